@@ -161,11 +161,13 @@ def test_rxe_pingpong(s, iters=200):
 def test_tshark(s):
     """tshark reads the link capture: NVMe/TCP PDUs and RoCE v2 packets are there, none malformed
     and none with an expert error."""
+    capture.self_check(s.lab.rundir)
     t, i = s.guests()
     if "nvme-tcp" not in s.did:  # run alone: make a little NVMe/TCP traffic first
         topo.nvmet_export(t, "tcp")
         dev = topo.nvme_connect(i, "tcp")
-        i.run(f"dd if=/dev/urandom of={dev} bs=128k count=8 oflag=direct", check=True)
+        i.run(f"dd if=/dev/urandom of={dev} bs=128k count=8 oflag=direct &&"
+              f" dd if={dev} of=/dev/null bs=128k count=8 iflag=direct", check=True)
         topo.nvme_disconnect(i)
     if "roce" not in s.did:
         test_rxe_pingpong(s, iters=20)
@@ -173,14 +175,15 @@ def test_tshark(s):
     expect(os.path.getsize(pcap) > 24, "capture is empty")
     pdus = capture.histogram(pcap, "nvme-tcp", "nvme-tcp.type")
     # 0 ICReq, 1 ICResp, 4 CapsuleCmd, 5 CapsuleResp, 6 H2CData, 7 C2HData, 9 R2T
-    for typ in ("0", "1", "4", "5"):
+    for typ in ("0", "1", "4", "5", "6", "7", "9"):
         expect(pdus[typ] > 0, f"no NVMe/TCP PDU of type {typ} in the capture: {dict(pdus)}")
     roce = capture.histogram(pcap, "udp.dstport == 4791 && infiniband", "infiniband.bth.opcode")
     expect(sum(roce.values()) > 0, "no RoCE v2 packets in the capture")
-    bad = capture.problems(pcap)
+    bad, tolerated = capture.problems(pcap)
     expect(not bad, f"{len(bad)} malformed/expert-error packets, first: {bad[:5]}")
     return (f"{sum(pdus.values())} NVMe/TCP PDUs {dict(sorted(pdus.items()))}, "
-            f"{sum(roce.values())} RoCE v2 packets, {os.path.getsize(pcap) >> 20} MiB pcap")
+            f"{sum(roce.values())} RoCE v2 packets, {os.path.getsize(pcap) >> 20} MiB pcap, "
+            f"{len(tolerated)} tolerated (tshark nvme-rdma log-page bug)")
 
 
 TESTS = [
