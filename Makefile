@@ -1,0 +1,145 @@
+# p2pstore: a bare-metal peer-to-peer storage appliance (one UEFI image).
+#
+#   make run     install what is missing, build, boot the appliance in QEMU (serial on this terminal)
+#   make test    install what is missing, build, run every test (unit, fuzz corpus, link map, QEMU, lab)
+#   make image   just build build/esp/EFI/BOOT/BOOTX64.EFI
+#   make unit    host unit tests (Criterion, ASan/UBSan)      make unit T=mm/test_page_alloc
+#   make fuzz    replay the fuzz corpora                       make fuzz-run F=config (fuzz for real)
+#   make qemu-test   boot tests over the serial console       tests/qemu/run-tests NAME
+#   make lab     a shell on a Linux guest next to the appliance (see docs/lab.md)
+
+BUILD      ?= build
+P2P_CACHE  ?= /var/cache/p2pstore
+NEWLIB     := $(P2P_CACHE)/newlib-3.3.0/x86_64-elf
+PYTHON     := /usr/bin/python3
+
+Q          := $(if $(V),,@)
+CC         := gcc
+LD         := ld
+OBJCOPY    := objcopy
+CLANG      := clang
+
+IMAGE_DIRS := boot arch/x86_64 mm core lib $(wildcard pci drivers net)
+IMAGE_SRCS := $(shell find $(IMAGE_DIRS) -name '*.c' -o -name '*.S' | sort)
+IMAGE_OBJS := $(patsubst %,$(BUILD)/image/%.o,$(IMAGE_SRCS))
+
+WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
+GCC_INC    := $(shell $(CC) -print-file-name=include)
+IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wchar -mno-red-zone \
+	-maccumulate-outgoing-args -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+	-fno-strict-aliasing -nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INC) -MMD -MP
+EFI_CFLAGS := -ffreestanding -DGNU_EFI_USE_MS_ABI -I/usr/include/efi -I/usr/include/efi/x86_64
+LIBGCC     := $(shell $(CC) -print-libgcc-file-name)
+EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/BOOTX64.EFI
+
+.PHONY: all image run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench
+all: image
+
+setup:
+	@tools/setup
+
+image: setup $(EFI_IMAGE)
+
+$(BUILD)/image/boot/%.c.o: boot/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(IMAGE_CFLAGS) $(EFI_CFLAGS) -c $< -o $@
+
+# memcpy/memset themselves: freestanding, so the compiler cannot call back into them.
+$(BUILD)/image/lib/string_fast.c.o: lib/string_fast.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(IMAGE_CFLAGS) -ffreestanding -fno-tree-loop-distribute-patterns -c $< -o $@
+
+$(BUILD)/image/%.c.o: %.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(IMAGE_CFLAGS) -c $< -o $@
+
+$(BUILD)/image/%.S.o: %.S
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(IMAGE_CFLAGS) -c $< -o $@
+
+$(BUILD)/linker.lds: linker.ld
+	@mkdir -p $(@D)
+	$(Q)$(CC) -E -P -x c $< -o $@
+
+$(BUILD)/p2pstore.so: $(IMAGE_OBJS) $(BUILD)/linker.lds Makefile
+	@echo "  LD      $@"
+	$(Q)$(LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined -T $(BUILD)/linker.lds \
+		-Map $(BUILD)/p2pstore.map /usr/lib/crt0-efi-x86_64.o $(IMAGE_OBJS) \
+		--start-group $(NEWLIB)/lib/libc.a $(LIBGCC) /usr/lib/libgnuefi.a --end-group -o $@
+
+$(EFI_IMAGE): $(BUILD)/p2pstore.so
+	@mkdir -p $(@D)
+	@echo "  OBJCOPY $@"
+	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
+		--target efi-app-x86_64 --subsystem=10 $< $@
+
+run: image
+	tools/qemu-run --esp $(BUILD)/esp
+
+# --- host unit tests: real sources, Criterion, ASan + UBSan -------------------------------
+HOST_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -DHOST_TEST -DSTRING_FAST_PREFIX=lib_ -I. -MMD -MP
+UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(shell find tests/unit -name 'test_*.c' | sort))
+UNIT_BINS  := $(patsubst %,$(BUILD)/unit/%,$(UNIT_TESTS))
+
+# Each test lists the sources it needs in a line "// sources: a.c b.c".
+define unit_sources
+$(shell sed -n 's|^// sources: ||p' tests/unit/$(1).c)
+endef
+
+$(BUILD)/unit/%: tests/unit/%.c $(BUILD)/unit/.sources-stamp
+	@mkdir -p $(@D)
+	@echo "  CC-UNIT $@"
+	$(Q)$(CC) $(HOST_CFLAGS) $< $(call unit_sources,$*) tests/unit/unit_support.c -lcriterion -o $@
+
+$(BUILD)/unit/.sources-stamp: $(IMAGE_SRCS) $(wildcard tests/unit/*.h tests/unit/*.c)
+	@mkdir -p $(@D)
+	@touch $@
+
+unit: setup $(if $(T),$(BUILD)/unit/$(T),$(UNIT_BINS))
+	@tools/run-unit $(if $(T),$(BUILD)/unit/$(T),$(UNIT_BINS))
+
+# --- fuzzing: libFuzzer harnesses, corpora replayed by make test --------------------------
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-DHOST_TEST -DSTRING_FAST_PREFIX=lib_ -I.
+FUZZERS    := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS  := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZERS))
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/unit/.sources-stamp
+	@mkdir -p $(@D)
+	@echo "  FUZZER  $@"
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) -o $@
+
+fuzz: setup $(FUZZ_BINS)
+	@tools/run-fuzz-corpus $(FUZZ_BINS)
+
+fuzz-run: setup $(BUILD)/fuzz/fuzz_$(F)
+	$(BUILD)/fuzz/fuzz_$(F) -max_total_time=$${SECONDS_:-60} tests/fuzz/corpus/$(F)
+
+# --- checks on the image -------------------------------------------------------------------
+check-linkmap: image
+	@tools/check-linkmap $(BUILD)/p2pstore.map $(BUILD)/p2pstore.so
+
+qemu-test: image
+	@tests/qemu/run-tests $(T)
+
+lab:
+	tools/lab/shell
+
+lab-test: image
+	@if [ -x tests/lab/run-tests ]; then tests/lab/run-tests $(T); else echo "lab: 0 passed, 0 failed (no lab yet)"; fi
+
+test: setup
+	@tools/run-all-tests
+
+bench:
+	@echo "no benchmarks yet"
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,74 @@
+/*
+ * uart16550.c - polled 16550 UART driver.
+ */
+#include <errno.h>
+#include "cpu.h"
+#include "uart16550.h"
+
+/* Register offsets (16550 data sheet names). */
+#define UART_RBR 0 /* receive buffer (read, DLAB=0) */
+#define UART_THR 0 /* transmit holding (write, DLAB=0) */
+#define UART_DLL 0 /* divisor latch low (DLAB=1) */
+#define UART_IER 1 /* interrupt enable (DLAB=0) */
+#define UART_DLM 1 /* divisor latch high (DLAB=1) */
+#define UART_FCR 2 /* FIFO control (write) */
+#define UART_LCR 3 /* line control */
+#define UART_MCR 4 /* modem control */
+#define UART_LSR 5 /* line status */
+#define UART_SCR 7 /* scratch */
+
+#define LCR_8N1 0x03   /* 8 data bits, no parity, 1 stop bit */
+#define LCR_DLAB 0x80  /* divisor latch access */
+#define FCR_ENABLE 0x01
+#define FCR_CLEAR_RX 0x02
+#define FCR_CLEAR_TX 0x04
+#define FCR_TRIGGER_14 0xc0
+#define MCR_DTR 0x01
+#define MCR_RTS 0x02
+#define MCR_OUT2 0x08
+#define LSR_DR 0x01    /* data ready */
+#define LSR_THRE 0x20  /* transmit holding register empty */
+
+#define UART_CLOCK 115200
+#define UART_TX_SPIN 1000000
+
+static uint16_t uart_port;
+
+/* Initialise the UART. */
+int uart_init(uint16_t port, uint32_t baud)
+{
+	uint16_t div = (uint16_t)(UART_CLOCK / (baud ? baud : UART_CLOCK));
+
+	outb(port + UART_SCR, 0x5a);
+	if (inb(port + UART_SCR) != 0x5a)
+		return -ENODEV;
+	outb(port + UART_IER, 0);
+	outb(port + UART_LCR, LCR_DLAB);
+	outb(port + UART_DLL, div & 0xff);
+	outb(port + UART_DLM, div >> 8);
+	outb(port + UART_LCR, LCR_8N1);
+	outb(port + UART_FCR, FCR_ENABLE | FCR_CLEAR_RX | FCR_CLEAR_TX | FCR_TRIGGER_14);
+	outb(port + UART_MCR, MCR_DTR | MCR_RTS | MCR_OUT2);
+	uart_port = port;
+	return 0;
+}
+
+/* Send bytes. */
+void uart_write(const char *buf, size_t len)
+{
+	if (!uart_port)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		for (unsigned spin = 0; !(inb(uart_port + UART_LSR) & LSR_THRE) && spin < UART_TX_SPIN; spin++)
+			cpu_relax();
+		outb(uart_port + UART_THR, (uint8_t)buf[i]);
+	}
+}
+
+/* Receive a byte if one is waiting. */
+int uart_getc(void)
+{
+	if (!uart_port || !(inb(uart_port + UART_LSR) & LSR_DR))
+		return -1;
+	return inb(uart_port + UART_RBR);
+}

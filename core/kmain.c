@@ -1,0 +1,245 @@
+/*
+ * kmain.c - the appliance from ExitBootServices to the poll loop.
+ *
+ * Order matters: the serial console and the CPU tables first (so that any fault from
+ * here on is diagnosed), then the page allocator and the heap (printf needs malloc),
+ * the clock, our own page tables (after which the firmware's boot-services memory is
+ * free to reuse), the settings file, the registered initialisers by level, and finally
+ * the console prompt and the poll loop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "../arch/x86_64/arch.h"
+#include "../arch/x86_64/uart16550.h"
+#include "../boot/boot_info.h"
+#include "../lib/clock.h"
+#include "../lib/libc_glue.h"
+#include "../lib/log.h"
+#include "../lib/poller.h"
+#include "../lib/string_fast.h"
+#include "../mm/mm.h"
+#include "config.h"
+#include "console.h"
+#include "kernel.h"
+#include "loop.h"
+
+LOG_MODULE_DEFINE(kernel);
+
+#define LOW_MEMORY_END (1ull << 20)   /* leave the first MiB alone (legacy areas) */
+#define HEAP_DEFAULT_MB 64
+#define CONFIG_FILE "p2pstore.cfg"
+#define MAX_RANGES PAGE_ALLOC_MAX_REGIONS
+
+static struct boot_info *boot;
+static uint64_t boot_ns;
+
+/* The boot hand-off. */
+const struct boot_info *kernel_boot_info(void)
+{
+	return boot;
+}
+
+/* Boot time. */
+uint64_t kernel_boot_ns(void)
+{
+	return boot_ns;
+}
+
+static void early_puts(const char *s)
+{
+	uart_write(s, strlen(s));
+}
+
+static void log_to_uart(const char *text, size_t len)
+{
+	/* log lines end in "\n": the terminal wants "\r\n" */
+	if (len && text[len - 1] == '\n') {
+		uart_write(text, len - 1);
+		uart_write("\r\n", 2);
+	} else {
+		uart_write(text, len);
+	}
+}
+
+static __attribute__((noreturn)) void kernel_exit(int status)
+{
+	printf("exit(%d)\n", status);
+	arch_qemu_exit((uint32_t)status & 0x7f);
+}
+
+static void *page_for_tables(void)
+{
+	return mm_alloc_pages(1, 1);
+}
+
+/* Collect the ranges of one boot memory type above the first MiB, for mm/. */
+static unsigned ranges_of_type(uint32_t type, struct page_range *out)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < boot->nmem && n < MAX_RANGES; i++) {
+		const struct boot_mem_range *r = &boot->mem[i];
+		uint64_t base = r->base, end = r->base + r->pages * PAGE_SIZE;
+		if (r->type != type || end <= LOW_MEMORY_END)
+			continue;
+		if (base < LOW_MEMORY_END)
+			base = LOW_MEMORY_END;
+		out[n].base = base;
+		out[n].npages = (end - base) / PAGE_SIZE;
+		n++;
+	}
+	return n;
+}
+
+/* Identity map every range of the memory map: RAM write-back, MMIO uncached. */
+static int setup_paging(void)
+{
+	static struct arch_map_range map[512];
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < boot->nmem && n < 512; i++) {
+		const struct boot_mem_range *r = &boot->mem[i];
+		if (r->type == BOOT_MEM_RESERVED)
+			continue;
+		map[n].base = r->base;
+		map[n].size = r->pages * PAGE_SIZE;
+		map[n].cache = r->type == BOOT_MEM_MMIO ? ARCH_CACHE_UC : ARCH_CACHE_WB;
+		n++;
+	}
+	return arch_paging_init(map, n, boot->stack_base - PAGE_SIZE, page_for_tables);
+}
+
+static void config_error(void *ctx, unsigned line, const char *message)
+{
+	log_err("%s line %u: %s", (const char *)ctx, line, message);
+}
+
+/* Parse the settings file and apply the settings that belong to the kernel itself. */
+static void load_config(void)
+{
+	struct config *cfg = config_global();
+	const struct log_module *m;
+	const char *v;
+
+	for (uint32_t i = 0; i < boot->nfiles; i++) {
+		if (strcmp(boot->files[i].name, CONFIG_FILE) == 0) {
+			unsigned errors = config_parse(cfg, boot->files[i].data, boot->files[i].size,
+						       config_error, CONFIG_FILE);
+			log_info("config: %u settings from %s, %u errors", cfg->n, CONFIG_FILE, errors);
+		}
+	}
+	if ((v = config_get(cfg, "log.level")) && log_set_level("all", log_parse_level(v)) < 0)
+		log_err("config: log.level '%s' is not err, warn, info or debug", v);
+	LINKER_SET_FOREACH(log_modules, m) {
+		char key[CONFIG_KEY_MAX];
+		snprintf(key, sizeof(key), "log.%s", m->name);
+		if ((v = config_get(cfg, key))) {
+			int level = log_parse_level(v);
+			if (level < 0)
+				log_err("config: %s '%s' is not err, warn, info or debug", key, v);
+			else
+				*m->level = level;
+		}
+	}
+	enum arch_fault_action action = ARCH_FAULT_HALT;
+	if ((v = config_get(cfg, "panic"))) {
+		if (strcmp(v, "exit") == 0)
+			action = ARCH_FAULT_EXIT;
+		else if (strcmp(v, "reboot") == 0)
+			action = ARCH_FAULT_REBOOT;
+		else if (strcmp(v, "halt") != 0)
+			log_err("config: panic '%s' is not halt, exit or reboot", v);
+	}
+	arch_exception_setup(boot->image_base, boot->image_size, boot->stack_base,
+			     boot->stack_base + boot->stack_size, action);
+}
+
+static void run_initcalls(void)
+{
+	const struct initcall *ic;
+	for (int level = 0; level < INIT_LEVEL_COUNT; level++) {
+		LINKER_SET_FOREACH(initcalls, ic) {
+			if (ic->level != level)
+				continue;
+			int rc = ic->fn();
+			if (rc)
+				log_err("init %s failed: %s (%d)", ic->name, strerror(-rc), rc);
+		}
+	}
+}
+
+static void report_unused_settings(void)
+{
+	struct config *cfg = config_global();
+	for (unsigned i = 0; i < cfg->n; i++)
+		if (!cfg->entries[i].used)
+			log_warn("config: line %u: unknown setting '%s' (ignored)", cfg->entries[i].line,
+				 cfg->entries[i].key);
+}
+
+static void calibrate_copy(void)
+{
+	uint64_t ns[2];
+	void *scratch = mm_alloc_pages(2, 1);
+	if (!scratch)
+		return;
+	enum string_copy_mode m = string_calibrate(scratch, PAGE_SIZE, ns);
+	mm_free_pages(scratch, 2);
+	log_info("memcpy: %s (4 KiB copy: 8-byte loop %llu ns, rep movsb %llu ns)", string_copy_mode_name(m),
+		 (unsigned long long)ns[0], (unsigned long long)ns[1]);
+}
+
+/* The appliance's main. */
+void kmain(struct boot_info *bi)
+{
+	static struct page_range ranges[MAX_RANGES];
+	unsigned n;
+	int rc;
+
+	boot = bi;
+	uart_init(UART_COM1, 115200);
+	arch_descriptors_init();
+	arch_exception_setup(bi->image_base, bi->image_size, bi->stack_base, bi->stack_base + bi->stack_size,
+			     ARCH_FAULT_HALT);
+	arch_power_setup(bi->firmware_reset);
+	libc_set_console(uart_write, uart_getc);
+	libc_set_exit(kernel_exit);
+	early_puts("\r\np2pstore: boot services exited, appliance starting\r\n");
+
+	n = ranges_of_type(BOOT_MEM_FREE, ranges);
+	if ((rc = mm_init(ranges, n)) || (rc = mm_heap_init(HEAP_DEFAULT_MB << 20))) {
+		early_puts("p2pstore: FATAL: no memory for the page allocator or the heap\r\n");
+		arch_halt();
+	}
+	setvbuf(stdout, NULL, _IONBF, 0);
+	log_set_sink(log_to_uart);
+
+	if (acpi_init(bi->acpi_rsdp))
+		log_warn("no valid ACPI RSDP: no PM timer, no PCIe ECAM");
+	if ((rc = arch_clock_init(bi->tsc_at_entry))) {
+		log_err("TSC calibration failed: time will not advance");
+	}
+	if ((rc = setup_paging())) {
+		log_err("page tables: %s; halting", strerror(-rc));
+		arch_halt();
+	}
+	n = ranges_of_type(BOOT_MEM_BOOT_SERVICES, ranges);
+	if ((rc = mm_add_ranges(ranges, n)))
+		log_warn("could not reclaim boot-services memory: %s", strerror(-rc));
+	log_info("p2pstore appliance; firmware %s; TSC %llu MHz via %s; PAT 0x%016llx", bi->firmware_vendor,
+		 (unsigned long long)(arch_tsc_hz() / 1000000), arch_clock_reference(),
+		 (unsigned long long)arch_pat_value());
+	log_info("memory: %llu MiB free for the appliance (%u map ranges)",
+		 (unsigned long long)(mm_page_allocator()->free_pages >> 8), bi->nmem);
+
+	load_config();
+	calibrate_copy();
+	run_initcalls();
+	report_unused_settings();
+
+	boot_ns = clock_now_ns();
+	log_info("boot: efi_main to prompt in %llu.%03llu ms", (unsigned long long)(boot_ns / NSEC_PER_MSEC),
+		 (unsigned long long)(boot_ns % NSEC_PER_MSEC / 1000));
+	console_start();
+	loop_run();
+}

@@ -1,0 +1,54 @@
+/*
+ * poller.h - work run by the poll loop, and boot-time initialisers.
+ *
+ * The appliance runs one run-to-completion loop: every pass calls each registered
+ * poller with a budget; a poller returns >0 when it made progress, 0 when idle, and a
+ * negative errno on a fatal error (the loop logs it and stops calling that poller).
+ * Initialisers run once at boot in level order (INIT_LEVEL_*), before the loop starts.
+ */
+#ifndef LIB_POLLER_H
+#define LIB_POLLER_H
+
+#include <stdint.h>
+#include "linker_set.h"
+
+struct poller_stats {
+	uint64_t calls;
+	uint64_t busy;      /* calls that made progress */
+	uint64_t work;      /* sum of the progress values */
+	uint64_t ns;        /* time spent in busy calls */
+	int failed;         /* the poller returned an error and is stopped */
+};
+
+struct poller {
+	const char *name;
+	int (*poll)(unsigned budget);
+	struct poller_stats *stats;
+};
+LINKER_SET_DECLARE(pollers, struct poller);
+
+#define POLLER(id, fn)                                                                  \
+	static struct poller_stats poller_stats_##id;                                   \
+	LINKER_SET_ENTRY(pollers, struct poller, poller_##id) = { #id, fn, &poller_stats_##id }
+
+enum init_level {
+	INIT_LEVEL_EARLY = 0,   /* lib/ and mm/ services */
+	INIT_LEVEL_BUS = 1,     /* pci/ enumeration */
+	INIT_LEVEL_DRIVER = 2,  /* device drivers */
+	INIT_LEVEL_NET = 3,     /* protocol stacks */
+	INIT_LEVEL_SERVICE = 4, /* targets and services */
+	INIT_LEVEL_LATE = 5,
+	INIT_LEVEL_COUNT
+};
+
+struct initcall {
+	const char *name;
+	int level;
+	int (*fn)(void);
+};
+LINKER_SET_DECLARE(initcalls, struct initcall);
+
+#define INITCALL(id, lvl, f)                                                            \
+	LINKER_SET_ENTRY(initcalls, struct initcall, initcall_##id) = { #id, lvl, f }
+
+#endif
