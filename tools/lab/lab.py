@@ -84,9 +84,11 @@ class Link:
         self.captured = False
 
     def netdev(self, end, nid):
-        """The -netdev dgram spec for one end (0 or 1) of the link, with netdev id nid."""
+        """The -netdev dgram spec for one end (0 or 1) of the link, with netdev id nid (None: no id,
+        for tools/qemu-run, which adds its own)."""
         local, remote = self.ports[end], self.ports[1 - end]
-        return (f"dgram,id={nid},local.type=inet,local.host=127.0.0.1,local.port={local},"
+        ident = f"id={nid}," if nid else ""
+        return (f"dgram,{ident}local.type=inet,local.host=127.0.0.1,local.port={local},"
                 f"remote.type=inet,remote.host=127.0.0.1,remote.port={remote}")
 
     def take_end(self):
@@ -231,7 +233,8 @@ class Guest:
 
     def interact(self):
         """Hand the command port to the person at this terminal (escape with ^])."""
-        self.chan.send("stty echo; PS1='\\h# '; set -o emacs\n")
+        cols, rows = os.get_terminal_size() if os.isatty(1) else (80, 24)
+        self.chan.send(f"stty echo rows {rows} cols {cols}; PS1='\\h# '; set -o emacs\n")
         print(f"--- {self.name}: interactive shell (leave with ^]) ---", flush=True)
         self.chan.logfile_read = None
         self._interact_fd(self._sockobj.fileno())
@@ -272,11 +275,17 @@ class Guest:
 
 class Appliance:
     """The appliance under QEMU, started through tools/qemu-run (the one place its QEMU command line
-    lives) with its NIC on a lab link. Its serial console is readable with expect()."""
+    lives) with its NIC on a lab link. Its serial console is readable with expect().
+
+    qemu-run's contract: `--netdev SPEC` becomes `-netdev SPEC,id=net0` plus an e1000e on net0, and
+    the arguments after `--` are appended to QEMU's command line."""
+
+    NETDEV_ID = "net0"
 
     def __init__(self, lab, name, esp, link, extra):
         self.lab, self.name, self.esp, self.link, self.extra = lab, name, esp, link, list(extra)
         self.log = os.path.join(lab.rundir, f"{name}.serial.log")
+        self.end = link.take_end()
         self.child = None
 
     def command(self):
@@ -284,16 +293,15 @@ class Appliance:
         qemu_run = os.path.join(TOP, "tools", "qemu-run")
         if not os.access(qemu_run, os.X_OK):
             raise LabError(f"{qemu_run} is missing: the appliance's QEMU command line lives there")
-        nid = f"{self.name}-net0"
-        extra = self.link.capture_args(nid) + self.extra
-        cmd = [qemu_run, "--esp", self.esp, "--netdev", self.link.netdev(self.link.take_end(), nid)]
+        extra = self.link.capture_args(self.NETDEV_ID) + self.extra
+        cmd = [qemu_run, "--esp", self.esp, "--netdev", self.link.netdev(self.end, None)]
         return cmd + (["--"] + extra if extra else [])
 
     def start(self):
         """Spawn tools/qemu-run under a pty (its own session and process group)."""
         cmd = self.command()
         self.child = pexpect.spawn(cmd[0], cmd[1:], encoding="utf-8", codec_errors="replace",
-                                   timeout=60, cwd=TOP)
+                                   timeout=60, cwd=TOP, env=dict(os.environ, LAB_RUN=self.lab.rundir))
         self.child.logfile_read = open(self.log, "a")
         self.lab.procs.adopt(self.name, self.child.pid)
         return self
@@ -339,9 +347,9 @@ class Lab:
         return g
 
     def appliance(self, esp, link, name="appliance", extra=()):
-        """Declare and start the appliance from ESP directory esp, its NIC on link."""
-        self._raise_rmem()
-        a = Appliance(self, name, esp, link, extra).start()
+        """Declare the appliance booted from ESP directory esp, its NIC on link; start() starts it
+        (after the Linux guests, so a link's capture stays on the Linux side when it has one)."""
+        a = Appliance(self, name, esp, link, extra)
         self.appliances.append(a)
         return a
 
@@ -355,6 +363,8 @@ class Lab:
         self._raise_rmem()
         for g in self.guests:
             g.start(image)
+        for a in self.appliances:
+            a.start()
         for g in self.guests:
             g.wait_ready(timeout)
         return self

@@ -6,7 +6,11 @@
 
 Addresses exist only on the lab's emulated link (QEMU dgram over host loopback UDP).
 """
+import os
+
 from lab import Lab, LabError
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 NET = "10.10.0"
 TARGET_IP, INITIATOR_IP, APPLIANCE_IP = f"{NET}.1", f"{NET}.2", f"{NET}.10"
@@ -24,12 +28,12 @@ def baseline(lab, nvme_mb=256):
 
 
 def appliance_topology(lab, esp, extra=()):
-    """Topology (a): boot a Linux initiator and start the appliance from esp on the same captured
-    link; return (appliance, initiator). The appliance-side checks belong to the NIC driver issue."""
+    """Topology (a): declare a Linux initiator and the appliance (from ESP directory esp, through
+    tools/qemu-run) on one captured link; return (appliance, initiator). Call lab.start() next.
+    The appliance-side checks belong to the NIC driver issue."""
     link = lab.link("link0")
     initiator = lab.guest("initiator", ip=f"{INITIATOR_IP}/24", links=[link])
     appliance = lab.appliance(esp, link, extra=extra)
-    lab.start()
     return appliance, initiator
 
 
