@@ -86,7 +86,8 @@ HOST_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanit
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(shell find tests/unit -name 'test_*.c' | sort))
 UNIT_BINS  := $(patsubst %,$(BUILD)/unit/%,$(UNIT_TESTS))
 
-# Each test lists the sources it needs in a line "// sources: a.c b.c".
+# Each test lists the sources it needs in a line "// sources: a.c b.c"; unit_support.c and
+# lib/clock.c (the fake clock) are linked into every test.
 define unit_sources
 $(shell sed -n 's|^// sources: ||p' tests/unit/$(1).c)
 endef
@@ -94,7 +95,7 @@ endef
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/unit/.sources-stamp
 	@mkdir -p $(@D)
 	@echo "  CC-UNIT $@"
-	$(Q)$(CC) $(HOST_CFLAGS) $< $(call unit_sources,$*) tests/unit/unit_support.c -lcriterion -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $< $(call unit_sources,$*) tests/unit/unit_support.c lib/clock.c -lcriterion -o $@
 
 $(BUILD)/unit/.sources-stamp: $(IMAGE_SRCS) $(wildcard tests/unit/*.h tests/unit/*.c)
 	@mkdir -p $(@D)
