@@ -60,6 +60,7 @@ def test_boot(s):
     t, i = s.guests()
     for g in (t, i):
         expect(not g.modules_failed, f"{g.name}: modules failed to load: {g.modules_failed}")
+        expect(g.carrier, f"{g.name}: eth0 had no carrier when the guest said it was ready")
         r = g.run("ethtool -k eth0 | grep '^tcp-segmentation-offload:'; ip -V; modprobe --version;"
                   " type -p ip tc modprobe", check=True)
         expect("tcp-segmentation-offload: off" in r.out, f"{g.name}: TSO not off: {r.out}")

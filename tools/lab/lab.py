@@ -162,10 +162,11 @@ class Guest:
                     text = f.read()
             except FileNotFoundError:
                 pass
-            m = re.search(r"lab-init: ready .*modules_failed=\[(.*)\]", text)
+            m = re.search(r"lab-init: ready .*carrier=(\d) modules_failed=\[(.*)\]", text)
             if m:
                 self.boot_secs = time.monotonic() - self.t_start
-                self.modules_failed = m.group(1).split()
+                self.carrier = m.group(1) == "1"
+                self.modules_failed = m.group(2).split()
                 self._open_channel(deadline)
                 return self
             time.sleep(0.2)
