@@ -10,6 +10,7 @@ import time
 import capture
 import topo
 from lab import CommandTimeout, Lab, LabError
+from labproc import tagged_processes
 
 
 class Session:
@@ -19,6 +20,7 @@ class Session:
         self.lab = Lab("tests")
         self._booted = None
         self.did = set()        # traffic already generated: "nvme-tcp", "roce"
+        self.extra_rundirs = []  # other labs started by tests
 
     def __enter__(self):
         return self
@@ -39,6 +41,10 @@ class Session:
         if isinstance(self._booted, Exception):
             raise LabError(f"baseline lab did not boot: {self._booted}")
         return self._booted
+
+    def rundirs(self):
+        """Run directories of every lab this session started (for the teardown check)."""
+        return [self.lab.rundir] + self.extra_rundirs
 
     def summary(self):
         """Boot times and link drops, for the run's closing lines."""
@@ -91,6 +97,10 @@ def test_runner(s):
         pass
     expect(time.monotonic() - t0 < 15, "timeout took too long to recover")
     expect(i.run("echo alive").out == "alive\n", "shell not usable after a timeout")
+    # The teardown check (run-tests) looks for processes by their LAB_RUN tag: it must see the QEMUs.
+    tagged = set(tagged_processes(s.lab.rundir))
+    qemus = {g.proc.pid for g in s.guests()}
+    expect(qemus <= tagged, f"LAB_RUN tag not found on the guests' QEMUs {qemus} (found {tagged})")
 
 
 def fio_verify(guest, dev, size_mb, timeout):
@@ -219,6 +229,7 @@ def test_appliance_plumbing(s):
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(esp, copy)
     with Lab("tests-appliance") as lab:
+        s.extra_rundirs.append(lab.rundir)
         appliance, initiator = topo.appliance_topology(lab, copy)
         lab.start()
         appliance.expect(r"p2pstore>", timeout=90)

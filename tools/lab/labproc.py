@@ -6,6 +6,7 @@ directory can find and end the leftovers of a run that was killed before it coul
 ever killed by name.
 """
 import atexit
+import fcntl
 import os
 import signal
 import subprocess
@@ -27,6 +28,12 @@ class ProcGroup:
     def __init__(self, rundir):
         self.rundir = rundir
         self.pidfile = os.path.join(rundir, "pids")
+        # One lab per run directory at a time: the lock is held for this object's lifetime.
+        self._lock = open(os.path.join(rundir, ".lock"), "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LabError(f"another lab is running in {rundir} (use another name or LAB_RUNDIR)")
         self.procs = {}          # name -> (pid, Popen or None)
         atexit.register(self.kill_all)
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
@@ -118,6 +125,21 @@ class ProcGroup:
             pass
 
 
+def tagged_processes(rundir):
+    """Pids of live processes carrying LAB_RUN=rundir (started by a lab in that run directory)."""
+    tag = f"LAB_RUN={rundir}".encode()
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    if tag in f.read().split(b"\0"):
+                        pids.append(int(d))
+            except OSError:
+                pass
+    return pids
+
+
 def udp_rcvbuf_errors():
     """The host's UDP RcvbufErrors counter (dgram links drop frames when it grows)."""
     with open("/proc/net/snmp") as f:
@@ -125,21 +147,35 @@ def udp_rcvbuf_errors():
     return int(rows[1][rows[0].index("RcvbufErrors")])
 
 
+_rmem = {"users": 0, "old": None}
+
+
 def raise_rmem_default(size):
     """Raise net.core.rmem_default (and rmem_max) to at least size while the QEMUs open their UDP
-    sockets; return a function that restores the old values, or None when not permitted."""
+    sockets; return a function that drops this claim, or None when not permitted. The old values
+    come back when the last claim in this process is dropped (labs may overlap)."""
     paths = ["/proc/sys/net/core/rmem_max", "/proc/sys/net/core/rmem_default"]
-    try:
-        old = [int(open(p).read()) for p in paths]
-        for p, v in zip(paths, old):
-            if v < size:
-                with open(p, "w") as f:
-                    f.write(str(size))
-    except OSError:
-        return None
+    if _rmem["users"] == 0:
+        try:
+            old = [int(open(p).read()) for p in paths]
+            for p, v in zip(paths, old):
+                if v < size:
+                    with open(p, "w") as f:
+                        f.write(str(size))
+        except OSError:
+            return None
+        _rmem["old"] = old
+    _rmem["users"] += 1
+    released = []
 
     def restore():
-        for p, v in zip(reversed(paths), reversed(old)):
+        if released:
+            return
+        released.append(True)
+        _rmem["users"] -= 1
+        if _rmem["users"] > 0:
+            return
+        for p, v in zip(reversed(paths), reversed(_rmem["old"])):
             try:
                 with open(p, "w") as f:
                     f.write(str(v))
