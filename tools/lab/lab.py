@@ -24,6 +24,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pexpect
@@ -299,18 +300,53 @@ class Appliance:
         return cmd + (["--"] + extra if extra else [])
 
     def start(self):
-        """Spawn tools/qemu-run under a pty (its own session and process group)."""
+        """Spawn tools/qemu-run under a pty (its own session and process group) and drain its
+        console into the log continuously, so the appliance never blocks on a full pty."""
         cmd = self.command()
-        self.child = pexpect.spawn(cmd[0], cmd[1:], encoding="utf-8", codec_errors="replace",
-                                   timeout=60, cwd=TOP, env=dict(os.environ, LAB_RUN=self.lab.rundir))
-        self.child.logfile_read = open(self.log, "a")
+        self.child = pexpect.spawn(cmd[0], cmd[1:], cwd=TOP, env=dict(os.environ, LAB_RUN=self.lab.rundir))
         self.lab.procs.adopt(self.name, self.child.pid)
+        self._buf, self._pos, self._cond = "", 0, threading.Condition()
+        threading.Thread(target=self._drain, name=f"{self.name}-console", daemon=True).start()
         return self
 
+    def _drain(self):
+        """Copy the console into self._buf and the log file until the pty closes."""
+        with open(self.log, "a", errors="replace") as log:
+            while True:
+                try:
+                    data = os.read(self.child.child_fd, 4096)
+                except OSError:
+                    data = b""
+                text = data.decode("utf-8", "replace")
+                log.write(text)
+                log.flush()
+                with self._cond:
+                    self._buf += text
+                    self._eof = not data
+                    self._cond.notify_all()
+                if not data:
+                    return
+
     def expect(self, pattern, timeout=60):
-        """Wait for pattern on the appliance's serial console; return the match."""
-        self.child.expect(pattern, timeout=timeout)
-        return self.child.match
+        """Wait for regex pattern in the console output after the previous match; return the match."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                m = rx.search(self._buf, self._pos)
+                if m:
+                    self._pos = m.end()
+                    return m
+                left = deadline - time.monotonic()
+                if left <= 0 or getattr(self, "_eof", False):
+                    raise LabError(f"{self.name}: {pattern!r} not seen on the console "
+                                   f"({'it closed' if left > 0 else f'{timeout} s'}); "
+                                   f"last output: {self._buf[-800:]!r}")
+                self._cond.wait(min(left, 1.0))
+
+    def send(self, text):
+        """Type text on the appliance's serial console."""
+        os.write(self.child.child_fd, text.encode())
 
 
 class Lab:
