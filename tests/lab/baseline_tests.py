@@ -134,7 +134,7 @@ def nvme_session(s, transport, size_mb, fio_timeout):
     finally:
         r = topo.nvme_disconnect(i)
     expect(r.rc == 0 and "disconnected 1 controller" in r.out, f"disconnect: {r.out}")
-    r = i.run(f"ls /sys/class/nvme 2>/dev/null | wc -l; dmesg | grep -ci 'nvme.*\\(error\\|timeout\\)'")
+    r = i.run("ls /sys/class/nvme 2>/dev/null | wc -l; dmesg | grep -ci 'nvme.*\\(error\\|timeout\\)'")
     n_ctrl, n_err = r.out.split()
     expect(n_ctrl == "0", "a controller is left after nvme disconnect")
     expect(n_err == "0", f"nvme errors in the initiator's kernel log: {i.run('dmesg | tail').out}")

@@ -21,7 +21,6 @@ import base64
 import os
 import re
 import secrets
-import signal
 import socket
 import subprocess
 import threading

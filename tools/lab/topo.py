@@ -8,7 +8,7 @@ Addresses exist only on the lab's emulated link (QEMU dgram over host loopback U
 """
 import os
 
-from lab import Lab, LabError
+# lab.py is the runner these recipes drive (Lab, Guest.run).
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
