@@ -26,7 +26,8 @@ IMAGE_OBJS := $(patsubst %,$(BUILD)/image/%.o,$(IMAGE_SRCS))
 WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
 GCC_INC    := $(shell $(CC) -print-file-name=include)
 IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wchar -mno-red-zone \
-	-maccumulate-outgoing-args -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+	-maccumulate-outgoing-args -fno-omit-frame-pointer \
+	-fno-asynchronous-unwind-tables \
 	-fno-strict-aliasing -nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INC) -MMD -MP
 EFI_CFLAGS := -ffreestanding -DGNU_EFI_USE_MS_ABI -I/usr/include/efi -I/usr/include/efi/x86_64
 LIBGCC     := $(shell $(CC) -print-libgcc-file-name)
@@ -40,23 +41,23 @@ setup:
 
 image: setup $(EFI_IMAGE)
 
-$(BUILD)/image/boot/%.c.o: boot/%.c
+$(BUILD)/image/boot/%.c.o: boot/%.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(IMAGE_CFLAGS) $(EFI_CFLAGS) -c $< -o $@
 
 # memcpy/memset themselves: freestanding, so the compiler cannot call back into them.
-$(BUILD)/image/lib/string_fast.c.o: lib/string_fast.c
+$(BUILD)/image/lib/string_fast.c.o: lib/string_fast.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(IMAGE_CFLAGS) -ffreestanding -fno-tree-loop-distribute-patterns -c $< -o $@
 
-$(BUILD)/image/%.c.o: %.c
+$(BUILD)/image/%.c.o: %.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(IMAGE_CFLAGS) -c $< -o $@
 
-$(BUILD)/image/%.S.o: %.S
+$(BUILD)/image/%.S.o: %.S Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(IMAGE_CFLAGS) -c $< -o $@

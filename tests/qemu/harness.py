@@ -1,0 +1,121 @@
+"""harness.py - drive the appliance over its serial console in QEMU.
+
+Appliance(name, config) builds a private ESP (the image plus \\p2pstore\\p2pstore.cfg),
+boots it through tools/qemu-run (the one place that knows the QEMU command line) and
+gives: wait_for(regex), cmd(line) -> output, exit_status(). Every byte of the serial
+console goes to build/test-logs/<name>.log; a timeout raises AssertionError with the
+tail of that log, so a failure always shows what the appliance printed.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pexpect
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(TOP, "build")
+PROMPT = "p2pstore> "
+ANSI = re.compile(r"\x1b\[[0-9;=?]*[A-Za-z]")
+
+
+def strip_ansi(text):
+    """Remove terminal escape sequences (OVMF clears the screen, the editor redraws)."""
+    return ANSI.sub("", text).replace("\r", "")
+
+
+class Appliance:
+    """One appliance boot in QEMU, driven over the serial console."""
+
+    def __init__(self, name, config="panic = exit\n", qemu_args=(), boot_timeout=None):
+        self.name = name
+        self.esp = os.path.join(BUILD, "test-esp", name)
+        self.log_path = os.path.join(BUILD, "test-logs", name + ".log")
+        shutil.rmtree(self.esp, ignore_errors=True)
+        os.makedirs(os.path.join(self.esp, "EFI", "BOOT"))
+        os.makedirs(os.path.join(self.esp, "p2pstore"))
+        os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
+        shutil.copy(os.path.join(BUILD, "esp", "EFI", "BOOT", "BOOTX64.EFI"),
+                    os.path.join(self.esp, "EFI", "BOOT", "BOOTX64.EFI"))
+        if config is not None:
+            with open(os.path.join(self.esp, "p2pstore", "p2pstore.cfg"), "w") as f:
+                f.write(config)
+        self.log = open(self.log_path, "w")
+        self.started = time.monotonic()
+        args = ["--esp", self.esp, "--no-reboot"] + (["--"] + list(qemu_args) if qemu_args else [])
+        self.proc = pexpect.spawn(os.path.join(TOP, "tools", "qemu-run"), args, encoding="utf-8",
+                                  codec_errors="replace", timeout=30, logfile=self.log,
+                                  dimensions=(50, 200))
+        self.boot_timeout = boot_timeout or float(os.environ.get("P2P_BOOT_TIMEOUT", "120"))
+        self.transcript = ""
+
+    def _fail(self, what):
+        self.log.flush()
+        with open(self.log_path, errors="replace") as f:
+            tail = strip_ansi(f.read())[-4000:]
+        raise AssertionError(f"{self.name}: {what}\n--- serial log tail ({self.log_path}) ---\n{tail}")
+
+    def wait_for(self, pattern, timeout=30):
+        """Wait for a regex on the console; returns the text before it and the match."""
+        try:
+            self.proc.expect(pattern, timeout=timeout)
+        except pexpect.TIMEOUT:
+            self._fail(f"timed out after {timeout}s waiting for {pattern!r}")
+        except pexpect.EOF:
+            self._fail(f"QEMU exited while waiting for {pattern!r}")
+        return strip_ansi(self.proc.before), self.proc.match
+
+    def boot(self):
+        """Wait for the first prompt; returns the boot text."""
+        before, _ = self.wait_for(re.escape(PROMPT), timeout=self.boot_timeout)
+        self.boot_text = before
+        self.boot_seconds = time.monotonic() - self.started
+        return before
+
+    def send(self, data):
+        """Type raw bytes (escape sequences, control keys) on the console."""
+        self.proc.send(data)
+
+    def cmd(self, line, timeout=20):
+        """Type a command line, wait for the next prompt, return what it printed."""
+        self.proc.send(line + "\r")
+        before, _ = self.wait_for(re.escape(PROMPT), timeout=timeout)
+        out = strip_ansi(before)
+        # drop the echo of the typed line
+        first, _, rest = out.partition("\n")
+        self.transcript += PROMPT + line + "\n" + rest
+        return rest
+
+    def exit_status(self, timeout=60):
+        """Wait for QEMU to exit; returns its exit status."""
+        try:
+            self.proc.expect(pexpect.EOF, timeout=timeout)
+        except pexpect.TIMEOUT:
+            self._fail(f"QEMU did not exit within {timeout}s")
+        self.proc.close()
+        return self.proc.exitstatus if self.proc.exitstatus is not None else -self.proc.signalstatus
+
+    def close(self):
+        """Stop QEMU (the whole process group qemu-run started) and close the log."""
+        if self.proc.isalive():
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + 10
+            while self.proc.isalive() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if self.proc.isalive():
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.close(force=True)
+        self.log.close()
+
+
+def symbolize(offsets):
+    """Map image offsets (ints) to function names with addr2line on build/p2pstore.so."""
+    out = subprocess.run(["addr2line", "-f", "-e", os.path.join(BUILD, "p2pstore.so")]
+                         + [hex(o) for o in offsets], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    return [lines[i] for i in range(0, len(lines), 2)]

@@ -1,0 +1,48 @@
+"""The exception diagnosis: a deliberate fault must print the vector, the faulting RIP
+(which symbolizes to the function that faulted), CR2, and a backtrace through the
+console command; with `panic = exit` QEMU then exits with status 0xff."""
+import re
+
+import pytest
+
+from harness import Appliance, symbolize
+
+CASES = {
+    "pf": dict(vector=r"vector 14 #PF Page Fault, error code 0x0+2 \(not present, write, kernel\)",
+               function="fault_page", cr2="0x0000000000000000"),
+    "stack": dict(vector=r"vector 8 #DF Double Fault", function="fault_stack_overflow_depth", cr2=None),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_fault_diagnosis(kind):
+    case = CASES[kind]
+    app = Appliance("fault_" + kind)
+    try:
+        app.boot()
+        app.send(f"fault {kind}\r")
+        text, _ = app.wait_for(r"\*\*\* exiting QEMU \(test mode\)", timeout=60)
+        assert re.search(case["vector"], text), text
+        rip = re.search(r"RIP=0x([0-9a-f]+) \(image\+0x([0-9a-f]+)\)", text)
+        assert rip, text
+        assert symbolize([int(rip.group(2), 16)])[0] == case["function"], text
+        if case["cr2"]:
+            assert "CR2=" + case["cr2"] in text
+        for reg in ("RAX", "RBX", "R15", "CR0", "CR3", "CR4", "RFLAGS"):
+            assert reg + "=" in text or reg + " =" in text, reg
+        frames = [int(x, 16) for x in re.findall(r"#\d+ 0x[0-9a-f]+ \(image\+0x([0-9a-f]+)\)", text)]
+        assert frames, "no backtrace frames:\n" + text
+        names = symbolize(frames)
+        if kind == "stack":
+            # a stack overflow's chain is the recursion itself, as deep as the walk goes
+            assert len(names) >= 8 and set(names) == {case["function"]}, names
+        else:
+            # fault_page is a frameless leaf: the frame chain starts at its caller's
+            # caller; the stack scan still finds the caller itself
+            assert "console_run_line" in names and names[-1] == "kmain", names
+            scan = re.search(r"stack scan \(image addresses above RSP\):([^\n]*)", text).group(1)
+            scanned = symbolize([int(x, 16) for x in re.findall(r"\+0x([0-9a-f]+)", scan)])
+            assert "fault_command" in scanned, scanned
+        assert app.exit_status() == 0xFF
+    finally:
+        app.close()
