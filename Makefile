@@ -23,7 +23,7 @@ IMAGE_DIRS := boot arch/x86_64 mm core lib $(wildcard pci drivers net)
 IMAGE_SRCS := $(shell find $(IMAGE_DIRS) -name '*.c' -o -name '*.S' | sort)
 IMAGE_OBJS := $(patsubst %,$(BUILD)/image/%.o,$(IMAGE_SRCS))
 
-WARN       := -Wall -Wextra -Werror -Wno-unused-parameter
+WARN       := -Wall -Wextra -Werror
 GCC_INC    := $(shell $(CC) -print-file-name=include)
 IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wchar -mno-red-zone \
 	-maccumulate-outgoing-args -fno-omit-frame-pointer \
