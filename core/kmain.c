@@ -154,6 +154,21 @@ static void load_config(void)
 			     boot->stack_base + boot->stack_size, action);
 }
 
+/* Halt when idle (loop.halt_us = 0: spin, like a pure polling target). */
+static void setup_idle(void)
+{
+	uint64_t halt_us = LOOP_HALT_QUANTUM_NS_DEFAULT / 1000;
+	int rc;
+
+	if (config_get_u64(config_global(), "loop.halt_us", halt_us, &halt_us))
+		log_err("config: loop.halt_us must be a number of microseconds");
+	if (halt_us && (rc = arch_idle_init())) {
+		log_warn("idle halts unavailable (%s): the loop spins", strerror(-rc));
+		halt_us = 0;
+	}
+	loop_set_idle_policy(LOOP_IDLE_AFTER_NS_DEFAULT, halt_us * 1000);
+}
+
 static void run_initcalls(void)
 {
 	const struct initcall *ic;
@@ -233,6 +248,7 @@ void kmain(struct boot_info *bi)
 		 (unsigned long long)(mm_page_allocator()->free_pages >> 8), bi->nmem);
 
 	load_config();
+	setup_idle();
 	calibrate_copy();
 	run_initcalls();
 	report_unused_settings();

@@ -4,6 +4,7 @@
  * called again (the rest of the appliance keeps running).
  */
 #include <stdio.h>
+#include "../arch/x86_64/arch.h"
 #include "../lib/clock.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
@@ -15,6 +16,15 @@ LOG_MODULE_DEFINE(loop);
 
 static uint64_t loop_passes;
 static uint64_t loop_idle_passes;
+static uint64_t idle_after_ns = LOOP_IDLE_AFTER_NS_DEFAULT;
+static uint64_t halt_quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT;
+
+/* Set the halt policy. */
+void loop_set_idle_policy(uint64_t after_ns, uint64_t quantum_ns)
+{
+	idle_after_ns = after_ns;
+	halt_quantum_ns = quantum_ns;
+}
 
 /* One pass. */
 unsigned loop_pass(void)
@@ -46,21 +56,43 @@ unsigned loop_pass(void)
 	return progress;
 }
 
-/* Run forever. */
+/* Run forever; halt when idle long enough (see loop_set_idle_policy). */
 void loop_run(void)
 {
+	uint64_t idle_since = clock_now_ns();
+
 	for (;;) {
-		if (!loop_pass())
+		if (loop_pass()) {
+			idle_since = clock_now_ns();
+			continue;
+		}
+		uint64_t now = clock_now_ns();
+		if (!halt_quantum_ns || now - idle_since < idle_after_ns) {
 			__asm__ volatile("pause");
+			continue;
+		}
+		uint64_t until = now + halt_quantum_ns;
+		uint64_t next_timer = timer_queue_next_deadline(&timer_default_queue);
+		if (next_timer < until)
+			until = next_timer;
+		arch_idle(until);
 	}
 }
 
 static void loop_stats_show(void)
 {
 	const struct poller *p;
+	uint64_t halts, halted_ns;
+	const char *mode;
+	arch_idle_stats(&halts, &halted_ns, &mode);
+	uint64_t up = clock_now_ns();
 	printf("  passes %llu, idle %llu, timers armed %lu, fired %lu\n",
 	       (unsigned long long)loop_passes, (unsigned long long)loop_idle_passes,
 	       timer_default_queue.n_armed, timer_default_queue.fired);
+	printf("  idle halts %llu (%s), halted %llu ms = %llu%% of uptime; policy: halt after %llu us idle, "
+	       "%llu us at most\n", (unsigned long long)halts, mode, (unsigned long long)(halted_ns / NSEC_PER_MSEC),
+	       (unsigned long long)(up ? halted_ns * 100 / up : 0), (unsigned long long)(idle_after_ns / 1000),
+	       (unsigned long long)(halt_quantum_ns / 1000));
 	LINKER_SET_FOREACH(pollers, p) {
 		printf("  poller %-12s calls %llu busy %llu work %llu busy-time %llu us%s\n", p->name,
 		       (unsigned long long)p->stats->calls, (unsigned long long)p->stats->busy,

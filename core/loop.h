@@ -7,6 +7,15 @@
 /* Budget handed to each poller per pass. */
 #define LOOP_POLL_BUDGET 64
 
+/* Halt policy: once the loop has made no progress for idle_after_ns, halt the CPU
+ * until the next timer deadline, at most quantum_ns at a time (the worst added latency
+ * for work that arrives while halted: pollers have no interrupts). quantum_ns = 0
+ * keeps the loop spinning (pure polling, lowest latency, a core always busy). */
+void loop_set_idle_policy(uint64_t idle_after_ns, uint64_t quantum_ns);
+
+#define LOOP_IDLE_AFTER_NS_DEFAULT (200 * 1000ull)
+#define LOOP_HALT_QUANTUM_NS_DEFAULT (1000 * 1000ull)
+
 /* Run every registered poller and the default timer queue, forever. */
 void loop_run(void) __attribute__((noreturn));
 

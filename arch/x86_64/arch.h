@@ -100,8 +100,27 @@ int arch_clock_init(uint64_t epoch_tsc);
 /* TSC frequency in Hz. */
 uint64_t arch_tsc_hz(void);
 
+/* The TSC value at which the clock reads ns. */
+uint64_t arch_ns_to_tsc(uint64_t ns);
+
 /* Which timer the TSC was calibrated against. */
 const char *arch_clock_reference(void);
+
+/* --- lapic.c: idle halts --- */
+
+#define ARCH_VECTOR_TIMER 0x20     /* LAPIC timer: wakes an idle halt */
+#define ARCH_VECTOR_SPURIOUS 0xff  /* LAPIC spurious interrupts: ignored */
+
+/* Mask the legacy PICs and set up the LAPIC timer to end idle halts. Returns 0,
+ * or -ENODEV / -EIO (then arch_idle() returns at once and the loop spins). */
+int arch_idle_init(void);
+
+/* Halt the CPU until until_ns on the clock (or an earlier interrupt); returns the
+ * nanoseconds spent halted. */
+uint64_t arch_idle(uint64_t until_ns);
+
+/* Halts so far, time halted, and the wake-up mechanism in use. */
+void arch_idle_stats(uint64_t *halts, uint64_t *ns_halted, const char **mode);
 
 /* --- power.c --- */
 

@@ -26,6 +26,7 @@
 static uint64_t tsc_hz;
 static uint64_t tsc_epoch;
 static uint64_t ns_mult; /* ns per TSC tick, 32.32 fixed point */
+static uint64_t tsc_mult; /* TSC ticks per ns, 32.32 fixed point */
 static const char *reference = "none";
 
 static uint64_t tsc_clock_ns(void)
@@ -112,6 +113,7 @@ int arch_clock_init(uint64_t epoch_tsc)
 	}
 	tsc_epoch = epoch_tsc;
 	ns_mult = (uint64_t)((NSEC_PER_SEC << 32) / tsc_hz);
+	tsc_mult = (uint64_t)(((unsigned __int128)tsc_hz << 32) / NSEC_PER_SEC);
 	clock_set_source(tsc_clock_ns);
 	return 0;
 }
@@ -120,6 +122,12 @@ int arch_clock_init(uint64_t epoch_tsc)
 uint64_t arch_tsc_hz(void)
 {
 	return tsc_hz;
+}
+
+/* The TSC value for a clock reading. */
+uint64_t arch_ns_to_tsc(uint64_t ns)
+{
+	return tsc_epoch + (uint64_t)(((unsigned __int128)ns * tsc_mult) >> 32);
 }
 
 /* Calibration reference. */

@@ -60,6 +60,8 @@ static uint8_t ist_stack[16384] __attribute__((aligned(16)));
 
 extern const uint64_t arch_isr_table[32]; /* isr.S */
 extern void arch_isr_unexpected(void);    /* isr.S */
+extern void arch_isr_timer(void);         /* isr.S */
+extern void arch_isr_spurious(void);      /* isr.S */
 
 static void idt_set(unsigned vec, uint64_t handler, uint8_t ist)
 {
@@ -114,6 +116,8 @@ void arch_descriptors_init(void)
 		uint8_t ist = (v == 2 || v == 8 || v == 18) ? IST_DOUBLE_FAULT : 0; /* NMI, #DF, #MC */
 		idt_set(v, arch_isr_table[v], ist);
 	}
+	idt_set(ARCH_VECTOR_TIMER, (uint64_t)(uintptr_t)arch_isr_timer, 0);
+	idt_set(ARCH_VECTOR_SPURIOUS, (uint64_t)(uintptr_t)arch_isr_spurious, 0);
 	idtr.limit = sizeof(idt) - 1;
 	idtr.base = (uint64_t)(uintptr_t)idt;
 	__asm__ volatile("lidt %0" : : "m"(idtr) : "memory");

@@ -54,6 +54,20 @@ ISR_ERR 29
 ISR_ERR 30
 ISR_NOERR 31
 
+/* LAPIC timer: it only ends an idle halt (lapic.c). Acknowledge and return. */
+	.globl arch_isr_timer
+arch_isr_timer:
+	pushq %rax
+	movq arch_lapic_eoi_register(%rip), %rax
+	movl $0, (%rax)
+	popq %rax
+	iretq
+
+/* LAPIC spurious interrupt: no EOI (SDM 10.9), just return. */
+	.globl arch_isr_spurious
+arch_isr_spurious:
+	iretq
+
 	.globl arch_isr_unexpected
 arch_isr_unexpected:
 	pushq $0

@@ -97,6 +97,21 @@ class Appliance:
         self.proc.close()
         return self.proc.exitstatus if self.proc.exitstatus is not None else -self.proc.signalstatus
 
+    def qemu_pid(self):
+        """PID of the QEMU process (the child of tools/qemu-run)."""
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+            for pid in f.read().split():
+                with open(f"/proc/{pid}/comm") as c:
+                    if c.read().startswith("qemu-system"):
+                        return int(pid)
+        raise AssertionError("no QEMU process under tools/qemu-run")
+
+    def qemu_cpu_seconds(self):
+        """User + system CPU time consumed by the QEMU process so far."""
+        with open(f"/proc/{self.qemu_pid()}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self):
         """Stop QEMU (the whole process group qemu-run started) and close the log."""
         if self.proc.isalive():

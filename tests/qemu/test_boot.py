@@ -2,6 +2,7 @@
 mem, uptime, log levels, stats, line editing and history, page tables, PAT read back,
 config errors, and a clean poweroff that exits QEMU with status 0."""
 import re
+import time
 
 APPLIANCE_CONFIG = """# test configuration
 panic = exit
@@ -124,6 +125,21 @@ def test_bootinfo_reports_the_handoff(appliance):
     attempts = int(re.search(r"ExitBootServices attempts (\d+)", out).group(1))
     assert 1 <= attempts <= 8
     assert re.search(r"memory map: \d+ ranges; free \d+ KiB", out)
+
+
+def test_idle_appliance_halts_instead_of_spinning(appliance):
+    # The host's own accounting is the oracle: an idle appliance must leave its core.
+    cpu0, t0 = appliance.qemu_cpu_seconds(), time.monotonic()
+    time.sleep(4)
+    cpu1, t1 = appliance.qemu_cpu_seconds(), time.monotonic()
+    share = (cpu1 - cpu0) / (t1 - t0)
+    out = appliance.cmd("stats loop")
+    m = re.search(r"idle halts (\d+) \((LAPIC [\w-]+)\), halted (\d+) ms = (\d+)% of uptime", out)
+    assert m, out
+    assert int(m.group(1)) > 1000, out
+    assert int(m.group(4)) >= 50, out
+    print(f"idle: QEMU used {share:.0%} of a host core; {m.group(1)} halts via {m.group(2)}, {m.group(4)}% of uptime halted")
+    assert share < 0.5, f"idle QEMU used {share:.0%} of a core"
 
 
 def test_poweroff_exits_qemu_with_success(appliance):
