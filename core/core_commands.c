@@ -41,12 +41,14 @@ static int help_command(int argc, char **argv)
 			sorted[n++] = c;
 	qsort(sorted, n, sizeof(sorted[0]), compare_commands);
 	for (size_t i = 0; i < n; i++) {
-		char head[64];
+		char head[160];
 		snprintf(head, sizeof(head), "%s %s", sorted[i]->name, sorted[i]->usage);
+		/* a long usage gets a line of its own, the help goes under it */
+		const char *sep = strlen(head) > 28 ? "\n                               " : " ";
 		if (verbose)
-			printf("  %-28s %-52s [%s]\n", head, sorted[i]->help, sorted[i]->file);
+			printf("  %-28s%s%-52s [%s]\n", head, sep, sorted[i]->help, sorted[i]->file);
 		else
-			printf("  %-28s %s\n", head, sorted[i]->help);
+			printf("  %-28s%s%s\n", head, sep, sorted[i]->help);
 	}
 	printf("%zu commands; 'help -v' shows which file registered each\n", n);
 	return 0;

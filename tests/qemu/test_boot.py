@@ -31,7 +31,8 @@ def test_bad_config_is_reported_and_boot_goes_on(appliance):
 
 def test_help_lists_commands_registered_by_several_files(appliance):
     out = appliance.cmd("help -v")
-    rows = re.findall(r"^  (\S+) .*\[(\S+)\]$", out, re.M)
+    # a row: "  name usage   help   [file]"; a long usage puts help and file on the next line
+    rows = re.findall(r"^  (\S+)\s(?:[^\n]*\n {20,})?[^\n]*\[([\w/.]+)\]$", out, re.M)
     commands = {name: src for name, src in rows}
     for required in ("help", "mem", "uptime", "log", "stats", "poweroff", "fault", "cpu", "vm"):
         assert required in commands, f"{required} missing from:\n{out}"
