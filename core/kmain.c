@@ -14,6 +14,7 @@
 #include "../arch/x86_64/uart16550.h"
 #include "../boot/boot_info.h"
 #include "../lib/clock.h"
+#include "../lib/crc32.h"
 #include "../lib/libc_glue.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
@@ -199,9 +200,12 @@ static void calibrate_copy(void)
 	if (!scratch)
 		return;
 	enum string_copy_mode m = string_calibrate(scratch, PAGE_SIZE, ns);
-	mm_free_pages(scratch, 2);
 	log_info("memcpy: %s (4 KiB copy: 8-byte loop %llu ns, rep movsb %llu ns)", string_copy_mode_name(m),
 		 (unsigned long long)ns[0], (unsigned long long)ns[1]);
+	enum crc32c_engine e = crc32c_calibrate(scratch, PAGE_SIZE, ns);
+	log_info("crc32c: %s (4 KiB: slicing-by-8 %llu ns, sse4.2 %lld ns)", crc32c_engine_name(e),
+		 (unsigned long long)ns[0], ns[1] == UINT64_MAX ? -1ll : (long long)ns[1]);
+	mm_free_pages(scratch, 2);
 }
 
 /* The appliance's main. */
