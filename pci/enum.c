@@ -47,11 +47,29 @@ char *pci_bdf_str(uint16_t bdf, char *buf)
 /* Parse "BB:DD.F". */
 int pci_parse_bdf(const char *s)
 {
-	unsigned bus, dev, fn;
-	char tail;
-	if (!s || sscanf(s, "%x:%x.%x%c", &bus, &dev, &fn, &tail) != 3 || bus > 255 || dev > 31 || fn > 7)
+	unsigned v[3] = { 0, 0, 0 }, digits[3] = { 0, 0, 0 }, field = 0;
+	if (!s)
 		return -EINVAL;
-	return PCI_BDF(bus, dev, fn);
+	for (; *s; s++) {
+		char c = *s;
+		unsigned x;
+		if ((field == 0 && c == ':') || (field == 1 && c == '.')) {
+			field++;
+			continue;
+		}
+		if (c >= '0' && c <= '9')
+			x = (unsigned)(c - '0');
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			x = (unsigned)((c | 0x20) - 'a' + 10);
+		else
+			return -EINVAL;
+		if (++digits[field] > 2)
+			return -EINVAL;
+		v[field] = v[field] * 16 + x;
+	}
+	if (field != 2 || !digits[0] || !digits[1] || digits[2] != 1 || v[1] > 31 || v[2] > 7)
+		return -EINVAL;
+	return PCI_BDF(v[0], v[1], v[2]);
 }
 
 bool pci_is_bridge(const struct pci_dev *d)
@@ -308,7 +326,7 @@ static bool win_open(const struct pci_window *w)
 
 static bool in_window(const struct pci_window *w, uint64_t addr, uint64_t size)
 {
-	return win_open(w) && size && addr >= w->base && size - 1 <= w->limit - addr;
+	return win_open(w) && size && addr >= w->base && addr <= w->limit && size - 1 <= w->limit - addr;
 }
 
 struct scan {
@@ -402,12 +420,12 @@ static void scan_bus(struct scan *s, unsigned bus, struct pci_dev *parent, unsig
 					break; /* no function 0: no device */
 				continue;
 			}
+			uint32_t ht = 0;
+			t->cfg.ops->read(t->cfg.ctx, bdf, PCI_HEADER_TYPE, 1, &ht);
 			struct pci_dev *d = add_function(s, bdf, parent, depth);
-			if (!d)
-				return;
-			if (pci_is_bridge(d))
+			if (d && pci_is_bridge(d))
 				scan_bridge(s, d, bus, depth);
-			if (fn == 0 && !d->multifunction)
+			if (fn == 0 && !(ht & PCI_HEADER_TYPE_MULTI))
 				break;
 		}
 	}

@@ -272,8 +272,9 @@ LINKER_SET_DECLARE(pci_drivers, struct pci_driver);
 /* The entry of ids that matches d, or NULL. */
 const struct pci_device_id *pci_match(const struct pci_device_id *ids, const struct pci_dev *d);
 
-/* Offer every unbound function to every registered driver (first match whose probe returns 0
- * wins). Returns the number of functions bound. */
+/* Offer every unbound function to the registered drivers whose tables match it, the most
+ * specific match first (vendor/device before class); the first probe that returns 0 wins.
+ * Returns the number of functions bound. */
 int pci_probe_all(struct pci_topo *t);
 
 /* Unbind d (calls remove). */
