@@ -257,6 +257,13 @@ struct p2p_provider *p2p_provider_add(struct pci_dev *dev, unsigned bar, uint64_
 		granule = P2P_DEFAULT_GRANULE;
 	if (granule < P2P_MIN_GRANULE || (granule & (granule - 1)) || size < granule)
 		return NULL;
+	for (unsigned i = 0; i < nproviders; i++) {
+		struct p2p_provider *o = providers[i];
+		if (r->addr + offset < o->bus_base + o->size && o->bus_base < r->addr + offset + size) {
+			log_warn("%s: BAR%u range overlaps an existing provider", pci_bdf_str(dev->bdf, b), bar);
+			return NULL;
+		}
+	}
 	if (nproviders >= P2P_MAX_PROVIDERS || provider_pool_init())
 		return NULL;
 	struct p2p_provider *p = mm_pool_zalloc(&provider_pool);

@@ -265,6 +265,9 @@ Test(p2pdma, provider_needs_a_real_memory_bar)
 	cr_assert_null(p2p_provider_add(dev(3, 0, 0), 2, 0, 0x1000, 100), "granule not a power of two");
 	cr_assert_null(p2p_provider_add(dev(3, 0, 0), 7, 0, 0x1000, 0));
 	cr_assert_eq(p2p_provider_count(), 0);
+	cr_assert_not_null(p2p_provider_add(dev(3, 0, 0), 2, 0x2000, 0x2000, 0));
+	cr_assert_null(p2p_provider_add(dev(3, 0, 0), 2, 0x3000, 0x2000, 0), "overlaps the first");
+	cr_assert_not_null(p2p_provider_add(dev(3, 0, 0), 2, 0x4000, 0x1000, 0), "adjacent is fine");
 }
 
 Test(p2pdma, provider_table_is_bounded)

@@ -1,0 +1,279 @@
+"""PCIe on the default topology: `lspci` against QEMU's own view of the machine (QMP query-pci:
+bus/device/function, ids, BAR addresses and sizes), the tree (switch behind a root port, far NVMe
+on its own), ACS bits written by the policy and read back both by the appliance and, independently,
+through QEMU's monitor (physical reads of ECAM), the `p2p` matrix with reasons, P2P memory mapped
+write-combining, provider choice and allocation; a second boot with the host bridge allowlisted
+and a port forced isolated through the config file."""
+import json
+import os
+import re
+import socket
+import time
+
+import pytest
+
+from harness import Appliance, BUILD
+
+ECAM = 0xB0000000
+BDF_LINE = re.compile(r"^[|+\- ]*([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ([0-9a-f]{4}):([0-9a-f]{4}) (.*)$")
+BAR_LINE = re.compile(r"^    BAR(\d) (io|mem32|mem64)( prefetchable)? 0x([0-9a-f]+) size \S+ \(0x([0-9a-f]+)\)(.*)$")
+
+
+class Qmp:
+    """A minimal QMP client on a unix socket."""
+
+    def __init__(self, path, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        self.file = self.sock.makefile("rw")
+        json.loads(self.file.readline())  # greeting
+        self.execute("qmp_capabilities")
+
+    def execute(self, command, **args):
+        msg = {"execute": command}
+        if args:
+            msg["arguments"] = args
+        self.file.write(json.dumps(msg) + "\n")
+        self.file.flush()
+        while True:
+            reply = json.loads(self.file.readline())
+            if "return" in reply:
+                return reply["return"]
+            if "error" in reply:
+                raise RuntimeError(reply["error"])
+            # asynchronous events: skip
+
+    def hmp(self, line):
+        return self.execute("human-monitor-command", **{"command-line": line})
+
+    def close(self):
+        self.sock.close()
+
+
+def boot(name, config):
+    qmp_path = os.path.join(BUILD, "run", f"{name}.qmp")
+    if os.path.exists(qmp_path):
+        os.unlink(qmp_path)
+    app = Appliance(name, config=config, qemu_args=["-qmp", f"unix:{qmp_path},server=on,wait=off"])
+    app.boot()
+    return app, Qmp(qmp_path)
+
+
+@pytest.fixture(scope="module")
+def machine():
+    app, qmp = boot("test_pci", "panic = exit\n")
+    try:
+        yield app, qmp
+    finally:
+        qmp.close()
+        app.close()
+
+
+def qmp_devices(qmp):
+    """Every function QEMU knows, flattened: {(bus, dev, fn): device dict}."""
+    out = {}
+
+    def walk(devices):
+        for d in devices:
+            out[(d["bus"], d["slot"], d["function"])] = d
+            bridge = d.get("pci_bridge")
+            if bridge and bridge.get("devices"):
+                walk(bridge["devices"])
+
+    for bus in qmp.execute("query-pci"):
+        walk(bus["devices"])
+    return out
+
+
+def parse_lspci(text):
+    """{(bus, dev, fn): {"vendor", "device", "rest", "bars": {n: (kind, pref, addr, size, flags)}, "lines"}}"""
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        m = BDF_LINE.match(line)
+        if m:
+            key = (int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16))
+            cur = funcs[key] = {"vendor": int(m.group(4), 16), "device": int(m.group(5), 16),
+                                "rest": m.group(6), "bars": {}, "lines": [line]}
+            continue
+        if cur is None:
+            continue
+        cur["lines"].append(line)
+        b = BAR_LINE.match(line)
+        if b:
+            cur["bars"][int(b.group(1))] = (b.group(2), bool(b.group(3)), int(b.group(4), 16),
+                                            int(b.group(5), 16), b.group(6))
+    return funcs
+
+
+def ecam_read16(qmp, bus, dev, fn, off):
+    addr = ECAM + (bus << 20) + (dev << 15) + (fn << 12) + off
+    out = qmp.hmp(f"xp /1hx {addr:#x}")
+    return int(out.split(":")[1].split()[0], 16)
+
+
+def find(funcs, pred):
+    return [k for k, f in funcs.items() if pred(f)]
+
+
+def bdf(k):
+    return f"{k[0]:02x}:{k[1]:02x}.{k[2]:x}"
+
+
+def test_lspci_matches_qemu_query_pci(machine):
+    app, qmp = machine
+    text = app.cmd("lspci -v")
+    mine = parse_lspci(text)
+    qemu = qmp_devices(qmp)
+    assert set(mine) == set(qemu), f"lspci {sorted(mine)} vs QMP {sorted(qemu)}"
+    checked_bars = 0
+    for key, q in qemu.items():
+        f = mine[key]
+        assert (f["vendor"], f["device"]) == (q["id"]["vendor"], q["id"]["device"]), key
+        for r in q.get("regions", []):
+            assert r["bar"] in f["bars"], f"{bdf(key)} BAR{r['bar']} missing:\n" + "\n".join(f["lines"])
+            kind, pref, addr, size, _ = f["bars"][r["bar"]]
+            assert (addr, size) == (r["address"], r["size"]), f"{bdf(key)} BAR{r['bar']}: {addr:#x}/{size:#x} vs {r}"
+            assert (kind == "io") == (r["type"] == "io")
+            if r["type"] == "memory":
+                assert pref == r.get("prefetch", False)
+                assert (kind == "mem64") == r.get("mem_type_64", False)
+            checked_bars += 1
+        assert len(f["bars"]) == len(q.get("regions", [])), f"{bdf(key)}: extra BARs"
+    assert checked_bars >= 12
+    m = re.search(r"(\d+) functions, segment 0000 buses 00-ff, enumerated in (\d+) us, (\d+) anomalies", text)
+    assert m and int(m.group(1)) == len(qemu) and m.group(3) == "0", text[-300:]
+    print(f"{len(qemu)} functions and {checked_bars} BARs match QMP; enumeration {m.group(2)} us")
+
+
+def test_tree_is_the_default_topology(machine):
+    app, _ = machine
+    mine = parse_lspci(app.cmd("lspci"))
+    nvme = sorted(find(mine, lambda f: (f["vendor"], f["device"]) == (0x1B36, 0x0010)))
+    nic = find(mine, lambda f: (f["vendor"], f["device"]) == (0x8086, 0x10D3))
+    ups = find(mine, lambda f: "switch upstream port" in f["rest"])
+    downs = find(mine, lambda f: "switch downstream port" in f["rest"])
+    roots = find(mine, lambda f: "[root port]" in f["rest"])
+    assert len(nvme) == 3 and len(nic) == 1 and len(ups) == 1 and len(downs) == 3 and len(roots) == 2
+    text = app.cmd("lspci")
+    lines = text.splitlines()
+    # the switch, its NVMe pair and the NIC are indented below the first root port
+    idx = {bdf(k): i for i, k in enumerate(mine)}
+    for k in nvme[:2] + nic:
+        line = next(l for l in lines if bdf(k) in l)
+        assert line.startswith("|  |  +- "), line
+    far = next(l for l in lines if bdf(nvme[2]) in l)
+    assert far.startswith("+- "), far
+    for k in roots:
+        assert "x1 2.5GT/s" in next(l for l in lines if l.startswith(bdf(k)))
+    assert idx
+
+
+def test_capabilities_link_and_acs_bits(machine):
+    app, qmp = machine
+    mine = parse_lspci(app.cmd("lspci -v"))
+    roots = find(mine, lambda f: "[root port]" in f["rest"])
+    for k in roots:
+        block = "\n".join(mine[k]["lines"])
+        assert "ACS@0x148" in block and "PCIe@" in block and "MSI-X@" in block, block
+        m = re.search(r"ACS@0x148: cap 0x005f \(SV TB RR CR UF DT\) ctrl 0x([0-9a-f]{4}) \(([A-Z ]+)\) firmware 0x0000 "
+                      r"policy (\S+) verified", block)
+        assert m, block
+        # auto policy without an allowlisted host bridge: no allowed path crosses a root port
+        assert m.group(3) == "isolated" and m.group(1) == "001d" and m.group(2) == "SV RR CR UF", block
+        # read back independently through QEMU's monitor (a physical read of the ECAM window)
+        assert ecam_read16(qmp, k[0], k[1], k[2], 0x148 + 6) == 0x001D
+        assert "link: x1 2.5GT/s" in block
+    for k in find(mine, lambda f: "switch" in f["rest"]):
+        assert "ACS" not in "\n".join(mine[k]["lines"]), "x3130 ports have no ACS in QEMU"
+
+
+def test_p2p_matrix_and_reasons(machine):
+    app, _ = machine
+    out = app.cmd("p2p")
+    assert "policy: pci.acs=auto; host bridge 00:00.0 8086:29c0 not allowlisted" in out, out
+    mine = parse_lspci(app.cmd("lspci"))
+    nvme = sorted(find(mine, lambda f: (f["vendor"], f["device"]) == (0x1B36, 0x0010)))
+    nic = find(mine, lambda f: (f["vendor"], f["device"]) == (0x8086, 0x10D3))[0]
+    a, b, far = (bdf(k) for k in nvme)
+    ups = bdf(find(mine, lambda f: "switch upstream port" in f["rest"])[0])
+    for x, y in ((a, b), (a, bdf(nic)), (b, bdf(nic))):
+        assert re.search(rf"^  {x} -> {y}: distance 4, below common upstream switch upstream port {ups}$", out, re.M), out
+    for x in (a, b, bdf(nic)):
+        assert re.search(rf"^  {x} -> {far}: refused: no common upstream bridge and host bridge 00:00.0 "
+                         r"\(8086:29c0\) is not on p2p.host_bridge_allowlist$", out, re.M), out
+    row = re.search(rf"^{a}\s+(.*)$", out, re.M).group(1).split()
+    assert row[:4] == ["0", "4", "4", "-"], row
+
+
+def test_publish_cmb_write_combining_find_and_alloc(machine):
+    app, _ = machine
+    mine = parse_lspci(app.cmd("lspci -v"))
+    nvme = sorted(find(mine, lambda f: (f["vendor"], f["device"]) == (0x1B36, 0x0010)))
+    nic = bdf(find(mine, lambda f: (f["vendor"], f["device"]) == (0x8086, 0x10D3))[0])
+    a, b, far = nvme
+    providers = app.cmd("p2p")
+    for k in (a, b):
+        if f"  {bdf(k)} BAR2" not in providers:  # a driver may already have published its CMB
+            out = app.cmd(f"p2p publish {bdf(k)} 2")
+            assert "mapped write-combining" in out, out
+    cmb = mine[a]["bars"][2][2]
+    regs = mine[a]["bars"][0][2]
+    assert "write-combining" in app.cmd(f"vm {cmb + 0x123000:#x}")
+    assert "uncached" in app.cmd(f"vm {regs:#x}")
+    out = app.cmd("p2p")
+    assert re.search(rf"^  {bdf(a)} BAR2 \[0x{cmb:x}-0x[0-9a-f]+\] size 65536 KiB free 65536 KiB", out, re.M), out
+    out = app.cmd(f"p2p find {bdf(b)} {nic}")
+    assert f"nearest provider {bdf(b)} BAR2 total distance 4" in out, out
+    out = app.cmd(f"p2p find {nic}")
+    assert f"nearest provider {bdf(a)} BAR2 total distance 4" in out, "tie: lowest BDF\n" + out
+    out = app.cmd(f"p2p find {bdf(far)}")
+    assert "no compatible provider: refused: no common upstream bridge" in out, out
+    out = app.cmd(f"p2p alloc {bdf(a)} 10000")
+    m = re.search(r"allocated 0x([0-9a-f]+) class device", out)
+    assert m and int(m.group(1), 16) == cmb, out
+    assert re.search(rf"{bdf(a)} BAR2 .* free 65524 KiB .* allocs 1 ", app.cmd("p2p")), "10000 B = 3 x 4 KiB chunks"
+    assert app.cmd(f"p2p free {bdf(a)} 0x{cmb:x} 10000") == ""
+    assert "in-use 0 B" in app.cmd("stats pci")
+
+
+@pytest.fixture(scope="module")
+def allowlisted():
+    app, qmp = boot("test_pci_allow", "panic = exit\np2p.host_bridge_allowlist = 8086:29c0\n"
+                                      "pci.acs.isolate = 00:11.0\n")
+    try:
+        yield app, qmp
+    finally:
+        qmp.close()
+        app.close()
+
+
+def test_allowlist_and_isolate_list_from_the_config_file(allowlisted):
+    app, qmp = allowlisted
+    assert "unknown setting" not in app.boot_text
+    mine = parse_lspci(app.cmd("lspci -v"))
+    roots = sorted(find(mine, lambda f: "[root port]" in f["rest"]))
+    opened, forced = roots
+    assert bdf(forced) == "00:11.0"
+    assert "policy p2p-path verified" in "\n".join(mine[opened]["lines"])
+    assert ecam_read16(qmp, *opened, 0x148 + 6) == 0x0001, "SV only: RR/CR/EC clear"
+    assert "policy isolated verified" in "\n".join(mine[forced]["lines"])
+    assert ecam_read16(qmp, *forced, 0x148 + 6) == 0x001D
+    out = app.cmd("p2p")
+    assert "host bridge 00:00.0 8086:29c0 allowlisted" in out
+    nvme = sorted(find(mine, lambda f: (f["vendor"], f["device"]) == (0x1B36, 0x0010)))
+    a, far = bdf(nvme[0]), bdf(nvme[2])
+    # the far drive's port is isolated: its ACS redirect forces traffic up, and the host bridge
+    # is allowlisted, so the route goes through it (Linux: PCI_P2PDMA_MAP_THRU_HOST_BRIDGE)
+    assert re.search(rf"^  {a} -> {far}: distance 6, no common upstream bridge: through host bridge 00:00.0 "
+                     r"\(8086:29c0\), allowlisted$", out, re.M), out
+    row = re.search(rf"^{a}\s+(.*)$", out, re.M).group(1).split()
+    assert row[:4] == ["0", "4", "4", "h6"], row
