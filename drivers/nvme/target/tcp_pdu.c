@@ -1,0 +1,320 @@
+/*
+ * tcp_pdu.c - NVMe/TCP PDU parsing and building (see tcp_pdu.h).
+ *
+ * Received bytes are untrusted: every length is checked in subtraction form before it is
+ * used, fields are read with explicit little-endian loads into host-order locals, and
+ * the header is never modified in place.
+ */
+#include <errno.h>
+#include <string.h>
+#include "../../../lib/crc32.h"
+#include "tcp_pdu.h"
+
+/* Byte offsets of header fields (specification figures). */
+#define CH_TYPE 0
+#define CH_FLAGS 1
+#define CH_HLEN 2
+#define CH_PDO 3
+#define CH_PLEN 4
+#define IC_PFV 8
+#define IC_PDA 10        /* HPDA in ICReq, CPDA in ICResp */
+#define IC_DGST 11
+#define IC_MAXR2T 12     /* ICReq: MAXR2T; ICResp: MAXH2CDATA */
+#define TERM_FES 8
+#define TERM_FEI 10
+#define CMD_SQE 8
+#define RESP_CQE 8
+#define DATA_CCCID 8
+#define DATA_TTAG 10
+#define DATA_DATAO 12    /* R2TO in R2T */
+#define DATA_DATAL 16    /* R2TL in R2T */
+
+static inline uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t ld32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static inline void st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void st32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+static int fail(struct nvme_tcp_error *err, uint16_t fes, uint32_t fei, const char *what)
+{
+	err->fes = fes;
+	err->fei = fei;
+	err->what = what;
+	return -EPROTO;
+}
+
+/* The header length each type must have; 0 for a type a controller never receives
+ * or that does not exist. */
+static unsigned expected_hlen(uint8_t type)
+{
+	switch (type) {
+	case NVME_TCP_ICREQ:
+	case NVME_TCP_ICRESP:
+		return NVME_TCP_IC_LEN;
+	case NVME_TCP_H2C_TERM_REQ:
+	case NVME_TCP_C2H_TERM_REQ:
+		return NVME_TCP_TERM_HLEN;
+	case NVME_TCP_CAPSULE_CMD:
+		return NVME_TCP_CMD_HLEN;
+	case NVME_TCP_CAPSULE_RESP:
+		return NVME_TCP_RESP_HLEN;
+	case NVME_TCP_H2C_DATA:
+	case NVME_TCP_C2H_DATA:
+	case NVME_TCP_R2T:
+		return NVME_TCP_DATA_HLEN;
+	default:
+		return 0;
+	}
+}
+
+/* Connection set-up and termination PDUs never carry digests. */
+static bool digests_apply(uint8_t type)
+{
+	return type != NVME_TCP_ICREQ && type != NVME_TCP_ICRESP && type != NVME_TCP_H2C_TERM_REQ &&
+	       type != NVME_TCP_C2H_TERM_REQ;
+}
+
+/* Header bytes to read, from the common header. */
+int nvme_tcp_header_size(const uint8_t *ch, size_t avail, const struct nvme_tcp_params *p,
+			 struct nvme_tcp_error *err)
+{
+	if (avail < NVME_TCP_CH_LEN)
+		return 0;
+	uint8_t type = ch[CH_TYPE], flags = ch[CH_FLAGS], hlen = ch[CH_HLEN];
+	uint32_t plen = ld32(ch + CH_PLEN);
+	unsigned want = expected_hlen(type);
+
+	if (!want)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_TYPE, "unknown PDU type");
+	if (hlen != want)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_HLEN, "HLEN wrong for the PDU type");
+	unsigned hdr = hlen;
+	if (digests_apply(type)) {
+		if (!!(flags & NVME_TCP_F_HDGSTF) != p->hdgst)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS,
+				    "HDGSTF does not match the negotiated header digest");
+		if (p->hdgst)
+			hdr += NVME_TCP_DIGEST_LEN;
+	} else if (flags & (NVME_TCP_F_HDGSTF | NVME_TCP_F_DDGSTF)) {
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "digest flag on a PDU without digests");
+	}
+	if (plen < hdr)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "PLEN shorter than the header");
+	return (int)hdr;
+}
+
+/* Validate PDO and the data length of a data-carrying PDU. */
+static int parse_data_layout(const uint8_t *hdr, const struct nvme_tcp_params *p, struct nvme_tcp_pdu *out,
+			     struct nvme_tcp_error *err)
+{
+	uint32_t ddgst = p->ddgst ? NVME_TCP_DIGEST_LEN : 0;
+	uint32_t align = ((uint32_t)p->cpda + 1) * 4;
+
+	if (out->plen == out->hdr_bytes) {
+		if (out->pdo != 0)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO set on a PDU without data");
+		if (out->flags & NVME_TCP_F_DDGSTF)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "DDGSTF set on a PDU without data");
+		return 0;
+	}
+	if (!!(out->flags & NVME_TCP_F_DDGSTF) != p->ddgst)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS,
+			    "DDGSTF does not match the negotiated data digest");
+	if (out->pdo < out->hdr_bytes || out->pdo % align)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO inside the header or misaligned");
+	if (out->plen - out->pdo <= ddgst)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "PLEN leaves no data after PDO");
+	out->data_off = out->pdo;
+	out->data_len = out->plen - out->pdo - ddgst;
+	out->has_ddgst = p->ddgst;
+	(void)hdr;
+	return 0;
+}
+
+/* Parse a whole header. */
+int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_params *p,
+		       struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
+{
+	int size = nvme_tcp_header_size(hdr, len, p, err);
+	int rc;
+
+	if (size < 0)
+		return size;
+	if (size == 0 || len < (size_t)size)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_HLEN, "header shorter than HLEN");
+	memset(out, 0, sizeof(*out));
+	out->type = hdr[CH_TYPE];
+	out->flags = hdr[CH_FLAGS];
+	out->hlen = hdr[CH_HLEN];
+	out->pdo = hdr[CH_PDO];
+	out->plen = ld32(hdr + CH_PLEN);
+	out->hdr_bytes = (uint32_t)size;
+
+	if (digests_apply(out->type) && p->hdgst) {
+		uint32_t want = crc32c(0, hdr, out->hlen);
+		if (ld32(hdr + out->hlen) != want)
+			return fail(err, NVME_TCP_FES_HEADER_DIGEST_ERROR, 0, "header digest mismatch");
+	}
+
+	switch (out->type) {
+	case NVME_TCP_ICREQ:
+	case NVME_TCP_ICRESP:
+		if (out->plen != NVME_TCP_IC_LEN)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "PLEN of ICReq/ICResp is not 128");
+		if (out->pdo)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO set on ICReq/ICResp");
+		if (out->flags)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "flags set on ICReq/ICResp");
+		out->u.ic.pfv = ld16(hdr + IC_PFV);
+		out->u.ic.pda = hdr[IC_PDA];
+		out->u.ic.dgst = hdr[IC_DGST];
+		out->u.ic.maxr2t_or_maxh2cdata = ld32(hdr + IC_MAXR2T);
+		if (out->u.ic.pfv != NVME_TCP_PFV_1_0)
+			return fail(err, NVME_TCP_FES_UNSUPPORTED_PARAMETER, IC_PFV, "unsupported PDU format version");
+		if (out->u.ic.pda > NVME_TCP_MAX_HPDA)
+			return fail(err, NVME_TCP_FES_UNSUPPORTED_PARAMETER, IC_PDA, "PDU data alignment above 31");
+		if (out->u.ic.dgst & ~(NVME_TCP_DGST_HDGST_ENABLE | NVME_TCP_DGST_DDGST_ENABLE))
+			return fail(err, NVME_TCP_FES_UNSUPPORTED_PARAMETER, IC_DGST, "reserved DGST bits set");
+		return 0;
+	case NVME_TCP_H2C_TERM_REQ:
+	case NVME_TCP_C2H_TERM_REQ:
+		if (out->plen - out->hlen > NVME_TCP_TERM_MAX_DATA)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "termination request too long");
+		out->u.term.fes = ld16(hdr + TERM_FES);
+		out->u.term.fei = ld32(hdr + TERM_FEI);
+		out->data_off = out->hlen;
+		out->data_len = out->plen - out->hlen;
+		return 0;
+	case NVME_TCP_CAPSULE_RESP:
+	case NVME_TCP_R2T:
+		if (out->plen != out->hdr_bytes || out->pdo)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "data on a PDU that carries none");
+		if (out->flags & NVME_TCP_F_DDGSTF)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "DDGSTF set on a PDU without data");
+		if (out->type == NVME_TCP_CAPSULE_RESP) {
+			memcpy(out->u.cmd.sqe, hdr + RESP_CQE, 16);
+		} else {
+			out->u.data.cccid = ld16(hdr + DATA_CCCID);
+			out->u.data.ttag = ld16(hdr + DATA_TTAG);
+			out->u.data.offset = ld32(hdr + DATA_DATAO);
+			out->u.data.length = ld32(hdr + DATA_DATAL);
+		}
+		return 0;
+	default:
+		break;
+	}
+
+	/* CapsuleCmd, H2CData, C2HData */
+	if ((rc = parse_data_layout(hdr, p, out, err)))
+		return rc;
+	if (out->type == NVME_TCP_CAPSULE_CMD) {
+		memcpy(out->u.cmd.sqe, hdr + CMD_SQE, 64);
+		if (out->data_len > p->max_icd)
+			return fail(err, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, CH_PLEN, "in-capsule data above the limit");
+		return 0;
+	}
+	out->u.data.cccid = ld16(hdr + DATA_CCCID);
+	out->u.data.ttag = ld16(hdr + DATA_TTAG);
+	out->u.data.offset = ld32(hdr + DATA_DATAO);
+	out->u.data.length = ld32(hdr + DATA_DATAL);
+	if (out->u.data.length == 0 || out->u.data.length != out->data_len)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, DATA_DATAL, "DATAL does not match PLEN and PDO");
+	if (out->type == NVME_TCP_H2C_DATA && out->u.data.length > p->maxh2cdata)
+		return fail(err, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, DATA_DATAL, "H2CData above MAXH2CDATA");
+	if (out->u.data.offset > UINT32_MAX - out->u.data.length)
+		return fail(err, NVME_TCP_FES_DATA_OUT_OF_RANGE, DATA_DATAO, "DATAO + DATAL overflows");
+	return 0;
+}
+
+static void build_ch(uint8_t *buf, uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pdo, uint32_t plen)
+{
+	buf[CH_TYPE] = type;
+	buf[CH_FLAGS] = flags;
+	buf[CH_HLEN] = hlen;
+	buf[CH_PDO] = pdo;
+	st32(buf + CH_PLEN, plen);
+}
+
+/* Append the header digest when negotiated; returns the header bytes. */
+static size_t finish_header(uint8_t *buf, const struct nvme_tcp_params *p, size_t hlen)
+{
+	if (!p->hdgst)
+		return hlen;
+	st32(buf + hlen, crc32c(0, buf, hlen));
+	return hlen + NVME_TCP_DIGEST_LEN;
+}
+
+/* ICResp. */
+size_t nvme_tcp_build_icresp(uint8_t *buf, uint8_t cpda, uint8_t dgst, uint32_t maxh2cdata)
+{
+	memset(buf, 0, NVME_TCP_IC_LEN);
+	build_ch(buf, NVME_TCP_ICRESP, 0, NVME_TCP_IC_LEN, 0, NVME_TCP_IC_LEN);
+	st16(buf + IC_PFV, NVME_TCP_PFV_1_0);
+	buf[IC_PDA] = cpda;
+	buf[IC_DGST] = dgst;
+	st32(buf + IC_MAXR2T, maxh2cdata);
+	return NVME_TCP_IC_LEN;
+}
+
+/* CapsuleResp. */
+size_t nvme_tcp_build_capsule_resp(uint8_t *buf, const struct nvme_tcp_params *p, const uint8_t cqe[16])
+{
+	size_t plen = NVME_TCP_RESP_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+	build_ch(buf, NVME_TCP_CAPSULE_RESP, p->hdgst ? NVME_TCP_F_HDGSTF : 0, NVME_TCP_RESP_HLEN, 0, (uint32_t)plen);
+	memcpy(buf + RESP_CQE, cqe, 16);
+	return finish_header(buf, p, NVME_TCP_RESP_HLEN);
+}
+
+/* C2HData header (+ digest + padding up to PDO). */
+size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid,
+			       uint32_t datao, uint32_t datal, bool last, bool success)
+{
+	size_t hdr = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+	size_t align = ((size_t)p->hpda + 1) * 4;
+	size_t pdo = (hdr + align - 1) / align * align;
+	uint8_t flags = (p->hdgst ? NVME_TCP_F_HDGSTF : 0) | (p->ddgst ? NVME_TCP_F_DDGSTF : 0) |
+			(last ? NVME_TCP_F_LAST_PDU : 0) | (last && success ? NVME_TCP_F_SUCCESS : 0);
+
+	memset(buf, 0, pdo);
+	build_ch(buf, NVME_TCP_C2H_DATA, flags, NVME_TCP_DATA_HLEN, (uint8_t)pdo,
+		 (uint32_t)(pdo + datal + (p->ddgst ? NVME_TCP_DIGEST_LEN : 0)));
+	st16(buf + DATA_CCCID, cccid);
+	st32(buf + DATA_DATAO, datao);
+	st32(buf + DATA_DATAL, datal);
+	finish_header(buf, p, NVME_TCP_DATA_HLEN);
+	return pdo;
+}
+
+/* R2T. */
+size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid, uint16_t ttag,
+			  uint32_t r2to, uint32_t r2tl)
+{
+	size_t plen = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+	memset(buf, 0, NVME_TCP_DATA_HLEN);
+	build_ch(buf, NVME_TCP_R2T, p->hdgst ? NVME_TCP_F_HDGSTF : 0, NVME_TCP_DATA_HLEN, 0, (uint32_t)plen);
+	st16(buf + DATA_CCCID, cccid);
+	st16(buf + DATA_TTAG, ttag);
+	st32(buf + DATA_DATAO, r2to);
+	st32(buf + DATA_DATAL, r2tl);
+	return finish_header(buf, p, NVME_TCP_DATA_HLEN);
+}
+
+/* C2HTermReq. */
+size_t nvme_tcp_build_c2h_term_req(uint8_t *buf, uint16_t fes, uint32_t fei, const uint8_t *hdr, size_t hdr_len)
+{
+	size_t quote = hdr_len < NVME_TCP_TERM_MAX_DATA ? hdr_len : NVME_TCP_TERM_MAX_DATA;
+	memset(buf, 0, NVME_TCP_TERM_HLEN);
+	build_ch(buf, NVME_TCP_C2H_TERM_REQ, 0, NVME_TCP_TERM_HLEN, 0, (uint32_t)(NVME_TCP_TERM_HLEN + quote));
+	st16(buf + TERM_FES, fes);
+	st32(buf + TERM_FEI, fei);
+	if (quote)
+		memcpy(buf + NVME_TCP_TERM_HLEN, hdr, quote);
+	return NVME_TCP_TERM_HLEN + quote;
+}
+
+/* Type name. */
+const char *nvme_tcp_pdu_type_name(uint8_t type)
+{
+	static const char *const names[] = { "ICReq", "ICResp", "H2CTermReq", "C2HTermReq", "CapsuleCmd",
+					     "CapsuleResp", "H2CData", "C2HData", "?", "R2T" };
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
+}

@@ -1,0 +1,53 @@
+// sources: drivers/nvme/target/tcp_pdu.c lib/crc32.c lib/clock.c
+/*
+ * libFuzzer harness: NVMe/TCP PDU headers as a controller receives them, under every
+ * digest/alignment setting (chosen by the first byte). Invariants: a refused header names
+ * a defined Fatal Error Status; an accepted one describes data that lies inside PLEN,
+ * after the header, and within the negotiated limits.
+ */
+#include <assert.h>
+#include <stdint.h>
+#include <string.h>
+#include "drivers/nvme/target/tcp_pdu.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	struct nvme_tcp_params p = {
+		.hdgst = data[0] & 1, .ddgst = data[0] & 2, .cpda = (data[0] >> 2) & 7,
+		.hpda = 0, .maxh2cdata = 65536, .max_icd = 8192,
+	};
+	const uint8_t *hdr = data + 1;
+	size_t len = size - 1;
+	struct nvme_tcp_error err;
+	struct nvme_tcp_pdu pdu;
+
+	int need = nvme_tcp_header_size(hdr, len, &p, &err);
+	if (need < 0) {
+		assert(err.fes >= NVME_TCP_FES_INVALID_HEADER_FIELD && err.fes <= NVME_TCP_FES_UNSUPPORTED_PARAMETER);
+		return 0;
+	}
+	if (need == 0 || (size_t)need > len)
+		return 0;
+	assert(need <= NVME_TCP_MAX_HEADER);
+	if (nvme_tcp_pdu_parse(hdr, (size_t)need, &p, &pdu, &err) < 0) {
+		assert(err.fes >= NVME_TCP_FES_INVALID_HEADER_FIELD && err.fes <= NVME_TCP_FES_UNSUPPORTED_PARAMETER);
+		assert(err.what);
+		return 0;
+	}
+	assert(pdu.hdr_bytes == (uint32_t)need && pdu.hdr_bytes <= pdu.plen);
+	if (pdu.data_len) {
+		assert(pdu.data_off >= pdu.hlen);
+		assert(pdu.data_off <= pdu.plen && pdu.data_len <= pdu.plen - pdu.data_off);
+		if (pdu.type == NVME_TCP_CAPSULE_CMD)
+			assert(pdu.data_len <= p.max_icd);
+		if (pdu.type == NVME_TCP_H2C_DATA)
+			assert(pdu.data_len <= p.maxh2cdata && pdu.u.data.length == pdu.data_len);
+	}
+	/* a header the parser accepted can be quoted in a termination request */
+	uint8_t term[NVME_TCP_TERM_HLEN + NVME_TCP_TERM_MAX_DATA];
+	size_t n = nvme_tcp_build_c2h_term_req(term, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0, hdr, (size_t)need);
+	assert(n <= sizeof(term));
+	return 0;
+}
