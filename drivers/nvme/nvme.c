@@ -1,0 +1,1091 @@
+/*
+ * nvme.c - the bus-independent NVMe host controller core: reset and enable with bounded
+ * waits on CSTS.RDY, the admin queue, Identify, Number of Queues, I/O queue pairs,
+ * command submission with PRPs or SGLs, completion with the Phase Tag, per-command
+ * timeouts with Abort, controller fatal status, CMB setup, and DMA accounting.
+ *
+ * It reaches the hardware only through struct nvme_bus (nvme.h), so host unit tests run it
+ * against a fake controller. Everything is polled; nothing here blocks without a deadline.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "../../lib/clock.h"
+#include "../../lib/log.h"
+#include "nvme.h"
+
+LOG_MODULE_DEFINE(nvme);
+
+#define RDY_POLL_NS (1ull * 1000000ull)   /* CSTS poll interval during reset/enable */
+#define SYNC_POLL_NS (10ull * 1000ull)     /* pause between polls of a synchronous command */
+
+static struct nvme_ctrl *registered[NVME_MAX_CTRLS];
+static unsigned nregistered;
+
+static const char *const state_names[NVME_CTRL_STATE_COUNT] = {
+	[NVME_CTRL_NEW] = "new",       [NVME_CTRL_RESETTING] = "resetting",
+	[NVME_CTRL_ENABLING] = "enabling", [NVME_CTRL_ADMIN] = "admin",
+	[NVME_CTRL_LIVE] = "live",     [NVME_CTRL_FAILED] = "failed",
+};
+
+/* Name of a controller state. */
+const char *nvme_ctrl_state_name(enum nvme_ctrl_state s)
+{
+	return (unsigned)s < NVME_CTRL_STATE_COUNT ? state_names[s] : "?";
+}
+
+static void set_state(struct nvme_ctrl *c, enum nvme_ctrl_state s)
+{
+	if (c->state != s)
+		log_debug("%s: %s -> %s", c->name, nvme_ctrl_state_name(c->state), nvme_ctrl_state_name(s));
+	c->state = s;
+}
+
+static uint32_t rd32(struct nvme_ctrl *c, uint32_t off)
+{
+	return c->bus->read32(c->bus->ctx, off);
+}
+static uint64_t rd64(struct nvme_ctrl *c, uint32_t off)
+{
+	return c->bus->read64(c->bus->ctx, off);
+}
+static void wr32(struct nvme_ctrl *c, uint32_t off, uint32_t v)
+{
+	c->bus->write32(c->bus->ctx, off, v);
+}
+static void wr64(struct nvme_ctrl *c, uint32_t off, uint64_t v)
+{
+	c->bus->write64(c->bus->ctx, off, v);
+}
+static void pause_ns(struct nvme_ctrl *c, uint64_t ns)
+{
+	if (c->bus->delay)
+		c->bus->delay(c->bus->ctx, ns);
+}
+
+/* Wait until CSTS.RDY == want, at most CAP.TO. CSTS.CFS while enabling fails at once. */
+static int wait_ready(struct nvme_ctrl *c, bool want)
+{
+	uint64_t deadline = clock_now_ns() + c->rdy_timeout_ns;
+	for (;;) {
+		uint32_t csts = rd32(c, NVME_REG_CSTS);
+		if (csts == 0xffffffffu)
+			return -ENODEV;    /* the function stopped decoding: surprise removal */
+		if (want && (csts & NVME_CSTS_CFS))
+			return -EIO;
+		if (!!(csts & NVME_CSTS_RDY) == want)
+			return 0;
+		if (clock_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		pause_ns(c, RDY_POLL_NS);
+	}
+}
+
+/* Clear CC.EN and wait for CSTS.RDY = 0. */
+int nvme_ctrl_disable(struct nvme_ctrl *c)
+{
+	uint32_t cc = rd32(c, NVME_REG_CC);
+	uint32_t csts = rd32(c, NVME_REG_CSTS);
+	if (csts == 0xffffffffu)
+		return -ENODEV;
+	if (!(cc & NVME_CC_EN) && !(csts & NVME_CSTS_RDY))
+		return 0;
+	if ((cc & NVME_CC_EN) && !(csts & NVME_CSTS_RDY) && !(csts & NVME_CSTS_CFS)) {
+		/* Clearing EN while RDY is still 0 after a set is undefined: let the enable finish. */
+		if (wait_ready(c, true) == -ETIMEDOUT)
+			log_warn("%s: CC.EN=1 but CSTS.RDY stayed 0; resetting anyway", c->name);
+	}
+	if (csts & NVME_CSTS_CFS)
+		log_warn("%s: CSTS.CFS set (controller fatal status); resetting", c->name);
+	wr32(c, NVME_REG_CC, cc & ~NVME_CC_EN);
+	int rc = wait_ready(c, false);
+	if (rc)
+		log_err("%s: CSTS.RDY did not clear within CAP.TO (%llu ms): %d", c->name,
+			(unsigned long long)(c->rdy_timeout_ns / 1000000), rc);
+	return rc;
+}
+
+/* --- queue pairs --- */
+
+static void qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
+{
+	const struct nvme_bus *b = c->bus;
+	unsigned depth = q->ring.depth;
+	if (q->ring.sq)
+		b->dma_free(b->ctx, (void *)q->ring.sq, depth * sizeof(struct nvme_sqe));
+	if (q->ring.cq)
+		b->dma_free(b->ctx, (void *)q->ring.cq, depth * sizeof(struct nvme_cqe));
+	if (q->cmds[0].host_list.cpu)
+		b->dma_free(b->ctx, q->cmds[0].host_list.cpu,
+			    (size_t)depth * NVME_LIST_PAGES * NVME_PAGE_SIZE);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Allocate the rings (and per-command list areas) of queue qid. */
+static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, unsigned depth, bool lists)
+{
+	const struct nvme_bus *b = c->bus;
+	void *sq, *cq, *hl = NULL;
+	dma_addr_t hl_addr = { 0, MEM_CLASS_HOST };
+	size_t list_bytes = NVME_LIST_PAGES * NVME_PAGE_SIZE;
+	int rc = -ENOMEM;
+
+	memset(q, 0, sizeof(*q));
+	if (depth < 2 || depth > NVME_MAX_QDEPTH)
+		return -EINVAL;
+	q->ctrl = c;
+	q->qid = qid;
+	if (!(sq = b->dma_alloc(b->ctx, depth * sizeof(struct nvme_sqe), &q->sq_addr)))
+		goto fail;
+	if (!(cq = b->dma_alloc(b->ctx, depth * sizeof(struct nvme_cqe), &q->cq_addr)))
+		goto fail_sq;
+	if (lists && !(hl = b->dma_alloc(b->ctx, depth * list_bytes, &hl_addr)))
+		goto fail_cq;
+	nvme_ring_init(&q->ring, sq, cq, (uint16_t)depth);
+	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
+	q->cq_db = nvme_cq_doorbell(qid, c->dstrd);
+
+	/* CMB list areas: per slot, at the start of the CMB, when lists may live there. */
+	bool cmb_lists = lists && c->cmb.usable && c->cmb.info.lists &&
+			 c->cmb.reserved + depth * list_bytes <= c->cmb.size / 2;
+	uint64_t cmb_off = c->cmb.reserved;
+	if (cmb_lists)
+		c->cmb.reserved += depth * list_bytes;
+
+	/* depth - 1 command IDs: the ring never holds more */
+	for (unsigned i = 0; i < depth - 1; i++) {
+		struct nvme_cmd *cmd = &q->cmds[i];
+		cmd->cid = (uint16_t)i;
+		if (hl) {
+			cmd->host_list.cpu = (uint8_t *)hl + i * list_bytes;
+			cmd->host_list.addr = dma_addr_add(hl_addr, i * list_bytes);
+			cmd->host_list.bytes = list_bytes;
+		}
+		if (cmb_lists) {
+			cmd->cmb_list.cpu = c->cmb.cpu + cmb_off + i * list_bytes;
+			cmd->cmb_list.addr = dma_addr_device(c->cmb.bus + cmb_off + i * list_bytes);
+			cmd->cmb_list.bytes = list_bytes;
+		}
+		q->free_cids[q->nfree++] = (uint16_t)(depth - 2 - i); /* pop order 0, 1, 2... */
+	}
+	return 0;
+
+fail_cq:
+	b->dma_free(b->ctx, cq, depth * sizeof(struct nvme_cqe));
+fail_sq:
+	b->dma_free(b->ctx, sq, depth * sizeof(struct nvme_sqe));
+fail:
+	memset(q, 0, sizeof(*q));
+	return rc;
+}
+
+/* --- submission and completion --- */
+
+/* Is [bus, bus + len) inside the controller's own CMB? */
+bool nvme_in_own_cmb(const struct nvme_ctrl *c, uint64_t bus, uint64_t len)
+{
+	const struct nvme_cmb *m = &c->cmb;
+	if (m->scheme == NVME_CMB_NONE || m->size == 0)
+		return false;
+	return bus >= m->bus && bus - m->bus < m->size && len <= m->size - (bus - m->bus);
+}
+
+/* Does any part of [bus, bus + len) touch the CMB's BAR range? */
+static bool touches_cmb(const struct nvme_ctrl *c, uint64_t bus, uint64_t len)
+{
+	const struct nvme_cmb *m = &c->cmb;
+	if (m->scheme == NVME_CMB_NONE || m->size == 0)
+		return false;
+	return bus < m->bus + m->size && bus + len > m->bus;
+}
+
+/* Describe the data of rq into sqe using slot's list areas. */
+static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nvme_request *rq,
+		    struct nvme_sqe *sqe)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	unsigned own = 0;
+	size_t list_bytes = 0;
+	int rc;
+
+	int64_t total = nvme_sg_total(rq->sg, rq->nsg);
+	if (total < 0)
+		return -EINVAL;
+	if (rq->sgl_total && (uint64_t)total != rq->sgl_total) {
+		log_debug("%s: scatter list holds %lld bytes, command moves %llu", c->name,
+			  (long long)total, (unsigned long long)rq->sgl_total);
+		return -EINVAL;
+	}
+	if (total > c->max_xfer && c->max_xfer)
+		return -E2BIG;
+	int cls = nvme_sg_class(rq->sg, rq->nsg);
+	if (cls < 0) {
+		log_debug("%s: command mixes host and device memory: refused", c->name);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < rq->nsg; i++) {
+		if (nvme_in_own_cmb(c, rq->sg[i].addr.bus, rq->sg[i].len))
+			own++;
+		else if (touches_cmb(c, rq->sg[i].addr.bus, rq->sg[i].len))
+			return -EINVAL; /* straddles the CMB's end */
+	}
+	if (own && own != rq->nsg) {
+		log_debug("%s: command mixes the CMB and other memory: refused", c->name);
+		return -EINVAL;
+	}
+	const struct nvme_list_mem *list = &slot->host_list;
+	if (own) {
+		if (!c->cmb.usable) {
+			/* The CMSE=0 trap: the drive would complete with success and move nothing. */
+			log_warn("%s: data in the CMB refused: %s", c->name,
+				 c->cmb.refused ? c->cmb.refused : "CMB not enabled");
+			return -EINVAL;
+		}
+		list = &slot->cmb_list; /* lists must be where the data is (the first address decides) */
+	}
+
+	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
+	if (sgl) {
+		struct nvme_sgl_desc d;
+		rc = nvme_sgl_build(rq->sg, rq->nsg, (uint64_t)total, NVME_PAGE_SIZE,
+				    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN, list, &d,
+				    &list_bytes);
+		if (rc == 0) {
+			memcpy(&sqe->dptr1, &d, sizeof(d));
+			sqe->cdw0 |= NVME_SQE_PSDT_SGL;
+			goto mapped;
+		}
+		if (!nvme_prp_possible(rq->sg, rq->nsg, NVME_PAGE_SIZE))
+			return rc;
+	}
+	uint64_t prp1, prp2;
+	rc = nvme_prp_build(rq->sg, rq->nsg, NVME_PAGE_SIZE, list, &prp1, &prp2, &list_bytes);
+	if (rc)
+		return rc;
+	sqe->dptr1 = prp1;
+	sqe->dptr2 = prp2;
+mapped:
+	slot->data_bytes = (uint64_t)total;
+	slot->data_cls = (uint8_t)cls;
+	slot->list_bytes = (uint32_t)list_bytes;
+	slot->list_cls = (uint8_t)list->addr.cls;
+	slot->dir = (uint8_t)rq->dir;
+	return 0;
+}
+
+/* Submit a command. */
+int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	struct nvme_sqe sqe;
+	int rc;
+
+	if (!c || c->state == NVME_CTRL_FAILED)
+		return -EIO;
+	if (q->nfree == 0 || nvme_ring_space(&q->ring) == 0)
+		return -EBUSY;
+	struct nvme_cmd *slot = &q->cmds[q->free_cids[q->nfree - 1]];
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.cdw0 = NVME_SQE_OPC(rq->opc) | ((uint32_t)slot->cid << NVME_SQE_CID_SHIFT);
+	sqe.nsid = rq->nsid;
+	sqe.cdw10 = rq->cdw10;
+	sqe.cdw11 = rq->cdw11;
+	sqe.cdw12 = rq->cdw12;
+	sqe.cdw13 = rq->cdw13;
+	sqe.cdw14 = rq->cdw14;
+	sqe.cdw15 = rq->cdw15;
+	slot->data_bytes = 0;
+	slot->list_bytes = 0;
+	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, &sqe)))
+		return rc;
+	if (!rq->count_payload)
+		slot->data_bytes = 0; /* metadata (identify data, DSM ranges): not payload */
+
+	q->nfree--;
+	q->outstanding++;
+	slot->state = NVME_CMD_ACTIVE;
+	slot->opc = rq->opc;
+	slot->done = done;
+	slot->arg = arg;
+	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
+	nvme_ring_push(&q->ring, &sqe);
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* the SQE (and lists) before the doorbell */
+	q->st.submitted++;
+	wr32(c, q->sq_db, q->ring.sq_tail);
+	return 0;
+}
+
+/* Retire a slot and call its completion. */
+static void finish(struct nvme_qpair *q, struct nvme_cmd *slot, int rc, const struct nvme_cqe *cqe)
+{
+	nvme_done_fn done = slot->done;
+	void *arg = slot->arg;
+	slot->state = NVME_CMD_FREE;
+	slot->done = NULL;
+	q->free_cids[q->nfree++] = slot->cid;
+	q->outstanding--;
+	if (done)
+		done(arg, rc, cqe);
+}
+
+static void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
+{
+	if (slot->data_bytes) {
+		dma_account(slot->data_cls, slot->dir, slot->data_bytes);
+		c->st.payload_bytes[slot->data_cls] += slot->data_bytes;
+	}
+	if (slot->list_bytes) {
+		dma_account(slot->list_cls, DMA_TO_DEVICE, slot->list_bytes);
+		c->st.list_bytes[slot->list_cls] += slot->list_bytes;
+	}
+}
+
+/* One completion. */
+static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	if (e->cid >= q->ring.depth - 1 || q->cmds[e->cid].state == NVME_CMD_FREE) {
+		q->st.spurious++;
+		log_warn("%s: q%u: completion for idle command ID %u ignored", c->name, q->qid, e->cid);
+		return;
+	}
+	struct nvme_cmd *slot = &q->cmds[e->cid];
+	if (slot->state == NVME_CMD_LOST) {
+		/* already reported as timed out; only now may the ID and its buffers be reused */
+		q->st.late++;
+		slot->state = NVME_CMD_FREE;
+		q->free_cids[q->nfree++] = slot->cid;
+		return;
+	}
+	int rc = nvme_status_errno(e->status);
+	if (slot->state == NVME_CMD_ABORTING && rc == -ECANCELED)
+		rc = -ETIMEDOUT;
+	q->st.completed++;
+	if (rc == 0) {
+		account(c, slot);
+	} else {
+		q->st.errors++;
+		log_debug("%s: q%u cid %u opcode 0x%02x: status 0x%03x %s", c->name, q->qid, slot->cid,
+			  slot->opc, (e->status >> 1) & 0x7ff, nvme_status_str(e->status));
+	}
+	finish(q, slot, rc, e);
+}
+
+/* CSTS.CFS (or the device vanished): fail every command of every queue. */
+static void ctrl_fatal(struct nvme_ctrl *c, uint32_t csts)
+{
+	if (c->state == NVME_CTRL_FAILED)
+		return;
+	log_err("%s: controller fatal status (CSTS 0x%08x): failing every command", c->name, csts);
+	set_state(c, NVME_CTRL_FAILED);
+	c->error = -EIO;
+	for (unsigned qi = 0; qi <= c->nio; qi++) {
+		struct nvme_qpair *q = qi == 0 ? &c->admin : &c->io[qi - 1];
+		for (unsigned i = 0; q->ring.depth && i < q->ring.depth - 1u; i++) {
+			struct nvme_cmd *s = &q->cmds[i];
+			if (s->state == NVME_CMD_ACTIVE || s->state == NVME_CMD_ABORTING)
+				finish(q, s, -EIO, NULL);
+		}
+	}
+}
+
+static void abort_done(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	struct nvme_ctrl *c = arg;
+	/* Abort DW0 bit 0: 0 = the command was aborted, 1 = it was not */
+	log_debug("%s: abort completed rc %d dw0 0x%x", c->name, rc, cqe ? cqe->dw0 : 0);
+}
+
+/* Send Abort for a timed-out command (never for an Abort). */
+static void send_abort(struct nvme_qpair *q, struct nvme_cmd *slot)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	struct nvme_request rq;
+	if (q->qid == 0 && slot->opc == NVME_ADM_ABORT)
+		return;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_ADM_ABORT;
+	rq.cdw10 = q->qid | ((uint32_t)slot->cid << 16); /* SQID 15:0, CID 31:16 */
+	if (nvme_submit(&c->admin, &rq, abort_done, c) == 0)
+		q->st.aborts_sent++;
+}
+
+static void check_timeouts(struct nvme_qpair *q, uint64_t now)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	for (unsigned i = 0; i < q->ring.depth - 1u; i++) {
+		struct nvme_cmd *s = &q->cmds[i];
+		if ((s->state != NVME_CMD_ACTIVE && s->state != NVME_CMD_ABORTING) || now < s->deadline_ns)
+			continue;
+		uint32_t csts = rd32(c, NVME_REG_CSTS);
+		if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
+			ctrl_fatal(c, csts);
+			return;
+		}
+		if (s->state == NVME_CMD_ACTIVE) {
+			q->st.timeouts++;
+			log_warn("%s: q%u cid %u opcode 0x%02x timed out after %llu ms: aborting", c->name,
+				 q->qid, s->cid, s->opc, (unsigned long long)(c->cmd_timeout_ns / 1000000));
+			s->state = NVME_CMD_ABORTING;
+			s->deadline_ns = now + c->abort_timeout_ns;
+			send_abort(q, s);
+		} else {
+			/* No answer to the Abort either: report the command failed, keep its ID out of
+			 * use (the controller may still complete it and touch its buffers). */
+			q->st.lost++;
+			log_err("%s: q%u cid %u given up (no completion after Abort)", c->name, q->qid, s->cid);
+			nvme_done_fn done = s->done;
+			void *arg = s->arg;
+			s->state = NVME_CMD_LOST;
+			s->done = NULL;
+			q->outstanding--;
+			if (done)
+				done(arg, -ETIMEDOUT, NULL);
+		}
+	}
+}
+
+/* Reap completions, ring the CQ head doorbell, handle timeouts. */
+int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	unsigned n = 0;
+	const volatile struct nvme_cqe *v;
+
+	if (!c || !q->ring.depth)
+		return 0;
+	while (n < budget && (v = nvme_ring_peek(&q->ring))) {
+		struct nvme_cqe e;
+		e.dw0 = v->dw0;
+		e.dw1 = v->dw1;
+		e.sqhd = v->sqhd;
+		e.sqid = v->sqid;
+		e.cid = v->cid;
+		e.status = v->status;
+		if (nvme_ring_pop(&q->ring) < 0)
+			log_warn("%s: q%u: CQE with SQHD %u outside the queue", c->name, q->qid, e.sqhd);
+		n++;
+		complete(q, &e);
+	}
+	if (n)
+		wr32(c, q->cq_db, q->ring.cq_head);
+	if (q->outstanding)
+		check_timeouts(q, clock_now_ns());
+	return c->state == NVME_CTRL_FAILED ? -EIO : (int)n;
+}
+
+struct sync_wait {
+	bool done;
+	int rc;
+	struct nvme_cqe cqe;
+};
+
+static void sync_done(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	struct sync_wait *w = arg;
+	w->done = true;
+	w->rc = rc;
+	if (cqe)
+		w->cqe = *cqe;
+}
+
+/* Submit and wait (polling) for the completion. */
+int nvme_exec_sync(struct nvme_qpair *q, const struct nvme_request *rq, struct nvme_cqe *cqe_out)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	struct sync_wait w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	if (!c)
+		return -ENODEV;
+	uint64_t limit = clock_now_ns() + c->cmd_timeout_ns + c->abort_timeout_ns + NSEC_PER_SEC;
+	while ((rc = nvme_submit(q, rq, sync_done, &w)) == -EBUSY) {
+		nvme_qpair_poll(q, NVME_MAX_QDEPTH);
+		if (clock_now_ns() > limit)
+			return -EBUSY;
+		pause_ns(c, SYNC_POLL_NS);
+	}
+	if (rc)
+		return rc;
+	uint16_t cid = q->cmds[q->free_cids[q->nfree]].cid; /* the slot just taken */
+	while (!w.done) {
+		nvme_qpair_poll(q, NVME_MAX_QDEPTH);
+		if (q != &c->admin)
+			nvme_qpair_poll(&c->admin, NVME_ADMIN_DEPTH); /* Abort completions */
+		if (w.done)
+			break;
+		if (clock_now_ns() > limit) {
+			/* Cannot happen while timeouts run; never leave &w in a live slot. */
+			struct nvme_cmd *s = &q->cmds[cid];
+			if (s->done == sync_done && s->arg == &w) {
+				s->done = NULL;
+				if (s->state == NVME_CMD_ACTIVE || s->state == NVME_CMD_ABORTING) {
+					s->state = NVME_CMD_LOST;
+					q->outstanding--;
+					q->st.lost++;
+				}
+			}
+			return -ETIMEDOUT;
+		}
+		pause_ns(c, SYNC_POLL_NS);
+	}
+	if (cqe_out)
+		*cqe_out = w.cqe;
+	return w.rc;
+}
+
+/* --- admin commands --- */
+
+static int admin_identify(struct nvme_ctrl *c, uint8_t cns, uint32_t nsid, void *buf, dma_addr_t addr)
+{
+	struct nvme_request rq;
+	struct nvme_sg sg = { addr, NVME_PAGE_SIZE };
+	memset(&rq, 0, sizeof(rq));
+	memset(buf, 0, NVME_PAGE_SIZE);
+	rq.opc = NVME_ADM_IDENTIFY;
+	rq.nsid = nsid;
+	rq.cdw10 = cns;
+	rq.sg = &sg;
+	rq.nsg = 1;
+	rq.dir = DMA_FROM_DEVICE;
+	rq.force_prp = true;
+	return nvme_exec_sync(&c->admin, &rq, NULL);
+}
+
+static void copy_id_string(char *dst, const uint8_t *src, size_t n)
+{
+	memcpy(dst, src, n);
+	dst[n] = 0;
+	while (n > 0 && (dst[n - 1] == ' ' || dst[n - 1] == 0))
+		dst[--n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (dst[i] < 0x20 || dst[i] > 0x7e)
+			dst[i] = '?'; /* untrusted bytes on the console */
+}
+
+static void parse_idctrl(struct nvme_ctrl *c)
+{
+	const uint8_t *id = c->idctrl;
+	copy_id_string(c->sn, id + NVME_IDC_SN, 20);
+	copy_id_string(c->mn, id + NVME_IDC_MN, 40);
+	copy_id_string(c->fr, id + NVME_IDC_FR, 8);
+	c->mdts = id[NVME_IDC_MDTS];
+	c->cntlid = nvme_ld16(id + NVME_IDC_CNTLID);
+	c->ver = nvme_ld32(id + NVME_IDC_VER);
+	c->acl = id[NVME_IDC_ACL];
+	c->nn = nvme_ld32(id + NVME_IDC_NN);
+	c->oncs = nvme_ld16(id + NVME_IDC_ONCS);
+	c->vwc = id[NVME_IDC_VWC];
+	c->sgls = nvme_ld32(id + NVME_IDC_SGLS);
+	uint64_t mpsmin = 4096ull << NVME_GET(c->cap, NVME_CAP_MPSMIN);
+	uint64_t max = NVME_MAX_XFER;
+	if (c->mdts && c->mdts < 32 && (mpsmin << c->mdts) < max)
+		max = mpsmin << c->mdts;
+	c->max_xfer = (uint32_t)max;
+}
+
+static int parse_idns(struct nvme_ctrl *c, uint32_t nsid, const uint8_t *id, struct nvme_ns *ns)
+{
+	memset(ns, 0, sizeof(*ns));
+	ns->nsid = nsid;
+	ns->nsze = nvme_ld64(id + NVME_IDNS_NSZE);
+	ns->ncap = nvme_ld64(id + NVME_IDNS_NCAP);
+	ns->nuse = nvme_ld64(id + NVME_IDNS_NUSE);
+	unsigned fmt = id[NVME_IDNS_FLBAS] & 0xf;
+	uint32_t lbaf = nvme_ld32(id + NVME_IDNS_LBAF + 4 * fmt);
+	ns->ms = lbaf & 0xffff;
+	ns->lba_shift = (lbaf >> 16) & 0xff;
+	if (ns->nsze == 0)
+		return -ENODEV; /* inactive NSID: Identify returns zeroes */
+	if (ns->lba_shift < 9 || ns->lba_shift > 16 || fmt > id[NVME_IDNS_NLBAF]) {
+		log_warn("%s: nsid %u has an unusable LBA format (LBADS %u)", c->name, nsid, ns->lba_shift);
+		return -EINVAL;
+	}
+	ns->active = true;
+	return 0;
+}
+
+static int scan_namespaces(struct nvme_ctrl *c)
+{
+	uint32_t list[NVME_MAX_NS];
+	unsigned n = 0;
+	int rc;
+
+	if (c->vs >= NVME_VS(1, 1)) {
+		rc = admin_identify(c, NVME_ID_CNS_NS_ACTIVE_LIST, 0, c->idctrl, c->idctrl_addr);
+		if (rc)
+			return rc;
+		const uint8_t *p = c->idctrl;
+		for (unsigned i = 0; i < 1024 && n < NVME_MAX_NS; i++) {
+			uint32_t id = nvme_ld32(p + 4 * i);
+			if (id == 0)
+				break;
+			list[n++] = id;
+		}
+	} else {
+		for (uint32_t id = 1; id <= c->nn && n < NVME_MAX_NS; id++)
+			list[n++] = id;
+	}
+	c->nns = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if ((rc = admin_identify(c, NVME_ID_CNS_NS, list[i], c->idctrl, c->idctrl_addr)))
+			return rc;
+		struct nvme_ns *ns = &c->ns[c->nns];
+		if (parse_idns(c, list[i], c->idctrl, ns) == 0)
+			c->nns++;
+	}
+	return 0;
+}
+
+static int set_num_queues(struct nvme_ctrl *c, unsigned want, unsigned *got)
+{
+	struct nvme_request rq;
+	struct nvme_cqe cqe;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_ADM_SET_FEATURES;
+	rq.cdw10 = NVME_FEAT_NUM_QUEUES;
+	rq.cdw11 = (want - 1) | ((uint32_t)(want - 1) << 16); /* NSQR 15:0, NCQR 31:16, 0's based */
+	int rc = nvme_exec_sync(&c->admin, &rq, &cqe);
+	if (rc)
+		return rc;
+	unsigned nsqa = (cqe.dw0 & 0xffff) + 1, ncqa = (cqe.dw0 >> 16) + 1;
+	*got = want < nsqa ? want : nsqa;
+	if (ncqa < *got)
+		*got = ncqa;
+	return 0;
+}
+
+static int create_io_queue(struct nvme_ctrl *c, struct nvme_qpair *q)
+{
+	struct nvme_request rq;
+	int rc;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_ADM_CREATE_CQ;
+	rq.cdw10 = q->qid | ((uint32_t)(q->ring.depth - 1) << 16); /* QID, QSIZE 0's based */
+	rq.cdw11 = NVME_CREATE_CQ_PC;                                /* polled: IEN = 0 */
+	struct nvme_sg cq = { q->cq_addr, q->ring.depth * (uint32_t)sizeof(struct nvme_cqe) };
+	rq.sg = &cq;
+	rq.nsg = 1;
+	rq.force_prp = true;
+	if ((rc = nvme_exec_sync(&c->admin, &rq, NULL)))
+		return rc;
+	rq.opc = NVME_ADM_CREATE_SQ;
+	rq.cdw11 = NVME_CREATE_SQ_PC | ((uint32_t)q->qid << 16);   /* CQID 31:16 */
+	struct nvme_sg sq = { q->sq_addr, q->ring.depth * (uint32_t)sizeof(struct nvme_sqe) };
+	rq.sg = &sq;
+	return nvme_exec_sync(&c->admin, &rq, NULL);
+}
+
+static int delete_io_queue(struct nvme_ctrl *c, struct nvme_qpair *q)
+{
+	struct nvme_request rq;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_ADM_DELETE_SQ;
+	rq.cdw10 = q->qid;
+	int rc = nvme_exec_sync(&c->admin, &rq, NULL);
+	rq.opc = NVME_ADM_DELETE_CQ;
+	int rc2 = nvme_exec_sync(&c->admin, &rq, NULL);
+	return rc ? rc : rc2;
+}
+
+/* --- CMB --- */
+
+static void cmb_refuse(struct nvme_ctrl *c, const char *why)
+{
+	c->cmb.usable = false;
+	c->cmb.refused = why;
+	log_warn("%s: CMB not used: %s", c->name, why);
+}
+
+/* Discover the CMB (1.4 or legacy scheme), enable it and check that it really is enabled. */
+static void cmb_setup(struct nvme_ctrl *c)
+{
+	struct nvme_cmb *m = &c->cmb;
+	bool v14 = NVME_GET(c->cap, NVME_CAP_CMBS) && c->vs >= NVME_VS(1, 4);
+	uint32_t loc, sz;
+
+	memset(m, 0, sizeof(*m));
+	if (v14) {
+		uint64_t msc = rd64(c, NVME_REG_CMBMSC);
+		if (!(msc & NVME_CMBMSC_CRE))
+			wr32(c, NVME_REG_CMBMSC, (uint32_t)(msc | NVME_CMBMSC_CRE)); /* CMBLOC/CMBSZ valid */
+	}
+	loc = rd32(c, NVME_REG_CMBLOC);
+	sz = rd32(c, NVME_REG_CMBSZ);
+	int rc = nvme_cmb_decode(loc, sz, &m->info);
+	if (rc == -ENODEV)
+		return;
+	m->scheme = v14 ? NVME_CMB_V14 : NVME_CMB_LEGACY;
+	if (rc) {
+		cmb_refuse(c, "CMBLOC/CMBSZ hold reserved values");
+		return;
+	}
+	unsigned bir = m->info.bir;
+	uint64_t bar = c->bus->bar_bus[bir], bar_size = c->bus->bar_size[bir];
+	if (!bar || !bar_size) {
+		cmb_refuse(c, "the BAR named by CMBLOC.BIR is not assigned");
+		return;
+	}
+	if (m->info.offset >= bar_size || m->info.size > bar_size - m->info.offset) {
+		cmb_refuse(c, "CMBLOC/CMBSZ describe memory beyond the BAR");
+		return;
+	}
+	m->bus = bar + m->info.offset;
+	m->size = m->info.size;
+	m->cpu = c->bus->bar_cpu[bir] ? (uint8_t *)c->bus->bar_cpu[bir] + m->info.offset : NULL;
+	if (v14) {
+		/* CBA first (high dword), then CRE|CMSE with the low dword: the controller takes CBA
+		 * when CMSE is written. */
+		uint64_t want = (m->bus & NVME_CMBMSC_CBA_MASK) | NVME_CMBMSC_CMSE | NVME_CMBMSC_CRE;
+		wr32(c, NVME_REG_CMBMSC + 4, (uint32_t)(want >> 32));
+		wr32(c, NVME_REG_CMBMSC, (uint32_t)want);
+		m->cmbmsc = rd64(c, NVME_REG_CMBMSC);
+		if (!(m->cmbmsc & NVME_CMBMSC_CMSE)) {
+			cmb_refuse(c, "CMBMSC.CMSE reads back 0: CMB transfers would complete without moving data");
+			return;
+		}
+		if ((m->cmbmsc & NVME_CMBMSC_CBA_MASK) != (m->bus & NVME_CMBMSC_CBA_MASK)) {
+			cmb_refuse(c, "CMBMSC.CBA did not keep the CMB's address");
+			return;
+		}
+		if (rd32(c, NVME_REG_CMBSTS) & NVME_CMBSTS_CBAI) {
+			cmb_refuse(c, "CMBSTS.CBAI: controller base address invalid");
+			return;
+		}
+	}
+	if (!m->cpu) {
+		cmb_refuse(c, "the CMB's BAR is not mapped");
+		return;
+	}
+	if (!m->info.rds || !m->info.wds) {
+		cmb_refuse(c, "CMBSZ lacks RDS/WDS: no data in the CMB");
+		return;
+	}
+	m->usable = true;
+	char uses[40];
+	log_info("%s: CMB %llu MiB at 0x%llx (BAR%u, %s scheme), uses %s", c->name,
+		 (unsigned long long)(m->size >> 20), (unsigned long long)m->bus, bir,
+		 v14 ? "1.4" : "legacy", nvme_cmb_uses_str(&m->info, uses, sizeof(uses)));
+}
+
+/* --- bring-up --- */
+
+/* Bring the controller up. */
+int nvme_ctrl_init(struct nvme_ctrl *c, const char *name, const struct nvme_bus *bus, unsigned nio)
+{
+	int rc;
+	uint64_t t0 = clock_now_ns();
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->bus = bus;
+	c->cmd_timeout_ns = NVME_CMD_TIMEOUT_NS;
+	c->abort_timeout_ns = NVME_ABORT_TIMEOUT_NS;
+	c->cap = rd64(c, NVME_REG_CAP);
+	c->vs = rd32(c, NVME_REG_VS);
+	if (c->cap == ~0ull) {
+		rc = -ENODEV;
+		goto fail;
+	}
+	unsigned to = NVME_GET(c->cap, NVME_CAP_TO);
+	c->rdy_timeout_ns = (uint64_t)(to ? to : 1) * 500 * NSEC_PER_MSEC;
+	c->dstrd = NVME_GET(c->cap, NVME_CAP_DSTRD);
+	if (NVME_GET(c->cap, NVME_CAP_MPSMIN) != 0 || !(NVME_GET(c->cap, NVME_CAP_CSS) & 1)) {
+		log_err("%s: needs 4 KiB pages and the NVM command set (CAP 0x%llx)", c->name,
+			(unsigned long long)c->cap);
+		rc = -EOPNOTSUPP;
+		goto fail;
+	}
+
+	set_state(c, NVME_CTRL_RESETTING);
+	if ((rc = nvme_ctrl_disable(c)))
+		goto fail;
+
+	unsigned mqes = NVME_GET(c->cap, NVME_CAP_MQES) + 1;
+	unsigned adepth = mqes < NVME_ADMIN_DEPTH ? mqes : NVME_ADMIN_DEPTH;
+	c->io_depth = mqes < NVME_IO_DEPTH ? mqes : NVME_IO_DEPTH;
+	if ((rc = qpair_alloc(c, &c->admin, 0, adepth, false)))
+		goto fail;
+	if (!(c->idctrl = bus->dma_alloc(bus->ctx, NVME_PAGE_SIZE, &c->idctrl_addr))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	wr32(c, NVME_REG_AQA, NVME_SET(NVME_AQA_ASQS, adepth - 1) | NVME_SET(NVME_AQA_ACQS, adepth - 1));
+	wr64(c, NVME_REG_ASQ, c->admin.sq_addr.bus);
+	wr64(c, NVME_REG_ACQ, c->admin.cq_addr.bus);
+	uint32_t cc = NVME_SET(NVME_CC_CSS, 0) | NVME_SET(NVME_CC_MPS, 0) | NVME_SET(NVME_CC_AMS, 0) |
+		      NVME_SET(NVME_CC_IOSQES, 6) | NVME_SET(NVME_CC_IOCQES, 4);
+	set_state(c, NVME_CTRL_ENABLING);
+	wr32(c, NVME_REG_CC, cc);
+	wr32(c, NVME_REG_CC, cc | NVME_CC_EN);
+	if ((rc = wait_ready(c, true))) {
+		log_err("%s: CSTS.RDY not set within CAP.TO (%llu ms)%s", c->name,
+			(unsigned long long)(c->rdy_timeout_ns / NSEC_PER_MSEC),
+			rc == -EIO ? ": CSTS.CFS" : "");
+		goto fail_disable;
+	}
+	set_state(c, NVME_CTRL_ADMIN);
+
+	if ((rc = admin_identify(c, NVME_ID_CNS_CTRL, 0, c->idctrl, c->idctrl_addr)))
+		goto fail_disable;
+	parse_idctrl(c);
+	cmb_setup(c);
+
+	unsigned got = 0;
+	if (nio > NVME_MAX_IO_QUEUES)
+		nio = NVME_MAX_IO_QUEUES;
+	if (nio && (rc = set_num_queues(c, nio, &got)))
+		goto fail_disable;
+	for (c->nio = 0; c->nio < got; c->nio++) {
+		struct nvme_qpair *q = &c->io[c->nio];
+		if ((rc = qpair_alloc(c, q, (uint16_t)(c->nio + 1), c->io_depth, true)))
+			goto fail_disable;
+		if ((rc = create_io_queue(c, q))) {
+			qpair_free(c, q);
+			goto fail_disable;
+		}
+	}
+	/* Identify Controller is kept for the console: scan namespaces with a second buffer */
+	uint8_t *keep = c->idctrl;
+	dma_addr_t keep_addr = c->idctrl_addr;
+	if (!(c->idctrl = bus->dma_alloc(bus->ctx, NVME_PAGE_SIZE, &c->idctrl_addr))) {
+		c->idctrl = keep;
+		c->idctrl_addr = keep_addr;
+		rc = -ENOMEM;
+		goto fail_disable;
+	}
+	rc = scan_namespaces(c);
+	bus->dma_free(bus->ctx, c->idctrl, NVME_PAGE_SIZE);
+	c->idctrl = keep;
+	c->idctrl_addr = keep_addr;
+	if (rc)
+		goto fail_disable;
+	c->reset_ns = clock_now_ns() - t0;
+	set_state(c, NVME_CTRL_LIVE);
+	log_info("%s: %s sn %s fw %s, %u namespace(s), %u I/O queue(s) of %u, max %u KiB/cmd%s", c->name,
+		 c->mn, c->sn, c->fr, c->nns, c->nio, c->io_depth, c->max_xfer >> 10,
+		 (c->sgls & NVME_SGLS_SUPPORTED_MASK) ? ", SGLs" : "");
+	return 0;
+
+fail_disable:
+	nvme_ctrl_disable(c);
+fail:
+	c->error = rc;
+	set_state(c, NVME_CTRL_FAILED);
+	log_err("%s: bring-up failed: %d", c->name, rc);
+	return rc;
+}
+
+/* Tear a controller down. */
+void nvme_ctrl_fini(struct nvme_ctrl *c)
+{
+	if (!c->bus)
+		return;
+	if (c->state == NVME_CTRL_LIVE)
+		for (unsigned i = c->nio; i-- > 0;)
+			delete_io_queue(c, &c->io[i]);
+	if (c->state != NVME_CTRL_NEW && nvme_ctrl_disable(c))
+		log_err("%s: disable failed; freeing queues anyway", c->name);
+	for (unsigned i = 0; i < c->nio; i++)
+		qpair_free(c, &c->io[i]);
+	qpair_free(c, &c->admin);
+	if (c->idctrl)
+		c->bus->dma_free(c->bus->ctx, c->idctrl, NVME_PAGE_SIZE);
+	c->idctrl = NULL;
+	c->nio = 0;
+	set_state(c, NVME_CTRL_NEW);
+}
+
+/* --- namespaces and NVM commands --- */
+
+/* An active namespace by ID. */
+struct nvme_ns *nvme_ns_get(struct nvme_ctrl *c, uint32_t nsid)
+{
+	for (unsigned i = 0; i < c->nns; i++)
+		if (c->ns[i].nsid == nsid && c->ns[i].active)
+			return &c->ns[i];
+	return NULL;
+}
+
+static int io_ready(struct nvme_ctrl *c)
+{
+	if (c->state == NVME_CTRL_FAILED)
+		return -EIO;
+	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
+		return -ENODEV;
+	return 0;
+}
+
+/* A read or write request, checked against the namespace. */
+int nvme_rw_request(struct nvme_ctrl *c, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		    const struct nvme_sg *sg, unsigned nsg, struct nvme_request *rq)
+{
+	int rc = io_ready(c);
+	if (rc)
+		return rc;
+	struct nvme_ns *ns = nvme_ns_get(c, nsid);
+	if (!ns)
+		return -ENODEV;
+	if (nlb == 0 || nlb > 0x10000)
+		return -EINVAL;
+	if (slba >= ns->nsze || nlb > ns->nsze - slba)
+		return -ERANGE;
+	memset(rq, 0, sizeof(*rq));
+	rq->opc = write ? NVME_CMD_WRITE : NVME_CMD_READ;
+	rq->nsid = nsid;
+	rq->cdw10 = (uint32_t)slba;
+	rq->cdw11 = (uint32_t)(slba >> 32);
+	rq->cdw12 = nlb - 1;                    /* NLB, 0's based */
+	rq->sg = sg;
+	rq->nsg = nsg;
+	rq->sgl_total = (uint64_t)nlb << ns->lba_shift;
+	rq->dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	rq->count_payload = true;
+	return 0;
+}
+
+static int rw(struct nvme_ctrl *c, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
+	      const struct nvme_sg *sg, unsigned nsg)
+{
+	struct nvme_request rq;
+	int rc = nvme_rw_request(c, write, nsid, slba, nlb, sg, nsg, &rq);
+	if (rc == 0)
+		rc = nvme_exec_sync(&c->io[0], &rq, NULL);
+	if (write)
+		c->st.writes++;
+	else
+		c->st.reads++;
+	if (rc)
+		c->st.failed++;
+	return rc;
+}
+
+/* Synchronous read. */
+int nvme_read(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+	      const struct nvme_sg *sg, unsigned nsg)
+{
+	return rw(c, false, nsid, slba, nlb, sg, nsg);
+}
+
+/* Synchronous write. */
+int nvme_write(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+	       const struct nvme_sg *sg, unsigned nsg)
+{
+	return rw(c, true, nsid, slba, nlb, sg, nsg);
+}
+
+/* Flush the volatile write cache of a namespace. */
+int nvme_flush(struct nvme_ctrl *c, uint32_t nsid)
+{
+	struct nvme_request rq;
+	int rc = io_ready(c);
+	if (rc)
+		return rc;
+	if (!nvme_ns_get(c, nsid))
+		return -ENODEV;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_CMD_FLUSH;
+	rq.nsid = nsid;
+	c->st.flushes++;
+	return nvme_exec_sync(&c->io[0], &rq, NULL);
+}
+
+/* Write Zeroes over an LBA range. */
+int nvme_write_zeroes(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb)
+{
+	struct nvme_request rq;
+	int rc = io_ready(c);
+	if (rc)
+		return rc;
+	struct nvme_ns *ns = nvme_ns_get(c, nsid);
+	if (!ns)
+		return -ENODEV;
+	if (!(c->oncs & NVME_ONCS_WRITE_ZEROES))
+		return -EOPNOTSUPP;
+	if (nlb == 0 || nlb > 0x10000)
+		return -EINVAL;
+	if (slba >= ns->nsze || nlb > ns->nsze - slba)
+		return -ERANGE;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_CMD_WRITE_ZEROES;
+	rq.nsid = nsid;
+	rq.cdw10 = (uint32_t)slba;
+	rq.cdw11 = (uint32_t)(slba >> 32);
+	rq.cdw12 = nlb - 1;
+	c->st.write_zeroes++;
+	return nvme_exec_sync(&c->io[0], &rq, NULL);
+}
+
+/* Deallocate an LBA range (Dataset Management with AD). */
+int nvme_deallocate(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb)
+{
+	struct nvme_request rq;
+	dma_addr_t addr;
+	int rc = io_ready(c);
+	if (rc)
+		return rc;
+	struct nvme_ns *ns = nvme_ns_get(c, nsid);
+	if (!ns)
+		return -ENODEV;
+	if (!(c->oncs & NVME_ONCS_DSM))
+		return -EOPNOTSUPP;
+	if (nlb == 0 || slba >= ns->nsze || nlb > ns->nsze - slba)
+		return nlb == 0 ? -EINVAL : -ERANGE;
+	struct nvme_dsm_range *r = c->bus->dma_alloc(c->bus->ctx, NVME_PAGE_SIZE, &addr);
+	if (!r)
+		return -ENOMEM;
+	r->cattr = 0;
+	r->nlb = nlb;
+	r->slba = slba;
+	struct nvme_sg sg = { addr, sizeof(*r) };
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_CMD_DSM;
+	rq.nsid = nsid;
+	rq.cdw10 = 0;            /* NR: one range, 0's based */
+	rq.cdw11 = NVME_DSM_AD;
+	rq.sg = &sg;
+	rq.nsg = 1;
+	rq.dir = DMA_TO_DEVICE;
+	c->st.dsms++;
+	rc = nvme_exec_sync(&c->io[0], &rq, NULL);
+	/* After a timeout the controller may still read the range: keep the page then. */
+	if (rc != -ETIMEDOUT)
+		c->bus->dma_free(c->bus->ctx, r, NVME_PAGE_SIZE);
+	return rc;
+}
+
+/* --- registry --- */
+
+/* Make a controller visible to the console and other drivers. */
+int nvme_register(struct nvme_ctrl *c)
+{
+	if (nregistered >= NVME_MAX_CTRLS)
+		return -ENOSPC;
+	registered[nregistered++] = c;
+	return 0;
+}
+
+/* Remove a controller from the registry. */
+void nvme_unregister(struct nvme_ctrl *c)
+{
+	for (unsigned i = 0; i < nregistered; i++)
+		if (registered[i] == c) {
+			registered[i] = registered[--nregistered];
+			registered[nregistered] = NULL;
+			return;
+		}
+}
+
+/* Registered controllers. */
+unsigned nvme_count(void)
+{
+	return nregistered;
+}
+
+/* The i-th registered controller. */
+struct nvme_ctrl *nvme_at(unsigned i)
+{
+	return i < nregistered ? registered[i] : NULL;
+}

@@ -1,0 +1,346 @@
+/*
+ * nvme.h - the face of the NVMe host driver: a bus-independent core (nvme.c and the pure
+ * helpers nvme_prp.c, nvme_queue.c, nvme_cmb.c, nvme_status.c) that reaches the controller
+ * only through struct nvme_bus (BAR0 register access, DMA memory, a delay), plus a thin
+ * PCI attach (nvme_pci.c) and console commands (nvme_command.c).
+ *
+ * Polling only: every queue is drained by nvme_qpair_poll() (the poll loop, or the
+ * synchronous helpers which poll until their command is done or timed out). Every wait is
+ * bounded: CSTS.RDY transitions by CAP.TO, commands by a per-command timeout after which
+ * the driver sends Abort and, if the controller still does not answer, gives the command
+ * up with -ETIMEDOUT and quarantines its command ID until the controller is reset.
+ *
+ * Buffers are passed as scatter lists of dma_addr_t (mm/dma.h), tagged with their memory
+ * class. One command never mixes memory classes, and never mixes the controller's own CMB
+ * with other memory (the spec forbids it; QEMU fails it with 0x4012): data in the CMB
+ * means PRP/SGL lists in the CMB too.
+ */
+#ifndef DRIVERS_NVME_NVME_H
+#define DRIVERS_NVME_NVME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../../mm/dma.h"
+#include "nvme_regs.h"
+
+#define NVME_PAGE_SIZE 4096u        /* CC.MPS = 0 */
+#define NVME_ADMIN_DEPTH 32u        /* admin SQ/CQ entries */
+#define NVME_IO_DEPTH 64u           /* I/O SQ/CQ entries (clamped to CAP.MQES + 1) */
+#define NVME_MAX_QDEPTH 64u
+#define NVME_MAX_IO_QUEUES 4u       /* one per poller */
+#define NVME_MAX_NS 16u             /* namespaces tracked per controller */
+#define NVME_MAX_CTRLS 8u
+#define NVME_LIST_PAGES 2u          /* PRP/SGL list pages per command slot */
+#define NVME_MAX_XFER (2u << 20)    /* driver limit per command, before MDTS */
+#define NVME_MAX_SG 512u            /* scatter entries per command */
+#define NVME_CMD_TIMEOUT_NS (5ull * 1000000000ull)
+#define NVME_ABORT_TIMEOUT_NS (1ull * 1000000000ull)
+
+/* --- the bus interface: how the core reaches one controller --- */
+struct nvme_bus {
+	uint32_t (*read32)(void *ctx, uint32_t off);
+	uint64_t (*read64)(void *ctx, uint32_t off);
+	void (*write32)(void *ctx, uint32_t off, uint32_t val);
+	void (*write64)(void *ctx, uint32_t off, uint64_t val);
+	/* `bytes` of zeroed, 4 KiB aligned, physically contiguous host memory; *addr is its
+	 * bus address (MEM_CLASS_HOST). NULL when out of memory. */
+	void *(*dma_alloc)(void *ctx, size_t bytes, dma_addr_t *addr);
+	void (*dma_free)(void *ctx, void *cpu, size_t bytes);
+	/* Let about ns nanoseconds pass between two polls of the hardware (may be NULL). */
+	void (*delay)(void *ctx, uint64_t ns);
+	void *ctx;
+	/* Memory BARs of the function, for the CMB (bus address, size, CPU mapping). */
+	uint64_t bar_bus[6];
+	uint64_t bar_size[6];
+	void *bar_cpu[6];
+};
+
+/* --- status (nvme_status.c) --- */
+
+/* Readable text for a CQE status field (phase bit ignored). */
+const char *nvme_status_str(uint16_t status);
+/* 0 or a negative errno for a CQE status field: the one wire-status to errno mapping. */
+int nvme_status_errno(uint16_t status);
+
+/* --- CMB register decoding (nvme_cmb.c) --- */
+
+enum nvme_cmb_scheme {
+	NVME_CMB_NONE = 0,
+	NVME_CMB_LEGACY,   /* CMBLOC/CMBSZ valid from reset, no CMBMSC (NVMe 1.2/1.3) */
+	NVME_CMB_V14,      /* CAP.CMBS: CMBLOC/CMBSZ valid after CMBMSC.CRE, CMSE enables use */
+};
+
+struct nvme_cmb_info {
+	uint32_t cmbloc, cmbsz;
+	unsigned bir;          /* BAR holding the CMB */
+	uint64_t unit;         /* bytes per CMBSZ.SZU unit */
+	uint64_t offset;       /* bytes into the BAR */
+	uint64_t size;         /* bytes */
+	bool sqs, cqs, lists, rds, wds;
+};
+
+/* Decode CMBLOC/CMBSZ. Returns 0, -ENODEV when CMBSZ is 0 (no CMB or CRE not yet set) or
+ * -EINVAL for a reserved SZU / BIR or a size that overflows. */
+int nvme_cmb_decode(uint32_t cmbloc, uint32_t cmbsz, struct nvme_cmb_info *out);
+
+/* "SQS LISTS RDS WDS" into buf; returns buf. */
+char *nvme_cmb_uses_str(const struct nvme_cmb_info *ci, char *buf, size_t cap);
+
+/* --- scatter lists, PRPs and SGLs (nvme_prp.c) --- */
+
+struct nvme_sg {
+	dma_addr_t addr;
+	uint32_t len;
+};
+
+/* A contiguous area for one command's PRP or SGL list (NVME_LIST_PAGES pages). */
+struct nvme_list_mem {
+	void *cpu;
+	dma_addr_t addr;
+	size_t bytes;
+};
+
+/* Total bytes of sg; -EINVAL (as a negative int64) for an empty entry or overflow. */
+int64_t nvme_sg_total(const struct nvme_sg *sg, unsigned n);
+
+/* The memory class shared by all entries, or -EINVAL if they mix classes. */
+int nvme_sg_class(const struct nvme_sg *sg, unsigned n);
+
+/* Can sg be described by PRPs with pages of page_size (first entry may start mid-page,
+ * others start on a page; all but the last end on a page; dword aligned)? */
+bool nvme_prp_possible(const struct nvme_sg *sg, unsigned n, uint32_t page_size);
+
+/* Build PRP1/PRP2 for sg, writing a PRP list (chained across list pages: the last entry of
+ * a full page points to the next page) into list when more than two pages are touched.
+ * *list_bytes gets the bytes of list written (0 without a list). Returns 0, -EINVAL (not
+ * describable by PRPs) or -E2BIG (list area too small). */
+int nvme_prp_build(const struct nvme_sg *sg, unsigned n, uint32_t page_size,
+		   const struct nvme_list_mem *list, uint64_t *prp1, uint64_t *prp2,
+		   size_t *list_bytes);
+
+/* Build SGL1 for sg whose total must be exactly `total` bytes (NLB x block size; QEMU
+ * fails 0x400f otherwise): one Data Block descriptor in the command for one entry, else a
+ * (Last) Segment descriptor pointing into list, segments chained per list page. dword
+ * set: the controller wants dword aligned addresses and lengths (SGLS 10b). Returns 0,
+ * -EINVAL or -E2BIG. */
+int nvme_sgl_build(const struct nvme_sg *sg, unsigned n, uint64_t total, uint32_t page_size,
+		   bool dword, const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1,
+		   size_t *list_bytes);
+
+/* --- rings (nvme_queue.c): the submission/completion queue pair without the commands --- */
+
+struct nvme_ring {
+	volatile struct nvme_sqe *sq;
+	volatile struct nvme_cqe *cq;
+	uint16_t depth;      /* entries in each queue */
+	uint16_t sq_tail;    /* next SQ slot the host fills */
+	uint16_t sq_head;    /* controller's SQ head, from CQE.SQHD */
+	uint16_t cq_head;    /* next CQ slot the host reads */
+	uint8_t phase;       /* the Phase Tag value of new entries (starts at 1) */
+};
+
+void nvme_ring_init(struct nvme_ring *r, void *sq, void *cq, uint16_t depth);
+/* Entries the host may still submit (one slot always stays empty). */
+unsigned nvme_ring_space(const struct nvme_ring *r);
+/* Copy sqe into the SQ at the tail and advance it; -EBUSY when full. */
+int nvme_ring_push(struct nvme_ring *r, const struct nvme_sqe *sqe);
+/* The CQE at the head if its Phase Tag is current (a new completion), else NULL. */
+const volatile struct nvme_cqe *nvme_ring_peek(const struct nvme_ring *r);
+/* Consume the head CQE (after peek): advance the head, flip the phase on wrap, take SQHD.
+ * Returns -EPROTO (the entry is consumed, its SQHD ignored) for an SQHD outside the queue. */
+int nvme_ring_pop(struct nvme_ring *r);
+/* Doorbell offsets for queue qid with stride CAP.DSTRD. */
+uint32_t nvme_sq_doorbell(uint16_t qid, unsigned dstrd);
+uint32_t nvme_cq_doorbell(uint16_t qid, unsigned dstrd);
+
+/* --- the controller (nvme.c) --- */
+
+struct nvme_ctrl;
+struct nvme_qpair;
+
+/* Completion callback: rc is 0 or a negative errno (nvme_status_errno, or -ETIMEDOUT,
+ * -EIO after a fatal controller status); cqe is NULL when no completion arrived. */
+typedef void (*nvme_done_fn)(void *arg, int rc, const struct nvme_cqe *cqe);
+
+enum nvme_cmd_state {
+	NVME_CMD_FREE = 0,
+	NVME_CMD_ACTIVE,     /* submitted, waiting for its completion */
+	NVME_CMD_ABORTING,   /* timed out; an Abort was sent */
+	NVME_CMD_LOST,       /* given up; the CID stays out of use until a completion or reset */
+};
+
+struct nvme_cmd {
+	uint8_t state;       /* enum nvme_cmd_state */
+	uint8_t opc;
+	uint16_t cid;
+	uint64_t deadline_ns;
+	nvme_done_fn done;
+	void *arg;
+	/* accounting, applied on success */
+	uint64_t data_bytes;
+	uint32_t list_bytes;
+	uint8_t data_cls, list_cls, dir;
+	/* list memory of this slot */
+	struct nvme_list_mem host_list;
+	struct nvme_list_mem cmb_list; /* cpu NULL without a usable CMB with LISTS */
+};
+
+struct nvme_qpair_stats {
+	uint64_t submitted, completed, errors, timeouts, aborts_sent, spurious, lost, late;
+};
+
+struct nvme_qpair {
+	struct nvme_ctrl *ctrl;
+	uint16_t qid;
+	struct nvme_ring ring;
+	dma_addr_t sq_addr, cq_addr;
+	uint32_t sq_db, cq_db;
+	struct nvme_cmd cmds[NVME_MAX_QDEPTH];
+	uint16_t free_cids[NVME_MAX_QDEPTH];
+	unsigned nfree;
+	unsigned outstanding;
+	struct nvme_qpair_stats st;
+};
+
+struct nvme_ns {
+	uint32_t nsid;
+	bool active;
+	uint64_t nsze, ncap, nuse;
+	unsigned lba_shift;  /* log2 of the logical block size */
+	uint16_t ms;         /* metadata bytes per block */
+};
+
+enum nvme_ctrl_state {
+	NVME_CTRL_NEW = 0,
+	NVME_CTRL_RESETTING,  /* CC.EN cleared, waiting for CSTS.RDY = 0 */
+	NVME_CTRL_ENABLING,   /* admin queue programmed, CC.EN set, waiting for CSTS.RDY = 1 */
+	NVME_CTRL_ADMIN,      /* admin queue live, identifying and creating I/O queues */
+	NVME_CTRL_LIVE,       /* I/O queues live */
+	NVME_CTRL_FAILED,     /* CSTS.CFS, a timeout during bring-up, or a bad register */
+	NVME_CTRL_STATE_COUNT
+};
+
+struct nvme_cmb {
+	enum nvme_cmb_scheme scheme;
+	struct nvme_cmb_info info;
+	uint64_t bus;         /* bus address of the CMB's first byte */
+	uint8_t *cpu;         /* CPU mapping (write-combining) */
+	uint64_t size;
+	bool usable;          /* data and lists may point here */
+	const char *refused;  /* why not, when a CMB exists but is not usable */
+	uint64_t reserved;    /* bytes at the start kept by the driver (per-slot lists) */
+	uint64_t cmbmsc;      /* value written (v1.4) */
+};
+
+struct nvme_ctrl_stats {
+	uint64_t payload_bytes[MEM_CLASS_COUNT]; /* data moved by completed commands, by class */
+	uint64_t list_bytes[MEM_CLASS_COUNT];    /* PRP/SGL lists the controller read */
+	uint64_t reads, writes, flushes, write_zeroes, dsms, failed;
+};
+
+struct nvme_ctrl {
+	char name[16];
+	const struct nvme_bus *bus;
+	enum nvme_ctrl_state state;
+	int error;               /* why FAILED */
+	/* registers */
+	uint64_t cap;
+	uint32_t vs;
+	unsigned dstrd;
+	uint64_t rdy_timeout_ns; /* CAP.TO */
+	uint64_t reset_ns;       /* how long the last reset + enable took */
+	/* Identify Controller */
+	uint8_t *idctrl;         /* 4 KiB, kept for `nvme id-ctrl` */
+	dma_addr_t idctrl_addr;
+	char sn[21], mn[41], fr[9];
+	uint16_t cntlid, oncs, acl;
+	uint32_t nn, sgls, ver;
+	uint8_t mdts, vwc;
+	uint32_t max_xfer;       /* bytes per command */
+	/* queues */
+	struct nvme_qpair admin;
+	struct nvme_qpair io[NVME_MAX_IO_QUEUES];
+	unsigned nio;            /* I/O queue pairs created */
+	unsigned io_depth;
+	/* namespaces */
+	struct nvme_ns ns[NVME_MAX_NS];
+	unsigned nns;
+	/* CMB */
+	struct nvme_cmb cmb;
+	/* timeouts */
+	uint64_t cmd_timeout_ns, abort_timeout_ns;
+	struct nvme_ctrl_stats st;
+	void *attach;            /* the bus attach's own data (nvme_pci.c) */
+};
+
+/* Bring a controller up: reset (CC.EN=0, bounded wait on CSTS.RDY=0 even if firmware left it
+ * enabled), admin queue, enable (bounded wait on CSTS.RDY=1, CSTS.CFS checked), Identify
+ * Controller, CMB setup, Set Features Number of Queues, nio I/O queue pairs, active
+ * namespace list and Identify Namespace for each. Returns 0 or a negative errno (then the
+ * controller is FAILED, disabled when possible, and nvme_ctrl_fini() still must be called). */
+int nvme_ctrl_init(struct nvme_ctrl *c, const char *name, const struct nvme_bus *bus, unsigned nio);
+
+/* Delete the I/O queues (best effort), disable the controller, free its memory. */
+void nvme_ctrl_fini(struct nvme_ctrl *c);
+
+/* CC.EN = 0 and a bounded wait for CSTS.RDY = 0 (CAP.TO). 0, -ETIMEDOUT or -EIO. */
+int nvme_ctrl_disable(struct nvme_ctrl *c);
+
+/* The namespace with this ID if present and active, else NULL. */
+struct nvme_ns *nvme_ns_get(struct nvme_ctrl *c, uint32_t nsid);
+
+const char *nvme_ctrl_state_name(enum nvme_ctrl_state s);
+
+/* Is [bus, bus + len) inside this controller's own CMB? */
+bool nvme_in_own_cmb(const struct nvme_ctrl *c, uint64_t bus, uint64_t len);
+
+/* A command description for nvme_submit(): opcode, namespace, CDW10-15 and the data. */
+struct nvme_request {
+	uint8_t opc;
+	uint32_t nsid;
+	uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+	const struct nvme_sg *sg; /* data, NULL for none */
+	unsigned nsg;
+	uint64_t sgl_total;       /* bytes an SGL must describe exactly (0: sum of sg) */
+	enum dma_dir dir;         /* DMA_TO_DEVICE: the controller reads the data */
+	bool force_prp;           /* never use SGLs (tests, admin commands) */
+	bool count_payload;       /* data is I/O payload (read/write), counted per class */
+};
+
+/* Submit on q; done(arg, rc, cqe) runs from nvme_qpair_poll() (never from here). Returns 0,
+ * -EBUSY (queue full), -EINVAL (bad scatter list, memory mix, CMB not usable), -EIO
+ * (controller failed). */
+int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg);
+
+/* Reap up to budget completions and handle timeouts (Abort, then give up). Returns the number
+ * of completions handled, or -EIO when the controller reports a fatal status. */
+int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget);
+
+/* Submit and poll until done or timed out (bounded). Returns 0 or a negative errno; *cqe_out
+ * (may be NULL) gets the completion. */
+int nvme_exec_sync(struct nvme_qpair *q, const struct nvme_request *rq, struct nvme_cqe *cqe_out);
+
+/* Synchronous NVM commands on the first I/O queue. slba/nlb in logical blocks; the scatter
+ * list must hold exactly nlb blocks. -ERANGE beyond the namespace end, -ENODEV for an absent
+ * namespace, -EOPNOTSUPP when the controller lacks the command. */
+int nvme_read(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+	      const struct nvme_sg *sg, unsigned nsg);
+int nvme_write(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+	       const struct nvme_sg *sg, unsigned nsg);
+int nvme_flush(struct nvme_ctrl *c, uint32_t nsid);
+int nvme_write_zeroes(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb);
+/* Deallocate one LBA range (Dataset Management, AD). */
+int nvme_deallocate(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb);
+
+/* Build the request of a read or write (checks the namespace and the range). */
+int nvme_rw_request(struct nvme_ctrl *c, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		    const struct nvme_sg *sg, unsigned nsg, struct nvme_request *rq);
+
+/* Controllers registered by attaches (console, copy). */
+int nvme_register(struct nvme_ctrl *c);
+void nvme_unregister(struct nvme_ctrl *c);
+unsigned nvme_count(void);
+struct nvme_ctrl *nvme_at(unsigned i);
+
+#endif

@@ -1,0 +1,390 @@
+// sources: drivers/nvme/nvme.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c tests/unit/drivers/nvme/fake_nvme.c
+/*
+ * The controller core against a fake controller: reset of a controller left enabled,
+ * bounded waits (never ready, fatal status), Identify, queues, read/write through PRPs and
+ * SGLs, write zeroes, DSM, flush, absent namespace, I/O beyond the end, timeouts with
+ * Abort (answered and ignored), CMB in the 1.4 and legacy schemes, the CMSE=0 trap refused,
+ * memory mixes refused, DMA accounting by memory class.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "drivers/nvme/nvme.h"
+#include "lib/clock.h"
+#include "tests/unit/drivers/nvme/fake_nvme.h"
+#include "tests/unit/unit_support.h"
+
+static struct fake_nvme f;
+static struct nvme_ctrl c;
+
+static void setup(void)
+{
+	fake_clock_install();
+	fake_nvme_init(&f);
+	dma_counters_reset();
+	memset(&c, 0, sizeof(c));
+	unit_pools_begin();
+}
+
+static void teardown(void)
+{
+	nvme_ctrl_fini(&c);
+	cr_expect_eq(f.dma_live, 0, "every DMA allocation freed (%u left)", f.dma_live);
+	fake_nvme_fini(&f);
+	unit_pools_end();
+}
+
+TestSuite(ctrl, .init = setup, .fini = teardown);
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed + (i >> 9));
+}
+
+static struct nvme_sg sg_host(void *p, uint32_t len)
+{
+	struct nvme_sg s = { dma_addr_host(p), len };
+	return s;
+}
+
+static struct nvme_sg sg_cmb(uint64_t off, uint32_t len)
+{
+	struct nvme_sg s = { dma_addr_device((uint64_t)(uintptr_t)f.cmb + off), len };
+	return s;
+}
+
+Test(ctrl, bring_up_resets_a_controller_the_firmware_left_enabled)
+{
+	/* OVMF leaves CC.EN = 1 and CSTS.RDY = 1 with its own queues */
+	f.cc = NVME_CC_EN;
+	f.csts = NVME_CSTS_RDY;
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(f.disables, 1, "CC.EN cleared once");
+	cr_assert_eq(f.enables, 1);
+	cr_assert_eq(c.state, NVME_CTRL_LIVE);
+	cr_assert_str_eq(c.sn, "FAKE0001");
+	cr_assert_str_eq(c.mn, "Fake NVMe Ctrl");
+	cr_assert_str_eq(c.fr, "1.0");
+	cr_assert_eq(c.max_xfer, 128 * 1024, "MDTS 5 with 4 KiB pages");
+	cr_assert_eq(c.nns, 1);
+	cr_assert_eq(c.ns[0].nsid, 1);
+	cr_assert_eq(c.ns[0].nsze, FAKE_NSZE);
+	cr_assert_eq(c.ns[0].lba_shift, 9);
+	cr_assert_eq(c.nio, 1);
+	cr_assert(f.sq[1].live && f.cq[1].live, "I/O queue pair 1 created");
+	cr_assert_eq(f.sq[1].depth, NVME_IO_DEPTH);
+	cr_assert_eq(c.rdy_timeout_ns, 2 * NSEC_PER_SEC, "CAP.TO 4 x 500 ms");
+}
+
+Test(ctrl, controller_that_never_becomes_ready_fails_cleanly_in_bounded_time)
+{
+	f.never_ready = true;
+	uint64_t t0 = clock_now_ns();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), -ETIMEDOUT);
+	uint64_t took = clock_now_ns() - t0;
+	cr_assert_eq(c.state, NVME_CTRL_FAILED);
+	cr_assert_eq(c.error, -ETIMEDOUT);
+	/* CAP.TO for the enable, at most CAP.TO again for the disable afterwards */
+	cr_assert_geq(took, 2 * NSEC_PER_SEC);
+	cr_assert_leq(took, 4 * NSEC_PER_SEC + 10 * NSEC_PER_MSEC, "took %llu ns", (unsigned long long)took);
+	cr_assert_eq(f.cc & NVME_CC_EN, 0, "left disabled");
+	struct nvme_sg sg = sg_host(f.media, 512);
+	cr_assert_eq(nvme_read(&c, 1, 0, 1, &sg, 1), -EIO);
+}
+
+Test(ctrl, fatal_status_while_enabling_is_eio)
+{
+	f.cfs_on_enable = true;
+	uint64_t t0 = clock_now_ns();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), -EIO);
+	cr_assert_lt(clock_now_ns() - t0, NSEC_PER_SEC, "CSTS.CFS ends the wait at once");
+	cr_assert_eq(c.state, NVME_CTRL_FAILED);
+}
+
+Test(ctrl, doorbell_stride_is_honoured)
+{
+	f.cap |= 2ull << 32; /* DSTRD 2: 16-byte doorbells */
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(c.io[0].sq_db, 0x1020);
+	uint8_t *buf = aligned_alloc(4096, 4096);
+	fill(buf, 4096, 3);
+	struct nvme_sg sg = sg_host(buf, 4096);
+	cr_assert_eq(nvme_write(&c, 1, 8, 8, &sg, 1), 0);
+	cr_assert_eq(memcmp(f.media + 8 * 512, buf, 4096), 0);
+	free(buf);
+}
+
+Test(ctrl, write_and_read_back_through_one_sgl_data_block)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *w = aligned_alloc(4096, 65536), *r = aligned_alloc(4096, 65536);
+	fill(w, 65536, 1);
+	memset(r, 0, 65536);
+	struct nvme_sg ws = sg_host(w, 65536), rs = sg_host(r, 65536);
+	cr_assert_eq(nvme_write(&c, 1, 100, 128, &ws, 1), 0);
+	cr_assert_eq(f.last_psdt, NVME_SQE_PSDT_SGL);
+	cr_assert_eq(memcmp(f.media + 100 * 512, w, 65536), 0, "the bytes reached the media");
+	cr_assert_eq(nvme_read(&c, 1, 100, 128, &rs, 1), 0);
+	cr_assert_eq(memcmp(r, w, 65536), 0);
+	const struct dma_counters *d = dma_counters();
+	cr_assert_eq(d->dma_bytes[MEM_CLASS_HOST][DMA_TO_DEVICE], 65536);
+	cr_assert_eq(d->dma_bytes[MEM_CLASS_HOST][DMA_FROM_DEVICE], 65536);
+	cr_assert_eq(d->dma_bytes[MEM_CLASS_DEVICE][DMA_TO_DEVICE], 0);
+	cr_assert_eq(c.st.payload_bytes[MEM_CLASS_HOST], 2 * 65536);
+	free(w);
+	free(r);
+}
+
+Test(ctrl, prps_with_a_list_when_the_controller_has_no_sgls)
+{
+	f.sgls = 0;
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *w = aligned_alloc(4096, 8 * 4096);
+	fill(w, 8 * 4096, 9);
+	/* 20 KiB starting 512 bytes into a page: touches 6 pages, PRP list of 5 */
+	struct nvme_sg ws = sg_host(w + 512, 20480);
+	cr_assert_eq(nvme_write(&c, 1, 0, 40, &ws, 1), 0);
+	cr_assert_eq(f.last_psdt, NVME_SQE_PSDT_PRP);
+	cr_assert_eq(memcmp(f.media, w + 512, 20480), 0);
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_HOST], 5 * 8);
+	/* a scatter list PRPs cannot describe is refused, not sent */
+	uint8_t *odd = malloc(2048);
+	struct nvme_sg bad[2] = { sg_host(w, 1024), sg_host(odd, 1024) };
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_write(&c, 1, 0, 4, bad, 2), -EINVAL);
+	cr_assert_eq(f.commands, before);
+	free(odd);
+	free(w);
+}
+
+Test(ctrl, byte_granular_sgl_gathers_odd_fragments)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	/* 64 payloads of 1400 bytes at stride 1401 from an odd base = 175 sectors */
+	uint8_t *pool = malloc(64 * 1401 + 16);
+	uint8_t expect[64 * 1400];
+	struct nvme_sg sg[64];
+	for (int i = 0; i < 64; i++) {
+		fill(pool + 1 + 1401 * i, 1400, (unsigned)i);
+		memcpy(expect + 1400 * i, pool + 1 + 1401 * i, 1400);
+		sg[i] = sg_host(pool + 1 + 1401 * i, 1400);
+	}
+	cr_assert_eq(nvme_write(&c, 1, 200, 175, sg, 64), 0);
+	cr_assert_eq(memcmp(f.media + 200 * 512, expect, sizeof(expect)), 0);
+	/* the SGL total must equal NLB x 512: one sector short is refused before submission */
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_write(&c, 1, 200, 176, sg, 64), -EINVAL);
+	cr_assert_eq(f.commands, before);
+	free(pool);
+}
+
+Test(ctrl, io_beyond_the_namespace_end_is_erange)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *b = aligned_alloc(4096, 4096);
+	struct nvme_sg sg = sg_host(b, 4096);
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_read(&c, 1, FAKE_NSZE - 4, 8, &sg, 1), -ERANGE);
+	cr_assert_eq(nvme_write(&c, 1, FAKE_NSZE, 8, &sg, 1), -ERANGE);
+	cr_assert_eq(nvme_read(&c, 1, UINT64_MAX - 2, 8, &sg, 1), -ERANGE, "no wrap-around");
+	cr_assert_eq(nvme_write_zeroes(&c, 1, FAKE_NSZE - 1, 2), -ERANGE);
+	cr_assert_eq(f.commands, before, "refused before reaching the controller");
+	/* and when the controller is the one saying so (status 0x80), the same -ERANGE */
+	struct nvme_request rq;
+	cr_assert_eq(nvme_rw_request(&c, false, 1, 0, 8, &sg, 1, &rq), 0);
+	rq.cdw10 = FAKE_NSZE;
+	cr_assert_eq(nvme_exec_sync(&c.io[0], &rq, NULL), -ERANGE);
+	cr_assert_eq(f.last_status, (0x80 << 1) | 0x8000);
+	free(b);
+}
+
+Test(ctrl, absent_namespace_is_enodev)
+{
+	f.ns_absent = true;
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0, "no namespace is not a failure");
+	cr_assert_eq(c.nns, 0);
+	uint8_t *b = aligned_alloc(4096, 4096);
+	struct nvme_sg sg = sg_host(b, 4096);
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), -ENODEV);
+	cr_assert_eq(nvme_flush(&c, 1), -ENODEV);
+	cr_assert_null(nvme_ns_get(&c, 1));
+	/* raw command to a namespace the controller does not have: 0x0b -> -ENODEV */
+	struct nvme_request rq;
+	memset(&rq, 0, sizeof(rq));
+	rq.opc = NVME_CMD_FLUSH;
+	rq.nsid = 7;
+	cr_assert_eq(nvme_exec_sync(&c.io[0], &rq, NULL), -ENODEV);
+	free(b);
+}
+
+Test(ctrl, write_zeroes_deallocate_and_flush)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	memset(f.media, 0xab, FAKE_NSZE * 512);
+	cr_assert_eq(nvme_write_zeroes(&c, 1, 10, 4), 0);
+	cr_assert_eq(f.media[10 * 512], 0);
+	cr_assert_eq(f.media[14 * 512 - 1], 0);
+	cr_assert_eq(f.media[14 * 512], 0xab);
+	cr_assert_eq(nvme_deallocate(&c, 1, 20, 2), 0);
+	cr_assert_eq(f.media[20 * 512], 0);
+	cr_assert_eq(f.media[22 * 512], 0xab);
+	cr_assert_eq(nvme_flush(&c, 1), 0);
+	cr_assert_eq(dma_counters()->dma_bytes[MEM_CLASS_HOST][DMA_TO_DEVICE], 0,
+		     "DSM ranges are not payload");
+}
+
+Test(ctrl, timed_out_command_is_aborted_and_fails_cleanly)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	f.drop_opc = NVME_CMD_READ;
+	uint8_t *b = aligned_alloc(4096, 4096);
+	struct nvme_sg sg = sg_host(b, 4096);
+	uint64_t t0 = clock_now_ns();
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), -ETIMEDOUT);
+	uint64_t took = clock_now_ns() - t0;
+	cr_assert_geq(took, c.cmd_timeout_ns);
+	cr_assert_lt(took, c.cmd_timeout_ns + NSEC_PER_SEC);
+	cr_assert_eq(f.aborts, 1);
+	cr_assert_eq(c.io[0].st.timeouts, 1);
+	cr_assert_eq(c.io[0].st.lost, 0);
+	cr_assert_eq(c.io[0].outstanding, 0);
+	cr_assert_eq(c.io[0].nfree, NVME_IO_DEPTH - 1, "the command ID is reusable");
+	f.drop_opc = -1;
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), 0, "the queue still works");
+	free(b);
+}
+
+Test(ctrl, ignored_abort_gives_the_command_up_and_quarantines_its_id)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	f.drop_opc = NVME_CMD_WRITE;
+	f.drop_aborts = true;
+	uint8_t *b = aligned_alloc(4096, 4096);
+	struct nvme_sg sg = sg_host(b, 4096);
+	uint64_t t0 = clock_now_ns();
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &sg, 1), -ETIMEDOUT);
+	uint64_t took = clock_now_ns() - t0;
+	cr_assert_geq(took, c.cmd_timeout_ns + c.abort_timeout_ns);
+	cr_assert_lt(took, c.cmd_timeout_ns + c.abort_timeout_ns + NSEC_PER_SEC);
+	cr_assert_eq(c.io[0].st.lost, 1);
+	cr_assert_eq(c.io[0].nfree, NVME_IO_DEPTH - 2, "the lost ID stays out of use");
+	f.drop_opc = -1;
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), 0);
+	/* the admin queue's unanswered Abort is given up too, later */
+	free(b);
+}
+
+Test(ctrl, fatal_status_during_io_fails_every_command_with_eio)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	f.drop_opc = NVME_CMD_READ;
+	f.cfs_on_drop = true;
+	uint8_t *b = aligned_alloc(4096, 4096);
+	struct nvme_sg sg = sg_host(b, 4096);
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), -EIO);
+	cr_assert_eq(c.state, NVME_CTRL_FAILED);
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &sg, 1), -EIO);
+	free(b);
+}
+
+static void enable_v14_cmb(void)
+{
+	f.cap |= 1ull << 57; /* CAP.CMBS */
+	f.cmb_v14 = true;
+}
+
+Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
+{
+	enable_v14_cmb();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(c.cmb.scheme, NVME_CMB_V14);
+	cr_assert(c.cmb.usable, "refused: %s", c.cmb.refused ? c.cmb.refused : "");
+	cr_assert(f.cmse);
+	cr_assert_eq(f.cmbmsc, (uint64_t)(uintptr_t)f.cmb | 3);
+	cr_assert_eq(c.cmb.size, FAKE_CMB_SIZE);
+	cr_assert_gt(c.cmb.reserved, 0, "per-command list areas carved from the CMB");
+
+	/* write from two CMB fragments: the SGL segment must be in the CMB too */
+	uint64_t off = c.cmb.reserved;
+	fill(f.cmb + off, 8192, 5);
+	struct nvme_sg sg[2] = { sg_cmb(off, 1000), sg_cmb(off + 1000, 8192 - 1000) };
+	cr_assert_eq(nvme_write(&c, 1, 300, 16, sg, 2), 0);
+	cr_assert_eq(f.last_status, 0);
+	cr_assert_eq(memcmp(f.media + 300 * 512, f.cmb + off, 8192), 0);
+	/* read back into another CMB area with PRPs (list in the CMB) */
+	c.sgls = 0;
+	struct nvme_sg rs = sg_cmb(off + 65536, 4 * 4096);
+	cr_assert_eq(nvme_read(&c, 1, 300, 32, &rs, 1), 0);
+	cr_assert_eq(memcmp(f.cmb + off + 65536, f.media + 300 * 512, 16384), 0);
+	const struct dma_counters *d = dma_counters();
+	cr_assert_eq(d->dma_bytes[MEM_CLASS_HOST][DMA_TO_DEVICE] + d->dma_bytes[MEM_CLASS_HOST][DMA_FROM_DEVICE],
+		     0, "no host DRAM byte for CMB payloads or their lists");
+	cr_assert_eq(d->dma_bytes[MEM_CLASS_DEVICE][DMA_TO_DEVICE], 8192 + 32 + 24);
+	cr_assert_eq(d->dma_bytes[MEM_CLASS_DEVICE][DMA_FROM_DEVICE], 16384);
+	cr_assert_eq(c.st.payload_bytes[MEM_CLASS_DEVICE], 8192 + 16384);
+	cr_assert_eq(f.cmb_silent_drops, 0);
+}
+
+Test(ctrl, cmse_zero_is_detected_and_cmb_io_refused)
+{
+	enable_v14_cmb();
+	f.ignore_cmse = true; /* CMSE never sticks: the drive would move no data */
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(c.cmb.scheme, NVME_CMB_V14);
+	cr_assert_not(c.cmb.usable);
+	cr_assert_not_null(strstr(c.cmb.refused, "CMSE"));
+	struct nvme_sg sg = sg_cmb(0, 4096);
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &sg, 1), -EINVAL);
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), -EINVAL);
+	cr_assert_eq(f.commands, before, "never sent");
+	cr_assert_eq(f.cmb_silent_drops, 0);
+}
+
+Test(ctrl, legacy_cmb_registers_valid_from_reset)
+{
+	f.vs = NVME_VS(1, 3);
+	f.cmbloc = 2;
+	f.cmbsz = 0x0000421d;
+	f.cmse = true; /* legacy: CMB addresses always decoded */
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(c.cmb.scheme, NVME_CMB_LEGACY);
+	cr_assert(c.cmb.usable);
+	cr_assert_eq(c.cmb.bus, (uint64_t)(uintptr_t)f.cmb);
+	fill(f.cmb + c.cmb.reserved, 4096, 8);
+	struct nvme_sg sg = sg_cmb(c.cmb.reserved, 4096);
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &sg, 1), 0);
+	cr_assert_eq(memcmp(f.media, f.cmb + c.cmb.reserved, 4096), 0);
+}
+
+Test(ctrl, one_command_never_mixes_cmb_and_host_memory)
+{
+	enable_v14_cmb();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *h = aligned_alloc(4096, 4096);
+	struct nvme_sg mix[2] = { sg_cmb(c.cmb.reserved, 2048), sg_host(h, 2048) };
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, mix, 2), -EINVAL);
+	/* same class (device) but straddling the CMB's end */
+	struct nvme_sg straddle = sg_cmb(FAKE_CMB_SIZE - 2048, 4096);
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &straddle, 1), -EINVAL);
+	cr_assert_eq(f.commands, before);
+	free(h);
+}
+
+Test(ctrl, many_commands_wrap_the_rings_and_flip_the_phase)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *b = aligned_alloc(4096, 4096);
+	struct nvme_sg sg = sg_host(b, 512);
+	for (unsigned i = 0; i < 3 * NVME_IO_DEPTH + 5; i++) {
+		memset(b, (int)i, 512);
+		cr_assert_eq(nvme_write(&c, 1, i % FAKE_NSZE, 1, &sg, 1), 0, "command %u", i);
+		cr_assert_eq(f.media[(i % FAKE_NSZE) * 512 + 7], (uint8_t)i);
+	}
+	cr_assert_eq(c.io[0].st.completed, 3 * NVME_IO_DEPTH + 5);
+	cr_assert_eq(c.io[0].st.spurious, 0);
+	free(b);
+}
