@@ -1,0 +1,459 @@
+/*
+ * netdev.c - the generic half of the netdev interface (see netdev.h): the device list,
+ * receive/transmit accounting, netbufs and fragment references.
+ */
+#include <errno.h>
+#include <string.h>
+#include "../../lib/log.h"
+#include "../../mm/pool.h"
+#include "netdev.h"
+
+LOG_MODULE_DEFINE(netdev);
+
+static struct list_node netdev_list = LIST_HEAD_INIT(netdev_list);
+static void (*stack_rx)(struct netdev *dev, struct netbuf *nb);
+static struct mm_pool netbuf_pool;
+static struct mm_pool split_pool;
+static bool netbuf_pool_ready;
+
+#define NETDEV_SPLIT_REFS 4096
+
+/* A buffer shared by the parts of a split fragment. */
+struct frag_split_ref {
+	struct netdev_frag_owner *owner;
+	uint64_t token;
+	unsigned refs;
+};
+
+static void split_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct frag_split_ref *r = (struct frag_split_ref *)(uintptr_t)token;
+	(void)o;
+	if (--r->refs == 0) {
+		if (r->owner)
+			r->owner->release(r->owner, r->token);
+		mm_pool_free(&split_pool, r);
+	}
+}
+
+static struct netdev_frag_owner split_owner = { "split", split_release };
+
+/* Split a fragment into two references. */
+int netdev_frag_split(struct netdev_frag *f, size_t at, struct netdev_frag *tail)
+{
+	struct frag_split_ref *r;
+
+	if (at == 0 || at >= f->len)
+		return -EINVAL;
+	if (f->owner == &split_owner) {
+		r = (struct frag_split_ref *)(uintptr_t)f->token;
+	} else {
+		if (!netbuf_pool_ready || !(r = mm_pool_alloc(&split_pool)))
+			return -ENOMEM;
+		r->owner = f->owner;
+		r->token = f->token;
+		r->refs = 1;
+		f->owner = &split_owner;
+		f->token = (uint64_t)(uintptr_t)r;
+	}
+	r->refs++;
+	*tail = *f;
+	tail->addr = dma_addr_add(f->addr, at);
+	tail->offset = f->offset + at;
+	tail->len = f->len - (uint32_t)at;
+	f->len = (uint32_t)at;
+	return 0;
+}
+
+/* Register a device. */
+int netdev_register(struct netdev *dev)
+{
+	struct list_node *it;
+
+	if (!dev->ops || !dev->ops->xmit || dev->mtu < NETDEV_MTU_MIN || dev->mtu > NETDEV_MTU_MAX)
+		return -EINVAL;
+	list_for_each(&netdev_list, it)
+		if (it == &dev->node)
+			return -EEXIST;
+	dev->rx_handler = stack_rx;
+	list_add_tail(&netdev_list, &dev->node);
+	log_info("%s: registered, mtu %u, features 0x%x, link %s", dev->name, dev->mtu, dev->features,
+		 dev->link_up ? "up" : "down");
+	return 0;
+}
+
+/* Unlist a device. */
+void netdev_unregister(struct netdev *dev)
+{
+	list_del(&dev->node);
+	dev->rx_handler = NULL;
+}
+
+/* First device. */
+struct netdev *netdev_first(void)
+{
+	if (list_empty(&netdev_list))
+		return NULL;
+	return container_of(netdev_list.next, struct netdev, node);
+}
+
+/* Visit devices. */
+void netdev_foreach(void (*fn)(struct netdev *dev, void *ctx), void *ctx)
+{
+	struct list_node *it, *tmp;
+	list_for_each_safe(&netdev_list, it, tmp)
+		fn(container_of(it, struct netdev, node), ctx);
+}
+
+/* Attach the stack. */
+void netdev_set_stack_rx(void (*rx)(struct netdev *dev, struct netbuf *nb))
+{
+	struct list_node *it;
+	stack_rx = rx;
+	list_for_each(&netdev_list, it)
+		container_of(it, struct netdev, node)->rx_handler = rx;
+}
+
+/* Count a frame's bytes by where they live. */
+static void count_bytes(const struct netbuf *nb, uint64_t *host, uint64_t *device)
+{
+	*host += netbuf_host_len(nb);
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		if (nb->frags[i].addr.cls == MEM_CLASS_DEVICE)
+			*device += nb->frags[i].len;
+		else
+			*host += nb->frags[i].len;
+	}
+}
+
+/* A frame from the driver. */
+void netdev_rx(struct netdev *dev, struct netbuf *nb)
+{
+	nb->dev = dev;
+	dev->stats.rx_frames++;
+	count_bytes(nb, &dev->stats.rx_bytes_host, &dev->stats.rx_bytes_device);
+	if (nb->flags & NETBUF_RX_SPLIT)
+		dev->stats.rx_split++;
+	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
+		dev->stats.rx_csum_ok++;
+	if (nb->flags & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD))
+		dev->stats.rx_csum_bad++;
+	if (!dev->rx_handler) {
+		dev->stats.rx_dropped++;
+		netbuf_free(nb);
+		return;
+	}
+	dev->rx_handler(dev, nb);
+}
+
+/* A frame to the driver. */
+int netdev_tx(struct netdev *dev, struct netbuf *nb)
+{
+	uint64_t host = 0, device = 0;
+	int rc;
+
+	if (!dev->link_up) {
+		dev->stats.tx_errors++;
+		return -ENETDOWN;
+	}
+	nb->dev = dev;
+	count_bytes(nb, &host, &device);
+	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
+		dev->stats.tx_csum_offload++;
+	rc = dev->ops->xmit(dev, nb);
+	if (rc) {
+		dev->stats.tx_errors++;
+		return rc;
+	}
+	dev->stats.tx_frames++;
+	dev->stats.tx_bytes_host += host;
+	dev->stats.tx_bytes_device += device;
+	return 0;
+}
+
+/* Link change. */
+void netdev_set_link(struct netdev *dev, bool up)
+{
+	if (dev->link_up != up)
+		log_info("%s: link %s", dev->name, up ? "up" : "down");
+	dev->link_up = up;
+}
+
+/* MTU change. */
+int netdev_set_mtu(struct netdev *dev, unsigned mtu)
+{
+	int rc;
+
+	if (mtu < NETDEV_MTU_MIN || mtu > NETDEV_MTU_MAX)
+		return -EINVAL;
+	if (mtu == dev->mtu)
+		return 0;
+	if (!dev->ops->set_mtu)
+		return -EOPNOTSUPP;
+	if ((rc = dev->ops->set_mtu(dev, mtu)))
+		return rc;
+	dev->mtu = mtu;
+	return 0;
+}
+
+/* --- netbufs ----------------------------------------------------------------------- */
+
+/* Create the pool. */
+int netbuf_pool_init(size_t capacity)
+{
+	int rc = mm_pool_init(&netbuf_pool, "netbuf", sizeof(struct netbuf) + NETBUF_HOST_SIZE, capacity);
+	if (rc)
+		return rc;
+	if ((rc = mm_pool_init(&split_pool, "frag_split", sizeof(struct frag_split_ref), NETDEV_SPLIT_REFS))) {
+		mm_pool_destroy(&netbuf_pool);
+		return rc;
+	}
+	netbuf_pool_ready = true;
+	return 0;
+}
+
+/* Destroy the pool. */
+int netbuf_pool_destroy(void)
+{
+	int rc;
+	if (!netbuf_pool_ready)
+		return 0;
+	if (netbuf_pool.in_use || split_pool.in_use)
+		return -EBUSY;
+	if ((rc = mm_pool_destroy(&netbuf_pool)) || (rc = mm_pool_destroy(&split_pool)))
+		return rc;
+	netbuf_pool_ready = false;
+	return 0;
+}
+
+static struct netbuf *netbuf_get(void)
+{
+	struct netbuf *nb;
+	if (!netbuf_pool_ready || !(nb = mm_pool_alloc(&netbuf_pool)))
+		return NULL;
+	memset(nb, 0, sizeof(*nb));
+	list_init(&nb->node);
+	return nb;
+}
+
+/* A stack netbuf with storage. */
+struct netbuf *netbuf_alloc(size_t headroom)
+{
+	struct netbuf *nb;
+	if (headroom > NETBUF_HOST_SIZE || !(nb = netbuf_get()))
+		return NULL;
+	nb->head = nb->storage;
+	nb->end = nb->storage + NETBUF_HOST_SIZE;
+	nb->data = nb->tail = nb->head + headroom;
+	return nb;
+}
+
+/* A driver's RX netbuf over its own header buffer. */
+struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev_frag_owner *owner,
+			       uint64_t token)
+{
+	struct netbuf *nb;
+	if (len > size || !(nb = netbuf_get()))
+		return NULL;
+	nb->head = nb->data = buf;
+	nb->tail = nb->head + len;
+	nb->end = nb->head + size;
+	nb->hdr_owner = owner;
+	nb->hdr_token = token;
+	return nb;
+}
+
+/* Release everything. */
+void netbuf_free(struct netbuf *nb)
+{
+	if (!nb)
+		return;
+	for (unsigned i = 0; i < nb->nfrags; i++)
+		netdev_frag_release(&nb->frags[i]);
+	nb->nfrags = 0;
+	if (nb->hdr_owner)
+		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
+	list_del(&nb->node);
+	mm_pool_free(&netbuf_pool, nb);
+}
+
+/* TX completion. */
+void netbuf_tx_done(struct netbuf *nb)
+{
+	if (nb->tx_done)
+		nb->tx_done(nb, nb->tx_ctx);
+	netbuf_free(nb);
+}
+
+/* Fragment bytes. */
+size_t netbuf_frag_len(const struct netbuf *nb)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < nb->nfrags; i++)
+		n += nb->frags[i].len;
+	return n;
+}
+
+/* Prepend. */
+void *netbuf_push(struct netbuf *nb, size_t len)
+{
+	if (len > (size_t)(nb->data - nb->head))
+		return NULL;
+	nb->data -= len;
+	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
+		nb->csum_start = (uint16_t)(nb->csum_start + len);
+	return nb->data;
+}
+
+/* Append. */
+void *netbuf_put(struct netbuf *nb, size_t len)
+{
+	uint8_t *p = nb->tail;
+	if (nb->nfrags || len > (size_t)(nb->end - nb->tail))
+		return NULL;
+	nb->tail += len;
+	return p;
+}
+
+/* Attach a fragment. */
+int netbuf_add_frag(struct netbuf *nb, const struct netdev_frag *f)
+{
+	if (nb->nfrags >= NETBUF_MAX_FRAGS)
+		return -ENOSPC;
+	nb->frags[nb->nfrags++] = *f;
+	return 0;
+}
+
+/* Detach a fragment. */
+void netbuf_take_frag(struct netbuf *nb, unsigned i, struct netdev_frag *out)
+{
+	if (i >= nb->nfrags)
+		return;
+	*out = nb->frags[i];
+	memmove(&nb->frags[i], &nb->frags[i + 1], (nb->nfrags - i - 1) * sizeof(nb->frags[0]));
+	nb->nfrags--;
+}
+
+/* Drop bytes from the front. */
+int netbuf_pull(struct netbuf *nb, size_t len)
+{
+	size_t host = netbuf_host_len(nb);
+
+	if (len > host + netbuf_frag_len(nb))
+		return -EINVAL;
+	if (len <= host) {
+		nb->data += len;
+		return 0;
+	}
+	nb->data = nb->tail;
+	len -= host;
+	while (len && nb->nfrags) {
+		struct netdev_frag *f = &nb->frags[0];
+		if (len < f->len) {
+			f->addr = dma_addr_add(f->addr, len);
+			f->offset += len;
+			f->len -= (uint32_t)len;
+			return 0;
+		}
+		len -= f->len;
+		struct netdev_frag gone;
+		netbuf_take_frag(nb, 0, &gone);
+		netdev_frag_release(&gone);
+	}
+	return 0;
+}
+
+/* Cut to len bytes. */
+void netbuf_trim(struct netbuf *nb, size_t len)
+{
+	size_t host = netbuf_host_len(nb);
+	unsigned i;
+
+	if (len <= host) {
+		nb->tail = nb->data + len;
+		len = 0;
+	} else {
+		len -= host;
+	}
+	for (i = 0; i < nb->nfrags && len; i++) {
+		if (nb->frags[i].len >= len) {
+			nb->frags[i].len = (uint32_t)len;
+			len = 0;
+			i++;
+			break;
+		}
+		len -= nb->frags[i].len;
+	}
+	while (nb->nfrags > i) {
+		struct netdev_frag gone;
+		netbuf_take_frag(nb, nb->nfrags - 1, &gone);
+		netdev_frag_release(&gone);
+	}
+}
+
+/* Gather bytes to host memory. */
+int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len)
+{
+	size_t host = netbuf_host_len(nb);
+	uint8_t *out = dst;
+	int rc;
+
+	if (len > host + netbuf_frag_len(nb) || off > host + netbuf_frag_len(nb) - len)
+		return -EINVAL;
+	if (off < host) {
+		size_t n = host - off < len ? host - off : len;
+		memcpy(out, nb->data + off, n);
+		out += n;
+		len -= n;
+		off = 0;
+	} else {
+		off -= host;
+	}
+	for (unsigned i = 0; i < nb->nfrags && len; i++) {
+		const struct netdev_frag *f = &nb->frags[i];
+		if (off >= f->len) {
+			off -= f->len;
+			continue;
+		}
+		size_t n = f->len - off < len ? f->len - off : len;
+		if ((rc = netdev_frag_read(f, off, out, n)))
+			return rc;
+		out += n;
+		len -= n;
+		off = 0;
+	}
+	return 0;
+}
+
+/* --- fragments --------------------------------------------------------------------- */
+
+/* Return a buffer. */
+void netdev_frag_release(struct netdev_frag *f)
+{
+	if (f->owner) {
+		struct netdev_frag_owner *o = f->owner;
+		f->owner = NULL;
+		o->release(o, f->token);
+	}
+	f->len = 0;
+}
+
+/* Counted CPU read of fragment bytes. */
+int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len)
+{
+	if (off > f->len || len > f->len - off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	memcpy(dst, (const void *)(uintptr_t)(f->addr.bus + off), len);
+	dma_account_cpu(f->addr.cls, len);
+	return 0;
+}
+
+/* Pool counters. */
+void netbuf_pool_stats(size_t *in_use, size_t *capacity, uint64_t *failures)
+{
+	*in_use = netbuf_pool_ready ? netbuf_pool.in_use : 0;
+	*capacity = netbuf_pool_ready ? netbuf_pool.capacity : 0;
+	*failures = netbuf_pool_ready ? netbuf_pool.failures : 0;
+}

@@ -1,0 +1,237 @@
+/*
+ * netdev.h - the network device interface: what a NIC driver implements and what the
+ * protocol stack (net/) uses. No copies on either side of it.
+ *
+ * Receive. A driver hands every received frame to the stack as one struct netbuf:
+ *   - a header part in host memory (head..end, the received bytes are data..tail): for a
+ *     packet-split NIC this is the header buffer of the descriptor; for a non-split
+ *     frame it is the first buffer;
+ *   - zero or more payload fragments (nb->frags[]) that follow the header part on the
+ *     wire, in order. A fragment names device memory (or host memory) by bus address;
+ *     the stack never dereferences it. Each fragment carries a token and an owner: the
+ *     buffer goes back to the NIC's ring when whoever holds the fragment last calls
+ *     netdev_frag_release() (the SO_DEVMEM_DONTNEED analogue);
+ *   - flags: NETBUF_RX_SPLIT (the NIC split the frame at hdr_len; PLATFORM.md: it may
+ *     split after L4 for TCP/UDP, after L3 for other IP and fragments, not at all for
+ *     non-IP frames) and the RX checksum status (NETBUF_RX_L4_CSUM_OK/BAD).
+ *   The driver calls netdev_rx(dev, nb): the stack takes ownership of nb. It returns
+ *   the header buffer through nb->release (the driver's function, token hdr_token)
+ *   when it is done with the headers, normally before netdev_rx() returns; payload
+ *   fragments are released individually and possibly much later.
+ *
+ * Transmit. The stack builds a netbuf whose header part is host memory it allocated and
+ * whose frags[] gather the rest (host or device memory). ops->xmit(dev, nb) takes
+ * ownership on success (0) and the driver calls netbuf_tx_done(nb) once the device no
+ * longer reads the header or any fragment (descriptor done); on failure (-ENOBUFS ring
+ * full, -ENETDOWN) the caller keeps nb. TX checksum offload uses Linux's
+ * CHECKSUM_PARTIAL convention: with NETBUF_TX_CSUM_PARTIAL the stack has put the
+ * pseudo-header sum (not inverted) in the L4 checksum field; the device sums from
+ * csum_start to the end of the frame and stores the complement at csum_start +
+ * csum_offset (e1000e legacy descriptor: CSS = csum_start, CSO = csum_start +
+ * csum_offset, CMD.IC). The IPv4 header checksum is always filled by the stack.
+ *
+ * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
+ * carries at most NETBUF_MAX_FRAGS fragments.
+ */
+#ifndef DRIVERS_NIC_NETDEV_H
+#define DRIVERS_NIC_NETDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../../lib/list.h"
+#include "../../mm/dma.h"
+
+#define NETDEV_NAME_MAX 16
+#define NETDEV_MTU_MIN 1500
+#define NETDEV_MTU_MAX 9000
+#define NETDEV_PROVIDER_HOST 0  /* provider id of host DRAM */
+
+/* Host-memory part of a stack-built netbuf: headroom for Ethernet+IPv4+TCP headers plus
+ * a small copied payload (ICMP echo, ARP, control-plane UDP). */
+#define NETBUF_HOST_SIZE 2048
+#define NETBUF_HEADROOM 128
+#define NETBUF_MAX_FRAGS 8
+
+struct netdev;
+struct netbuf;
+
+/* Who takes a fragment's token back (a NIC's RX ring, a DRAM chunk pool, an app). */
+struct netdev_frag_owner {
+	const char *name;
+	void (*release)(struct netdev_frag_owner *owner, uint64_t token);
+};
+
+/* A run of bytes the stack refers to but never dereferences as a host pointer. */
+struct netdev_frag {
+	dma_addr_t addr;        /* bus address of the first byte; addr.cls: DRAM or device memory */
+	uint64_t offset;        /* offset of the first byte inside the provider's memory */
+	uint32_t len;
+	uint16_t provider;      /* P2P provider id (NETDEV_PROVIDER_HOST for DRAM) */
+	uint16_t pad;
+	uint64_t token;         /* opaque, handed back to owner->release */
+	struct netdev_frag_owner *owner;  /* NULL: nothing to release */
+};
+
+/* netbuf flags */
+#define NETBUF_RX_SPLIT         (1u << 0)  /* the NIC split the frame after hdr_len bytes */
+#define NETBUF_RX_L3_CSUM_OK    (1u << 1)  /* the NIC verified the IPv4 header checksum */
+#define NETBUF_RX_L4_CSUM_OK    (1u << 2)  /* the NIC verified the TCP/UDP checksum */
+#define NETBUF_RX_L4_CSUM_BAD   (1u << 3)  /* the NIC found a bad TCP/UDP checksum */
+#define NETBUF_RX_L3_CSUM_BAD   (1u << 4)  /* the NIC found a bad IPv4 header checksum */
+#define NETBUF_TX_CSUM_PARTIAL  (1u << 8)  /* the device completes the L4 checksum */
+
+struct netbuf {
+	struct list_node node;     /* free for the current owner's queues */
+	struct netdev *dev;        /* receiving device, or the device it is sent on */
+	uint8_t *head, *data, *tail, *end;  /* host-memory part */
+	uint32_t flags;
+	uint16_t hdr_len;          /* RX: split point reported by the NIC (0: no split) */
+	uint16_t csum_start;       /* TX_CSUM_PARTIAL: from the start of the frame */
+	uint16_t csum_offset;      /* TX_CSUM_PARTIAL: checksum field offset from csum_start */
+	uint8_t nfrags;
+	struct netdev_frag frags[NETBUF_MAX_FRAGS];
+	/* The host part's owner: the driver's header buffer (RX) or NULL (pool storage). */
+	struct netdev_frag_owner *hdr_owner;
+	uint64_t hdr_token;
+	/* TX completion: called by netbuf_tx_done() before the netbuf is freed. */
+	void (*tx_done)(struct netbuf *nb, void *ctx);
+	void *tx_ctx;
+	uint8_t storage[];         /* NETBUF_HOST_SIZE bytes when allocated by netbuf_alloc */
+};
+
+/* Device features. */
+#define NETDEV_F_RX_SPLIT       (1u << 0)  /* header split: payload fragments in device memory */
+#define NETDEV_F_RX_CSUM        (1u << 1)  /* RX checksum status in flags */
+#define NETDEV_F_TX_CSUM        (1u << 2)  /* NETBUF_TX_CSUM_PARTIAL honoured */
+#define NETDEV_F_TX_GATHER_DEV  (1u << 3)  /* TX fragments may point into device memory */
+
+struct netdev_ops {
+	/* Send nb (takes ownership on 0; the caller keeps it on error). */
+	int (*xmit)(struct netdev *dev, struct netbuf *nb);
+	/* Change the MTU (NETDEV_MTU_MIN..MAX): 0 or negative errno. May be NULL (fixed). */
+	int (*set_mtu)(struct netdev *dev, unsigned mtu);
+};
+
+/* Per-direction counters. bytes_host/bytes_device split each frame's bytes by where
+ * they live, the figure the appliance minimises (host DRAM bytes per payload byte). */
+struct netdev_stats {
+	uint64_t rx_frames, rx_bytes_host, rx_bytes_device, rx_split, rx_dropped;
+	uint64_t rx_csum_ok, rx_csum_bad;
+	uint64_t tx_frames, tx_bytes_host, tx_bytes_device, tx_errors, tx_csum_offload;
+};
+
+struct netdev {
+	char name[NETDEV_NAME_MAX];
+	uint8_t mac[6];
+	unsigned mtu;              /* IP MTU: the frame is mtu + 14 bytes (+4 FCS) */
+	uint32_t features;
+	bool link_up;
+	const struct netdev_ops *ops;
+	void *priv;                /* driver's */
+	struct netdev_stats stats;
+	void (*rx_handler)(struct netdev *dev, struct netbuf *nb);  /* the stack */
+	struct list_node node;     /* in the list of devices */
+};
+
+/* Register dev (name, mac, mtu, ops and features filled in) and attach the stack's
+ * receive handler. Returns 0, -EINVAL (bad MTU or ops) or -EEXIST. */
+int netdev_register(struct netdev *dev);
+
+/* Remove dev from the list. */
+void netdev_unregister(struct netdev *dev);
+
+/* The first registered device, or NULL. */
+struct netdev *netdev_first(void);
+
+/* Call fn for every registered device. */
+void netdev_foreach(void (*fn)(struct netdev *dev, void *ctx), void *ctx);
+
+/* Install the stack's receive function for every current and future device. */
+void netdev_set_stack_rx(void (*rx)(struct netdev *dev, struct netbuf *nb));
+
+/* Driver: a frame arrived; the stack takes ownership of nb (counted here). */
+void netdev_rx(struct netdev *dev, struct netbuf *nb);
+
+/* Stack: send nb on dev (counted here). Takes ownership on 0. */
+int netdev_tx(struct netdev *dev, struct netbuf *nb);
+
+/* Driver: the link went up or down. */
+void netdev_set_link(struct netdev *dev, bool up);
+
+/* Set the MTU (NETDEV_MTU_MIN..NETDEV_MTU_MAX): 0, -EINVAL or the driver's error. */
+int netdev_set_mtu(struct netdev *dev, unsigned mtu);
+
+/* --- netbufs ----------------------------------------------------------------------- */
+
+/* Create / destroy the netbuf pool (capacity buffers). 0 or negative errno. */
+int netbuf_pool_init(size_t capacity);  /* also the fragment split-reference pool */
+int netbuf_pool_destroy(void);
+
+/* A netbuf with NETBUF_HOST_SIZE bytes of host storage, data = tail = head + headroom;
+ * NULL when the pool is exhausted. */
+struct netbuf *netbuf_alloc(size_t headroom);
+
+/* A netbuf without storage, for a driver's RX frame whose header part is the driver's
+ * buffer [buf, buf + size), len bytes received; released through owner/token. */
+struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev_frag_owner *owner,
+			       uint64_t token);
+
+/* Release everything nb holds (host part, every fragment still attached) and free it. */
+void netbuf_free(struct netbuf *nb);
+
+/* Driver: the device is done with a transmitted nb: run tx_done, then netbuf_free. */
+void netbuf_tx_done(struct netbuf *nb);
+
+/* Bytes in the host part. */
+static inline size_t netbuf_host_len(const struct netbuf *nb)
+{
+	return (size_t)(nb->tail - nb->data);
+}
+
+/* Bytes in the fragments. */
+size_t netbuf_frag_len(const struct netbuf *nb);
+
+/* Prepend len bytes to the host part (headers); NULL when the headroom is too small. */
+void *netbuf_push(struct netbuf *nb, size_t len);
+
+/* Append len bytes to the host part; NULL when there is no room. */
+void *netbuf_put(struct netbuf *nb, size_t len);
+
+/* Append a fragment (the netbuf takes the reference). -ENOSPC when full. */
+int netbuf_add_frag(struct netbuf *nb, const struct netdev_frag *f);
+
+/* Detach fragment i from nb (the caller takes the reference); later fragments move down. */
+void netbuf_take_frag(struct netbuf *nb, unsigned i, struct netdev_frag *out);
+
+/* Drop len bytes from the front of the whole buffer (host part first, then fragments,
+ * releasing fragments that become empty). -EINVAL when shorter. */
+int netbuf_pull(struct netbuf *nb, size_t len);
+
+/* Cut the whole buffer to len bytes (from its front), releasing what falls off. */
+void netbuf_trim(struct netbuf *nb, size_t len);
+
+/* Copy len bytes starting `off` bytes into the buffer (host part, then fragments) to
+ * dst; fragment bytes are read through netdev_frag_read (counted). -EINVAL if short. */
+int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len);
+
+/* --- fragments --------------------------------------------------------------------- */
+
+/* Give a fragment's buffer back to its owner (no-op without owner); counts it. */
+void netdev_frag_release(struct netdev_frag *f);
+
+/* The one way the CPU reads fragment bytes: copies len bytes at off within f to dst and
+ * counts them with dma_account_cpu() by the fragment's memory class. The appliance is
+ * identity-mapped, so a fragment's bus address is also the CPU's address of its bytes.
+ * -EINVAL when off/len run past the fragment. */
+int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len);
+
+/* Split f at byte `at` (0 < at < f->len): f keeps the first part, *tail gets the rest;
+ * both hold a reference on the underlying buffer, which goes back to its owner when
+ * both are released. 0, -EINVAL, -ENOMEM (split-reference pool exhausted). */
+int netdev_frag_split(struct netdev_frag *f, size_t at, struct netdev_frag *tail);
+
+/* Counters of the netbuf pool for the console: in use, capacity, failures. */
+void netbuf_pool_stats(size_t *in_use, size_t *capacity, uint64_t *failures);
+
+#endif

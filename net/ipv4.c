@@ -1,0 +1,208 @@
+/*
+ * ipv4.c - IPv4 (RFC 791) receive and send, and ICMP echo (RFC 792).
+ *
+ * Receive checks, in order: version 4, IHL >= 5, header inside the frame, header
+ * checksum (the NIC's verdict or software), total length inside the frame (trailing
+ * Ethernet padding is cut), destination ours or broadcast. Fragments (MF set or a
+ * non-zero offset) are dropped and counted: see net.h for why.
+ * Send: DF set, TTL 64, one identification counter, the route is the local subnet or the
+ * gateway.
+ */
+#include <errno.h>
+#include <string.h>
+#include "../lib/log.h"
+#include "net_internal.h"
+
+LOG_MODULE_USE(net);
+
+#define IPV4_TTL 64
+#define ICMP_ECHO_MAX (NETBUF_HOST_SIZE - NETBUF_HEADROOM - sizeof(struct icmp_echo))
+
+static uint16_t ipv4_ident;
+static void (*echo_reply_hook)(uint32_t src, uint16_t id, uint16_t seq, size_t len);
+
+void ipv4_rx(struct netbuf *nb)
+{
+	struct ipv4_hdr ih;
+	size_t frame = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	size_t hlen, total;
+	uint32_t src, dst;
+	uint16_t ff;
+
+	net_counters.ip_rx++;
+	if (netbuf_copy_out(nb, 0, &ih, sizeof(ih)) || (ih.ver_ihl >> 4) != 4) {
+		net_counters.ip_bad_header++;
+		goto drop;
+	}
+	hlen = (size_t)(ih.ver_ihl & 0x0f) * 4;
+	total = be16_get(ih.total_length);
+	if (hlen < IPV4_HLEN_MIN || hlen > frame || total < hlen || total > frame) {
+		net_counters.ip_bad_header++;
+		goto drop;
+	}
+	if (nb->flags & NETBUF_RX_L3_CSUM_BAD) {
+		net_counters.ip_bad_checksum++;
+		goto drop;
+	}
+	if (!(nb->flags & NETBUF_RX_L3_CSUM_OK)) {
+		uint8_t hdr[60];
+		if (netbuf_copy_out(nb, 0, hdr, hlen) || net_csum_fold(net_csum_add(0, hdr, hlen, false)) != 0xffff) {
+			net_counters.ip_bad_checksum++;
+			goto drop;
+		}
+	}
+	src = be32_get(ih.src);
+	dst = be32_get(ih.dst);
+	if (!net_addr_is_local(dst) && !net_addr_is_broadcast(dst)) {
+		net_counters.ip_not_for_us++;
+		goto drop;
+	}
+	ff = be16_get(ih.flags_fragoff);
+	if ((ff & IPV4_FLAG_MF) || (ff & IPV4_FRAG_OFFSET_MASK)) {
+		net_counters.ip_frag_dropped++;
+		goto drop;
+	}
+	/* Cut Ethernet padding, then the header. */
+	netbuf_trim(nb, total);
+	netbuf_pull(nb, hlen);
+	switch (ih.protocol) {
+	case IP_PROTO_TCP:
+		if (net_addr_is_broadcast(dst))
+			goto drop;
+		tcp_rx(nb, src, dst);
+		return;
+	case IP_PROTO_UDP:
+		udp_rx(nb, src, dst);
+		return;
+	case IP_PROTO_ICMP:
+		icmp_rx(nb, src, dst);
+		return;
+	default:
+		net_counters.ip_unknown_proto++;
+		break;
+	}
+drop:
+	netbuf_free(nb);
+}
+
+int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
+{
+	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	struct ipv4_hdr *ih;
+	uint32_t next_hop;
+	uint16_t c;
+	int rc;
+
+	if (!net_if0.dev) {
+		rc = -ENETDOWN;
+		goto drop;
+	}
+	if (len + sizeof(*ih) > net_if0.dev->mtu) {
+		rc = -EMSGSIZE;
+		goto drop;
+	}
+	if (net_addr_is_broadcast(dst) || (dst & net_if0.netmask) == (net_if0.addr & net_if0.netmask)) {
+		next_hop = dst;
+	} else if (net_if0.gateway) {
+		next_hop = net_if0.gateway;
+	} else {
+		net_counters.ip_no_route++;
+		rc = -ENETUNREACH;
+		goto drop;
+	}
+	if (!(ih = netbuf_push(nb, sizeof(*ih)))) {
+		rc = -ENOSPC;
+		goto drop;
+	}
+	ih->ver_ihl = 0x45;
+	ih->tos = 0;
+	ih->total_length = be16_make((uint16_t)(len + sizeof(*ih)));
+	ih->identification = be16_make(ipv4_ident++);
+	ih->flags_fragoff = be16_make(IPV4_FLAG_DF);
+	ih->ttl = IPV4_TTL;
+	ih->protocol = proto;
+	ih->header_checksum = be16_make(0);
+	ih->src = be32_make(src);
+	ih->dst = be32_make(dst);
+	c = (uint16_t)~net_csum_fold(net_csum_add(0, ih, sizeof(*ih), false));
+	ih->header_checksum = be16_make(c);
+	net_counters.ip_tx++;
+	return arp_output(nb, next_hop);
+
+drop:
+	netbuf_free(nb);
+	return rc;
+}
+
+/* --- ICMP -------------------------------------------------------------------------- */
+
+void icmp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
+{
+	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	struct icmp_echo eh;
+	struct netbuf *reply = NULL;
+	uint32_t sum = 0;
+
+	net_counters.icmp_rx++;
+	/* ICMP has no offloaded checksum: the CPU sums it (counted when in device memory). */
+	if (netbuf_copy_out(nb, 0, &eh, sizeof(eh)) || net_csum_netbuf(nb, 0, len, &sum) ||
+	    net_csum_fold(sum) != 0xffff) {
+		net_counters.icmp_bad++;
+		goto out;
+	}
+	if (eh.type == ICMP_ECHO_REPLY && eh.code == 0) {
+		net_counters.icmp_echo_replies_rx++;
+		if (echo_reply_hook)
+			echo_reply_hook(src, be16_get(eh.identifier), be16_get(eh.sequence), len - sizeof(eh));
+		goto out;
+	}
+	if (eh.type != ICMP_ECHO_REQUEST || eh.code != 0 || net_addr_is_broadcast(dst))
+		goto out;
+	net_counters.icmp_echo_requests++;
+	if (len - sizeof(eh) > ICMP_ECHO_MAX || !(reply = netbuf_alloc(NETBUF_HEADROOM))) {
+		net_counters.ip_tx_nobuf++;
+		goto out;
+	}
+	uint8_t *p = netbuf_put(reply, len);
+	if (netbuf_copy_out(nb, 0, p, len)) {
+		netbuf_free(reply);
+		goto out;
+	}
+	p[0] = ICMP_ECHO_REPLY;
+	p[2] = p[3] = 0;
+	uint16_t c = (uint16_t)~net_csum_fold(net_csum_add(0, p, len, false));
+	p[2] = (uint8_t)(c >> 8);
+	p[3] = (uint8_t)c;
+	if (ipv4_output(reply, net_if0.addr, src, IP_PROTO_ICMP) == 0)
+		net_counters.icmp_echo_replies_tx++;
+out:
+	netbuf_free(nb);
+}
+
+int icmp_send_echo(uint32_t dst, uint16_t id, uint16_t seq, size_t len)
+{
+	struct netbuf *nb;
+	struct icmp_echo *eh;
+	uint8_t *payload;
+
+	if (len > ICMP_ECHO_MAX)
+		return -EMSGSIZE;
+	if (!(nb = netbuf_alloc(NETBUF_HEADROOM)))
+		return -ENOBUFS;
+	eh = netbuf_put(nb, sizeof(*eh));
+	payload = netbuf_put(nb, len);
+	for (size_t i = 0; i < len; i++)
+		payload[i] = (uint8_t)('a' + i % 23);
+	eh->type = ICMP_ECHO_REQUEST;
+	eh->code = 0;
+	eh->checksum = be16_make(0);
+	eh->identifier = be16_make(id);
+	eh->sequence = be16_make(seq);
+	eh->checksum = be16_make((uint16_t)~net_csum_fold(net_csum_add(0, nb->data, sizeof(*eh) + len, false)));
+	return ipv4_output(nb, net_if0.addr, dst, IP_PROTO_ICMP);
+}
+
+void icmp_set_echo_reply_hook(void (*fn)(uint32_t src, uint16_t id, uint16_t seq, size_t len))
+{
+	echo_reply_hook = fn;
+}

@@ -1,0 +1,316 @@
+/*
+ * net.c - the stack's setup, configuration, checksums and Ethernet layer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "../lib/log.h"
+#include "net_internal.h"
+
+LOG_MODULE_DEFINE(net);
+
+#define NET_NETBUFS 1024
+
+struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY };
+struct net_stats net_counters;
+static bool net_ready;
+
+static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
+{
+	if (!net_if0.dev)
+		net_if0.dev = dev;
+	if (dev != net_if0.dev) {
+		dev->stats.rx_dropped++;
+		netbuf_free(nb);
+		return;
+	}
+	eth_rx(dev, nb);
+}
+
+/* Pools, then attach. */
+int net_init(void)
+{
+	int rc;
+
+	if (net_ready)
+		return 0;
+	memset(&net_counters, 0, sizeof(net_counters));
+	if ((rc = netbuf_pool_init(NET_NETBUFS)))
+		return rc;
+	if ((rc = arp_init()))
+		goto err_netbuf;
+	if ((rc = udp_init()))
+		goto err_arp;
+	if ((rc = tcp_init()))
+		goto err_udp;
+	net_if0.dev = netdev_first();
+	netdev_set_stack_rx(net_stack_rx);
+	net_ready = true;
+	return 0;
+
+err_udp:
+	udp_shutdown();
+err_arp:
+	arp_shutdown();
+err_netbuf:
+	netbuf_pool_destroy();
+	return rc;
+}
+
+/* Tear down (tests). */
+int net_shutdown(void)
+{
+	int rc;
+	if (!net_ready)
+		return 0;
+	netdev_set_stack_rx(NULL);
+	if ((rc = tcp_shutdown()) || (rc = udp_shutdown()))
+		return rc;
+	arp_shutdown();
+	if ((rc = netbuf_pool_destroy()))
+		return rc;
+	net_if0.dev = NULL;
+	net_if0.addr = NET_DEFAULT_ADDR;
+	net_if0.netmask = NET_DEFAULT_NETMASK;
+	net_if0.gateway = NET_DEFAULT_GATEWAY;
+	net_ready = false;
+	return 0;
+}
+
+/* Defaults. */
+void net_config_default(struct net_config *c)
+{
+	c->addr = NET_DEFAULT_ADDR;
+	c->netmask = NET_DEFAULT_NETMASK;
+	c->gateway = NET_DEFAULT_GATEWAY;
+	c->mtu = 0;
+}
+
+/* A netmask is contiguous ones from the top. */
+static bool netmask_ok(uint32_t m)
+{
+	return m != 0 && ((~m + 1) & ~m) == 0;
+}
+
+/* Apply. */
+int net_configure(const struct net_config *c)
+{
+	char a[16], m[16], g[16];
+	int rc;
+
+	if (!netmask_ok(c->netmask) || c->addr == 0 || (c->addr & ~c->netmask) == 0 ||
+	    (c->addr | c->netmask) == 0xffffffffu || (c->addr >> 24) == 127 || (c->addr >> 28) >= 14)
+		return -EINVAL;
+	if (c->gateway && (c->gateway & c->netmask) != (c->addr & c->netmask))
+		return -EINVAL;
+	if (c->mtu && net_if0.dev && (rc = netdev_set_mtu(net_if0.dev, c->mtu)))
+		return rc;
+	net_if0.addr = c->addr;
+	net_if0.netmask = c->netmask;
+	net_if0.gateway = c->gateway;
+	log_info("address %s netmask %s gateway %s", net_format_ipv4(c->addr, a), net_format_ipv4(c->netmask, m),
+		 c->gateway ? net_format_ipv4(c->gateway, g) : "none");
+	return 0;
+}
+
+/* Read back. */
+void net_config_get(struct net_config *c)
+{
+	c->addr = net_if0.addr;
+	c->netmask = net_if0.netmask;
+	c->gateway = net_if0.gateway;
+	c->mtu = net_if0.dev ? net_if0.dev->mtu : 0;
+}
+
+/* Dotted quad. */
+int net_parse_ipv4(const char *text, uint32_t *out)
+{
+	uint32_t v = 0;
+	for (int part = 0; part < 4; part++) {
+		unsigned n = 0, digits = 0;
+		while (*text >= '0' && *text <= '9' && digits < 4) {
+			n = n * 10 + (unsigned)(*text++ - '0');
+			digits++;
+		}
+		if (digits == 0 || digits > 3 || n > 255)
+			return -EINVAL;
+		v = v << 8 | n;
+		if (part < 3 && *text++ != '.')
+			return -EINVAL;
+	}
+	if (*text)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+char *net_format_ipv4(uint32_t addr, char *buf)
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255, addr & 255);
+	return buf;
+}
+
+const struct net_stats *net_stats(void)
+{
+	return &net_counters;
+}
+
+bool net_addr_is_broadcast(uint32_t addr)
+{
+	return addr == 0xffffffffu || addr == (net_if0.addr | ~net_if0.netmask);
+}
+
+bool net_addr_is_local(uint32_t addr)
+{
+	return addr == net_if0.addr;
+}
+
+/* --- checksums (RFC 1071) ---------------------------------------------------------- */
+
+uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd)
+{
+	const uint8_t *b = p;
+	uint64_t acc = 0;
+	size_t i = 0;
+
+	if (odd && len) {
+		acc += b[0];
+		i = 1;
+	}
+	for (; i + 1 < len; i += 2)
+		acc += (uint32_t)b[i] << 8 | b[i + 1];
+	if (i < len)
+		acc += (uint32_t)b[i] << 8;
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	acc += sum;
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (uint32_t)acc;
+}
+
+uint16_t net_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+uint32_t net_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
+{
+	uint64_t s = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint32_t)s;
+}
+
+int net_csum_netbuf(const struct netbuf *nb, size_t off, size_t len, uint32_t *sum)
+{
+	uint8_t chunk[256];
+	size_t done = 0;
+	int rc;
+
+	while (done < len) {
+		size_t n = len - done < sizeof(chunk) ? len - done : sizeof(chunk);
+		if ((rc = netbuf_copy_out(nb, off + done, chunk, n)))
+			return rc;
+		*sum = net_csum_add(*sum, chunk, n, done & 1);
+		done += n;
+	}
+	net_counters.l4_sw_csum_bytes += len;
+	return 0;
+}
+
+int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t src, uint32_t dst, uint8_t proto,
+		   size_t len, uint16_t field_off)
+{
+	uint32_t sum = net_csum_pseudo(src, dst, proto, (uint32_t)len);
+	uint8_t *field = nb->data + field_off;
+	int rc;
+
+	field[0] = field[1] = 0;
+	if (dev && (dev->features & NETDEV_F_TX_CSUM)) {
+		uint16_t s = net_csum_fold(sum);
+		field[0] = (uint8_t)(s >> 8);
+		field[1] = (uint8_t)s;
+		nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+		nb->csum_start = 0;
+		nb->csum_offset = field_off;
+		return 0;
+	}
+	if ((rc = net_csum_netbuf(nb, 0, len, &sum)))
+		return rc;
+	uint16_t c = (uint16_t)~net_csum_fold(sum);
+	if (c == 0 && proto == IP_PROTO_UDP)
+		c = 0xffff;
+	field[0] = (uint8_t)(c >> 8);
+	field[1] = (uint8_t)c;
+	return 0;
+}
+
+bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
+{
+	uint32_t sum;
+
+	if (nb->flags & NETBUF_RX_L4_CSUM_BAD)
+		return false;
+	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
+		return true;
+	sum = net_csum_pseudo(src, dst, proto, (uint32_t)len);
+	if (net_csum_netbuf(nb, 0, len, &sum))
+		return false;
+	return net_csum_fold(sum) == 0xffff;
+}
+
+/* --- Ethernet ---------------------------------------------------------------------- */
+
+static const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+void eth_rx(struct netdev *dev, struct netbuf *nb)
+{
+	struct eth_hdr eh;
+
+	net_counters.eth_rx++;
+	if (netbuf_host_len(nb) < sizeof(eh)) {
+		net_counters.eth_short++;
+		goto drop;
+	}
+	memcpy(&eh, nb->data, sizeof(eh));
+	if (memcmp(eh.dst, dev->mac, ETH_ALEN) && memcmp(eh.dst, eth_broadcast, ETH_ALEN)) {
+		net_counters.eth_not_for_us++;
+		goto drop;
+	}
+	netbuf_pull(nb, sizeof(eh));
+	switch (be16_get(eh.type)) {
+	case ETH_TYPE_IPV4:
+		ipv4_rx(nb);
+		return;
+	case ETH_TYPE_ARP:
+		arp_rx(nb);
+		return;
+	default:
+		net_counters.eth_unknown_type++;
+		break;
+	}
+drop:
+	netbuf_free(nb);
+}
+
+int eth_output(struct netbuf *nb, const uint8_t dst_mac[ETH_ALEN], uint16_t type)
+{
+	struct netdev *dev = net_if0.dev;
+	struct eth_hdr *eh;
+	int rc;
+
+	if (!dev)
+		return -ENETDOWN;
+	if (!(eh = netbuf_push(nb, sizeof(*eh))))
+		return -ENOSPC;
+	memcpy(eh->dst, dst_mac, ETH_ALEN);
+	memcpy(eh->src, dev->mac, ETH_ALEN);
+	eh->type = be16_make(type);
+	if ((rc = netdev_tx(dev, nb)))
+		return rc;
+	net_counters.eth_tx++;
+	return 0;
+}

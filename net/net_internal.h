@@ -1,0 +1,78 @@
+/*
+ * net_internal.h - what the files of net/ and net/tcp/ share (not a public face).
+ */
+#ifndef NET_NET_INTERNAL_H
+#define NET_NET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../drivers/nic/netdev.h"
+#include "net.h"
+#include "wire.h"
+
+/* The one interface the stack runs on. */
+struct net_if {
+	struct netdev *dev;
+	uint32_t addr, netmask, gateway;
+};
+extern struct net_if net_if0;
+extern struct net_stats net_counters;
+
+/* Receive entry points: each takes ownership of nb (data at its header). */
+void eth_rx(struct netdev *dev, struct netbuf *nb);
+void arp_rx(struct netbuf *nb);
+void ipv4_rx(struct netbuf *nb);
+void icmp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);
+void udp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);
+
+/* Send nb (data at the Ethernet payload) to the next hop dst_mac. Takes ownership on 0. */
+int eth_output(struct netbuf *nb, const uint8_t dst_mac[ETH_ALEN], uint16_t type);
+
+/* Resolve next_hop and send nb (data at the IPv4 header), queueing it while ARP runs.
+ * Takes ownership always (the frame is counted and dropped on failure). */
+int arp_output(struct netbuf *nb, uint32_t next_hop);
+
+/* ARP state: init/flush, and the table for the console. */
+int arp_init(void);
+void arp_shutdown(void);
+void arp_show(void);
+/* Look up a resolved entry (tests, console). true when found. */
+bool arp_lookup(uint32_t ip, uint8_t mac[ETH_ALEN]);
+
+/* Prepend an IPv4 header to nb (data at the L4 header) and send it. Always takes
+ * ownership of nb. 0 or negative errno. */
+int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto);
+
+/* UDP init/shutdown (pool). */
+int udp_init(void);
+int udp_shutdown(void);
+int tcp_init(void);
+int tcp_shutdown(void);
+
+/* Internet checksum (RFC 1071): add len bytes at p to a 32-bit running sum, where the
+ * bytes start at an even (odd = false) or odd offset of the summed stream. */
+uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd);
+/* Fold to 16 bits (not inverted). */
+uint16_t net_csum_fold(uint32_t sum);
+/* IPv4 pseudo-header sum. */
+uint32_t net_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
+/* Sum len bytes of nb from off (host part, then fragments read through the counted
+ * accessor) into sum. -EINVAL when short. */
+int net_csum_netbuf(const struct netbuf *nb, size_t off, size_t len, uint32_t *sum);
+
+/* L4 checksum for an outgoing nb (data at the L4 header, length len): offloaded when the
+ * device can, in software otherwise. field_off is the checksum field's offset. */
+int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t src, uint32_t dst, uint8_t proto,
+		   size_t len, uint16_t field_off);
+
+/* Verify an incoming L4 checksum (data at the L4 header, len bytes): the NIC's verdict
+ * when it gave one, software otherwise. true when good. */
+bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len);
+
+/* Is addr one of ours (or a broadcast we accept)? */
+bool net_addr_is_local(uint32_t addr);
+bool net_addr_is_broadcast(uint32_t addr);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * tcp.h - TCP (RFC 9293) sockets whose payload stays in device memory.
+ *
+ * Receive: the socket queues payload as fragments (provider, bus address, offset,
+ * length, token) in sequence order; the stack never dereferences them. A consumer takes
+ * fragments with tcp_recv_frags() and gives each back with netdev_frag_release() when
+ * done (that returns the NIC's buffer), or peeks/copies small amounts (PDU headers,
+ * control-plane bytes) through the counted accessor.
+ * Send: tcp_send_frags() queues fragments without copying; the stack holds them until
+ * the peer has acknowledged every byte and the NIC has finished every transmission that
+ * referred to them, then releases them to their owner. tcp_send_copy() copies
+ * host bytes into stack chunks for control-plane use.
+ *
+ * Events are delivered through one callback (tcp_ops.event) from the poll loop. A socket
+ * belongs to its user from tcp_connect()/tcp_accept() until tcp_close(); after that the
+ * stack finishes the close and frees it.
+ *
+ * Implemented: three-way handshake (active, passive, simultaneous), MSS and window
+ * scale options (RFC 7323), sequence comparisons modulo 2^32, RFC 6298 RTO with Karn's
+ * rule and exponential backoff, fast retransmit on 3 duplicate ACKs with Reno recovery,
+ * slow start / congestion avoidance (RFC 5681), delayed ACK (every second full segment
+ * or TCP_DELACK_NS), receiver and sender silly-window avoidance, zero-window probes,
+ * FIN/RST, TIME_WAIT (2 MSL), RFC 5961 challenge ACKs for in-window RST and any SYN in a
+ * synchronized state and its ACK-range check, listen backlog limits, keepalive,
+ * bounded out-of-order queue. Not implemented: SACK, timestamps (so no PAWS), urgent
+ * data, ECN.
+ */
+#ifndef NET_TCP_TCP_H
+#define NET_TCP_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../../drivers/nic/netdev.h"
+
+/* Timing (ns) and limits; tests use them to advance the fake clock. */
+#define TCP_RTO_INITIAL_NS (1000ull * 1000 * 1000)   /* RFC 6298 2.1 */
+#define TCP_RTO_MIN_NS (200ull * 1000 * 1000)        /* below RFC 6298's 1 s, as Linux: a LAN appliance */
+#define TCP_RTO_MAX_NS (60ull * 1000 * 1000 * 1000)
+#define TCP_DELACK_NS (40ull * 1000 * 1000)
+#define TCP_MSL_NS (30ull * 1000 * 1000 * 1000)
+#define TCP_FIN_WAIT_2_NS (60ull * 1000 * 1000 * 1000)
+#define TCP_SYN_RETRIES 5
+#define TCP_DATA_RETRIES 12
+#define TCP_RCV_BUF (256u * 1024)                    /* receive window bytes per socket */
+#define TCP_RCV_WSCALE 3                             /* our shift when the peer offers WS */
+#define TCP_SND_BUF (256u * 1024)                    /* queued send bytes per socket */
+#define TCP_RXQ_FRAGS_MAX 512                        /* fragments queued per socket */
+#define TCP_OOO_FRAGS_MAX 64                         /* out-of-order fragments per socket */
+#define TCP_SOCKETS 160
+#define TCP_CHALLENGE_ACKS_PER_SEC 100               /* RFC 5961 section 7 */
+
+enum tcp_state {
+	TCP_CLOSED = 0,
+	TCP_LISTEN,
+	TCP_SYN_SENT,
+	TCP_SYN_RECEIVED,
+	TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1,
+	TCP_FIN_WAIT_2,
+	TCP_CLOSE_WAIT,
+	TCP_CLOSING,
+	TCP_LAST_ACK,
+	TCP_TIME_WAIT,
+	TCP_STATE_COUNT
+};
+
+/* events */
+#define TCP_EV_ACCEPT (1u << 0)     /* listener: a connection is ready for tcp_accept() */
+#define TCP_EV_CONNECTED (1u << 1)  /* tcp_connect() completed */
+#define TCP_EV_RECV (1u << 2)       /* data (or the peer's FIN) is readable */
+#define TCP_EV_SENT (1u << 3)       /* bytes were acknowledged: send space grew */
+#define TCP_EV_CLOSED (1u << 4)     /* reset, timeout or closed: see tcp_error() */
+
+struct tcp_sock;
+
+struct tcp_ops {
+	void (*event)(struct tcp_sock *s, void *ctx, unsigned events);
+};
+
+/* Listen on port with at most backlog connections half-open or waiting for accept.
+ * 0, -EADDRINUSE, -ENOMEM. */
+int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
+
+/* The next established connection of a listener, or NULL. It inherits the listener's
+ * ops and ctx (change them with tcp_set_ops). */
+struct tcp_sock *tcp_accept(struct tcp_sock *listener);
+
+/* Open a connection to addr:port (active open). 0 or negative errno; completion is
+ * TCP_EV_CONNECTED or TCP_EV_CLOSED. */
+int tcp_connect(uint32_t addr, uint16_t port, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
+
+void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx);
+
+/* Enable keepalive: probe after idle_ns without traffic, every intvl_ns, give up after
+ * count unanswered probes (TCP_EV_CLOSED, -ETIMEDOUT). idle_ns 0 disables. */
+void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count);
+
+/* Bytes readable in order. */
+size_t tcp_recv_avail(const struct tcp_sock *s);
+
+/* true once the peer's FIN has been received and every byte before it read. */
+bool tcp_recv_eof(const struct tcp_sock *s);
+
+/* Take up to max fragments totalling at most max_bytes in sequence order; the last one
+ * is split when needed (netdev_frag_split: both parts hold a reference on the buffer).
+ * Returns the number of fragments; the caller releases each with netdev_frag_release. */
+int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes);
+
+/* Copy up to len in-order bytes to buf and consume them (counted CPU reads). Returns
+ * the number of bytes (0: nothing available). */
+size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len);
+
+/* Copy len bytes at off from the front of the in-order queue without consuming them.
+ * 0 or -EAGAIN when fewer bytes are queued. */
+int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len);
+
+/* Bytes that may still be queued for sending. */
+size_t tcp_send_space(const struct tcp_sock *s);
+
+/* Queue n fragments for sending without copying; the stack takes the references (and
+ * releases them on error too). 0, -ENOBUFS (no room: nothing queued), -ENOTCONN, -EPIPE. */
+int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n);
+
+/* Copy up to len bytes into the send queue; returns bytes queued or negative errno. */
+long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
+
+/* Send what can be sent now (called after queueing; also done from the poll loop). */
+void tcp_flush(struct tcp_sock *s);
+
+/* No more sends: FIN after the queued data. */
+int tcp_shutdown_send(struct tcp_sock *s);
+
+/* The user is done with s: graceful close (RST when unread data remains). */
+void tcp_close(struct tcp_sock *s);
+
+/* Reset the connection and free s. */
+void tcp_abort(struct tcp_sock *s);
+
+enum tcp_state tcp_state(const struct tcp_sock *s);
+const char *tcp_state_name(enum tcp_state st);
+int tcp_error(const struct tcp_sock *s);
+
+struct tcp_info {
+	enum tcp_state state;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t snd_una, snd_nxt, snd_wnd, rcv_nxt, rcv_wnd, cwnd, ssthresh;
+	uint16_t mss;
+	uint8_t snd_wscale, rcv_wscale;
+	uint64_t rto_ns, srtt_ns;
+	uint64_t retransmits, fast_retransmits, timeouts, segs_in, segs_out, dup_segs, ooo_segs;
+	size_t rxq_bytes, sndq_bytes;
+	unsigned rxq_frags, ooo_frags;
+};
+void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out);
+
+struct tcp_stats {
+	uint64_t segs_in, segs_out, bad_checksum, bad_header, no_socket, resets_in, resets_out;
+	uint64_t challenge_acks, challenge_acks_limited, syn_backlog_drops, syn_no_socket;
+	uint64_t retransmits, fast_retransmits, timeouts, dup_segs, ooo_segs, ooo_drops, rx_nobufs;
+	uint64_t zero_window_probes, keepalive_probes, delayed_acks, accepted, connected;
+	uint64_t rx_payload_host, rx_payload_device, tx_payload_host, tx_payload_device;
+};
+const struct tcp_stats *tcp_stats(void);
+
+/* Visit every socket (console). */
+void tcp_foreach(void (*fn)(const struct tcp_sock *s, void *ctx), void *ctx);
+
+/* Start the discard (9), echo (7) and chargen (19) services. 0 or errno. */
+int tcp_services_start(void);
+void tcp_services_stop(void);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * tcp_internal.h - the transmission control block and what tcp.c and tcp_out.c share.
+ * Names follow RFC 9293 section 3.3.1 (SND.UNA = snd_una, ...).
+ */
+#ifndef NET_TCP_TCP_INTERNAL_H
+#define NET_TCP_TCP_INTERNAL_H
+
+#include "../../lib/timer.h"
+#include "../net_internal.h"
+#include "tcp.h"
+
+/* Sequence comparisons modulo 2^32 (RFC 9293 3.4). */
+#define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)
+#define SEQ_LEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) <= 0)
+#define SEQ_GT(a, b) SEQ_LT(b, a)
+#define SEQ_GEQ(a, b) SEQ_LEQ(b, a)
+
+#define TCP_CHUNK_SIZE 2048   /* host-memory chunk for copied bytes */
+#define TCP_MSS_DEFAULT 536   /* RFC 9293 3.7.1 when the peer sends no MSS option */
+
+/* One run of queued send bytes: a user fragment (zero copy) or a stack chunk. */
+struct tcp_sndent {
+	struct list_node node;
+	uint32_t seq;                /* sequence number of its first byte */
+	struct netdev_frag frag;     /* the user's reference, released when done */
+	unsigned inflight;           /* TX netbufs still referring to it */
+	bool done;                   /* acknowledged or discarded: free when inflight == 0 */
+	bool chunk;                  /* frag is a stack chunk (copy API): may be appended to */
+};
+
+/* One run of received bytes. */
+struct tcp_rxent {
+	struct list_node node;
+	uint32_t seq;
+	struct netdev_frag frag;
+};
+
+struct tcp_sock {
+	struct list_node node;          /* all sockets */
+	enum tcp_state state;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+
+	/* listener / child */
+	struct tcp_sock *listener;      /* child not yet accepted */
+	struct list_node children;      /* listener: accept queue (established children) */
+	struct list_node child_node;
+	unsigned backlog, n_children;   /* half-open + waiting for accept */
+
+	/* send sequence space */
+	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
+	uint32_t snd_end;               /* sequence number after the last queued byte */
+	uint8_t snd_wscale, rcv_wscale;
+	uint16_t mss;                   /* send MSS */
+	uint32_t cwnd, ssthresh, recover;
+	unsigned dupacks;
+	bool in_recovery;
+	bool fin_queued;                /* the user shut down sending: FIN at snd_end */
+	struct list_node sndq;
+	size_t sndq_bytes;
+
+	/* receive sequence space */
+	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge of the window we advertised */
+	struct list_node rxq, ooo;
+	size_t rxq_bytes;
+	unsigned rxq_frags, ooo_frags;
+	bool fin_rcvd;                  /* FIN processed (rcv_nxt covers it) */
+	bool ooo_fin;                   /* FIN seen beyond a hole, at ooo_fin_seq */
+	uint32_t ooo_fin_seq;
+	bool ack_now, ack_delayed;
+	unsigned segs_unacked;
+
+	/* timing (RFC 6298) */
+	uint64_t srtt_ns, rttvar_ns, rto_ns;
+	bool rtt_valid, timing;
+	uint32_t rtt_seq;
+	uint64_t rtt_start_ns;
+	unsigned backoff;               /* consecutive timeouts */
+	bool persist;                   /* t_rexmit is the zero-window probe timer */
+	struct timer t_rexmit, t_delack, t_keep;
+	uint64_t keep_idle_ns, keep_intvl_ns, last_rx_ns;
+	unsigned keep_count, keep_probes;
+
+	/* user */
+	const struct tcp_ops *ops;
+	void *ctx;
+	bool user_closed;
+	unsigned pending_events;
+	int error;
+
+	/* counters */
+	uint64_t retransmits, fast_retransmits, timeouts, segs_in, segs_out, dup_segs, ooo_segs;
+};
+
+extern struct tcp_stats tcp_counters;
+extern struct list_node tcp_socks;
+
+/* tcp_out.c */
+void tcp_output(struct tcp_sock *s);
+int tcp_send_ctl(struct tcp_sock *s, uint32_t seq, uint8_t flags);
+void tcp_send_reset(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
+		    uint8_t flags);
+void tcp_send_ack_now(struct tcp_sock *s);
+void tcp_send_challenge_ack(struct tcp_sock *s);
+uint32_t tcp_rcv_window(struct tcp_sock *s);
+void tcp_rexmit_timer(struct timer *t, void *arg);
+void tcp_arm_rexmit(struct tcp_sock *s);
+void tcp_retransmit_una(struct tcp_sock *s);
+void tcp_sndent_put(struct tcp_sndent *e);
+void tcp_sndent_free_unlocked(struct tcp_sndent *e);
+
+/* tcp.c */
+void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
+void tcp_notify(struct tcp_sock *s, unsigned events);
+void tcp_sock_closed(struct tcp_sock *s, int error);
+
+#endif

@@ -1,0 +1,390 @@
+/*
+ * tcp_out.c - TCP segment output, retransmission and probe timers.
+ *
+ * A segment is a netbuf whose host part holds the TCP header and whose fragments point
+ * into the send queue's entries (never copied). Each fragment is a reference on its
+ * entry (owner tcp_tx_owner, token = the entry): the entry is freed only when it is
+ * acknowledged and no netbuf that the NIC may still read refers to it.
+ */
+#include <errno.h>
+#include <string.h>
+#include "../../lib/clock.h"
+#include "../../lib/log.h"
+#include "../../mm/pool.h"
+#include "tcp_internal.h"
+
+LOG_MODULE_USE(tcp);
+
+extern struct mm_pool tcp_sndent_pool;
+
+/* An entry is freed once done and unreferenced; its user fragment goes back then. */
+void tcp_sndent_free_unlocked(struct tcp_sndent *e)
+{
+	netdev_frag_release(&e->frag);
+	mm_pool_free(&tcp_sndent_pool, e);
+}
+
+void tcp_sndent_put(struct tcp_sndent *e)
+{
+	if (e->done && e->inflight == 0)
+		tcp_sndent_free_unlocked(e);
+}
+
+static void tx_ref_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct tcp_sndent *e = (struct tcp_sndent *)(uintptr_t)token;
+	(void)o;
+	e->inflight--;
+	tcp_sndent_put(e);
+}
+
+static struct netdev_frag_owner tcp_tx_owner = { "tcp-tx", tx_ref_release };
+
+/* The window we can offer: free buffer bytes, bounded by free fragment slots. */
+uint32_t tcp_rcv_window(struct tcp_sock *s)
+{
+	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
+	unsigned frags = s->rxq_frags + s->ooo_frags;
+	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
+	if (by_frags < space)
+		space = by_frags;
+	return (uint32_t)space;
+}
+
+/* The right edge to advertise: never shrinks (RFC 9293 3.8.6.2.2); moved only by at
+ * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). */
+static uint32_t tcp_advertise(struct tcp_sock *s)
+{
+	uint32_t win = tcp_rcv_window(s);
+	uint32_t max = (uint32_t)0xffff << s->rcv_wscale;
+	uint32_t edge;
+
+	if (win > max)
+		win = max;
+	edge = s->rcv_nxt + win;
+	if (SEQ_LT(s->rcv_adv, s->rcv_nxt))
+		s->rcv_adv = s->rcv_nxt;
+	if (SEQ_GT(edge, s->rcv_adv)) {
+		uint32_t grow = edge - s->rcv_adv;
+		uint32_t thresh = s->mss; /* min(RCV.BUFF / 2, MSS): the MSS is always smaller */
+		if (grow >= thresh || s->rcv_adv == s->rcv_nxt)
+			s->rcv_adv = edge;
+	}
+	return s->rcv_adv - s->rcv_nxt;
+}
+
+static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool syn_ack_ws)
+{
+	uint16_t mss = (uint16_t)(net_if0.dev ? net_if0.dev->mtu - 40 : 1460);
+	p[0] = TCP_OPT_MSS;
+	p[1] = 4;
+	p[2] = (uint8_t)(mss >> 8);
+	p[3] = (uint8_t)mss;
+	*len = 4;
+	if (syn_ack_ws) {
+		p[4] = TCP_OPT_NOP;
+		p[5] = TCP_OPT_WS;
+		p[6] = 3;
+		p[7] = s->rcv_wscale;
+		*len = 8;
+	}
+}
+
+/* Build and send one segment: [seq, seq + len) from the send queue, with flags. */
+static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flags)
+{
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	struct tcp_hdr *th;
+	uint8_t opts[8];
+	size_t optlen = 0, hlen;
+	uint32_t win;
+	struct list_node *it;
+	int rc;
+
+	if (!nb) {
+		net_counters.ip_tx_nobuf++;
+		return -ENOBUFS;
+	}
+	if (flags & TCP_SYN)
+		put_options(opts, &optlen, s, s->state == TCP_SYN_SENT || s->rcv_wscale || s->snd_wscale);
+	hlen = sizeof(*th) + optlen;
+	th = netbuf_put(nb, hlen);
+	memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
+	/* Gather the payload from the send queue. */
+	if (len) {
+		uint32_t want = seq, left = len;
+		list_for_each(&s->sndq, it) {
+			struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+			uint32_t end = e->seq + e->frag.len;
+			if (SEQ_LEQ(end, want))
+				continue;
+			uint32_t off = want - e->seq;
+			uint32_t n = e->frag.len - off < left ? e->frag.len - off : left;
+			struct netdev_frag f = e->frag;
+			f.addr = dma_addr_add(f.addr, off);
+			f.offset += off;
+			f.len = n;
+			f.owner = &tcp_tx_owner;
+			f.token = (uint64_t)(uintptr_t)e;
+			if (netbuf_add_frag(nb, &f)) {
+				/* Out of gather slots: send what we have. */
+				break;
+			}
+			e->inflight++;
+			if (f.addr.cls == MEM_CLASS_DEVICE)
+				tcp_counters.tx_payload_device += n;
+			else
+				tcp_counters.tx_payload_host += n;
+			want += n;
+			left -= n;
+			if (!left)
+				break;
+		}
+		if (left) {
+			len -= left;
+			flags &= (uint8_t)~TCP_FIN;
+		}
+	}
+	if (flags & TCP_SYN)
+		win = (uint32_t)(TCP_RCV_BUF < 0xffff ? TCP_RCV_BUF : 0xffff);
+	else
+		win = tcp_advertise(s) >> s->rcv_wscale;
+	if (win > 0xffff)
+		win = 0xffff;
+	th->src_port = be16_make(s->lport);
+	th->dst_port = be16_make(s->rport);
+	th->seq = be32_make(seq);
+	th->ack = be32_make((flags & TCP_ACK) ? s->rcv_nxt : 0);
+	th->data_offset = (uint8_t)((hlen / 4) << 4);
+	th->flags = flags;
+	th->window = be16_make((uint16_t)win);
+	th->urgent = be16_make(0);
+	if ((rc = net_l4_csum_tx(nb, net_if0.dev, s->laddr, s->raddr, IP_PROTO_TCP, hlen + len,
+				 offsetof(struct tcp_hdr, checksum)))) {
+		netbuf_free(nb);
+		return rc;
+	}
+	if (flags & TCP_ACK) {
+		s->ack_now = false;
+		s->ack_delayed = false;
+		s->segs_unacked = 0;
+		timer_cancel(&timer_default_queue, &s->t_delack);
+	}
+	s->segs_out++;
+	tcp_counters.segs_out++;
+	if (flags & TCP_RST)
+		tcp_counters.resets_out++;
+	/* A frame lost here (no route, ARP queue full) is like one lost on the wire: the
+	 * retransmission timer covers it. */
+	ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
+	return (int)len;
+}
+
+/* A control segment (no data) at seq. */
+int tcp_send_ctl(struct tcp_sock *s, uint32_t seq, uint8_t flags)
+{
+	return tcp_xmit(s, seq, 0, flags);
+}
+
+void tcp_send_ack_now(struct tcp_sock *s)
+{
+	tcp_xmit(s, s->snd_nxt, 0, TCP_ACK);
+}
+
+/* RFC 5961 section 3.2/4.2/5.2 challenge ACK, rate limited (section 7). */
+void tcp_send_challenge_ack(struct tcp_sock *s)
+{
+	static uint64_t window_start;
+	static unsigned sent;
+	uint64_t now = clock_now_ns();
+
+	if (now - window_start >= NSEC_PER_SEC) {
+		window_start = now;
+		sent = 0;
+	}
+	if (sent >= TCP_CHALLENGE_ACKS_PER_SEC) {
+		tcp_counters.challenge_acks_limited++;
+		return;
+	}
+	sent++;
+	tcp_counters.challenge_acks++;
+	tcp_send_ack_now(s);
+}
+
+/* A reset for a segment that has no connection (RFC 9293 3.10.7.1). */
+void tcp_send_reset(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
+		    uint8_t flags)
+{
+	struct tcp_sock tmp;
+
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.laddr = laddr;
+	tmp.raddr = raddr;
+	tmp.lport = lport;
+	tmp.rport = rport;
+	tmp.rcv_nxt = ack;
+	tmp.mss = TCP_MSS_DEFAULT;
+	list_init(&tmp.sndq);
+	timer_init(&tmp.t_delack, "tcp-delack", NULL, NULL);
+	tcp_xmit(&tmp, seq, 0, flags);
+}
+
+void tcp_arm_rexmit(struct tcp_sock *s)
+{
+	timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + s->rto_ns);
+}
+
+/* Bytes of FIN-free data not yet sent. */
+static uint32_t unsent(const struct tcp_sock *s)
+{
+	return SEQ_LT(s->snd_nxt, s->snd_end) ? s->snd_end - s->snd_nxt : 0;
+}
+
+/* Send what the windows allow (RFC 9293 3.8.6.2.1 sender SWS avoidance, no Nagle:
+ * storage PDUs want latency), then a pending ACK if nothing carried it. */
+void tcp_output(struct tcp_sock *s)
+{
+	unsigned budget = 64;
+
+	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
+		if (s->snd_nxt == s->iss) {
+			tcp_xmit(s, s->iss, 0, s->state == TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK);
+			s->snd_nxt = s->iss + 1;
+			if (SEQ_GT(s->snd_nxt, s->snd_max))
+				s->snd_max = s->snd_nxt;
+			if (!s->t_rexmit.armed)
+				tcp_arm_rexmit(s);
+		}
+		if (s->ack_now && s->state == TCP_SYN_RECEIVED)
+			tcp_xmit(s, s->iss, 0, TCP_SYN | TCP_ACK);
+		return;
+	}
+	if (s->state == TCP_CLOSED || s->state == TCP_LISTEN || s->state == TCP_TIME_WAIT) {
+		if (s->ack_now && s->state == TCP_TIME_WAIT)
+			tcp_send_ack_now(s);
+		return;
+	}
+	while (budget--) {
+		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd;
+		uint32_t flight = s->snd_nxt - s->snd_una;
+		uint32_t usable = wnd > flight ? wnd - flight : 0;
+		uint32_t pending = unsent(s);
+		uint32_t len = pending < usable ? pending : usable;
+		bool can_fin = s->fin_queued && SEQ_LEQ(s->snd_nxt, s->snd_end) &&
+			       (s->state == TCP_FIN_WAIT_1 || s->state == TCP_CLOSING || s->state == TCP_LAST_ACK);
+		uint8_t flags = TCP_ACK;
+		int n;
+
+		if (len > s->mss)
+			len = s->mss;
+		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
+			len = 0; /* sender SWS avoidance: wait for a useful window */
+		if (len && len == pending)
+			flags |= TCP_PSH;
+		if (can_fin && s->snd_nxt + len == s->snd_end)
+			flags |= TCP_FIN;
+		if (len == 0 && !(flags & TCP_FIN))
+			break;
+		n = tcp_xmit(s, s->snd_nxt, len, flags);
+		if (n < 0)
+			break;
+		if ((uint32_t)n < len)
+			flags &= (uint8_t)~TCP_FIN;
+		if (!s->timing && n > 0) {
+			s->timing = true;
+			s->rtt_seq = s->snd_nxt;
+			s->rtt_start_ns = clock_now_ns();
+		}
+		s->snd_nxt += (uint32_t)n + ((flags & TCP_FIN) ? 1 : 0);
+		if (SEQ_GT(s->snd_nxt, s->snd_max))
+			s->snd_max = s->snd_nxt;
+		if (!s->t_rexmit.armed || s->persist) {
+			s->persist = false;
+			tcp_arm_rexmit(s);
+		}
+	}
+	/* Zero window with data waiting and nothing in flight: probe (RFC 9293 3.8.6.1). */
+	if (unsent(s) && s->snd_wnd == 0 && s->snd_una == s->snd_max && !s->t_rexmit.armed) {
+		s->persist = true;
+		tcp_arm_rexmit(s);
+	}
+	if (s->ack_now)
+		tcp_send_ack_now(s);
+}
+
+/* Retransmit one segment at SND.UNA (fast retransmit). */
+void tcp_retransmit_una(struct tcp_sock *s)
+{
+	uint32_t len = SEQ_LT(s->snd_una, s->snd_end) ? s->snd_end - s->snd_una : 0;
+	uint8_t flags = TCP_ACK;
+
+	if (len > s->mss)
+		len = s->mss;
+	if (s->fin_queued && s->snd_una + len == s->snd_end && SEQ_GT(s->snd_max, s->snd_end))
+		flags |= TCP_FIN;
+	s->timing = false; /* Karn */
+	s->retransmits++;
+	tcp_counters.retransmits++;
+	tcp_xmit(s, s->snd_una, len, flags);
+}
+
+/* The retransmission timer (RFC 6298 5.4-5.7) doubling as the persist timer. */
+void tcp_rexmit_timer(struct timer *t, void *arg)
+{
+	struct tcp_sock *s = arg;
+	uint32_t flight;
+	(void)t;
+
+	if (s->persist) {
+		/* Zero-window probe: one byte beyond the closed window, backed off. */
+		tcp_counters.zero_window_probes++;
+		if (s->snd_wnd == 0 && unsent(s)) {
+			int n = tcp_xmit(s, s->snd_una, 1, TCP_ACK);
+			if (n > 0 && s->snd_nxt == s->snd_una) {
+				s->snd_nxt = s->snd_una + 1;
+				if (SEQ_GT(s->snd_nxt, s->snd_max))
+					s->snd_max = s->snd_nxt;
+			}
+			if (s->backoff < 16)
+				s->backoff++;
+			uint64_t d = s->rto_ns << (s->backoff < 6 ? s->backoff : 6);
+			timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + (d > TCP_RTO_MAX_NS ? TCP_RTO_MAX_NS : d));
+			return;
+		}
+		s->persist = false;
+		tcp_output(s);
+		return;
+	}
+	if (s->snd_una == s->snd_max)
+		return;
+	s->timeouts++;
+	tcp_counters.timeouts++;
+	s->backoff++;
+	if (s->backoff > ((s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) ? TCP_SYN_RETRIES
+										      : TCP_DATA_RETRIES)) {
+		tcp_send_ctl(s, s->snd_nxt, TCP_RST | TCP_ACK);
+		tcp_sock_closed(s, -ETIMEDOUT);
+		return;
+	}
+	s->rto_ns *= 2;
+	if (s->rto_ns > TCP_RTO_MAX_NS)
+		s->rto_ns = TCP_RTO_MAX_NS;
+	/* RFC 5681 (4): ssthresh = max(FlightSize / 2, 2 * SMSS), cwnd = 1 SMSS. */
+	flight = s->snd_max - s->snd_una;
+	s->ssthresh = flight / 2 > 2u * s->mss ? flight / 2 : 2u * s->mss;
+	s->cwnd = s->mss;
+	s->dupacks = 0;
+	s->in_recovery = false;
+	s->timing = false; /* Karn: no sample from a retransmitted segment */
+	s->retransmits++;
+	tcp_counters.retransmits++;
+	/* Go back to SND.UNA and send again from there. */
+	s->snd_nxt = s->snd_una;
+	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
+		s->snd_nxt = s->iss;
+		tcp_output(s);
+		return;
+	}
+	tcp_arm_rexmit(s);
+	tcp_output(s);
+}

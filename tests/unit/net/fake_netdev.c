@@ -1,0 +1,359 @@
+/*
+ * fake_netdev.c - a test netdev (see fake_netdev.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include "net/wire.h"
+#include "fake_netdev.h"
+
+const uint8_t fake_our_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x10 };
+const uint8_t fake_peer_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+
+uint16_t fake_csum(const void *p, size_t len, uint32_t init)
+{
+	const uint8_t *b = p;
+	uint64_t s = init;
+	for (size_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)b[i] << 8 | b[i + 1];
+	if (len & 1)
+		s += (uint32_t)b[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static int fake_xmit(struct netdev *dev, struct netbuf *nb)
+{
+	struct fake_netdev *fd = dev->priv;
+	struct fake_frame *f;
+	size_t len = netbuf_host_len(nb);
+
+	if (fd->ntx >= FAKE_TX_MAX) {
+		fd->tx_dropped++;
+		netbuf_tx_done(nb);
+		return 0;
+	}
+	f = &fd->tx[fd->ntx++];
+	memcpy(f->b, nb->data, len);
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		/* The device reads the fragment by bus address (host pointer in tests). */
+		memcpy(f->b + len, (const void *)(uintptr_t)nb->frags[i].addr.bus, nb->frags[i].len);
+		len += nb->frags[i].len;
+	}
+	f->len = len;
+	if (nb->flags & NETBUF_TX_CSUM_PARTIAL) {
+		uint16_t c = (uint16_t)~fake_csum(f->b + nb->csum_start, len - nb->csum_start, 0);
+		f->b[nb->csum_start + nb->csum_offset] = (uint8_t)(c >> 8);
+		f->b[nb->csum_start + nb->csum_offset + 1] = (uint8_t)c;
+	}
+	netbuf_tx_done(nb);
+	return 0;
+}
+
+static int fake_set_mtu(struct netdev *dev, unsigned mtu)
+{
+	(void)dev;
+	(void)mtu;
+	return 0;
+}
+
+static const struct netdev_ops fake_ops = { fake_xmit, fake_set_mtu };
+
+static void hdr_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct fake_netdev *fd = container_of(o, struct fake_netdev, hdr_owner);
+	if (token < FAKE_HDR_BUFS && fd->hdr_used[token]) {
+		fd->hdr_used[token] = false;
+		fd->hdr_out--;
+	}
+}
+
+static void data_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct fake_netdev *fd = container_of(o, struct fake_netdev, data_owner);
+	if (token < FAKE_DATA_BUFS && fd->data_used[token]) {
+		fd->data_used[token] = false;
+		fd->data_out--;
+	}
+}
+
+void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
+{
+	memset(fd, 0, sizeof(*fd));
+	strcpy(fd->dev.name, "fake0");
+	memcpy(fd->dev.mac, fake_our_mac, 6);
+	fd->dev.mtu = 1500;
+	fd->dev.features = features;
+	fd->dev.link_up = true;
+	fd->dev.ops = &fake_ops;
+	fd->dev.priv = fd;
+	fd->hdr_owner.name = "fake-hdr";
+	fd->hdr_owner.release = hdr_release;
+	fd->data_owner.name = "fake-data";
+	fd->data_owner.release = data_release;
+	fd->split = (features & NETDEV_F_RX_SPLIT) != 0;
+	fd->rx_csum = (features & NETDEV_F_RX_CSUM) != 0;
+	netdev_register(&fd->dev);
+}
+
+unsigned fake_netdev_teardown(struct fake_netdev *fd)
+{
+	netdev_unregister(&fd->dev);
+	return fd->hdr_out + fd->data_out;
+}
+
+void fake_netdev_clear(struct fake_netdev *fd)
+{
+	fd->ntx = 0;
+}
+
+/* Where e1000e splits (PLATFORM.md): after L4 for unfragmented TCP/UDP, after IP for
+ * other IP and fragments, nowhere for non-IP. 0: no split. */
+static size_t split_point(const uint8_t *f, size_t len)
+{
+	if (len < 34 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4)
+		return 0;
+	size_t ihl = (size_t)(f[14] & 15) * 4;
+	if (ihl < 20 || 14 + ihl > len)
+		return 0;
+	uint16_t ff = (uint16_t)(f[20] << 8 | f[21]);
+	uint8_t proto = f[23];
+	if ((ff & 0x3fff) == 0 && proto == IP_PROTO_TCP && len >= 14 + ihl + 20) {
+		size_t th = (size_t)(f[14 + ihl + 12] >> 4) * 4;
+		if (th >= 20 && 14 + ihl + th <= len)
+			return 14 + ihl + th;
+	}
+	if ((ff & 0x3fff) == 0 && proto == IP_PROTO_UDP && len >= 14 + ihl + 8)
+		return 14 + ihl + 8;
+	return 14 + ihl;
+}
+
+static int take(bool *used, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!used[i]) {
+			used[i] = true;
+			return (int)i;
+		}
+	return -1;
+}
+
+int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
+{
+	const uint8_t *b = frame;
+	size_t hdr_len = fd->split ? split_point(b, len) : 0;
+	struct netbuf *nb;
+	int h;
+
+	if (hdr_len > FAKE_HDR_SIZE)
+		hdr_len = 0; /* header too long: no split */
+	size_t first = hdr_len ? hdr_len : (len < FAKE_HDR_SIZE ? len : FAKE_HDR_SIZE);
+	if (!fd->split)
+		first = len < FAKE_HDR_SIZE ? len : FAKE_HDR_SIZE;
+	if ((h = take(fd->hdr_used, FAKE_HDR_BUFS)) < 0)
+		return -ENOBUFS;
+	memcpy(fd->hdr_buf[h], b, first);
+	nb = netbuf_alloc_rx(fd->hdr_buf[h], FAKE_HDR_SIZE, first, &fd->hdr_owner, (uint64_t)h);
+	if (!nb) {
+		fd->hdr_used[h] = false;
+		return -ENOBUFS;
+	}
+	fd->hdr_out++;
+	if (hdr_len) {
+		nb->flags |= NETBUF_RX_SPLIT;
+		nb->hdr_len = (uint16_t)hdr_len;
+	}
+	for (size_t off = first; off < len;) {
+		size_t n = len - off < FAKE_DATA_SIZE ? len - off : FAKE_DATA_SIZE;
+		int d = take(fd->data_used, FAKE_DATA_BUFS);
+		struct netdev_frag f;
+		if (d < 0 || nb->nfrags >= NETBUF_MAX_FRAGS) {
+			if (d >= 0)
+				fd->data_used[d] = false;
+			netbuf_free(nb);
+			return -ENOBUFS;
+		}
+		fd->data_out++;
+		memcpy(fd->data_buf[d], b + off, n);
+		memset(&f, 0, sizeof(f));
+		f.addr = dma_addr_device((uint64_t)(uintptr_t)fd->data_buf[d]);
+		f.offset = (uint64_t)d * FAKE_DATA_SIZE;
+		f.len = (uint32_t)n;
+		f.provider = 1;
+		f.token = (uint64_t)d;
+		f.owner = &fd->data_owner;
+		netbuf_add_frag(nb, &f);
+		off += n;
+	}
+	if (fd->rx_csum && len >= 34 && b[12] == 8 && b[13] == 0 && (b[14] >> 4) == 4) {
+		size_t ihl = (size_t)(b[14] & 15) * 4;
+		if (ihl >= 20 && 14 + ihl <= len) {
+			nb->flags |= fake_csum(b + 14, ihl, 0) == 0xffff ? NETBUF_RX_L3_CSUM_OK : NETBUF_RX_L3_CSUM_BAD;
+			uint16_t tot = (uint16_t)(b[16] << 8 | b[17]);
+			uint8_t proto = b[23];
+			if ((proto == IP_PROTO_TCP || proto == IP_PROTO_UDP) && tot >= ihl && 14 + (size_t)tot <= len &&
+			    (((b[20] << 8) | b[21]) & 0x3fff) == 0) {
+				uint32_t l4 = tot - (uint32_t)ihl;
+				uint32_t ps = (uint32_t)(b[26] << 8 | b[27]) + (uint32_t)(b[28] << 8 | b[29]) +
+					      (uint32_t)(b[30] << 8 | b[31]) + (uint32_t)(b[32] << 8 | b[33]) + proto + l4;
+				bool ok = fake_csum(b + 14 + ihl, l4, ps) == 0xffff;
+				nb->flags |= ok ? NETBUF_RX_L4_CSUM_OK : NETBUF_RX_L4_CSUM_BAD;
+			}
+		}
+	}
+	netdev_rx(&fd->dev, nb);
+	return 0;
+}
+
+/* --- peer ------------------------------------------------------------------------------ */
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+static uint32_t pseudo(uint32_t src, uint32_t dst, uint8_t proto, size_t len)
+{
+	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + (uint32_t)len;
+}
+
+size_t fake_build_ipv4(uint8_t *out, uint32_t src, uint32_t dst, uint8_t proto, const void *l4, size_t len,
+		       uint16_t flags_fragoff)
+{
+	memcpy(out, fake_our_mac, 6);
+	memcpy(out + 6, fake_peer_mac, 6);
+	put16(out + 12, 0x0800);
+	uint8_t *ip = out + 14;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)(20 + len));
+	put16(ip + 4, 0x1234);
+	put16(ip + 6, flags_fragoff);
+	ip[8] = 64;
+	ip[9] = proto;
+	put32(ip + 12, src);
+	put32(ip + 16, dst);
+	put16(ip + 10, (uint16_t)~fake_csum(ip, 20, 0));
+	memcpy(ip + 20, l4, len);
+	size_t total = 14 + 20 + len;
+	if (total < 60) {
+		memset(out + total, 0, 60 - total);
+		total = 60;
+	}
+	return total;
+}
+
+size_t fake_build_tcp(uint8_t *out, const struct fake_tcp *t)
+{
+	uint8_t seg[FAKE_FRAME_MAX];
+	size_t hlen = 20 + ((t->optlen + 3) & ~(size_t)3);
+	memset(seg, 0, hlen);
+	put16(seg, t->sport);
+	put16(seg + 2, t->dport);
+	put32(seg + 4, t->seq);
+	put32(seg + 8, t->ack);
+	seg[12] = (uint8_t)((hlen / 4) << 4);
+	seg[13] = t->flags;
+	put16(seg + 14, t->wnd);
+	if (t->optlen)
+		memcpy(seg + 20, t->opts, t->optlen);
+	if (t->len)
+		memcpy(seg + hlen, t->payload, t->len);
+	uint16_t c = (uint16_t)~fake_csum(seg, hlen + t->len, pseudo(t->src, t->dst, IP_PROTO_TCP, hlen + t->len));
+	if (t->bad_csum)
+		c ^= 0x5555;
+	put16(seg + 16, c);
+	return fake_build_ipv4(out, t->src, t->dst, IP_PROTO_TCP, seg, hlen + t->len, 0x4000);
+}
+
+size_t fake_build_udp(uint8_t *out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, const void *data,
+		      size_t len)
+{
+	uint8_t seg[FAKE_FRAME_MAX];
+	put16(seg, sport);
+	put16(seg + 2, dport);
+	put16(seg + 4, (uint16_t)(8 + len));
+	put16(seg + 6, 0);
+	memcpy(seg + 8, data, len);
+	uint16_t c = (uint16_t)~fake_csum(seg, 8 + len, pseudo(src, dst, IP_PROTO_UDP, 8 + len));
+	put16(seg + 6, c ? c : 0xffff);
+	return fake_build_ipv4(out, src, dst, IP_PROTO_UDP, seg, 8 + len, 0x4000);
+}
+
+size_t fake_build_arp(uint8_t *out, uint16_t oper, const uint8_t sha[6], uint32_t spa, const uint8_t tha[6],
+		      uint32_t tpa, const uint8_t dst_mac[6])
+{
+	memset(out, 0, 60);
+	memcpy(out, dst_mac, 6);
+	memcpy(out + 6, sha, 6);
+	put16(out + 12, 0x0806);
+	uint8_t *a = out + 14;
+	put16(a, 1);
+	put16(a + 2, 0x0800);
+	a[4] = 6;
+	a[5] = 4;
+	put16(a + 6, oper);
+	memcpy(a + 8, sha, 6);
+	put32(a + 14, spa);
+	memcpy(a + 18, tha, 6);
+	put32(a + 24, tpa);
+	return 60;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
+{
+	const uint8_t *b = f->b;
+	if (f->len < 54 || b[12] != 8 || b[13] != 0 || b[14] != 0x45 || b[23] != IP_PROTO_TCP)
+		return false;
+	if (fake_csum(b + 14, 20, 0) != 0xffff)
+		return false;
+	size_t tot = (size_t)(b[16] << 8 | b[17]);
+	if (tot < 40 || 14 + tot > f->len)
+		return false;
+	const uint8_t *t = b + 34;
+	size_t l4 = tot - 20;
+	o->src = get32(b + 26);
+	o->dst = get32(b + 30);
+	if (fake_csum(t, l4, pseudo(o->src, o->dst, IP_PROTO_TCP, l4)) != 0xffff)
+		return false;
+	size_t hlen = (size_t)(t[12] >> 4) * 4;
+	if (hlen < 20 || hlen > l4)
+		return false;
+	o->sport = (uint16_t)(t[0] << 8 | t[1]);
+	o->dport = (uint16_t)(t[2] << 8 | t[3]);
+	o->seq = get32(t + 4);
+	o->ack = get32(t + 8);
+	o->flags = t[13];
+	o->wnd = (uint16_t)(t[14] << 8 | t[15]);
+	o->mss = o->ws = -1;
+	for (size_t i = 20; i < hlen;) {
+		if (t[i] == 0)
+			break;
+		if (t[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= hlen || t[i + 1] < 2)
+			break;
+		if (t[i] == 2 && t[i + 1] == 4)
+			o->mss = t[i + 2] << 8 | t[i + 3];
+		if (t[i] == 3 && t[i + 1] == 3)
+			o->ws = t[i + 2];
+		i += t[i + 1];
+	}
+	o->payload = t + hlen;
+	o->len = l4 - hlen;
+	return true;
+}

@@ -1,0 +1,105 @@
+/*
+ * fake_netdev.h - a netdev for host tests and fuzzing: captures transmitted frames
+ * (applying TX checksum offload the way a NIC would) and injects received frames split
+ * the way QEMU 7.2's e1000e packet split does (PLATFORM.md): headers into a host
+ * "header buffer", the rest into "device memory" data buffers that come back through
+ * fragment tokens. Also a minimal peer: builders and parsers for crafted frames.
+ */
+#ifndef TESTS_UNIT_NET_FAKE_NETDEV_H
+#define TESTS_UNIT_NET_FAKE_NETDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "drivers/nic/netdev.h"
+
+#define FAKE_TX_MAX 256
+#define FAKE_FRAME_MAX 9100
+#define FAKE_HDR_BUFS 64
+#define FAKE_HDR_SIZE 256            /* BSIZE0 */
+#define FAKE_DATA_BUFS 512
+#define FAKE_DATA_SIZE 2048          /* BSIZE1..3 */
+
+struct fake_frame {
+	size_t len;
+	uint8_t b[FAKE_FRAME_MAX];
+};
+
+struct fake_netdev {
+	struct netdev dev;
+	struct netdev_frag_owner hdr_owner, data_owner;
+	unsigned ntx;
+	struct fake_frame tx[FAKE_TX_MAX];
+	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
+	bool split;                      /* split like e1000e (default true) */
+	bool rx_csum;                    /* report L3/L4 checksum OK after verifying (NIC offload) */
+	unsigned hdr_out, data_out;      /* buffers lent to the stack */
+	bool hdr_used[FAKE_HDR_BUFS];
+	bool data_used[FAKE_DATA_BUFS];
+	uint8_t hdr_buf[FAKE_HDR_BUFS][FAKE_HDR_SIZE];
+	uint8_t data_buf[FAKE_DATA_BUFS][FAKE_DATA_SIZE];
+};
+
+extern const uint8_t fake_our_mac[6];
+extern const uint8_t fake_peer_mac[6];
+
+/* Register fd (name "fake0", our MAC, MTU 1500, link up) with features. */
+void fake_netdev_setup(struct fake_netdev *fd, uint32_t features);
+
+/* Unregister fd. Returns the number of RX buffers still lent to the stack. */
+unsigned fake_netdev_teardown(struct fake_netdev *fd);
+
+/* Deliver one frame; returns 0 or -ENOBUFS (no free receive buffer). */
+int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len);
+
+/* Forget the captured frames. */
+void fake_netdev_clear(struct fake_netdev *fd);
+
+/* --- peer side ------------------------------------------------------------------------ */
+
+struct fake_tcp {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t wnd;
+	const uint8_t *opts;
+	size_t optlen;
+	const void *payload;
+	size_t len;
+	bool bad_csum;
+};
+
+/* Build an Ethernet/IPv4/TCP frame from the peer to us; returns its length. */
+size_t fake_build_tcp(uint8_t *out, const struct fake_tcp *t);
+
+/* Build an Ethernet/IPv4 frame with the given protocol payload (already complete). */
+size_t fake_build_ipv4(uint8_t *out, uint32_t src, uint32_t dst, uint8_t proto, const void *l4, size_t len,
+		       uint16_t flags_fragoff);
+
+/* Build a UDP datagram frame (checksum filled). */
+size_t fake_build_udp(uint8_t *out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, const void *data,
+		      size_t len);
+
+/* Build an ARP frame from the peer. */
+size_t fake_build_arp(uint8_t *out, uint16_t oper, const uint8_t sha[6], uint32_t spa, const uint8_t tha[6],
+		      uint32_t tpa, const uint8_t dst_mac[6]);
+
+struct fake_parsed_tcp {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t wnd;
+	int mss, ws;             /* -1 when absent */
+	const uint8_t *payload;
+	size_t len;
+};
+
+/* Parse a captured frame as TCP, checking the IPv4 and TCP checksums; false otherwise. */
+bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *out);
+
+/* Internet checksum helper. */
+uint16_t fake_csum(const void *p, size_t len, uint32_t init);
+
+#endif
