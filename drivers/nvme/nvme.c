@@ -118,6 +118,8 @@ static void qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
 	if (q->cmds[0].host_list.cpu)
 		b->dma_free(b->ctx, q->cmds[0].host_list.cpu,
 			    (size_t)depth * NVME_LIST_PAGES * NVME_PAGE_SIZE);
+	if (q->cmb_lists && b->cmb_alloc && b->cmb_free)
+		b->cmb_free(b->ctx, q->cmb_lists_addr, q->cmb_lists_bytes);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -145,13 +147,6 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
 	q->cq_db = nvme_cq_doorbell(qid, c->dstrd);
 
-	/* CMB list areas: per slot, at the start of the CMB, when lists may live there. */
-	bool cmb_lists = lists && c->cmb.usable && c->cmb.info.lists &&
-			 c->cmb.reserved + depth * list_bytes <= c->cmb.size / 2;
-	uint64_t cmb_off = c->cmb.reserved;
-	if (cmb_lists)
-		c->cmb.reserved += depth * list_bytes;
-
 	/* depth - 1 command IDs: the ring never holds more */
 	for (unsigned i = 0; i < depth - 1; i++) {
 		struct nvme_cmd *cmd = &q->cmds[i];
@@ -160,11 +155,6 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 			cmd->host_list.cpu = (uint8_t *)hl + i * list_bytes;
 			cmd->host_list.addr = dma_addr_add(hl_addr, i * list_bytes);
 			cmd->host_list.bytes = list_bytes;
-		}
-		if (cmb_lists) {
-			cmd->cmb_list.cpu = c->cmb.cpu + cmb_off + i * list_bytes;
-			cmd->cmb_list.addr = dma_addr_device(c->cmb.bus + cmb_off + i * list_bytes);
-			cmd->cmb_list.bytes = list_bytes;
 		}
 		q->free_cids[q->nfree++] = (uint16_t)(depth - 2 - i); /* pop order 0, 1, 2... */
 	}
@@ -197,6 +187,48 @@ static bool touches_cmb(const struct nvme_ctrl *c, uint64_t bus, uint64_t len)
 	if (m->scheme == NVME_CMB_NONE || m->size == 0)
 		return false;
 	return bus < m->bus + m->size && bus + len > m->bus;
+}
+
+/* Give every slot of q a list area in the CMB (first command with CMB data): from the
+ * attach's allocator (the published P2P provider) or carved from the CMB's start. */
+static int cmb_lists_ensure(struct nvme_qpair *q)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	size_t list_bytes = NVME_LIST_PAGES * NVME_PAGE_SIZE;
+	size_t bytes = (size_t)(q->ring.depth - 1) * list_bytes;
+	dma_addr_t addr;
+	uint8_t *cpu;
+
+	if (q->cmb_lists)
+		return 0;
+	if (!c->cmb.info.lists || !q->cmds[0].host_list.cpu)
+		return -EOPNOTSUPP;
+	if (c->bus->cmb_alloc) {
+		void *p;
+		if (c->bus->cmb_alloc(c->bus->ctx, bytes, &addr, &p))
+			return -ENOMEM;
+		cpu = p;
+	} else {
+		if (c->cmb.reserved + bytes > c->cmb.size / 2)
+			return -ENOMEM;
+		addr = dma_addr_device(c->cmb.bus + c->cmb.reserved);
+		cpu = c->cmb.cpu + c->cmb.reserved;
+		c->cmb.reserved += bytes;
+	}
+	if (!nvme_in_own_cmb(c, addr.bus, bytes)) {
+		if (c->bus->cmb_free)
+			c->bus->cmb_free(c->bus->ctx, addr, bytes);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < q->ring.depth - 1u; i++) {
+		q->cmds[i].cmb_list.cpu = cpu + i * list_bytes;
+		q->cmds[i].cmb_list.addr = dma_addr_add(addr, i * list_bytes);
+		q->cmds[i].cmb_list.bytes = list_bytes;
+	}
+	q->cmb_lists_addr = addr;
+	q->cmb_lists_bytes = bytes;
+	q->cmb_lists = true;
+	return 0;
 }
 
 /* Describe the data of rq into sqe using slot's list areas. */
@@ -241,7 +273,10 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 				 c->cmb.refused ? c->cmb.refused : "CMB not enabled");
 			return -EINVAL;
 		}
-		list = &slot->cmb_list; /* lists must be where the data is (the first address decides) */
+		if (cmb_lists_ensure(q) == 0)
+			list = &slot->cmb_list; /* lists must be where the data is (the first address decides) */
+		else
+			list = NULL;            /* only list-free commands (one SGL data block, <= 2 PRPs) */
 	}
 
 	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
@@ -268,7 +303,7 @@ mapped:
 	slot->data_bytes = (uint64_t)total;
 	slot->data_cls = (uint8_t)cls;
 	slot->list_bytes = (uint32_t)list_bytes;
-	slot->list_cls = (uint8_t)list->addr.cls;
+	slot->list_cls = (uint8_t)(list ? list->addr.cls : MEM_CLASS_HOST);
 	slot->dir = (uint8_t)rq->dir;
 	return 0;
 }
@@ -310,7 +345,7 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	slot->arg = arg;
 	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
 	nvme_ring_push(&q->ring, &sqe);
-	__atomic_thread_fence(__ATOMIC_RELEASE); /* the SQE (and lists) before the doorbell */
+	__sync_synchronize(); /* SQE, lists and WC stores to the CMB drained before the doorbell */
 	q->st.submitted++;
 	wr32(c, q->sq_db, q->ring.sq_tail);
 	return 0;

@@ -47,6 +47,10 @@ struct nvme_bus {
 	 * bus address (MEM_CLASS_HOST). NULL when out of memory. */
 	void *(*dma_alloc)(void *ctx, size_t bytes, dma_addr_t *addr);
 	void (*dma_free)(void *ctx, void *cpu, size_t bytes);
+	/* Device memory in the controller's own CMB for PRP/SGL lists (may be NULL: the core then
+	 * carves lists from the start of the CMB). Returns 0 or -ENOMEM. */
+	int (*cmb_alloc)(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu);
+	void (*cmb_free)(void *ctx, dma_addr_t addr, size_t bytes);
 	/* Let about ns nanoseconds pass between two polls of the hardware (may be NULL). */
 	void (*delay)(void *ctx, uint64_t ns);
 	void *ctx;
@@ -197,6 +201,9 @@ struct nvme_qpair {
 	dma_addr_t sq_addr, cq_addr;
 	uint32_t sq_db, cq_db;
 	struct nvme_cmd cmds[NVME_MAX_QDEPTH];
+	bool cmb_lists;          /* the slots' CMB list areas are set up (on first CMB command) */
+	dma_addr_t cmb_lists_addr;
+	size_t cmb_lists_bytes;
 	uint16_t free_cids[NVME_MAX_QDEPTH];
 	unsigned nfree;
 	unsigned outstanding;
@@ -229,7 +236,7 @@ struct nvme_cmb {
 	uint64_t size;
 	bool usable;          /* data and lists may point here */
 	const char *refused;  /* why not, when a CMB exists but is not usable */
-	uint64_t reserved;    /* bytes at the start kept by the driver (per-slot lists) */
+	uint64_t reserved;    /* bytes at the start carved for lists (without bus->cmb_alloc) */
 	uint64_t cmbmsc;      /* value written (v1.4) */
 };
 
@@ -342,5 +349,13 @@ int nvme_register(struct nvme_ctrl *c);
 void nvme_unregister(struct nvme_ctrl *c);
 unsigned nvme_count(void);
 struct nvme_ctrl *nvme_at(unsigned i);
+
+/* --- the PCI attach (nvme_pci.c) --- */
+struct p2p_provider;
+struct pci_dev;
+/* The P2P provider publishing c's CMB, or NULL. */
+struct p2p_provider *nvme_pci_cmb_provider(struct nvme_ctrl *c);
+/* The PCI function of c, or NULL. */
+struct pci_dev *nvme_pci_dev(struct nvme_ctrl *c);
 
 #endif

@@ -1,0 +1,210 @@
+/*
+ * nvme_pci.c - the thin PCI attach of the NVMe host driver: match class 01:08:02, enable
+ * memory decode and bus mastering, hand the core BAR0 register access (uncached, mapped by
+ * enumeration), page-allocator DMA memory and the BARs; once the core has enabled the CMB
+ * (CMBMSC.CMSE verified), publish the whole CMB as a peer-to-peer provider (pci/ maps it
+ * write-combining) and take the core's CMB list areas from that provider.
+ * A poller drains every I/O queue that has commands outstanding.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../lib/clock.h"
+#include "../../lib/log.h"
+#include "../../lib/poller.h"
+#include "../../mm/mm.h"
+#include "../../pci/pci.h"
+#include "nvme.h"
+
+LOG_MODULE_USE(nvme);
+
+struct nvme_pci {
+	struct nvme_ctrl ctrl;
+	struct nvme_bus bus;
+	struct pci_dev *pdev;
+	volatile uint8_t *regs;
+	struct p2p_provider *cmb;
+};
+
+static unsigned nvme_pci_count;
+
+static uint32_t pci_rd32(void *ctx, uint32_t off)
+{
+	struct nvme_pci *np = ctx;
+	return *(volatile uint32_t *)(np->regs + off);
+}
+
+/* 64-bit registers as two 32-bit reads, low then high (CAP, CMBMSC: stable values). */
+static uint64_t pci_rd64(void *ctx, uint32_t off)
+{
+	return (uint64_t)pci_rd32(ctx, off) | ((uint64_t)pci_rd32(ctx, off + 4) << 32);
+}
+
+static void pci_wr32(void *ctx, uint32_t off, uint32_t v)
+{
+	struct nvme_pci *np = ctx;
+	*(volatile uint32_t *)(np->regs + off) = v;
+}
+
+static void pci_wr64(void *ctx, uint32_t off, uint64_t v)
+{
+	pci_wr32(ctx, off, (uint32_t)v);
+	pci_wr32(ctx, off + 4, (uint32_t)(v >> 32));
+}
+
+static void *pci_dma_alloc(void *ctx, size_t bytes, dma_addr_t *addr)
+{
+	(void)ctx;
+	void *p = mm_alloc_pages((bytes + 4095) / 4096, 1);
+	if (p)
+		*addr = dma_addr_host(p);
+	return p;
+}
+
+static void pci_dma_free(void *ctx, void *cpu, size_t bytes)
+{
+	(void)ctx;
+	mm_free_pages(cpu, (bytes + 4095) / 4096);
+}
+
+static int pci_cmb_alloc(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu)
+{
+	struct nvme_pci *np = ctx;
+	if (!np->cmb)
+		return -ENODEV;
+	return p2p_alloc(np->cmb, bytes, addr, cpu);
+}
+
+static void pci_cmb_free(void *ctx, dma_addr_t addr, size_t bytes)
+{
+	struct nvme_pci *np = ctx;
+	if (np->cmb)
+		p2p_free(np->cmb, addr, bytes);
+}
+
+static void pci_delay(void *ctx, uint64_t ns)
+{
+	(void)ctx;
+	uint64_t end = clock_now_ns() + ns;
+	while (clock_now_ns() < end)
+		__builtin_ia32_pause();
+}
+
+/* The provider that publishes c's CMB (NULL when none). */
+struct p2p_provider *nvme_pci_cmb_provider(struct nvme_ctrl *c)
+{
+	struct nvme_pci *np = c->attach;
+	return np ? np->cmb : NULL;
+}
+
+/* The PCI function of c. */
+struct pci_dev *nvme_pci_dev(struct nvme_ctrl *c)
+{
+	struct nvme_pci *np = c->attach;
+	return np ? np->pdev : NULL;
+}
+
+static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
+{
+	char bdf[8], name[16];
+	struct nvme_pci *np;
+	int rc;
+
+	(void)id;
+	struct pci_bar *b0 = &d->bars[0];
+	if (d->nbars == 0 || !b0->addr || b0->size < 0x2000 || b0->bad ||
+	    (b0->kind != PCI_BAR_KIND_MEM32 && b0->kind != PCI_BAR_KIND_MEM64))
+		return -ENODEV;
+	if (!(np = calloc(1, sizeof(*np))))
+		return -ENOMEM;
+	np->pdev = d;
+	np->regs = (volatile uint8_t *)(uintptr_t)b0->addr;
+	np->bus = (struct nvme_bus){
+		.read32 = pci_rd32, .read64 = pci_rd64, .write32 = pci_wr32, .write64 = pci_wr64,
+		.dma_alloc = pci_dma_alloc, .dma_free = pci_dma_free, .cmb_alloc = pci_cmb_alloc,
+		.cmb_free = pci_cmb_free, .delay = pci_delay, .ctx = np,
+	};
+	for (unsigned i = 0; i < d->nbars && i < 6; i++) {
+		struct pci_bar *b = &d->bars[i];
+		if (!b->addr || !b->size || b->bad || b->outside_window || b->kind == PCI_BAR_KIND_IO)
+			continue;
+		np->bus.bar_bus[i] = b->addr;
+		np->bus.bar_size[i] = b->size;
+		np->bus.bar_cpu[i] = (void *)(uintptr_t)b->addr; /* identity-mapped */
+	}
+	pci_enable(d, true);
+	snprintf(name, sizeof(name), "nvme%u", nvme_pci_count);
+	np->ctrl.attach = np;
+	if ((rc = nvme_ctrl_init(&np->ctrl, name, &np->bus, 1)))
+		goto fail;
+	np->ctrl.attach = np; /* init zeroed the struct */
+
+	struct nvme_cmb *m = &np->ctrl.cmb;
+	if (m->usable) {
+		np->cmb = p2p_provider_add(d, m->info.bir, m->info.offset, m->size, 0);
+		if (np->cmb)
+			p2p_provider_publish(np->cmb, true);
+		else
+			log_warn("%s: CMB not published as P2P memory (pci/ refused it)", name);
+	}
+	if ((rc = nvme_register(&np->ctrl)))
+		goto fail_provider;
+	d->driver_data = np;
+	nvme_pci_count++;
+	log_info("%s: %s attached%s", name, pci_bdf_str(d->bdf, bdf), np->cmb ? ", CMB published" : "");
+	return 0;
+
+fail_provider:
+	if (np->cmb)
+		p2p_provider_remove(np->cmb);
+fail:
+	nvme_ctrl_fini(&np->ctrl);
+	free(np);
+	return rc;
+}
+
+static void nvme_pci_remove(struct pci_dev *d)
+{
+	struct nvme_pci *np = d->driver_data;
+	if (!np)
+		return;
+	nvme_unregister(&np->ctrl);
+	nvme_ctrl_fini(&np->ctrl);
+	if (np->cmb) {
+		p2p_provider_publish(np->cmb, false);
+		p2p_provider_remove(np->cmb);
+	}
+	d->driver_data = NULL;
+	free(np);
+}
+
+static const struct pci_device_id nvme_pci_ids[] = {
+	PCI_DEVICE_CLASS(0x010802, 0xffffff), /* mass storage, NVM, NVMe */
+	PCI_ID_END,
+};
+PCI_DRIVER(nvme, nvme_pci_ids, nvme_pci_probe, nvme_pci_remove);
+
+/* Drain the I/O queues that have work outstanding (asynchronous users). */
+static int nvme_poll(unsigned budget)
+{
+	int work = 0;
+	for (unsigned i = 0; i < nvme_count(); i++) {
+		struct nvme_ctrl *c = nvme_at(i);
+		if (c->state != NVME_CTRL_LIVE)
+			continue;
+		for (unsigned q = 0; q < c->nio; q++)
+			if (c->io[q].outstanding) {
+				int n = nvme_qpair_poll(&c->io[q], budget);
+				if (n > 0)
+					work += n;
+			}
+		if (c->admin.outstanding) {
+			int n = nvme_qpair_poll(&c->admin, budget);
+			if (n > 0)
+				work += n;
+		}
+	}
+	return work;
+}
+POLLER(nvme, nvme_poll);
