@@ -29,6 +29,10 @@ IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wch
 	-maccumulate-outgoing-args -fno-omit-frame-pointer \
 	-fno-asynchronous-unwind-tables \
 	-fno-strict-aliasing -nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INC) -MMD -MP
+# Header-only libraries from Debian packages, exposed without the rest of /usr/include.
+THIRD_INC  := $(BUILD)/include
+THIRD_HDRS := $(THIRD_INC)/jsmn.h
+IMAGE_CFLAGS += -isystem $(THIRD_INC)
 EFI_CFLAGS := -ffreestanding -DGNU_EFI_USE_MS_ABI -I/usr/include/efi -I/usr/include/efi/x86_64
 LIBGCC     := $(shell $(CC) -print-libgcc-file-name)
 EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/BOOTX64.EFI
@@ -40,6 +44,12 @@ setup:
 	@tools/setup
 
 image: setup $(EFI_IMAGE)
+
+$(THIRD_INC)/%.h: /usr/include/%.h
+	@mkdir -p $(@D)
+	$(Q)ln -sf $< $@
+
+$(IMAGE_OBJS): | $(THIRD_HDRS)
 
 $(BUILD)/image/boot/%.c.o: boot/%.c Makefile
 	@mkdir -p $(@D)
@@ -120,7 +130,7 @@ fuzz: setup $(FUZZ_BINS)
 	@tools/run-fuzz-corpus $(FUZZ_BINS)
 
 fuzz-run: setup $(BUILD)/fuzz/fuzz_$(F)
-	$(BUILD)/fuzz/fuzz_$(F) -max_total_time=$${SECONDS_:-60} tests/fuzz/corpus/$(F)
+	$(BUILD)/fuzz/fuzz_$(F) -max_total_time=$${SECONDS_:-60} $(addprefix -dict=,$(wildcard tests/fuzz/$(F).dict)) tests/fuzz/corpus/$(F)
 
 # --- checks on the image -------------------------------------------------------------------
 check-linkmap: image
