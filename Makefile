@@ -148,8 +148,10 @@ lab-test: image
 test: setup
 	@tools/run-all-tests
 
-bench:
-	@echo "no benchmarks yet"
+# Benchmarks are not tests: each prints ratios against a peer measured in the same run and
+# writes its figures, dated, to docs/bench-*.md.
+bench: image
+	$(PYTHON) tools/bench/nvme.py
 
 clean:
 	rm -rf $(BUILD)

@@ -303,6 +303,69 @@ static int copy(int argc, char **argv)
 	return 0;
 }
 
+/* bench N read|write BYTES COUNT [cmb]: COUNT commands of BYTES each at queue depth 1,
+ * random LBAs below 1 GiB (or the namespace end) for blocks under 64 KiB, sequential
+ * otherwise; the buffer is reused (its contents are not checked: use verify for that). */
+static int bench(int argc, char **argv)
+{
+	if (argc < 6)
+		return -EINVAL;
+	struct nvme_ctrl *c = ctrl_arg(argv[2]);
+	if (!c)
+		return -ENODEV;
+	bool write = !strcmp(argv[3], "write");
+	if (!write && strcmp(argv[3], "read"))
+		return -EINVAL;
+	uint32_t bytes = (uint32_t)strtoul(argv[4], NULL, 0);
+	uint64_t count = strtoull(argv[5], NULL, 0);
+	bool cmb = argc > 6 && !strcmp(argv[6], "cmb");
+	struct nvme_ns *ns = nvme_ns_get(c, 1);
+	if (!ns)
+		return -ENODEV;
+	unsigned shift = ns->lba_shift;
+	if (bytes == 0 || bytes % 4096 || bytes > c->max_xfer || count == 0) {
+		printf("bench: size must be a multiple of 4096 up to %u, count > 0\n", c->max_xfer);
+		return -EINVAL;
+	}
+	uint32_t nlb = bytes >> shift;
+	uint64_t span = ns->nsze / nlb; /* whole blocks that fit */
+	if (span == 0)
+		return -ERANGE;
+	struct buf b;
+	int rc = buf_get(&b, c, cmb, bytes);
+	if (rc)
+		return rc;
+	struct nvme_sg sg = { b.addr, bytes };
+	uint64_t x = 0x9e3779b97f4a7c15ull, h0 = host_dma(), d0 = dev_dma(), t0 = clock_now_ns();
+	for (uint64_t i = 0; i < count && rc == 0; i++) {
+		uint64_t blk;
+		if (bytes < 65536) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			blk = x % span;
+		} else {
+			blk = i % span;
+		}
+		rc = write ? nvme_write(c, 1, blk * nlb, nlb, &sg, 1) : nvme_read(c, 1, blk * nlb, nlb, &sg, 1);
+	}
+	uint64_t ns_elapsed = clock_now_ns() - t0;
+	buf_put(&b);
+	if (rc) {
+		printf("bench: I/O failed: %d\n", rc);
+		return rc;
+	}
+	uint64_t total = count * bytes;
+	printf("bench %s: %s %u B x %llu from %s buffer: %llu IOPS, %llu KB/s, %llu us/IO, "
+	       "host-dram-dma %llu B device-dma %llu B\n", c->name, write ? "write" : "read", bytes,
+	       (unsigned long long)count, cmb ? "cmb" : "host",
+	       (unsigned long long)(count * 1000000000ull / (ns_elapsed ? ns_elapsed : 1)),
+	       (unsigned long long)(total * 1000000ull / (ns_elapsed ? ns_elapsed : 1)),
+	       (unsigned long long)(ns_elapsed / 1000 / count), (unsigned long long)(host_dma() - h0),
+	       (unsigned long long)(dev_dma() - d0));
+	return 0;
+}
+
 static int nvme_command(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "list")) {
@@ -332,9 +395,11 @@ static int nvme_command(int argc, char **argv)
 		return rwv(argc, argv, 'v');
 	if (!strcmp(sub, "copy"))
 		return copy(argc, argv);
+	if (!strcmp(sub, "bench"))
+		return bench(argc, argv);
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA]]",
+CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb]]",
 		"NVMe drives: identify, CMB, pattern I/O from host or CMB buffers, P2P copy", nvme_command);
 
 static void nvme_stats_show(void)
