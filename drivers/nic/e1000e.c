@@ -1,0 +1,799 @@
+/*
+ * e1000e.c - the bus-independent core of the 82574L driver (see e1000e.h): reset, MAC,
+ * link, the receive ring (packet split into device memory, or plain), the transmit ring
+ * (TCP/IP context + extended data descriptors for checksum offload, gather from host and
+ * device memory), token-based return of receive buffers, and the poller's work.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../lib/log.h"
+#include "e1000e.h"
+
+LOG_MODULE_DEFINE(e1000e);
+
+#define ETH_HLEN 14u
+#define VLAN_HLEN 4u
+#define ETH_FCS_LEN 4u
+#define ETH_FRAME_STD 1522u /* 1518 + one VLAN tag: longer needs RCTL.LPE */
+
+static inline uint32_t rd32(struct e1000e *dev, uint32_t off)
+{
+	return dev->bus.read32(dev->bus.ctx, off);
+}
+
+static inline void wr32(struct e1000e *dev, uint32_t off, uint32_t val)
+{
+	dev->bus.write32(dev->bus.ctx, off, val);
+}
+
+static void delay_ns(struct e1000e *dev, uint64_t ns)
+{
+	if (dev->bus.delay)
+		dev->bus.delay(dev->bus.ctx, ns);
+}
+
+/* Descriptor stores must be visible to the device before the tail write that hands them over. */
+static inline void dma_wmb(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* --- pure helpers ------------------------------------------------------------------ */
+
+/* Buffer sizes for an MTU: every frame up to frame_max must fit without overrunning a buffer. */
+int e1000e_rx_sizes(unsigned mtu, enum e1000e_rx_mode mode, struct e1000e_rx_sizes *out)
+{
+	if (mtu < NETDEV_MTU_MIN || mtu > NETDEV_MTU_MAX || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->frame_max = mtu + ETH_HLEN + VLAN_HLEN + ETH_FCS_LEN;
+	if (out->frame_max > ETH_FRAME_STD)
+		out->rctl |= E1000E_RCTL_LPE;
+	if (mode == E1000E_RX_SPLIT) {
+		/* Buffer 1 alone must hold everything after the shortest possible split (the
+		 * Ethernet + IPv4 header) and, for a frame that does not split, what buffer 0
+		 * cannot take: rounding the whole frame up to 1 KiB covers both. */
+		unsigned kib = (out->frame_max + E1000E_PSRCTL_BSIZEN_UNIT - 1) / E1000E_PSRCTL_BSIZEN_UNIT;
+		if (kib > E1000E_PSRCTL_BSIZEN_MAX)
+			return -EINVAL;
+		out->hdr_size = E1000E_HDR_BUF;
+		out->data_size = kib * E1000E_PSRCTL_BSIZEN_UNIT;
+		out->psrctl = (E1000E_HDR_BUF / E1000E_PSRCTL_BSIZE0_UNIT) << E1000E_PSRCTL_BSIZE0_SHIFT |
+			      kib << E1000E_PSRCTL_BSIZE1_SHIFT;
+		out->rctl |= E1000E_RCTL_DTYP_PS;
+		out->desc_size = sizeof(union e1000e_rx_desc_ps);
+		return 0;
+	}
+	/* Legacy descriptors: RCTL.BSIZE 00 = 2048; with BSEX 11 = 4096, 10 = 8192, 01 = 16384. */
+	out->desc_size = sizeof(struct e1000e_rx_desc_legacy);
+	if (out->frame_max <= 2048) {
+		out->hdr_size = 2048;
+	} else if (out->frame_max <= 4096) {
+		out->hdr_size = 4096;
+		out->rctl |= E1000E_RCTL_BSEX | 3u << E1000E_RCTL_BSIZE_SHIFT;
+	} else if (out->frame_max <= 8192) {
+		out->hdr_size = 8192;
+		out->rctl |= E1000E_RCTL_BSEX | 2u << E1000E_RCTL_BSIZE_SHIFT;
+	} else {
+		out->hdr_size = 16384;
+		out->rctl |= E1000E_RCTL_BSEX | 1u << E1000E_RCTL_BSIZE_SHIFT;
+	}
+	return 0;
+}
+
+/* Checksum status bits to netbuf flags. */
+uint32_t e1000e_rx_csum_flags(uint32_t staterr)
+{
+	uint32_t f = 0;
+	if (staterr & E1000E_RXD_STAT_IPCS)
+		f |= (staterr & E1000E_RXD_ERR_IPE) ? NETBUF_RX_L3_CSUM_BAD : NETBUF_RX_L3_CSUM_OK;
+	if (staterr & (E1000E_RXD_STAT_TCPCS | E1000E_RXD_STAT_UDPCS))
+		f |= (staterr & E1000E_RXD_ERR_TCPE) ? NETBUF_RX_L4_CSUM_BAD : NETBUF_RX_L4_CSUM_OK;
+	return f;
+}
+
+static void parse_common(uint32_t staterr, struct e1000e_rx_info *out)
+{
+	out->staterr = staterr;
+	out->done = staterr & E1000E_RXD_STAT_DD;
+	out->eop = staterr & E1000E_RXD_STAT_EOP;
+	out->frame_error = staterr & E1000E_RXD_ERR_FRAME;
+	out->nb_flags = e1000e_rx_csum_flags(staterr);
+}
+
+/* Packet-split write-back into locals. */
+void e1000e_rx_parse_ps(const struct e1000e_rx_desc_ps_wb *wb, struct e1000e_rx_info *out)
+{
+	uint16_t hs = wb->header_status;
+
+	memset(out, 0, sizeof(*out));
+	parse_common(wb->status_error, out);
+	out->len0 = wb->length0;
+	out->len1 = wb->length[0];
+	out->split = hs & E1000E_RXDPS_HDRSP;
+	if (out->split) {
+		out->hdr_len = hs & E1000E_RXDPS_HDRLEN_MASK;
+		out->nb_flags |= NETBUF_RX_SPLIT;
+	}
+}
+
+/* Legacy write-back into locals (status bits 7:0, errors bits 31:24 as in status_error). */
+void e1000e_rx_parse_legacy(const struct e1000e_rx_desc_legacy *d, struct e1000e_rx_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (d->status & E1000E_RXD_STAT_IXSM)
+		parse_common((d->status & (E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP)) | ((uint32_t)d->errors << 24), out);
+	else
+		parse_common(d->status | (uint32_t)d->errors << 24, out);
+	out->len0 = d->length;
+}
+
+/* Transmit descriptors for one netbuf. */
+int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, bool *ctx_used)
+{
+	size_t host = netbuf_host_len(nb);
+	size_t total = host + netbuf_frag_len(nb);
+	bool csum = nb->flags & NETBUF_TX_CSUM_PARTIAL;
+	unsigned k = 0, npieces = (host ? 1u : 0u);
+	dma_addr_t addr[NETBUF_MAX_FRAGS + 1];
+	uint32_t len[NETBUF_MAX_FRAGS + 1];
+
+	*ctx_used = false;
+	if (total == 0 || nb->nfrags > NETBUF_MAX_FRAGS)
+		return -EINVAL;
+	if (host) {
+		addr[0] = dma_addr_host(nb->data);
+		len[0] = (uint32_t)host;
+	}
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		if (nb->frags[i].len == 0)
+			continue;
+		addr[npieces] = nb->frags[i].addr;
+		len[npieces++] = nb->frags[i].len;
+	}
+	for (unsigned i = 0; i < npieces; i++)
+		if (len[i] > E1000E_TX_BUF_MAX)
+			return -EINVAL;
+	if (csum) {
+		/* TUCSS/TUCSO are 8-bit byte offsets; the field must lie inside the frame. */
+		unsigned cso = (unsigned)nb->csum_start + nb->csum_offset;
+		if (nb->csum_start > 0xff || cso > 0xff || cso + 2 > total)
+			return -EINVAL;
+	}
+	if (npieces + (csum ? 1u : 0u) > max)
+		return -ENOSPC;
+	if (csum) {
+		struct e1000e_tx_desc_ctx *c = &out[k++].ctx;
+		memset(c, 0, sizeof(*c));
+		c->tucss = (uint8_t)nb->csum_start;
+		c->tucso = (uint8_t)(nb->csum_start + nb->csum_offset);
+		c->tucse = 0; /* to the end of the packet */
+		c->cmd_and_length = E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT |
+				    (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0); /* TCP's field is at 16, UDP's at 6 */
+		*ctx_used = true;
+	}
+	for (unsigned i = 0; i < npieces; i++) {
+		bool last = i + 1 == npieces;
+		union e1000e_tx_desc *d = &out[k++];
+		memset(d, 0, sizeof(*d));
+		if (csum) {
+			d->data.buffer_addr = addr[i].bus;
+			d->data.lower = len[i] | E1000E_TXD_DTYP_DATA | E1000E_DCMD_DEXT | E1000E_DCMD_IFCS |
+					(last ? E1000E_DCMD_EOP | E1000E_DCMD_RS : 0);
+			d->data.upper = E1000E_POPTS_TXSM;
+		} else {
+			d->legacy.buffer_addr = addr[i].bus;
+			d->legacy.length = (uint16_t)len[i];
+			d->legacy.cmd = E1000E_TXD_CMD_IFCS | (last ? E1000E_TXD_CMD_EOP | E1000E_TXD_CMD_RS : 0);
+		}
+	}
+	return (int)k;
+}
+
+/* --- receive buffers ----------------------------------------------------------------- */
+
+static struct e1000e *dev_of_owner(struct netdev_frag_owner *o, bool data)
+{
+	return data ? container_of(o, struct e1000e, data_owner) : container_of(o, struct e1000e, hdr_owner);
+}
+
+static void bufs_push(struct e1000e_bufs *b, uint32_t i)
+{
+	b->state[i] = E1000E_BUF_FREE;
+	b->free[b->nfree++] = i;
+}
+
+static int32_t bufs_pop(struct e1000e_bufs *b)
+{
+	if (!b->nfree)
+		return -1;
+	uint32_t i = b->free[--b->nfree];
+	b->state[i] = E1000E_BUF_RING;
+	return (int32_t)i;
+}
+
+static void buf_release(struct e1000e *dev, struct e1000e_bufs *b, uint64_t token)
+{
+	if (token >= b->n || b->state[token] != E1000E_BUF_OUT) {
+		dev->c.rx_bad_release++;
+		log_warn("%s: release of buffer %llu that the stack does not hold", dev->ndev.name,
+			 (unsigned long long)token);
+		return;
+	}
+	bufs_push(b, (uint32_t)token);
+}
+
+/* netdev_frag_owner hooks: a header buffer / data buffer comes back (DONTNEED). */
+static void hdr_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct e1000e *dev = dev_of_owner(o, false);
+	buf_release(dev, &dev->hdr, token);
+}
+
+static void data_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct e1000e *dev = dev_of_owner(o, true);
+	buf_release(dev, &dev->data, token);
+}
+
+static void bufs_free(struct e1000e *dev, struct e1000e_bufs *b)
+{
+	if (b->cpu) {
+		if (b->from_data_alloc)
+			dev->bus.data_free(dev->bus.ctx, b->dma, b->cpu, b->bytes);
+		else
+			dev->bus.dma_free(dev->bus.ctx, b->cpu, b->bytes);
+	}
+	free(b->free);
+	free(b->state);
+	memset(b, 0, sizeof(*b));
+}
+
+/* n buffers of size bytes; device memory through data_alloc when `device`. */
+static int bufs_alloc(struct e1000e *dev, struct e1000e_bufs *b, unsigned n, unsigned size, bool device)
+{
+	const char *why = NULL;
+
+	memset(b, 0, sizeof(*b));
+	b->n = n;
+	b->size = size;
+	b->bytes = (size_t)n * size;
+	b->free = calloc(n, sizeof(*b->free));
+	b->state = calloc(n, sizeof(*b->state));
+	if (!b->free || !b->state)
+		goto fail;
+	if (device && dev->bus.data_alloc) {
+		if (dev->bus.data_alloc(dev->bus.ctx, b->bytes, &b->dma, &b->cpu, &b->provider, &b->offset, &why) == 0) {
+			b->from_data_alloc = true;
+		} else {
+			why = "device memory allocation failed";
+			b->cpu = NULL;
+		}
+	} else if (device) {
+		why = "no device-memory allocator";
+	}
+	if (!b->cpu) {
+		if (!(b->cpu = dev->bus.dma_alloc(dev->bus.ctx, b->bytes, &b->dma)))
+			goto fail;
+		b->provider = NETDEV_PROVIDER_HOST;
+		b->offset = b->dma.bus;
+	}
+	if (device)
+		dev->mode_why = b->dma.cls == MEM_CLASS_DEVICE ? NULL : (why ? why : "data buffers in host memory");
+	for (unsigned i = n; i-- > 0;)
+		bufs_push(b, i);
+	return 0;
+fail:
+	bufs_free(dev, b);
+	return -ENOMEM;
+}
+
+/* --- receive ring -------------------------------------------------------------------- */
+
+/* Post free buffers to every empty descriptor and move RDT. */
+static void rx_refill(struct e1000e *dev)
+{
+	bool posted = false;
+
+	while (e1000e_ring_space(dev->rx_ntu, dev->rx_ntc, dev->rx_n)) {
+		unsigned i = dev->rx_ntu;
+		int32_t h, d = -1;
+		if (dev->hdr.nfree == 0 || (dev->mode == E1000E_RX_SPLIT && dev->data.nfree == 0)) {
+			dev->c.rx_ring_empty++;
+			break;
+		}
+		h = bufs_pop(&dev->hdr);
+		if (dev->mode == E1000E_RX_SPLIT) {
+			union e1000e_rx_desc_ps *ps = (union e1000e_rx_desc_ps *)dev->rx_ring + i;
+			d = bufs_pop(&dev->data);
+			/* buffer 1's address overlays status_error: DD reads 0 because data buffers
+			 * are at least 2-byte aligned (1 KiB multiples here). */
+			ps->read.buffer_addr[0] = dev->hdr.dma.bus + (uint64_t)h * dev->hdr.size;
+			ps->read.buffer_addr[1] = dev->data.dma.bus + (uint64_t)d * dev->data.size;
+			ps->read.buffer_addr[2] = 0;
+			ps->read.buffer_addr[3] = 0;
+		} else {
+			struct e1000e_rx_desc_legacy *l = (struct e1000e_rx_desc_legacy *)dev->rx_ring + i;
+			memset(l, 0, sizeof(*l));
+			l->buffer_addr = dev->hdr.dma.bus + (uint64_t)h * dev->hdr.size;
+		}
+		dev->rx_sw[i].hdr = h;
+		dev->rx_sw[i].data = d;
+		dev->rx_ntu = (i + 1) % dev->rx_n;
+		posted = true;
+	}
+	if (posted && dev->rx_running) {
+		dma_wmb();
+		wr32(dev, E1000E_RDT, e1000e_ring_reg(dev->rx_ntu, dev->rx_units));
+	}
+}
+
+static void rx_free(struct e1000e *dev)
+{
+	if (dev->rx_ring)
+		dev->bus.dma_free(dev->bus.ctx, dev->rx_ring, (size_t)dev->rx_n * dev->sz.desc_size);
+	dev->rx_ring = NULL;
+	bufs_free(dev, &dev->hdr);
+	bufs_free(dev, &dev->data);
+}
+
+/* Build and start the receive side for mode/mtu. */
+static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
+{
+	int rc;
+
+	if ((rc = e1000e_rx_sizes(mtu, mode, &dev->sz)))
+		return rc;
+	dev->mode = mode;
+	dev->rx_n = E1000E_RX_RING;
+	dev->rx_units = mode == E1000E_RX_SPLIT ? dev->ps_units : 1;
+	dev->rx_ntu = dev->rx_ntc = 0;
+	dev->rx_discard = false;
+	dev->units_logged = false;
+	for (unsigned i = 0; i < E1000E_RX_RING; i++)
+		dev->rx_sw[i].hdr = dev->rx_sw[i].data = -1;
+	if (!(dev->rx_ring = dev->bus.dma_alloc(dev->bus.ctx, (size_t)dev->rx_n * dev->sz.desc_size,
+						&dev->rx_ring_dma)))
+		return -ENOMEM;
+	if ((rc = bufs_alloc(dev, &dev->hdr, E1000E_RX_SLOTS, dev->sz.hdr_size, false)))
+		goto fail;
+	if (mode == E1000E_RX_SPLIT) {
+		if ((rc = bufs_alloc(dev, &dev->data, E1000E_RX_SLOTS, dev->sz.data_size, true)))
+			goto fail;
+	} else {
+		dev->mode_why = "plain receive mode (nic.rx_mode = plain)";
+	}
+	if (dev->mode_why)
+		log_warn("%s: receive payload in host DRAM: %s", dev->ndev.name, dev->mode_why);
+	else
+		log_info("%s: packet split, payload into device memory (provider %u, %u x %u B at 0x%llx)",
+			 dev->ndev.name, dev->data.provider, dev->data.n, dev->data.size,
+			 (unsigned long long)dev->data.dma.bus);
+
+	wr32(dev, E1000E_RCTL, 0);
+	wr32(dev, E1000E_RDBAL, (uint32_t)dev->rx_ring_dma.bus);
+	wr32(dev, E1000E_RDBAH, (uint32_t)(dev->rx_ring_dma.bus >> 32));
+	wr32(dev, E1000E_RDLEN, (uint32_t)(dev->rx_n * dev->sz.desc_size));
+	wr32(dev, E1000E_RDH, 0);
+	wr32(dev, E1000E_RDT, 0);
+	if (mode == E1000E_RX_SPLIT) {
+		wr32(dev, E1000E_PSRCTL, dev->sz.psrctl);
+		wr32(dev, E1000E_RFCTL, rd32(dev, E1000E_RFCTL) | E1000E_RFCTL_EXTEN);
+	} else {
+		wr32(dev, E1000E_RFCTL, rd32(dev, E1000E_RFCTL) & ~E1000E_RFCTL_EXTEN);
+	}
+	wr32(dev, E1000E_RXCSUM, E1000E_RXCSUM_IPOFLD | E1000E_RXCSUM_TUOFLD);
+	dev->rx_running = true;
+	rx_refill(dev);
+	dev->rctl = E1000E_RCTL_EN | E1000E_RCTL_BAM | E1000E_RCTL_SECRC | dev->sz.rctl |
+		    (dev->loopback ? E1000E_RCTL_LBM_MAC : 0);
+	wr32(dev, E1000E_RCTL, dev->rctl);
+	dev->ndev.features = NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV |
+			     (mode == E1000E_RX_SPLIT ? NETDEV_F_RX_SPLIT : 0);
+	return 0;
+fail:
+	rx_free(dev);
+	return rc;
+}
+
+/* Buffers the stack holds. */
+void e1000e_rx_outstanding(const struct e1000e *dev, unsigned *hdr, unsigned *data)
+{
+	*hdr = *data = 0;
+	for (unsigned i = 0; i < dev->hdr.n; i++)
+		*hdr += dev->hdr.state[i] == E1000E_BUF_OUT;
+	for (unsigned i = 0; i < dev->data.n; i++)
+		*data += dev->data.state[i] == E1000E_BUF_OUT;
+}
+
+static int rx_stop(struct e1000e *dev)
+{
+	unsigned h, d;
+	e1000e_rx_outstanding(dev, &h, &d);
+	if (h || d)
+		return -EBUSY;
+	wr32(dev, E1000E_RCTL, 0);
+	dev->rx_running = false;
+	rx_free(dev);
+	return 0;
+}
+
+/* Rebuild the receive side. */
+int e1000e_rx_reconfigure(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
+{
+	int rc;
+	if ((rc = rx_stop(dev)))
+		return rc;
+	if ((rc = rx_start(dev, mode, mtu))) {
+		log_err("%s: receive restart failed (%d), back to the old settings", dev->ndev.name, rc);
+		int rc2 = rx_start(dev, dev->mode, dev->ndev.mtu);
+		if (rc2)
+			log_err("%s: receive is down (%d)", dev->ndev.name, rc2);
+	}
+	return rc;
+}
+
+/* MAC loopback on/off. */
+void e1000e_set_loopback(struct e1000e *dev, bool on)
+{
+	dev->loopback = on;
+	dev->rctl = (dev->rctl & ~E1000E_RCTL_LBM_MASK) | (on ? E1000E_RCTL_LBM_MAC : 0);
+	if (dev->rx_running)
+		wr32(dev, E1000E_RCTL, dev->rctl);
+}
+
+/* Give a descriptor's buffers back to the free lists (dropped frame). */
+static void rx_recycle(struct e1000e *dev, struct e1000e_rx_slot *s)
+{
+	if (s->hdr >= 0)
+		bufs_push(&dev->hdr, (uint32_t)s->hdr);
+	if (s->data >= 0)
+		bufs_push(&dev->data, (uint32_t)s->data);
+	s->hdr = s->data = -1;
+}
+
+/* Check that RDH moves in the units we configured (QEMU 7.2: 2 per packet-split descriptor). */
+static void rx_check_units(struct e1000e *dev)
+{
+	uint32_t rdh = rd32(dev, E1000E_RDH);
+	unsigned alt = dev->rx_units == 1 ? 2 : 1;
+	if (rdh == e1000e_ring_reg(dev->rx_ntc, dev->rx_units) || dev->rx_ntc == 0)
+		return;
+	if (rdh == e1000e_ring_reg(dev->rx_ntc, alt)) {
+		dev->c.rx_units_mismatch++;
+		if (!dev->units_logged)
+			log_err("%s: RDH counts %u units per descriptor, configured %u (nic.ps_units)",
+				dev->ndev.name, alt, dev->rx_units);
+		dev->units_logged = true;
+	}
+}
+
+/* One completed descriptor into a netbuf for the stack, or dropped and its buffers recycled. */
+static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e1000e_rx_slot *s)
+{
+	struct netbuf *nb;
+	unsigned h = (unsigned)s->hdr;
+
+	if (dev->rx_discard || !in->eop || in->frame_error || in->len0 > dev->hdr.size ||
+	    (dev->mode == E1000E_RX_SPLIT && in->len1 > dev->data.size)) {
+		if (!in->eop) {
+			dev->c.rx_chained++;
+			dev->rx_discard = true;
+		} else if (dev->rx_discard) {
+			dev->rx_discard = false;
+		} else {
+			dev->c.rx_errors++;
+		}
+		dev->ndev.stats.rx_dropped++;
+		rx_recycle(dev, s);
+		return;
+	}
+	nb = netbuf_alloc_rx((uint8_t *)dev->hdr.cpu + (size_t)h * dev->hdr.size, dev->hdr.size, in->len0,
+			     &dev->hdr_owner, h);
+	if (!nb) {
+		dev->c.rx_no_netbuf++;
+		dev->ndev.stats.rx_dropped++;
+		rx_recycle(dev, s);
+		return;
+	}
+	dev->hdr.state[h] = E1000E_BUF_OUT;
+	s->hdr = -1;
+	nb->flags = in->nb_flags;
+	nb->hdr_len = (uint16_t)in->hdr_len;
+	dev->c.rx_hdr_bytes += in->len0;
+	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, in->len0);
+	if (s->data >= 0 && in->len1) {
+		unsigned d = (unsigned)s->data;
+		struct netdev_frag f = {
+			.addr = dma_addr_add(dev->data.dma, (uint64_t)d * dev->data.size),
+			.offset = dev->data.offset + (uint64_t)d * dev->data.size,
+			.len = in->len1,
+			.provider = dev->data.provider,
+			.token = d,
+			.owner = &dev->data_owner,
+		};
+		netbuf_add_frag(nb, &f); /* a fresh netbuf has room */
+		dev->data.state[d] = E1000E_BUF_OUT;
+		s->data = -1;
+		dev->c.rx_data_bytes[f.addr.cls] += in->len1;
+		dma_account(f.addr.cls, DMA_FROM_DEVICE, in->len1);
+	} else if (s->data >= 0) {
+		bufs_push(&dev->data, (uint32_t)s->data);
+		s->data = -1;
+	}
+	if (in->split)
+		dev->c.rx_split++;
+	else
+		dev->c.rx_nonsplit++;
+	netdev_rx(&dev->ndev, nb);
+}
+
+static unsigned rx_poll(struct e1000e *dev, unsigned budget)
+{
+	unsigned n = 0;
+	struct e1000e_rx_info in;
+
+	if (!dev->rx_running)
+		return 0;
+	while (n < budget) {
+		unsigned i = dev->rx_ntc;
+		if (i == dev->rx_ntu)
+			break;
+		__asm__ volatile("" ::: "memory"); /* the device writes the descriptor behind our back */
+		if (dev->mode == E1000E_RX_SPLIT)
+			e1000e_rx_parse_ps(&((union e1000e_rx_desc_ps *)dev->rx_ring)[i].wb, &in);
+		else
+			e1000e_rx_parse_legacy((struct e1000e_rx_desc_legacy *)dev->rx_ring + i, &in);
+		if (!in.done)
+			break;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read the rest after DD */
+		struct e1000e_rx_slot s = dev->rx_sw[i];
+		dev->rx_sw[i].hdr = dev->rx_sw[i].data = -1;
+		dev->rx_ntc = (i + 1) % dev->rx_n;
+		rx_one(dev, &in, &s);
+		n++;
+	}
+	if (n && dev->mode == E1000E_RX_SPLIT)
+		rx_check_units(dev);
+	rx_refill(dev);
+	return n;
+}
+
+/* --- transmit ------------------------------------------------------------------------ */
+
+static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
+{
+	struct e1000e *dev = nd->priv;
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+	int k = e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx);
+
+	if (k < 0) {
+		dev->c.tx_bad++;
+		return -EINVAL;
+	}
+	if ((unsigned)k > e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n)) {
+		dev->c.tx_ring_full++;
+		return -ENOBUFS;
+	}
+	unsigned first = dev->tx_ntu, last = (first + (unsigned)k - 1) % dev->tx_n;
+	for (int j = 0; j < k; j++) {
+		unsigned i = (first + (unsigned)j) % dev->tx_n;
+		dev->tx_ring[i] = d[j];
+		dev->tx_sw[i].nb = NULL;
+		dev->tx_sw[i].first = j == 0;
+	}
+	dev->tx_sw[first].last = (uint16_t)last;
+	dev->tx_sw[last].nb = nb;
+	dev->tx_ntu = (last + 1) % dev->tx_n;
+	if (ctx)
+		dev->c.tx_ctx++;
+	if (netbuf_host_len(nb)) {
+		dev->c.tx_bytes[MEM_CLASS_HOST] += netbuf_host_len(nb);
+		dma_account(MEM_CLASS_HOST, DMA_TO_DEVICE, netbuf_host_len(nb));
+	}
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		dev->c.tx_bytes[nb->frags[i].addr.cls] += nb->frags[i].len;
+		dma_account(nb->frags[i].addr.cls, DMA_TO_DEVICE, nb->frags[i].len);
+	}
+	dma_wmb();
+	wr32(dev, E1000E_TDT, dev->tx_ntu);
+	return 0;
+}
+
+/* Reclaim transmitted frames (DD on their last descriptor). */
+static unsigned tx_reclaim(struct e1000e *dev)
+{
+	unsigned n = 0;
+	while (dev->tx_ntc != dev->tx_ntu) {
+		unsigned first = dev->tx_ntc, last = dev->tx_sw[first].last;
+		volatile uint8_t *sta = (volatile uint8_t *)&dev->tx_ring[last] + 12; /* STA: legacy and extended */
+		if (!(*sta & E1000E_TXD_STAT_DD))
+			break;
+		struct netbuf *nb = dev->tx_sw[last].nb;
+		dev->tx_sw[last].nb = NULL;
+		dev->tx_ntc = (last + 1) % dev->tx_n;
+		dev->c.tx_done++;
+		if (nb)
+			netbuf_tx_done(nb);
+		n++;
+	}
+	return n;
+}
+
+static int e1000e_set_mtu_op(struct netdev *nd, unsigned mtu)
+{
+	struct e1000e *dev = nd->priv;
+	return e1000e_rx_reconfigure(dev, dev->mode, mtu);
+}
+
+const struct netdev_ops e1000e_netdev_ops = { e1000e_xmit, e1000e_set_mtu_op };
+
+/* --- device bring-up ------------------------------------------------------------------ */
+
+static int reset(struct e1000e *dev)
+{
+	uint64_t waited = 0, step = 1000000;
+
+	wr32(dev, E1000E_IMC, 0xffffffffu);
+	wr32(dev, E1000E_RCTL, 0);
+	wr32(dev, E1000E_TCTL, 0);
+	(void)rd32(dev, E1000E_STATUS);
+	wr32(dev, E1000E_CTRL, rd32(dev, E1000E_CTRL) | E1000E_CTRL_RST);
+	delay_ns(dev, step);
+	while (rd32(dev, E1000E_CTRL) & E1000E_CTRL_RST) {
+		if (waited >= E1000E_RESET_TIMEOUT_NS) {
+			log_err("%s: CTRL.RST did not clear in %llu ms", dev->where,
+				(unsigned long long)(E1000E_RESET_TIMEOUT_NS / 1000000));
+			return -ETIMEDOUT;
+		}
+		delay_ns(dev, step);
+		waited += step;
+	}
+	wr32(dev, E1000E_IMC, 0xffffffffu); /* polling only */
+	(void)rd32(dev, E1000E_ICR);
+	return 0;
+}
+
+/* One EEPROM word through EERD (bounded). */
+static int eerd_read(struct e1000e *dev, unsigned word, uint16_t *out)
+{
+	uint64_t waited = 0, step = 10000;
+	uint32_t v;
+	wr32(dev, E1000E_EERD, (uint32_t)word << E1000E_EERD_ADDR_SHIFT | E1000E_EERD_START);
+	while (!((v = rd32(dev, E1000E_EERD)) & E1000E_EERD_DONE)) {
+		if (waited >= E1000E_EERD_TIMEOUT_NS)
+			return -ETIMEDOUT;
+		delay_ns(dev, step);
+		waited += step;
+	}
+	*out = (uint16_t)(v >> E1000E_EERD_DATA_SHIFT);
+	return 0;
+}
+
+static int read_mac(struct e1000e *dev)
+{
+	uint32_t ral = rd32(dev, E1000E_RAL0), rah = rd32(dev, E1000E_RAH0);
+	uint8_t *m = dev->ndev.mac;
+
+	if ((rah & E1000E_RAH_AV) && (ral || (rah & 0xffff))) {
+		for (int i = 0; i < 4; i++)
+			m[i] = (uint8_t)(ral >> (8 * i));
+		m[4] = (uint8_t)rah;
+		m[5] = (uint8_t)(rah >> 8);
+	} else {
+		for (unsigned w = 0; w < 3; w++) {
+			uint16_t v;
+			int rc = eerd_read(dev, w, &v);
+			if (rc) {
+				log_err("%s: no MAC in RAL0/RAH0 and EERD timed out", dev->where);
+				return rc;
+			}
+			m[2 * w] = (uint8_t)v;
+			m[2 * w + 1] = (uint8_t)(v >> 8);
+		}
+	}
+	if (m[0] & 1)
+		return -EINVAL; /* a multicast address is no station address */
+	wr32(dev, E1000E_RAL0, (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24);
+	wr32(dev, E1000E_RAH0, (uint32_t)m[4] | (uint32_t)m[5] << 8 | E1000E_RAH_AV);
+	return 0;
+}
+
+static void link_check(struct e1000e *dev)
+{
+	bool up = rd32(dev, E1000E_STATUS) & E1000E_STATUS_LU;
+	if (up != dev->ndev.link_up) {
+		dev->c.link_changes++;
+		netdev_set_link(&dev->ndev, up);
+	}
+}
+
+/* Bring up. */
+int e1000e_init(struct e1000e *dev, unsigned mtu)
+{
+	int rc;
+
+	if (!dev->bus.read32 || !dev->bus.write32 || !dev->bus.dma_alloc || !dev->bus.dma_free)
+		return -EINVAL;
+	if (!dev->ps_units)
+		dev->ps_units = 2;
+	if (!dev->ndev.name[0])
+		snprintf(dev->ndev.name, sizeof(dev->ndev.name), "eth0");
+	dev->ndev.ops = &e1000e_netdev_ops;
+	dev->ndev.priv = dev;
+	dev->ndev.mtu = mtu;
+	dev->hdr_owner.name = "e1000e-hdr";
+	dev->hdr_owner.release = hdr_release;
+	dev->data_owner.name = "e1000e-data";
+	dev->data_owner.release = data_release;
+	if ((rc = reset(dev)) || (rc = read_mac(dev)))
+		return rc;
+	for (unsigned i = 0; i < E1000E_MTA_WORDS; i++)
+		wr32(dev, E1000E_MTA + 4 * i, 0);
+	wr32(dev, E1000E_CTRL, (rd32(dev, E1000E_CTRL) & ~E1000E_CTRL_PHY_RST) | E1000E_CTRL_SLU | E1000E_CTRL_ASDE);
+
+	dev->tx_n = E1000E_TX_RING;
+	dev->tx_ntu = dev->tx_ntc = 0;
+	if (!(dev->tx_ring = dev->bus.dma_alloc(dev->bus.ctx, dev->tx_n * sizeof(*dev->tx_ring), &dev->tx_ring_dma)))
+		return -ENOMEM;
+	memset(dev->tx_sw, 0, sizeof(dev->tx_sw));
+	wr32(dev, E1000E_TDBAL, (uint32_t)dev->tx_ring_dma.bus);
+	wr32(dev, E1000E_TDBAH, (uint32_t)(dev->tx_ring_dma.bus >> 32));
+	wr32(dev, E1000E_TDLEN, (uint32_t)(dev->tx_n * sizeof(*dev->tx_ring)));
+	wr32(dev, E1000E_TDH, 0);
+	wr32(dev, E1000E_TDT, 0);
+	wr32(dev, E1000E_TIPG, E1000E_TIPG_DEFAULT);
+	wr32(dev, E1000E_TCTL, E1000E_TCTL_EN | E1000E_TCTL_PSP | 0x0fu << E1000E_TCTL_CT_SHIFT |
+				       0x3fu << E1000E_TCTL_COLD_SHIFT | E1000E_TCTL_RTLC);
+	if ((rc = rx_start(dev, dev->mode_wanted, mtu)))
+		goto err_tx;
+	link_check(dev);
+	if ((rc = netdev_register(&dev->ndev)))
+		goto err_rx;
+	return 0;
+err_rx:
+	wr32(dev, E1000E_RCTL, 0);
+	dev->rx_running = false;
+	rx_free(dev);
+err_tx:
+	wr32(dev, E1000E_TCTL, 0);
+	dev->bus.dma_free(dev->bus.ctx, dev->tx_ring, dev->tx_n * sizeof(*dev->tx_ring));
+	dev->tx_ring = NULL;
+	return rc;
+}
+
+/* Tear down. */
+int e1000e_fini(struct e1000e *dev)
+{
+	int rc;
+	if ((rc = rx_stop(dev)))
+		return rc;
+	wr32(dev, E1000E_TCTL, 0);
+	/* the device no longer reads: hand back what was queued */
+	while (dev->tx_ntc != dev->tx_ntu) {
+		unsigned last = dev->tx_sw[dev->tx_ntc].last;
+		if (dev->tx_sw[last].nb)
+			netbuf_tx_done(dev->tx_sw[last].nb);
+		dev->tx_sw[last].nb = NULL;
+		dev->tx_ntc = (last + 1) % dev->tx_n;
+	}
+	dev->bus.dma_free(dev->bus.ctx, dev->tx_ring, dev->tx_n * sizeof(*dev->tx_ring));
+	dev->tx_ring = NULL;
+	netdev_unregister(&dev->ndev);
+	return 0;
+}
+
+/* The poller's work for one device. */
+int e1000e_poll(struct e1000e *dev, unsigned budget, uint64_t now_ns)
+{
+	unsigned n = rx_poll(dev, budget);
+	n += tx_reclaim(dev);
+	if (now_ns >= dev->link_next_ns) {
+		dev->link_next_ns = now_ns + E1000E_LINK_POLL_NS;
+		link_check(dev);
+	}
+	return (int)n;
+}

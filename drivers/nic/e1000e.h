@@ -1,0 +1,229 @@
+/*
+ * e1000e.h - the Intel 82574L (e1000e) driver: a bus-independent core (e1000e.c) that
+ * reaches the device only through struct e1000e_bus (BAR0 registers, DMA memory, the
+ * receive data-buffer memory, a delay), a thin PCI attach (e1000e_pci.c) and console
+ * commands (e1000e_command.c). Polling only: e1000e_poll() receives within a budget,
+ * reclaims transmit descriptors and watches the link.
+ *
+ * Receive runs in one of two modes:
+ *   - packet split (RCTL.DTYP=01, RFCTL.EXTEN): 32-byte descriptors, buffer 0 = a header
+ *     buffer in host DRAM, buffer 1 = a data buffer from the bus's data_alloc (device
+ *     memory of a P2P provider, or DRAM when none is usable); buffers 2-3 unused. The
+ *     data buffer is handed to the stack as a fragment whose token brings it back to the
+ *     ring (netdev_frag_release) - the SO_DEVMEM_DONTNEED analogue;
+ *   - plain: legacy 16-byte descriptors, one DRAM buffer per frame (the fallback).
+ * Buffers are sized from the MTU so that no frame can overrun them (PLATFORM.md: a
+ * longer frame silently overwrites the next slot).
+ */
+#ifndef DRIVERS_NIC_E1000E_H
+#define DRIVERS_NIC_E1000E_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../../mm/dma.h"
+#include "e1000e_regs.h"
+#include "netdev.h"
+
+#define E1000E_RX_RING 256u          /* RX descriptors */
+#define E1000E_RX_SLOTS 512u         /* RX buffers (header + data pairs): ring + held by the stack */
+#define E1000E_TX_RING 256u          /* TX descriptors */
+#define E1000E_HDR_BUF 256u          /* packet-split header buffer (BSIZE0 = 2 x 128) */
+#define E1000E_RESET_TIMEOUT_NS (100ull * 1000000ull)
+#define E1000E_EERD_TIMEOUT_NS (10ull * 1000000ull)
+#define E1000E_LINK_POLL_NS (100ull * 1000000ull)
+#define E1000E_TX_MAX_DESCS (2u + NETBUF_MAX_FRAGS) /* context + host part + fragments */
+#define E1000E_TX_BUF_MAX 16288u     /* largest buffer one data descriptor carries */
+
+struct e1000e_bus {
+	uint32_t (*read32)(void *ctx, uint32_t off);
+	void (*write32)(void *ctx, uint32_t off, uint32_t val);
+	/* `bytes` of zeroed, 4 KiB aligned, contiguous host memory (*addr MEM_CLASS_HOST); NULL
+	 * when out of memory. */
+	void *(*dma_alloc)(void *ctx, size_t bytes, dma_addr_t *addr);
+	void (*dma_free)(void *ctx, void *cpu, size_t bytes);
+	/* Memory for the receive data buffers: device memory of the nearest P2P provider or,
+	 * when none can be used, host memory with *why saying why. Fills *addr (tagged with its
+	 * class), *cpu, *provider (NETDEV_PROVIDER_HOST for DRAM) and *offset (inside the
+	 * provider). 0 or -ENOMEM. NULL hook: host memory through dma_alloc. */
+	int (*data_alloc)(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu, uint16_t *provider,
+			  uint64_t *offset, const char **why);
+	void (*data_free)(void *ctx, dma_addr_t addr, void *cpu, size_t bytes);
+	/* Let about ns nanoseconds pass between two polls of the hardware (may be NULL). */
+	void (*delay)(void *ctx, uint64_t ns);
+	void *ctx;
+};
+
+enum e1000e_rx_mode {
+	E1000E_RX_SPLIT = 0, /* packet split: headers in DRAM, payload in data buffers */
+	E1000E_RX_PLAIN = 1, /* one DRAM buffer per frame */
+};
+
+/* Sizes and register values for one MTU and mode (e1000e_rx_sizes). */
+struct e1000e_rx_sizes {
+	unsigned frame_max;  /* longest frame accepted: MTU + Ethernet header + VLAN tag + FCS */
+	unsigned hdr_size;   /* split: header buffer bytes (BSIZE0); plain: the frame buffer */
+	unsigned data_size;  /* split: data buffer bytes (BSIZE1); plain: 0 */
+	uint32_t psrctl;     /* split: PSRCTL value */
+	uint32_t rctl;       /* RCTL bits for size: LPE, BSIZE/BSEX (plain) or DTYP (split) */
+	unsigned desc_size;  /* 32 (split) or 16 (plain) */
+};
+
+/* Driver counters beyond the netdev's (those count frames and bytes by memory class). */
+struct e1000e_counters {
+	uint64_t rx_split, rx_nonsplit;      /* frames with and without HDRSP */
+	uint64_t rx_hdr_bytes;               /* bytes the NIC wrote into header buffers (DRAM) */
+	uint64_t rx_data_bytes[MEM_CLASS_COUNT]; /* bytes the NIC wrote into data buffers */
+	uint64_t rx_errors;                  /* frames with CE/SE/SEQ/CXE/RXE */
+	uint64_t rx_chained;                 /* frames spanning descriptors (must not happen): dropped */
+	uint64_t rx_no_netbuf;               /* netbuf pool empty: frame dropped */
+	uint64_t rx_ring_empty;              /* refill found no free buffer */
+	uint64_t rx_bad_release;             /* a token that was not out */
+	uint64_t rx_units_mismatch;          /* RDH moved in other units than configured */
+	uint64_t tx_ring_full;               /* xmit refused with -ENOBUFS */
+	uint64_t tx_bad;                     /* xmit refused with -EINVAL (too many pieces, too long) */
+	uint64_t tx_done, tx_ctx;            /* frames reclaimed; context descriptors written */
+	uint64_t tx_bytes[MEM_CLASS_COUNT];  /* bytes the NIC read, by memory class */
+	uint64_t link_changes;
+};
+
+struct e1000e_rx_slot {
+	int32_t hdr;   /* header (split) or frame (plain) buffer index, -1 none */
+	int32_t data;  /* data buffer index, -1 none */
+};
+
+struct e1000e_tx_slot {
+	struct netbuf *nb;   /* on the frame's last descriptor */
+	uint16_t last;       /* on the frame's first descriptor: index of its last */
+	bool first;
+};
+
+/* One receive buffer array (header/frame buffers or data buffers) with a free stack. */
+struct e1000e_bufs {
+	void *cpu;
+	dma_addr_t dma;
+	size_t bytes;        /* whole allocation */
+	unsigned size;       /* one buffer */
+	unsigned n;
+	uint32_t *free;      /* stack of free indices */
+	unsigned nfree;
+	uint8_t *state;      /* E1000E_BUF_* */
+	uint16_t provider;   /* NETDEV_PROVIDER_HOST or the provider id */
+	uint64_t offset;     /* of buffer 0 inside the provider */
+	bool from_data_alloc;
+};
+#define E1000E_BUF_FREE 0
+#define E1000E_BUF_RING 1
+#define E1000E_BUF_OUT 2
+
+struct e1000e {
+	struct netdev ndev;
+	struct e1000e_bus bus;
+	char where[32];          /* "00:03.0" from the attach */
+	enum e1000e_rx_mode mode_wanted;
+	enum e1000e_rx_mode mode;
+	const char *mode_why;    /* why data buffers are in DRAM (or plain mode), NULL if device memory */
+	unsigned ps_units;       /* RDH/RDT units per 32-byte descriptor (QEMU 7.2: 2; datasheet: 1) */
+	struct e1000e_rx_sizes sz;
+	uint32_t rctl;
+	bool loopback;
+	/* RX */
+	void *rx_ring;
+	dma_addr_t rx_ring_dma;
+	unsigned rx_n, rx_units, rx_ntu, rx_ntc;
+	struct e1000e_rx_slot rx_sw[E1000E_RX_RING];
+	struct e1000e_bufs hdr, data;
+	struct netdev_frag_owner hdr_owner, data_owner;
+	bool rx_running;
+	bool rx_discard;         /* dropping the rest of a frame that spanned descriptors */
+	bool units_logged;
+	/* TX */
+	union e1000e_tx_desc *tx_ring;
+	dma_addr_t tx_ring_dma;
+	unsigned tx_n, tx_ntu, tx_ntc;
+	struct e1000e_tx_slot tx_sw[E1000E_TX_RING];
+	/* link */
+	uint64_t link_next_ns;
+	struct e1000e_counters c;
+};
+
+/* --- pure helpers (unit-tested) --- */
+
+/* Buffer sizes and register values for mtu (NETDEV_MTU_MIN..MAX) in mode. 0 or -EINVAL. */
+int e1000e_rx_sizes(unsigned mtu, enum e1000e_rx_mode mode, struct e1000e_rx_sizes *out);
+
+/* RDH/RDT value of descriptor index idx when the register counts `units` per descriptor. */
+static inline uint32_t e1000e_ring_reg(unsigned idx, unsigned units)
+{
+	return (uint32_t)(idx * units);
+}
+
+/* Descriptor index of a RDH/RDT value (n descriptors, `units` per descriptor). */
+static inline unsigned e1000e_ring_idx(uint32_t reg, unsigned units, unsigned n)
+{
+	return (unsigned)((reg / units) % n);
+}
+
+/* Descriptors free for software to post in a ring of n with next-to-use ntu and
+ * next-to-clean ntc (one slot always stays empty). */
+static inline unsigned e1000e_ring_space(unsigned ntu, unsigned ntc, unsigned n)
+{
+	return (ntc + n - ntu - 1) % n;
+}
+
+/* What a receive write-back says (e1000e_rx_parse_*). */
+struct e1000e_rx_info {
+	uint32_t staterr;
+	unsigned len0;       /* bytes in buffer 0 (header buffer / frame buffer) */
+	unsigned len1;       /* bytes in buffer 1 (data buffer) */
+	unsigned hdr_len;    /* HDRLEN when split */
+	bool done, eop, split, frame_error;
+	uint32_t nb_flags;   /* NETBUF_RX_* */
+};
+
+/* Parse a packet-split write-back. */
+void e1000e_rx_parse_ps(const struct e1000e_rx_desc_ps_wb *wb, struct e1000e_rx_info *out);
+
+/* Parse a legacy write-back. */
+void e1000e_rx_parse_legacy(const struct e1000e_rx_desc_legacy *d, struct e1000e_rx_info *out);
+
+/* NETBUF_RX_* checksum flags of a status_error word. */
+uint32_t e1000e_rx_csum_flags(uint32_t staterr);
+
+/* Build the transmit descriptors of nb into out[0..max): a TCP/IP context descriptor and
+ * extended data descriptors with POPTS.TXSM when nb asks for NETBUF_TX_CSUM_PARTIAL, legacy
+ * descriptors otherwise; the host part first, then each fragment; EOP and RS on the last.
+ * Returns the number of descriptors, -EINVAL (nothing to send, a piece too long, checksum
+ * offsets out of range) or -ENOSPC (more than max). *ctx_used says whether out[0] is a
+ * context descriptor. */
+int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, bool *ctx_used);
+
+/* --- the device --- */
+
+/* Bring the device up: reset, mask interrupts, read the MAC, set the link up, build the
+ * rings for mode/mtu, enable RX and TX. dev->bus, where, mode_wanted, ps_units (0: 2) are
+ * filled by the caller. Registers the netdev. 0 or negative errno (everything undone). */
+int e1000e_init(struct e1000e *dev, unsigned mtu);
+
+/* Stop the device, free rings and buffers, unregister. -EBUSY (nothing done) while the
+ * stack still holds receive buffers. */
+int e1000e_fini(struct e1000e *dev);
+
+/* Receive up to budget frames, reclaim TX, watch the link (now_ns: the clock). Returns the
+ * work done (frames received + reclaimed), 0 idle. */
+int e1000e_poll(struct e1000e *dev, unsigned budget, uint64_t now_ns);
+
+/* Rebuild the receive side for a mode/MTU (stop RX, free and reallocate buffers, start).
+ * -EBUSY while the stack holds receive buffers. */
+int e1000e_rx_reconfigure(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu);
+
+/* MAC loopback (RCTL.LBM=01) on or off. */
+void e1000e_set_loopback(struct e1000e *dev, bool on);
+
+/* Receive buffers the stack holds now (header, data). */
+void e1000e_rx_outstanding(const struct e1000e *dev, unsigned *hdr, unsigned *data);
+
+/* The driver's netdev ops (xmit, set_mtu). */
+extern const struct netdev_ops e1000e_netdev_ops;
+
+#endif

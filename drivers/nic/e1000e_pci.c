@@ -1,0 +1,238 @@
+/*
+ * e1000e_pci.c - the thin PCI attach of the 82574L driver: match 8086:10d3, map BAR0,
+ * enable the function, give the core its bus hooks (MMIO, DRAM pages, receive data
+ * buffers from the nearest published P2P provider), and the poller that drives every
+ * bound device.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "../../lib/clock.h"
+#include "../../lib/log.h"
+#include "../../lib/poller.h"
+#include "../../mm/mm.h"
+#include "../../pci/pci.h"
+#include "e1000e.h"
+#include "e1000e_pci.h"
+
+LOG_MODULE_USE(e1000e);
+
+#define E1000E_PCI_MAX 2
+#define E1000E_NETBUFS 512  /* the netbuf pool when no stack created one */
+
+struct e1000e_pci {
+	struct e1000e core;
+	struct pci_dev *pdev;
+	volatile uint8_t *mmio;
+	struct p2p_provider *provider; /* of the receive data buffers, NULL: DRAM */
+	char why[160];
+};
+
+static struct e1000e_pci e1000e_devs[E1000E_PCI_MAX];
+static unsigned e1000e_ndevs;
+static struct e1000e_settings settings = { E1000E_RX_SPLIT, NETDEV_MTU_MIN, 2 };
+
+/* Settings for devices probed from now on (the settings file, through core/). */
+void e1000e_configure(const struct e1000e_settings *s)
+{
+	settings = *s;
+}
+
+/* The settings in force. */
+void e1000e_settings_get(struct e1000e_settings *s)
+{
+	*s = settings;
+}
+
+static uint32_t mmio_read32(void *ctx, uint32_t off)
+{
+	struct e1000e_pci *p = ctx;
+	return *(volatile uint32_t *)(p->mmio + off);
+}
+
+static void mmio_write32(void *ctx, uint32_t off, uint32_t val)
+{
+	struct e1000e_pci *p = ctx;
+	*(volatile uint32_t *)(p->mmio + off) = val;
+}
+
+static void *pages_alloc(void *ctx, size_t bytes, dma_addr_t *addr)
+{
+	(void)ctx;
+	void *p = mm_alloc_pages((bytes + PAGE_SIZE - 1) / PAGE_SIZE, 1);
+	if (p)
+		*addr = dma_addr_host(p);
+	return p;
+}
+
+static void pages_free(void *ctx, void *cpu, size_t bytes)
+{
+	(void)ctx;
+	mm_free_pages(cpu, (bytes + PAGE_SIZE - 1) / PAGE_SIZE);
+}
+
+/* Provider id for netdev fragments: its index among the registered providers, plus one. */
+static uint16_t provider_id(const struct p2p_provider *p)
+{
+	for (unsigned i = 0; i < p2p_provider_count(); i++)
+		if (p2p_provider_at(i) == p)
+			return (uint16_t)(i + 1);
+	return NETDEV_PROVIDER_HOST;
+}
+
+/* Receive data buffers: the nearest published provider that may reach the NIC. */
+static int data_alloc(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu, uint16_t *provider, uint64_t *offset,
+		      const char **why)
+{
+	struct e1000e_pci *p = ctx;
+	struct p2p_verdict v;
+	struct p2p_provider *pv;
+	char b[8], r[120];
+
+	p->provider = NULL;
+	pv = p2p_find(&p->pdev, 1, &v);
+	if (!pv) {
+		if (p2p_provider_count() == 0)
+			snprintf(p->why, sizeof(p->why), "no P2P provider published");
+		else
+			snprintf(p->why, sizeof(p->why), "no compatible P2P provider: %s", p2p_verdict_str(&v, r, sizeof(r)));
+		*why = p->why;
+		return -ENODEV;
+	}
+	if (!(pci_read(pv->dev, PCI_COMMAND, 2) & PCI_COMMAND_MEMORY)) {
+		/* PLATFORM.md: DMA into a BAR whose decode is off completes and drops the data */
+		snprintf(p->why, sizeof(p->why), "provider %s has memory decode off", pci_bdf_str(pv->dev->bdf, b));
+		*why = p->why;
+		return -ENODEV;
+	}
+	if (p2p_alloc(pv, bytes, addr, cpu)) {
+		snprintf(p->why, sizeof(p->why), "provider %s: %llu bytes not available", pci_bdf_str(pv->dev->bdf, b),
+			 (unsigned long long)bytes);
+		*why = p->why;
+		return -ENOMEM;
+	}
+	p->provider = pv;
+	*provider = provider_id(pv);
+	*offset = addr->bus - pv->bus_base;
+	snprintf(p->why, sizeof(p->why), "%s BAR%u, distance %d (%s)", pci_bdf_str(pv->dev->bdf, b), pv->bar,
+		 v.distance, p2p_verdict_str(&v, r, sizeof(r)));
+	return 0;
+}
+
+static void data_free(void *ctx, dma_addr_t addr, void *cpu, size_t bytes)
+{
+	struct e1000e_pci *p = ctx;
+	(void)cpu;
+	if (p->provider && p2p_free(p->provider, addr, bytes))
+		log_err("p2p_free of receive buffers failed");
+	p->provider = NULL;
+}
+
+static void spin_delay(void *ctx, uint64_t ns)
+{
+	(void)ctx;
+	uint64_t end = clock_now_ns() + ns;
+	while (clock_now_ns() < end)
+		__asm__ volatile("pause");
+}
+
+static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
+{
+	struct e1000e_pci *p;
+	int rc;
+	(void)id;
+
+	if (e1000e_ndevs >= E1000E_PCI_MAX)
+		return -ENOSPC;
+	if (d->nbars < 1 || d->bars[0].size < 0x20000 || d->bars[0].kind == PCI_BAR_KIND_IO)
+		return -ENODEV;
+	p = &e1000e_devs[e1000e_ndevs];
+	memset(p, 0, sizeof(*p));
+	if ((rc = pci_bar_map(d, 0, 2 /* uncached: registers */)))
+		return rc;
+	pci_enable(d, true);
+	p->pdev = d;
+	p->mmio = (volatile uint8_t *)(uintptr_t)d->bars[0].addr;
+	p->core.bus = (struct e1000e_bus){ mmio_read32, mmio_write32, pages_alloc, pages_free, data_alloc,
+					   data_free, spin_delay, p };
+	pci_bdf_str(d->bdf, p->core.where);
+	snprintf(p->core.ndev.name, sizeof(p->core.ndev.name), "eth%u", e1000e_ndevs);
+	p->core.mode_wanted = settings.mode;
+	p->core.ps_units = settings.ps_units;
+	if ((rc = e1000e_init(&p->core, settings.mtu))) {
+		log_err("%s: bring-up failed (%d)", p->core.where, rc);
+		return rc;
+	}
+	d->driver_data = p;
+	e1000e_ndevs++;
+	log_info("%s: %s %02x:%02x:%02x:%02x:%02x:%02x mtu %u link %s", p->core.where, p->core.ndev.name,
+		 p->core.ndev.mac[0], p->core.ndev.mac[1], p->core.ndev.mac[2], p->core.ndev.mac[3],
+		 p->core.ndev.mac[4], p->core.ndev.mac[5], p->core.ndev.mtu, p->core.ndev.link_up ? "up" : "down");
+	return 0;
+}
+
+static void e1000e_pci_remove(struct pci_dev *d)
+{
+	struct e1000e_pci *p = d->driver_data;
+	if (p && e1000e_fini(&p->core))
+		log_err("%s: receive buffers still held by the stack: left running", p->core.where);
+}
+
+static const struct pci_device_id e1000e_ids[] = { PCI_DEVICE(0x8086, 0x10d3), PCI_ID_END };
+PCI_DRIVER(e1000e, e1000e_ids, e1000e_pci_probe, e1000e_pci_remove);
+
+/* The netbuf pool belongs to the stack; without one (no net/ yet) the driver makes it. */
+int e1000e_netbufs_ready(void)
+{
+	static bool logged;
+	size_t in_use, cap;
+	uint64_t fails;
+	int rc;
+
+	netbuf_pool_stats(&in_use, &cap, &fails);
+	if (cap)
+		return 0;
+	if ((rc = netbuf_pool_init(E1000E_NETBUFS)))
+		return rc;
+	if (!logged)
+		log_info("no stack created the netbuf pool: %u netbufs made by the driver", E1000E_NETBUFS);
+	logged = true;
+	return 0;
+}
+
+static int e1000e_poll_all(unsigned budget)
+{
+	int work = 0;
+	if (!e1000e_ndevs || e1000e_netbufs_ready())
+		return 0;
+	for (unsigned i = 0; i < e1000e_ndevs; i++)
+		work += e1000e_poll(&e1000e_devs[i].core, budget, clock_now_ns());
+	return work;
+}
+POLLER(e1000e, e1000e_poll_all);
+
+/* Bound devices. */
+unsigned e1000e_count(void)
+{
+	return e1000e_ndevs;
+}
+
+struct e1000e *e1000e_at(unsigned i)
+{
+	return i < e1000e_ndevs ? &e1000e_devs[i].core : NULL;
+}
+
+struct pci_dev *e1000e_pci_dev(struct e1000e *dev)
+{
+	return container_of(dev, struct e1000e_pci, core)->pdev;
+}
+
+struct p2p_provider *e1000e_rx_provider(struct e1000e *dev)
+{
+	return container_of(dev, struct e1000e_pci, core)->provider;
+}
+
+const char *e1000e_rx_where(struct e1000e *dev)
+{
+	return container_of(dev, struct e1000e_pci, core)->why;
+}
