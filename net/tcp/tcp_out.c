@@ -290,7 +290,8 @@ void tcp_output(struct tcp_sock *s)
 			break;
 		if ((uint32_t)n < len)
 			flags &= (uint8_t)~TCP_FIN;
-		if (!s->timing && n > 0) {
+		/* Time one new segment per round trip; never a retransmitted one (Karn). */
+		if (!s->timing && n > 0 && SEQ_GEQ(s->snd_nxt, s->snd_max)) {
 			s->timing = true;
 			s->rtt_seq = s->snd_nxt;
 			s->rtt_start_ns = clock_now_ns();

@@ -1,0 +1,511 @@
+// sources: drivers/nic/netdev.c net/net.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_out.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+/*
+ * TCP data: payload fragments in device memory in sequence order, delayed ACK,
+ * out-of-order and duplicate segments, window edges, sequence wraparound, zero-copy
+ * send with references held until ACKed, RTO with Karn and backoff, fast retransmit,
+ * zero-window probes, keepalive, the discard/echo services.
+ */
+#include "tests/unit/net/tcp/tcp_test.h"
+
+TestSuite(tcp_data, .init = net_setup, .fini = net_teardown);
+
+static uint8_t pattern[65536];
+
+static void fill(void)
+{
+	for (size_t i = 0; i < sizeof(pattern); i++)
+		pattern[i] = (uint8_t)(i * 31 + (i >> 8));
+}
+
+/* Drain the receive queue with recv_frags, check bytes against pattern[off..]. */
+static size_t drain_check(struct tcp_sock *s, size_t off)
+{
+	struct netdev_frag f[64];
+	size_t total = 0;
+	int n;
+	while ((n = tcp_recv_frags(s, f, 64, SIZE_MAX)) > 0) {
+		for (int i = 0; i < n; i++) {
+			uint8_t buf[FAKE_DATA_SIZE];
+			cr_assert_leq(f[i].len, sizeof(buf));
+			cr_assert_eq(netdev_frag_read(&f[i], 0, buf, f[i].len), 0);
+			cr_assert_eq(memcmp(buf, pattern + off + total, f[i].len), 0, "bytes at %zu", off + total);
+			total += f[i].len;
+			netdev_frag_release(&f[i]);
+		}
+	}
+	return total;
+}
+
+Test(tcp_data, in_order_payload_stays_in_device_memory)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	peer_seg(TCP_ACK | TCP_PSH, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 1000);
+	cr_assert(ev_last & TCP_EV_RECV);
+	cr_assert_eq(fnd.ntx, 0, "ACK delayed");
+	struct netdev_frag f[4];
+	cr_assert_eq(tcp_peek(s, 0, (uint8_t[8]){ 0 }, 8), 0);
+	int n = tcp_recv_frags(s, f, 4, SIZE_MAX);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(f[0].addr.cls, MEM_CLASS_DEVICE, "payload fragment points into device memory");
+	cr_assert_eq(f[0].len, 1000);
+	cr_assert_eq(fnd.data_out, 1, "the NIC buffer is still lent");
+	netdev_frag_release(&f[0]);
+	cr_assert_eq(fnd.data_out, 0, "released back to the ring");
+	advance(TCP_DELACK_NS);
+	cr_assert_eq(fnd.ntx, 1, "delayed ACK fired");
+	cr_assert_eq(lastseg()->ack, 2001);
+	cr_assert_eq(tcp_stats()->delayed_acks, 1);
+	/* Two full segments: ACK at once (every second segment). */
+	fake_netdev_clear(&fnd);
+	peer_seg(TCP_ACK, 2001, iss + 1, 65535, pattern + 1000, 1460, NULL, 0);
+	cr_assert_eq(fnd.ntx, 0);
+	peer_seg(TCP_ACK, 3461, iss + 1, 65535, pattern + 2460, 1460, NULL, 0);
+	cr_assert_eq(fnd.ntx, 1);
+	cr_assert_eq(lastseg()->ack, 4921);
+	cr_assert_eq(drain_check(s, 1000), 2920);
+	/* Only headers were in host memory: payload bytes were never read by the stack
+	 * (the reads above are the test's own, 8 + 1000... counted by class). */
+	cr_assert_eq(tcp_stats()->rx_payload_host, 0);
+	cr_assert_eq(tcp_stats()->rx_payload_device, 3920);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, out_of_order_held_and_merged)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	/* Segments 3, 2 then 1. */
+	peer_seg(TCP_ACK, 1001 + 2000, iss + 1, 65535, pattern + 2000, 1000, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 0);
+	cr_assert_eq(fnd.ntx, 1, "immediate duplicate ACK for a hole");
+	cr_assert_eq(lastseg()->ack, 1001);
+	peer_seg(TCP_ACK, 1001 + 1000, iss + 1, 65535, pattern + 1000, 1000, NULL, 0);
+	cr_assert_eq(lastseg()->ack, 1001);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.ooo_frags, 2);
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	cr_assert_eq(lastseg()->ack, 4001, "the hole filled: everything acknowledged at once");
+	cr_assert_eq(tcp_recv_avail(s), 3000);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.ooo_frags, 0);
+	cr_assert_eq(drain_check(s, 0), 3000);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, overlapping_and_duplicate_segments_trimmed)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	/* Exact duplicate: ACKed, not queued twice. */
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 1000);
+	cr_assert_eq(lastseg()->ack, 2001);
+	cr_assert_eq(tcp_stats()->dup_segs, 1);
+	/* Overlap: bytes 500..1999, half old, half new. */
+	peer_seg(TCP_ACK, 1501, iss + 1, 65535, pattern + 500, 1500, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 2000);
+	/* Out-of-order overlaps: 3000..3999, then 2500..3499 (front new, tail old), then 2000..4999. */
+	peer_seg(TCP_ACK, 1001 + 3000, iss + 1, 65535, pattern + 3000, 1000, NULL, 0);
+	peer_seg(TCP_ACK, 1001 + 2500, iss + 1, 65535, pattern + 2500, 1000, NULL, 0);
+	peer_seg(TCP_ACK, 1001 + 2000, iss + 1, 65535, pattern + 2000, 3000, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 5000);
+	cr_assert_eq(lastseg()->ack, 6001);
+	cr_assert_eq(drain_check(s, 0), 5000);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, sequence_wraparound)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t piss = 0xfffffa00u; /* data crosses 2^32 after 1535 bytes */
+	uint32_t iss = open_passive(&l, piss, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	uint32_t seq = piss + 1;
+	/* Second segment first: it lies entirely beyond the wrap. */
+	peer_seg(TCP_ACK, seq + 1400, iss + 1, 65535, pattern + 1400, 1400, NULL, 0);
+	peer_seg(TCP_ACK, seq, iss + 1, 65535, pattern, 1400, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 2800);
+	cr_assert_eq(lastseg()->ack, seq + 2800);
+	cr_assert_lt(lastseg()->ack, 0x1000u, "ACK number wrapped");
+	/* An old segment from before the wrap is a duplicate, not new data. */
+	peer_seg(TCP_ACK, seq, iss + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), 2800);
+	cr_assert_eq(drain_check(s, 0), 2800);
+	peer_seg(TCP_FIN | TCP_ACK, seq + 2800, iss + 1, 65535, NULL, 0, NULL, 0);
+	cr_assert(tcp_recv_eof(s));
+	tcp_close(s);
+	peer_seg(TCP_ACK, seq + 2801, iss + 2, 65535, NULL, 0, NULL, 0);
+	close_listener(l);
+}
+
+Test(tcp_data, window_edges)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	/* No window scale (not offered): we advertised 65535 in the SYN-ACK. Fill it up to
+	 * the edge with the window that our ACKs advertise. */
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	advance(TCP_DELACK_NS);
+	uint32_t wnd = lastseg()->wnd;
+	uint32_t edge = 2001 + wnd;
+	cr_assert_gt(wnd, 0);
+	/* A segment straddling the right edge: only the part inside is taken. */
+	peer_seg(TCP_ACK, edge - 100, iss + 1, 65535, pattern, 300, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.ooo_frags, 1);
+	/* Entirely beyond the edge: not acceptable, ACKed, dropped. */
+	unsigned before = fnd.ntx;
+	peer_seg(TCP_ACK, edge + 10, iss + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(fnd.ntx, before + 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.ooo_frags, 1);
+	cr_assert_eq(fnd.data_out, 2, "dropped payload buffers went back at once");
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* A device-memory "NVMe CMB" for zero-copy sends, with a release counter. */
+static uint8_t cmb[16384];
+static unsigned cmb_released;
+static void cmb_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	(void)o;
+	(void)token;
+	cmb_released++;
+}
+static struct netdev_frag_owner cmb_owner = { "cmb", cmb_release };
+
+static struct netdev_frag cmb_frag(size_t off, size_t len, uint64_t token)
+{
+	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)(cmb + off)), .offset = off,
+				 .len = (uint32_t)len, .provider = 1, .token = token, .owner = &cmb_owner };
+	return f;
+}
+
+Test(tcp_data, zero_copy_send_held_until_acked)
+{
+	struct tcp_sock *l;
+	for (size_t i = 0; i < sizeof(cmb); i++)
+		cmb[i] = (uint8_t)(i * 13);
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct netdev_frag f[2] = { cmb_frag(0, 2000, 1), cmb_frag(2000, 1000, 2) };
+	cr_assert_eq(tcp_send_frags(s, f, 2), 0);
+	/* Initial window 3 segments of 1460: 1460 + 1460 + 80. */
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(txseg(0)->len, 1460);
+	cr_assert_eq(memcmp(txseg(0)->payload, cmb, 1460), 0);
+	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
+	cr_assert_eq(memcmp(txseg(1)->payload, cmb + 1460, 1460), 0, "gathered across two fragments");
+	cr_assert_eq(txseg(2)->len, 80);
+	cr_assert_eq(txseg(2)->flags, TCP_ACK | TCP_PSH);
+	cr_assert_eq(fnd.dev.stats.tx_bytes_device, 3000, "payload counted as device bytes");
+	cr_assert_eq(tcp_stats()->tx_payload_device, 3000);
+	cr_assert_eq(cmb_released, 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1460, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 0, "first fragment only partly acknowledged");
+	peer_seg(TCP_ACK, 1001, iss + 1 + 2000, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 1);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 3000, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 2);
+	cr_assert(ev_count[3] >= 1, "TCP_EV_SENT");
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, copy_send_segments_and_rtt)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss536, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 1000), 1000);
+	cr_assert_eq(fnd.ntx, 2, "MSS 536");
+	cr_assert_eq(txseg(0)->len, 536);
+	cr_assert_eq(txseg(1)->len, 464);
+	cr_assert_eq(memcmp(txseg(1)->payload, pattern + 536, 464), 0);
+	advance(100 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.srtt_ns, 100 * NSEC_PER_MSEC, "first sample: SRTT = R");
+	cr_assert_eq(i.rto_ns, 300 * NSEC_PER_MSEC, "RTO = SRTT + 4 * R/2");
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, retransmission_timeout_karn_backoff)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 3000), 3000);
+	cr_assert_eq(fnd.ntx, 3);
+	fake_netdev_clear(&fnd);
+	advance(TCP_RTO_INITIAL_NS);
+	cr_assert_eq(fnd.ntx, 1, "one segment (cwnd = 1 MSS after a timeout)");
+	cr_assert_eq(txseg(0)->seq, iss + 1);
+	cr_assert_eq(txseg(0)->len, 1460);
+	advance(TCP_RTO_INITIAL_NS);
+	cr_assert_eq(fnd.ntx, 1, "backed off: next after 2 s");
+	advance(TCP_RTO_INITIAL_NS);
+	cr_assert_eq(fnd.ntx, 2);
+	/* ACK of the retransmitted segment: no RTT sample (Karn), RTO stays backed off... */
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1460, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.srtt_ns, 0, "no sample from a retransmission");
+	cr_assert_eq(i.rto_ns, 4 * TCP_RTO_INITIAL_NS, "rto %llu", (unsigned long long)i.rto_ns);
+	cr_assert_eq(i.timeouts, 2);
+	/* ... and the rest goes out (go-back-N from SND.UNA). */
+	cr_assert_gt(fnd.ntx, 2);
+	peer_seg(TCP_ACK, 1001, iss + 3001, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, fast_retransmit_on_three_dup_acks)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss536, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 536 * 4), 536 * 4);
+	cr_assert_eq(fnd.ntx, 4, "initial window 4 * 536");
+	fake_netdev_clear(&fnd);
+	for (int k = 0; k < 2; k++)
+		peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(fnd.ntx, 0);
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(fnd.ntx, 1, "third duplicate ACK: fast retransmit");
+	cr_assert_eq(txseg(0)->seq, iss + 1);
+	cr_assert_eq(txseg(0)->len, 536);
+	cr_assert_eq(tcp_stats()->fast_retransmits, 1);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 536 * 4, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	cr_assert_eq(i.cwnd, i.ssthresh, "deflated after recovery");
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, zero_window_probe)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 0, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 100), 100);
+	cr_assert_eq(fnd.ntx, 0, "the window is closed");
+	advance(TCP_RTO_INITIAL_NS);
+	cr_assert_eq(fnd.ntx, 1, "probe");
+	cr_assert_eq(txseg(0)->len, 1);
+	cr_assert_eq(txseg(0)->seq, iss + 1);
+	peer_seg(TCP_ACK, 1001, iss + 1, 0, NULL, 0, NULL, 0);
+	advance(2 * TCP_RTO_INITIAL_NS);
+	cr_assert_eq(fnd.ntx, 2, "probes back off");
+	cr_assert_eq(tcp_stats()->zero_window_probes, 2);
+	/* The window opens: everything goes. */
+	peer_seg(TCP_ACK, 1001, iss + 1, 1000, NULL, 0, NULL, 0);
+	struct fake_parsed_tcp *p = lastseg();
+	cr_assert_eq(p->seq + p->len, iss + 101);
+	peer_seg(TCP_ACK, 1001, iss + 101, 1000, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, receive_window_closes_and_reopens)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460_ws2, sizeof(opt_mss1460_ws2));
+	struct tcp_sock *s = accepted;
+	/* Fill the receive buffer without reading: the right edge stays put, the window
+	 * shrinks to nothing. */
+	uint32_t seq = 1001;
+	for (int k = 0; k < 180; k++) {
+		peer_seg(TCP_ACK, seq, iss + 1, 65535, pattern, 1456, NULL, 0);
+		seq += 1456;
+	}
+	advance(TCP_DELACK_NS);
+	cr_assert_eq(lastseg()->ack, seq);
+	cr_assert_leq(lastseg()->wnd, (TCP_RCV_BUF - 180 * 1456) >> TCP_RCV_WSCALE);
+	/* Straddling the last bytes of the window: only those are taken; then the window
+	 * is zero and a further segment is refused. */
+	peer_seg(TCP_ACK, seq, iss + 1, 65535, pattern, 1456, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), TCP_RCV_BUF);
+	advance(TCP_DELACK_NS);
+	cr_assert_eq(lastseg()->wnd, 0);
+	peer_seg(TCP_ACK, 1001 + TCP_RCV_BUF, iss + 1, 65535, pattern, 1456, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(s), TCP_RCV_BUF);
+	cr_assert_eq(lastseg()->ack, 1001 + TCP_RCV_BUF);
+	/* Reading everything reopens the window with an update. */
+	unsigned before = fnd.ntx;
+	struct netdev_frag f[64];
+	int n;
+	size_t got = 0;
+	while ((n = tcp_recv_frags(s, f, 64, SIZE_MAX)) > 0)
+		for (int k = 0; k < n; k++) {
+			got += f[k].len;
+			netdev_frag_release(&f[k]);
+		}
+	cr_assert_eq(got, TCP_RCV_BUF);
+	cr_assert_gt(fnd.ntx, before, "window update sent");
+	cr_assert_eq(lastseg()->wnd, TCP_RCV_BUF >> TCP_RCV_WSCALE);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, keepalive_probes_then_reset)
+{
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	tcp_set_keepalive(s, 10 * NSEC_PER_SEC, NSEC_PER_SEC, 3);
+	advance(10 * NSEC_PER_SEC);
+	cr_assert_eq(fnd.ntx, 1);
+	cr_assert_eq(txseg(0)->seq, iss, "probe at SND.NXT - 1");
+	/* An answer resets the count. */
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
+	advance(10 * NSEC_PER_SEC);
+	cr_assert_eq(fnd.ntx, 2);
+	advance(3 * NSEC_PER_SEC);
+	cr_assert_eq(tcp_state(s), TCP_CLOSED);
+	cr_assert_eq(tcp_error(s), -ETIMEDOUT);
+	cr_assert_eq(lastseg()->flags & TCP_RST, TCP_RST);
+	cr_assert_eq(tcp_stats()->keepalive_probes, 4, "one answered, three not");
+	tcp_close(s);
+	close_listener(l);
+}
+
+Test(tcp_data, recv_frags_split_and_copy_api)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1400, NULL, 0);
+	struct netdev_frag f[2];
+	cr_assert_eq(tcp_recv_frags(s, f, 2, 72), 1, "a PDU header's worth");
+	cr_assert_eq(f[0].len, 72);
+	cr_assert_eq(tcp_recv_avail(s), 1328);
+	uint8_t buf[1400];
+	uint64_t dev0 = dma_counters()->cpu_bytes[MEM_CLASS_DEVICE];
+	cr_assert_eq(tcp_recv_copy(s, buf, 1000), 1000);
+	cr_assert_eq(memcmp(buf, pattern + 72, 1000), 0);
+	cr_assert_eq(fnd.data_out, 1, "the split part still holds the buffer");
+	netdev_frag_release(&f[0]);
+	cr_assert_eq(fnd.data_out, 1, "the queue's part still holds it");
+	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), 328);
+	cr_assert_eq(fnd.data_out, 0, "both parts released: buffer back to the ring");
+	cr_assert_eq(dma_counters()->cpu_bytes[MEM_CLASS_DEVICE] - dev0, 1328, "copy-out reads counted");
+	tcp_abort(s);
+	close_listener(l);
+}
+
+Test(tcp_data, unread_data_at_close_resets)
+{
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, "data", 4, NULL, 0);
+	tcp_close(accepted);
+	cr_assert_eq(lastseg()->flags, TCP_RST | TCP_ACK);
+	close_listener(l);
+}
+
+/* Services: the peer talks to echo (7) and discard (9). */
+static void svc_open(uint16_t port, uint32_t *iss)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT, .dport = port, .seq = 100,
+			      .flags = TCP_SYN, .wnd = 65535, .opts = opt_mss1460, .optlen = 4 };
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	*iss = lastseg()->seq;
+	t.seq = 101;
+	t.ack = *iss + 1;
+	t.flags = TCP_ACK;
+	t.optlen = 0;
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	fake_netdev_clear(&fnd);
+}
+
+static void svc_seg(uint16_t port, uint8_t flags, uint32_t seq, uint32_t ack, const void *d, size_t len)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT, .dport = port, .seq = seq, .ack = ack,
+			      .flags = flags, .wnd = 65535, .payload = d, .len = len };
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+}
+
+Test(tcp_data, echo_and_discard_services)
+{
+	uint32_t iss;
+	fill();
+	cr_assert_eq(tcp_services_start(), 0);
+	svc_open(7, &iss);
+	svc_seg(7, TCP_ACK | TCP_PSH, 101, iss + 1, pattern, 1200);
+	struct fake_parsed_tcp *p = lastseg();
+	cr_assert_eq(p->len, 1200, "echoed");
+	cr_assert_eq(p->ack, 1301, "with the ACK piggybacked");
+	cr_assert_eq(memcmp(p->payload, pattern, 1200), 0);
+	cr_assert_eq(fnd.data_out, 1, "echo holds the received buffer until ACKed (zero copy)");
+	svc_seg(7, TCP_ACK, 1301, iss + 1201, NULL, 0);
+	cr_assert_eq(fnd.data_out, 0);
+	svc_seg(7, TCP_ACK | TCP_FIN, 1301, iss + 1201, NULL, 0);
+	p = lastseg();
+	cr_assert_eq(p->flags & TCP_FIN, TCP_FIN, "echo closes after the peer");
+	svc_seg(7, TCP_ACK, 1302, iss + 1202, NULL, 0);
+	fake_netdev_clear(&fnd);
+	svc_open(9, &iss);
+	svc_seg(9, TCP_ACK, 101, iss + 1, pattern, 1460);
+	svc_seg(9, TCP_ACK, 1561, iss + 1, pattern, 1460);
+	cr_assert_eq(fnd.data_out, 0, "discard released the buffers unread");
+	cr_assert_eq(lastseg()->ack, 3021);
+	svc_seg(9, TCP_ACK | TCP_FIN, 3021, iss + 1, NULL, 0);
+	svc_seg(9, TCP_ACK, 3022, iss + 2, NULL, 0);
+	tcp_services_stop();
+}
+
+/* Frames the NIC did not split: payload bytes in the host part are copied once. */
+static void nosplit_setup(void)
+{
+	net_test_start(0);
+}
+TestSuite(tcp_nosplit, .init = nosplit_setup, .fini = net_teardown);
+
+Test(tcp_nosplit, host_payload_copied_to_chunks)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1400, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(accepted), 1400);
+	cr_assert_eq(fnd.hdr_out, 0, "the header buffer went back at once");
+	cr_assert_eq(drain_check(accepted, 0), 1400);
+	cr_assert_gt(tcp_stats()->rx_payload_host, 0);
+	tcp_abort(accepted);
+	close_listener(l);
+}
