@@ -268,7 +268,8 @@ static int bufs_alloc(struct e1000e *dev, struct e1000e_bufs *b, unsigned n, uns
 		if (dev->bus.data_alloc(dev->bus.ctx, b->bytes, &b->dma, &b->cpu, &b->provider, &b->offset, &why) == 0) {
 			b->from_data_alloc = true;
 		} else {
-			why = "device memory allocation failed";
+			if (!why)
+				why = "device memory allocation failed";
 			b->cpu = NULL;
 		}
 	} else if (device) {

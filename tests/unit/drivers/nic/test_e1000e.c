@@ -1,0 +1,602 @@
+// sources: drivers/nic/e1000e.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
+/*
+ * The e1000e core on a fake register file and fake descriptor memory: buffer sizes per
+ * MTU (no frame may overrun BSIZE1), ring index arithmetic with QEMU 7.2's 16-byte RDH/RDT
+ * units, transmit descriptors for a DRAM header + device-memory fragments (context
+ * descriptor fields for CHECKSUM_PARTIAL, legacy without), receive write-back parsing
+ * (split, not split, checksum flags, errors), and the device end to end: bring-up
+ * registers, a split frame into a netbuf whose payload fragment is in device memory, its
+ * token bringing the buffer back into the ring, drops, TX reclaim, ring full, MTU change,
+ * DRAM fallback. Pools back to zero after each test.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "drivers/nic/e1000e.h"
+#include "tests/unit/unit_support.h"
+
+#define REGS_BYTES 0x20000u
+
+static uint32_t regs[REGS_BYTES / 4];
+static unsigned allocs_live;
+static bool data_fail;
+static struct netbuf *got[8];
+static unsigned ngot;
+static unsigned tx_done_calls;
+
+static uint32_t f_read32(void *ctx, uint32_t off)
+{
+	(void)ctx;
+	return regs[off / 4];
+}
+
+static void f_write32(void *ctx, uint32_t off, uint32_t val)
+{
+	(void)ctx;
+	if (off == E1000E_CTRL)
+		val &= ~E1000E_CTRL_RST; /* reset completes at once */
+	regs[off / 4] = val;
+}
+
+static void *f_dma_alloc(void *ctx, size_t bytes, dma_addr_t *addr)
+{
+	(void)ctx;
+	void *p = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+	cr_assert_not_null(p);
+	memset(p, 0, bytes);
+	*addr = dma_addr_host(p);
+	allocs_live++;
+	return p;
+}
+
+static void f_dma_free(void *ctx, void *cpu, size_t bytes)
+{
+	(void)ctx;
+	(void)bytes;
+	free(cpu);
+	allocs_live--;
+}
+
+/* "Device memory": host bytes tagged as a provider's, so netdev_frag_read still works. */
+static int f_data_alloc(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu, uint16_t *provider, uint64_t *offset,
+			const char **why)
+{
+	if (data_fail) {
+		*why = "test: provider refused";
+		return -ENODEV;
+	}
+	dma_addr_t a;
+	*cpu = f_dma_alloc(ctx, bytes, &a);
+	*addr = dma_addr_device(a.bus);
+	*provider = 3;
+	*offset = 0x10000;
+	return 0;
+}
+
+static void f_data_free(void *ctx, dma_addr_t addr, void *cpu, size_t bytes)
+{
+	(void)addr;
+	f_dma_free(ctx, cpu, bytes);
+}
+
+static void capture(struct netdev *dev, struct netbuf *nb)
+{
+	(void)dev;
+	cr_assert_lt(ngot, 8);
+	got[ngot++] = nb;
+}
+
+static void on_tx_done(struct netbuf *nb, void *ctx)
+{
+	(void)nb;
+	(void)ctx;
+	tx_done_calls++;
+}
+
+static struct e1000e dev;
+
+static void setup(void)
+{
+	unit_pools_begin();
+	memset(regs, 0, sizeof(regs));
+	memset(&dev, 0, sizeof(dev));
+	allocs_live = 0;
+	data_fail = false;
+	ngot = 0;
+	tx_done_calls = 0;
+	regs[E1000E_RAL0 / 4] = 0x00545200;                  /* 00:52:54:... little-endian */
+	regs[E1000E_RAH0 / 4] = 0x0100 | E1000E_RAH_AV;      /* ...:00:01 */
+	regs[E1000E_STATUS / 4] = E1000E_STATUS_LU | E1000E_STATUS_FD;
+	cr_assert_eq(netbuf_pool_init(256), 0);
+	netdev_set_stack_rx(capture);
+}
+
+static void teardown(void)
+{
+	netdev_set_stack_rx(NULL);
+	cr_assert_eq(netbuf_pool_destroy(), 0);
+	unit_pools_end();
+}
+
+static void bring_up(enum e1000e_rx_mode mode, unsigned mtu)
+{
+	dev.bus = (struct e1000e_bus){ f_read32, f_write32, f_dma_alloc, f_dma_free, f_data_alloc, f_data_free, NULL, NULL };
+	dev.mode_wanted = mode;
+	cr_assert_eq(e1000e_init(&dev, mtu), 0);
+}
+
+static void bring_down(void)
+{
+	cr_assert_eq(e1000e_fini(&dev), 0);
+	cr_assert_eq(allocs_live, 0, "every DMA allocation freed");
+}
+
+TestSuite(e1000e_sizes, .init = setup, .fini = teardown);
+TestSuite(e1000e_tx, .init = setup, .fini = teardown);
+TestSuite(e1000e_rx, .init = setup, .fini = teardown);
+TestSuite(e1000e_dev, .init = setup, .fini = teardown);
+
+/* --- MTU -> buffer sizes ------------------------------------------------------------- */
+
+Test(e1000e_sizes, standard_mtu_split)
+{
+	struct e1000e_rx_sizes s;
+	cr_assert_eq(e1000e_rx_sizes(1500, E1000E_RX_SPLIT, &s), 0);
+	cr_assert_eq(s.frame_max, 1522);
+	cr_assert_eq(s.hdr_size, 256);
+	cr_assert_eq(s.data_size, 2048);
+	cr_assert_eq(s.psrctl, 2u | 2u << 8, "BSIZE0 2 x 128 B, BSIZE1 2 KiB");
+	cr_assert(s.rctl & E1000E_RCTL_DTYP_PS);
+	cr_assert_not(s.rctl & E1000E_RCTL_LPE);
+	cr_assert_eq(s.desc_size, 32);
+}
+
+Test(e1000e_sizes, jumbo_split_sets_lpe_and_covers_the_frame)
+{
+	struct e1000e_rx_sizes s;
+	cr_assert_eq(e1000e_rx_sizes(9000, E1000E_RX_SPLIT, &s), 0);
+	cr_assert_eq(s.frame_max, 9022);
+	cr_assert_eq(s.data_size, 9216);
+	cr_assert_eq(s.psrctl, 2u | 9u << 8);
+	cr_assert(s.rctl & E1000E_RCTL_LPE);
+	cr_assert_eq(e1000e_rx_sizes(1501, E1000E_RX_SPLIT, &s), 0);
+	cr_assert(s.rctl & E1000E_RCTL_LPE, "1523-byte frames need LPE");
+}
+
+Test(e1000e_sizes, no_mtu_can_overrun_buffer_1)
+{
+	for (unsigned mtu = NETDEV_MTU_MIN; mtu <= NETDEV_MTU_MAX; mtu++) {
+		struct e1000e_rx_sizes s;
+		cr_assert_eq(e1000e_rx_sizes(mtu, E1000E_RX_SPLIT, &s), 0);
+		/* shortest split: after Ethernet + IPv4 (34 B); the rest must fit buffer 1 alone */
+		cr_assert_geq(s.data_size, s.frame_max - 34, "mtu %u", mtu);
+		cr_assert_eq(s.data_size % 1024, 0);
+		cr_assert_eq((s.psrctl >> 8) & 0x3f, s.data_size / 1024);
+		cr_assert_eq(e1000e_rx_sizes(mtu, E1000E_RX_PLAIN, &s), 0);
+		cr_assert_geq(s.hdr_size, s.frame_max, "plain mtu %u", mtu);
+	}
+}
+
+Test(e1000e_sizes, plain_buffer_size_codes)
+{
+	struct e1000e_rx_sizes s;
+	cr_assert_eq(e1000e_rx_sizes(1500, E1000E_RX_PLAIN, &s), 0);
+	cr_assert_eq(s.hdr_size, 2048);
+	cr_assert_eq(s.rctl & (E1000E_RCTL_BSEX | E1000E_RCTL_BSIZE_MASK), 0);
+	cr_assert_eq(s.desc_size, 16);
+	cr_assert_eq(e1000e_rx_sizes(4000, E1000E_RX_PLAIN, &s), 0);
+	cr_assert_eq(s.hdr_size, 4096);
+	cr_assert_eq(s.rctl & (E1000E_RCTL_BSEX | E1000E_RCTL_BSIZE_MASK), E1000E_RCTL_BSEX | 3u << 16);
+	cr_assert_eq(e1000e_rx_sizes(8000, E1000E_RX_PLAIN, &s), 0);
+	cr_assert_eq(s.hdr_size, 8192);
+	cr_assert_eq(s.rctl & (E1000E_RCTL_BSEX | E1000E_RCTL_BSIZE_MASK), E1000E_RCTL_BSEX | 2u << 16);
+	cr_assert_eq(e1000e_rx_sizes(9000, E1000E_RX_PLAIN, &s), 0);
+	cr_assert_eq(s.hdr_size, 16384);
+	cr_assert_eq(s.rctl & (E1000E_RCTL_BSEX | E1000E_RCTL_BSIZE_MASK), E1000E_RCTL_BSEX | 1u << 16);
+}
+
+Test(e1000e_sizes, bad_mtu)
+{
+	struct e1000e_rx_sizes s;
+	cr_assert_eq(e1000e_rx_sizes(1499, E1000E_RX_SPLIT, &s), -EINVAL);
+	cr_assert_eq(e1000e_rx_sizes(9001, E1000E_RX_PLAIN, &s), -EINVAL);
+}
+
+Test(e1000e_sizes, ring_arithmetic_with_16_byte_units)
+{
+	cr_assert_eq(e1000e_ring_reg(5, 2), 10, "QEMU 7.2: 2 units per 32-byte descriptor");
+	cr_assert_eq(e1000e_ring_reg(5, 1), 5);
+	cr_assert_eq(e1000e_ring_idx(10, 2, 256), 5);
+	cr_assert_eq(e1000e_ring_idx(510, 2, 256), 255);
+	cr_assert_eq(e1000e_ring_idx(512, 2, 256), 0, "wraps at RDLEN / 16");
+	cr_assert_eq(e1000e_ring_space(0, 0, 256), 255, "one slot stays empty");
+	cr_assert_eq(e1000e_ring_space(255, 0, 256), 0);
+	cr_assert_eq(e1000e_ring_space(10, 5, 256), 250);
+	cr_assert_eq(e1000e_ring_space(3, 250, 256), 246, "across the wrap");
+}
+
+/* --- transmit descriptors ------------------------------------------------------------ */
+
+static struct netbuf *tx_frame(unsigned hdr, unsigned nfr, const uint32_t *flen, bool device)
+{
+	static uint8_t payload[4][4096];
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	memset(netbuf_put(nb, hdr), 0xab, hdr);
+	for (unsigned i = 0; i < nfr; i++) {
+		struct netdev_frag f = { .addr = device && i == 0 ? dma_addr_device((uintptr_t)payload[i])
+								  : dma_addr_host(payload[i]),
+					 .len = flen[i], .provider = device && i == 0 ? 3 : 0 };
+		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+	}
+	return nb;
+}
+
+Test(e1000e_tx, checksum_partial_uses_a_context_descriptor_and_extended_data)
+{
+	uint32_t fl[2] = { 1000, 446 };
+	struct netbuf *nb = tx_frame(54, 2, fl, true);
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->csum_start = 34;
+	nb->csum_offset = 16; /* TCP */
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 4);
+	cr_assert(ctx);
+	cr_assert_eq(d[0].ctx.tucss, 34);
+	cr_assert_eq(d[0].ctx.tucso, 50);
+	cr_assert_eq(d[0].ctx.tucse, 0, "to the end of the packet");
+	cr_assert_eq(d[0].ctx.ipcss | d[0].ctx.ipcso | d[0].ctx.ipcse, 0, "IPv4 checksum is the stack's");
+	cr_assert_eq(d[0].ctx.cmd_and_length, E1000E_TUCMD_DEXT | E1000E_TUCMD_TCP, "DTYP 0, no TSE, PAYLEN 0");
+	uint32_t len[3] = { 54, 1000, 446 };
+	for (unsigned i = 1; i < 4; i++) {
+		uint32_t lo = d[i].data.lower;
+		cr_assert_eq(lo & E1000E_TXD_PAYLEN_MASK, len[i - 1]);
+		cr_assert_eq(lo & (0xfu << 20), E1000E_TXD_DTYP_DATA);
+		cr_assert(lo & E1000E_DCMD_DEXT);
+		cr_assert(lo & E1000E_DCMD_IFCS);
+		cr_assert_eq(!!(lo & E1000E_DCMD_EOP), i == 3, "EOP on the last only");
+		cr_assert_eq(!!(lo & E1000E_DCMD_RS), i == 3, "RS on the last only");
+		cr_assert_eq(d[i].data.upper, E1000E_POPTS_TXSM);
+	}
+	cr_assert_eq(d[1].data.buffer_addr, (uint64_t)(uintptr_t)nb->data, "header from DRAM first");
+	cr_assert_eq(d[2].data.buffer_addr, nb->frags[0].addr.bus, "then the device-memory payload");
+	cr_assert_eq(d[3].data.buffer_addr, nb->frags[1].addr.bus);
+	netbuf_free(nb);
+}
+
+Test(e1000e_tx, udp_checksum_clears_tucmd_tcp)
+{
+	uint32_t fl[1] = { 100 };
+	struct netbuf *nb = tx_frame(42, 1, fl, false);
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->csum_start = 34;
+	nb->csum_offset = 6;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 3);
+	cr_assert_eq(d[0].ctx.tucso, 40);
+	cr_assert_not(d[0].ctx.cmd_and_length & E1000E_TUCMD_TCP);
+	netbuf_free(nb);
+}
+
+Test(e1000e_tx, no_offload_uses_legacy_descriptors)
+{
+	uint32_t fl[1] = { 1400 };
+	struct netbuf *nb = tx_frame(54, 1, fl, true);
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 2);
+	cr_assert_not(ctx);
+	cr_assert_eq(d[0].legacy.length, 54);
+	cr_assert_eq(d[0].legacy.cmd, E1000E_TXD_CMD_IFCS);
+	cr_assert_eq(d[1].legacy.length, 1400);
+	cr_assert_eq(d[1].legacy.cmd, E1000E_TXD_CMD_IFCS | E1000E_TXD_CMD_EOP | E1000E_TXD_CMD_RS);
+	cr_assert_eq(d[1].legacy.buffer_addr, nb->frags[0].addr.bus);
+	cr_assert_not(d[1].legacy.cmd & E1000E_TXD_CMD_DEXT);
+	netbuf_free(nb);
+}
+
+Test(e1000e_tx, refusals)
+{
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+	struct netbuf *empty = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_eq(e1000e_tx_build(empty, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "nothing to send");
+	netbuf_free(empty);
+
+	uint32_t fl[2] = { 100, 100 };
+	struct netbuf *nb = tx_frame(42, 2, fl, false);
+	cr_assert_eq(e1000e_tx_build(nb, d, 2, &ctx), -ENOSPC);
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->csum_start = 34;
+	nb->csum_offset = 240; /* field past the end of the frame */
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL);
+	nb->csum_start = 300; /* TUCSS is 8 bits */
+	nb->csum_offset = 6;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL);
+	nb->flags &= ~NETBUF_TX_CSUM_PARTIAL;
+	nb->frags[1].len = E1000E_TX_BUF_MAX + 1;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "piece too long");
+	nb->frags[1].len = 100;
+	netbuf_free(nb);
+}
+
+/* --- receive write-back parsing ---------------------------------------------------------- */
+
+Test(e1000e_rx, split_tcp_with_good_checksums)
+{
+	struct e1000e_rx_desc_ps_wb wb = { 0 };
+	struct e1000e_rx_info in;
+	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_TCPCS;
+	wb.length0 = 54;
+	wb.header_status = 54 | E1000E_RXDPS_HDRSP;
+	wb.length[0] = 1446;
+	e1000e_rx_parse_ps(&wb, &in);
+	cr_assert(in.done && in.eop && in.split && !in.frame_error);
+	cr_assert_eq(in.hdr_len, 54);
+	cr_assert_eq(in.len0, 54);
+	cr_assert_eq(in.len1, 1446);
+	cr_assert_eq(in.nb_flags, NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK);
+}
+
+Test(e1000e_rx, not_split_and_checksum_errors)
+{
+	struct e1000e_rx_desc_ps_wb wb = { 0 };
+	struct e1000e_rx_info in;
+	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP; /* ARP: no checksum status */
+	wb.length0 = 60;
+	wb.header_status = 60; /* HDRLEN without HDRSP: no split */
+	e1000e_rx_parse_ps(&wb, &in);
+	cr_assert_not(in.split);
+	cr_assert_eq(in.hdr_len, 0);
+	cr_assert_eq(in.nb_flags, 0);
+
+	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_UDPCS |
+			  E1000E_RXD_ERR_TCPE | E1000E_RXD_ERR_IPE;
+	e1000e_rx_parse_ps(&wb, &in);
+	cr_assert_eq(in.nb_flags, NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_BAD);
+	cr_assert_not(in.frame_error, "checksum errors are flags, not drops");
+
+	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_ERR_RXE;
+	e1000e_rx_parse_ps(&wb, &in);
+	cr_assert(in.frame_error);
+	wb.status_error = 0;
+	e1000e_rx_parse_ps(&wb, &in);
+	cr_assert_not(in.done);
+}
+
+Test(e1000e_rx, legacy_writeback)
+{
+	struct e1000e_rx_desc_legacy d = { 0 };
+	struct e1000e_rx_info in;
+	d.status = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_TCPCS;
+	d.errors = E1000E_RXD_ERR_TCPE >> 24;
+	d.length = 1514;
+	e1000e_rx_parse_legacy(&d, &in);
+	cr_assert(in.done && in.eop);
+	cr_assert_eq(in.len0, 1514);
+	cr_assert_eq(in.nb_flags, NETBUF_RX_L4_CSUM_BAD);
+	d.status |= E1000E_RXD_STAT_IXSM;
+	e1000e_rx_parse_legacy(&d, &in);
+	cr_assert_eq(in.nb_flags, 0, "IXSM: no checksum indication");
+	d.status = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP;
+	d.errors = E1000E_RXD_ERR_CE >> 24;
+	e1000e_rx_parse_legacy(&d, &in);
+	cr_assert(in.frame_error);
+}
+
+/* --- the device on the fake register file --------------------------------------------- */
+
+/* The NIC "writes" a frame into descriptor i: header into buffer 0, payload into buffer 1. */
+static void nic_receive_ps(unsigned i, unsigned hdr, unsigned pay, bool split, uint32_t extra)
+{
+	union e1000e_rx_desc_ps *d = (union e1000e_rx_desc_ps *)dev.rx_ring + i;
+	uint8_t *b0 = (uint8_t *)(uintptr_t)d->read.buffer_addr[0];
+	uint8_t *b1 = (uint8_t *)(uintptr_t)d->read.buffer_addr[1];
+	for (unsigned k = 0; k < hdr; k++)
+		b0[k] = (uint8_t)(0x40 + k);
+	for (unsigned k = 0; k < pay; k++)
+		b1[k] = (uint8_t)(k * 7);
+	memset(d, 0, sizeof(*d));
+	d->wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_TCPCS | extra;
+	d->wb.length0 = (uint16_t)hdr;
+	d->wb.header_status = (uint16_t)(split ? (hdr | E1000E_RXDPS_HDRSP) : hdr);
+	d->wb.length[0] = (uint16_t)pay;
+	regs[E1000E_RDH / 4] = e1000e_ring_reg(i + 1, 2);
+}
+
+Test(e1000e_dev, bring_up_programs_packet_split)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	cr_assert_eq(memcmp(dev.ndev.mac, (uint8_t[]){ 0x00, 0x52, 0x54, 0x00, 0x00, 0x01 }, 6), 0);
+	cr_assert(dev.ndev.link_up);
+	cr_assert_eq(regs[E1000E_IMC / 4], 0xffffffffu, "interrupts masked: polling only");
+	uint32_t rctl = regs[E1000E_RCTL / 4];
+	cr_assert(rctl & E1000E_RCTL_EN);
+	cr_assert_eq(rctl & E1000E_RCTL_DTYP_MASK, E1000E_RCTL_DTYP_PS);
+	cr_assert(rctl & E1000E_RCTL_SECRC);
+	cr_assert(regs[E1000E_RFCTL / 4] & E1000E_RFCTL_EXTEN);
+	cr_assert_eq(regs[E1000E_PSRCTL / 4], 2u | 2u << 8);
+	cr_assert_eq(regs[E1000E_RDLEN / 4], 256 * 32);
+	cr_assert_eq(regs[E1000E_RDT / 4], 255 * 2, "255 descriptors posted, in 16-byte units");
+	cr_assert_eq(regs[E1000E_RXCSUM / 4], E1000E_RXCSUM_IPOFLD | E1000E_RXCSUM_TUOFLD);
+	cr_assert(regs[E1000E_TCTL / 4] & E1000E_TCTL_EN);
+	cr_assert(regs[E1000E_CTRL / 4] & E1000E_CTRL_SLU);
+	cr_assert_eq(dev.ndev.features & NETDEV_F_RX_SPLIT, NETDEV_F_RX_SPLIT);
+	cr_assert_null(dev.mode_why, "data buffers in device memory");
+	cr_assert_eq(dev.data.dma.cls, MEM_CLASS_DEVICE);
+	union e1000e_rx_desc_ps *d = dev.rx_ring;
+	cr_assert_eq(d[0].read.buffer_addr[2], 0);
+	cr_assert_eq(d[0].read.buffer_addr[1] & 1, 0, "buffer 1's bit 0 overlays DD");
+	bring_down();
+}
+
+Test(e1000e_dev, split_frame_payload_in_device_memory_and_token_return)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	unsigned free_before = dev.data.nfree;
+	nic_receive_ps(0, 54, 1446, true, 0);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(ngot, 1);
+	struct netbuf *nb = got[0];
+	cr_assert_eq(nb->flags, NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK);
+	cr_assert_eq(nb->hdr_len, 54);
+	cr_assert_eq(netbuf_host_len(nb), 54);
+	cr_assert_eq(nb->data[53], 0x40 + 53);
+	cr_assert_eq(nb->nfrags, 1);
+	cr_assert_eq(nb->frags[0].addr.cls, MEM_CLASS_DEVICE);
+	cr_assert_eq(nb->frags[0].provider, 3);
+	cr_assert_eq(nb->frags[0].len, 1446);
+	cr_assert_eq(nb->frags[0].offset, 0x10000 + nb->frags[0].token * 2048);
+	uint8_t b[1446];
+	cr_assert_eq(netdev_frag_read(&nb->frags[0], 0, b, sizeof(b)), 0);
+	cr_assert_eq(b[1445], (uint8_t)(1445 * 7));
+	cr_assert_eq(dev.ndev.stats.rx_bytes_host, 54);
+	cr_assert_eq(dev.ndev.stats.rx_bytes_device, 1446);
+	cr_assert_eq(dev.c.rx_data_bytes[MEM_CLASS_DEVICE], 1446);
+	cr_assert_eq(regs[E1000E_RDT / 4], 0, "descriptor 255 refilled, tail wraps to 0");
+	unsigned h, dd;
+	e1000e_rx_outstanding(&dev, &h, &dd);
+	cr_assert_eq(h, 1);
+	cr_assert_eq(dd, 1);
+	cr_assert_eq(e1000e_fini(&dev), -EBUSY, "the stack still holds buffers");
+	/* the stack is done with the headers, payload held on (devmem) */
+	struct netdev_frag f;
+	netbuf_take_frag(nb, 0, &f);
+	netbuf_free(nb);
+	e1000e_rx_outstanding(&dev, &h, &dd);
+	cr_assert_eq(h, 0);
+	cr_assert_eq(dd, 1);
+	netdev_frag_release(&f); /* SO_DEVMEM_DONTNEED */
+	e1000e_rx_outstanding(&dev, &h, &dd);
+	cr_assert_eq(dd, 0);
+	cr_assert_eq(dev.data.nfree, free_before, "buffer back in the free list");
+	/* a stale token is counted, not trusted */
+	dev.data_owner.release(&dev.data_owner, f.token);
+	cr_assert_eq(dev.c.rx_bad_release, 1);
+	/* the next frame at descriptor 1 moves RDT by 2 units */
+	nic_receive_ps(1, 42, 100, true, 0);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(regs[E1000E_RDT / 4], 2);
+	netbuf_free(got[1]);
+	bring_down();
+}
+
+Test(e1000e_dev, unsplit_error_and_chained_frames)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	unsigned free_before = dev.data.nfree;
+	nic_receive_ps(0, 60, 0, false, 0); /* ARP: all in the header buffer */
+	nic_receive_ps(1, 54, 100, true, E1000E_RXD_ERR_RXE);
+	nic_receive_ps(2, 54, 100, true, 0);
+	((union e1000e_rx_desc_ps *)dev.rx_ring)[2].wb.status_error &= ~E1000E_RXD_STAT_EOP; /* spans descriptors */
+	nic_receive_ps(3, 0, 100, false, 0); /* its tail: dropped too */
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 4);
+	cr_assert_eq(ngot, 1);
+	cr_assert_eq(got[0]->nfrags, 0);
+	cr_assert_eq(got[0]->hdr_len, 0);
+	cr_assert_not(got[0]->flags & NETBUF_RX_SPLIT);
+	cr_assert_eq(dev.c.rx_nonsplit, 1);
+	cr_assert_eq(dev.c.rx_errors, 1);
+	cr_assert_eq(dev.c.rx_chained, 1);
+	cr_assert_eq(dev.ndev.stats.rx_dropped, 3);
+	cr_assert_eq(dev.data.nfree, free_before, "every data buffer back (refilled from the free list)");
+	netbuf_free(got[0]);
+	bring_down();
+}
+
+Test(e1000e_dev, rdh_in_other_units_is_detected)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	nic_receive_ps(0, 54, 10, true, 0);
+	regs[E1000E_RDH / 4] = 1; /* a device that counts descriptors, not 16-byte units */
+	e1000e_poll(&dev, 16, 0);
+	cr_assert_eq(dev.c.rx_units_mismatch, 1);
+	netbuf_free(got[0]);
+	bring_down();
+}
+
+Test(e1000e_dev, transmit_reclaim_and_ring_full)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	uint32_t fl[1] = { 1000 };
+	struct netbuf *nb = tx_frame(54, 1, fl, true);
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->csum_start = 34;
+	nb->csum_offset = 16;
+	nb->tx_done = on_tx_done;
+	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], 3, "context + header + payload");
+	cr_assert_eq(dev.ndev.stats.tx_bytes_device, 1000);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST], 54);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0, "not done yet");
+	dev.tx_ring[2].data.upper |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(tx_done_calls, 1);
+	/* fill the ring: 255 usable descriptors, 2 per legacy frame */
+	unsigned sent = 0;
+	int rc;
+	struct netbuf *last = NULL;
+	for (;;) {
+		last = tx_frame(42, 1, fl, false);
+		if ((rc = netdev_tx(&dev.ndev, last)))
+			break;
+		sent++;
+	}
+	cr_assert_eq(rc, -ENOBUFS);
+	cr_assert_eq(sent, 127);
+	cr_assert_eq(dev.c.tx_ring_full, 1);
+	netbuf_free(last); /* the caller keeps it on error */
+	for (unsigned i = 0; i < dev.tx_n; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 127);
+	bring_down();
+}
+
+Test(e1000e_dev, mtu_change_rebuilds_receive_but_not_while_buffers_are_held)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	nic_receive_ps(0, 54, 10, true, 0);
+	e1000e_poll(&dev, 16, 0);
+	cr_assert_eq(netdev_set_mtu(&dev.ndev, 9000), -EBUSY);
+	netbuf_free(got[0]);
+	cr_assert_eq(netdev_set_mtu(&dev.ndev, 9000), 0);
+	cr_assert_eq(dev.ndev.mtu, 9000);
+	cr_assert_eq(regs[E1000E_PSRCTL / 4], 2u | 9u << 8);
+	cr_assert(regs[E1000E_RCTL / 4] & E1000E_RCTL_LPE);
+	cr_assert_eq(dev.data.size, 9216);
+	cr_assert_eq(regs[E1000E_RDT / 4], 255 * 2);
+	bring_down();
+}
+
+Test(e1000e_dev, dram_fallback_and_plain_mode)
+{
+	data_fail = true;
+	bring_up(E1000E_RX_SPLIT, 1500);
+	cr_assert_str_eq(dev.mode_why, "test: provider refused");
+	cr_assert_eq(dev.data.dma.cls, MEM_CLASS_HOST);
+	nic_receive_ps(0, 54, 100, true, 0);
+	e1000e_poll(&dev, 16, 0);
+	cr_assert_eq(got[0]->frags[0].addr.cls, MEM_CLASS_HOST);
+	cr_assert_eq(got[0]->frags[0].provider, NETDEV_PROVIDER_HOST);
+	cr_assert_eq(dev.ndev.stats.rx_bytes_host, 154);
+	netbuf_free(got[0]);
+
+	cr_assert_eq(e1000e_rx_reconfigure(&dev, E1000E_RX_PLAIN, 1500), 0);
+	cr_assert_eq(regs[E1000E_RCTL / 4] & E1000E_RCTL_DTYP_MASK, 0);
+	cr_assert_not(regs[E1000E_RFCTL / 4] & E1000E_RFCTL_EXTEN);
+	cr_assert_eq(regs[E1000E_RDT / 4], 255, "legacy descriptors: 1 unit each");
+	struct e1000e_rx_desc_legacy *l = dev.rx_ring;
+	memset((void *)(uintptr_t)l[0].buffer_addr, 0x5a, 1514);
+	l[0].length = 1514;
+	l[0].status = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(netbuf_host_len(got[1]), 1514);
+	cr_assert_eq(got[1]->nfrags, 0);
+	cr_assert_eq(got[1]->flags, NETBUF_RX_L3_CSUM_OK);
+	netbuf_free(got[1]);
+	bring_down();
+}
