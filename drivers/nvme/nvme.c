@@ -107,11 +107,19 @@ int nvme_ctrl_disable(struct nvme_ctrl *c)
 
 /* --- queue pairs --- */
 
+static bool sq_in_cmb_policy = true;
+
+/* Policy: I/O SQs in the CMB when allowed. */
+void nvme_set_sq_in_cmb(bool on)
+{
+	sq_in_cmb_policy = on;
+}
+
 static void qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
 {
 	const struct nvme_bus *b = c->bus;
 	unsigned depth = q->ring.depth;
-	if (q->ring.sq)
+	if (q->ring.sq && !q->sq_in_cmb) /* a CMB carve stays reserved until the next reset */
 		b->dma_free(b->ctx, (void *)q->ring.sq, depth * sizeof(struct nvme_sqe));
 	if (q->ring.cq)
 		b->dma_free(b->ctx, (void *)q->ring.cq, depth * sizeof(struct nvme_cqe));
@@ -137,8 +145,19 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 		return -EINVAL;
 	q->ctrl = c;
 	q->qid = qid;
-	if (!(sq = b->dma_alloc(b->ctx, depth * sizeof(struct nvme_sqe), &q->sq_addr)))
+	size_t sq_bytes = (depth * sizeof(struct nvme_sqe) + NVME_PAGE_SIZE - 1) & ~(size_t)(NVME_PAGE_SIZE - 1);
+	if (qid && sq_in_cmb_policy && c->cmb.usable && c->cmb.info.sqs &&
+	    c->cmb.reserved + sq_bytes <= c->cmb.size / 2) {
+		/* I/O SQ in the controller's own CMB: carved from its start, before the CMB is
+		 * published as P2P memory (the provider begins after c->cmb.reserved). */
+		sq = c->cmb.cpu + c->cmb.reserved;
+		q->sq_addr = dma_addr_device(c->cmb.bus + c->cmb.reserved);
+		c->cmb.reserved += sq_bytes;
+		c->cmb.sqs_in_cmb++;
+		q->sq_in_cmb = true;
+	} else if (!(sq = b->dma_alloc(b->ctx, depth * sizeof(struct nvme_sqe), &q->sq_addr))) {
 		goto fail;
+	}
 	if (!(cq = b->dma_alloc(b->ctx, depth * sizeof(struct nvme_cqe), &q->cq_addr)))
 		goto fail_sq;
 	if (lists && !(hl = b->dma_alloc(b->ctx, depth * list_bytes, &hl_addr)))
@@ -163,7 +182,8 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 fail_cq:
 	b->dma_free(b->ctx, cq, depth * sizeof(struct nvme_cqe));
 fail_sq:
-	b->dma_free(b->ctx, sq, depth * sizeof(struct nvme_sqe));
+	if (!q->sq_in_cmb)
+		b->dma_free(b->ctx, sq, depth * sizeof(struct nvme_sqe));
 fail:
 	memset(q, 0, sizeof(*q));
 	return rc;

@@ -201,6 +201,7 @@ struct nvme_qpair {
 	dma_addr_t sq_addr, cq_addr;
 	uint32_t sq_db, cq_db;
 	struct nvme_cmd cmds[NVME_MAX_QDEPTH];
+	bool sq_in_cmb;          /* the SQ ring lives in the controller's CMB (CMBSZ.SQS) */
 	bool cmb_lists;          /* the slots' CMB list areas are set up (on first CMB command) */
 	dma_addr_t cmb_lists_addr;
 	size_t cmb_lists_bytes;
@@ -236,7 +237,9 @@ struct nvme_cmb {
 	uint64_t size;
 	bool usable;          /* data and lists may point here */
 	const char *refused;  /* why not, when a CMB exists but is not usable */
-	uint64_t reserved;    /* bytes at the start carved for lists (without bus->cmb_alloc) */
+	uint64_t reserved;    /* bytes at the start carved for I/O SQs (and for lists without
+			       * bus->cmb_alloc); a P2P provider must start after them */
+	unsigned sqs_in_cmb;  /* I/O submission queues placed in the CMB */
 	uint64_t cmbmsc;      /* value written (v1.4) */
 };
 
@@ -280,6 +283,11 @@ struct nvme_ctrl {
 	struct nvme_ctrl_stats st;
 	void *attach;            /* the bus attach's own data (nvme_pci.c) */
 };
+
+/* Place I/O submission queues in the CMB when the controller allows it (CMBSZ.SQS):
+ * the controller then fetches commands from its own memory, not from host DRAM.
+ * On by default; applies to controllers initialised afterwards. */
+void nvme_set_sq_in_cmb(bool on);
 
 /* Bring a controller up: reset (CC.EN=0, bounded wait on CSTS.RDY=0 even if firmware left it
  * enabled), admin queue, enable (bounded wait on CSTS.RDY=1, CSTS.CFS checked), Identify

@@ -108,6 +108,9 @@ static void show_cmb(struct nvme_ctrl *c)
 	       (unsigned long long)(m->size >> 20), (unsigned long long)(m->info.unit >> 10),
 	       nvme_cmb_uses_str(&m->info, uses, sizeof(uses)));
 	printf("  %s%s\n", m->usable ? "usable (CMSE verified)" : "refused: ", m->usable ? "" : m->refused);
+	if (m->usable)
+		printf("  I/O SQs in CMB: %u (%llu KiB at its start, not published)\n", m->sqs_in_cmb,
+		       (unsigned long long)(m->reserved >> 10));
 	struct p2p_provider *p = nvme_pci_cmb_provider(c);
 	if (p)
 		printf("  published as P2P memory: free %llu KiB of %llu KiB\n",

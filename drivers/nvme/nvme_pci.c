@@ -142,7 +142,8 @@ static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 
 	struct nvme_cmb *m = &np->ctrl.cmb;
 	if (m->usable) {
-		np->cmb = p2p_provider_add(d, m->info.bir, m->info.offset, m->size, 0);
+		/* the first m->reserved bytes hold the I/O SQs: publish the rest */
+		np->cmb = p2p_provider_add(d, m->info.bir, m->info.offset + m->reserved, m->size - m->reserved, 0);
 		if (np->cmb)
 			p2p_provider_publish(np->cmb, true);
 		else

@@ -58,6 +58,8 @@ def test_three_drives_live_with_cmbs(app):
     assert out.count("ns 1: 131072 blocks of 512 B (64 MiB)") == 3, out
     cmb = app.cmd("nvme cmb 0")
     assert "CMB 1.4 scheme" in cmb and "CMBSZ 0x0004021d" in cmb and "usable (CMSE verified)" in cmb, cmb
+    # CMBSZ.SQS = 1: the I/O SQ is fetched from the CMB; every I/O test below goes through it
+    assert "I/O SQs in CMB: 1 (4 KiB at its start, not published)" in cmb, cmb
     assert re.search(r"CMBMSC 0x0*e0[0-9a-f]+003\b", cmb), "CBA | CMSE | CRE:\n" + cmb
     assert "published as P2P memory" in cmb, cmb
     idc = app.cmd("nvme id-ctrl 0")

@@ -304,7 +304,12 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert(f.cmse);
 	cr_assert_eq(f.cmbmsc, (uint64_t)(uintptr_t)f.cmb | 3);
 	cr_assert_eq(c.cmb.size, FAKE_CMB_SIZE);
-	cr_assert_eq(c.cmb.reserved, 0, "no CMB used before the first CMB command");
+	/* the I/O SQ sits at the start of the CMB (CMBSZ.SQS); list areas come on first use */
+	cr_assert_eq(c.cmb.sqs_in_cmb, 1);
+	cr_assert(c.io[0].sq_in_cmb);
+	cr_assert_eq(c.io[0].sq_addr.bus, (uint64_t)(uintptr_t)f.cmb);
+	cr_assert_eq(c.io[0].sq_addr.cls, MEM_CLASS_DEVICE);
+	cr_assert_eq(c.cmb.reserved, 4096, "only the SQ before the first CMB command");
 
 	/* write from two CMB fragments: the SGL segment must be in the CMB too */
 	uint64_t off = 2u << 20;
@@ -313,7 +318,7 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert_eq(nvme_write(&c, 1, 300, 16, sg, 2), 0);
 	cr_assert_eq(f.last_status, 0);
 	cr_assert_eq(memcmp(f.media + 300 * 512, f.cmb + off, 8192), 0);
-	cr_assert_gt(c.cmb.reserved, 0, "per-command list areas carved from the CMB");
+	cr_assert_gt(c.cmb.reserved, 4096, "per-command list areas carved from the CMB");
 	/* read back into another CMB area with PRPs (list in the CMB) */
 	c.sgls = 0;
 	struct nvme_sg rs = sg_cmb(off + 65536, 4 * 4096);
@@ -326,6 +331,24 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert_eq(d->dma_bytes[MEM_CLASS_DEVICE][DMA_FROM_DEVICE], 16384);
 	cr_assert_eq(c.st.payload_bytes[MEM_CLASS_DEVICE], 8192 + 16384);
 	cr_assert_eq(f.cmb_silent_drops, 0);
+}
+
+Test(ctrl, sq_in_cmb_can_be_turned_off)
+{
+	enable_v14_cmb();
+	nvme_set_sq_in_cmb(false);
+	int rc = nvme_ctrl_init(&c, "nvme0", &f.bus, 1);
+	nvme_set_sq_in_cmb(true);
+	cr_assert_eq(rc, 0);
+	cr_assert(c.cmb.usable);
+	cr_assert_eq(c.cmb.sqs_in_cmb, 0);
+	cr_assert_not(c.io[0].sq_in_cmb);
+	cr_assert_eq(c.io[0].sq_addr.cls, MEM_CLASS_HOST);
+	cr_assert_eq(c.cmb.reserved, 0);
+	fill(f.cmb, 4096, 9);
+	struct nvme_sg sg = sg_cmb(0, 4096);
+	cr_assert_eq(nvme_write(&c, 1, 8, 8, &sg, 1), 0);
+	cr_assert_eq(memcmp(f.media + 8 * 512, f.cmb, 4096), 0);
 }
 
 Test(ctrl, cmse_zero_is_detected_and_cmb_io_refused)
