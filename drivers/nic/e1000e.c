@@ -192,6 +192,21 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 	return (int)k;
 }
 
+/* One device-memory piece of at most tx_dev_max bytes per frame, or a copy. */
+bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max)
+{
+	unsigned ndev = 0;
+	if (!tx_dev_max)
+		return false;
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		if (nb->frags[i].addr.cls != MEM_CLASS_DEVICE || nb->frags[i].len == 0)
+			continue;
+		if (++ndev > 1 || nb->frags[i].len > tx_dev_max)
+			return true;
+	}
+	return false;
+}
+
 /* --- receive buffers ----------------------------------------------------------------- */
 
 static struct e1000e *dev_of_owner(struct netdev_frag_owner *o, bool data)
@@ -564,18 +579,62 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 
 /* --- transmit ------------------------------------------------------------------------ */
 
+/* Copy nb's fragments into a DRAM bounce buffer and describe the frame as header + that
+ * buffer in *shadow. Returns the bounce index, -ENOBUFS or -EINVAL. */
+static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf *shadow)
+{
+	size_t total = netbuf_frag_len(nb), off = 0;
+	int32_t b;
+
+	if (total > dev->bounce.size)
+		return -EINVAL;
+	if ((b = bufs_pop(&dev->bounce)) < 0) {
+		dev->c.tx_bounce_busy++;
+		return -ENOBUFS;
+	}
+	uint8_t *dst = (uint8_t *)dev->bounce.cpu + (size_t)b * dev->bounce.size;
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		netdev_frag_read(&nb->frags[i], 0, dst + off, nb->frags[i].len); /* counted CPU read */
+		off += nb->frags[i].len;
+	}
+	*shadow = *nb; /* the struct only: the host part stays where it is */
+	memset(shadow->frags, 0, sizeof(shadow->frags));
+	shadow->frags[0].addr = dma_addr_add(dev->bounce.dma, (uint64_t)b * dev->bounce.size);
+	shadow->frags[0].len = (uint32_t)total;
+	shadow->nfrags = 1;
+	dev->c.tx_bounced++;
+	dev->c.tx_bounce_bytes += total;
+	return b;
+}
+
 static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 {
 	struct e1000e *dev = nd->priv;
 	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	struct netbuf shadow;
+	const struct netbuf *as = nb;
 	bool ctx;
-	int k = e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx);
+	int k, b = -1;
 
-	if (k < 0) {
-		dev->c.tx_bad++;
-		return -EINVAL;
+	if (e1000e_tx_needs_bounce(nb, dev->tx_dev_max)) {
+		if ((b = tx_bounce(dev, nb, &shadow)) < 0) {
+			if (b == -EINVAL)
+				dev->c.tx_bad++;
+			return b;
+		}
+		as = &shadow;
 	}
-	if ((unsigned)k > e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n)) {
+	k = e1000e_tx_build(as, d, E1000E_TX_MAX_DESCS, &ctx);
+	if (k < 0 || (unsigned)k > e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n)) {
+		if (b >= 0) {
+			bufs_push(&dev->bounce, (uint32_t)b);
+			dev->c.tx_bounced--;
+			dev->c.tx_bounce_bytes -= netbuf_frag_len(nb);
+		}
+		if (k < 0) {
+			dev->c.tx_bad++;
+			return -EINVAL;
+		}
 		dev->c.tx_ring_full++;
 		return -ENOBUFS;
 	}
@@ -588,16 +647,17 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	}
 	dev->tx_sw[first].last = (uint16_t)last;
 	dev->tx_sw[last].nb = nb;
+	dev->tx_sw[last].bounce = (int16_t)b;
 	dev->tx_ntu = (last + 1) % dev->tx_n;
 	if (ctx)
 		dev->c.tx_ctx++;
-	if (netbuf_host_len(nb)) {
-		dev->c.tx_bytes[MEM_CLASS_HOST] += netbuf_host_len(nb);
-		dma_account(MEM_CLASS_HOST, DMA_TO_DEVICE, netbuf_host_len(nb));
+	if (netbuf_host_len(as)) {
+		dev->c.tx_bytes[MEM_CLASS_HOST] += netbuf_host_len(as);
+		dma_account(MEM_CLASS_HOST, DMA_TO_DEVICE, netbuf_host_len(as));
 	}
-	for (unsigned i = 0; i < nb->nfrags; i++) {
-		dev->c.tx_bytes[nb->frags[i].addr.cls] += nb->frags[i].len;
-		dma_account(nb->frags[i].addr.cls, DMA_TO_DEVICE, nb->frags[i].len);
+	for (unsigned i = 0; i < as->nfrags; i++) {
+		dev->c.tx_bytes[as->frags[i].addr.cls] += as->frags[i].len;
+		dma_account(as->frags[i].addr.cls, DMA_TO_DEVICE, as->frags[i].len);
 	}
 	dma_wmb();
 	wr32(dev, E1000E_TDT, dev->tx_ntu);
@@ -615,6 +675,9 @@ static unsigned tx_reclaim(struct e1000e *dev)
 			break;
 		struct netbuf *nb = dev->tx_sw[last].nb;
 		dev->tx_sw[last].nb = NULL;
+		if (dev->tx_sw[last].bounce >= 0)
+			bufs_push(&dev->bounce, (uint32_t)dev->tx_sw[last].bounce);
+		dev->tx_sw[last].bounce = -1;
 		dev->tx_ntc = (last + 1) % dev->tx_n;
 		dev->c.tx_done++;
 		if (nb)
@@ -741,6 +804,8 @@ int e1000e_init(struct e1000e *dev, unsigned mtu)
 	if (!(dev->tx_ring = dev->bus.dma_alloc(dev->bus.ctx, dev->tx_n * sizeof(*dev->tx_ring), &dev->tx_ring_dma)))
 		return -ENOMEM;
 	memset(dev->tx_sw, 0, sizeof(dev->tx_sw));
+	if ((rc = bufs_alloc(dev, &dev->bounce, E1000E_TX_BOUNCE, E1000E_TX_BOUNCE_SIZE, false)))
+		goto err_ring;
 	wr32(dev, E1000E_TDBAL, (uint32_t)dev->tx_ring_dma.bus);
 	wr32(dev, E1000E_TDBAH, (uint32_t)(dev->tx_ring_dma.bus >> 32));
 	wr32(dev, E1000E_TDLEN, (uint32_t)(dev->tx_n * sizeof(*dev->tx_ring)));
@@ -761,6 +826,8 @@ err_rx:
 	rx_free(dev);
 err_tx:
 	wr32(dev, E1000E_TCTL, 0);
+	bufs_free(dev, &dev->bounce);
+err_ring:
 	dev->bus.dma_free(dev->bus.ctx, dev->tx_ring, dev->tx_n * sizeof(*dev->tx_ring));
 	dev->tx_ring = NULL;
 	return rc;
@@ -781,6 +848,7 @@ int e1000e_fini(struct e1000e *dev)
 		dev->tx_sw[last].nb = NULL;
 		dev->tx_ntc = (last + 1) % dev->tx_n;
 	}
+	bufs_free(dev, &dev->bounce);
 	dev->bus.dma_free(dev->bus.ctx, dev->tx_ring, dev->tx_n * sizeof(*dev->tx_ring));
 	dev->tx_ring = NULL;
 	netdev_unregister(&dev->ndev);

@@ -34,6 +34,9 @@
 #define E1000E_LINK_POLL_NS (100ull * 1000000ull)
 #define E1000E_TX_MAX_DESCS (2u + NETBUF_MAX_FRAGS) /* context + host part + fragments */
 #define E1000E_TX_BUF_MAX 16288u     /* largest buffer one data descriptor carries */
+#define E1000E_TX_BOUNCE 32u         /* DRAM bounce buffers for frames the device cannot gather */
+#define E1000E_TX_BOUNCE_SIZE 16384u
+#define E1000E_TX_DEV_MAX_QEMU 4096u /* QEMU 7.2: one device-memory piece of <= 4 KiB per frame */
 
 struct e1000e_bus {
 	uint32_t (*read32)(void *ctx, uint32_t off);
@@ -84,6 +87,8 @@ struct e1000e_counters {
 	uint64_t tx_bad;                     /* xmit refused with -EINVAL (too many pieces, too long) */
 	uint64_t tx_done, tx_ctx;            /* frames reclaimed; context descriptors written */
 	uint64_t tx_bytes[MEM_CLASS_COUNT];  /* bytes the NIC read, by memory class */
+	uint64_t tx_bounced, tx_bounce_bytes; /* frames whose fragments were copied to DRAM (tx_dev_max) */
+	uint64_t tx_bounce_busy;             /* xmit refused: every bounce buffer in use */
 	uint64_t link_changes;
 };
 
@@ -95,6 +100,7 @@ struct e1000e_rx_slot {
 struct e1000e_tx_slot {
 	struct netbuf *nb;   /* on the frame's last descriptor */
 	uint16_t last;       /* on the frame's first descriptor: index of its last */
+	int16_t bounce;      /* on the frame's last descriptor: bounce buffer index, -1 none */
 	bool first;
 };
 
@@ -142,6 +148,11 @@ struct e1000e {
 	dma_addr_t tx_ring_dma;
 	unsigned tx_n, tx_ntu, tx_ntc;
 	struct e1000e_tx_slot tx_sw[E1000E_TX_RING];
+	/* Largest device-memory gather per frame, in one piece (0: no limit). QEMU 7.2 maps
+	 * MMIO for DMA through one 4 KiB bounce buffer, so a frame with a longer device piece,
+	 * or two device pieces, is dropped silently; such frames are copied to DRAM here. */
+	unsigned tx_dev_max;
+	struct e1000e_bufs bounce;
 	/* link */
 	uint64_t link_next_ns;
 	struct e1000e_counters c;
@@ -197,6 +208,9 @@ uint32_t e1000e_rx_csum_flags(uint32_t staterr);
  * offsets out of range) or -ENOSPC (more than max). *ctx_used says whether out[0] is a
  * context descriptor. */
 int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, bool *ctx_used);
+
+/* Must nb's fragments be copied to DRAM before the device can gather them (tx_dev_max)? */
+bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);
 
 /* --- the device --- */
 

@@ -61,6 +61,9 @@ static void print_dev(struct e1000e *dev)
 	printf("  tx: frames %llu bytes host %llu device %llu csum-offload %llu context-descs %llu done %llu ring-full %llu bad %llu errors %llu\n",
 	       ull(s->tx_frames), ull(s->tx_bytes_host), ull(s->tx_bytes_device), ull(s->tx_csum_offload), ull(c->tx_ctx),
 	       ull(c->tx_done), ull(c->tx_ring_full), ull(c->tx_bad), ull(s->tx_errors));
+	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu\n",
+	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
+	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));
 }
 
 /* --- self-test ------------------------------------------------------------------------ */
@@ -161,7 +164,7 @@ static unsigned st_len(unsigned i, unsigned maxpay)
 
 /* One phase: N frames whose payload is gathered from src (host or device memory). */
 static void st_phase(struct e1000e *dev, unsigned n, dma_addr_t src, uint16_t src_provider, bool want_device,
-		     uint8_t *scratch, struct st_result *r)
+		     unsigned nfr, uint8_t *scratch, struct st_result *r)
 {
 	unsigned maxpay = dev->ndev.mtu - 28;
 	uint8_t hdr[ST_HDR];
@@ -177,8 +180,14 @@ static void st_phase(struct e1000e *dev, unsigned n, dma_addr_t src, uint16_t sr
 		}
 		st_header(hdr, dev->ndev.mac, i, len);
 		memcpy(netbuf_put(nb, ST_HDR), hdr, ST_HDR);
-		struct netdev_frag f = { .addr = dma_addr_add(src, i), .offset = i, .len = len, .provider = src_provider };
-		netbuf_add_frag(nb, &f);
+		/* the payload as nfr fragments, back to back in the source */
+		for (unsigned k = 0, off = 0; k < nfr; k++) {
+			unsigned part = k + 1 == nfr ? len - off : len / nfr;
+			struct netdev_frag f = { .addr = dma_addr_add(src, i + off), .offset = i + off, .len = part,
+						 .provider = src_provider };
+			netbuf_add_frag(nb, &f);
+			off += part;
+		}
 		nb->flags |= NETBUF_TX_CSUM_PARTIAL;
 		nb->csum_start = 34;
 		nb->csum_offset = 6;
@@ -305,13 +314,16 @@ static int selftest(struct e1000e *dev, unsigned n)
 	st_stray = 0;
 	nd->rx_handler = st_capture;
 	e1000e_set_loopback(dev, true);
-	st_phase(dev, n, host_dma, NETDEV_PROVIDER_HOST, pv != NULL, scratch, &rh);
+	st_phase(dev, n, host_dma, NETDEV_PROVIDER_HOST, pv != NULL, 1, scratch, &rh);
 	st_report("tx-from-dram", n, &rh);
 	pass = rh.ok == n;
 	if (dev_cpu) {
 		uint16_t id = dev->data.provider; /* same numbering as the receive provider */
-		st_phase(dev, n, dev_dma, id, true, scratch, &rd);
+		st_phase(dev, n, dev_dma, id, true, 1, scratch, &rd);
 		st_report("tx-from-device", n, &rd);
+		pass = pass && rd.ok == n;
+		st_phase(dev, n, dev_dma, id, true, 2, scratch, &rd);
+		st_report("tx-from-device-2frags", n, &rd);
 		pass = pass && rd.ok == n;
 	} else {
 		printf("selftest tx-from-device: skipped (no P2P provider for the NIC)\n");

@@ -13,6 +13,7 @@ struct e1000e_settings {
 	enum e1000e_rx_mode mode; /* nic.rx_mode = split | plain */
 	unsigned mtu;             /* nic.mtu = 1500..9000 */
 	unsigned ps_units;        /* nic.ps_units: RDH/RDT units per packet-split descriptor (QEMU 7.2: 2) */
+	unsigned tx_dev_max;      /* nic.tx_dev_max: device-memory bytes one frame may gather (QEMU 7.2: 4096, 0 no limit) */
 };
 
 /* Settings for devices probed from now on. */

@@ -600,3 +600,35 @@ Test(e1000e_dev, dram_fallback_and_plain_mode)
 	netbuf_free(got[1]);
 	bring_down();
 }
+
+Test(e1000e_dev, frames_the_device_cannot_gather_are_bounced_through_dram)
+{
+	dev.tx_dev_max = E1000E_TX_DEV_MAX_QEMU;
+	bring_up(E1000E_RX_SPLIT, 9000);
+	uint32_t one[1] = { 4096 }, big[1] = { 4097 }, two[2] = { 1000, 1000 };
+	struct netbuf *ok = tx_frame(42, 1, one, true);
+	cr_assert_not(e1000e_tx_needs_bounce(ok, dev.tx_dev_max), "one device piece <= 4 KiB");
+	cr_assert(e1000e_tx_needs_bounce(ok, 0) == false);
+	struct netbuf *nb = tx_frame(42, 1, big, true);
+	cr_assert(e1000e_tx_needs_bounce(nb, dev.tx_dev_max));
+	netbuf_free(nb);
+	nb = tx_frame(42, 2, two, true);
+	nb->frags[1].addr.cls = MEM_CLASS_DEVICE; /* two device pieces */
+	cr_assert(e1000e_tx_needs_bounce(nb, dev.tx_dev_max));
+	const uint8_t *src0 = (const uint8_t *)(uintptr_t)nb->frags[0].addr.bus;
+	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], 2, "header + one bounce buffer");
+	uint8_t *bounce = (uint8_t *)(uintptr_t)dev.tx_ring[1].legacy.buffer_addr;
+	cr_assert_eq(dev.tx_ring[1].legacy.length, 2000);
+	cr_assert_eq(memcmp(bounce, src0, 1000), 0);
+	cr_assert_eq(dev.c.tx_bounced, 1);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_DEVICE], 0, "the NIC reads only DRAM");
+	cr_assert_eq(dev.bounce.nfree, E1000E_TX_BOUNCE - 1);
+	cr_assert_eq(netdev_tx(&dev.ndev, ok), 0);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_DEVICE], 4096, "gathered from device memory");
+	for (unsigned i = 0; i < dev.tx_n; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
+	cr_assert_eq(dev.bounce.nfree, E1000E_TX_BOUNCE, "bounce buffer back on completion");
+	bring_down();
+}
