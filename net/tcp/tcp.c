@@ -72,6 +72,8 @@ int tcp_init(void)
 	int rc;
 	memset(&tcp_counters, 0, sizeof(tcp_counters));
 	list_init(&tcp_socks);
+	tcp_next_port = TCP_EPHEMERAL_FIRST;
+	tcp_iss_counter = 0;
 	if ((rc = mm_pool_init(&tcp_sock_pool, "tcp_sock", sizeof(struct tcp_sock), TCP_SOCKETS)))
 		return rc;
 	if ((rc = mm_pool_init(&tcp_rxent_pool, "tcp_rxent", sizeof(struct tcp_rxent), TCP_RXENTS)))

@@ -201,6 +201,9 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 			}
 		}
 	}
+	if (fd->rx_csum_trust)
+		nb->flags = (nb->flags & ~(uint32_t)(NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_BAD)) |
+			    NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK;
 	netdev_rx(&fd->dev, nb);
 	return 0;
 }

@@ -33,6 +33,7 @@ struct fake_netdev {
 	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
 	bool split;                      /* split like e1000e (default true) */
 	bool rx_csum;                    /* report L3/L4 checksum OK after verifying (NIC offload) */
+	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
 	bool hdr_used[FAKE_HDR_BUFS];
 	bool data_used[FAKE_DATA_BUFS];
