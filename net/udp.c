@@ -174,14 +174,21 @@ int udp_sendto(struct udp_sock *s, uint32_t dst, uint16_t dport, const void *dat
 int udp_sendto_frags(struct udp_sock *s, uint32_t dst, uint16_t dport, const void *hdr, size_t hdr_len,
 		     const struct netdev_frag *frags, unsigned n)
 {
-	struct netbuf *nb = NULL;
+	struct netbuf *nb;
 	struct netdev_frag tmp;
 	unsigned i;
+	int rc;
 
-	if (hdr_len > NETBUF_HOST_SIZE - NETBUF_HEADROOM || n > NETBUF_MAX_FRAGS ||
-	    !(nb = netbuf_alloc(NETBUF_HEADROOM)))
+	if (hdr_len > NETBUF_HOST_SIZE - NETBUF_HEADROOM || n > NETBUF_MAX_FRAGS) {
+		rc = -EMSGSIZE;
 		goto fail;
-	memcpy(netbuf_put(nb, hdr_len), hdr, hdr_len);
+	}
+	if (!(nb = netbuf_alloc(NETBUF_HEADROOM))) {
+		rc = -ENOBUFS;
+		goto fail;
+	}
+	if (hdr_len)
+		memcpy(netbuf_put(nb, hdr_len), hdr, hdr_len);
 	for (i = 0; i < n; i++)
 		netbuf_add_frag(nb, &frags[i]);
 	return udp_send_nb(s, nb, dst, dport);
@@ -190,5 +197,5 @@ fail:
 		tmp = frags[i];
 		netdev_frag_release(&tmp);
 	}
-	return nb ? -EMSGSIZE : -ENOBUFS;
+	return rc;
 }
