@@ -110,10 +110,11 @@ Test(netdev, rx_tx_byte_counters_by_class)
 	cr_assert_eq(fnd.dev.stats.rx_split, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - host0, 42, "headers only in host memory");
 	cr_assert_eq(fnd.dev.stats.rx_bytes_device, 1000, "payload in device memory");
+	uint64_t txhost0 = fnd.dev.stats.tx_bytes_host; /* the setup's ARP reply */
 	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .len = 100 };
 	cr_assert_eq(udp_sendto_frags(u, PEER, 2, NULL, 0, &f, 1), 0);
 	cr_assert_eq(fnd.dev.stats.tx_bytes_device, 100);
-	cr_assert_eq(fnd.dev.stats.tx_bytes_host, 42);
+	cr_assert_eq(fnd.dev.stats.tx_bytes_host - txhost0, 42);
 	udp_close(u);
 }
 
