@@ -1,0 +1,51 @@
+/*
+ * nic_config.c - the e1000e driver's settings from p2pstore.cfg, applied before PCI
+ * drivers bind (core/ reads the configuration so that drivers/ never calls up into it).
+ *
+ *   nic.rx_mode = split | plain   packet split into device memory (split), or DRAM only
+ *   nic.mtu = 1500..9000          IP MTU (jumbo frames above 1500)
+ *   nic.ps_units = 1 | 2          RDH/RDT units per packet-split descriptor (QEMU 7.2: 2,
+ *                                 the 82574L datasheet: 1)
+ *   nic.tx_dev_max = BYTES        device-memory bytes one frame may gather before the driver
+ *                                 bounces it through DRAM (QEMU 7.2: 4096; 0 = no limit)
+ */
+#include <string.h>
+#include "../drivers/nic/e1000e_pci.h"
+#include "../lib/log.h"
+#include "../lib/poller.h"
+#include "config.h"
+
+LOG_MODULE_USE(kernel);
+
+static int nic_config_apply(void)
+{
+	struct config *cfg = config_global();
+	struct e1000e_settings s;
+	uint64_t v;
+	const char *mode;
+
+	e1000e_settings_get(&s);
+	if ((mode = config_get(cfg, "nic.rx_mode"))) {
+		if (strcmp(mode, "split") == 0)
+			s.mode = E1000E_RX_SPLIT;
+		else if (strcmp(mode, "plain") == 0)
+			s.mode = E1000E_RX_PLAIN;
+		else
+			log_err("config: nic.rx_mode '%s' is not split or plain", mode);
+	}
+	if (config_get_u64(cfg, "nic.mtu", s.mtu, &v) || v < 1500 || v > 9000)
+		log_err("config: nic.mtu must be 1500..9000; keeping %u", s.mtu);
+	else
+		s.mtu = (unsigned)v;
+	if (config_get_u64(cfg, "nic.ps_units", s.ps_units, &v) || (v != 1 && v != 2))
+		log_err("config: nic.ps_units must be 1 or 2; keeping %u", s.ps_units);
+	else
+		s.ps_units = (unsigned)v;
+	if (config_get_u64(cfg, "nic.tx_dev_max", s.tx_dev_max, &v) || v > (1u << 20))
+		log_err("config: nic.tx_dev_max must be 0..1048576 bytes; keeping %u", s.tx_dev_max);
+	else
+		s.tx_dev_max = (unsigned)v;
+	e1000e_configure(&s);
+	return 0;
+}
+INITCALL(nic_config, INIT_LEVEL_EARLY, nic_config_apply);
