@@ -28,6 +28,7 @@ struct mm_pool tcp_sndent_pool;
 static bool tcp_ready;
 static uint16_t tcp_next_port = TCP_EPHEMERAL_FIRST;
 static uint32_t tcp_iss_counter;
+static uint64_t tcp_iss_secret;  /* per boot: the clock at init, mixed */
 
 static const char *const state_names[TCP_STATE_COUNT] = {
 	"CLOSED", "LISTEN", "SYN_SENT", "SYN_RECEIVED", "ESTABLISHED", "FIN_WAIT_1",
@@ -74,6 +75,7 @@ int tcp_init(void)
 	list_init(&tcp_socks);
 	tcp_next_port = TCP_EPHEMERAL_FIRST;
 	tcp_iss_counter = 0;
+	tcp_iss_secret = clock_now_ns() * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
 	if ((rc = mm_pool_init(&tcp_sock_pool, "tcp_sock", sizeof(struct tcp_sock), TCP_SOCKETS)))
 		return rc;
 	if ((rc = mm_pool_init(&tcp_rxent_pool, "tcp_rxent", sizeof(struct tcp_rxent), TCP_RXENTS)))
@@ -273,7 +275,7 @@ static void delack_timer(struct timer *t, void *arg)
 /* RFC 6528-style initial sequence number: a clock plus a hash of the connection. */
 static uint32_t tcp_new_iss(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)laddr << 32 | raddr) ^ ((uint64_t)lport << 16 | rport);
+	uint64_t h = tcp_iss_secret ^ ((uint64_t)laddr << 32 | raddr) ^ ((uint64_t)lport << 16 | rport);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -935,11 +937,11 @@ static void rx_sync(struct tcp_sock *s, struct seg *g, struct seg_payload *p)
 		timer_cancel(&timer_default_queue, &s->t_rexmit);
 		tcp_set_state(s, TCP_ESTABLISHED);
 		if (s->listener) {
+			/* Announced by tcp_rx once this segment is fully processed: the
+			 * user's accept handler may close the child. */
 			list_add_tail(&s->listener->children, &s->child_node);
 			tcp_counters.accepted++;
-			struct tcp_sock *l = s->listener;
-			if (l->ops && l->ops->event)
-				l->ops->event(l, l->ctx, TCP_EV_ACCEPT);
+			s->listener->pending_events |= TCP_EV_ACCEPT;
 		} else {
 			s->pending_events |= TCP_EV_CONNECTED;
 		}
@@ -1063,11 +1065,20 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 		g.len = 0;
 		g.flags &= (uint8_t)~TCP_FIN;
 	}
-	/* rx_sync may free s (reset, LAST_ACK done): look it up again before events. */
+	/* rx_sync may free s (reset, LAST_ACK done) but never a listener, and calls no user
+	 * code: events go out afterwards, to the listener first, then to s if it still
+	 * exists (looked up again: a callback may close it). */
 	uint32_t laddr = s->laddr, raddr = s->raddr;
 	uint16_t lport = s->lport, rport = s->rport;
+	struct tcp_sock *l = s->listener;
 	rx_sync(s, &g, &p);
 	payload_release(&p);
+	if (l && l->pending_events) {
+		unsigned ev = l->pending_events;
+		l->pending_events = 0;
+		if (l->ops && l->ops->event)
+			l->ops->event(l, l->ctx, ev);
+	}
 	s = tcp_lookup(laddr, lport, raddr, rport);
 	if (s && s->state != TCP_LISTEN && s->rport == rport)
 		deliver_events(s);
@@ -1109,7 +1120,8 @@ struct tcp_sock *tcp_accept(struct tcp_sock *l)
 	list_del(&c->child_node);
 	l->n_children--;
 	c->listener = NULL;
-	/* Anything that arrived before accept is announced now. */
+	/* Announced by tcp_set_ops: send space, and anything that arrived before accept. */
+	c->pending_events |= TCP_EV_SENT;
 	if (c->rxq_bytes || c->fin_rcvd)
 		c->pending_events |= TCP_EV_RECV;
 	return c;

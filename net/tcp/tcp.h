@@ -82,8 +82,9 @@ struct tcp_ops {
  * 0, -EADDRINUSE, -ENOMEM. */
 int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
 
-/* The next established connection of a listener, or NULL. It inherits the listener's
- * ops and ctx (change them with tcp_set_ops). */
+/* The next established connection of a listener, or NULL. Its events wait until the
+ * user calls tcp_set_ops (first TCP_EV_SENT, plus TCP_EV_RECV when data or a FIN arrived
+ * before accept); the callback may close it, so do not touch it after tcp_set_ops. */
 struct tcp_sock *tcp_accept(struct tcp_sock *listener);
 
 /* Open a connection to addr:port (active open). 0 or negative errno; completion is

@@ -74,11 +74,10 @@ static void svc_accept(struct tcp_sock *l, void *ctx, unsigned ev)
 	struct tcp_sock *c;
 	if (!(ev & TCP_EV_ACCEPT))
 		return;
-	while ((c = tcp_accept(l))) {
+	/* tcp_set_ops delivers the accepted socket's first events (send space, data
+	 * that arrived before accept); c may be gone after it. */
+	while ((c = tcp_accept(l)))
 		tcp_set_ops(c, &svc_conn_ops[(uintptr_t)ctx], ctx);
-		if (c->state != TCP_CLOSED)
-			svc_pump(c, (enum svc_kind)(uintptr_t)ctx);
-	}
 }
 
 static const struct tcp_ops svc_listen_ops = { svc_accept };
