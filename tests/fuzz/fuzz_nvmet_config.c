@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/nvmet_config.c
+// sources: drivers/nvme/target/nvmet_config.c lib/ipv4_text.c
 /*
  * libFuzzer harness: the nvmetcli JSON configuration file (untrusted input from the ESP).
  * Invariants: refused files leave nothing loaded and a message; accepted ones respect

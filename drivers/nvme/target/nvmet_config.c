@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../../lib/ipv4_text.h"
 #include "nvmet_config.h"
 
 #define JSMN_STATIC
@@ -399,26 +400,6 @@ static int parse_subsystems(struct walker *w, int arr)
 	return 0;
 }
 
-/* Strict dotted-quad IPv4. */
-static bool parse_ipv4(const char *s, uint32_t *out)
-{
-	uint32_t v = 0;
-	for (int part = 0; part < 4; part++) {
-		unsigned n = 0, digits = 0;
-		while (*s >= '0' && *s <= '9' && digits < 4) {
-			n = n * 10 + (unsigned)(*s++ - '0');
-			digits++;
-		}
-		if (digits == 0 || digits > 3 || n > 255)
-			return false;
-		v = v << 8 | n;
-		if (part < 3 && *s++ != '.')
-			return false;
-	}
-	*out = v;
-	return *s == '\0';
-}
-
 static int parse_port_addr(struct walker *w, int addr, struct nvmet_cfg_port *p, const char *base)
 {
 	static const char *const known[] = { "trtype", "adrfam", "traddr", "trsvcid", "treq", "tsas", NULL };
@@ -446,7 +427,7 @@ static int parse_port_addr(struct walker *w, int addr, struct nvmet_cfg_port *p,
 	snprintf(path, sizeof(path), "%.120s.traddr", base);
 	if ((rc = get_string(w, member(w, addr, "traddr"), s, sizeof(s), path)))
 		return rc;
-	if (!parse_ipv4(s, &p->traddr))
+	if (ipv4_parse(s, &p->traddr))
 		return fail(w, path, "'%s' is not an IPv4 address", s);
 	snprintf(path, sizeof(path), "%.120s.trsvcid", base);
 	if ((rc = get_uint(w, member(w, addr, "trsvcid"), 1, 65535, &v, path)))

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/nvmet_config.c
+// sources: drivers/nvme/target/nvmet_config.c lib/ipv4_text.c
 /*
  * nvmetcli JSON configuration: a real `nvmetcli save` file loads; every required field,
  * reference and limit produces an error naming its JSON path; ignored attributes are
