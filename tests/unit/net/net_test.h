@@ -7,7 +7,10 @@
 #define TESTS_UNIT_NET_NET_TEST_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "mm/pool.h"
 #include "lib/clock.h"
 #include "lib/timer.h"
 #include "mm/dma.h"
@@ -69,6 +72,13 @@ static inline void net_setup(void)
 static inline void net_teardown(void)
 {
 	unsigned lent;
+	size_t in_use = mm_pool_total_in_use();
+	/* An assertion in a Criterion .fini does not fail the test: abort instead, which
+	 * Criterion reports as a crash. */
+	if (in_use) {
+		fprintf(stderr, "net test leaked %zu pool objects\n", in_use);
+		abort();
+	}
 	unit_pools_end();
 	cr_assert_eq(net_shutdown(), 0);
 	lent = fake_netdev_teardown(&fnd);

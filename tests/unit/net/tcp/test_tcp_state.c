@@ -286,8 +286,11 @@ Test(tcp_state, connect_refused_and_timeout)
 	fake_netdev_clear(&fnd);
 	cr_assert_eq(tcp_connect(PEER, PEER_PORT, &rec_ops, NULL, &s), 0);
 	uint64_t t0 = clock_now_ns();
-	while (tcp_state(s) != TCP_CLOSED && clock_now_ns() - t0 < 300 * NSEC_PER_SEC)
+	while (tcp_state(s) != TCP_CLOSED && clock_now_ns() - t0 < 300 * NSEC_PER_SEC) {
+		if ((clock_now_ns() - t0) % (30 * NSEC_PER_SEC) == 0)
+			peer_arp();
 		advance(NSEC_PER_SEC / 10);
+	}
 	cr_assert_eq(tcp_state(s), TCP_CLOSED);
 	cr_assert_eq(tcp_error(s), -ETIMEDOUT);
 	/* SYNs at 0, 1, 3, 7, 15, 31 s: 1 + TCP_SYN_RETRIES. */
@@ -317,4 +320,68 @@ Test(tcp_state, simultaneous_open)
 	cr_assert_eq(tcp_state(s), TCP_ESTABLISHED);
 	cr_assert_eq(ev_count[1], 1);
 	tcp_abort(s);
+}
+
+static void close_on_accept(struct tcp_sock *l, void *ctx, unsigned ev)
+{
+	struct tcp_sock *c;
+	(void)ctx;
+	if (ev & TCP_EV_ACCEPT)
+		while ((c = tcp_accept(l)))
+			tcp_close(c);
+}
+static const struct tcp_ops close_on_accept_ops = { close_on_accept };
+
+Test(tcp_state, accept_handler_may_close_the_child)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 2, &close_on_accept_ops, NULL, &l), 0);
+	peer_seg(TCP_SYN, 100, 0, 1000, NULL, 0, NULL, 0);
+	uint32_t iss = txseg(0)->seq;
+	/* The handshake ACK carries data: the child is closed in the accept handler while
+	 * data is queued, so it is reset. */
+	peer_seg(TCP_ACK, 101, iss + 1, 1000, "hello", 5, NULL, 0);
+	cr_assert_eq(lastseg()->flags & TCP_RST, TCP_RST);
+	/* Without data: a graceful FIN. */
+	fake_netdev_clear(&fnd);
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT + 1, .dport = SRV_PORT, .seq = 100,
+			      .flags = TCP_SYN, .wnd = 1000 };
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	iss = txseg(0)->seq;
+	t.seq = 101;
+	t.ack = iss + 1;
+	t.flags = TCP_ACK;
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	cr_assert_eq(lastseg()->flags, TCP_FIN | TCP_ACK);
+	t.flags = TCP_FIN | TCP_ACK;
+	t.ack = iss + 2;
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	advance(2 * TCP_MSL_NS + NSEC_PER_SEC);
+	close_listener(l);
+}
+
+Test(tcp_state, data_and_fin_before_accept_are_announced)
+{
+	struct tcp_sock *l, *c;
+	cr_assert_eq(tcp_listen(SRV_PORT, 2, &rec_ops, NULL, &l), 0);
+	peer_seg(TCP_SYN, 100, 0, 1000, NULL, 0, NULL, 0);
+	uint32_t iss = txseg(0)->seq;
+	peer_seg(TCP_ACK, 101, iss + 1, 1000, NULL, 0, NULL, 0);
+	peer_seg(TCP_ACK | TCP_FIN, 101, iss + 1, 1000, "abc", 3, NULL, 0);
+	cr_assert_eq(ev_count[0], 1, "the listener heard TCP_EV_ACCEPT once, %u", ev_count[0]);
+	cr_assert_eq(ev_count[2], 0, "nothing for the child before accept");
+	c = tcp_accept(l);
+	cr_assert_not_null(c);
+	cr_assert_null(tcp_accept(l));
+	cr_assert_eq(tcp_state(c), TCP_CLOSE_WAIT);
+	ev_last = 0;
+	tcp_set_ops(c, &rec_ops, NULL);
+	cr_assert(ev_last & TCP_EV_RECV);
+	cr_assert(ev_last & TCP_EV_SENT);
+	uint8_t b[8];
+	cr_assert_eq(tcp_recv_copy(c, b, sizeof(b)), 3);
+	cr_assert(tcp_recv_eof(c));
+	tcp_close(c);
+	peer_seg(TCP_ACK, 105, iss + 2, 1000, NULL, 0, NULL, 0);
+	close_listener(l);
 }
