@@ -14,8 +14,9 @@ void fake_clock_install(void);
 void fake_clock_set(uint64_t ns);
 void fake_clock_advance(uint64_t ns);
 
-/* Criterion init/fini pair: remembers pool use at start, asserts it is the same at the
- * end (use as .init = unit_pools_begin, .fini = unit_pools_end). */
+/* Criterion init/fini pair: remembers pool use at start and aborts the test (a crash in
+ * Criterion's report) when it is not the same at the end: use as .init = unit_pools_begin,
+ * .fini = unit_pools_end. */
 void unit_pools_begin(void);
 void unit_pools_end(void);
 
