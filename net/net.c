@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "../lib/ipv4_text.h"
 #include "../lib/log.h"
 #include "net_internal.h"
 
@@ -122,26 +123,10 @@ void net_config_get(struct net_config *c)
 	c->mtu = net_if0.dev ? net_if0.dev->mtu : 0;
 }
 
-/* Dotted quad. */
+/* Dotted quad: the one parser in lib/. */
 int net_parse_ipv4(const char *text, uint32_t *out)
 {
-	uint32_t v = 0;
-	for (int part = 0; part < 4; part++) {
-		unsigned n = 0, digits = 0;
-		while (*text >= '0' && *text <= '9' && digits < 4) {
-			n = n * 10 + (unsigned)(*text++ - '0');
-			digits++;
-		}
-		if (digits == 0 || digits > 3 || n > 255)
-			return -EINVAL;
-		v = v << 8 | n;
-		if (part < 3 && *text++ != '.')
-			return -EINVAL;
-	}
-	if (*text)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return ipv4_parse(text, out);
 }
 
 char *net_format_ipv4(uint32_t addr, char *buf)
