@@ -27,8 +27,10 @@
  * CHECKSUM_PARTIAL convention: with NETBUF_TX_CSUM_PARTIAL the stack has put the
  * pseudo-header sum (not inverted) in the L4 checksum field; the device sums from
  * csum_start to the end of the frame and stores the complement at csum_start +
- * csum_offset (e1000e legacy descriptor: CSS = csum_start, CSO = csum_start +
- * csum_offset, CMD.IC). The IPv4 header checksum is always filled by the stack.
+ * csum_offset (e1000e: a TCP/IP context descriptor with TUCSS = csum_start and
+ * TUCSO = csum_start + csum_offset, then extended data descriptors with POPTS.TXSM; QEMU's
+ * e1000e ignores the legacy descriptor's CMD.IC). The IPv4 header checksum is always
+ * filled by the stack.
  *
  * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
  * carries at most NETBUF_MAX_FRAGS fragments.
