@@ -1,9 +1,9 @@
 /*
  * nic_config.c - the e1000e driver's settings from p2pstore.cfg, applied before PCI
  * drivers bind (core/ reads the configuration so that drivers/ never calls up into it).
+ * The MTU is the interface's: net.mtu (core/net_config.c) sets it through netdev.
  *
  *   nic.rx_mode = split | plain   packet split into device memory (split), or DRAM only
- *   nic.mtu = 1500..9000          IP MTU (jumbo frames above 1500)
  *   nic.ps_units = 1 | 2          RDH/RDT units per packet-split descriptor (QEMU 7.2: 2,
  *                                 the 82574L datasheet: 1)
  *   nic.tx_dev_max = BYTES        device-memory bytes one frame may gather before the driver
@@ -33,10 +33,6 @@ static int nic_config_apply(void)
 		else
 			log_err("config: nic.rx_mode '%s' is not split or plain", mode);
 	}
-	if (config_get_u64(cfg, "nic.mtu", s.mtu, &v) || v < 1500 || v > 9000)
-		log_err("config: nic.mtu must be 1500..9000; keeping %u", s.mtu);
-	else
-		s.mtu = (unsigned)v;
 	if (config_get_u64(cfg, "nic.ps_units", s.ps_units, &v) || (v != 1 && v != 2))
 		log_err("config: nic.ps_units must be 1 or 2; keeping %u", s.ps_units);
 	else

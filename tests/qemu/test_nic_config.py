@@ -1,10 +1,11 @@
 """The e1000e settings of p2pstore.cfg (core/nic_config.c) reach the driver before it
-binds: plain DRAM mode and a jumbo MTU from the file, a bad value reported and ignored."""
+binds: plain DRAM mode from the file, a bad value reported and ignored; the interface MTU
+(net.mtu, core/net_config.c) reaches the driver as a jumbo MTU."""
 import re
 
 APPLIANCE_CONFIG = """panic = exit
 nic.rx_mode = plain
-nic.mtu = 9000
+net.mtu = 9000
 nic.ps_units = 3
 nic.tx_dev_max = 8192
 """
