@@ -1,0 +1,200 @@
+/*
+ * tcp_rx.c - NVMe/TCP receive framing (see tcp_rx.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include "../../../lib/crc32.h"
+#include "tcp_rx.h"
+
+/* Drop the first n bytes of f (they were read or skipped); release it when empty. */
+static void frag_consume(struct netdev_frag *f, uint32_t n)
+{
+	f->addr = dma_addr_add(f->addr, n);
+	f->offset += n;
+	f->len -= n;
+	if (f->len == 0)
+		netdev_frag_release(f);
+}
+
+static void release_cur(struct nvme_tcp_rx *rx)
+{
+	for (unsigned i = 0; i < rx->cur.nfrags; i++)
+		netdev_frag_release(&rx->cur.frags[i]);
+	rx->cur.nfrags = 0;
+}
+
+static int fail(struct nvme_tcp_rx *rx, uint16_t fes, uint32_t fei, const char *what, int rc)
+{
+	rx->err.fes = fes;
+	rx->err.fei = fei;
+	rx->err.what = what;
+	rx->state = NVME_TCP_RX_FAILED;
+	release_cur(rx);
+	return rc;
+}
+
+static void start_header(struct nvme_tcp_rx *rx)
+{
+	rx->state = NVME_TCP_RX_HEADER;
+	rx->have = 0;
+	rx->need = NVME_TCP_CH_LEN;
+}
+
+/* Initialise. */
+void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->params = p;
+	start_header(rx);
+}
+
+/* Give up a half-received PDU. */
+void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx)
+{
+	release_cur(rx);
+	start_header(rx);
+}
+
+/* Hand the current PDU to the consumer and go back to reading headers. */
+static int deliver(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
+{
+	rx->cur.raw = rx->hdr;
+	rx->st.pdus++;
+	start_header(rx);
+	int rc = fn(ctx, &rx->cur);
+	rx->cur.nfrags = 0; /* the consumer owns them now */
+	return rc;
+}
+
+/* The whole header is in: parse it and plan the rest of the PDU. */
+static int header_done(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
+{
+	struct nvme_tcp_pdu *h = &rx->cur.hdr;
+	if (nvme_tcp_pdu_parse(rx->hdr, rx->have, rx->params, h, &rx->err) < 0)
+		return fail(rx, rx->err.fes, rx->err.fei, rx->err.what, -EPROTO);
+	rx->cur.nfrags = 0;
+	rx->cur.ddgst_ok = true;
+	rx->crc = 0;
+	rx->ddgst_have = 0;
+	rx->data_left = h->data_len;
+	rx->pad_left = h->data_len ? h->data_off - h->hdr_bytes : 0;
+	if (!h->data_len)
+		return deliver(rx, fn, ctx);
+	rx->state = rx->pad_left ? NVME_TCP_RX_PAD : NVME_TCP_RX_DATA;
+	return 0;
+}
+
+/* CRC32C of len bytes of f from its start, read by the CPU (counted). */
+static uint32_t crc_frag(uint32_t crc, const struct netdev_frag *f, uint32_t len)
+{
+	uint8_t buf[256];
+	for (uint32_t off = 0; off < len;) {
+		uint32_t n = len - off < sizeof(buf) ? len - off : (uint32_t)sizeof(buf);
+		netdev_frag_read(f, off, buf, n);
+		crc = crc32c(crc, buf, n);
+		off += n;
+	}
+	return crc;
+}
+
+/* Feed one fragment. */
+int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx)
+{
+	int rc;
+
+	if (rx->state == NVME_TCP_RX_FAILED) {
+		netdev_frag_release(f);
+		return -EPROTO;
+	}
+	while (f->len) {
+		uint32_t avail = f->len, n;
+		switch (rx->state) {
+		case NVME_TCP_RX_HEADER:
+			n = (uint32_t)(rx->need - rx->have) < avail ? (uint32_t)(rx->need - rx->have) : avail;
+			netdev_frag_read(f, 0, rx->hdr + rx->have, n);
+			rx->have += n;
+			rx->st.header_bytes += n;
+			frag_consume(f, n);
+			if (rx->have < rx->need)
+				break;
+			if (rx->need == NVME_TCP_CH_LEN) {
+				int size = nvme_tcp_header_size(rx->hdr, rx->have, rx->params, &rx->err);
+				if (size < 0) {
+					rc = fail(rx, rx->err.fes, rx->err.fei, rx->err.what, -EPROTO);
+					goto release;
+				}
+				rx->need = (size_t)size;
+				if (rx->have < rx->need)
+					break;
+			}
+			if ((rc = header_done(rx, fn, ctx)))
+				goto release;
+			break;
+		case NVME_TCP_RX_PAD:
+			n = rx->pad_left < avail ? rx->pad_left : avail;
+			rx->pad_left -= n;
+			rx->st.pad_bytes += n;
+			frag_consume(f, n);
+			if (!rx->pad_left)
+				rx->state = NVME_TCP_RX_DATA;
+			break;
+		case NVME_TCP_RX_DATA:
+			if (rx->cur.nfrags == NVME_TCP_RX_MAX_FRAGS) {
+				rc = fail(rx, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 4, "PDU data in too many fragments", -E2BIG);
+				goto release;
+			}
+			n = rx->data_left < avail ? rx->data_left : avail;
+			struct netdev_frag *out = &rx->cur.frags[rx->cur.nfrags];
+			if (n == avail) {
+				*out = *f;          /* the whole fragment moves on */
+				f->len = 0;
+			} else {
+				*out = *f;
+				if (netdev_frag_split(out, n, f)) { /* out keeps n bytes, f the rest */
+					*out = (struct netdev_frag){ 0 };
+					rc = fail(rx, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 4, "no split reference left", -ENOMEM);
+					goto release;
+				}
+				rx->st.splits++;
+			}
+			rx->cur.nfrags++;
+			if (rx->cur.hdr.has_ddgst)
+				rx->crc = crc_frag(rx->crc, out, n);
+			rx->data_left -= n;
+			rx->st.data_bytes += n;
+			if (rx->data_left)
+				break;
+			if (rx->cur.hdr.has_ddgst) {
+				rx->state = NVME_TCP_RX_DDGST;
+				break;
+			}
+			if ((rc = deliver(rx, fn, ctx)))
+				goto release;
+			break;
+		case NVME_TCP_RX_DDGST:
+			n = NVME_TCP_DIGEST_LEN - rx->ddgst_have < avail ? NVME_TCP_DIGEST_LEN - rx->ddgst_have : avail;
+			netdev_frag_read(f, 0, rx->ddgst + rx->ddgst_have, n);
+			rx->ddgst_have += n;
+			rx->st.digest_bytes += n;
+			frag_consume(f, n);
+			if (rx->ddgst_have < NVME_TCP_DIGEST_LEN)
+				break;
+			uint32_t want = (uint32_t)rx->ddgst[0] | (uint32_t)rx->ddgst[1] << 8 | (uint32_t)rx->ddgst[2] << 16 |
+					(uint32_t)rx->ddgst[3] << 24;
+			rx->cur.ddgst_ok = want == rx->crc;
+			if (!rx->cur.ddgst_ok)
+				rx->st.ddgst_errors++;
+			if ((rc = deliver(rx, fn, ctx)))
+				goto release;
+			break;
+		default:
+			rc = -EPROTO;
+			goto release;
+		}
+	}
+	return 0;
+release:
+	if (f->len)
+		netdev_frag_release(f);
+	return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * tcp_rx.h - receive framing of an NVMe/TCP connection: whole PDUs out of the stream of
+ * payload fragments a TCP socket hands over (tcp_recv_frags), without copying PDU data.
+ *
+ * The NIC put the TCP payload in device memory (an NVMe CMB). This layer reads only what
+ * the CPU must see: each PDU header (at most 132 bytes, through netdev_frag_read, so the
+ * bytes are counted) and, when data digests are on, the data to check its CRC32C. PDU
+ * data is handed on as fragments: a fragment that holds the end of one PDU and the start
+ * of the next is split (netdev_frag_split), and the consumer becomes the owner of the data
+ * fragments it receives: it releases them once the NVMe command that used them is done,
+ * which returns the buffers to the NIC's ring. Pad bytes and digests are consumed here.
+ */
+#ifndef DRIVERS_NVME_TARGET_TCP_RX_H
+#define DRIVERS_NVME_TARGET_TCP_RX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../../nic/netdev.h"
+#include "tcp_pdu.h"
+
+/* Data fragments one PDU may arrive in; more (a peer sending tiny segments) ends the
+ * connection with Data Transfer Limit Exceeded rather than growing without bound. */
+#define NVME_TCP_RX_MAX_FRAGS 128
+
+enum nvme_tcp_rx_state {
+	NVME_TCP_RX_HEADER = 0, /* collecting the common header, then the whole header */
+	NVME_TCP_RX_PAD,        /* skipping bytes between the header digest and PDO */
+	NVME_TCP_RX_DATA,       /* passing data fragments on */
+	NVME_TCP_RX_DDGST,      /* collecting the data digest */
+	NVME_TCP_RX_FAILED,     /* a fatal error was reported: feed nothing more */
+};
+
+/* One received PDU, as handed to the consumer. */
+struct nvme_tcp_rx_pdu {
+	struct nvme_tcp_pdu hdr;    /* the parsed header */
+	const uint8_t *raw;         /* its bytes (hdr.hdr_bytes), e.g. to quote in a C2HTermReq */
+	bool ddgst_ok;              /* the data digest matched (true when digests are off) */
+	unsigned nfrags;
+	struct netdev_frag frags[NVME_TCP_RX_MAX_FRAGS]; /* the data, in order: the consumer owns them */
+};
+
+/* The consumer: takes ownership of pdu->frags on every call (also when it fails). Returns
+ * 0, or a negative errno that stops feeding (passed up by nvme_tcp_rx_feed). */
+typedef int (*nvme_tcp_rx_fn)(void *ctx, struct nvme_tcp_rx_pdu *pdu);
+
+struct nvme_tcp_rx_stats {
+	uint64_t pdus;
+	uint64_t header_bytes;   /* read by the CPU (headers, header digests) */
+	uint64_t data_bytes;     /* handed on without copying */
+	uint64_t pad_bytes;      /* skipped */
+	uint64_t digest_bytes;   /* data digests read */
+	uint64_t ddgst_errors;
+	uint64_t splits;         /* fragments cut at a PDU boundary */
+};
+
+struct nvme_tcp_rx {
+	enum nvme_tcp_rx_state state;
+	const struct nvme_tcp_params *params; /* the connection's (they change after ICReq) */
+	uint8_t hdr[NVME_TCP_MAX_HEADER];
+	size_t have, need;
+	uint32_t pad_left, data_left, ddgst_have;
+	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
+	uint32_t crc;               /* running data digest */
+	struct nvme_tcp_rx_pdu cur;
+	struct nvme_tcp_error err;  /* why, once FAILED */
+	struct nvme_tcp_rx_stats st;
+};
+
+/* Start framing with the connection's parameters (read at every PDU). */
+void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p);
+
+/*
+ * Feed the next fragment of the byte stream; rx takes ownership of f (every byte is either
+ * read here and the buffer released, or passed on inside a PDU). Calls fn for each PDU
+ * completed. Returns 0; -EPROTO when the stream is not valid NVMe/TCP (rx->err holds the
+ * FES/FEI for the C2HTermReq; the state is FAILED); -E2BIG for a PDU in too many
+ * fragments (FES Data Transfer Limit Exceeded, FAILED); or the consumer's error.
+ */
+int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx);
+
+/* Release whatever a half-received PDU holds (connection teardown). */
+void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx);
+
+#endif

@@ -1,0 +1,255 @@
+// sources: drivers/nvme/target/tcp_rx.c drivers/nvme/target/tcp_pdu.c drivers/nic/netdev.c lib/crc32.c mm/pool.c mm/dma.c lib/log.c
+/*
+ * NVMe/TCP receive framing: a stream of PDUs cut into fragments at every size from 1 byte
+ * to whole comes out as the same PDUs, with the data handed on as fragments whose bytes
+ * are exactly the data, every buffer released exactly once, digests checked, and hostile
+ * streams ending in the right termination status.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "drivers/nvme/target/tcp_rx.h"
+#include "lib/crc32.h"
+#include "tests/unit/unit_support.h"
+
+#define STREAM_MAX 20000
+#define MAX_CHUNKS 20000
+
+static uint8_t stream[STREAM_MAX];
+static size_t stream_len;
+static unsigned released[MAX_CHUNKS];
+
+static void owner_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	(void)o;
+	cr_assert_lt(token, MAX_CHUNKS);
+	released[token]++;
+}
+static struct netdev_frag_owner owner = { "test", owner_release };
+
+/* What the consumer saw. */
+static unsigned npdus;
+static uint8_t types[64];
+static uint8_t data[64][8192];
+static size_t data_len[64];
+static bool ddgst_ok[64];
+
+static int consume(void *ctx, struct nvme_tcp_rx_pdu *pdu)
+{
+	(void)ctx;
+	cr_assert_lt(npdus, 64);
+	types[npdus] = pdu->hdr.type;
+	ddgst_ok[npdus] = pdu->ddgst_ok;
+	size_t off = 0;
+	for (unsigned i = 0; i < pdu->nfrags; i++) {
+		cr_assert_leq(off + pdu->frags[i].len, sizeof(data[0]));
+		cr_assert_eq(netdev_frag_read(&pdu->frags[i], 0, data[npdus] + off, pdu->frags[i].len), 0);
+		off += pdu->frags[i].len;
+		netdev_frag_release(&pdu->frags[i]); /* the consumer owns them */
+	}
+	data_len[npdus++] = off;
+	return 0;
+}
+
+static void put(const void *p, size_t n)
+{
+	cr_assert_leq(stream_len + n, sizeof(stream));
+	memcpy(stream + stream_len, p, n);
+	stream_len += n;
+}
+
+static void put32(uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	put(b, 4);
+}
+
+static uint8_t payload_a[4096], payload_b[3000];
+static size_t len_a, len_b;
+
+/* CapsuleCmd with a bytes of in-capsule data, then H2CData of b bytes (LAST_PDU), with
+ * header and data digests and PDO aligned to 8 bytes (cpda 1). */
+static void build_stream(struct nvme_tcp_params *p, size_t a, size_t b)
+{
+	len_a = a;
+	len_b = b;
+	stream_len = 0;
+	for (size_t i = 0; i < sizeof(payload_a); i++)
+		payload_a[i] = (uint8_t)(i * 13 + 1);
+	for (size_t i = 0; i < sizeof(payload_b); i++)
+		payload_b[i] = (uint8_t)(i * 7 + 5);
+	uint8_t h[80] = { 0 };
+	/* CapsuleCmd: HLEN 72, HDGST -> 76, PDO 80 (8-aligned), data 4096, DDGST */
+	h[0] = NVME_TCP_CAPSULE_CMD;
+	h[1] = NVME_TCP_F_HDGSTF | NVME_TCP_F_DDGSTF;
+	h[2] = 72;
+	h[3] = 80;
+	uint32_t plen = (uint32_t)(80 + a + 4);
+	memcpy(h + 4, &plen, 4);
+	h[8] = 0x01; /* write */
+	put(h, 72);
+	put32(crc32c(0, h, 72));
+	uint8_t pad[4] = { 0 };
+	put(pad, 4);
+	put(payload_a, a);
+	put32(crc32c(0, payload_a, a));
+	/* H2CData: HLEN 24, HDGST -> 28, PDO 32 */
+	uint8_t d[24] = { 0 };
+	d[0] = NVME_TCP_H2C_DATA;
+	d[1] = NVME_TCP_F_HDGSTF | NVME_TCP_F_DDGSTF | NVME_TCP_F_LAST_PDU;
+	d[2] = 24;
+	d[3] = 32;
+	plen = (uint32_t)(32 + b + 4);
+	memcpy(d + 4, &plen, 4);
+	uint32_t datal = (uint32_t)b;
+	memcpy(d + 16, &datal, 4);
+	put(d, 24);
+	put32(crc32c(0, d, 24));
+	put(pad, 4);
+	put(payload_b, b);
+	put32(crc32c(0, payload_b, b));
+	*p = (struct nvme_tcp_params){ .hdgst = true, .ddgst = true, .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
+}
+
+/* Feed the stream in chunks of `chunk` bytes; returns the feed's first error (0 if none)
+ * and the number of chunks. */
+static int feed(struct nvme_tcp_rx *rx, size_t chunk, unsigned *nchunks)
+{
+	int first = 0;
+	unsigned n = 0;
+	for (size_t off = 0; off < stream_len; off += chunk, n++) {
+		struct netdev_frag f = { 0 };
+		size_t len = stream_len - off < chunk ? stream_len - off : chunk;
+		f.addr = dma_addr_host(stream + off);
+		f.offset = off;
+		f.len = (uint32_t)len;
+		f.token = n;
+		f.owner = &owner;
+		int rc = nvme_tcp_rx_feed(rx, &f, consume, NULL);
+		if (rc && !first)
+			first = rc;
+	}
+	*nchunks = n;
+	return first;
+}
+
+static void setup(void)
+{
+	unit_pools_begin();
+	cr_assert_eq(netbuf_pool_init(8), 0);
+	npdus = 0;
+	memset(released, 0, sizeof(released));
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(netbuf_pool_destroy(), 0);
+	unit_pools_end();
+}
+
+TestSuite(tcp_rx, .init = setup, .fini = teardown);
+
+static void check_sizes(const size_t *chunks, size_t nc, size_t a, size_t b)
+{
+	struct nvme_tcp_params p;
+	build_stream(&p, a, b);
+	for (size_t c = 0; c < nc; c++) {
+		struct nvme_tcp_rx rx;
+		unsigned n;
+		npdus = 0;
+		memset(released, 0, sizeof(released));
+		nvme_tcp_rx_init(&rx, &p);
+		cr_assert_eq(feed(&rx, chunks[c], &n), 0, "chunk %zu: %s", chunks[c], rx.err.what ? rx.err.what : "");
+		cr_assert_eq(npdus, 2, "chunk %zu", chunks[c]);
+		cr_assert_eq(types[0], NVME_TCP_CAPSULE_CMD);
+		cr_assert_eq(types[1], NVME_TCP_H2C_DATA);
+		cr_assert_eq(data_len[0], a);
+		cr_assert_eq(data_len[1], b);
+		cr_assert_arr_eq(data[0], payload_a, a, "chunk %zu", chunks[c]);
+		cr_assert_arr_eq(data[1], payload_b, b, "chunk %zu", chunks[c]);
+		cr_assert(ddgst_ok[0] && ddgst_ok[1]);
+		for (unsigned k = 0; k < n; k++)
+			cr_assert_eq(released[k], 1, "chunk %zu: buffer %u released %u times", chunks[c], k, released[k]);
+		cr_assert_eq(rx.st.data_bytes, a + b);
+		cr_assert_eq(rx.st.header_bytes, 76 + 28);
+		cr_assert_eq(rx.st.pad_bytes, 8);
+		cr_assert_eq(rx.st.digest_bytes, 8);
+		cr_assert_eq(rx.state, NVME_TCP_RX_HEADER);
+	}
+}
+
+Test(tcp_rx, headers_split_across_tiny_fragments)
+{
+	static const size_t chunks[] = { 1, 2, 3, 5, 7, 8, 13 };
+	check_sizes(chunks, sizeof(chunks) / sizeof(chunks[0]), 100, 60);
+}
+
+Test(tcp_rx, segment_sized_fragments_hand_on_data_without_copying)
+{
+	static const size_t chunks[] = { 64, 100, 1447, 1448, 4096, 9000, STREAM_MAX };
+	check_sizes(chunks, sizeof(chunks) / sizeof(chunks[0]), sizeof(payload_a), sizeof(payload_b));
+}
+
+Test(tcp_rx, data_digest_mismatch_is_reported_not_fatal)
+{
+	struct nvme_tcp_params p;
+	struct nvme_tcp_rx rx;
+	unsigned n;
+	build_stream(&p, sizeof(payload_a), sizeof(payload_b));
+	stream[80 + 100] ^= 0x40; /* one bit of the capsule's data */
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert_eq(feed(&rx, 1448, &n), 0);
+	cr_assert_eq(npdus, 2);
+	cr_assert_not(ddgst_ok[0]);
+	cr_assert(ddgst_ok[1]);
+	cr_assert_eq(rx.st.ddgst_errors, 1);
+}
+
+Test(tcp_rx, bad_header_fails_with_its_fes_and_releases_everything)
+{
+	struct nvme_tcp_params p;
+	struct nvme_tcp_rx rx;
+	unsigned n;
+	build_stream(&p, sizeof(payload_a), sizeof(payload_b));
+	stream[72] ^= 1; /* the capsule's header digest */
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert_eq(feed(&rx, 100, &n), -EPROTO);
+	cr_assert_eq(rx.state, NVME_TCP_RX_FAILED);
+	cr_assert_eq(rx.err.fes, NVME_TCP_FES_HEADER_DIGEST_ERROR);
+	cr_assert_eq(npdus, 0);
+	for (unsigned k = 0; k < n; k++)
+		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
+}
+
+Test(tcp_rx, too_many_fragments_for_one_pdu)
+{
+	struct nvme_tcp_params p;
+	struct nvme_tcp_rx rx;
+	unsigned n;
+	build_stream(&p, sizeof(payload_a), sizeof(payload_b));
+	nvme_tcp_rx_init(&rx, &p);
+	/* 1-byte fragments: 4096 B of in-capsule data would need 4096 table entries */
+	cr_assert_eq(feed(&rx, 1, &n), -E2BIG);
+	cr_assert_eq(rx.state, NVME_TCP_RX_FAILED);
+	cr_assert_eq(rx.err.fes, NVME_TCP_FES_DATA_LIMIT_EXCEEDED);
+	cr_assert_eq(npdus, 0);
+	for (unsigned k = 0; k < n; k++)
+		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
+}
+
+Test(tcp_rx, reset_releases_a_half_received_pdu)
+{
+	struct nvme_tcp_params p;
+	struct nvme_tcp_rx rx;
+	unsigned n;
+	build_stream(&p, sizeof(payload_a), sizeof(payload_b));
+	stream_len = 80 + 2000; /* the capsule's header and half its data */
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert_eq(feed(&rx, 500, &n), 0);
+	cr_assert_eq(npdus, 0);
+	cr_assert_eq(rx.state, NVME_TCP_RX_DATA);
+	nvme_tcp_rx_reset(&rx);
+	for (unsigned k = 0; k < n; k++)
+		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
+}
