@@ -89,7 +89,8 @@ $(EFI_IMAGE): $(BUILD)/p2pstore.so
 		--target efi-app-x86_64 --subsystem=10 $< $@
 
 run: image
-	tools/qemu-run --esp $(BUILD)/esp
+	@echo "Booting the appliance (OVMF takes ~5 s). Console: type 'help'; quit with 'poweroff' or Ctrl-A x."
+	@tools/qemu-run --esp $(BUILD)/esp
 
 # --- host unit tests: real sources, Criterion, ASan + UBSan -------------------------------
 HOST_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all \
