@@ -1,0 +1,225 @@
+/*
+ * nvmet.h - the face of the NVMe over Fabrics target core: subsystems, ports, the
+ * discovery subsystem, controllers with dynamic IDs, queues bound by Connect, the
+ * fabrics/admin/I/O command set, keep-alive, asynchronous events. Transport-independent:
+ * TCP (and later RDMA) plug in through struct nvmet_transport_ops and nvmet_exec().
+ *
+ * The transport contract, in one place:
+ *  - A transport owns connections. For each new queue-level connection on a port it
+ *    calls nvmet_queue_create(); Connect (the first command) binds the queue to a
+ *    controller. When the connection goes away it calls nvmet_queue_destroy().
+ *  - For each capsule it owns a struct nvmet_req (one per outstanding command, bounded
+ *    by its queue depth) and calls nvmet_exec() with the 64-byte SQE and the data
+ *    location: a list of dma_addr_t segments (host memory or CMB fragments) holding the
+ *    write data (received in full: in-capsule or after R2T/H2CData) or receiving the
+ *    read data, and the SGL1 length from the SQE it resolved (`len`).
+ *    nvmet_req_data_len() tells how many bytes a command moves before data is fetched,
+ *    nvmet_req_dir() the direction, and nvmet_req_needs_host_mem() whether the core will
+ *    touch the data with the CPU (fabrics and admin commands, DSM ranges): those segments
+ *    must then be in CPU-addressable memory (host DRAM, or identity-mapped device memory).
+ *  - The core completes every command exactly once by calling the done callback with
+ *    req->cqe filled (status, SQ head, SQ id, command ID, DW0/DW1) and req->xfer_len the
+ *    bytes of data it produced for the host (read, identify, log page, ...): the
+ *    transport sends that data (C2HData / RDMA Write) then the CQE. done may run inside
+ *    nvmet_exec() (RAM disk, admin commands) or later from the poll loop (NVMe backend,
+ *    held AERs). The request is the transport's again when done runs.
+ *  - When a controller dies (keep-alive timeout, fatal CC handling, admin Disconnect),
+ *    the core calls ops->queue_kill() for each of its queues: the transport closes the
+ *    connection soon (not from inside the call) and then calls nvmet_queue_destroy().
+ *  - nvmet_queue_destroy() completes held AERs with SQ-deletion status (done runs inside
+ *    it) and detaches the queue; commands still at the backend complete later through
+ *    done as usual, after which the queue memory is released.
+ *
+ * Errors are negative errno values; NVMe status codes exist only in CQEs, produced by
+ * nvmet_errno_status() from a backend's errno and by the command checks.
+ */
+#ifndef DRIVERS_NVME_TARGET_NVMET_H
+#define DRIVERS_NVME_TARGET_NVMET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../../../mm/dma.h"
+#include "../nvme.h"
+#include "nvmet_config.h"
+
+#define NVMET_MAX_PORTS NVMET_CFG_MAX_PORTS
+#define NVMET_MAX_SUBSYS NVMET_CFG_MAX_SUBSYS
+#define NVMET_MAX_NS NVMET_CFG_MAX_NS
+#define NVMET_MAX_NSID 1024u         /* Identify Controller NN */
+#define NVMET_MAX_CTRLS 32u          /* live controllers, all subsystems */
+#define NVMET_MAX_QUEUES 256u        /* queues, bound or not */
+#define NVMET_MAX_IO_QUEUES 16u      /* per controller */
+#define NVMET_MAX_QUEUE_SIZE 128u    /* entries per queue (CAP.MQES + 1) */
+#define NVMET_AERL 4u                /* AERs held per controller */
+#define NVMET_MAX_CHANGED_NS 64u     /* changed namespace list entries kept */
+#define NVMET_MAX_DATA_SEGS 64u      /* segments per command the core accepts */
+#define NVMET_MAX_XFER (1u << 20)    /* bytes per command (MDTS bound) */
+#define NVMET_KAS_100MS 10u          /* keep-alive granularity reported in KAS: 1 s */
+
+struct nvmet_queue;
+struct nvmet_ctrl;
+struct nvmet_req;
+
+/* --- what a transport implements --- */
+struct nvmet_transport_ops {
+	const char *name;                /* "tcp", "rdma", "fake" */
+	uint8_t trtype;                  /* enum nvmet_trtype (discovery log TRTYPE) */
+	uint16_t max_queue_size;         /* entries per queue it can hold (<= NVMET_MAX_QUEUE_SIZE) */
+	uint32_t in_capsule_data;        /* bytes of in-capsule data on I/O queues (IOCCSZ) */
+	uint8_t msdbd;                   /* SGL data block descriptors per command (1 for TCP) */
+	uint32_t sgls_extra;             /* Identify SGLS bits beyond "supported": offset, keyed */
+	uint32_t max_xfer;               /* bytes per command it can move (0: NVMET_MAX_XFER) */
+	/* The controller owning this queue died: close the connection soon (not inside this
+	 * call), then call nvmet_queue_destroy(). reason is a negative errno for the log. */
+	void (*queue_kill)(void *tctx, int reason);
+};
+
+/* The data of one command: segments in command order. */
+struct nvmet_data {
+	const struct nvme_sg *sg;
+	unsigned nsg;
+	uint32_t len;                    /* SGL1 length from the SQE (total the host described) */
+};
+
+typedef void (*nvmet_done_fn)(struct nvmet_req *req, void *arg);
+
+/* One command, owned by the transport; the core fills cqe and xfer_len. */
+struct nvmet_req {
+	struct nvme_sqe sqe;             /* a private copy */
+	struct nvmet_data data;
+	struct nvme_cqe cqe;
+	uint32_t xfer_len;               /* data bytes produced for the host */
+	nvmet_done_fn done;
+	void *done_arg;
+	/* core private */
+	struct nvmet_queue *q;
+	struct nvmet_req *next_aer;
+	uint64_t bio_space[12];          /* the backend I/O of this command */
+	uint16_t status;                 /* NVMe status (no phase bit) on completion */
+	uint8_t state;                   /* 0 idle, 1 executing, 2 held (AER) */
+	uint8_t dir;                     /* enum dma_dir of the data */
+};
+
+/* --- namespace backends --- */
+enum nvmet_bio_op {
+	NVMET_BIO_READ = 0,
+	NVMET_BIO_WRITE,
+	NVMET_BIO_FLUSH,
+	NVMET_BIO_WRITE_ZEROES,
+	NVMET_BIO_DSM,                   /* ranges (struct nvme_dsm_range) are in sg */
+};
+
+struct nvmet_bio;
+typedef void (*nvmet_bio_done_fn)(struct nvmet_bio *bio, int rc);
+
+/* One backend request: rc 0 or a negative errno (-ERANGE past the end, -EOPNOTSUPP,
+ * -EIO, -EBUSY when the backend queue is full, -ENODEV namespace gone). */
+struct nvmet_bio {
+	uint8_t op;                      /* enum nvmet_bio_op */
+	uint64_t slba;
+	uint32_t nlb;                    /* blocks (not 0's based); DSM: ranges */
+	uint32_t attr;                   /* DSM CDW11 attributes; write-zeroes DEAC */
+	const struct nvme_sg *sg;
+	unsigned nsg;
+	nvmet_bio_done_fn done;
+	void *arg;
+};
+_Static_assert(sizeof(struct nvmet_bio) <= sizeof(((struct nvmet_req *)0)->bio_space), "bio fits");
+
+struct nvmet_bdev;
+struct nvmet_bdev_ops {
+	/* Start bio; done runs exactly once (possibly inside submit) when submit returned 0.
+	 * A negative return means not started (done is not called). */
+	int (*submit)(struct nvmet_bdev *b, struct nvmet_bio *bio);
+	void (*close)(struct nvmet_bdev *b);
+};
+
+struct nvmet_bdev {
+	const struct nvmet_bdev_ops *ops;
+	uint64_t nblocks;
+	unsigned lba_shift;              /* log2 of the block size */
+	uint32_t max_xfer;               /* bytes per command (0: no limit of its own) */
+	bool write_zeroes, dsm;          /* supported */
+	bool has_nguid, has_uuid;
+	uint8_t nguid[16], uuid[16];
+	void *priv;                      /* the backend's own */
+	uint32_t priv_id;
+	char name[24];
+};
+
+/* Open the backend of config namespace ns of subsystem si: fills *out, 0 or negative errno. */
+typedef int (*nvmet_bdev_open_fn)(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out);
+
+/* RAM disk (nvmet_bdev_ram.c): nblocks of 2^lba_shift bytes from the heap. */
+int nvmet_bdev_ram_open(struct nvmet_bdev *b, uint64_t nblocks, unsigned lba_shift);
+/* The local NVMe host driver (nvmet_bdev_nvme.c): /dev/nvme<ctrl>n<ctrl_nsid>. */
+int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out);
+
+/* --- the target --- */
+
+/* Build ports, subsystems and namespaces from cfg (copied), opening each enabled
+ * namespace through open_fn. Returns 0, -EBUSY when already running, -EINVAL (logged)
+ * for a config the core cannot serve, or the backend's error. On failure nothing stays. */
+int nvmet_init(const struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, void *ctx);
+
+/* Tear everything down: kill and free controllers and queues, close backends. Queues
+ * still owned by transports are freed too: call after the transports stopped. */
+void nvmet_fini(void);
+
+bool nvmet_running(void);
+
+/* Port by index (0..n-1) or NULL; its portid, trtype, address for the transports. */
+unsigned nvmet_port_count(void);
+const struct nvmet_cfg_port *nvmet_port_at(unsigned i);
+
+/* A new queue on port index port (the transport connection), not yet connected.
+ * tctx is passed back to ops. Returns 0 or -ENOMEM/-EINVAL/-ENODEV. */
+int nvmet_queue_create(unsigned port, const struct nvmet_transport_ops *ops, void *tctx,
+		       struct nvmet_queue **out);
+
+/* The connection is gone: see the contract above. */
+void nvmet_queue_destroy(struct nvmet_queue *q);
+
+/* Queue ID (0 admin) and controller ID of a connected queue, -1 when not connected. */
+int nvmet_queue_qid(const struct nvmet_queue *q);
+int nvmet_queue_cntlid(const struct nvmet_queue *q);
+
+/* Execute one command: see the contract above. Always completes through done. */
+void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+		const struct nvmet_data *data, nvmet_done_fn done, void *arg);
+
+/* Bytes of data the command in sqe moves as the host described it (SGL1 length) and
+ * its direction (DMA_TO_DEVICE: host to target). */
+uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe);
+enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe);
+bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe *sqe);
+
+/* Enable or disable namespace nsid of the subsystem with this NQN (hot change): raises
+ * the namespace attribute notice on its controllers. 0, -ENOENT, -EINVAL. */
+int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled);
+
+/* The one errno -> NVMe status conversion (status without the phase bit). */
+uint16_t nvmet_errno_status(int rc);
+
+/* Controller states. */
+enum nvmet_ctrl_state {
+	NVMET_CTRL_NEW = 0,      /* allocated by an admin Connect, not yet answered */
+	NVMET_CTRL_CONNECTED,    /* admin queue connected, CC.EN = 0 */
+	NVMET_CTRL_ENABLED,      /* CC.EN = 1, CSTS.RDY = 1: I/O queues may connect */
+	NVMET_CTRL_SHUTDOWN,     /* CC.SHN written, CSTS.SHST = complete */
+	NVMET_CTRL_FAILED,       /* dead (keep-alive, CSTS.CFS, disconnect): queues being killed */
+	NVMET_CTRL_STATE_COUNT
+};
+const char *nvmet_ctrl_state_name(enum nvmet_ctrl_state s);
+
+/* Counters for the console and tests. */
+struct nvmet_stats {
+	uint64_t connects, connect_refused, ctrls_created, ctrls_freed, kato_expired;
+	uint64_t cmds, completions, errors, aens;
+};
+const struct nvmet_stats *nvmet_stats(void);
+unsigned nvmet_ctrl_count(void);
+unsigned nvmet_queue_count(void);
+
+#endif

@@ -1,0 +1,491 @@
+/*
+ * nvmet_admin.c - admin commands of the target's controllers: Identify (controller with
+ * the fabrics fields, namespace, active namespace list, namespace identification
+ * descriptors), Get Log Page (error, SMART / health, changed namespaces, discovery),
+ * Get/Set Features (number of queues, keep-alive timer, asynchronous event configuration
+ * and the few mandatory ones), Asynchronous Event Request (held until an event) and Keep
+ * Alive. A discovery controller accepts only what discovery needs.
+ *
+ * Data the host reads is built in a 4 KiB scratch page (the loop runs one command at a
+ * time) and copied into the request's segments; the transfer length must be what the
+ * command asks for, as the host's SGL described it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "../../../lib/log.h"
+#include "nvmet_priv.h"
+
+LOG_MODULE_USE(nvmet);
+
+static uint8_t scratch[NVME_ID_LEN];
+
+/* Copy an ASCII string into a space-padded field. */
+static void put_ascii(uint8_t *dst, size_t n, const char *src)
+{
+	size_t l = strlen(src);
+	memset(dst, ' ', n);
+	memcpy(dst, src, l < n ? l : n);
+}
+
+/* Send the first len bytes of scratch (the request must move exactly len bytes). */
+static void complete_with_scratch(struct nvmet_req *req, uint32_t len)
+{
+	if (req->data.len != len)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	if (nvmet_copy_to_req(req, 0, scratch, len) < 0)
+		return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
+	req->xfer_len = len;
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+static unsigned ilog2(uint32_t v)
+{
+	unsigned n = 0;
+	while (v >>= 1)
+		n++;
+	return n;
+}
+
+static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
+{
+	const struct nvmet_subsys *s = c->subsys;
+	uint8_t *d = scratch;
+	uint32_t mdts = nvmet_ctrl_mdts_bytes(c);
+
+	memset(d, 0, NVME_ID_LEN);
+	put_ascii(d + NVME_IDC_SN, 20, s->cfg->serial[0] ? s->cfg->serial : "p2pstore");
+	put_ascii(d + NVME_IDC_MN, 40, s->cfg->model[0] ? s->cfg->model : "p2pstore");
+	put_ascii(d + NVME_IDC_FR, 8, "p2ps0.1");
+	d[NVME_IDC_RAB] = 6;
+	d[NVME_IDC_MDTS] = (uint8_t)(mdts >= NVME_PAGE_SIZE ? ilog2(mdts / NVME_PAGE_SIZE) : 0);
+	nvmet_st16(d + NVME_IDC_CNTLID, c->cntlid);
+	nvmet_st32(d + NVME_IDC_VER, NVME_VS(1, 3));
+	d[NVME_IDC_ACL] = 3;
+	d[NVME_IDC_AERL] = NVMET_AERL - 1;
+	d[NVME_IDC_LPA] = 1u << 2;  /* extended data for Get Log Page (offsets, NUMDU) */
+	d[NVME_IDC_ELPE] = 0;
+	nvmet_st16(d + NVME_IDC_KAS, NVMET_KAS_100MS);
+	d[NVME_IDC_SQES] = (6 << 4) | 6;
+	d[NVME_IDC_CQES] = (4 << 4) | 4;
+	nvmet_st16(d + NVME_IDC_MAXCMD, c->sqsize_max);
+	nvmet_st32(d + NVME_IDC_SGLS, 1u | c->ops->sgls_extra);
+	memcpy(d + NVME_IDC_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
+	nvmet_st32(d + NVME_IDC_IOCCSZ, (uint32_t)(sizeof(struct nvme_sqe) + c->ops->in_capsule_data) / 16);
+	nvmet_st32(d + NVME_IDC_IORCSZ, (uint32_t)sizeof(struct nvme_cqe) / 16);
+	nvmet_st16(d + NVME_IDC_ICDOFF, 0);
+	d[NVME_IDC_FCATT] = 0;     /* dynamic controller model */
+	d[NVME_IDC_MSDBD] = c->ops->msdbd ? c->ops->msdbd : 1;
+	nvmet_st16(d + NVME_IDC_OFCS, 1); /* Disconnect supported */
+	if (s->discovery) {
+		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_DISCOVERY;
+	} else {
+		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_IO;
+		d[NVME_IDC_CMIC] = 1u << 1; /* may have several controllers */
+		nvmet_st32(d + NVME_IDC_OAES, NVME_OAES_NS_ATTR);
+		nvmet_st32(d + NVME_IDC_NN, NVMET_MAX_NSID);
+		nvmet_st16(d + NVME_IDC_ONCS, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
+		d[NVME_IDC_VWC] = 1;   /* Flush is accepted (backends write through) */
+	}
+	complete_with_scratch(req, NVME_ID_LEN);
+}
+
+/* An NGUID for a namespace without one in the configuration: stable across boots,
+ * derived from the subsystem NQN and the NSID (FNV-1a, spread over 16 bytes). */
+static void make_nguid(const struct nvmet_subsys *s, uint32_t nsid, uint8_t out[16])
+{
+	uint64_t h1 = 0xcbf29ce484222325ull, h2;
+	for (const char *p = s->cfg->nqn; *p; p++)
+		h1 = (h1 ^ (uint8_t)*p) * 0x100000001b3ull;
+	h2 = h1;
+	for (int i = 0; i < 4; i++)
+		h2 = (h2 ^ ((nsid >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+	nvmet_st64(out, h1);
+	nvmet_st64(out + 8, h2);
+}
+
+static void ns_nguid(const struct nvmet_subsys *s, const struct nvmet_ns *ns, uint8_t out[16])
+{
+	if (ns->bdev.has_nguid)
+		memcpy(out, ns->bdev.nguid, 16);
+	else
+		make_nguid(s, ns->nsid, out);
+}
+
+static void identify_ns(struct nvmet_req *req, struct nvmet_ctrl *c, uint32_t nsid)
+{
+	struct nvmet_ns *ns;
+	uint8_t *d = scratch;
+
+	if (nsid == 0 || nsid > NVMET_MAX_NSID)
+		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
+	memset(d, 0, NVME_ID_LEN);
+	if ((ns = nvmet_ns_find(c->subsys, nsid))) { /* an inactive NSID reads as zeroes */
+		nvmet_st64(d + NVME_IDNS_NSZE, ns->bdev.nblocks);
+		nvmet_st64(d + NVME_IDNS_NCAP, ns->bdev.nblocks);
+		nvmet_st64(d + NVME_IDNS_NUSE, ns->bdev.nblocks);
+		d[NVME_IDNS_NLBAF] = 0;
+		d[NVME_IDNS_FLBAS] = 0;
+		d[NVME_IDNS_NMIC] = 1;  /* may be attached to several controllers */
+		ns_nguid(c->subsys, ns, d + NVME_IDNS_NGUID);
+		nvmet_st32(d + NVME_IDNS_LBAF, (uint32_t)ns->bdev.lba_shift << 16);
+	}
+	complete_with_scratch(req, NVME_ID_LEN);
+}
+
+static void identify_active_list(struct nvmet_req *req, struct nvmet_ctrl *c, uint32_t after)
+{
+	uint32_t ids[NVMET_MAX_NS];
+	unsigned n = 0;
+
+	if (after >= 0xfffffffeu)
+		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
+	memset(scratch, 0, NVME_ID_LEN);
+	for (unsigned i = 0; i < c->subsys->nns; i++)
+		if (c->subsys->ns[i].enabled && c->subsys->ns[i].nsid > after)
+			ids[n++] = c->subsys->ns[i].nsid;
+	for (unsigned i = 1; i < n; i++) /* ascending order */
+		for (unsigned k = i; k > 0 && ids[k - 1] > ids[k]; k--) {
+			uint32_t t = ids[k];
+			ids[k] = ids[k - 1];
+			ids[k - 1] = t;
+		}
+	for (unsigned i = 0; i < n; i++)
+		nvmet_st32(scratch + 4 * i, ids[i]);
+	complete_with_scratch(req, NVME_ID_LEN);
+}
+
+static void identify_desclist(struct nvmet_req *req, struct nvmet_ctrl *c, uint32_t nsid)
+{
+	struct nvmet_ns *ns = nvmet_ns_find(c->subsys, nsid);
+	uint8_t *d = scratch;
+
+	if (!ns)
+		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
+	memset(d, 0, NVME_ID_LEN);
+	d[0] = NVME_NIDT_NGUID;
+	d[1] = 16;
+	ns_nguid(c->subsys, ns, d + 4);
+	d += 20;
+	if (ns->bdev.has_uuid) {
+		d[0] = NVME_NIDT_UUID;
+		d[1] = 16;
+		memcpy(d + 4, ns->bdev.uuid, 16);
+	}
+	complete_with_scratch(req, NVME_ID_LEN);
+}
+
+static void exec_identify(struct nvmet_req *req, struct nvmet_ctrl *c)
+{
+	uint8_t cns = (uint8_t)req->sqe.cdw10;
+
+	if (c->subsys->discovery && cns != NVME_ID_CNS_CTRL)
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	switch (cns) {
+	case NVME_ID_CNS_CTRL:
+		return identify_ctrl(req, c);
+	case NVME_ID_CNS_NS:
+		return identify_ns(req, c, req->sqe.nsid);
+	case NVME_ID_CNS_NS_ACTIVE_LIST:
+		return identify_active_list(req, c, req->sqe.nsid);
+	case NVME_ID_CNS_NS_DESC_LIST:
+		return identify_desclist(req, c, req->sqe.nsid);
+	default:
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	}
+}
+
+/* --- Get Log Page --- */
+
+static void ip4_text(uint32_t a, char *buf, size_t n)
+{
+	snprintf(buf, n, "%u.%u.%u.%u", (a >> 24) & 0xff, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+}
+
+/* Discovery log record i (in port-major order) visible to this host, built into e;
+ * returns false past the last record. */
+static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, uint64_t *count)
+{
+	uint64_t n = 0;
+	for (unsigned p = 0; p < nvmet_tgt.cfg.nports; p++) {
+		const struct nvmet_cfg_port *port = &nvmet_tgt.cfg.ports[p];
+		for (unsigned k = 0; k < port->nsubsys; k++) {
+			const struct nvmet_subsys *s = &nvmet_tgt.subsys[port->subsys[k]];
+			if (!nvmet_host_allowed(s, c->hostnqn))
+				continue;
+			if (e && n == want) {
+				memset(e, 0, NVMF_DISC_ENTRY_LEN);
+				e[NVMF_DE_TRTYPE] = (uint8_t)port->trtype;
+				e[NVMF_DE_ADRFAM] = NVMF_ADRFAM_IPV4;
+				e[NVMF_DE_SUBTYPE] = NVMF_SUBTYPE_NVME;
+				e[NVMF_DE_TREQ] = NVMF_TREQ_NOT_REQUIRED;
+				nvmet_st16(e + NVMF_DE_PORTID, port->portid);
+				nvmet_st16(e + NVMF_DE_CNTLID, NVMF_CNTLID_DYNAMIC);
+				nvmet_st16(e + NVMF_DE_ASQSZ, 32);
+				snprintf((char *)e + NVMF_DE_TRSVCID, 32, "%u", port->trsvcid);
+				memcpy(e + NVMF_DE_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
+				ip4_text(port->traddr, (char *)e + NVMF_DE_TRADDR, 256);
+				return true; /* TSAS: SECTYPE 0 (none) */
+			}
+			n++;
+		}
+	}
+	if (count)
+		*count = n;
+	return false;
+}
+
+/* Copy [off, off + len) of the discovery log page, built one 1024-byte record at a time. */
+static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t off, uint32_t len)
+{
+	uint64_t numrec = 0;
+	uint32_t done = 0;
+
+	disc_entry(c, 0, NULL, &numrec);
+	while (done < len) {
+		uint64_t pos = off + done, rec = pos / NVMF_DISC_ENTRY_LEN; /* header is record 0 */
+		uint32_t in = (uint32_t)(pos % NVMF_DISC_ENTRY_LEN);
+		uint32_t n = NVMF_DISC_ENTRY_LEN - in < len - done ? NVMF_DISC_ENTRY_LEN - in : len - done;
+		memset(scratch, 0, NVMF_DISC_ENTRY_LEN);
+		if (rec == 0) {
+			nvmet_st64(scratch + NVMF_DISC_OFF_GENCTR, nvmet_tgt.genctr);
+			nvmet_st64(scratch + NVMF_DISC_OFF_NUMREC, numrec);
+			nvmet_st16(scratch + NVMF_DISC_OFF_RECFMT, 0);
+		} else if (rec - 1 < numrec) {
+			disc_entry(c, rec - 1, scratch, NULL);
+		}
+		if (nvmet_copy_to_req(req, done, scratch + in, n) < 0)
+			return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
+		done += n;
+	}
+	req->xfer_len = len;
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+/* 16-byte little-endian counter (SMART data units, commands). */
+static void put128(uint8_t *p, uint64_t v)
+{
+	memset(p, 0, 16);
+	nvmet_st64(p, v);
+}
+
+static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
+{
+	uint8_t lid = (uint8_t)req->sqe.cdw10;
+	bool rae = (req->sqe.cdw10 & NVME_LOG_RAE) != 0;
+	uint64_t numd = ((uint64_t)(req->sqe.cdw11 & 0xffff) << 16 | (req->sqe.cdw10 >> 16)) + 1;
+	uint64_t off = (uint64_t)req->sqe.cdw13 << 32 | req->sqe.cdw12;
+	uint64_t len64 = numd * 4;
+	uint32_t len;
+	const struct nvmet_subsys *s = c->subsys;
+
+	if (len64 > NVMET_MAX_XFER || (off & 3))
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	len = (uint32_t)len64;
+	if (req->data.len != len)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	if (s->discovery && lid != NVME_LOG_DISCOVERY && lid != NVME_LOG_ERROR)
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+
+	switch (lid) {
+	case NVME_LOG_DISCOVERY:
+		if (!s->discovery)
+			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		return log_discovery(req, c, off, len);
+	case NVME_LOG_ERROR:
+	case NVME_LOG_SMART:
+	case NVME_LOG_FW_SLOT:
+	case NVME_LOG_CHANGED_NS:
+		break;
+	default:
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	}
+	/* the fixed-size pages: built whole in scratch, then the asked-for window */
+	memset(scratch, 0, NVME_ID_LEN);
+	uint32_t page = NVME_LOG_SMART_LEN;
+	if (lid == NVME_LOG_ERROR) {
+		page = NVME_LOG_ERROR_ENTRY_LEN; /* one entry, empty: ELPE 0 */
+	} else if (lid == NVME_LOG_SMART) {
+		nvmet_st16(scratch + 1, 273 + 35);   /* Composite Temperature, kelvin */
+		scratch[3] = 100;                     /* Available Spare */
+		scratch[4] = 10;                      /* Available Spare Threshold */
+		put128(scratch + 32, (s->read_bytes + 511999) / 512000);  /* Data Units Read */
+		put128(scratch + 48, (s->write_bytes + 511999) / 512000); /* Data Units Written */
+		put128(scratch + 64, s->read_cmds);   /* Host Read Commands */
+		put128(scratch + 80, s->write_cmds);  /* Host Write Commands */
+		put128(scratch + 112, 1);             /* Power Cycles */
+	} else if (lid == NVME_LOG_FW_SLOT) {
+		scratch[0] = 1;                       /* Active Firmware Info: slot 1 */
+		memcpy(scratch + 8, "p2ps0.1 ", 8);
+	} else {
+		page = NVME_LOG_CHANGED_NS_LEN;
+		if (c->changed_overflow) {
+			nvmet_st32(scratch, 0xffffffffu);
+		} else {
+			for (unsigned i = 0; i < c->nchanged; i++)
+				nvmet_st32(scratch + 4 * i, c->changed_ns[i]);
+		}
+		if (!rae) {
+			c->nchanged = 0;
+			c->changed_overflow = false;
+			c->aen_ns_masked = false;
+		}
+	}
+	for (uint32_t done = 0; done < len;) {
+		static const uint8_t zeroes[256];
+		uint32_t n;
+		if (off + done < page) {
+			n = (uint32_t)(page - (off + done));
+			n = n < len - done ? n : len - done;
+			if (nvmet_copy_to_req(req, done, scratch + off + done, n) < 0)
+				return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
+		} else {
+			n = len - done < sizeof(zeroes) ? len - done : (uint32_t)sizeof(zeroes);
+			if (nvmet_copy_to_req(req, done, zeroes, n) < 0)
+				return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
+		}
+		done += n;
+	}
+	req->xfer_len = len;
+	if (lid == NVME_LOG_CHANGED_NS && !rae)
+		nvmet_ctrl_aen_check(c);
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+/* --- features --- */
+
+static uint32_t num_queues_result(void)
+{
+	uint32_t n = NVMET_MAX_IO_QUEUES - 1;
+	return n | (n << 16);
+}
+
+static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
+{
+	uint8_t fid = (uint8_t)req->sqe.cdw10;
+	uint32_t v = req->sqe.cdw11;
+
+	if (req->sqe.cdw10 & (1u << 31))
+		return nvmet_req_complete(req, NVMET_SC_FEAT_NOT_SAVEABLE);
+	if (req->data.len)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	switch (fid) {
+	case NVME_FEAT_NUM_QUEUES:
+		if (c->subsys->discovery || (v & 0xffff) == 0xffff || (v >> 16) == 0xffff)
+			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		req->cqe.dw0 = num_queues_result();
+		break;
+	case NVME_FEAT_KATO:
+		c->kato_ms = v;
+		nvmet_ctrl_keep_alive(c);
+		break;
+	case NVME_FEAT_ASYNC_EVENT:
+		/* only namespace attribute notices are generated (OAES); other bits are kept off */
+		c->aec = v & NVME_AEC_NS_ATTR;
+		req->cqe.dw0 = c->aec;
+		nvmet_ctrl_aen_check(c);
+		break;
+	default:
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	}
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
+{
+	uint8_t fid = (uint8_t)req->sqe.cdw10;
+
+	if (fid == NVME_FEAT_HOST_ID) {
+		if (!(req->sqe.cdw11 & 1)) /* EXHID: only the 128-bit identifier exists */
+			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		memcpy(scratch, c->hostid, 16);
+		return complete_with_scratch(req, 16);
+	}
+	if (req->data.len)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	switch (fid) {
+	case NVME_FEAT_NUM_QUEUES:
+		if (c->subsys->discovery)
+			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		req->cqe.dw0 = num_queues_result();
+		break;
+	case NVME_FEAT_KATO:
+		req->cqe.dw0 = c->kato_ms;
+		break;
+	case NVME_FEAT_ASYNC_EVENT:
+		req->cqe.dw0 = c->aec;
+		break;
+	case NVME_FEAT_ARBITRATION:
+	case NVME_FEAT_POWER_MGMT:
+	case NVME_FEAT_IRQ_COALESCE:
+		req->cqe.dw0 = 0;
+		break;
+	case NVME_FEAT_VOLATILE_WC:
+		req->cqe.dw0 = c->subsys->discovery ? 0 : 1;
+		break;
+	default:
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	}
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+/* --- asynchronous events --- */
+
+void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
+{
+	struct nvmet_req *r;
+
+	if (!c->aen_ns_pending || c->aen_ns_masked || !(c->aec & NVME_AEC_NS_ATTR) || !c->aers)
+		return;
+	r = c->aers;
+	c->aers = r->next_aer;
+	r->next_aer = NULL;
+	c->naers--;
+	c->aen_ns_pending = false;
+	c->aen_ns_masked = true;
+	nvmet_tgt.st.aens++;
+	r->cqe.dw0 = NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS);
+	log_debug("ctrl %u: namespace attribute notice", c->cntlid);
+	nvmet_req_complete(r, NVMET_SC_SUCCESS);
+}
+
+static void exec_aer(struct nvmet_req *req, struct nvmet_ctrl *c)
+{
+	if (req->data.len)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	if (c->naers >= NVMET_AERL)
+		return nvmet_req_complete(req, NVMET_SC_AER_LIMIT);
+	req->state = 2;
+	req->next_aer = c->aers;
+	c->aers = req;
+	c->naers++;
+	nvmet_ctrl_aen_check(c);
+}
+
+void nvmet_exec_admin(struct nvmet_req *req)
+{
+	struct nvmet_ctrl *c = req->q->ctrl;
+	uint8_t opc = (uint8_t)NVME_SQE_OPC(req->sqe.cdw0);
+
+	if (c->state != NVMET_CTRL_ENABLED)
+		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	switch (opc) {
+	case NVME_ADM_IDENTIFY:
+		return exec_identify(req, c);
+	case NVME_ADM_GET_LOG_PAGE:
+		return exec_get_log_page(req, c);
+	case NVME_ADM_SET_FEATURES:
+		return exec_set_features(req, c);
+	case NVME_ADM_GET_FEATURES:
+		return exec_get_features(req, c);
+	case NVME_ADM_AER:
+		return exec_aer(req, c);
+	case NVME_ADM_KEEP_ALIVE:
+		if (req->data.len)
+			return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+		nvmet_ctrl_keep_alive(c);
+		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
+	default:
+		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
+	}
+}

@@ -1,0 +1,104 @@
+/*
+ * nvmet_bdev_nvme.c - the namespace backend over the local NVMe host driver: a config
+ * namespace /dev/nvmeXnY is namespace Y of the X-th registered controller. Commands are
+ * submitted asynchronously on the controller's I/O queues (round robin) with the
+ * request's segments as they are (host DRAM or a CMB: the driver builds PRPs/SGLs, in
+ * the CMB when the data is there), and complete from the driver's poller.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "nvmet.h"
+
+static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	struct nvmet_bio *bio = arg;
+	(void)cqe;
+	bio->done(bio, rc);
+}
+
+static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
+{
+	struct nvme_ctrl *c = b->priv;
+	struct nvme_request rq;
+	struct nvme_qpair *q;
+	static unsigned rr;
+
+	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
+		return -EIO;
+	memset(&rq, 0, sizeof(rq));
+	rq.nsid = b->priv_id;
+	switch (bio->op) {
+	case NVMET_BIO_READ:
+	case NVMET_BIO_WRITE:
+		rq.opc = bio->op == NVMET_BIO_READ ? NVME_CMD_READ : NVME_CMD_WRITE;
+		rq.cdw10 = (uint32_t)bio->slba;
+		rq.cdw11 = (uint32_t)(bio->slba >> 32);
+		rq.cdw12 = bio->nlb - 1;
+		rq.sg = bio->sg;
+		rq.nsg = bio->nsg;
+		rq.sgl_total = (uint64_t)bio->nlb << b->lba_shift;
+		rq.dir = bio->op == NVMET_BIO_WRITE ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+		rq.count_payload = true;
+		break;
+	case NVMET_BIO_FLUSH:
+		rq.opc = NVME_CMD_FLUSH;
+		break;
+	case NVMET_BIO_WRITE_ZEROES:
+		rq.opc = NVME_CMD_WRITE_ZEROES;
+		rq.cdw10 = (uint32_t)bio->slba;
+		rq.cdw11 = (uint32_t)(bio->slba >> 32);
+		rq.cdw12 = (bio->nlb - 1) | (bio->attr & NVME_WZ_DEAC);
+		break;
+	case NVMET_BIO_DSM:
+		rq.opc = NVME_CMD_DSM;
+		rq.cdw10 = bio->nlb - 1;
+		rq.cdw11 = bio->attr;
+		rq.sg = bio->sg;
+		rq.nsg = bio->nsg;
+		rq.dir = DMA_TO_DEVICE;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	q = &c->io[rr++ % c->nio];
+	return nvme_submit(q, &rq, nvme_bio_done, bio);
+}
+
+static void nvme_bdev_close(struct nvmet_bdev *b)
+{
+	b->priv = NULL;
+}
+
+static const struct nvmet_bdev_ops nvme_bdev_ops = {
+	.submit = nvme_bio_submit,
+	.close = nvme_bdev_close,
+};
+
+int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
+{
+	struct nvme_ctrl *c = ns->ctrl < nvme_count() ? nvme_at(ns->ctrl) : NULL;
+	struct nvme_ns *lns = c ? nvme_ns_get(c, ns->ctrl_nsid) : NULL;
+	(void)ctx;
+	(void)si;
+
+	if (!lns)
+		return -ENODEV;
+	if (lns->ms)
+		return -EOPNOTSUPP; /* metadata formats are not exported */
+	memset(out, 0, sizeof(*out));
+	out->ops = &nvme_bdev_ops;
+	out->priv = c;
+	out->priv_id = ns->ctrl_nsid;
+	out->nblocks = lns->nsze;
+	out->lba_shift = lns->lba_shift;
+	out->max_xfer = c->max_xfer;
+	out->write_zeroes = (c->oncs & NVME_ONCS_WRITE_ZEROES) != 0;
+	out->dsm = (c->oncs & NVME_ONCS_DSM) != 0;
+	out->has_nguid = ns->has_nguid;
+	memcpy(out->nguid, ns->nguid, 16);
+	out->has_uuid = ns->has_uuid;
+	memcpy(out->uuid, ns->uuid, 16);
+	snprintf(out->name, sizeof(out->name), "%sn%u", c->name, ns->ctrl_nsid);
+	return 0;
+}

@@ -1,0 +1,864 @@
+/*
+ * nvmet_core.c - the NVMe-oF target core: the objects (ports, subsystems with their
+ * namespaces, the discovery subsystem, controllers, queues), the controller state
+ * machine, command dispatch with completion accounting, the fabrics command set
+ * (Connect, Property Get/Set, Disconnect), keep-alive and namespace change events.
+ *
+ * Controllers follow the dynamic controller model: an admin-queue Connect with CNTLID
+ * 0xFFFF creates one, with the lowest free ID of the subsystem's cntlid range at or after
+ * the last one handed out; I/O-queue Connects name it. A controller lives while any of
+ * its queues does: it dies (FAILED) on keep-alive expiry, CSTS.CFS or an admin
+ * Disconnect, its transport is asked to close every queue, and it is freed when the
+ * last queue is destroyed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../../../lib/clock.h"
+#include "../../../lib/log.h"
+#include "../../../mm/pool.h"
+#include "nvmet_priv.h"
+
+LOG_MODULE_DEFINE(nvmet);
+
+struct nvmet_target nvmet_tgt;
+static struct mm_pool ctrl_pool, queue_pool;
+static nvmet_bdev_open_fn bdev_open;
+static void *bdev_ctx;
+
+static const char *const ctrl_state_names[NVMET_CTRL_STATE_COUNT] = {
+	"new", "connected", "enabled", "shutdown", "failed",
+};
+
+const char *nvmet_ctrl_state_name(enum nvmet_ctrl_state s)
+{
+	return (unsigned)s < NVMET_CTRL_STATE_COUNT ? ctrl_state_names[s] : "?";
+}
+
+const struct nvmet_stats *nvmet_stats(void)
+{
+	return &nvmet_tgt.st;
+}
+
+bool nvmet_running(void)
+{
+	return nvmet_tgt.running;
+}
+
+unsigned nvmet_ctrl_count(void)
+{
+	return nvmet_tgt.nctrls;
+}
+
+unsigned nvmet_queue_count(void)
+{
+	return nvmet_tgt.nqueues;
+}
+
+unsigned nvmet_port_count(void)
+{
+	return nvmet_tgt.running ? nvmet_tgt.cfg.nports : 0;
+}
+
+const struct nvmet_cfg_port *nvmet_port_at(unsigned i)
+{
+	return i < nvmet_port_count() ? &nvmet_tgt.cfg.ports[i] : NULL;
+}
+
+/* The one place controller states change. */
+static void ctrl_set_state(struct nvmet_ctrl *c, enum nvmet_ctrl_state s)
+{
+	if (c->state == s)
+		return;
+	log_debug("ctrl %u (%s): %s -> %s", c->cntlid, c->subsys->cfg->nqn, nvmet_ctrl_state_name(c->state),
+		  nvmet_ctrl_state_name(s));
+	c->state = s;
+}
+
+/* --- errno / status --- */
+
+uint16_t nvmet_errno_status(int rc)
+{
+	switch (rc) {
+	case 0:
+		return NVMET_SC_SUCCESS;
+	case -ERANGE:
+		return NVMET_SC_LBA_RANGE;
+	case -ENODEV:
+		return NVMET_SC_INVALID_NS;
+	case -EOPNOTSUPP:
+		return NVMET_SC_INVALID_OPCODE;
+	case -EINVAL:
+		return NVMET_SC_INVALID_FIELD;
+	case -ENOSPC:
+		return NVMET_SC_CAPACITY_EXCEEDED;
+	case -EBUSY:
+	case -EAGAIN:
+	case -ENOMEM:
+		return NVMET_SC_CMD_INTERRUPTED;
+	default:
+		return NVMET_SC_INTERNAL;
+	}
+}
+
+/* Statuses after which a retry may succeed: DNR stays clear. */
+static bool status_retryable(uint16_t sc)
+{
+	return sc == NVMET_SC_CMD_INTERRUPTED || sc == NVMET_SC_INTERNAL || sc == NVMET_SC_NS_NOT_READY ||
+	       sc == NVMET_SC_ABORT_SQ_DELETED || sc == NVMET_SC_CONNECT_CTRL_BUSY;
+}
+
+/* --- data access: segments are CPU-addressable (identity map) when the core copies --- */
+
+static int copy_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t len, bool to_req)
+{
+	const struct nvmet_data *d = &req->data;
+	uint8_t *b = buf;
+	uint32_t done = 0;
+
+	if (off > d->len || len > d->len - off)
+		return -EINVAL;
+	for (unsigned i = 0; i < d->nsg && done < len; i++) {
+		uint32_t seg = d->sg[i].len;
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		uint32_t n = seg - off < len - done ? seg - off : len - done;
+		uint8_t *p = (uint8_t *)(uintptr_t)(d->sg[i].addr.bus + off);
+		if (to_req)
+			memcpy(p, b + done, n);
+		else
+			memcpy(b + done, p, n);
+		done += n;
+		off = 0;
+	}
+	return done == len ? (int)len : -EINVAL;
+}
+
+int nvmet_copy_to_req(struct nvmet_req *req, uint32_t off, const void *buf, uint32_t len)
+{
+	return copy_req(req, off, (void *)buf, len, true);
+}
+
+int nvmet_copy_from_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t len)
+{
+	return copy_req(req, off, buf, len, false);
+}
+
+/* --- objects --- */
+
+struct nvmet_ns *nvmet_ns_find(struct nvmet_subsys *s, uint32_t nsid)
+{
+	for (unsigned i = 0; i < s->nns; i++)
+		if (s->ns[i].nsid == nsid && s->ns[i].enabled)
+			return &s->ns[i];
+	return NULL;
+}
+
+bool nvmet_host_allowed(const struct nvmet_subsys *s, const char *hostnqn)
+{
+	if (s->discovery || s->cfg->allow_any_host)
+		return true;
+	for (unsigned i = 0; i < s->cfg->nhosts; i++)
+		if (strcmp(nvmet_tgt.cfg.hosts[s->cfg->hosts[i]], hostnqn) == 0)
+			return true;
+	return false;
+}
+
+static bool subsys_on_port(const struct nvmet_subsys *s, unsigned port)
+{
+	const struct nvmet_cfg_port *p = &nvmet_tgt.cfg.ports[port];
+	if (s->discovery)
+		return true;
+	for (unsigned i = 0; i < p->nsubsys; i++)
+		if (&nvmet_tgt.subsys[p->subsys[i]] == s)
+			return true;
+	return false;
+}
+
+uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
+{
+	uint32_t m = NVMET_MAX_XFER;
+	if (c->ops->max_xfer && c->ops->max_xfer < m)
+		m = c->ops->max_xfer;
+	for (unsigned i = 0; i < c->subsys->nns; i++) {
+		const struct nvmet_ns *ns = &c->subsys->ns[i];
+		if (ns->opened && ns->bdev.max_xfer && ns->bdev.max_xfer < m)
+			m = ns->bdev.max_xfer;
+	}
+	return m;
+}
+
+static void kato_expired(struct timer *t, void *arg)
+{
+	struct nvmet_ctrl *c = arg;
+	(void)t;
+	log_warn("ctrl %u (%s, host %s): keep-alive timeout (%u ms), tearing it down", c->cntlid,
+		 c->subsys->cfg->nqn, c->hostnqn, c->kato_ms);
+	nvmet_tgt.st.kato_expired++;
+	nvmet_ctrl_kill(c, -ETIMEDOUT);
+}
+
+/* (Re)start the keep-alive timer from now; none when KATO is 0. */
+static void kato_restart(struct nvmet_ctrl *c)
+{
+	timer_cancel(&timer_default_queue, &c->kato_timer);
+	if (c->kato_ms && c->state != NVMET_CTRL_FAILED)
+		timer_arm(&timer_default_queue, &c->kato_timer,
+			  clock_now_ns() + (uint64_t)c->kato_ms * NSEC_PER_MSEC);
+}
+
+/* Complete every held AER with SQ-deletion status. */
+static void ctrl_abort_aers(struct nvmet_ctrl *c)
+{
+	while (c->aers) {
+		struct nvmet_req *r = c->aers;
+		c->aers = r->next_aer;
+		r->next_aer = NULL;
+		c->naers--;
+		nvmet_req_complete(r, NVMET_SC_ABORT_SQ_DELETED);
+	}
+}
+
+void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason)
+{
+	if (c->state == NVMET_CTRL_FAILED)
+		return;
+	ctrl_set_state(c, NVMET_CTRL_FAILED);
+	timer_cancel(&timer_default_queue, &c->kato_timer);
+	ctrl_abort_aers(c);
+	for (unsigned i = 0; i <= NVMET_MAX_IO_QUEUES; i++) {
+		struct nvmet_queue *q = c->queues[i];
+		if (q && q->state == NVMET_Q_LIVE) {
+			q->state = NVMET_Q_DEAD;
+			if (q->ops->queue_kill)
+				q->ops->queue_kill(q->tctx, reason);
+		}
+	}
+}
+
+static void ctrl_free(struct nvmet_ctrl *c)
+{
+	timer_cancel(&timer_default_queue, &c->kato_timer);
+	log_info("ctrl %u (%s, host %s) freed", c->cntlid, c->subsys->cfg->nqn, c->hostnqn);
+	list_del(&c->node);
+	c->subsys->nctrls--;
+	nvmet_tgt.nctrls--;
+	nvmet_tgt.st.ctrls_freed++;
+	mm_pool_free(&ctrl_pool, c);
+}
+
+static struct nvmet_ctrl *ctrl_find(const struct nvmet_subsys *s, uint16_t cntlid)
+{
+	struct list_node *it;
+	list_for_each(&nvmet_tgt.ctrls, it) {
+		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
+		if (c->subsys == s && c->cntlid == cntlid)
+			return c;
+	}
+	return NULL;
+}
+
+/* Lowest free controller ID of s at or after its cursor (wrapping in the range), or 0. */
+static uint16_t cntlid_alloc(struct nvmet_subsys *s)
+{
+	uint16_t lo = s->cfg->cntlid_min ? s->cfg->cntlid_min : 1;
+	uint16_t hi = s->cfg->cntlid_max && s->cfg->cntlid_max <= 0xffef ? s->cfg->cntlid_max : 0xffef;
+	uint32_t span = (uint32_t)hi - lo + 1;
+	uint16_t id = s->next_cntlid < lo || s->next_cntlid > hi ? lo : s->next_cntlid;
+
+	for (uint32_t n = 0; n < span && n <= NVMET_MAX_CTRLS; n++) {
+		if (!ctrl_find(s, id)) {
+			s->next_cntlid = id == hi ? lo : (uint16_t)(id + 1);
+			return id;
+		}
+		id = id == hi ? lo : (uint16_t)(id + 1);
+	}
+	return 0;
+}
+
+/* --- queues --- */
+
+int nvmet_queue_create(unsigned port, const struct nvmet_transport_ops *ops, void *tctx, struct nvmet_queue **out)
+{
+	struct nvmet_queue *q;
+
+	if (!nvmet_tgt.running)
+		return -ENODEV;
+	if (port >= nvmet_tgt.cfg.nports || !ops || !ops->max_queue_size)
+		return -EINVAL;
+	if (!(q = mm_pool_zalloc(&queue_pool)))
+		return -ENOMEM;
+	q->state = NVMET_Q_NEW;
+	q->port = port;
+	q->ops = ops;
+	q->tctx = tctx;
+	list_add_tail(&nvmet_tgt.queues, &q->node);
+	nvmet_tgt.nqueues++;
+	*out = q;
+	return 0;
+}
+
+static void queue_free(struct nvmet_queue *q)
+{
+	list_del(&q->node);
+	nvmet_tgt.nqueues--;
+	mm_pool_free(&queue_pool, q);
+}
+
+/* Unbind q from its controller; the controller dies with its admin queue and is freed
+ * with its last queue. */
+static void queue_unbind(struct nvmet_queue *q)
+{
+	struct nvmet_ctrl *c = q->ctrl;
+
+	if (!c)
+		return;
+	if (q->qid == 0)
+		nvmet_ctrl_kill(c, -ECONNRESET);
+	c->queues[q->qid] = NULL;
+	c->nqueues--;
+	q->ctrl = NULL;
+	if (c->nqueues == 0)
+		ctrl_free(c);
+}
+
+void nvmet_queue_destroy(struct nvmet_queue *q)
+{
+	if (!q || q->destroying || q->state == NVMET_Q_DESTROYED)
+		return;
+	q->destroying = true;
+	if (q->ctrl && q->qid == 0)
+		ctrl_abort_aers(q->ctrl);
+	q->state = NVMET_Q_DESTROYED;
+	queue_unbind(q);
+	q->destroying = false;
+	if (q->inflight == 0)
+		queue_free(q);
+}
+
+int nvmet_queue_qid(const struct nvmet_queue *q)
+{
+	return q->ctrl ? q->qid : -1;
+}
+
+int nvmet_queue_cntlid(const struct nvmet_queue *q)
+{
+	return q->ctrl ? q->ctrl->cntlid : -1;
+}
+
+/* --- completion --- */
+
+void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
+{
+	struct nvmet_queue *q = req->q;
+	uint16_t cid = (uint16_t)(req->sqe.cdw0 >> NVME_SQE_CID_SHIFT);
+
+	req->status = status;
+	req->cqe.sqhd = q->sqflow_off ? 0xffff : q->sqhd;
+	req->cqe.sqid = q->qid;
+	req->cqe.cid = cid;
+	req->cqe.status = nvmet_status_field(status, status && !status_retryable(status));
+	if (status)
+		req->xfer_len = 0;
+	req->state = 0;
+	q->inflight--;
+	q->st.completions++;
+	nvmet_tgt.st.completions++;
+	if (status) {
+		q->st.errors++;
+		nvmet_tgt.st.errors++;
+		if (q->ctrl)
+			q->ctrl->err_count++;
+	}
+	if (q->state == NVMET_Q_DESTROYED && q->inflight == 0 && !q->destroying)
+		queue_free(q);
+	req->q = NULL;
+	req->done(req, req->done_arg);
+}
+
+/* --- fabrics commands --- */
+
+static uint16_t ld16(const void *sqe, unsigned off)
+{
+	return nvme_ld16((const uint8_t *)sqe + off);
+}
+
+static uint32_t ld32(const void *sqe, unsigned off)
+{
+	return nvme_ld32((const uint8_t *)sqe + off);
+}
+
+static struct nvmet_subsys *subsys_by_nqn(const char *nqn)
+{
+	if (strcmp(nqn, NVMET_DISCOVERY_NQN) == 0)
+		return &nvmet_tgt.disc;
+	for (unsigned i = 0; i < nvmet_tgt.nsubsys; i++)
+		if (strcmp(nvmet_tgt.subsys[i].cfg->nqn, nqn) == 0)
+			return &nvmet_tgt.subsys[i];
+	return NULL;
+}
+
+static void connect_fail(struct nvmet_req *req, uint16_t sc, uint32_t dw0, const char *why, const char *nqn)
+{
+	log_info("connect refused on port %u: %s (%s)", req->q->port, why, nqn);
+	nvmet_tgt.st.connect_refused++;
+	req->cqe.dw0 = dw0;
+	nvmet_req_complete(req, sc);
+}
+
+static void bind_queue(struct nvmet_ctrl *c, struct nvmet_queue *q, uint16_t qid, uint16_t sqsize, uint8_t cattr)
+{
+	q->ctrl = c;
+	q->qid = qid;
+	q->size = (uint16_t)(sqsize + 1);
+	q->sqhd = (uint16_t)(1 % q->size); /* the Connect itself was consumed */
+	q->sqflow_off = (cattr & NVMF_CATTR_DISABLE_SQFLOW) != 0;
+	q->state = NVMET_Q_LIVE;
+	c->queues[qid] = q;
+	c->nqueues++;
+}
+
+static void fabrics_connect(struct nvmet_req *req)
+{
+	static uint8_t cd[NVMF_CONNECT_DATA_LEN];
+	struct nvmet_queue *q = req->q;
+	const struct nvme_sqe *sqe = &req->sqe;
+	uint16_t recfmt = ld16(sqe, NVMF_CONNECT_OFF_RECFMT), qid = ld16(sqe, NVMF_CONNECT_OFF_QID);
+	uint16_t sqsize = ld16(sqe, NVMF_CONNECT_OFF_SQSIZE);
+	uint8_t cattr = ((const uint8_t *)sqe)[NVMF_CONNECT_OFF_CATTR];
+	uint32_t kato = ld32(sqe, NVMF_CONNECT_OFF_KATO);
+	const char *subnqn = (const char *)cd + NVMF_CD_OFF_SUBNQN;
+	const char *hostnqn = (const char *)cd + NVMF_CD_OFF_HOSTNQN;
+	struct nvmet_subsys *s;
+	struct nvmet_ctrl *c;
+	uint16_t cntlid;
+
+	if (q->state != NVMET_Q_NEW)
+		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	if (req->data.len != NVMF_CONNECT_DATA_LEN)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	if (nvmet_copy_from_req(req, 0, cd, sizeof(cd)) < 0)
+		return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
+	cd[NVMF_CD_OFF_SUBNQN + NVMF_NQN_FIELD_LEN - 1] = 0;
+	cd[NVMF_CD_OFF_HOSTNQN + NVMF_NQN_FIELD_LEN - 1] = 0;
+	cntlid = nvme_ld16(cd + NVMF_CD_OFF_CNTLID);
+
+	if (recfmt != 0)
+		return connect_fail(req, NVMET_SC_CONNECT_FORMAT, 0, "record format", subnqn);
+	if (sqsize == 0 || sqsize >= q->ops->max_queue_size || sqsize >= NVMET_MAX_QUEUE_SIZE)
+		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize", subnqn);
+	if (!(s = subsys_by_nqn(subnqn)) || !subsys_on_port(s, q->port))
+		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_SUBNQN,
+				    "unknown subsystem", subnqn);
+	if (!hostnqn[0] || !nvmet_host_allowed(s, hostnqn))
+		return connect_fail(req, NVMET_SC_CONNECT_INVALID_HOST, NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN,
+				    "host not allowed", hostnqn);
+
+	if (qid == 0) {
+		if (cntlid != NVMF_CNTLID_DYNAMIC)
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
+					    "static controller ID", subnqn);
+		if (!(cntlid = cntlid_alloc(s)) || !(c = mm_pool_zalloc(&ctrl_pool)))
+			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", subnqn);
+		c->state = NVMET_CTRL_NEW;
+		c->subsys = s;
+		c->port = q->port;
+		c->cntlid = cntlid;
+		c->ops = q->ops;
+		memcpy(c->hostnqn, hostnqn, sizeof(c->hostnqn));
+		memcpy(c->hostid, cd + NVMF_CD_OFF_HOSTID, sizeof(c->hostid));
+		c->kato_ms = kato;
+		c->nr_io_queues = NVMET_MAX_IO_QUEUES;
+		c->sqsize_max = (uint16_t)(q->ops->max_queue_size < NVMET_MAX_QUEUE_SIZE ? q->ops->max_queue_size
+											 : NVMET_MAX_QUEUE_SIZE);
+		timer_init(&c->kato_timer, "nvmet-kato", kato_expired, c);
+		list_add_tail(&nvmet_tgt.ctrls, &c->node);
+		s->nctrls++;
+		nvmet_tgt.nctrls++;
+		nvmet_tgt.st.ctrls_created++;
+		bind_queue(c, q, 0, sqsize, cattr);
+		ctrl_set_state(c, NVMET_CTRL_CONNECTED);
+		kato_restart(c);
+		log_info("ctrl %u created for %s on %s (port %u, kato %u ms)", cntlid, hostnqn, s->cfg->nqn,
+			 nvmet_tgt.cfg.ports[q->port].portid, kato);
+	} else {
+		if (s->discovery || qid > NVMET_MAX_IO_QUEUES)
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_QID, "qid", subnqn);
+		c = ctrl_find(s, cntlid);
+		if (!c || strcmp(c->hostnqn, hostnqn) != 0 || c->state == NVMET_CTRL_FAILED)
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
+					    "no such controller for this host", subnqn);
+		if (c->state != NVMET_CTRL_ENABLED || c->queues[qid])
+			return connect_fail(req, NVMET_SC_CMD_SEQ_ERROR, 0, "controller not ready or qid in use",
+					    subnqn);
+		if (sqsize >= c->sqsize_max)
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize",
+					    subnqn);
+		bind_queue(c, q, qid, sqsize, cattr);
+		log_debug("ctrl %u: I/O queue %u connected (%u entries)", c->cntlid, qid, sqsize + 1u);
+	}
+	nvmet_tgt.st.connects++;
+	req->cqe.dw0 = c->cntlid;
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+#define NVMET_VS NVME_VS(1, 3)
+
+static uint64_t ctrl_cap(const struct nvmet_ctrl *c)
+{
+	return NVME_SET(NVME_CAP_MQES, c->sqsize_max - 1u) | NVME_SET(NVME_CAP_CQR, 1) |
+	       NVME_SET(NVME_CAP_TO, 15) /* 7.5 s */ | NVME_SET(NVME_CAP_CSS, 1) /* NVM */;
+}
+
+/* A CC write: EN rising checks the entry sizes and sets CSTS.RDY, falling resets,
+ * SHN sets CSTS.SHST complete (nothing to flush: backends write through). */
+static void ctrl_update_cc(struct nvmet_ctrl *c, uint32_t cc)
+{
+	uint32_t old = c->cc;
+
+	c->cc = cc;
+	if ((cc & NVME_CC_EN) && !(old & NVME_CC_EN)) {
+		if (NVME_GET(cc, NVME_CC_MPS) != 0 || NVME_GET(cc, NVME_CC_AMS) != 0 ||
+		    NVME_GET(cc, NVME_CC_CSS) != 0 || NVME_GET(cc, NVME_CC_IOSQES) != 6 ||
+		    NVME_GET(cc, NVME_CC_IOCQES) != 4) {
+			log_warn("ctrl %u: CC 0x%x refused (entry sizes, page size or command set)", c->cntlid, cc);
+			c->csts = NVME_CSTS_CFS;
+			nvmet_ctrl_kill(c, -EINVAL);
+			return;
+		}
+		c->csts = NVME_CSTS_RDY;
+		ctrl_set_state(c, NVMET_CTRL_ENABLED);
+	}
+	if (!(cc & NVME_CC_EN) && (old & NVME_CC_EN)) {
+		c->csts &= ~NVME_CSTS_RDY;
+		if (c->state == NVMET_CTRL_ENABLED)
+			ctrl_set_state(c, NVMET_CTRL_CONNECTED);
+	}
+	if (NVME_GET(cc, NVME_CC_SHN) && !NVME_GET(old, NVME_CC_SHN)) {
+		c->csts = (uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_COMPLETE);
+		ctrl_set_state(c, NVMET_CTRL_SHUTDOWN);
+	}
+	if (!NVME_GET(cc, NVME_CC_SHN) && NVME_GET(old, NVME_CC_SHN)) {
+		c->csts &= ~(uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_MASK);
+		if (c->state == NVMET_CTRL_SHUTDOWN)
+			ctrl_set_state(c, (cc & NVME_CC_EN) ? NVMET_CTRL_ENABLED : NVMET_CTRL_CONNECTED);
+	}
+}
+
+static void fabrics_property(struct nvmet_req *req, bool set)
+{
+	struct nvmet_ctrl *c = req->q->ctrl;
+	const uint8_t *b = (const uint8_t *)&req->sqe;
+	bool size8 = (b[NVMF_PROP_OFF_ATTRIB] & 0x7) == NVMF_PROP_SIZE_8;
+	uint32_t off = ld32(&req->sqe, NVMF_PROP_OFF_OFFSET);
+	uint64_t v = 0;
+
+	if (req->q->qid != 0)
+		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
+	if (set) {
+		if (off != NVMF_PROP_CC || size8)
+			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		ctrl_update_cc(c, ld32(&req->sqe, NVMF_PROP_OFF_VALUE));
+		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
+	}
+	if (size8 && off == NVMF_PROP_CAP)
+		v = ctrl_cap(c);
+	else if (!size8 && off == NVMF_PROP_VS)
+		v = NVMET_VS;
+	else if (!size8 && off == NVMF_PROP_CC)
+		v = c->cc;
+	else if (!size8 && off == NVMF_PROP_CSTS)
+		v = c->csts;
+	else
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	req->cqe.dw0 = (uint32_t)v;
+	req->cqe.dw1 = (uint32_t)(v >> 32);
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+/* Disconnect: an I/O queue goes away, or on the admin queue the whole association. The
+ * transport is told first (it closes after sending this command's response). */
+static void fabrics_disconnect(struct nvmet_req *req)
+{
+	struct nvmet_queue *q = req->q;
+
+	if (ld16(&req->sqe, NVMF_CONNECT_OFF_RECFMT) != 0)
+		return nvmet_req_complete(req, NVMET_SC_CONNECT_FORMAT);
+	log_info("ctrl %u: disconnect on queue %u", q->ctrl->cntlid, q->qid);
+	if (q->qid == 0) {
+		nvmet_ctrl_kill(q->ctrl, 0);
+	} else {
+		q->state = NVMET_Q_DEAD;
+		if (q->ops->queue_kill)
+			q->ops->queue_kill(q->tctx, 0);
+	}
+	nvmet_req_complete(req, NVMET_SC_SUCCESS);
+}
+
+static void exec_fabrics(struct nvmet_req *req)
+{
+	uint8_t fctype = ((const uint8_t *)&req->sqe)[4];
+
+	if (fctype == NVMF_FCTYPE_CONNECT)
+		return fabrics_connect(req);
+	if (req->q->state != NVMET_Q_LIVE)
+		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	if (req->data.len != 0)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	switch (fctype) {
+	case NVMF_FCTYPE_PROPERTY_GET:
+		return fabrics_property(req, false);
+	case NVMF_FCTYPE_PROPERTY_SET:
+		return fabrics_property(req, true);
+	case NVMF_FCTYPE_DISCONNECT:
+		return fabrics_disconnect(req);
+	default:
+		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
+	}
+}
+
+/* --- dispatch --- */
+
+uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
+{
+	const uint8_t *b = (const uint8_t *)sqe;
+	if ((sqe->cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL)
+		return 0;
+	return nvme_ld32(b + 24 + 8); /* SGL1 length */
+}
+
+enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	uint8_t opc = (uint8_t)NVME_SQE_OPC(sqe->cdw0);
+	if (opc == NVMF_OPC_FABRICS)
+		return ((const uint8_t *)sqe)[4] == NVMF_FCTYPE_CONNECT ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	if (q && q->qid == 0 && q->ctrl)
+		return (opc == NVME_ADM_SET_FEATURES) ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	/* NVMe opcode bits 1:0: 01b host to controller, 10b controller to host */
+	return (opc & 3) == 1 ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	uint8_t opc = (uint8_t)NVME_SQE_OPC(sqe->cdw0);
+	return opc == NVMF_OPC_FABRICS || !q || !q->ctrl || q->qid == 0 || opc == NVME_CMD_DSM;
+}
+
+void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+		const struct nvmet_data *data, nvmet_done_fn done, void *arg)
+{
+	uint64_t total = 0;
+
+	memcpy(&req->sqe, sqe, sizeof(req->sqe));
+	memset(&req->data, 0, sizeof(req->data));
+	if (data)
+		req->data = *data;
+	memset(&req->cqe, 0, sizeof(req->cqe));
+	req->xfer_len = 0;
+	req->done = done;
+	req->done_arg = arg;
+	req->q = q;
+	req->next_aer = NULL;
+	req->state = 1;
+	req->dir = (uint8_t)nvmet_req_dir(q, sqe);
+	q->inflight++;
+	q->st.cmds++;
+	nvmet_tgt.st.cmds++;
+	if (q->state == NVMET_Q_LIVE && q->size)
+		q->sqhd = (uint16_t)((q->sqhd + 1u) % q->size);
+
+	if (q->state == NVMET_Q_DEAD || q->state == NVMET_Q_DESTROYED)
+		return nvmet_req_complete(req, NVMET_SC_ABORT_SQ_DELETED);
+	/* the transport's segments must describe exactly what the host's SGL did */
+	if (req->data.nsg > NVMET_MAX_DATA_SEGS || (req->data.nsg && !req->data.sg))
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	for (unsigned i = 0; i < req->data.nsg; i++)
+		total += req->data.sg[i].len;
+	if (total != req->data.len)
+		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+	/* fabrics hosts use SGLs only, and this target does not fuse */
+	if ((req->sqe.cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL || (req->sqe.cdw0 & (3u << 8)))
+		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+
+	if (NVME_SQE_OPC(req->sqe.cdw0) == NVMF_OPC_FABRICS)
+		return exec_fabrics(req);
+	if (q->state != NVMET_Q_LIVE)
+		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	if (q->qid == 0)
+		return nvmet_exec_admin(req);
+	if (q->ctrl->state != NVMET_CTRL_ENABLED)
+		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	nvmet_exec_io(req);
+}
+
+/* Keep Alive and Set Features KATO (nvmet_admin.c) restart the timer through this. */
+void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c)
+{
+	kato_restart(c);
+}
+
+/* --- namespace changes --- */
+
+static void ctrl_ns_changed(struct nvmet_ctrl *c, uint32_t nsid)
+{
+	bool found = false;
+	for (unsigned i = 0; i < c->nchanged; i++)
+		found |= c->changed_ns[i] == nsid;
+	if (!found) {
+		if (c->nchanged < NVMET_MAX_CHANGED_NS)
+			c->changed_ns[c->nchanged++] = nsid;
+		else
+			c->changed_overflow = true;
+	}
+	c->aen_ns_pending = true;
+	nvmet_ctrl_aen_check(c);
+}
+
+int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
+{
+	struct nvmet_subsys *s = nvmet_tgt.running ? subsys_by_nqn(subnqn) : NULL;
+	struct nvmet_ns *ns = NULL;
+	struct list_node *it;
+	int rc;
+
+	if (!s || s->discovery)
+		return -ENOENT;
+	for (unsigned i = 0; i < s->nns; i++)
+		if (s->ns[i].nsid == nsid)
+			ns = &s->ns[i];
+	if (!ns)
+		return -ENOENT;
+	if (ns->enabled == enabled)
+		return 0;
+	if (enabled && !ns->opened) {
+		if ((rc = bdev_open(bdev_ctx, (unsigned)(s - nvmet_tgt.subsys), ns->cfg, &ns->bdev))) {
+			log_err("%s nsid %u: cannot open its device (%d)", s->cfg->nqn, nsid, rc);
+			return rc;
+		}
+		ns->opened = true;
+	}
+	ns->enabled = enabled;
+	log_info("%s nsid %u %s", s->cfg->nqn, nsid, enabled ? "enabled" : "disabled");
+	list_for_each(&nvmet_tgt.ctrls, it) {
+		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
+		if (c->subsys == s)
+			ctrl_ns_changed(c, nsid);
+	}
+	return 0;
+}
+
+/* --- init / fini --- */
+
+static void close_namespaces(void)
+{
+	for (unsigned i = 0; i < nvmet_tgt.nsubsys; i++) {
+		struct nvmet_subsys *s = &nvmet_tgt.subsys[i];
+		for (unsigned k = 0; k < s->nns; k++) {
+			if (s->ns[k].opened && s->ns[k].bdev.ops->close)
+				s->ns[k].bdev.ops->close(&s->ns[k].bdev);
+			s->ns[k].opened = false;
+		}
+	}
+}
+
+int nvmet_init(const struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, void *ctx)
+{
+	struct nvmet_target *t = &nvmet_tgt;
+	int rc;
+
+	if (t->running)
+		return -EBUSY;
+	if (!cfg || !open_fn)
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	memcpy(&t->cfg, cfg, sizeof(*cfg));
+	list_init(&t->ctrls);
+	list_init(&t->queues);
+	bdev_open = open_fn;
+	bdev_ctx = ctx;
+	t->genctr = 1;
+	t->nsubsys = cfg->nsubsys;
+
+	snprintf(t->disc_cfg.nqn, sizeof(t->disc_cfg.nqn), "%s", NVMET_DISCOVERY_NQN);
+	t->disc_cfg.allow_any_host = true;
+	snprintf(t->disc_cfg.serial, sizeof(t->disc_cfg.serial), "p2pstore-discovery");
+	snprintf(t->disc_cfg.model, sizeof(t->disc_cfg.model), "p2pstore discovery");
+	t->disc_cfg.cntlid_min = 1;
+	t->disc_cfg.cntlid_max = 0xffef;
+	t->disc.cfg = &t->disc_cfg;
+	t->disc.discovery = true;
+
+	for (unsigned i = 0; i < t->nsubsys; i++) {
+		struct nvmet_subsys *s = &t->subsys[i];
+		s->cfg = &t->cfg.subsys[i];
+		if (strcmp(s->cfg->nqn, NVMET_DISCOVERY_NQN) == 0) {
+			log_err("subsystem %u: the discovery NQN is reserved", i);
+			rc = -EINVAL;
+			goto fail_ns;
+		}
+		for (unsigned k = 0; k < s->cfg->nns; k++) {
+			const struct nvmet_cfg_ns *cn = &s->cfg->ns[k];
+			struct nvmet_ns *ns = &s->ns[s->nns++];
+			ns->nsid = cn->nsid;
+			ns->cfg = cn;
+			if (cn->nsid == 0 || cn->nsid > NVMET_MAX_NSID) {
+				log_err("%s: nsid %u outside 1..%u", s->cfg->nqn, cn->nsid, NVMET_MAX_NSID);
+				rc = -EINVAL;
+				goto fail_ns;
+			}
+			if (!cn->enable)
+				continue;
+			if ((rc = open_fn(ctx, i, cn, &ns->bdev))) {
+				log_err("%s nsid %u: cannot open /dev/nvme%un%u (%d)", s->cfg->nqn, cn->nsid, cn->ctrl,
+					cn->ctrl_nsid, rc);
+				goto fail_ns;
+			}
+			ns->opened = true;
+			ns->enabled = true;
+		}
+	}
+	if ((rc = mm_pool_init(&ctrl_pool, "nvmet-ctrl", sizeof(struct nvmet_ctrl), NVMET_MAX_CTRLS)))
+		goto fail_ns;
+	if ((rc = mm_pool_init(&queue_pool, "nvmet-queue", sizeof(struct nvmet_queue), NVMET_MAX_QUEUES)))
+		goto fail_ctrl_pool;
+	t->running = true;
+	log_info("target: %u ports, %u subsystems", cfg->nports, cfg->nsubsys);
+	return 0;
+
+fail_ctrl_pool:
+	mm_pool_destroy(&ctrl_pool);
+fail_ns:
+	close_namespaces();
+	memset(t, 0, sizeof(*t));
+	return rc;
+}
+
+void nvmet_fini(void)
+{
+	struct nvmet_target *t = &nvmet_tgt;
+	struct list_node *it, *tmp;
+
+	if (!t->running)
+		return;
+	/* transports are stopped: no queue_kill calls, just release everything */
+	list_for_each_safe(&t->ctrls, it, tmp) {
+		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
+		ctrl_set_state(c, NVMET_CTRL_FAILED);
+		timer_cancel(&timer_default_queue, &c->kato_timer);
+		ctrl_abort_aers(c);
+	}
+	list_for_each_safe(&t->queues, it, tmp) {
+		struct nvmet_queue *q = container_of(it, struct nvmet_queue, node);
+		if (q->ctrl)
+			queue_unbind(q);
+	}
+	list_for_each_safe(&t->queues, it, tmp)
+		queue_free(container_of(it, struct nvmet_queue, node));
+	mm_pool_destroy(&queue_pool);
+	mm_pool_destroy(&ctrl_pool);
+	close_namespaces();
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,121 @@
+/*
+ * nvmet_priv.h - layouts shared by the target core's files (nvmet_core.c: objects,
+ * fabrics commands, properties, keep-alive, events; nvmet_admin.c: Identify, logs,
+ * features; nvmet_io.c: NVM commands; nvmet_command.c: the console). Not for transports.
+ */
+#ifndef DRIVERS_NVME_TARGET_NVMET_PRIV_H
+#define DRIVERS_NVME_TARGET_NVMET_PRIV_H
+
+#include "../../../lib/list.h"
+#include "../../../lib/timer.h"
+#include "nvmet.h"
+#include "nvmet_wire.h"
+
+struct nvmet_ns {
+	uint32_t nsid;
+	bool enabled;          /* active: visible and accepting I/O */
+	bool opened;           /* bdev valid */
+	struct nvmet_bdev bdev;
+	const struct nvmet_cfg_ns *cfg;
+};
+
+struct nvmet_subsys {
+	const struct nvmet_cfg_subsys *cfg;
+	bool discovery;
+	unsigned nns;
+	struct nvmet_ns ns[NVMET_MAX_NS];
+	uint16_t next_cntlid;
+	unsigned nctrls;
+	uint64_t read_bytes, write_bytes, read_cmds, write_cmds; /* SMART / Health */
+};
+
+struct nvmet_queue_stats {
+	uint64_t cmds, completions, errors, read_bytes, write_bytes;
+};
+
+enum nvmet_queue_state {
+	NVMET_Q_NEW = 0,       /* waiting for Connect */
+	NVMET_Q_LIVE,          /* bound to a controller */
+	NVMET_Q_DEAD,          /* controller died, waiting for the transport to destroy */
+	NVMET_Q_DESTROYED,     /* transport gone; freed when the last command completes */
+};
+
+struct nvmet_queue {
+	enum nvmet_queue_state state;
+	unsigned port;
+	const struct nvmet_transport_ops *ops;
+	void *tctx;
+	struct nvmet_ctrl *ctrl;
+	uint16_t qid;
+	uint16_t size;         /* entries (SQSIZE + 1) */
+	uint16_t sqhd;
+	bool sqflow_off;
+	bool destroying;       /* inside nvmet_queue_destroy() */
+	unsigned inflight;     /* commands started and not yet completed (held AERs included) */
+	struct nvmet_queue_stats st;
+	struct list_node node; /* all queues */
+};
+
+struct nvmet_ctrl {
+	enum nvmet_ctrl_state state;
+	struct nvmet_subsys *subsys;
+	unsigned port;
+	uint16_t cntlid;
+	char hostnqn[NVMF_NQN_FIELD_LEN];
+	uint8_t hostid[16];
+	const struct nvmet_transport_ops *ops;
+	uint32_t cc, csts;
+	uint32_t kato_ms;
+	uint32_t aec;          /* Asynchronous Event Configuration */
+	uint16_t nr_io_queues; /* allowed I/O queues (Set Features Number of Queues) */
+	uint16_t sqsize_max;
+	struct nvmet_queue *queues[NVMET_MAX_IO_QUEUES + 1];
+	unsigned nqueues;      /* bound queues */
+	struct nvmet_req *aers; /* held AERs, LIFO */
+	unsigned naers;
+	bool aen_ns_pending;   /* a namespace notice waits for an AER */
+	bool aen_ns_masked;    /* reported, masked until the log page is read */
+	uint32_t changed_ns[NVMET_MAX_CHANGED_NS];
+	unsigned nchanged;
+	bool changed_overflow;
+	uint64_t err_count;
+	struct timer kato_timer;
+	struct list_node node;
+};
+
+struct nvmet_target {
+	bool running;
+	struct nvmet_config cfg;
+	struct nvmet_subsys subsys[NVMET_MAX_SUBSYS];
+	struct nvmet_subsys disc;
+	struct nvmet_cfg_subsys disc_cfg;
+	unsigned nsubsys;
+	uint64_t genctr;
+	struct list_node ctrls;
+	struct list_node queues;
+	unsigned nctrls, nqueues;
+	struct nvmet_stats st;
+};
+
+extern struct nvmet_target nvmet_tgt;
+
+/* nvmet_core.c */
+void nvmet_req_complete(struct nvmet_req *req, uint16_t status);
+bool nvmet_host_allowed(const struct nvmet_subsys *s, const char *hostnqn);
+void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason);
+struct nvmet_ns *nvmet_ns_find(struct nvmet_subsys *s, uint32_t nsid);
+/* Copy len bytes between buf and the request data at offset off; bytes, or -EINVAL past the end. */
+int nvmet_copy_to_req(struct nvmet_req *req, uint32_t off, const void *buf, uint32_t len);
+int nvmet_copy_from_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t len);
+uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c);
+
+void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c);
+
+/* nvmet_admin.c */
+void nvmet_exec_admin(struct nvmet_req *req);
+void nvmet_ctrl_aen_check(struct nvmet_ctrl *c);
+
+/* nvmet_io.c */
+void nvmet_exec_io(struct nvmet_req *req);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * nvmet_wire.h - what the NVMe-oF target needs beyond the host driver's definitions
+ * (../nvme_regs.h, reused for the SQE/CQE, SGL descriptors, opcodes and Identify
+ * offsets): the fabrics command set (NVMe over Fabrics 1.1, section 3), controller
+ * properties, the status codes the target returns, the Identify fields a fabrics
+ * controller fills, log page identifiers and the discovery log page format.
+ *
+ * SQE fields are read from a local copy with the le accessors below, never in place;
+ * buffers built for the host are written byte by byte with nvmet_st16/32/64.
+ */
+#ifndef DRIVERS_NVME_TARGET_NVMET_WIRE_H
+#define DRIVERS_NVME_TARGET_NVMET_WIRE_H
+
+#include <stdint.h>
+#include "../nvme_regs.h"
+
+/* --- fabrics commands (opcode 0x7f, FCTYPE in SQE byte 4) --- */
+#define NVMF_OPC_FABRICS 0x7f
+enum {
+	NVMF_FCTYPE_PROPERTY_SET = 0x00,
+	NVMF_FCTYPE_CONNECT = 0x01,
+	NVMF_FCTYPE_PROPERTY_GET = 0x04,
+	NVMF_FCTYPE_AUTH_SEND = 0x05,
+	NVMF_FCTYPE_AUTH_RECV = 0x06,
+	NVMF_FCTYPE_DISCONNECT = 0x08,
+};
+
+/* Connect command, SQE byte offsets (fabrics-specific part starts at byte 40 = CDW10). */
+#define NVMF_CONNECT_OFF_RECFMT 40   /* Record Format (2): 0 */
+#define NVMF_CONNECT_OFF_QID 42      /* Queue ID (2): 0 = admin queue */
+#define NVMF_CONNECT_OFF_SQSIZE 44   /* Submission Queue Size (2), 0's based */
+#define NVMF_CONNECT_OFF_CATTR 46    /* Connect Attributes (1) */
+#define NVMF_CONNECT_OFF_KATO 48     /* Keep Alive Timeout (4), milliseconds, admin queue only */
+#define NVMF_CATTR_PRIORITY_MASK 0x3u  /* bits 1:0: I/O queue priority class */
+#define NVMF_CATTR_DISABLE_SQFLOW 0x4u /* bit 2: SQ flow control disabled */
+
+/* Connect data (1024 bytes in the command's data). */
+#define NVMF_CONNECT_DATA_LEN 1024
+#define NVMF_CD_OFF_HOSTID 0         /* Host Identifier (16) */
+#define NVMF_CD_OFF_CNTLID 16        /* Controller ID (2): 0xffff dynamic, 0xfffe static any */
+#define NVMF_CD_OFF_SUBNQN 256       /* NVM Subsystem NQN (256, NUL-terminated) */
+#define NVMF_CD_OFF_HOSTNQN 512      /* Host NQN (256, NUL-terminated) */
+#define NVMF_NQN_FIELD_LEN 256
+#define NVMF_CNTLID_DYNAMIC 0xffffu
+
+/* Connect response DW0: CNTLID (15:0) on success; on Connect Invalid Parameters
+ * IPO (15:0) = byte offset of the bad field, IATTR (23:16) bit 0 = in the data. */
+#define NVMF_IATTR_DATA (1u << 16)
+
+/* Property Get/Set, SQE byte offsets. */
+#define NVMF_PROP_OFF_ATTRIB 40      /* ATTRIB (1): bits 2:0 size, 0 = 4 bytes, 1 = 8 bytes */
+#define NVMF_PROP_OFF_OFFSET 44      /* OFST (4): property offset (controller register offset) */
+#define NVMF_PROP_OFF_VALUE 48       /* VALUE (8), Property Set */
+#define NVMF_PROP_SIZE_8 0x1u
+
+/* Keep Alive (admin opcode 0x18), Asynchronous Event Request (0x0c), beyond nvme_regs.h. */
+#define NVME_ADM_AER 0x0c
+#define NVME_ADM_KEEP_ALIVE 0x18
+
+/* --- status codes (CQE status field without the phase bit, NVME_SC(sct, sc)) --- */
+#define NVME_SCT_GENERIC 0x0
+#define NVME_SCT_CMD_SPECIFIC 0x1
+#define NVMET_SC_SUCCESS NVME_SC(0, 0x00)
+#define NVMET_SC_INVALID_OPCODE NVME_SC(0, 0x01)
+#define NVMET_SC_INVALID_FIELD NVME_SC(0, 0x02)
+#define NVMET_SC_DATA_XFER_ERROR NVME_SC(0, 0x04)
+#define NVMET_SC_INTERNAL NVME_SC(0, 0x06)
+#define NVMET_SC_ABORT_SQ_DELETED NVME_SC(0, 0x08)   /* Command Aborted due to SQ Deletion */
+#define NVMET_SC_INVALID_NS NVME_SC(0, 0x0b)          /* Invalid Namespace or Format */
+#define NVMET_SC_CMD_SEQ_ERROR NVME_SC(0, 0x0c)       /* Command Sequence Error */
+#define NVMET_SC_SGL_INVALID_LAST NVME_SC(0, 0x0d)    /* Invalid SGL Segment Descriptor */
+#define NVMET_SC_SGL_LENGTH_INVALID NVME_SC(0, 0x0f)  /* Data SGL Length Invalid */
+#define NVMET_SC_SGL_TYPE_INVALID NVME_SC(0, 0x11)    /* SGL Descriptor Type Invalid */
+#define NVMET_SC_CMD_INTERRUPTED NVME_SC(0, 0x21)     /* Command Interrupted (retry) */
+#define NVMET_SC_LBA_RANGE NVME_SC(0, 0x80)           /* LBA Out of Range */
+#define NVMET_SC_CAPACITY_EXCEEDED NVME_SC(0, 0x81)
+#define NVMET_SC_NS_NOT_READY NVME_SC(0, 0x82)
+#define NVMET_SC_INVALID_QID NVME_SC(1, 0x01)         /* Invalid Queue Identifier */
+#define NVMET_SC_AER_LIMIT NVME_SC(1, 0x05)           /* Asynchronous Event Request Limit Exceeded */
+#define NVMET_SC_INVALID_LOG_PAGE NVME_SC(1, 0x09)
+#define NVMET_SC_FEAT_NOT_SAVEABLE NVME_SC(1, 0x0d)
+#define NVMET_SC_CONNECT_FORMAT NVME_SC(1, 0x80)      /* Incompatible Format */
+#define NVMET_SC_CONNECT_CTRL_BUSY NVME_SC(1, 0x81)   /* Controller Busy */
+#define NVMET_SC_CONNECT_INVALID_PARAM NVME_SC(1, 0x82)
+#define NVMET_SC_CONNECT_INVALID_HOST NVME_SC(1, 0x84)
+/* The CQE status field carries the status code shifted past the phase bit. */
+static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
+{
+	return (uint16_t)((sc << 1) | (dnr ? NVME_STATUS_DNR : 0));
+}
+
+/* --- Identify Controller fields a fabrics controller fills (byte offsets) --- */
+#define NVME_IDC_SSVID 2         /* PCI Subsystem Vendor ID (2) */
+#define NVME_IDC_RAB 72          /* Recommended Arbitration Burst */
+#define NVME_IDC_CMIC 76         /* multi-path I/O and namespace sharing: bit 1 multiple controllers */
+#define NVME_IDC_OAES 92         /* Optional Asynchronous Events Supported (4): bit 8 NS attribute notices */
+#define NVME_IDC_CTRATT 96       /* Controller Attributes (4) */
+#define NVME_IDC_CNTRLTYPE 111   /* Controller Type: 1 I/O, 2 discovery, 3 administrative */
+#define NVME_IDC_AERL 259        /* Asynchronous Event Request Limit, 0's based */
+#define NVME_IDC_LPA 261         /* Log Page Attributes: bit 2 extended data (offsets) */
+#define NVME_IDC_ELPE 262        /* Error Log Page Entries, 0's based */
+#define NVME_IDC_KAS 320         /* Keep Alive Support (2): granularity in 100 ms units */
+#define NVME_IDC_MAXCMD 514      /* Maximum Outstanding Commands (2) */
+#define NVME_IDC_FUSES 522
+#define NVME_IDC_IOCCSZ 1792     /* I/O Queue Command Capsule Supported Size (4), 16-byte units */
+#define NVME_IDC_IORCSZ 1796     /* I/O Queue Response Capsule Supported Size (4), 16-byte units */
+#define NVME_IDC_ICDOFF 1800     /* In Capsule Data Offset (2), 16-byte units after the SQE */
+#define NVME_IDC_FCATT 1802      /* Fabrics Controller Attributes: bit 0 static controller model */
+#define NVME_IDC_MSDBD 1803      /* Maximum SGL Data Block Descriptors */
+#define NVME_IDC_OFCS 1804       /* Optional Fabric Commands Supported (2): bit 0 Disconnect */
+#define NVME_CNTRLTYPE_IO 1
+#define NVME_CNTRLTYPE_DISCOVERY 2
+#define NVME_OAES_NS_ATTR (1u << 8)
+#define NVME_SGLS_OFFSET (1u << 20)   /* SGL Address field may be an offset (in-capsule data) */
+#define NVME_SGLS_KEYED (1u << 2)     /* Keyed SGL Data Block descriptor (RDMA) */
+
+/* --- Identify: more CNS values and namespace fields --- */
+#define NVME_ID_CNS_NS_DESC_LIST 0x03
+#define NVME_IDNS_NMIC 30        /* Namespace Multi-path I/O and Sharing: bit 0 shared */
+#define NVME_IDNS_DLFEAT 33      /* Deallocate Logical Block Features: 001b reads zeroes */
+#define NVME_IDNS_NGUID 104      /* Namespace Globally Unique Identifier (16) */
+#define NVME_IDNS_EUI64 120
+#define NVME_NIDT_NGUID 0x02     /* NS identification descriptor types (length 16) */
+#define NVME_NIDT_UUID 0x03
+#define NVME_ID_LEN 4096
+
+/* --- features --- */
+#define NVME_FEAT_ARBITRATION 0x01
+#define NVME_FEAT_POWER_MGMT 0x02
+#define NVME_FEAT_VOLATILE_WC 0x06
+#define NVME_FEAT_IRQ_COALESCE 0x08
+#define NVME_FEAT_ASYNC_EVENT 0x0b
+#define NVME_FEAT_KATO 0x0f
+#define NVME_FEAT_HOST_ID 0x81
+#define NVME_AEC_NS_ATTR (1u << 8)  /* Namespace Attribute Notices */
+
+/* --- asynchronous events: CQE DW0 of a completed AER --- */
+#define NVME_AER_TYPE_NOTICE 0x2
+#define NVME_AER_NOTICE_NS_CHANGED 0x00
+#define NVME_AER_RESULT(type, info, lid) ((uint32_t)(type) | ((uint32_t)(info) << 8) | ((uint32_t)(lid) << 16))
+
+/* --- log pages (Get Log Page CDW10: LID 7:0, LSP 11:8, RAE 15, NUMDL 31:16) --- */
+#define NVME_LOG_ERROR 0x01
+#define NVME_LOG_SMART 0x02
+#define NVME_LOG_FW_SLOT 0x03
+#define NVME_LOG_CHANGED_NS 0x04
+#define NVME_LOG_DISCOVERY 0x70
+#define NVME_LOG_RAE (1u << 15)
+#define NVME_LOG_ERROR_ENTRY_LEN 64
+#define NVME_LOG_SMART_LEN 512
+#define NVME_LOG_CHANGED_NS_LEN 4096
+
+/* Discovery log page: a 1024-byte header, then 1024-byte entries. */
+#define NVMF_DISC_HDR_LEN 1024
+#define NVMF_DISC_OFF_GENCTR 0       /* Generation Counter (8) */
+#define NVMF_DISC_OFF_NUMREC 8       /* Number of Records (8) */
+#define NVMF_DISC_OFF_RECFMT 16      /* Record Format (2) */
+#define NVMF_DISC_ENTRY_LEN 1024
+#define NVMF_DE_TRTYPE 0             /* Transport Type (1): 1 RDMA, 3 TCP */
+#define NVMF_DE_ADRFAM 1             /* Address Family (1): 1 IPv4 */
+#define NVMF_DE_SUBTYPE 2            /* Subsystem Type: 1 discovery referral, 2 NVM, 3 current discovery */
+#define NVMF_DE_TREQ 3               /* Transport Requirements: bits 1:0 secure channel (2: not required) */
+#define NVMF_DE_PORTID 4             /* Port ID (2) */
+#define NVMF_DE_CNTLID 6             /* Controller ID (2): 0xffff dynamic */
+#define NVMF_DE_ASQSZ 8              /* Admin Max SQ Size (2) */
+#define NVMF_DE_TRSVCID 32           /* Transport Service Identifier (32, ASCII) */
+#define NVMF_DE_SUBNQN 256           /* Subsystem NQN (256) */
+#define NVMF_DE_TRADDR 512           /* Transport Address (256, ASCII) */
+#define NVMF_DE_TSAS 768             /* Transport Specific Address Subtype (256): TCP SECTYPE byte 0 */
+#define NVMF_ADRFAM_IPV4 1
+#define NVMF_SUBTYPE_NVME 2
+#define NVMF_TREQ_NOT_REQUIRED 0x2
+
+/* --- the properties a fabrics controller exposes (controller register offsets) --- */
+#define NVMF_PROP_CAP NVME_REG_CAP   /* 8 bytes */
+#define NVMF_PROP_VS NVME_REG_VS     /* 4 bytes */
+#define NVMF_PROP_CC NVME_REG_CC     /* 4 bytes */
+#define NVMF_PROP_CSTS NVME_REG_CSTS /* 4 bytes */
+#define NVME_CSTS_SHST_COMPLETE 0x2u
+#define NVME_CC_SHN_NONE 0x0u
+
+/* Little-endian stores into buffers built for the host. */
+static inline void nvmet_st16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void nvmet_st32(uint8_t *p, uint32_t v)
+{
+	nvmet_st16(p, (uint16_t)v);
+	nvmet_st16(p + 2, (uint16_t)(v >> 16));
+}
+static inline void nvmet_st64(uint8_t *p, uint64_t v)
+{
+	nvmet_st32(p, (uint32_t)v);
+	nvmet_st32(p + 4, (uint32_t)(v >> 32));
+}
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * fake_nvmet_transport.c - see fake_nvmet_transport.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake_nvmet_transport.h"
+
+static void ft_kill(void *tctx, int reason)
+{
+	struct ft_conn *c = tctx;
+	c->killed = true;
+	c->kill_reason = reason;
+	c->kills++;
+}
+
+const struct nvmet_transport_ops ft_ops = {
+	.name = "fake",
+	.trtype = NVMET_TRTYPE_TCP,
+	.max_queue_size = 128,
+	.in_capsule_data = 8192,
+	.msdbd = 1,
+	.sgls_extra = NVME_SGLS_OFFSET,
+	.max_xfer = 0,
+	.queue_kill = ft_kill,
+};
+
+void ft_open(struct ft_conn *c, unsigned port)
+{
+	memset(c, 0, sizeof(*c));
+	if (nvmet_queue_create(port, &ft_ops, c, &c->q)) {
+		fprintf(stderr, "ft_open: no queue\n");
+		abort();
+	}
+}
+
+void ft_close(struct ft_conn *c)
+{
+	nvmet_queue_destroy(c->q);
+	c->q = NULL;
+}
+
+static void ft_done(struct nvmet_req *req, void *arg)
+{
+	struct ft_cmd *cmd = arg;
+	(void)req;
+	cmd->completions++;
+	cmd->busy = false;
+}
+
+struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe *sqe, const void *data, uint32_t len)
+{
+	struct ft_cmd *cmd = &c->cmds[slot % FT_MAX_CMDS];
+	struct nvmet_data d = { cmd->sg, 0, len };
+
+	if (len > FT_BUF)
+		abort();
+	memset(cmd->buf, 0, sizeof(cmd->buf));
+	if (data)
+		memcpy(cmd->buf, data, len);
+	/* split: 1/3 + 1/3 + rest, skipping empty pieces */
+	uint32_t off = 0;
+	for (unsigned i = 0; i < FT_SEGS && off < len; i++) {
+		uint32_t n = i == FT_SEGS - 1 ? len - off : (len / FT_SEGS ? len / FT_SEGS : len - off);
+		cmd->sg[d.nsg].addr = dma_addr_host(cmd->buf + off);
+		cmd->sg[d.nsg].len = n;
+		d.nsg++;
+		off += n;
+	}
+	cmd->completions = 0;
+	cmd->busy = true;
+	nvmet_exec(c->q, &cmd->req, sqe, &d, ft_done, cmd);
+	return cmd;
+}
+
+uint16_t ft_exec(struct ft_conn *c, const struct nvme_sqe *sqe, const void *wdata, uint32_t len, void *rbuf,
+		 struct nvme_cqe *cqe_out)
+{
+	struct ft_cmd *cmd = ft_submit(c, FT_MAX_CMDS - 1, sqe, wdata, len);
+	if (cmd->completions != 1) {
+		fprintf(stderr, "ft_exec: %u completions\n", cmd->completions);
+		abort();
+	}
+	if (rbuf)
+		memcpy(rbuf, cmd->buf, cmd->req.xfer_len);
+	if (cqe_out)
+		*cqe_out = cmd->req.cqe;
+	return (uint16_t)((cmd->req.cqe.status >> 1) & 0x7ff);
+}
+
+struct nvme_sqe ft_sqe(uint8_t opc, uint16_t cid, uint32_t nsid, uint32_t len)
+{
+	struct nvme_sqe s;
+	memset(&s, 0, sizeof(s));
+	s.cdw0 = opc | NVME_SQE_PSDT_SGL | ((uint32_t)cid << NVME_SQE_CID_SHIFT);
+	s.nsid = nsid;
+	s.dptr2 = (uint64_t)len | ((uint64_t)0x01 << 56); /* SGL1: length, in-capsule offset type */
+	return s;
+}
+
+struct nvme_sqe ft_connect_sqe(uint16_t qid, uint16_t sqsize, uint32_t kato)
+{
+	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 1, 0, 1024);
+	uint8_t *b = (uint8_t *)&s;
+	b[4] = NVMF_FCTYPE_CONNECT;
+	nvmet_st16(b + NVMF_CONNECT_OFF_QID, qid);
+	nvmet_st16(b + NVMF_CONNECT_OFF_SQSIZE, sqsize);
+	nvmet_st32(b + NVMF_CONNECT_OFF_KATO, kato);
+	return s;
+}
+
+void ft_connect_data(uint8_t cd[1024], const char *hostnqn, const char *subnqn, uint16_t cntlid)
+{
+	memset(cd, 0, 1024);
+	for (int i = 0; i < 16; i++)
+		cd[i] = (uint8_t)(0xa0 + i);
+	nvmet_st16(cd + NVMF_CD_OFF_CNTLID, cntlid);
+	snprintf((char *)cd + NVMF_CD_OFF_SUBNQN, 256, "%s", subnqn);
+	snprintf((char *)cd + NVMF_CD_OFF_HOSTNQN, 256, "%s", hostnqn);
+}
+
+struct nvme_sqe ft_prop_sqe(bool set, bool size8, uint32_t off, uint64_t value)
+{
+	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 2, 0, 0);
+	uint8_t *b = (uint8_t *)&s;
+	b[4] = set ? NVMF_FCTYPE_PROPERTY_SET : NVMF_FCTYPE_PROPERTY_GET;
+	b[NVMF_PROP_OFF_ATTRIB] = size8 ? 1 : 0;
+	nvmet_st32(b + NVMF_PROP_OFF_OFFSET, off);
+	nvmet_st64(b + NVMF_PROP_OFF_VALUE, value);
+	return s;
+}
+
+int ft_connect_admin(struct ft_conn *c, const char *hostnqn, const char *subnqn, uint32_t kato)
+{
+	uint8_t cd[1024];
+	struct nvme_sqe s = ft_connect_sqe(0, 31, kato);
+	struct nvme_cqe cqe;
+	ft_connect_data(cd, hostnqn, subnqn, 0xffff);
+	uint16_t st = ft_exec(c, &s, cd, sizeof(cd), NULL, &cqe);
+	return st ? -(int)st : (int)(cqe.dw0 & 0xffff);
+}
+
+int ft_enable(struct ft_conn *c)
+{
+	uint32_t cc = NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT);
+	struct nvme_sqe s = ft_prop_sqe(true, false, NVMF_PROP_CC, cc);
+	return -(int)ft_exec(c, &s, NULL, 0, NULL, NULL);
+}
+
+uint16_t ft_connect_io(struct ft_conn *c, uint16_t qid, uint16_t cntlid, const char *hostnqn, const char *subnqn)
+{
+	uint8_t cd[1024];
+	struct nvme_sqe s = ft_connect_sqe(qid, 63, 0);
+	ft_connect_data(cd, hostnqn, subnqn, cntlid);
+	return ft_exec(c, &s, cd, sizeof(cd), NULL, NULL);
+}
