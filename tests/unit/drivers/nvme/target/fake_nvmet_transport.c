@@ -76,7 +76,12 @@ struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe
 uint16_t ft_exec(struct ft_conn *c, const struct nvme_sqe *sqe, const void *wdata, uint32_t len, void *rbuf,
 		 struct nvme_cqe *cqe_out)
 {
-	struct ft_cmd *cmd = ft_submit(c, FT_MAX_CMDS - 1, sqe, wdata, len);
+	unsigned slot = FT_MAX_CMDS - 1;
+	while (slot > 0 && c->cmds[slot].busy) /* a held AER keeps its slot */
+		slot--;
+	if (c->cmds[slot].busy)
+		abort();
+	struct ft_cmd *cmd = ft_submit(c, slot, sqe, wdata, len);
 	if (cmd->completions != 1) {
 		fprintf(stderr, "ft_exec: %u completions\n", cmd->completions);
 		abort();

@@ -1,0 +1,159 @@
+// sources: drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c lib/ipv4_text.c mm/pool.c lib/timer.c lib/log.c lib/clock.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
+/*
+ * libFuzzer harness: the NVMe-oF target core fed arbitrary commands (SQE + data, Connect
+ * data included) on four fake-transport connections, with shortcuts to a well-formed
+ * Connect / enable so that the admin and I/O command sets are reached, clock jumps
+ * (keep-alive expiry), namespace changes and connection closes in between.
+ * Invariants: no crash or sanitizer report; every command completes exactly once (a
+ * held AER at the latest when its queue goes); every pool is back to zero afterwards.
+ *
+ * Input: records of [action byte][...]:
+ *   action & 7 == 0: exec   [conn/slot byte][64-byte SQE][len lo][len hi][len data bytes]
+ *   1: close and reopen conn (port from the byte)     2: clock += byte * 100 ms, run timers
+ *   3: toggle a namespace                             4: Connect admin (host, subsystem, kato from bytes)
+ *   5: enable (CC.EN=1) on conn                       6: Connect I/O queue to conn 0's controller
+ */
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "drivers/nvme/target/nvmet.h"
+#include "drivers/nvme/target/nvmet_wire.h"
+#include "lib/clock.h"
+#include "lib/timer.h"
+#include "mm/pool.h"
+#include "tests/unit/drivers/nvme/target/fake_nvmet_transport.h"
+
+#define NCONN 4
+#define HOST_A "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
+#define HOST_B "nqn.2014-08.org.nvmexpress:uuid:bbbbbbbb-0000-4000-8000-000000000002"
+#define VOL0 "nqn.2026-11.org.p2pstore:vol0"
+#define VOL1 "nqn.2026-11.org.p2pstore:vol1"
+
+static const char *const json =
+	"{ \"hosts\": [ { \"nqn\": \"" HOST_A "\" }, { \"nqn\": \"" HOST_B "\" } ],"
+	"  \"ports\": ["
+	"    { \"portid\": 1, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.1\", \"trsvcid\": \"4420\" },"
+	"      \"subsystems\": [ \"" VOL0 "\", \"" VOL1 "\" ] },"
+	"    { \"portid\": 2, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.2\", \"trsvcid\": \"4421\" },"
+	"      \"subsystems\": [ \"" VOL1 "\" ] } ],"
+	"  \"subsystems\": ["
+	"    { \"nqn\": \"" VOL0 "\", \"allowed_hosts\": [ \"" HOST_A "\" ],"
+	"      \"attr\": { \"allow_any_host\": \"0\", \"cntlid_min\": \"10\", \"cntlid_max\": \"12\" },"
+	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } },"
+	"        { \"nsid\": 2, \"enable\": 0, \"device\": { \"path\": \"/dev/nvme0n2\" } } ] },"
+	"    { \"nqn\": \"" VOL1 "\", \"attr\": { \"allow_any_host\": \"1\" },"
+	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme1n1\" } } ] } ] }";
+
+static struct nvmet_config cfg;
+static struct ft_conn conns[NCONN];
+static uint64_t now;
+
+static uint64_t fuzz_clock(void)
+{
+	return now;
+}
+
+static int ram_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
+{
+	(void)ctx;
+	(void)si;
+	return ns->ctrl == 0 ? nvmet_bdev_ram_open(out, 64, 9) : nvmet_bdev_ram_open(out, 16, 12);
+}
+
+/* A command that completed must have completed once; one still held must be an AER. */
+static void check_slot(const struct ft_conn *c, const struct ft_cmd *cmd)
+{
+	assert(cmd->completions <= 1);
+	if (cmd->completions == 0)
+		assert(NVME_SQE_OPC(cmd->req.sqe.cdw0) == NVME_ADM_AER && c->q);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static bool parsed;
+	char err[200];
+	size_t p = 0;
+
+	if (!parsed) {
+		int rc = nvmet_config_parse(json, strlen(json), &cfg, err, sizeof(err), NULL, NULL);
+		assert(rc == 0);
+		clock_set_source(fuzz_clock);
+		parsed = true;
+	}
+	now = 0;
+	timer_queue_init(&timer_default_queue);
+	if (nvmet_init(&cfg, ram_open, NULL))
+		abort();
+	for (unsigned i = 0; i < NCONN; i++)
+		ft_open(&conns[i], i & 1 ? 1 : 0);
+
+	while (p < size) {
+		uint8_t act = data[p++];
+		uint8_t arg = p < size ? data[p++] : 0;
+		struct ft_conn *c = &conns[arg % NCONN];
+		switch (act & 7) {
+		case 0: {
+			struct nvme_sqe sqe;
+			uint32_t len;
+			unsigned slot = (arg >> 2) % FT_MAX_CMDS;
+			if (size - p < sizeof(sqe) + 2)
+				goto out;
+			memcpy(&sqe, data + p, sizeof(sqe));
+			p += sizeof(sqe);
+			len = (uint32_t)(data[p] | data[p + 1] << 8) % (FT_BUF + 1);
+			p += 2;
+			if (len > size - p)
+				len = (uint32_t)(size - p);
+			for (unsigned k = 0; k < FT_MAX_CMDS && c->cmds[slot].busy; k++)
+				slot = (slot + 1) % FT_MAX_CMDS;
+			if (c->cmds[slot].busy)
+				break; /* all held */
+			struct ft_cmd *cmd = ft_submit(c, slot, &sqe, data + p, len);
+			p += len;
+			check_slot(c, cmd);
+			break;
+		}
+		case 1:
+			ft_close(c);
+			for (unsigned k = 0; k < FT_MAX_CMDS; k++)
+				assert(!c->cmds[k].busy && c->cmds[k].completions <= 1);
+			ft_open(c, (arg >> 2) & 1);
+			break;
+		case 2:
+			now += (uint64_t)arg * 100 * NSEC_PER_MSEC;
+			timer_queue_run(&timer_default_queue, now);
+			break;
+		case 3:
+			nvmet_ns_set_enabled(arg & 4 ? VOL1 : VOL0, 1 + ((arg >> 3) & 1), (arg >> 4) & 1);
+			break;
+		case 4:
+			ft_connect_admin(c, arg & 4 ? HOST_B : HOST_A,
+					 (arg & 8) ? "nqn.2014-08.org.nvmexpress.discovery" : (arg & 16) ? VOL1 : VOL0,
+					 (arg >> 5) * 1000u);
+			break;
+		case 5:
+			ft_enable(c);
+			break;
+		case 6: {
+			int cntlid = conns[0].q ? nvmet_queue_cntlid(conns[0].q) : -1;
+			if (cntlid > 0)
+				ft_connect_io(c, (uint16_t)(1 + (arg >> 2) % 4), (uint16_t)cntlid, arg & 32 ? HOST_B : HOST_A,
+					      arg & 64 ? VOL1 : VOL0);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+out:
+	for (unsigned i = 0; i < NCONN; i++) {
+		ft_close(&conns[i]);
+		for (unsigned k = 0; k < FT_MAX_CMDS; k++)
+			assert(!conns[i].cmds[k].busy && conns[i].cmds[k].completions <= 1);
+	}
+	assert(nvmet_ctrl_count() == 0 && nvmet_queue_count() == 0);
+	nvmet_fini();
+	assert(mm_pool_total_in_use() == 0);
+	return 0;
+}
