@@ -666,3 +666,61 @@ Test(nvmet, init_refuses_and_fini_frees_live_state)
 	cr_assert_not(nvmet_running());
 	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
 }
+
+/* A backend that holds its I/O until the test completes it (like the NVMe backend). */
+static struct nvmet_bio *held_bio;
+static int slow_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
+{
+	(void)b;
+	if (held_bio)
+		return -EBUSY;
+	held_bio = bio;
+	return 0;
+}
+static void slow_close(struct nvmet_bdev *b)
+{
+	(void)b;
+}
+static const struct nvmet_bdev_ops slow_ops = { .submit = slow_submit, .close = slow_close };
+static int slow_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
+{
+	(void)ctx;
+	(void)si;
+	(void)ns;
+	memset(out, 0, sizeof(*out));
+	out->ops = &slow_ops;
+	out->nblocks = 100;
+	out->lba_shift = 9;
+	return 0;
+}
+
+Test(nvmet, queue_destroyed_with_io_in_flight)
+{
+	struct ft_conn a, q;
+	struct nvme_sqe s = ft_sqe(NVME_CMD_READ, 40, 1, 512);
+
+	nvmet_fini();
+	cr_assert_eq(nvmet_init(&cfg, slow_open, NULL), 0);
+	held_bio = NULL;
+	connect_all(&a, &q, HOST_A, VOL0, 0);
+	struct ft_cmd *cmd = ft_submit(&q, 0, &s, NULL, 512);
+	cr_assert_eq(cmd->completions, 0, "at the backend");
+	cr_assert_not_null(held_bio);
+	/* a second one while the backend is busy: retryable status, no DNR */
+	s.cdw0 = (s.cdw0 & 0xffff) | (41u << 16);
+	struct ft_cmd *busy = ft_submit(&q, 1, &s, NULL, 512);
+	cr_assert_eq(busy->completions, 1);
+	cr_assert_eq((busy->req.cqe.status >> 1) & 0x7ff, NVMET_SC_CMD_INTERRUPTED);
+	cr_assert_eq(busy->req.cqe.status & NVME_STATUS_DNR, 0);
+	/* the connection goes; the queue stays until its command is back */
+	ft_close(&q);
+	ft_close(&a);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+	cr_assert_eq(nvmet_queue_count(), 1);
+	struct nvmet_bio *b = held_bio;
+	held_bio = NULL;
+	b->done(b, 0);
+	cr_assert_eq(cmd->completions, 1);
+	cr_assert_eq(cmd->req.cqe.cid, 40);
+	cr_assert_eq(nvmet_queue_count(), 0);
+}
