@@ -22,7 +22,9 @@
  *    bytes of data it produced for the host (read, identify, log page, ...): the
  *    transport sends that data (C2HData / RDMA Write) then the CQE. done may run inside
  *    nvmet_exec() (RAM disk, admin commands) or later from the poll loop (NVMe backend,
- *    held AERs). The request is the transport's again when done runs.
+ *    held AERs). The request is the transport's again when done runs. done may call
+ *    nvmet_exec() for the next capsule, but must not destroy the queue: defer that to
+ *    the transport's poller.
  *  - When a controller dies (keep-alive timeout, fatal CC handling, admin Disconnect),
  *    the core calls ops->queue_kill() for each of its queues: the transport closes the
  *    connection soon (not from inside the call) and then calls nvmet_queue_destroy().
