@@ -29,7 +29,7 @@ def strip_ansi(text):
 class Appliance:
     """One appliance boot in QEMU, driven over the serial console."""
 
-    def __init__(self, name, config="panic = exit\n", qemu_args=(), boot_timeout=None, netdev=None):
+    def __init__(self, name, config="panic = exit\n", qemu_args=(), boot_timeout=None, netdev=None, files=None):
         self.name = name
         self.esp = os.path.join(BUILD, "test-esp", name)
         self.log_path = os.path.join(BUILD, "test-logs", name + ".log")
@@ -42,6 +42,9 @@ class Appliance:
         if config is not None:
             with open(os.path.join(self.esp, "p2pstore", "p2pstore.cfg"), "w") as f:
                 f.write(config)
+        for fname, text in (files or {}).items():  # more files in \p2pstore\ (e.g. nvmet.json)
+            with open(os.path.join(self.esp, "p2pstore", fname), "w") as f:
+                f.write(text)
         self.log = open(self.log_path, "w")
         self.started = time.monotonic()
         args = ["--esp", self.esp, "--no-reboot"] + (["--netdev", netdev] if netdev else [])
