@@ -7,8 +7,10 @@
 #include <string.h>
 #include "../drivers/nvme/target/nvmet.h"
 #include "../drivers/nvme/target/nvmet_config.h"
+#include "../drivers/nvme/target/tcp.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
+#include "../net/tcp/tcp.h"
 #include "kernel.h"
 
 LOG_MODULE_USE(kernel);
@@ -16,6 +18,13 @@ LOG_MODULE_USE(kernel);
 #define NVMET_CONFIG_FILE "nvmet.json"
 
 static struct nvmet_config nvmet_boot_cfg;
+
+/* The NVMe/TCP transport over the real socket layer (host tests put a fake one there). */
+static const struct nvmet_tcp_sock_ops nvmet_boot_sock_ops = {
+	.listen = tcp_listen, .accept = tcp_accept, .set_ops = tcp_set_ops, .recv_frags = tcp_recv_frags,
+	.recv_eof = tcp_recv_eof, .send_space = tcp_send_space, .send_copy = tcp_send_copy, .flush = tcp_flush,
+	.close = tcp_close, .abort = tcp_abort,
+};
 
 static void nvmet_boot_warn(void *ctx, const char *message)
 {
@@ -43,6 +52,11 @@ static int nvmet_boot(void)
 	}
 	if ((rc = nvmet_init(&nvmet_boot_cfg, nvmet_bdev_nvme_open, NULL))) {
 		log_err("nvmet: cannot start the target from %s (%d); running without a target", NVMET_CONFIG_FILE, rc);
+		return 0;
+	}
+	if ((rc = nvmet_tcp_start(&nvmet_boot_sock_ops))) {
+		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);
+		nvmet_fini();
 		return 0;
 	}
 	log_info("nvmet: target started from %s: %u ports, %u subsystems", NVMET_CONFIG_FILE, nvmet_boot_cfg.nports,
