@@ -24,6 +24,7 @@ LOG_MODULE_USE(nvmet);
 
 enum nvmet_tcp_req_state {
 	NVMET_TCP_REQ_FREE = 0,
+	NVMET_TCP_REQ_R2T,       /* a write waiting for its data: R2T (to be) sent, H2CData coming */
 	NVMET_TCP_REQ_EXEC,      /* at the core (nvmet_exec .. done) */
 	NVMET_TCP_REQ_TX,        /* completed, waiting in the TX backlog */
 };
@@ -42,6 +43,10 @@ struct nvmet_tcp_req {
 	void *bufs[NVMET_TCP_REQ_SEGS];
 	struct nvme_sg sg[NVMET_TCP_REQ_SEGS];
 	uint32_t tx_off;                 /* data bytes already queued as C2HData */
+	struct nvme_sqe wsqe;            /* R2T: the write's SQE until its data is in */
+	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
+	bool r2t_sent;                   /* R2T: the R2T PDU is out */
+	bool gathered;                   /* R2T: the data is being copied into DRAM chunks */
 	struct list_node tx_node;        /* in conn->tx_backlog while TX */
 };
 
@@ -125,6 +130,8 @@ static struct nvmet_tcp_req *req_get(struct nvmet_tcp_conn *c)
 			r->nfrags = 0;
 			r->nbufs = 0;
 			r->tx_off = 0;
+			r->r2t_len = r->h2c_rcvd = 0;
+			r->r2t_sent = r->gathered = false;
 			c->nfree--;
 			return r;
 		}
@@ -161,6 +168,8 @@ static int conn_send(struct nvmet_tcp_conn *c, const void *buf, size_t len)
  * each only when the socket has room for the whole PDU. Returns PDUs sent, or a
  * negative errno (the connection must be closed).
  */
+static int conn_send_r2ts(struct nvmet_tcp_conn *c);
+
 static int conn_tx(struct nvmet_tcp_conn *c)
 {
 	uint8_t hdr[NVME_TCP_MAX_HEADER];
@@ -168,6 +177,9 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 
 	if (!c->sock)
 		return 0;
+	if ((rc = conn_send_r2ts(c)) < 0)
+		return rc;
+	sent += rc;
 	while (!list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
 		size_t space = nvmet_tcp.sops->send_space(c->sock);
@@ -273,6 +285,9 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		nvmet_queue_destroy(q);
 	}
 	conn_drop_backlog(c);
+	for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
+		if (c->reqs[i].state == NVMET_TCP_REQ_R2T)
+			req_put(&c->reqs[i]); /* writes that never got their data */
 }
 
 /* A protocol error: C2HTermReq quoting the offending header, then close. */
@@ -432,8 +447,16 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 			d.nsg = r->nbufs;
 		else
 			refuse = true; /* TODO: wait for buffers instead of failing the command */
+	} else if (len && len <= NVMET_TCP_MAX_XFER) {
+		/* write data comes after an R2T for all of it (one R2T per command) */
+		r->wsqe = sqe;
+		r->r2t_len = len;
+		r->state = NVMET_TCP_REQ_R2T;
+		r->conn = c;
+		nvmet_tcp.st.r2ts++;
+		return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
 	} else if (len) {
-		refuse = true; /* TODO(step 3): R2T + H2CData */
+		refuse = true; /* larger than a command may move: the core says so */
 	}
 	if (refuse) {
 		/* one segment that cannot match the SGL length: the core completes the command
@@ -446,6 +469,121 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	r->conn = c;
 	c->inflight++;
 	nvmet_exec(c->q, &r->req, &sqe, &d, req_done, r);
+	return 0;
+}
+
+/* Send the R2Ts not sent yet, each when the socket has room. PDUs sent or -errno. */
+static int conn_send_r2ts(struct nvmet_tcp_conn *c)
+{
+	uint8_t hdr[NVME_TCP_MAX_HEADER];
+	int sent = 0, rc;
+
+	for (unsigned i = 0; c->sock && i < NVMET_TCP_QUEUE_DEPTH; i++) {
+		struct nvmet_tcp_req *r = &c->reqs[i];
+		if (r->state != NVMET_TCP_REQ_R2T || r->r2t_sent)
+			continue;
+		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
+		if (nvmet_tcp.sops->send_space(c->sock) < hl) {
+			nvmet_tcp.st.tx_waits++;
+			break;
+		}
+		if ((rc = conn_send(c, hdr, hl)))
+			return rc;
+		r->r2t_sent = true;
+		sent++;
+	}
+	if (sent)
+		nvmet_tcp.sops->flush(c->sock);
+	return sent;
+}
+
+/* Copy a PDU's data to the DRAM chunks of r at byte off (counted CPU reads). */
+static int copy_into_bufs(struct nvmet_tcp_req *r, uint32_t off, const struct netdev_frag *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		for (uint32_t done = 0; done < f[i].len;) {
+			uint32_t in = off % NVMET_TCP_BUF_SIZE;
+			uint32_t k = NVMET_TCP_BUF_SIZE - in;
+			if (k > f[i].len - done)
+				k = f[i].len - done;
+			int rc = netdev_frag_read(&f[i], done, (uint8_t *)r->bufs[off / NVMET_TCP_BUF_SIZE] + in, k);
+			if (rc)
+				return rc;
+			done += k;
+			off += k;
+		}
+	}
+	return 0;
+}
+
+/*
+ * H2CData for an R2T: the transfer tag names the request (its slot), the data must come in
+ * order and inside the R2T. The fragments are kept as they are (the NVMe command will point
+ * at them) unless there are more than a command takes: then the whole write is gathered
+ * into DRAM chunks (counted). When all the data is in, the write runs.
+ */
+static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
+{
+	const struct nvme_tcp_pdu *h = &pdu->hdr;
+	uint16_t ttag = h->u.data.ttag;
+	struct nvmet_tcp_req *r = ttag < NVMET_TCP_QUEUE_DEPTH ? &c->reqs[ttag] : NULL;
+	uint16_t fes = 0;
+	uint32_t fei = 0;
+	const char *what = NULL;
+
+	if (!r || r->state != NVMET_TCP_REQ_R2T || !r->r2t_sent)
+		fes = NVME_TCP_FES_INVALID_HEADER_FIELD, fei = 10, what = "H2CData for no outstanding R2T";
+	else if (h->u.data.cccid != r->cccid)
+		fes = NVME_TCP_FES_INVALID_HEADER_FIELD, fei = 8, what = "H2CData CCCID does not match its R2T";
+	else if (h->u.data.offset != r->h2c_rcvd)
+		fes = NVME_TCP_FES_DATA_OUT_OF_RANGE, fei = 12, what = "H2CData DATAO out of order";
+	else if (h->u.data.length > r->r2t_len - r->h2c_rcvd)
+		fes = NVME_TCP_FES_DATA_OUT_OF_RANGE, fei = 16, what = "H2CData beyond its R2T";
+	if (fes) {
+		pdu_release(pdu);
+		conn_fail(c, fes, fei, pdu->raw, h->hdr_bytes, what);
+		return -EPROTO;
+	}
+	nvmet_tcp.st.h2c_pdus++;
+	nvmet_tcp.st.h2c_bytes += h->u.data.length;
+	int rc = 0;
+	if (!r->gathered && r->nfrags + pdu->nfrags <= NVMET_TCP_REQ_SEGS) {
+		for (unsigned i = 0; i < pdu->nfrags; i++) {
+			r->frags[r->nfrags] = pdu->frags[i];
+			r->sg[r->nfrags].addr = pdu->frags[i].addr;
+			r->sg[r->nfrags].len = pdu->frags[i].len;
+			r->nfrags++;
+		}
+		pdu->nfrags = 0;
+	} else {
+		if (!r->gathered) {
+			/* switch to DRAM: the fragments so far move into chunks first */
+			r->gathered = true;
+			nvmet_tcp.st.gathers++;
+			rc = req_alloc_bufs(r, r->r2t_len);
+			if (!rc)
+				rc = copy_into_bufs(r, 0, r->frags, r->nfrags);
+			for (unsigned i = 0; i < r->nfrags; i++)
+				netdev_frag_release(&r->frags[i]);
+			r->nfrags = 0;
+		}
+		if (!rc)
+			rc = copy_into_bufs(r, r->h2c_rcvd, pdu->frags, pdu->nfrags);
+		pdu_release(pdu);
+	}
+	r->h2c_rcvd += h->u.data.length;
+	if (r->h2c_rcvd < r->r2t_len)
+		return 0;
+	struct nvmet_data d = { .sg = r->sg, .nsg = r->gathered ? r->nbufs : r->nfrags, .len = r->r2t_len };
+	if (rc) {
+		/* no DRAM for the gather: one segment that cannot match, the core says SGL Length Invalid */
+		d.nsg = 1;
+		r->sg[0].addr = (dma_addr_t){ 0 };
+		r->sg[0].len = 0;
+	}
+	r->state = NVMET_TCP_REQ_EXEC;
+	c->inflight++;
+	nvmet_exec(c->q, &r->req, &r->wsqe, &d, req_done, r);
 	return 0;
 }
 
@@ -509,7 +647,17 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 			conn_close(c, NVMET_TCP_CLOSING, false, "ICReq not served");
 		return rc;
 	}
+	if (!pdu->ddgst_ok) {
+		/* as Linux's nvmet-tcp does: a data digest error ends the connection */
+		pdu_release(pdu);
+		nvmet_tcp.st.ddgst_errors++;
+		log_warn("tcp: port %u: data digest error on a %s PDU: closing", c->port, nvme_tcp_pdu_type_name(h->type));
+		conn_close(c, NVMET_TCP_CLOSING, false, "data digest error");
+		return -ECONNRESET;
+	}
 	switch (h->type) {
+	case NVME_TCP_H2C_DATA:
+		return conn_h2c(c, pdu);
 	case NVME_TCP_CAPSULE_CMD:
 		if (conn_capsule(c, pdu)) {
 			conn_close(c, NVMET_TCP_CLOSING, false, "queue depth exceeded");
@@ -521,7 +669,6 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 		conn_fail(c, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0, pdu->raw, h->hdr_bytes, "second ICReq");
 		return -EPROTO;
 	default:
-		/* TODO(step 3): H2CData against an outstanding R2T */
 		pdu_release(pdu);
 		conn_fail(c, NVME_TCP_FES_INVALID_HEADER_FIELD, 0, pdu->raw, h->hdr_bytes,
 			  "PDU type a host may not send here");

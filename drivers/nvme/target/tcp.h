@@ -73,7 +73,9 @@ struct nvmet_tcp_stats {
 	uint64_t capsules, responses, c2h_pdus, c2h_bytes;
 	uint64_t tx_waits;                    /* a completion waited for send space */
 	uint64_t no_bufs;                     /* DRAM data buffers exhausted */
-	uint64_t gathers;                     /* in-capsule data in too many fragments, copied to DRAM */
+	uint64_t gathers;                     /* data in too many fragments, copied to DRAM */
+	uint64_t r2ts, h2c_pdus, h2c_bytes;   /* writes whose data came after an R2T */
+	uint64_t ddgst_errors;                /* data digest mismatches (the connection is closed) */
 	uint64_t kills;                       /* queue_kill from the core */
 	uint64_t closed, freed;
 };

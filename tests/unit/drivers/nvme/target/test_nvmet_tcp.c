@@ -36,7 +36,7 @@ static const char *const config_json =
 
 /* --- the fake socket layer --- */
 
-#define FS_RX_MAX (64 * 1024)
+#define FS_RX_MAX (512 * 1024)
 #define FS_TX_MAX (256 * 1024)
 #define FS_TOKENS 4096
 
@@ -586,10 +586,130 @@ Test(nvmet_tcp, io_write_in_capsule_then_read)
 	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
 	cr_assert_eq(got, sizeof(rbuf));
 	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
+}
 
-	/* a write without in-capsule data needs R2T (not yet): refused by the core */
-	sqe = ft_sqe(NVME_CMD_WRITE, 22, 1, sizeof(wbuf));
-	sqe.cdw12 = 7;
+/* H2CData carrying len bytes at datao for the R2T (cccid, ttag), with a data digest when dd. */
+static void host_h2c(struct tcp_sock *s, bool dd, uint16_t cccid, uint16_t ttag, uint32_t datao, const void *data,
+		     uint32_t len, bool last)
+{
+	static uint8_t b[24 + 65536 + 4];
+	cr_assert_leq(len, 65536);
+	memset(b, 0, 24);
+	b[0] = NVME_TCP_H2C_DATA;
+	b[1] = (uint8_t)((dd ? NVME_TCP_F_DDGSTF : 0) | (last ? NVME_TCP_F_LAST_PDU : 0));
+	b[2] = 24;
+	b[3] = 24;
+	st32(b + 4, 24 + len + (dd ? 4 : 0));
+	memcpy(b + 8, &cccid, 2);
+	memcpy(b + 10, &ttag, 2);
+	st32(b + 12, datao);
+	st32(b + 16, len);
+	memcpy(b + 24, data, len);
+	if (dd)
+		st32(b + 24 + len, crc32c(0, data, len));
+	host_send(s, b, 24 + len + (dd ? 4 : 0));
+}
+
+/* An I/O queue of a connected, enabled controller: frag_size decides how the target sees
+ * the host's bytes (one fragment per frag_size bytes). Data digests on. */
+static struct tcp_sock *io_queue(size_t frag_size)
+{
+	struct tcp_sock *a = fs_connect(0, 4096);
+	establish(a, 0);
+	int cntlid = admin_connect(a, false, 0);
+	struct tcp_sock *q = fs_connect(1, frag_size);
+	establish(q, NVME_TCP_DGST_DDGST_ENABLE);
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
+	ft_connect_data(cd, HOST, VOL0, (uint16_t)cntlid);
+	host_capsule(q, false, true, &sqe, cd, sizeof(cd));
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	return q;
+}
+
+/* A 64 KiB write through R2T + two H2CData PDUs, then read back. */
+static void write_through_r2t(size_t frag_size)
+{
+	struct tcp_sock *q = io_queue(frag_size);
+	static uint8_t wbuf[65536], rbuf[65536];
+	for (size_t i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (uint8_t)(i * 131 + frag_size);
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 40, 1, sizeof(wbuf));
+	sqe.cdw10 = 256;
+	sqe.cdw12 = 127; /* 128 blocks of 512 */
 	host_capsule(q, false, true, &sqe, NULL, 0);
-	cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID);
+	struct rx_pdu p;
+	cr_assert(host_next(q, &p), "an R2T");
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	uint16_t cccid, ttag;
+	memcpy(&cccid, p.hdr + 8, 2);
+	memcpy(&ttag, p.hdr + 10, 2);
+	cr_assert_eq(cccid, 40);
+	cr_assert_eq(ld32(p.hdr + 12), 0, "R2TO");
+	cr_assert_eq(ld32(p.hdr + 16), sizeof(wbuf), "R2TL: all of it");
+	host_h2c(q, true, cccid, ttag, 0, wbuf, 32768, false);
+	cr_assert_not(host_next(q, &p), "nothing before the last H2CData");
+	host_h2c(q, true, cccid, ttag, 32768, wbuf + 32768, 32768, true);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
+	cr_assert_eq(fs_released, fs_handed, "every NIC buffer came back");
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+	cr_assert_eq(st->r2ts, 1);
+	cr_assert_eq(st->h2c_pdus, 2);
+	cr_assert_eq(st->h2c_bytes, sizeof(wbuf));
+	/* 1000-byte fragments: 67 per 64 KiB, more than a command takes -> gathered */
+	cr_assert_eq(st->gathers, frag_size < 2048 ? 1u : 0u);
+
+	sqe = ft_sqe(NVME_CMD_READ, 41, 1, sizeof(rbuf));
+	sqe.cdw10 = 256;
+	sqe.cdw12 = 127;
+	uint32_t got;
+	host_capsule(q, false, true, &sqe, NULL, 0);
+	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
+	cr_assert_eq(got, sizeof(rbuf));
+	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
+}
+
+Test(nvmet_tcp, write_through_r2t_keeps_the_nic_fragments)
+{
+	write_through_r2t(4096);
+}
+
+Test(nvmet_tcp, write_through_r2t_gathers_many_small_fragments)
+{
+	write_through_r2t(1000);
+}
+
+Test(nvmet_tcp, h2c_data_out_of_order_terminates)
+{
+	struct tcp_sock *q = io_queue(4096);
+	static uint8_t wbuf[8192];
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(wbuf));
+	sqe.cdw12 = 15;
+	host_capsule(q, false, true, &sqe, NULL, 0);
+	struct rx_pdu p;
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	uint16_t ttag;
+	memcpy(&ttag, p.hdr + 10, 2);
+	host_h2c(q, true, 50, ttag, 4096, wbuf, 4096, true); /* DATAO 4096 before 0 */
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
+	cr_assert_eq(p.hdr[8], NVME_TCP_FES_DATA_OUT_OF_RANGE);
+	cr_assert_eq(ld32(p.hdr + 10), 12, "FEI: DATAO");
+	nvmet_tcp_poll(8);
+	cr_assert_eq(fs_released, fs_handed);
+}
+
+Test(nvmet_tcp, h2c_data_without_r2t_terminates)
+{
+	struct tcp_sock *q = io_queue(4096);
+	static uint8_t wbuf[512];
+	host_h2c(q, true, 7, 5, 0, wbuf, sizeof(wbuf), true);
+	struct rx_pdu p;
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
+	cr_assert_eq(p.hdr[8], NVME_TCP_FES_INVALID_HEADER_FIELD);
+	cr_assert_eq(ld32(p.hdr + 10), 10, "FEI: TTAG");
+	nvmet_tcp_poll(8);
+	cr_assert_eq(fs_released, fs_handed);
 }
