@@ -5,7 +5,7 @@ Topology (a): a Linux guest (10.10.0.2) and the appliance (10.10.0.10) on one ca
 The appliance boots with an nvmetcli configuration (\\p2pstore\\nvmet.json) exporting its first
 local drive; the Linux guest runs nvme-cli: discover, connect, nvme list, 4 KiB direct writes and
 reads compared by content, disconnect. tshark then checks every NVMe/TCP PDU of the capture.
-Writes larger than the in-capsule size (R2T/H2CData) are not served yet: the test keeps to 4 KiB.
+Then fio with verify: 128 KiB sequential writes (R2T + H2CData) and 4 KiB random read/write.
 """
 import os
 import re
@@ -80,6 +80,13 @@ def test_nvmet_tcp_linux_initiator(s):
             done
             echo ALL-EQUAL""", timeout=120)
         expect(io.rc == 0 and "ALL-EQUAL" in io.out, f"read-back differs (rc {io.rc}):\n{io.out}")
+        fio = linux.run(f"""
+            fio --name=seq --filename={dev} --direct=1 --ioengine=libaio --rw=write --bs=128k --size=8M \
+                --iodepth=8 --verify=crc32c --offset=16M --output-format=terse --terse-version=3 || exit 1
+            fio --name=rnd --filename={dev} --direct=1 --ioengine=libaio --rw=randrw --bs=4k --size=4M \
+                --iodepth=16 --verify=crc32c --offset=32M --output-format=terse --terse-version=3 || exit 2
+            echo FIO-OK""", timeout=300)
+        expect(fio.rc == 0 and "FIO-OK" in fio.out, f"fio verify failed (rc {fio.rc}):\n{fio.out[-1500:]}")
         state = console(app, "nvmet")
         m = re.search(r"read (\d+) cmds (\d+) B, write (\d+) cmds (\d+) B", state)
         expect(m and int(m.group(3)) >= 8 and int(m.group(4)) >= 8 * 4096 and int(m.group(1)) >= 8,
@@ -100,8 +107,10 @@ def test_nvmet_tcp_linux_initiator(s):
         bad, tolerated = capture.problems(pcap, "nvme-tcp || tcp.port == 4420")
         expect(pdus > 0, "no NVMe/TCP PDU in the capture")
         expect(not bad and not tolerated, f"malformed NVMe/TCP frames: {bad[:5]}")
-        return (f"discover, connect, {dev} listed, 8 x 4 KiB written and read back equal, "
-                f"disconnect; {pdus} NVMe/TCP PDUs dissected, none malformed")
+        r2t = capture.count(pcap, "nvme-tcp.type == 9")
+        expect(r2t > 0, "no R2T in the capture: the 128 KiB writes did not use R2T/H2CData")
+        return (f"discover, connect, {dev} listed, 8 x 4 KiB read back equal, fio verify 128 KiB seq "
+                f"+ 4 KiB rand, disconnect; {pdus} NVMe/TCP PDUs ({r2t} R2T) dissected, none malformed")
 
 
 TESTS = [("nvmet_tcp", test_nvmet_tcp_linux_initiator)]
