@@ -244,3 +244,11 @@ def test_appliance_plumbing(s):
 
 
 TESTS.append(("appliance_plumbing", test_appliance_plumbing))
+
+
+# The appliance's NVMe/TCP target against the Linux initiator (issue 8) lives in nvmet_tests.py;
+# registered here so that every runner that takes baseline_tests.TESTS runs it. (nvmet_tests
+# imports appliance_esp and expect from this module, defined above: the late import is safe.)
+from nvmet_tests import TESTS as NVMET_TESTS  # noqa: E402
+
+TESTS.extend(NVMET_TESTS)
