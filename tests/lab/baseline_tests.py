@@ -220,9 +220,9 @@ def appliance_esp():
 
 
 def test_appliance_plumbing(s):
-    """Topology (a) plumbing: the appliance boots through tools/qemu-run with its NIC on a captured
-    lab link next to a Linux initiator, and the initiator's frames reach the capture. The appliance's
-    own frames are only counted: it has no NIC driver yet (that check belongs to the NIC issue)."""
+    """Topology (a): the appliance boots through tools/qemu-run with its NIC on a captured lab link
+    next to a Linux initiator; the initiator pings it, and both sides' frames (ARP, ICMP) are in the
+    capture."""
     esp = appliance_esp()
     # A private copy: qemu-run serves the ESP as a writable FAT directory.
     copy = os.path.join(s.lab.rundir, "esp")
@@ -239,8 +239,11 @@ def test_appliance_plumbing(s):
                                    f"arp.dst.proto_ipv4 == {topo.APPLIANCE_IP}")
         expect(mine > 0, "the initiator's ARP requests for the appliance are not in the capture")
         theirs = capture.count(pcap, "eth.src == 52:54:00:a0:00:01")
+        replies = capture.count(pcap, f"icmp.type == 0 && ip.src == {topo.APPLIANCE_IP}")
+        expect(r.rc == 0 and re.search(r"\b3 (packets )?received", r.out), f"ping of the appliance failed (rc {r.rc}):\n{r.out}")
+        expect(replies >= 3, f"{replies} ICMP echo replies from the appliance in the capture")
         return (f"appliance at its prompt; {mine} initiator ARPs captured; {theirs} frames from the "
-                f"appliance (ping rc {r.rc}; NIC driver pending)")
+                f"appliance, {replies} echo replies; ping 3/3")
 
 
 TESTS.append(("appliance_plumbing", test_appliance_plumbing))
