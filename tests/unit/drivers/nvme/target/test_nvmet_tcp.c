@@ -555,19 +555,27 @@ Test(nvmet_tcp, keep_alive_expiry_closes_from_the_poll_loop)
 	cr_assert_eq(nvmet_ctrl_count(), 0);
 }
 
-Test(nvmet_tcp, io_write_in_capsule_then_read)
+/* An I/O queue of a connected, enabled controller: frag_size decides how the target sees
+ * the host's bytes (one fragment per frag_size bytes). Data digests on. */
+static struct tcp_sock *io_queue(size_t frag_size)
 {
 	struct tcp_sock *a = fs_connect(0, 4096);
 	establish(a, 0);
 	int cntlid = admin_connect(a, false, 0);
-	struct tcp_sock *q = fs_connect(1, 1000);
+	struct tcp_sock *q = fs_connect(1, frag_size);
 	establish(q, NVME_TCP_DGST_DDGST_ENABLE);
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, (uint16_t)cntlid);
 	host_capsule(q, false, true, &sqe, cd, sizeof(cd));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	return q;
+}
 
+Test(nvmet_tcp, io_write_in_capsule_then_read)
+{
+	struct tcp_sock *q = io_queue(1000);
+	struct nvme_sqe sqe;
 	static uint8_t wbuf[4096], rbuf[4096];
 	for (size_t i = 0; i < sizeof(wbuf); i++)
 		wbuf[i] = (uint8_t)(i * 31 + 7);
@@ -608,23 +616,6 @@ static void host_h2c(struct tcp_sock *s, bool dd, uint16_t cccid, uint16_t ttag,
 	if (dd)
 		st32(b + 24 + len, crc32c(0, data, len));
 	host_send(s, b, 24 + len + (dd ? 4 : 0));
-}
-
-/* An I/O queue of a connected, enabled controller: frag_size decides how the target sees
- * the host's bytes (one fragment per frag_size bytes). Data digests on. */
-static struct tcp_sock *io_queue(size_t frag_size)
-{
-	struct tcp_sock *a = fs_connect(0, 4096);
-	establish(a, 0);
-	int cntlid = admin_connect(a, false, 0);
-	struct tcp_sock *q = fs_connect(1, frag_size);
-	establish(q, NVME_TCP_DGST_DDGST_ENABLE);
-	uint8_t cd[1024];
-	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
-	ft_connect_data(cd, HOST, VOL0, (uint16_t)cntlid);
-	host_capsule(q, false, true, &sqe, cd, sizeof(cd));
-	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
-	return q;
 }
 
 /* A 64 KiB write through R2T + two H2CData PDUs, then read back. */
