@@ -258,13 +258,17 @@ def test_net_chargen(s, mb=8):
 
 
 NETEM = "loss 5% duplicate 5% delay 2ms reorder 25% 50%"
+STALL_SECS = 60
 
 
 def test_net_netem(s, mb=None):
     """The same transfers with 5 % loss, 5 % duplication and reordering on the Linux side (tc netem on
     eth0): nothing lost, nothing corrupted; the appliance saw duplicates and out-of-order segments."""
     app, linux = net(s)
-    mb = mb or max(2, MB // 8)
+    # Small: with 5 % loss Linux recovers mostly by retransmission timeouts with exponential backoff
+    # (the appliance offers no SACK and no timestamps, and netem's reordering raises Linux's dupack
+    # threshold), so a few MiB take a minute or more.
+    mb = mb or max(1, MB // 16)
     linux.run(f"tc qdisc replace dev eth0 root netem {NETEM}", check=True)
     try:
         before = app.counters()
@@ -295,13 +299,22 @@ def test_net_concurrent(s, conns=100, kib=256):
     linux.run(f"cd /tmp/cc; rm -f done; ( for i in $(seq {conns}); do"
               f" ( socat -T 300 -t 300 - TCP:{APP}:7 <$i >$i.out 2>$i.err; echo $? >$i.rc ) & done;"
               f" wait; touch done ) >/dev/null 2>&1 &", check=True)
-    peak = 0
+    peak, last, t_progress = 0, None, time.monotonic()
     while True:
         c = app.counters()
         peak = max(peak, c["connections"])
         if linux.run("[ -e /tmp/cc/done ]").rc == 0:
             break
-        expect(time.monotonic() - t0 < 400, "the concurrent transfers did not finish in 400 s")
+        moved = (c["rx_pay_dev"], c["tx_pay_dev"], c["accepted"])
+        if moved != last:
+            last, t_progress = moved, time.monotonic()
+        if time.monotonic() - t_progress > STALL_SECS:
+            state = appliance_state(app)
+            left = linux.run("cd /tmp/cc; ls *.rc 2>/dev/null | wc -l; ss -tn state established | wc -l").out
+            raise AssertionError(
+                f"concurrent echo stalled: no payload moved and no connection accepted for {STALL_SECS} s "
+                f"({c['accepted'] - before['accepted']} of {conns} accepted, up to {peak} open at once; "
+                f"finished/Linux established: {left.split()})\n{state}")
         time.sleep(0.5)
     secs = time.monotonic() - t0
     r = linux.run(f"cd /tmp/cc; bad=0; for i in $(seq {conns}); do"
