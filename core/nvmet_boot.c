@@ -3,14 +3,29 @@
  * nvmetcli schema, drivers/nvme/target/nvmet_config.h) once the drivers and the network
  * are up. A missing file means no target; a bad one is reported on the console with the
  * reason and the appliance carries on without a target.
+ *
+ * It also gives the NVMe/TCP transport its payload memory under the P2P rules: write
+ * data stays in the NIC's receive fragments when the namespace's drive may reach their
+ * provider; read data goes to the drive's own CMB when the NIC may gather from it, else
+ * to the provider nearest to both (p2p_find), else DRAM with the verdict as the reason.
+ *
+ *   nvmet.p2p = auto|off   device memory where the P2P rules allow it (auto), or every
+ *                          NVMe/TCP payload through host DRAM (off: benchmarks, diagnosis)
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include "../drivers/nic/e1000e_pci.h"
+#include "../drivers/nvme/nvme.h"
 #include "../drivers/nvme/target/nvmet.h"
 #include "../drivers/nvme/target/nvmet_config.h"
 #include "../drivers/nvme/target/tcp.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
+#include "../net/net.h"
 #include "../net/tcp/tcp.h"
+#include "../pci/pci.h"
+#include "config.h"
 #include "kernel.h"
 
 LOG_MODULE_USE(kernel);
@@ -19,12 +34,134 @@ LOG_MODULE_USE(kernel);
 
 static struct nvmet_config nvmet_boot_cfg;
 
+static uint32_t sock_local_addr(const struct tcp_sock *s)
+{
+	struct tcp_info ti;
+	tcp_get_info(s, &ti);
+	return ti.laddr;
+}
+
+static bool addr_is_local(uint32_t addr)
+{
+	struct net_config nc;
+	net_config_get(&nc);
+	return addr == nc.addr;
+}
+
 /* The NVMe/TCP transport over the real socket layer (host tests put a fake one there). */
 static const struct nvmet_tcp_sock_ops nvmet_boot_sock_ops = {
 	.listen = tcp_listen, .accept = tcp_accept, .set_ops = tcp_set_ops, .recv_frags = tcp_recv_frags,
-	.recv_eof = tcp_recv_eof, .send_space = tcp_send_space, .send_copy = tcp_send_copy, .flush = tcp_flush,
-	.close = tcp_close, .abort = tcp_abort,
+	.recv_eof = tcp_recv_eof, .send_space = tcp_send_space, .send_copy = tcp_send_copy,
+	.send_frags = tcp_send_frags, .flush = tcp_flush, .close = tcp_close, .abort = tcp_abort,
+	.local_addr = sock_local_addr, .addr_is_local = addr_is_local,
 };
+
+/* --- payload memory under the P2P rules --- */
+
+static char mem_why[160];
+
+static struct p2p_provider *provider_of(uint16_t id)
+{
+	return id != NETDEV_PROVIDER_HOST && id <= p2p_provider_count() ? p2p_provider_at(id - 1u) : NULL;
+}
+
+static uint16_t provider_id(const struct p2p_provider *p)
+{
+	for (unsigned i = 0; i < p2p_provider_count(); i++)
+		if (p2p_provider_at(i) == p)
+			return (uint16_t)(i + 1);
+	return NETDEV_PROVIDER_HOST;
+}
+
+static struct pci_dev *nic_dev(void)
+{
+	return e1000e_count() ? e1000e_pci_dev(e1000e_at(0)) : NULL;
+}
+
+/* May the drive behind b reach the memory of provider id? */
+static int mem_reach(const struct nvmet_bdev *b, uint16_t id, const char **why)
+{
+	struct nvme_ctrl *c = nvmet_bdev_nvme_ctrl(b);
+	struct pci_dev *drive = c ? nvme_pci_dev(c) : NULL;
+	struct p2p_provider *p = provider_of(id);
+	struct p2p_verdict v;
+	char r[120], bdf[8];
+
+	*why = NULL;
+	if (!drive || !p) {
+		*why = !drive ? "the namespace is not on a local PCI drive" : "unknown P2P provider";
+		return -ENODEV;
+	}
+	if (p2p_dev_distance(p->dev, drive, &v) < 0) {
+		snprintf(mem_why, sizeof(mem_why), "%s cannot reach provider %s: %s", c->name, pci_bdf_str(p->dev->bdf, bdf),
+			 p2p_verdict_str(&v, r, sizeof(r)));
+		*why = mem_why;
+		return -EXDEV;
+	}
+	return 0;
+}
+
+/* Device memory for read data of the drive behind b that the NIC may gather from. */
+static int mem_alloc(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *out, const char **why)
+{
+	struct nvme_ctrl *c = nvmet_bdev_nvme_ctrl(b);
+	struct pci_dev *drive = c ? nvme_pci_dev(c) : NULL, *nic = nic_dev();
+	struct p2p_provider *p = c ? nvme_pci_cmb_provider(c) : NULL;
+	struct p2p_verdict v;
+	dma_addr_t addr;
+	char r[120];
+
+	*why = NULL;
+	if (!drive || !nic || p2p_provider_count() == 0) {
+		*why = !drive ? "the namespace is not on a local PCI drive" : !nic ? "no NIC" : "no P2P provider published";
+		return -ENODEV;
+	}
+	/* the drive's own CMB first (the drive writes it without a bus transfer), when the NIC may read it */
+	if (!p || p2p_dev_distance(p->dev, nic, &v) < 0) {
+		struct pci_dev *const clients[2] = { drive, nic };
+		if (!(p = p2p_find(clients, 2, &v))) {
+			snprintf(mem_why, sizeof(mem_why), "no provider both %s and the NIC reach: %s", c->name,
+				 p2p_verdict_str(&v, r, sizeof(r)));
+			*why = mem_why;
+			return -EXDEV;
+		}
+	}
+	if (p2p_alloc(p, len, &addr, NULL)) {
+		*why = "device memory exhausted";
+		return -ENOMEM;
+	}
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	out->offset = addr.bus - p->bus_base;
+	out->len = len;
+	out->provider = provider_id(p);
+	return 0;
+}
+
+static void mem_free(const struct netdev_frag *f)
+{
+	struct p2p_provider *p = provider_of(f->provider);
+	if (!p || p2p_free(p, f->addr, f->len))
+		log_err("nvmet: device memory 0x%llx (%u B) not freed", (unsigned long long)f->addr.bus, f->len);
+}
+
+static const struct nvmet_tcp_mem_ops nvmet_boot_mem_ops = {
+	.reach = mem_reach, .alloc = mem_alloc, .free = mem_free,
+};
+
+/* nvmet.p2p = auto | off */
+static void nvmet_boot_p2p_setting(void)
+{
+	const char *v = config_get(config_global(), "nvmet.p2p");
+	bool on = true;
+	if (v && !strcmp(v, "off"))
+		on = false;
+	else if (v && strcmp(v, "auto"))
+		log_err("config: nvmet.p2p '%s' is not auto or off: auto", v);
+	nvmet_tcp_set_p2p(on);
+	if (!on)
+		log_info("nvmet: nvmet.p2p = off: every NVMe/TCP payload goes through host DRAM");
+}
 
 static void nvmet_boot_warn(void *ctx, const char *message)
 {
@@ -54,7 +191,8 @@ static int nvmet_boot(void)
 		log_err("nvmet: cannot start the target from %s (%d); running without a target", NVMET_CONFIG_FILE, rc);
 		return 0;
 	}
-	if ((rc = nvmet_tcp_start(&nvmet_boot_sock_ops))) {
+	nvmet_boot_p2p_setting();
+	if ((rc = nvmet_tcp_start(&nvmet_boot_sock_ops, &nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);
 		nvmet_fini();
 		return 0;

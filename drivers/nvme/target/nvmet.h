@@ -55,7 +55,7 @@
 #define NVMET_MAX_QUEUE_SIZE 128u    /* entries per queue (CAP.MQES + 1) */
 #define NVMET_AERL 4u                /* AERs held per controller */
 #define NVMET_MAX_CHANGED_NS 64u     /* changed namespace list entries kept */
-#define NVMET_MAX_DATA_SEGS 64u      /* segments per command the core accepts */
+#define NVMET_MAX_DATA_SEGS 512u     /* segments per command the core accepts (NVME_MAX_SG) */
 #define NVMET_MAX_XFER (1u << 20)    /* bytes per command (MDTS bound) */
 #define NVMET_KAS_100MS 10u          /* keep-alive granularity reported in KAS: 1 s */
 
@@ -157,6 +157,8 @@ typedef int (*nvmet_bdev_open_fn)(void *ctx, unsigned si, const struct nvmet_cfg
 int nvmet_bdev_ram_open(struct nvmet_bdev *b, uint64_t nblocks, unsigned lba_shift);
 /* The local NVMe host driver (nvmet_bdev_nvme.c): /dev/nvme<ctrl>n<ctrl_nsid>. */
 int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out);
+/* The local controller behind an NVMe backend, NULL for another kind of backend. */
+struct nvme_ctrl *nvmet_bdev_nvme_ctrl(const struct nvmet_bdev *b);
 
 /* --- the target --- */
 
@@ -196,6 +198,12 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe);
 enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe);
 bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe *sqe);
+/* The backend serving an I/O Read/Write on a live I/O queue, NULL for other commands
+ * (nvmet_io.c: the transport chooses payload memory the backend's drive can reach). */
+const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe);
+/* Did the host disable SQ flow control at Connect (CATTR)? Then C2HData SUCCESS may
+ * replace the response capsule (NVMe/TCP 3.3.6). */
+bool nvmet_queue_sqflow_disabled(const struct nvmet_queue *q);
 
 /* Enable or disable namespace nsid of the subsystem with this NQN (hot change): raises
  * the namespace attribute notice on its controllers. 0, -ENOENT, -EINVAL. */

@@ -102,3 +102,9 @@ int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, 
 	snprintf(out->name, sizeof(out->name), "%sn%u", c->name, ns->ctrl_nsid);
 	return 0;
 }
+
+/* The controller of an NVMe backend (NULL for other backends). */
+struct nvme_ctrl *nvmet_bdev_nvme_ctrl(const struct nvmet_bdev *b)
+{
+	return b && b->ops == &nvme_bdev_ops ? b->priv : NULL;
+}

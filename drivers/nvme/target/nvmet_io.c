@@ -148,3 +148,24 @@ void nvmet_exec_io(struct nvmet_req *req)
 		return exec_dsm(req, ns);
 	}
 }
+
+/* The backend of an I/O Read/Write on a live I/O queue (for the transport's choice of
+ * payload memory), or NULL for any other command. */
+const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	uint8_t opc = (uint8_t)NVME_SQE_OPC(sqe->cdw0);
+	struct nvmet_ns *ns;
+
+	if (!q || q->state != NVMET_Q_LIVE || q->qid == 0 || !q->ctrl || !q->ctrl->subsys)
+		return NULL;
+	if (opc != NVME_CMD_READ && opc != NVME_CMD_WRITE)
+		return NULL;
+	ns = nvmet_ns_find(q->ctrl->subsys, sqe->nsid);
+	return ns && ns->opened ? &ns->bdev : NULL;
+}
+
+/* Did the host disable SQ flow control at Connect (CATTR)? */
+bool nvmet_queue_sqflow_disabled(const struct nvmet_queue *q)
+{
+	return q && q->sqflow_off;
+}

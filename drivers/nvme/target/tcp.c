@@ -1,14 +1,25 @@
 /*
  * tcp.c - the NVMe/TCP transport: see tcp.h for the connection state machine.
  *
+ * The data path (DESIGN.md): a write's data stays in the fragments the NIC received it
+ * into (an NVMe CMB with header split) and one NVMe command gathers all of them (up to
+ * NVMET_TCP_REQ_SEGS, in a segment table); a read's data is read by the drive into device
+ * memory the NIC may gather from and sent from there with zero-copy C2HData. Where the
+ * P2P rules (nvmet_tcp_mem_ops) refuse the path, a data digest needs the CPU, nvmet.p2p
+ * is off or device memory is short, the payload goes through DRAM, counted per reason.
+ *
  * Ownership: received PDU data fragments belong to the command that carries them until
- * the core completed it (then they go back to the NIC); DRAM data buffers (data the core
- * produces for the host) belong to the command until its C2HData is queued (tcp_send_copy
- * copies). A connection is freed only when no command of it is left at the core, so a
- * late done callback always finds its connection.
+ * the core completed it (then they go back to the NIC). A data buffer (read data, or
+ * write data gathered into DRAM) belongs to its command and to TCP for every fragment of
+ * it queued as C2HData: it is freed when both let go (the peer acknowledged the data).
+ * A command that finds no buffer (table, DRAM, device memory, write budget) waits in a
+ * FIFO and is resumed from the poll loop or a socket event when buffers come back. A
+ * connection is freed only when no command of it is left at the core, so a late done
+ * callback always finds its connection.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "../../../lib/crc32.h"
 #include "../../../lib/list.h"
@@ -24,30 +35,71 @@ LOG_MODULE_USE(nvmet);
 
 enum nvmet_tcp_req_state {
 	NVMET_TCP_REQ_FREE = 0,
+	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in nvmet_tcp.waitq): see enum wait_kind */
 	NVMET_TCP_REQ_R2T,       /* a write waiting for its data: R2T (to be) sent, H2CData coming */
 	NVMET_TCP_REQ_EXEC,      /* at the core (nvmet_exec .. done) */
 	NVMET_TCP_REQ_TX,        /* completed, waiting in the TX backlog */
 };
 
+/* What a waiting request needs before it can go on. */
+enum wait_kind {
+	WAIT_NONE = 0,
+	WAIT_R2T,                /* a segment table and room in the write budget, then the R2T */
+	WAIT_READ,               /* memory for the data the command produces */
+	WAIT_GATHER,             /* write data in, DRAM chunks to gather it into */
+};
+
+#define REASON_NONE 0xff
+
 struct nvmet_tcp_conn;
+
+/* The segments of a command that gathers more fragments than a request holds inline. */
+struct nvmet_tcp_table {
+	struct netdev_frag frags[NVMET_TCP_REQ_SEGS];
+	struct nvme_sg sg[NVMET_TCP_REQ_SEGS];
+};
+
+/*
+ * A data buffer: the read data of a command (one device-memory allocation, or DRAM
+ * chunks) or write data gathered into DRAM. It lives until the request dropped its
+ * reference and TCP released every fragment sent from it (the peer acknowledged them).
+ */
+struct nvmet_tcp_dbuf {
+	unsigned refs;
+	bool device;                     /* mem: a device-memory allocation from mops->alloc */
+	struct netdev_frag mem;
+	uint32_t len;
+	unsigned nchunks;                /* else: DRAM chunks of NVMET_TCP_BUF_SIZE */
+	void *chunks[NVMET_TCP_CHUNKS_PER_CMD];
+};
 
 /* One command of a connection. */
 struct nvmet_tcp_req {
 	struct nvmet_req req;            /* first: the core's view */
 	struct nvmet_tcp_conn *conn;
 	uint8_t state;                   /* enum nvmet_tcp_req_state */
+	uint8_t wait;                    /* enum wait_kind while WAIT */
+	uint8_t reason;                  /* enum nvmet_tcp_dram_reason of the payload, REASON_NONE */
 	uint16_t cccid;
-	unsigned nfrags;                 /* received data fragments held (in-capsule) */
-	struct netdev_frag frags[NVMET_TCP_REQ_SEGS];
-	unsigned nbufs;                  /* DRAM data chunks held */
-	void *bufs[NVMET_TCP_REQ_SEGS];
-	struct nvme_sg sg[NVMET_TCP_REQ_SEGS];
+	struct nvme_sqe sqe;             /* the command, while it waits or its data comes */
+	uint32_t len;                    /* data bytes the host described (SGL1) */
+	uint8_t dir;                     /* enum dma_dir */
+	const struct nvmet_bdev *bdev;   /* the backend of an I/O read/write, else NULL */
+	unsigned cap;                    /* segments frags/sg hold */
+	struct nvmet_tcp_table *table;   /* NULL: the inline arrays */
+	struct netdev_frag *frags;       /* received data fragments held (writes) */
+	struct nvme_sg *sg;
+	unsigned nfrags;
+	struct nvmet_tcp_dbuf *dbuf;     /* read data, or gathered write data */
 	uint32_t tx_off;                 /* data bytes already queued as C2HData */
-	struct nvme_sqe wsqe;            /* R2T: the write's SQE until its data is in */
 	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
 	bool r2t_sent;                   /* R2T: the R2T PDU is out */
-	bool gathered;                   /* R2T: the data is being copied into DRAM chunks */
+	bool held;                       /* counted in nvmet_tcp.write_held */
+	bool dropped;                    /* write data lost (no DRAM to gather into): fail it */
 	struct list_node tx_node;        /* in conn->tx_backlog while TX */
+	struct list_node wait_node;      /* in nvmet_tcp.waitq while WAIT */
+	struct netdev_frag ifrags[NVMET_TCP_INLINE_SEGS];
+	struct nvme_sg isg[NVMET_TCP_INLINE_SEGS];
 };
 
 struct nvmet_tcp_conn {
@@ -75,13 +127,22 @@ struct nvmet_tcp_listener {
 
 static struct {
 	bool running;
+	bool p2p_off;                    /* nvmet.p2p = off */
 	const struct nvmet_tcp_sock_ops *sops;
+	const struct nvmet_tcp_mem_ops *mops;
 	struct mm_pool conn_pool;
 	struct mm_pool buf_pool;
+	struct mm_pool table_pool;
+	struct mm_pool dbuf_pool;
 	struct list_node conns;
 	unsigned nconns;
 	unsigned nlisteners;
 	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
+	struct list_node waitq;          /* requests waiting for buffers, FIFO */
+	unsigned nwaiting;
+	bool freed;                      /* buffers came back since the last resume */
+	uint32_t write_held;             /* bytes of writes between R2T and completion */
+	bool reason_logged[NVMET_TCP_DRAM_REASON_COUNT];
 	struct nvmet_tcp_stats st;
 } nvmet_tcp;
 
@@ -92,10 +153,26 @@ static const char *const conn_state_names[NVMET_TCP_CONN_STATE_COUNT] = {
 	[NVMET_TCP_CLOSING] = "closing",
 };
 
+static const char *const dram_reason_names[NVMET_TCP_DRAM_REASON_COUNT] = {
+	[NVMET_TCP_DRAM_P2P_REFUSED] = "p2p-refused",
+	[NVMET_TCP_DRAM_DIGEST] = "data-digest",
+	[NVMET_TCP_DRAM_NO_CMB] = "no-cmb",
+	[NVMET_TCP_DRAM_ALLOC] = "cmb-full",
+	[NVMET_TCP_DRAM_OFF] = "p2p-off",
+	[NVMET_TCP_DRAM_NIC_DRAM] = "nic-dram",
+	[NVMET_TCP_DRAM_FRAGMENTS] = "fragments",
+};
+
 /* Name of a connection state. */
 const char *nvmet_tcp_conn_state_name(enum nvmet_tcp_conn_state s)
 {
 	return (unsigned)s < NVMET_TCP_CONN_STATE_COUNT ? conn_state_names[s] : "?";
+}
+
+/* Short name of a DRAM fallback reason (console, logs). */
+const char *nvmet_tcp_dram_reason_name(enum nvmet_tcp_dram_reason r)
+{
+	return (unsigned)r < NVMET_TCP_DRAM_REASON_COUNT ? dram_reason_names[r] : "?";
 }
 
 static void set_state(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state s)
@@ -120,6 +197,153 @@ static const struct nvmet_transport_ops nvmet_tcp_ops = {
 	.queue_kill = queue_kill,
 };
 
+/* A payload goes through DRAM: count it, say why once. */
+static void dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail)
+{
+	r->reason = (uint8_t)why;
+	nvmet_tcp.st.dram_cmds[why]++;
+	nvmet_tcp.st.dram_bytes[why] += r->len;
+	if (!nvmet_tcp.reason_logged[why]) {
+		nvmet_tcp.reason_logged[why] = true;
+		log_info("tcp: %s payloads through host DRAM: %s%s%s (logged once, counted in `nvmet`)",
+			 r->dir == DMA_TO_DEVICE ? "write" : "read", nvmet_tcp_dram_reason_name(why),
+			 detail ? ": " : "", detail ? detail : "");
+	}
+}
+
+/* --- data buffers --- */
+
+static void chunks_free(void **chunks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		mm_pool_free(&nvmet_tcp.buf_pool, chunks[i]);
+}
+
+/* n DRAM chunks into chunks, all or none. */
+static int chunks_alloc(void **chunks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!(chunks[i] = mm_pool_alloc(&nvmet_tcp.buf_pool))) {
+			chunks_free(chunks, i);
+			nvmet_tcp.st.no_bufs++;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void dbuf_unref(struct nvmet_tcp_dbuf *b)
+{
+	if (--b->refs)
+		return;
+	if (b->device && nvmet_tcp.mops)
+		nvmet_tcp.mops->free(&b->mem);
+	chunks_free(b->chunks, b->nchunks);
+	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+	nvmet_tcp.freed = true;
+}
+
+/* TCP is done with a C2HData fragment (the peer acknowledged it, or the socket died). */
+static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	(void)o;
+	dbuf_unref((struct nvmet_tcp_dbuf *)(uintptr_t)token);
+}
+static struct netdev_frag_owner dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
+
+/* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
+static struct nvmet_tcp_dbuf *dbuf_get(uint32_t len, const struct netdev_frag *dev)
+{
+	struct nvmet_tcp_dbuf *b = mm_pool_alloc(&nvmet_tcp.dbuf_pool);
+	if (!b) {
+		nvmet_tcp.st.no_bufs++;
+		return NULL;
+	}
+	memset(b, 0, sizeof(*b));
+	b->refs = 1;
+	b->len = len;
+	if (dev) {
+		b->device = true;
+		b->mem = *dev;
+		return b;
+	}
+	unsigned n = (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
+	if (n > NVMET_TCP_CHUNKS_PER_CMD || chunks_alloc(b->chunks, n)) {
+		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+		return NULL;
+	}
+	b->nchunks = n;
+	return b;
+}
+
+/* The segments of a data buffer for the core (at most NVMET_TCP_CHUNKS_PER_CMD). */
+static unsigned dbuf_segments(const struct nvmet_tcp_dbuf *b, struct nvme_sg *sg)
+{
+	if (b->device) {
+		sg[0].addr = b->mem.addr;
+		sg[0].len = b->len;
+		return 1;
+	}
+	for (unsigned i = 0; i < b->nchunks; i++) {
+		uint32_t left = b->len - i * NVMET_TCP_BUF_SIZE;
+		sg[i].addr = dma_addr_host(b->chunks[i]);
+		sg[i].len = left < NVMET_TCP_BUF_SIZE ? left : NVMET_TCP_BUF_SIZE;
+	}
+	return b->nchunks;
+}
+
+/* Fragments for [off, off + len) of b, each holding a reference on b: at most
+ * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1 of them. */
+static unsigned dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+{
+	unsigned n = 0;
+	if (b->device) {
+		out[0] = b->mem;
+		out[0].addr = dma_addr_add(b->mem.addr, off);
+		out[0].offset = b->mem.offset + off;
+		out[0].len = len;
+		out[0].owner = &dbuf_owner;
+		out[0].token = (uint64_t)(uintptr_t)b;
+		b->refs++;
+		return 1;
+	}
+	while (len) {
+		unsigned c = off / NVMET_TCP_BUF_SIZE;
+		uint32_t in = off % NVMET_TCP_BUF_SIZE, k = NVMET_TCP_BUF_SIZE - in;
+		if (k > len)
+			k = len;
+		out[n] = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[c] + in), .len = k,
+					       .provider = NETDEV_PROVIDER_HOST, .owner = &dbuf_owner,
+					       .token = (uint64_t)(uintptr_t)b };
+		b->refs++;
+		n++;
+		off += k;
+		len -= k;
+	}
+	return n;
+}
+
+/* Copy fragments into b's chunks at byte off (counted CPU reads). */
+static int dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		for (uint32_t done = 0; done < f[i].len;) {
+			uint32_t in = off % NVMET_TCP_BUF_SIZE, k = NVMET_TCP_BUF_SIZE - in;
+			if (k > f[i].len - done)
+				k = f[i].len - done;
+			if (off / NVMET_TCP_BUF_SIZE >= b->nchunks)
+				return -EINVAL;
+			int rc = netdev_frag_read(&f[i], done, (uint8_t *)b->chunks[off / NVMET_TCP_BUF_SIZE] + in, k);
+			if (rc)
+				return rc;
+			dma_account_cpu(MEM_CLASS_HOST, k); /* the store into the chunk */
+			done += k;
+			off += k;
+		}
+	}
+	return 0;
+}
+
 /* --- requests --- */
 
 static struct nvmet_tcp_req *req_get(struct nvmet_tcp_conn *c)
@@ -128,10 +352,18 @@ static struct nvmet_tcp_req *req_get(struct nvmet_tcp_conn *c)
 		struct nvmet_tcp_req *r = &c->reqs[i];
 		if (r->state == NVMET_TCP_REQ_FREE) {
 			r->nfrags = 0;
-			r->nbufs = 0;
+			r->cap = NVMET_TCP_INLINE_SEGS;
+			r->table = NULL;
+			r->frags = r->ifrags;
+			r->sg = r->isg;
+			r->dbuf = NULL;
+			r->bdev = NULL;
 			r->tx_off = 0;
+			r->len = 0;
 			r->r2t_len = r->h2c_rcvd = 0;
-			r->r2t_sent = r->gathered = false;
+			r->r2t_sent = r->held = r->dropped = false;
+			r->wait = WAIT_NONE;
+			r->reason = REASON_NONE;
 			c->nfree--;
 			return r;
 		}
@@ -139,17 +371,74 @@ static struct nvmet_tcp_req *req_get(struct nvmet_tcp_conn *c)
 	return NULL;
 }
 
-/* Give back everything r holds and make it free. */
-static void req_put(struct nvmet_tcp_req *r)
+/* Give r a segment table (keeping the segments it holds). -ENOMEM when none is free. */
+static int req_table(struct nvmet_tcp_req *r)
+{
+	struct nvmet_tcp_table *t;
+	if (r->table)
+		return 0;
+	if (!(t = mm_pool_alloc(&nvmet_tcp.table_pool))) {
+		nvmet_tcp.st.no_bufs++;
+		return -ENOMEM;
+	}
+	memcpy(t->frags, r->frags, r->nfrags * sizeof(*t->frags));
+	r->table = t;
+	r->frags = t->frags;
+	r->sg = t->sg;
+	r->cap = NVMET_TCP_REQ_SEGS;
+	return 0;
+}
+
+static void req_release_frags(struct nvmet_tcp_req *r)
 {
 	for (unsigned i = 0; i < r->nfrags; i++)
 		netdev_frag_release(&r->frags[i]);
-	for (unsigned i = 0; i < r->nbufs; i++)
-		mm_pool_free(&nvmet_tcp.buf_pool, r->bufs[i]);
 	r->nfrags = 0;
-	r->nbufs = 0;
+}
+
+static void req_unhold(struct nvmet_tcp_req *r)
+{
+	if (r->held) {
+		nvmet_tcp.write_held -= r->r2t_len;
+		r->held = false;
+		nvmet_tcp.freed = true;
+	}
+}
+
+/* Give back everything r holds and make it free. */
+static void req_put(struct nvmet_tcp_req *r)
+{
+	if (r->state == NVMET_TCP_REQ_WAIT) {
+		list_del(&r->wait_node);
+		nvmet_tcp.nwaiting--;
+	}
+	req_release_frags(r);
+	req_unhold(r);
+	if (r->table) {
+		mm_pool_free(&nvmet_tcp.table_pool, r->table);
+		r->table = NULL;
+		nvmet_tcp.freed = true;
+	}
+	if (r->dbuf) {
+		dbuf_unref(r->dbuf);
+		r->dbuf = NULL;
+	}
+	r->frags = r->ifrags;
+	r->sg = r->isg;
 	r->state = NVMET_TCP_REQ_FREE;
 	r->conn->nfree++;
+}
+
+/* r waits for buffers (FIFO); resume_waiters() retries it when some came back. */
+static void req_wait(struct nvmet_tcp_req *r, enum wait_kind w)
+{
+	r->state = NVMET_TCP_REQ_WAIT;
+	r->wait = (uint8_t)w;
+	list_add_tail(&nvmet_tcp.waitq, &r->wait_node);
+	nvmet_tcp.nwaiting++;
+	nvmet_tcp.st.waits++;
+	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)
+		nvmet_tcp.st.waiting_high = nvmet_tcp.nwaiting;
 }
 
 /* --- sending --- */
@@ -163,13 +452,67 @@ static int conn_send(struct nvmet_tcp_conn *c, const void *buf, size_t len)
 	return (size_t)n == len ? 0 : -ENOBUFS;
 }
 
-/*
- * Send the backlog head first: C2HData PDUs (one per DRAM chunk) then the CapsuleResp,
- * each only when the socket has room for the whole PDU. Returns PDUs sent, or a
- * negative errno (the connection must be closed).
- */
 static int conn_send_r2ts(struct nvmet_tcp_conn *c);
 
+/* CRC32C of fragments (the CPU reads them: counted by netdev_frag_read). */
+static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
+{
+	uint8_t buf[256];
+	uint32_t crc = 0;
+	for (unsigned i = 0; i < n; i++)
+		for (uint32_t off = 0; off < f[i].len;) {
+			uint32_t k = f[i].len - off < sizeof(buf) ? f[i].len - off : (uint32_t)sizeof(buf);
+			netdev_frag_read(&f[i], off, buf, k);
+			crc = crc32c(crc, buf, k);
+			off += k;
+		}
+	return crc;
+}
+
+/* One C2HData PDU of r: header copied, data as fragments of r's buffer (zero copy, held
+ * by TCP until acknowledged), digest copied. 1 sent, 0 no room, negative errno. */
+static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success)
+{
+	uint8_t hdr[NVME_TCP_MAX_HEADER];
+	struct netdev_frag f[NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1];
+	uint32_t n = r->req.xfer_len - r->tx_off;
+	int rc;
+
+	if (n > NVMET_TCP_C2H_MAX)
+		n = NVMET_TCP_C2H_MAX;
+	bool last = r->tx_off + n == r->req.xfer_len;
+	size_t hl = nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
+	size_t need = hl + n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0);
+	if (nvmet_tcp.sops->send_space(c->sock) < need) {
+		nvmet_tcp.st.tx_waits++;
+		return 0;
+	}
+	unsigned nf = dbuf_frags(r->dbuf, r->tx_off, n, f);
+	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
+	if ((rc = conn_send(c, hdr, hl))) {
+		for (unsigned i = 0; i < nf; i++)
+			netdev_frag_release(&f[i]);
+		return rc;
+	}
+	if ((rc = nvmet_tcp.sops->send_frags(c->sock, f, nf)))
+		return rc; /* the socket released the fragments */
+	if (c->params.ddgst) {
+		uint8_t d[4] = { (uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24) };
+		if ((rc = conn_send(c, d, sizeof(d))))
+			return rc;
+	}
+	r->tx_off += n;
+	nvmet_tcp.st.c2h_pdus++;
+	nvmet_tcp.st.c2h_bytes += n;
+	return 1;
+}
+
+/*
+ * Send the backlog head first: C2HData PDUs (NVMET_TCP_C2H_MAX data bytes each) then the
+ * CapsuleResp, each only when the socket has room for the whole PDU. A successful read
+ * on a queue without SQ flow control ends with C2HData SUCCESS instead of a CapsuleResp.
+ * Returns PDUs sent, or a negative errno (the connection must be closed).
+ */
 static int conn_tx(struct nvmet_tcp_conn *c)
 {
 	uint8_t hdr[NVME_TCP_MAX_HEADER];
@@ -182,38 +525,23 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 	sent += rc;
 	while (!list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
-		size_t space = nvmet_tcp.sops->send_space(c->sock);
+		bool success = r->req.status == 0 && nvmet_queue_sqflow_disabled(c->q);
 		if (r->tx_off < r->req.xfer_len) {
-			unsigned chunk = r->tx_off / NVMET_TCP_BUF_SIZE;
-			uint32_t in = r->tx_off % NVMET_TCP_BUF_SIZE;
-			uint32_t n = NVMET_TCP_BUF_SIZE - in;
-			if (n > r->req.xfer_len - r->tx_off)
-				n = r->req.xfer_len - r->tx_off;
-			bool last = r->tx_off + n == r->req.xfer_len;
-			size_t hl = nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, false);
-			size_t need = hl + n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0);
-			if (space < need) {
-				nvmet_tcp.st.tx_waits++;
-				break;
-			}
-			const uint8_t *data = (const uint8_t *)r->bufs[chunk] + in;
-			if ((rc = conn_send(c, hdr, hl)) || (rc = conn_send(c, data, n)))
+			if ((rc = conn_send_c2h(c, r, success)) < 0)
 				return rc;
-			if (c->params.ddgst) {
-				uint32_t crc = crc32c(0, data, n);
-				uint8_t d[4] = { (uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16),
-						 (uint8_t)(crc >> 24) };
-				if ((rc = conn_send(c, d, sizeof(d))))
-					return rc;
-			}
-			r->tx_off += n;
-			nvmet_tcp.st.c2h_pdus++;
-			nvmet_tcp.st.c2h_bytes += n;
+			if (rc == 0)
+				break;
 			sent++;
+			if (r->tx_off < r->req.xfer_len || !success)
+				continue;
+			/* C2HData SUCCESS: the response capsule is implied */
+			nvmet_tcp.st.success_flags++;
+			list_del(&r->tx_node);
+			req_put(r);
 			continue;
 		}
 		size_t hl = nvme_tcp_build_capsule_resp(hdr, &c->params, (const uint8_t *)&r->req.cqe);
-		if (space < hl) {
+		if (nvmet_tcp.sops->send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
@@ -286,8 +614,8 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 	}
 	conn_drop_backlog(c);
 	for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
-		if (c->reqs[i].state == NVMET_TCP_REQ_R2T)
-			req_put(&c->reqs[i]); /* writes that never got their data */
+		if (c->reqs[i].state == NVMET_TCP_REQ_R2T || c->reqs[i].state == NVMET_TCP_REQ_WAIT)
+			req_put(&c->reqs[i]); /* writes that never got their data, waiting commands */
 }
 
 /* A protocol error: C2HTermReq quoting the offending header, then close. */
@@ -341,134 +669,318 @@ static void req_done(struct nvmet_req *req, void *arg)
 
 	c->inflight--;
 	/* received data is no longer needed: the NIC buffers go back now */
-	for (unsigned i = 0; i < r->nfrags; i++)
-		netdev_frag_release(&r->frags[i]);
-	r->nfrags = 0;
+	req_release_frags(r);
+	req_unhold(r);
+	if (r->dir == DMA_TO_DEVICE && r->dbuf) {
+		dbuf_unref(r->dbuf); /* gathered write data */
+		r->dbuf = NULL;
+	}
 	if (c->state != NVMET_TCP_ESTABLISHED || !c->sock) {
 		req_put(r);
 		return;
 	}
-	if (r->req.xfer_len > (uint32_t)r->nbufs * NVMET_TCP_BUF_SIZE)
-		r->req.xfer_len = (uint32_t)r->nbufs * NVMET_TCP_BUF_SIZE; /* never past our buffers */
+	uint32_t have = r->dbuf ? r->dbuf->len : 0;
+	if (r->req.xfer_len > have)
+		r->req.xfer_len = have; /* never past our buffer */
 	r->state = NVMET_TCP_REQ_TX;
 	list_add_tail(&c->tx_backlog, &r->tx_node);
 	if (!c->in_rx && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 }
 
-/* DRAM chunks for len bytes the core will produce; -ENOMEM when the pool is short. */
-static int req_alloc_bufs(struct nvmet_tcp_req *r, uint32_t len)
+/* Run r at the core with nsg segments of r->sg (0: none). */
+static void req_exec(struct nvmet_tcp_req *r, unsigned nsg)
 {
-	unsigned n = (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
-	if (n > NVMET_TCP_REQ_SEGS)
-		return -E2BIG;
-	for (unsigned i = 0; i < n; i++) {
-		void *b = mm_pool_alloc(&nvmet_tcp.buf_pool);
-		if (!b) {
-			nvmet_tcp.st.no_bufs++;
-			return -ENOMEM;
-		}
-		r->bufs[r->nbufs++] = b;
-		uint32_t seg = len - i * NVMET_TCP_BUF_SIZE;
-		r->sg[i].addr = dma_addr_host(b);
-		r->sg[i].len = seg < NVMET_TCP_BUF_SIZE ? seg : NVMET_TCP_BUF_SIZE;
-	}
+	struct nvmet_tcp_conn *c = r->conn;
+	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len };
+	r->state = NVMET_TCP_REQ_EXEC;
+	c->inflight++;
+	nvmet_exec(c->q, &r->req, &r->sqe, &d, req_done, r);
+}
+
+/* Run r so that the core completes it with SGL Length Invalid without touching data:
+ * one segment that cannot match the SGL length (one place for NVMe status). */
+static void req_refuse(struct nvmet_tcp_req *r)
+{
+	req_release_frags(r);
+	r->sg[0].addr = (dma_addr_t){ 0 };
+	r->sg[0].len = r->len ? 0 : 1;
+	req_exec(r, 1);
+}
+
+/* Take a PDU's data fragments into r (after those it holds); a table when the inline
+ * segments are short. -ENOSPC when they do not fit (pdu keeps them). */
+static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
+{
+	if (r->nfrags + pdu->nfrags > r->cap && (r->nfrags + pdu->nfrags > NVMET_TCP_REQ_SEGS || req_table(r)))
+		return -ENOSPC;
+	for (unsigned i = 0; i < pdu->nfrags; i++)
+		r->frags[r->nfrags++] = pdu->frags[i];
+	pdu->nfrags = 0;
 	return 0;
 }
 
-/* Copy the PDU's data into DRAM chunks and give the fragments back. */
-static int req_gather(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
+/* The held fragments as the command's segments. */
+static unsigned req_frag_segments(struct nvmet_tcp_req *r)
 {
-	int rc = req_alloc_bufs(r, pdu->hdr.data_len);
-	uint32_t off = 0;
-	for (unsigned i = 0; i < pdu->nfrags; i++) {
-		for (uint32_t done = 0; !rc && done < pdu->frags[i].len;) {
-			uint32_t in = off % NVMET_TCP_BUF_SIZE;
-			uint32_t n = NVMET_TCP_BUF_SIZE - in;
-			if (n > pdu->frags[i].len - done)
-				n = pdu->frags[i].len - done;
-			rc = netdev_frag_read(&pdu->frags[i], done, (uint8_t *)r->bufs[off / NVMET_TCP_BUF_SIZE] + in, n);
-			done += n;
-			off += n;
+	for (unsigned i = 0; i < r->nfrags; i++) {
+		r->sg[i].addr = r->frags[i].addr;
+		r->sg[i].len = r->frags[i].len;
+	}
+	return r->nfrags;
+}
+
+/*
+ * Where the drive reads the write data from: the NIC's fragments where they are (device
+ * memory the drive may reach, or DRAM when the NIC put them there), else a DRAM copy.
+ * Returns REASON_NONE for the fragments as they are in device memory, or the reason
+ * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM).
+ */
+static unsigned write_placement(struct nvmet_tcp_req *r, const char **why)
+{
+	bool dev = false, host = false;
+	uint16_t provider = 0;
+	*why = NULL;
+	for (unsigned i = 0; i < r->nfrags; i++) {
+		if (r->frags[i].addr.cls == MEM_CLASS_DEVICE) {
+			if (dev && r->frags[i].provider != provider) {
+				*why = "fragments in two providers";
+				return NVMET_TCP_DRAM_P2P_REFUSED;
+			}
+			dev = true;
+			provider = r->frags[i].provider;
+		} else {
+			host = true;
 		}
 	}
-	pdu_release(pdu);
+	if (!dev)
+		return NVMET_TCP_DRAM_NIC_DRAM;
+	if (host) {
+		*why = "fragments in device memory and DRAM";
+		return NVMET_TCP_DRAM_P2P_REFUSED; /* one command never mixes memories */
+	}
+	if (nvmet_tcp.p2p_off)
+		return NVMET_TCP_DRAM_OFF;
+	if (!nvmet_tcp.mops)
+		return NVMET_TCP_DRAM_NO_CMB;
+	int rc = nvmet_tcp.mops->reach(r->bdev, provider, why);
+	if (rc == -EXDEV)
+		return NVMET_TCP_DRAM_P2P_REFUSED;
+	if (rc)
+		return NVMET_TCP_DRAM_NO_CMB;
+	return REASON_NONE;
+}
+
+/* Copy the held fragments into a DRAM buffer and release them. 0, or -ENOMEM (nothing
+ * changed: the caller waits). */
+static int req_gather(struct nvmet_tcp_req *r)
+{
+	struct nvmet_tcp_dbuf *b = dbuf_get(r->len, NULL);
+	if (!b)
+		return -ENOMEM;
+	int rc = dbuf_copy_in(b, 0, r->frags, r->nfrags);
+	req_release_frags(r);
+	r->dbuf = b;
 	nvmet_tcp.st.gathers++;
 	return rc;
 }
 
 /*
+ * All the write data of r is in (held fragments, or gathered already): decide where the
+ * drive reads it from and run it. Waits (WAIT_GATHER) when a DRAM copy is needed and no
+ * DRAM is free.
+ */
+static void write_go(struct nvmet_tcp_req *r)
+{
+	const char *why = NULL;
+	if (r->dropped)
+		return req_refuse(r);
+	if (r->dbuf)
+		return req_exec(r, dbuf_segments(r->dbuf, r->sg)); /* gathered on the way in */
+	if (!r->bdev)
+		return req_exec(r, req_frag_segments(r)); /* fabrics/admin data: the core reads it */
+	unsigned reason = write_placement(r, &why);
+	if (reason == REASON_NONE) {
+		nvmet_tcp.st.p2p_writes++;
+		nvmet_tcp.st.p2p_write_bytes += r->len;
+		return req_exec(r, req_frag_segments(r));
+	}
+	if (reason == NVMET_TCP_DRAM_NIC_DRAM) {
+		dram_fallback(r, NVMET_TCP_DRAM_NIC_DRAM, "nic.rx_mode = plain or no provider for the NIC");
+		return req_exec(r, req_frag_segments(r));
+	}
+	if (req_gather(r)) {
+		if (r->state != NVMET_TCP_REQ_WAIT)
+			req_wait(r, WAIT_GATHER);
+		return;
+	}
+	dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
+	req_exec(r, dbuf_segments(r->dbuf, r->sg));
+}
+
+/*
+ * Memory for the data a command produces: device memory the drive may write and the NIC
+ * gather from (I/O reads on a drive), else DRAM chunks. 0 and r runs, or -ENOMEM
+ * (nothing held: the caller waits).
+ */
+static int read_go(struct nvmet_tcp_req *r)
+{
+	struct netdev_frag mem;
+	const char *why = NULL;
+	unsigned reason = REASON_NONE;
+
+	if (!r->bdev)
+		reason = REASON_NONE; /* not payload: identify data, log pages */
+	else if (nvmet_tcp.p2p_off)
+		reason = NVMET_TCP_DRAM_OFF;
+	else if (r->conn->params.ddgst)
+		reason = NVMET_TCP_DRAM_DIGEST;
+	else if (!nvmet_tcp.mops)
+		reason = NVMET_TCP_DRAM_NO_CMB;
+	else {
+		int rc = nvmet_tcp.mops->alloc(r->bdev, r->len, &mem, &why);
+		if (rc == 0) {
+			struct nvmet_tcp_dbuf *b = dbuf_get(r->len, &mem);
+			if (!b) {
+				nvmet_tcp.mops->free(&mem);
+				return -ENOMEM;
+			}
+			r->dbuf = b;
+			nvmet_tcp.st.p2p_reads++;
+			nvmet_tcp.st.p2p_read_bytes += r->len;
+			req_exec(r, dbuf_segments(b, r->sg));
+			return 0;
+		}
+		reason = rc == -ENOMEM ? NVMET_TCP_DRAM_ALLOC : rc == -EXDEV ? NVMET_TCP_DRAM_P2P_REFUSED
+									 : NVMET_TCP_DRAM_NO_CMB;
+	}
+	if (!(r->dbuf = dbuf_get(r->len, NULL)))
+		return -ENOMEM;
+	if (reason != REASON_NONE)
+		dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
+	req_exec(r, dbuf_segments(r->dbuf, r->sg));
+	return 0;
+}
+
+/* A write whose data comes after an R2T: a segment table for its fragments and room in
+ * the write budget (NIC buffers it will hold), then the R2T. -ENOMEM: wait. */
+static int r2t_go(struct nvmet_tcp_req *r)
+{
+	if (r->len > NVMET_TCP_IN_CAPSULE && req_table(r))
+		return -ENOMEM;
+	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > NVMET_TCP_WRITE_HELD_MAX)
+		return -ENOMEM;
+	nvmet_tcp.write_held += r->len;
+	r->held = true;
+	r->r2t_len = r->len;
+	r->state = NVMET_TCP_REQ_R2T;
+	nvmet_tcp.st.r2ts++;
+	return 0;
+}
+
+/* Retry waiting requests in arrival order until one still cannot go on (it stays first).
+ * Runs from the poll loop and after socket events, never from a buffer release. */
+static int resume_waiters(void)
+{
+	int work = 0;
+	nvmet_tcp.freed = false;
+	while (!list_empty(&nvmet_tcp.waitq)) {
+		struct nvmet_tcp_req *r = container_of(nvmet_tcp.waitq.next, struct nvmet_tcp_req, wait_node);
+		struct nvmet_tcp_conn *c = r->conn;
+		enum wait_kind w = (enum wait_kind)r->wait;
+		list_del(&r->wait_node);
+		nvmet_tcp.nwaiting--;
+		r->wait = WAIT_NONE;
+		r->state = NVMET_TCP_REQ_EXEC; /* in between: each path below sets the real state */
+		bool ok;
+		if (w == WAIT_R2T) {
+			ok = r2t_go(r) == 0;
+			if (!ok)
+				req_wait(r, WAIT_R2T);
+		} else if (w == WAIT_READ) {
+			ok = read_go(r) == 0;
+			if (!ok)
+				req_wait(r, WAIT_READ);
+		} else {
+			write_go(r); /* waits again by itself */
+			ok = r->state != NVMET_TCP_REQ_WAIT;
+		}
+		if (!ok) {
+			/* back to the front: arrival order is kept */
+			nvmet_tcp.st.waits--;
+			list_del(&r->wait_node);
+			list_add_head(&nvmet_tcp.waitq, &r->wait_node);
+			break;
+		}
+		nvmet_tcp.st.resumed++;
+		work++;
+		if (w == WAIT_R2T && c->sock && !c->in_rx && conn_tx(c) < 0)
+			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	}
+	return work;
+}
+
+/*
  * A CapsuleCmd: take a request (the host keeps within the queue depth, so running out
  * is its protocol error), resolve the data (in-capsule fragments for host-to-controller
- * data, DRAM chunks for controller-to-host data) and run it. A command whose data the
- * transport cannot place runs with no segments: the core completes it with SGL Length
+ * data, a buffer for controller-to-host data, an R2T for larger writes) and run it,
+ * waiting for buffers when there are none. A command whose data the transport cannot
+ * place runs with a segment that cannot match: the core completes it with SGL Length
  * Invalid (one place for NVMe status).
  */
 static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
-	struct nvme_sqe sqe;
-	struct nvmet_data d = { 0 };
 	struct nvmet_tcp_req *r;
 
-	memcpy(&sqe, pdu->hdr.u.cmd.sqe, sizeof(sqe));
 	nvmet_tcp.st.capsules++;
 	if (!(r = req_get(c))) {
 		pdu_release(pdu);
 		log_warn("tcp: port %u: host exceeded the queue depth %u", c->port, NVMET_TCP_QUEUE_DEPTH);
 		return -ENOSPC;
 	}
-	r->cccid = (uint16_t)(sqe.cdw0 >> NVME_SQE_CID_SHIFT);
-	uint32_t len = nvmet_req_data_len(&sqe);
-	enum dma_dir dir = nvmet_req_dir(c->q, &sqe);
-	bool refuse = false;
-	d.sg = r->sg;
-	d.len = len;
-	if (pdu->nfrags && dir != DMA_TO_DEVICE) {
+	r->conn = c;
+	memcpy(&r->sqe, pdu->hdr.u.cmd.sqe, sizeof(r->sqe));
+	r->cccid = (uint16_t)(r->sqe.cdw0 >> NVME_SQE_CID_SHIFT);
+	r->len = nvmet_req_data_len(&r->sqe);
+	r->dir = (uint8_t)nvmet_req_dir(c->q, &r->sqe);
+	r->bdev = nvmet_req_bdev(c->q, &r->sqe);
+	r->state = NVMET_TCP_REQ_EXEC;
+	if (pdu->nfrags && r->dir != DMA_TO_DEVICE) {
 		/* data for a command that has none to receive */
 		pdu_release(pdu);
-		refuse = true;
-	} else if (pdu->nfrags > NVMET_TCP_REQ_SEGS) {
-		/* more pieces than a command takes: gather them into DRAM (counted copies) */
-		if (req_gather(r, pdu) == 0)
-			d.nsg = r->nbufs;
-		else
-			refuse = true;
+		req_refuse(r);
 	} else if (pdu->nfrags) {
-		for (unsigned i = 0; i < pdu->nfrags; i++) {
-			r->frags[i] = pdu->frags[i];
-			r->sg[i].addr = pdu->frags[i].addr;
-			r->sg[i].len = pdu->frags[i].len;
+		/* in-capsule data: the fragments as they are, or a DRAM copy when they are
+		 * more than a command gathers and no table is free */
+		if (req_take_frags(r, pdu)) {
+			struct nvmet_tcp_dbuf *b = dbuf_get(pdu->hdr.data_len, NULL);
+			if (b && dbuf_copy_in(b, 0, pdu->frags, pdu->nfrags) == 0) {
+				r->dbuf = b;
+				nvmet_tcp.st.gathers++;
+				if (r->bdev)
+					dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
+			} else {
+				if (b)
+					dbuf_unref(b);
+				r->dropped = true;
+			}
+			pdu_release(pdu);
 		}
-		r->nfrags = pdu->nfrags;
-		d.nsg = pdu->nfrags;
-		pdu->nfrags = 0;
-	} else if (len && dir == DMA_FROM_DEVICE) {
-		if (req_alloc_bufs(r, len) == 0)
-			d.nsg = r->nbufs;
-		else
-			refuse = true; /* TODO: wait for buffers instead of failing the command */
-	} else if (len && len <= NVMET_TCP_MAX_XFER) {
+		write_go(r);
+	} else if (r->len && r->dir == DMA_FROM_DEVICE) {
+		if (!list_empty(&nvmet_tcp.waitq) || read_go(r))
+			req_wait(r, WAIT_READ);
+	} else if (r->len && r->len <= NVMET_TCP_MAX_XFER) {
 		/* write data comes after an R2T for all of it (one R2T per command) */
-		r->wsqe = sqe;
-		r->r2t_len = len;
-		r->state = NVMET_TCP_REQ_R2T;
-		r->conn = c;
-		nvmet_tcp.st.r2ts++;
-		return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
-	} else if (len) {
-		refuse = true; /* larger than a command may move: the core says so */
+		if (!list_empty(&nvmet_tcp.waitq) || r2t_go(r))
+			req_wait(r, WAIT_R2T);
+		else
+			return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
+	} else if (r->len) {
+		req_refuse(r); /* larger than a command may move: the core says so */
+	} else {
+		req_exec(r, 0);
 	}
-	if (refuse) {
-		/* one segment that cannot match the SGL length: the core completes the command
-		 * with SGL Length Invalid without touching the data */
-		d.nsg = 1;
-		r->sg[0].addr = (dma_addr_t){ 0 };
-		r->sg[0].len = len ? 0 : 1;
-	}
-	r->state = NVMET_TCP_REQ_EXEC;
-	r->conn = c;
-	c->inflight++;
-	nvmet_exec(c->q, &r->req, &sqe, &d, req_done, r);
 	return 0;
 }
 
@@ -497,30 +1009,11 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 	return sent;
 }
 
-/* Copy a PDU's data to the DRAM chunks of r at byte off (counted CPU reads). */
-static int copy_into_bufs(struct nvmet_tcp_req *r, uint32_t off, const struct netdev_frag *f, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		for (uint32_t done = 0; done < f[i].len;) {
-			uint32_t in = off % NVMET_TCP_BUF_SIZE;
-			uint32_t k = NVMET_TCP_BUF_SIZE - in;
-			if (k > f[i].len - done)
-				k = f[i].len - done;
-			int rc = netdev_frag_read(&f[i], done, (uint8_t *)r->bufs[off / NVMET_TCP_BUF_SIZE] + in, k);
-			if (rc)
-				return rc;
-			done += k;
-			off += k;
-		}
-	}
-	return 0;
-}
-
 /*
  * H2CData for an R2T: the transfer tag names the request (its slot), the data must come in
  * order and inside the R2T. The fragments are kept as they are (the NVMe command will point
- * at them) unless there are more than a command takes: then the whole write is gathered
- * into DRAM chunks (counted). When all the data is in, the write runs.
+ * at all of them) unless there are more than a command gathers: then the write continues
+ * into DRAM (counted). When all the data is in, the write runs.
  */
 static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
@@ -546,44 +1039,31 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	}
 	nvmet_tcp.st.h2c_pdus++;
 	nvmet_tcp.st.h2c_bytes += h->u.data.length;
-	int rc = 0;
-	if (!r->gathered && r->nfrags + pdu->nfrags <= NVMET_TCP_REQ_SEGS) {
-		for (unsigned i = 0; i < pdu->nfrags; i++) {
-			r->frags[r->nfrags] = pdu->frags[i];
-			r->sg[r->nfrags].addr = pdu->frags[i].addr;
-			r->sg[r->nfrags].len = pdu->frags[i].len;
-			r->nfrags++;
-		}
-		pdu->nfrags = 0;
+	if (r->dropped) {
+		pdu_release(pdu);
+	} else if (!r->dbuf && req_take_frags(r, pdu) == 0) {
+		/* kept where the NIC put them */
 	} else {
-		if (!r->gathered) {
-			/* switch to DRAM: the fragments so far move into chunks first */
-			r->gathered = true;
-			nvmet_tcp.st.gathers++;
-			rc = req_alloc_bufs(r, r->r2t_len);
-			if (!rc)
-				rc = copy_into_bufs(r, 0, r->frags, r->nfrags);
-			for (unsigned i = 0; i < r->nfrags; i++)
-				netdev_frag_release(&r->frags[i]);
-			r->nfrags = 0;
+		if (!r->dbuf) {
+			/* more fragments than a command gathers: continue in DRAM, the fragments
+			 * so far move into it first */
+			if (req_gather(r)) {
+				r->dropped = true;
+				nvmet_tcp.st.data_dropped++;
+				req_release_frags(r);
+			} else if (r->bdev) {
+				dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
+			}
 		}
-		if (!rc)
-			rc = copy_into_bufs(r, r->h2c_rcvd, pdu->frags, pdu->nfrags);
+		if (r->dbuf && dbuf_copy_in(r->dbuf, r->h2c_rcvd, pdu->frags, pdu->nfrags))
+			r->dropped = true;
 		pdu_release(pdu);
 	}
 	r->h2c_rcvd += h->u.data.length;
 	if (r->h2c_rcvd < r->r2t_len)
 		return 0;
-	struct nvmet_data d = { .sg = r->sg, .nsg = r->gathered ? r->nbufs : r->nfrags, .len = r->r2t_len };
-	if (rc) {
-		/* no DRAM for the gather: one segment that cannot match, the core says SGL Length Invalid */
-		d.nsg = 1;
-		r->sg[0].addr = (dma_addr_t){ 0 };
-		r->sg[0].len = 0;
-	}
 	r->state = NVMET_TCP_REQ_EXEC;
-	c->inflight++;
-	nvmet_exec(c->q, &r->req, &r->wsqe, &d, req_done, r);
+	write_go(r);
 	return 0;
 }
 
@@ -726,11 +1206,36 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
+	if (nvmet_tcp.freed && !list_empty(&nvmet_tcp.waitq))
+		resume_waiters();
 }
 
 static const struct tcp_ops conn_tcp_ops = { .event = conn_event };
 
 /* --- listeners --- */
+
+static void addr_text(uint32_t a, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%u.%u.%u.%u", (unsigned)(a >> 24), (unsigned)(a >> 16) & 0xff, (unsigned)(a >> 8) & 0xff,
+		 (unsigned)a & 0xff);
+}
+
+/* The nvmet port a connection to laddr on this TCP port belongs to: the first with that
+ * traddr, else the first listening on any address (0.0.0.0); -1 when none. */
+static int port_for(uint16_t tcp_port, uint32_t laddr)
+{
+	int any = -1;
+	for (unsigned i = 0; i < nvmet_port_count(); i++) {
+		const struct nvmet_cfg_port *p = nvmet_port_at(i);
+		if (!p || p->trtype != NVMET_TRTYPE_TCP || p->trsvcid != tcp_port)
+			continue;
+		if (p->traddr == laddr)
+			return (int)i;
+		if (p->traddr == 0 && any < 0)
+			any = (int)i;
+	}
+	return any;
+}
 
 static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 {
@@ -740,6 +1245,16 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 	if (!(events & TCP_EV_ACCEPT))
 		return;
 	while ((s = nvmet_tcp.sops->accept(ls))) {
+		uint32_t laddr = nvmet_tcp.sops->local_addr ? nvmet_tcp.sops->local_addr(s) : 0;
+		int port = nvmet_tcp.sops->local_addr ? port_for(l->tcp_port, laddr) : (int)l->port;
+		if (port < 0) {
+			char a[16];
+			addr_text(laddr, a, sizeof(a));
+			nvmet_tcp.st.wrong_addr++;
+			log_warn("tcp: connection to %s:%u refused: no port has that traddr", a, l->tcp_port);
+			nvmet_tcp.sops->abort(s);
+			continue;
+		}
 		struct nvmet_tcp_conn *c = mm_pool_alloc(&nvmet_tcp.conn_pool);
 		if (!c) {
 			nvmet_tcp.st.refused++;
@@ -750,7 +1265,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		}
 		memset(c, 0, sizeof(*c));
 		c->state = NVMET_TCP_WAIT_ICREQ;
-		c->port = l->port;
+		c->port = (unsigned)port;
 		c->sock = s;
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
@@ -773,16 +1288,51 @@ static void listeners_close(void)
 	nvmet_tcp.nlisteners = 0;
 }
 
+static void pools_destroy(void)
+{
+	mm_pool_destroy(&nvmet_tcp.dbuf_pool);
+	mm_pool_destroy(&nvmet_tcp.table_pool);
+	mm_pool_destroy(&nvmet_tcp.buf_pool);
+	mm_pool_destroy(&nvmet_tcp.conn_pool);
+}
+
+/* Every TCP port's traddr is 0.0.0.0 or one of the appliance's addresses. */
+static int check_addresses(const struct nvmet_tcp_sock_ops *sops)
+{
+	for (unsigned i = 0; i < nvmet_port_count(); i++) {
+		const struct nvmet_cfg_port *p = nvmet_port_at(i);
+		char a[16];
+		if (!p || p->trtype != NVMET_TRTYPE_TCP || p->traddr == 0 || !sops->addr_is_local ||
+		    sops->addr_is_local(p->traddr))
+			continue;
+		addr_text(p->traddr, a, sizeof(a));
+		log_err("tcp: portid %u: traddr %s is not an address of this appliance (net.address; 0.0.0.0 = any)",
+			p->portid, a);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
 /* Start the transport on every TCP port of the target. */
-int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops)
+int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tcp_mem_ops *mops)
 {
 	int rc;
 
 	if (nvmet_tcp.running)
 		return -EBUSY;
+	if (nvmet_tcp.sops)
+		return -EBUSY; /* the previous run still has buffers out */
+	if ((rc = check_addresses(sops)))
+		return rc;
 	memset(&nvmet_tcp.st, 0, sizeof(nvmet_tcp.st));
+	memset(nvmet_tcp.reason_logged, 0, sizeof(nvmet_tcp.reason_logged));
 	nvmet_tcp.sops = sops;
+	nvmet_tcp.mops = mops;
 	list_init(&nvmet_tcp.conns);
+	list_init(&nvmet_tcp.waitq);
+	nvmet_tcp.nwaiting = 0;
+	nvmet_tcp.write_held = 0;
+	nvmet_tcp.freed = false;
 	nvmet_tcp.nconns = 0;
 	nvmet_tcp.nlisteners = 0;
 	if ((rc = mm_pool_init(&nvmet_tcp.conn_pool, "nvmet_tcp_conn", sizeof(struct nvmet_tcp_conn),
@@ -790,6 +1340,11 @@ int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops)
 		goto fail;
 	if ((rc = mm_pool_init(&nvmet_tcp.buf_pool, "nvmet_tcp_buf", NVMET_TCP_BUF_SIZE, NVMET_TCP_BUFS)))
 		goto fail_conn_pool;
+	if ((rc = mm_pool_init(&nvmet_tcp.table_pool, "nvmet_tcp_table", sizeof(struct nvmet_tcp_table),
+			       NVMET_TCP_SEG_TABLES)))
+		goto fail_buf_pool;
+	if ((rc = mm_pool_init(&nvmet_tcp.dbuf_pool, "nvmet_tcp_dbuf", sizeof(struct nvmet_tcp_dbuf), NVMET_TCP_DBUFS)))
+		goto fail_table_pool;
 	for (unsigned i = 0; i < nvmet_port_count(); i++) {
 		const struct nvmet_cfg_port *p = nvmet_port_at(i);
 		bool dup = false;
@@ -797,11 +1352,8 @@ int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops)
 			continue;
 		for (unsigned j = 0; j < nvmet_tcp.nlisteners; j++)
 			dup |= nvmet_tcp.listeners[j].tcp_port == p->trsvcid;
-		if (dup) {
-			/* one socket per TCP port: connections go to the first port using it */
-			log_warn("tcp: portid %u shares TCP port %u with an earlier port", p->portid, p->trsvcid);
-			continue;
-		}
+		if (dup)
+			continue; /* one socket per TCP port: connections pick their port by address */
 		if (nvmet_tcp.nlisteners == NVMET_TCP_MAX_LISTENERS) {
 			log_warn("tcp: portid %u: more than %u TCP ports, not listening", p->portid,
 				 NVMET_TCP_MAX_LISTENERS);
@@ -815,18 +1367,25 @@ int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops)
 			goto fail_listeners;
 		}
 		nvmet_tcp.nlisteners++;
-		log_info("tcp: portid %u listening on TCP port %u", p->portid, p->trsvcid);
+		char a[16];
+		addr_text(p->traddr, a, sizeof(a));
+		log_info("tcp: portid %u listening on %s:%u", p->portid, p->traddr ? a : "any", p->trsvcid);
 	}
 	nvmet_tcp.running = true;
 	return 0;
 
 fail_listeners:
 	listeners_close();
+	mm_pool_destroy(&nvmet_tcp.dbuf_pool);
+fail_table_pool:
+	mm_pool_destroy(&nvmet_tcp.table_pool);
+fail_buf_pool:
 	mm_pool_destroy(&nvmet_tcp.buf_pool);
 fail_conn_pool:
 	mm_pool_destroy(&nvmet_tcp.conn_pool);
 fail:
 	nvmet_tcp.sops = NULL;
+	nvmet_tcp.mops = NULL;
 	return rc;
 }
 
@@ -845,12 +1404,14 @@ static int conns_reap(void)
 	return work;
 }
 
+/* Once stopped: the pools go when no connection is left and TCP gave back every data
+ * fragment it was sending. */
 static void pools_destroy_if_idle(void)
 {
-	if (nvmet_tcp.sops && !nvmet_tcp.running && nvmet_tcp.nconns == 0) {
-		mm_pool_destroy(&nvmet_tcp.buf_pool);
-		mm_pool_destroy(&nvmet_tcp.conn_pool);
+	if (nvmet_tcp.sops && !nvmet_tcp.running && nvmet_tcp.nconns == 0 && nvmet_tcp.dbuf_pool.in_use == 0) {
+		pools_destroy();
 		nvmet_tcp.sops = NULL;
+		nvmet_tcp.mops = NULL;
 	}
 }
 
@@ -891,6 +1452,8 @@ int nvmet_tcp_poll(unsigned budget)
 			work += rc > 0;
 		}
 	}
+	if (!list_empty(&nvmet_tcp.waitq))
+		work += resume_waiters();
 	work += conns_reap();
 	pools_destroy_if_idle();
 	return work;
@@ -916,4 +1479,21 @@ unsigned nvmet_tcp_conn_count_state(enum nvmet_tcp_conn_state s)
 const struct nvmet_tcp_stats *nvmet_tcp_stats(void)
 {
 	return &nvmet_tcp.st;
+}
+
+/* nvmet.p2p = auto (true) | off (false). */
+void nvmet_tcp_set_p2p(bool on)
+{
+	nvmet_tcp.p2p_off = !on;
+}
+
+bool nvmet_tcp_p2p(void)
+{
+	return !nvmet_tcp.p2p_off;
+}
+
+/* Commands waiting for buffers. */
+unsigned nvmet_tcp_waiting(void)
+{
+	return nvmet_tcp.sops ? nvmet_tcp.nwaiting : 0;
 }

@@ -12,7 +12,7 @@
  * Connection states (one set_state(), transitions logged at debug level):
  *   WAIT_ICREQ   accepted; the only PDU allowed is an ICReq. A valid ICReq creates the
  *                nvmet queue, sets the digests/alignment and sends the ICResp.
- *   ESTABLISHED  CapsuleCmd (and, later, H2CData) PDUs run commands; completions go out
+ *   ESTABLISHED  CapsuleCmd and H2CData PDUs run commands; completions go out
  *                as C2HData + CapsuleResp through a per-connection TX backlog that waits
  *                for send space (TCP_EV_SENT).
  *   FAILED       a protocol error: the C2HTermReq (FES/FEI) was queued, the socket is
@@ -33,16 +33,25 @@
 #define NVMET_TCP_MAX_CONNS 32           /* connections (NVMe queues), all ports */
 #define NVMET_TCP_LISTEN_BACKLOG 16
 #define NVMET_TCP_QUEUE_DEPTH 64         /* commands per connection (CAP.MQES + 1) */
-#define NVMET_TCP_REQ_SEGS 32            /* data segments per command */
+#define NVMET_TCP_INLINE_SEGS 16         /* data segments a request holds without a table */
+#define NVMET_TCP_REQ_SEGS 256           /* data segments per command (a segment table): the
+					  * NIC fragments of one write, gathered by one NVMe command */
+#define NVMET_TCP_SEG_TABLES 96          /* segment tables, all connections */
 #define NVMET_TCP_IN_CAPSULE 8192        /* in-capsule data bytes on I/O queues */
 #define NVMET_TCP_MAXH2CDATA (128u * 1024) /* largest H2CData PDU we accept */
+#define NVMET_TCP_C2H_MAX (64u * 1024)   /* data bytes per C2HData PDU we send */
 #define NVMET_TCP_BUF_SIZE (16u * 1024)  /* DRAM data buffer chunk */
 #define NVMET_TCP_BUFS 256               /* DRAM data buffer chunks, all connections */
-#define NVMET_TCP_MAX_XFER (NVMET_TCP_REQ_SEGS * NVMET_TCP_BUF_SIZE)
+#define NVMET_TCP_MAX_XFER (256u * 1024) /* bytes per command (MDTS) */
+#define NVMET_TCP_CHUNKS_PER_CMD (NVMET_TCP_MAX_XFER / NVMET_TCP_BUF_SIZE)
+#define NVMET_TCP_DBUFS 256              /* data buffers (read data, gathered writes) alive, all connections */
+#define NVMET_TCP_WRITE_HELD_MAX (512u * 1024) /* write bytes between R2T and completion, all
+					  * connections: bounds the NIC receive buffers writes hold */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
 
 struct tcp_sock;
 struct tcp_ops;
+struct nvmet_bdev;
 
 /* The socket calls the transport makes (net/tcp/tcp.h semantics). */
 struct nvmet_tcp_sock_ops {
@@ -53,10 +62,49 @@ struct nvmet_tcp_sock_ops {
 	bool (*recv_eof)(const struct tcp_sock *s);
 	size_t (*send_space)(const struct tcp_sock *s);
 	long (*send_copy)(struct tcp_sock *s, const void *buf, size_t len);
+	/* zero copy: the socket takes the references (also on error) and releases each
+	 * fragment to its owner once the peer acknowledged it (tcp_send_frags) */
+	int (*send_frags)(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n);
 	void (*flush)(struct tcp_sock *s);
 	void (*close)(struct tcp_sock *s);
 	void (*abort)(struct tcp_sock *s);
+	/* the local IPv4 address of a connection (host order), for the port's traddr */
+	uint32_t (*local_addr)(const struct tcp_sock *s);
+	/* is addr one of the appliance's addresses? (NULL: do not check) */
+	bool (*addr_is_local)(uint32_t addr);
 };
+
+/*
+ * Where payloads may live: the P2P rules between the drive serving a namespace, the NIC
+ * and the device memory (NVMe CMBs), reached through ops so that host tests can fake them
+ * (core/nvmet_boot.c passes the real ones: pci/p2pdma over the NVMe drives and the NIC).
+ */
+struct nvmet_tcp_mem_ops {
+	/* May the drive behind b move data to/from the memory of P2P provider `provider`
+	 * (netdev_frag.provider, never NETDEV_PROVIDER_HOST)? 0, or -EXDEV when the P2P rules
+	 * refuse the path, -ENODEV when b is not a drive; *why says why in one line. */
+	int (*reach)(const struct nvmet_bdev *b, uint16_t provider, const char **why);
+	/* Device memory for len bytes of read data that the drive behind b may write and the
+	 * NIC may gather from. 0 with out->addr/provider/len set (no owner), -ENODEV when no
+	 * provider is configured, -EXDEV when the P2P rules refuse every one, -ENOMEM when
+	 * full; *why says why. */
+	int (*alloc)(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *out, const char **why);
+	/* Give back an allocation made by alloc (the fragment as alloc filled it). */
+	void (*free)(const struct netdev_frag *f);
+};
+
+/* Why a command's payload went through host DRAM instead of device memory. */
+enum nvmet_tcp_dram_reason {
+	NVMET_TCP_DRAM_P2P_REFUSED = 0, /* the P2P rules refuse the drive <-> memory (or NIC) path */
+	NVMET_TCP_DRAM_DIGEST,          /* data digest on a read: the CPU reads the payload */
+	NVMET_TCP_DRAM_NO_CMB,          /* no device memory configured for the drive and the NIC */
+	NVMET_TCP_DRAM_ALLOC,           /* device memory exhausted */
+	NVMET_TCP_DRAM_OFF,             /* nvmet.p2p = off */
+	NVMET_TCP_DRAM_NIC_DRAM,        /* the NIC received the write into DRAM (nic.rx_mode = plain, no provider) */
+	NVMET_TCP_DRAM_FRAGMENTS,       /* a write in more fragments than a command gathers */
+	NVMET_TCP_DRAM_REASON_COUNT
+};
+const char *nvmet_tcp_dram_reason_name(enum nvmet_tcp_dram_reason r);
 
 enum nvmet_tcp_conn_state {
 	NVMET_TCP_WAIT_ICREQ = 0,
@@ -69,23 +117,36 @@ const char *nvmet_tcp_conn_state_name(enum nvmet_tcp_conn_state s);
 
 struct nvmet_tcp_stats {
 	uint64_t accepted, refused;           /* refused: connection pool exhausted */
+	uint64_t wrong_addr;                  /* connections to an address that is not the port's traddr */
 	uint64_t icreqs, term_sent, term_recv;
 	uint64_t capsules, responses, c2h_pdus, c2h_bytes;
+	uint64_t success_flags;               /* reads completed by C2HData SUCCESS (no CapsuleResp) */
 	uint64_t tx_waits;                    /* a completion waited for send space */
 	uint64_t no_bufs;                     /* DRAM data buffers exhausted */
-	uint64_t gathers;                     /* data in too many fragments, copied to DRAM */
+	uint64_t gathers;                     /* write data copied from NIC fragments into DRAM */
 	uint64_t r2ts, h2c_pdus, h2c_bytes;   /* writes whose data came after an R2T */
 	uint64_t ddgst_errors;                /* data digest mismatches (the connection is closed) */
 	uint64_t kills;                       /* queue_kill from the core */
 	uint64_t closed, freed;
+	/* payload placement (I/O reads and writes served by a drive) */
+	uint64_t p2p_reads, p2p_read_bytes;   /* read into device memory, sent from there */
+	uint64_t p2p_writes, p2p_write_bytes; /* written from the NIC's device-memory fragments */
+	uint64_t dram_cmds[NVMET_TCP_DRAM_REASON_COUNT];  /* payloads through DRAM, by reason */
+	uint64_t dram_bytes[NVMET_TCP_DRAM_REASON_COUNT];
+	uint64_t waits, resumed;              /* commands that waited for buffers, and resumed */
+	uint64_t waiting_high;                /* most commands waiting at once */
+	uint64_t data_dropped;                /* write data lost for want of DRAM (command failed) */
 };
 
 /*
  * Listen on every TCP port of the running target (nvmet_port_at) through sops (kept;
- * core/nvmet_boot.c passes the real socket layer). Returns 0 (also when no port is
- * TCP), -EBUSY when started, -ENOMEM, or the first listen error (nothing stays).
+ * core/nvmet_boot.c passes the real socket layer); payload memory through mops (kept;
+ * NULL: no device memory, every payload in DRAM). A port accepts connections made to its
+ * traddr only (0.0.0.0: any address). Returns 0 (also when no port is TCP), -EBUSY when
+ * started, -EADDRNOTAVAIL (logged) when a traddr is not one of the appliance's addresses,
+ * -ENOMEM, or the first listen error (nothing stays).
  */
-int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops);
+int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tcp_mem_ops *mops);
 
 /* Close the listeners and every connection (their queues are destroyed); connections
  * with commands still at the backend are freed by later polls. Call before nvmet_fini. */
@@ -99,5 +160,13 @@ int nvmet_tcp_poll(unsigned budget);
 unsigned nvmet_tcp_conn_count(void);
 unsigned nvmet_tcp_conn_count_state(enum nvmet_tcp_conn_state s);
 const struct nvmet_tcp_stats *nvmet_tcp_stats(void);
+
+/* nvmet.p2p: true (auto: device memory where the P2P rules allow it) or false (off: every
+ * payload through host DRAM). Applies to commands from now on. */
+void nvmet_tcp_set_p2p(bool on);
+bool nvmet_tcp_p2p(void);
+
+/* Commands waiting for a buffer right now (all connections). */
+unsigned nvmet_tcp_waiting(void);
 
 #endif
