@@ -150,9 +150,13 @@ test: setup
 	@tools/run-all-tests
 
 # Benchmarks are not tests: each prints ratios against a peer measured in the same run and
-# writes its figures, dated, to docs/bench-*.md.
+# writes its figures, dated, to docs/bench-*.md. BENCH picks parts: nvme (host driver, issue 5),
+# net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8).
+BENCH ?= nvme net nvmet
 bench: image
-	$(PYTHON) tools/bench/nvme.py
+	@for b in $(BENCH); do \
+	  case $$b in nvme|net|nvmet) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet)"; exit 2;; esac; \
+	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

@@ -109,10 +109,11 @@ class Link:
 class Guest:
     """A Linux peer guest: Debian kernel + lab initramfs, a NIC per link, optional emulated NVMe drive."""
 
-    def __init__(self, lab, name, ip, links, mem_mb=1024, nvme_mb=0):
+    def __init__(self, lab, name, ip, links, mem_mb=1024, nvme_mb=0, nvme_cmb_mb=0):
         self.lab, self.name, self.ip = lab, name, ip
         self.addr = ip.split("/")[0] if ip else None
         self.links, self.mem_mb, self.nvme_mb = links, mem_mb, nvme_mb
+        self.nvme_cmb_mb = nvme_cmb_mb   # a CMB on the drive, as the appliance's drives have
         self.console = os.path.join(lab.rundir, f"{name}.console.log")
         self.sock = os.path.join(lab.rundir, f"{name}.cmd.sock")
         self.proc = None
@@ -140,8 +141,9 @@ class Guest:
             img = os.path.join(self.lab.rundir, f"{self.name}.nvme.img")
             with open(img, "wb") as f:
                 f.truncate(self.nvme_mb << 20)
+            cmb = f",cmb_size_mb={self.nvme_cmb_mb}" if self.nvme_cmb_mb else ""
             args += ["-drive", f"file={img},if=none,id=nvm0,format=raw",
-                     "-device", f"nvme,drive=nvm0,serial=lab{self.name}"]
+                     "-device", f"nvme,drive=nvm0,serial=lab{self.name}{cmb}"]
         return args
 
     def start(self, image):
@@ -377,7 +379,8 @@ class Lab:
         return link
 
     def guest(self, name, ip=None, links=(), **kw):
-        """Declare a Linux peer guest (mem_mb=, nvme_mb= for an emulated NVMe drive)."""
+        """Declare a Linux peer guest (mem_mb=, nvme_mb= for an emulated NVMe drive, nvme_cmb_mb= to
+        give that drive a controller memory buffer)."""
         g = Guest(self, name, ip, list(links), **kw)
         self.guests.append(g)
         return g

@@ -80,15 +80,16 @@ def nvmet_export(target, transport, dev="/dev/nvme0n1", port_id=None, timeout=30
     """, timeout=timeout, check=True)
 
 
-def nvme_connect(initiator, transport, timeout=60):
-    """Connect the initiator to the target's subsystem; return the block device path it got."""
+def nvme_connect(initiator, transport, timeout=60, addr=TARGET_IP, nqn=NQN):
+    """Connect the initiator to the target's subsystem (by default the Linux target's; addr and nqn
+    name another, e.g. the appliance's); return the block device path it got."""
     r = initiator.run(f"""
         set -e
-        nvme connect -t {transport} -a {TARGET_IP} -s {NVME_PORT} -n {NQN}
+        nvme connect -t {transport} -a {addr} -s {NVME_PORT} -n {nqn}
         for i in $(seq 100); do
           # The namespace's block device hangs off its subsystem (native multipath: nvmeXnY).
           for s in /sys/class/nvme-subsystem/nvme-subsys*; do
-            [ "$(cat $s/subsysnqn 2>/dev/null)" = "{NQN}" ] || continue
+            [ "$(cat $s/subsysnqn 2>/dev/null)" = "{nqn}" ] || continue
             for n in $s/nvme*n*; do [ -b /dev/${{n##*/}} ] && {{ echo DEV=/dev/${{n##*/}}; exit 0; }}; done
           done
           sleep 0.1

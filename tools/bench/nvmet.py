@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""tools/bench/nvmet.py - `make bench BENCH=nvmet`: the appliance's NVMe/TCP target against Linux
+nvmet-tcp (issue 8).
+
+One run, three labs one after the other, each on an uncaptured link (captures cost ~15 %), the same
+Linux 6.1 initiator guest (1 vCPU, e1000e, TSO off, nvme-tcp with one I/O queue) in each:
+  (a) the appliance, CMB mode (default config: e1000e header split into nvme0's CMB, nvmet.p2p = auto);
+  (b) the appliance, DRAM fallback (`nic.rx_mode = plain`, `nvmet.p2p = off`: every payload through
+      host DRAM);
+  (c) a Linux 6.1 target guest exporting its drive through nvmet-tcp (configfs).
+Same emulated hardware on the storage side: a QEMU `nvme` drive of 64 MiB with a 64 MiB CMB (the
+appliance exports nvme0, which is that; the Linux target's drive gets the same size and CMB), an
+e1000e on a dgram link, one vCPU, 1 GiB. Differences that remain are stated in the doc: the appliance
+machine's PCIe switch and two more drives, and its `-cpu max` (Linux guests: QEMU's default CPU).
+
+Each target gets the same fio jobs on a fresh drive, in this order (the first fills the drive, so the
+reads read written data): 128 KiB sequential write, 128 KiB sequential read, 4 KiB random write, 4 KiB
+random read; libaio, direct, iodepth BENCH_FIO_QD (default 16), BENCH_FIO_SECS seconds each (default
+15), fixed random seed, JSON output parsed here. For each job: IOPS, MB/s, latency mean and p99 (fio's
+lat_ns, submission to completion), the host CPU time of the target's QEMU process (/proc/PID/stat
+utime+stime over the job) divided by the I/Os fio completed, and the host-DRAM bytes per payload byte
+(the appliance: `stats dma`; Linux: a lower bound, its NIC frames plus the drive's DMA). Prints
+appliance/Linux ratios and writes them, dated, with the machine and the load, to docs/bench-nvmet.md.
+"""
+import json
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402  (sets up the lab's import path)
+import topo  # noqa: E402
+from lab import Lab  # noqa: E402
+
+SECS = int(os.environ.get("BENCH_FIO_SECS", "15"))
+QD = int(os.environ.get("BENCH_FIO_QD", "16"))
+DRIVE_MB = 64            # tools/qemu-run's drives; the Linux target's drive is made the same
+CMB_MB = 64              # nvme0's CMB in tools/qemu-run
+IDLE_SECS = 5
+APP_NQN = "nqn.2026-11.org.p2pstore:bench"
+JOBS = [  # (name, fio rw, block size)
+    ("128 KiB seq write", "write", "128k"),
+    ("128 KiB seq read", "read", "128k"),
+    ("4 KiB rand write", "randwrite", "4k"),
+    ("4 KiB rand read", "randread", "4k"),
+]
+NVMET_JSON = """{
+  "hosts": [],
+  "ports": [ { "portid": 1, "addr": { "trtype": "tcp", "adrfam": "ipv4", "traddr": "%s",
+               "trsvcid": "%d" }, "subsystems": [ "%s" ] } ],
+  "subsystems": [ { "nqn": "%s", "attr": { "allow_any_host": "1", "serial": "p2pbench0001",
+                    "model": "p2pstore" },
+                    "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "/dev/nvme0n1" } } ] } ]
+}
+""" % (topo.APPLIANCE_IP, topo.NVME_PORT, APP_NQN, APP_NQN)
+MODES = {
+    "cmb": ("appliance, CMB mode", "panic = exit\n"),
+    "dram": ("appliance, DRAM fallback", "panic = exit\nnic.rx_mode = plain\nnvmet.p2p = off\n"),
+}
+
+
+def fio(initiator, dev, rw, bs):
+    """One fio job against dev; returns fio's JSON job object."""
+    r = initiator.run(f"fio --name=bench --filename={dev} --direct=1 --ioengine=libaio --rw={rw} --bs={bs}"
+                      f" --iodepth={QD} --time_based --runtime={SECS} --size={DRIVE_MB}M --randseed=1"
+                      f" --lat_percentiles=1 --output-format=json", timeout=SECS + 120)
+    text = r.out
+    try:
+        job = json.loads(text[text.index("{"):text.rindex("}") + 1])["jobs"][0]
+    except (ValueError, KeyError, IndexError):
+        raise bl.BenchError(f"fio {rw} {bs} on {dev}: no JSON (rc {r.rc}): {text[-1500:]}")
+    if r.rc != 0 or job.get("error"):
+        raise bl.BenchError(f"fio {rw} {bs} on {dev} failed (rc {r.rc}, error {job.get('error')}): {text[-800:]}")
+    return job
+
+
+def figures(job):
+    """IOPS, bytes, I/O count and latency (us) of a fio job, whichever direction it ran."""
+    side = job["write"] if job["write"]["total_ios"] else job["read"]
+    lat = side["lat_ns"]
+    return dict(iops=side["iops"], bytes=side["io_bytes"], ios=side["total_ios"], secs=side["runtime"] / 1000,
+                lat_mean=lat["mean"] / 1000, lat_p99=lat.get("percentile", {}).get("99.000000", 0) / 1000)
+
+
+def eth_bytes(guest):
+    """rx_bytes + tx_bytes of the guest's eth0: frame bytes its NIC moved through DRAM."""
+    r = guest.run("cat /sys/class/net/eth0/statistics/rx_bytes /sys/class/net/eth0/statistics/tx_bytes",
+                  check=True)
+    return sum(map(int, r.out.split()[:2]))
+
+
+def run_jobs(initiator, dev, target_pid, dram=None):
+    """The fio jobs against dev; dram() -> a host-DRAM byte count of the target (or None). Returns
+    {job name: figures + target CPU s + host-DRAM bytes} and the target's idle CPU fraction."""
+    meter = bl.CpuMeter({"target": target_pid}).start()
+    time.sleep(IDLE_SECS)
+    idle = meter.stop()
+    out = {}
+    for name, rw, bs in JOBS:
+        d0 = dram() if dram else None
+        meter = bl.CpuMeter({"target": target_pid}).start()
+        job = fio(initiator, dev, rw, bs)
+        cpu = meter.stop()
+        f = figures(job)
+        f["cpu"] = cpu["target"]
+        f["us_per_io"] = cpu["target"] * 1e6 / f["ios"] if f["ios"] else 0
+        f["dram"] = (dram() - d0) if dram else None
+        f["dram_per_byte"] = f["dram"] / f["bytes"] if dram and f["bytes"] else None
+        out[name] = f
+        print(f"bench-nvmet: {name}: {f['iops']:.0f} IOPS, {f['bytes'] / f['secs'] / 1e6:.1f} MB/s, "
+              f"mean {f['lat_mean']:.0f} us, p99 {f['lat_p99']:.0f} us, target CPU {f['us_per_io']:.0f} us/IO",
+              flush=True)
+    return out, idle["target"] / idle["wall"]
+
+
+def appliance_run(mode):
+    """Lab (a) or (b): the appliance in mode 'cmb' or 'dram'. Returns its results."""
+    title, cfg = MODES[mode]
+    print(f"bench-nvmet: {title}", flush=True)
+    with Lab(f"bench-nvmet-{mode}", capture=False) as lab:
+        esp = bl.appliance_esp(lab.rundir, cfg, NVMET_JSON)
+        dev, initiator = topo.appliance_topology(lab, esp)
+        lab.start()
+        dev.expect(r"nvmet: target started from nvmet\.json: 1 ports, 1 subsystems", timeout=180)
+        dev.expect(re.escape("p2pstore> "), timeout=60)
+        app = bl.Console(dev)
+        boot_log = app.cmd("log show", timeout=60)
+        p2p_off_known = "nvmet.p2p = off" in boot_log
+        blk = topo.nvme_connect(initiator, "tcp", addr=topo.APPLIANCE_IP, nqn=APP_NQN)
+
+        def host_dram():
+            return sum(bl.dram_counters(app)["host-dram"])
+        d0 = bl.dram_counters(app)
+        res, idle = run_jobs(initiator, blk, bl.qemu_pid(dev), host_dram)
+        d1 = bl.dram_counters(app)
+        state = app.cmd("nvmet", timeout=60)
+        topo.nvme_disconnect(initiator)
+    notes = [ln.strip() for ln in state.splitlines() if re.search(r"^\s*ns \d+:|read \d+ cmds|^commands ", ln)]
+    return dict(title=title, jobs=res, idle=idle, p2p_off_known=p2p_off_known, notes=notes,
+                dram_total=bl.dram_delta(d1, d0), rcvbuf=lab.rcvbuf_errors())
+
+
+def linux_run():
+    """Lab (c): Linux nvmet-tcp in a target guest with the same drive (size, CMB) and NIC."""
+    print("bench-nvmet: Linux nvmet-tcp", flush=True)
+    with Lab("bench-nvmet-linux", capture=False) as lab:
+        link = lab.link("link0")
+        initiator = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
+        target = lab.guest("target", ip=f"{topo.TARGET_IP}/24", links=[link], nvme_mb=DRIVE_MB,
+                           nvme_cmb_mb=CMB_MB)
+        lab.start()
+        topo.nvmet_export(target, "tcp")
+        blk = topo.nvme_connect(initiator, "tcp")
+
+        def nic_dram():
+            return eth_bytes(target)
+        res, idle = run_jobs(initiator, blk, bl.qemu_pid(target), nic_dram)
+        for f in res.values():
+            # NIC frames through DRAM plus the drive's DMA of the payload (all in DRAM): a lower bound
+            f["dram"] += f["bytes"]
+            f["dram_per_byte"] = f["dram"] / f["bytes"] if f["bytes"] else None
+        cmb = target.run("dmesg | grep -i -E 'cmb|p2p' | tail -3").out.strip()
+        topo.nvme_disconnect(initiator)
+    return dict(title="Linux nvmet-tcp", jobs=res, idle=idle, notes=[cmb] if cmb else [],
+                rcvbuf=lab.rcvbuf_errors())
+
+
+def row(r, name):
+    f = r["jobs"][name]
+    dpb = f"{f['dram_per_byte']:.3f}" if f["dram_per_byte"] is not None else "-"
+    return (f"| {name} | {r['title']} | {f['iops']:.0f} | {f['bytes'] / f['secs'] / 1e6:.1f} | {f['lat_mean']:.0f} | "
+            f"{f['lat_p99']:.0f} | {f['us_per_io']:.0f} | {dpb} |")
+
+
+def main():
+    bl.lab_setup()
+    t_all = time.monotonic()
+    loads = [bl.loadavg()]
+    runs = {}
+    for key, fn in (("cmb", lambda: appliance_run("cmb")), ("dram", lambda: appliance_run("dram")),
+                    ("linux", linux_run)):
+        runs[key] = fn()
+        loads.append(bl.loadavg())
+    lin = runs["linux"]
+    lines = [
+        f"# NVMe/TCP target benchmark: the appliance vs Linux nvmet-tcp ({bl.now_utc()})",
+        "",
+        f"Machine: {bl.machine()}. Host load average (1/5/15 min) before and after each target: "
+        f"{' / '.join(loads)}; other helpers' QEMU runs share the 2 cores, so figures vary by tens of "
+        "percent between runs: compare within one run.",
+        "",
+        f"`make bench BENCH=nvmet` (tools/bench/nvmet.py): fio 3.33 from the same Linux 6.1 initiator guest "
+        f"(nvme-tcp, one I/O queue), libaio, direct, iodepth {QD}, {SECS} s per job, jobs in the order shown "
+        f"on a fresh {DRIVE_MB} MiB drive, against (a) the appliance in its CMB mode, (b) the appliance in its "
+        "DRAM-fallback mode (`nic.rx_mode = plain`, `nvmet.p2p = off`), (c) Linux 6.1 nvmet-tcp in a target "
+        f"guest. Every target: QEMU `nvme` drive, {DRIVE_MB} MiB, {CMB_MB} MiB CMB; e1000e on an uncaptured dgram "
+        "link; 1 vCPU, 1 GiB. Not the same: the appliance's machine has its NIC and drive behind a PCIe switch "
+        "and two more drives, and runs `-cpu max` (the Linux guests QEMU's default CPU).",
+        "",
+        "Target CPU us/IO: host CPU time (utime+stime, all threads) of the target's QEMU process over the "
+        "job divided by the I/Os fio completed: not fooled by a slow initiator, but it includes what the "
+        "target burns while idle (below). Latency: fio's lat_ns (submission to completion), mean and p99, us. "
+        "Host-DRAM B/B: host-DRAM bytes per payload byte; the appliance's from `stats dma` (device DMA "
+        "and CPU copies), Linux's a lower bound (its e1000e's frame bytes plus the drive's DMA; the copies "
+        "between socket buffers and nvmet's pages are left out).",
+        "",
+        "| job | target | IOPS | MB/s | lat mean us | lat p99 us | target CPU us/IO | host-DRAM B/B |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, _, _ in JOBS:
+        for key in ("cmb", "dram", "linux"):
+            lines.append(row(runs[key], name))
+    lines += [
+        "",
+        "Ratios appliance / Linux (IOPS: higher is better; CPU/IO and latency: lower is better; "
+        "Linux CPU/IO over the appliance's is how many times less CPU the appliance spends per I/O, the "
+        "issue's aim is >= 5):",
+        "",
+        "| job | mode | IOPS | lat mean | lat p99 | CPU/IO | Linux CPU/IO / appliance's | aim 5x |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    met = []
+    for name, _, _ in JOBS:
+        lf = lin["jobs"][name]
+        for key in ("cmb", "dram"):
+            af = runs[key]["jobs"][name]
+            less = lf["us_per_io"] / af["us_per_io"] if af["us_per_io"] else 0
+            met.append(less >= 5)
+            lines.append(f"| {name} | {key} | {bl.ratio(af['iops'], lf['iops'])} | "
+                         f"{bl.ratio(af['lat_mean'], lf['lat_mean'])} | {bl.ratio(af['lat_p99'], lf['lat_p99'])} | "
+                         f"{bl.ratio(af['us_per_io'], lf['us_per_io'])} | {less:.2f}x | "
+                         f"{'met' if less >= 5 else 'not met'} |")
+    lines += [
+        "",
+        "Idle: the target's QEMU process used " + ", ".join(
+            f"{runs[k]['idle'] * 100:.0f} % of a core ({runs[k]['title']})" for k in ("cmb", "dram", "linux"))
+        + f" over {IDLE_SECS} s before the jobs, with the initiator connected and quiet.",
+        f"The 5x CPU aim is met in {sum(met)} of {len(met)} job/mode pairs in this run.",
+    ]
+    if not runs["dram"]["p2p_off_known"]:
+        lines.append("This build did not acknowledge `nvmet.p2p = off` in its log: the DRAM-fallback run "
+                     "had only `nic.rx_mode = plain`.")
+    for key in ("cmb", "dram"):
+        r = runs[key]
+        h, d = r["dram_total"]["host-dram"], r["dram_total"]["device"]
+        lines.append(f"{r['title']}: over all jobs host-DRAM DMA to/from devices {h[0]} / {h[1]} B, CPU {h[2]} B; "
+                     f"device memory DMA {d[0]} / {d[1]} B, CPU {d[2]} B.")
+        if r["notes"]:
+            lines.append(f"Its `nvmet` counters: {'; '.join(r['notes'])[:600]}.")
+    if lin["notes"]:
+        lines.append(f"Linux target's dmesg on the CMB: {'; '.join(lin['notes'])[:300]} (when Linux cannot "
+                     "register the CMB as P2P memory it does not use it at all, not even for submission queues; "
+                     "the appliance's drives fetch their submission queues from the CMB, `nvme.sq_in_cmb`).")
+    lines += [
+        "Host UDP receive-buffer drops (dgram links): " + ", ".join(
+            f"{runs[k]['title']} {runs[k]['rcvbuf']}" for k in ("cmb", "dram", "linux"))
+        + f". Bench wall time {time.monotonic() - t_all:.0f} s.",
+        "",
+    ]
+    bl.write_doc("bench-nvmet.md", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
