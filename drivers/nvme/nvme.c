@@ -365,6 +365,9 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	slot->arg = arg;
 	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
 	nvme_ring_push(&q->ring, &sqe);
+	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(sqe));
+	if (slot->list_bytes)
+		dma_account_cpu((enum mem_class)slot->list_cls, slot->list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, lists and WC stores to the CMB drained before the doorbell */
 	q->st.submitted++;
 	wr32(c, q->sq_db, q->ring.sq_tail);
@@ -413,6 +416,14 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 		q->free_cids[q->nfree++] = slot->cid;
 		return;
 	}
+	/* the queue entries are DMA too: the SQE fetched (from the CMB when the SQ lives
+	 * there), the CQE posted to DRAM and read by the CPU */
+	enum mem_class sq_cls = q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST;
+	dma_account(sq_cls, DMA_TO_DEVICE, sizeof(struct nvme_sqe));
+	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, sizeof(struct nvme_cqe));
+	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
+	c->st.queue_bytes[sq_cls] += sizeof(struct nvme_sqe);
+	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_cqe);
 	int rc = nvme_status_errno(e->status);
 	if (slot->state == NVME_CMD_ABORTING && rc == -ECANCELED)
 		rc = -ETIMEDOUT;

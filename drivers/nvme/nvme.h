@@ -246,6 +246,7 @@ struct nvme_cmb {
 struct nvme_ctrl_stats {
 	uint64_t payload_bytes[MEM_CLASS_COUNT]; /* data moved by completed commands, by class */
 	uint64_t list_bytes[MEM_CLASS_COUNT];    /* PRP/SGL lists the controller read */
+	uint64_t queue_bytes[MEM_CLASS_COUNT];   /* SQEs the controller fetched, CQEs it posted */
 	uint64_t reads, writes, flushes, write_zeroes, dsms, failed;
 };
 

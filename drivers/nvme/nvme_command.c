@@ -157,16 +157,28 @@ static void buf_put(struct buf *b)
 		mm_free_pages(b->cpu, b->bytes / 4096);
 }
 
+/* Queue-entry DMA of every controller (SQEs, CQEs): not payload. */
+static uint64_t queue_dma(enum mem_class cls)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < nvme_count(); i++)
+		n += nvme_at(i)->st.queue_bytes[cls];
+	return n;
+}
+
+/* DMA of payloads and their PRP/SGL lists in host DRAM (the queue entries apart). */
 static uint64_t host_dma(void)
 {
 	const struct dma_counters *d = dma_counters();
-	return d->dma_bytes[MEM_CLASS_HOST][DMA_TO_DEVICE] + d->dma_bytes[MEM_CLASS_HOST][DMA_FROM_DEVICE];
+	return d->dma_bytes[MEM_CLASS_HOST][DMA_TO_DEVICE] + d->dma_bytes[MEM_CLASS_HOST][DMA_FROM_DEVICE] -
+	       queue_dma(MEM_CLASS_HOST);
 }
 
 static uint64_t dev_dma(void)
 {
 	const struct dma_counters *d = dma_counters();
-	return d->dma_bytes[MEM_CLASS_DEVICE][DMA_TO_DEVICE] + d->dma_bytes[MEM_CLASS_DEVICE][DMA_FROM_DEVICE];
+	return d->dma_bytes[MEM_CLASS_DEVICE][DMA_TO_DEVICE] + d->dma_bytes[MEM_CLASS_DEVICE][DMA_FROM_DEVICE] -
+	       queue_dma(MEM_CLASS_DEVICE);
 }
 
 /* write / read / verify N slba nlb [seed] [cmb] */
@@ -412,12 +424,14 @@ static void nvme_stats_show(void)
 		struct nvme_ctrl *c = nvme_at(i);
 		struct nvme_ctrl_stats *s = &c->st;
 		struct nvme_qpair_stats *q = &c->io[0].st;
-		printf("  %s: reads %llu writes %llu failed %llu payload host-dram %llu B device %llu B lists host-dram %llu B device %llu B timeouts %llu aborts %llu\n",
+		printf("  %s: reads %llu writes %llu failed %llu payload host-dram %llu B device %llu B lists host-dram %llu B device %llu B queue-entries host-dram %llu B device %llu B timeouts %llu aborts %llu\n",
 		       c->name, (unsigned long long)s->reads, (unsigned long long)s->writes,
 		       (unsigned long long)s->failed, (unsigned long long)s->payload_bytes[MEM_CLASS_HOST],
 		       (unsigned long long)s->payload_bytes[MEM_CLASS_DEVICE],
 		       (unsigned long long)s->list_bytes[MEM_CLASS_HOST],
-		       (unsigned long long)s->list_bytes[MEM_CLASS_DEVICE], (unsigned long long)q->timeouts,
+		       (unsigned long long)s->list_bytes[MEM_CLASS_DEVICE],
+		       (unsigned long long)s->queue_bytes[MEM_CLASS_HOST],
+		       (unsigned long long)s->queue_bytes[MEM_CLASS_DEVICE], (unsigned long long)q->timeouts,
 		       (unsigned long long)q->aborts_sent);
 		payload += s->payload_bytes[MEM_CLASS_HOST] + s->payload_bytes[MEM_CLASS_DEVICE];
 		host += s->payload_bytes[MEM_CLASS_HOST];

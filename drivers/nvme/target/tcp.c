@@ -525,7 +525,9 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 	sent += rc;
 	while (!list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
-		bool success = r->req.status == 0 && nvmet_queue_sqflow_disabled(c->q);
+		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
+		 * for a command that completed with status 0 (phase bit apart) */
+		bool success = (r->req.cqe.status & 0xfffe) == 0 && nvmet_queue_sqflow_disabled(c->q);
 		if (r->tx_off < r->req.xfer_len) {
 			if ((rc = conn_send_c2h(c, r, success)) < 0)
 				return rc;
@@ -1082,6 +1084,12 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	if ((rc = nvmet_queue_create(c->port, &nvmet_tcp_ops, c, &c->q))) {
 		log_warn("tcp: port %u: no queue for a new connection (%d)", c->port, rc);
 		return rc;
+	}
+	if (nvmet_tcp.sops->peer_addr) {
+		uint32_t addr;
+		uint16_t port;
+		nvmet_tcp.sops->peer_addr(c->sock, &addr, &port);
+		nvmet_queue_set_peer(c->q, addr, port);
 	}
 	size_t len = nvme_tcp_build_icresp(buf, 0, dgst, NVMET_TCP_MAXH2CDATA);
 	if (nvmet_tcp.sops->send_space(c->sock) < len || (rc = conn_send(c, buf, len)))

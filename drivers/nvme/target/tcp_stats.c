@@ -1,0 +1,30 @@
+/*
+ * tcp_stats.c - the NVMe/TCP transport's `stats nvmet_tcp` section: where payloads went
+ * (device memory peer to peer, or host DRAM by reason), commands that waited for
+ * buffers, C2HData SUCCESS completions. The `nvmet` console view prints the same
+ * counters through nvmet_tcp_stats() and nvmet_tcp_dram_reason_name().
+ */
+#include <stdio.h>
+#include "../../../lib/stats.h"
+#include "tcp.h"
+
+static void nvmet_tcp_stats_show(void)
+{
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+	printf("  nvmet-tcp p2p: %s, reads %llu (%llu B) writes %llu (%llu B) from device memory\n",
+	       nvmet_tcp_p2p() ? "auto" : "off", (unsigned long long)st->p2p_reads,
+	       (unsigned long long)st->p2p_read_bytes, (unsigned long long)st->p2p_writes,
+	       (unsigned long long)st->p2p_write_bytes);
+	printf("  nvmet-tcp dram fallback:");
+	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
+		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r),
+		       (unsigned long long)st->dram_cmds[r], (unsigned long long)st->dram_bytes[r]);
+	printf("\n  nvmet-tcp buffers: waits %llu resumed %llu waiting %u (high %llu) gathers %llu dropped %llu "
+	       "success-flag %llu c2h %llu (%llu B) r2t %llu h2c %llu (%llu B)\n",
+	       (unsigned long long)st->waits, (unsigned long long)st->resumed, nvmet_tcp_waiting(),
+	       (unsigned long long)st->waiting_high, (unsigned long long)st->gathers,
+	       (unsigned long long)st->data_dropped, (unsigned long long)st->success_flags,
+	       (unsigned long long)st->c2h_pdus, (unsigned long long)st->c2h_bytes, (unsigned long long)st->r2ts,
+	       (unsigned long long)st->h2c_pdus, (unsigned long long)st->h2c_bytes);
+}
+STATS_SECTION(nvmet_tcp, nvmet_tcp_stats_show);
