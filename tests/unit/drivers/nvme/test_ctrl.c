@@ -425,3 +425,33 @@ Test(ctrl, many_commands_wrap_the_rings_and_flip_the_phase)
 	cr_assert_eq(c.io[0].st.spurious, 0);
 	free(b);
 }
+
+/* The NVMe/TCP target's write: 128 KiB received by the NIC into the CMB in 300 odd-sized
+ * fragments, one command gathering them all: the SGL is chained across two list pages, in
+ * the CMB (the first address decides), and the controller takes exactly NLB x 512 bytes. */
+Test(ctrl, one_command_gathers_300_cmb_fragments_with_a_chained_sgl_in_the_cmb)
+{
+	enum { N = 300, FRAG = 437, TOTAL = 131072 };
+	static struct nvme_sg sg[N];
+	enable_v14_cmb();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint64_t off = 3u << 20;
+	fill(f.cmb + off, TOTAL + N, 9);
+	uint32_t done = 0;
+	for (unsigned i = 0; i < N; i++) {
+		uint32_t len = i + 1 < N ? FRAG : TOTAL - done;
+		sg[i] = sg_cmb(off + done + i, len); /* a gap of one byte between fragments */
+		done += len;
+	}
+	uint64_t list0 = c.st.list_bytes[MEM_CLASS_DEVICE];
+	cr_assert_eq(nvme_write(&c, 1, 512, TOTAL / 512, sg, N), 0);
+	cr_assert_eq(f.last_status, 0);
+	cr_assert_eq(f.last_psdt, NVME_SQE_PSDT_SGL);
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(memcmp(f.media + 512 * 512 + (size_t)i * FRAG, f.cmb + sg[i].addr.bus - (uint64_t)(uintptr_t)f.cmb,
+				    sg[i].len), 0, "fragment %u on the media", i);
+	/* 255 data descriptors + a Last Segment pointer in page 1, 45 in page 2 */
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_DEVICE] - list0, (256 + 45) * 16);
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_HOST], 0, "no list in DRAM");
+	cr_assert_eq(c.st.payload_bytes[MEM_CLASS_DEVICE], TOTAL);
+}
