@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.join(TOP, "tools", "lab"))
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PROMPT = "p2pstore> "
+# QEMU arguments that name its threads ("CPU 0/TCG"), for vcpu_secs(); the lab's Linux guests have them
+NAMED_THREADS = ["-name", "appliance,debug-threads=on"]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -62,6 +64,15 @@ def machine():
     return f"{platform.node()}, {os.cpu_count()} cores ({model}), QEMU {qemu} TCG (no KVM), guests -smp 1"
 
 
+def revision():
+    """The commit the run measured (git describe of the tree, '-dirty' with local changes)."""
+    try:
+        return subprocess.run(["git", "-C", TOP, "describe", "--always", "--dirty"], capture_output=True,
+                              text=True, timeout=30).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def qemu_pid(node):
     """The pid of the QEMU process behind a lab Guest (its Popen) or Appliance (a child of the
     tools/qemu-run script that pexpect started)."""
@@ -93,20 +104,44 @@ def cpu_secs(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def vcpu_secs(pid):
+    """Host CPU seconds of the process's TCG vCPU threads ("CPU n/TCG"): guest code and the device
+    register accesses it makes (MMIO, port I/O, including CMB loads and stores). The rest of the
+    process's time is QEMU's main loop and workers: network backend, DMA, block I/O."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        if comm.startswith("CPU "):
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return total
+
+
 class CpuMeter:
-    """CPU time of several QEMU processes over an interval: start(), then stop() -> {name: secs}."""
+    """CPU time of several QEMU processes over an interval (all threads, and the vCPU threads alone)."""
 
     def __init__(self, pids):
         self.pids = dict(pids)
         self.t0 = None
 
+    def _now(self):
+        t = {n: cpu_secs(p) for n, p in self.pids.items()}
+        t.update({n + ".vcpu": vcpu_secs(p) for n, p in self.pids.items()})
+        return t
+
     def start(self):
-        self.t0 = {n: cpu_secs(p) for n, p in self.pids.items()}
+        self.t0 = self._now()
         self.wall0 = time.monotonic()
         return self
 
     def stop(self):
-        d = {n: cpu_secs(p) - self.t0[n] for n, p in self.pids.items()}
+        """{name: CPU s, name.vcpu: of which the vCPU threads, wall: elapsed s} since start()."""
+        d = {n: v - self.t0[n] for n, v in self._now().items()}
         d["wall"] = time.monotonic() - self.wall0
         return d
 

@@ -91,7 +91,7 @@ def appliance_lab():
     res = {}
     with Lab("bench-net-appliance", capture=False) as lab:
         esp = bl.appliance_esp(lab.rundir, "panic = exit\n")
-        dev, client = topo.appliance_topology(lab, esp)
+        dev, client = topo.appliance_topology(lab, esp, extra=bl.NAMED_THREADS)
         lab.start()
         dev.expect(re.escape(bl.PROMPT), timeout=180)
         app = bl.Console(dev)
@@ -162,13 +162,16 @@ def main():
     load2 = bl.loadavg()
     mbs = {k: (NBYTES / app[k]["secs"] / 1e6, NBYTES / lin[k]["secs"] / 1e6) for k in TRANSFERS}
 
+    def busy(r, who):   # % of a host core that QEMU process used over the transfer
+        return f"{r['cpu'][who] / r['cpu']['wall'] * 100:.0f} %"
+
     def ms_per_mb(r, who):   # host CPU ms of that QEMU process per MB of payload each way
         return r["cpu"][who] * 1000 / (NBYTES / 1e6)
 
     lines = [
         f"# Network benchmark: the appliance's TCP/IP vs Linux ({bl.now_utc()})",
         "",
-        f"Machine: {bl.machine()}. Host load average (1/5/15 min) before / between / after the two labs: "
+        f"Machine: {bl.machine()}; appliance and scripts at {bl.revision()}. Host load average (1/5/15 min) before / between / after the two labs: "
         f"{load0} / {load1} / {load2}; other helpers' QEMU runs share the 2 cores, so figures vary by tens "
         "of percent between runs: compare within one run.",
         "",
@@ -181,8 +184,8 @@ def main():
         "fragments sent back, both directions at once).",
         "",
         "| transfer | appliance MB/s | Linux MB/s | appliance/Linux | server QEMU CPU ms/MB (appliance / Linux) "
-        "| ratio | client QEMU CPU ms/MB (with appliance / with Linux) |",
-        "|---|---|---|---|---|---|---|",
+        "| ratio | of which vCPU (appliance / Linux) | client QEMU CPU ms/MB (with appliance / with Linux) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     names = {"discard": "Linux -> server, discard (9)", "chargen": "server -> Linux, chargen (19)",
              "echo": "echo (7), each way"}
@@ -190,13 +193,21 @@ def main():
         a, b = mbs[k]
         sa, sl = ms_per_mb(app[k], "server"), ms_per_mb(lin[k], "server")
         ca, cl = ms_per_mb(app[k], "client"), ms_per_mb(lin[k], "client")
+        va, vl = ms_per_mb(app[k], "server.vcpu"), ms_per_mb(lin[k], "server.vcpu")
         lines.append(f"| {names[k]} | {a:.1f} | {b:.1f} | {bl.ratio(a, b)} | {sa:.1f} / {sl:.1f} | "
-                     f"{bl.ratio(sa, sl)} | {ca:.1f} / {cl:.1f} |")
+                     f"{bl.ratio(sa, sl)} | {va:.1f} / {vl:.1f} | {ca:.1f} / {cl:.1f} |")
     lines += [
         "",
         "The receiving QEMU process is the server's for discard, the client's for chargen, both for echo. "
         "CPU time is /proc/PID/stat utime+stime of the whole QEMU process (vCPU and I/O threads) over "
-        "the transfer, divided by the MB moved one way.",
+        "the transfer, divided by the MB moved one way; of which vCPU: the TCG vCPU thread alone (guest "
+        "code and its device register accesses), the rest is QEMU's device work (dgram backend, NIC DMA).",
+        "",
+        "Busy, in % of one host core over each transfer (server QEMU / client QEMU): " + "; ".join(
+            f"{k}: appliance lab {busy(app[k], 'server')} / {busy(app[k], 'client')}, Linux lab "
+            f"{busy(lin[k], 'server')} / {busy(lin[k], 'client')}" for k in TRANSFERS)
+        + ". A transfer whose rate is the same in both labs while neither server is busy is limited by "
+        "the Linux client (its e1000e receive path under TCG is the slow one), not by the server.",
         "",
         "Host-DRAM bytes per payload byte on the server side (echo: per byte in plus byte out):",
         "",

@@ -93,23 +93,27 @@ def eth_bytes(guest):
 def run_jobs(initiator, dev, target_pid, dram=None):
     """The fio jobs against dev; dram() -> a host-DRAM byte count of the target (or None). Returns
     {job name: figures + target CPU s + host-DRAM bytes} and the target's idle CPU fraction."""
-    meter = bl.CpuMeter({"target": target_pid}).start()
+    pids = {"target": target_pid, "initiator": bl.qemu_pid(initiator)}
+    meter = bl.CpuMeter(pids).start()
     time.sleep(IDLE_SECS)
     idle = meter.stop()
     out = {}
     for name, rw, bs in JOBS:
         d0 = dram() if dram else None
-        meter = bl.CpuMeter({"target": target_pid}).start()
+        meter = bl.CpuMeter(pids).start()
         job = fio(initiator, dev, rw, bs)
         cpu = meter.stop()
         f = figures(job)
         f["cpu"] = cpu["target"]
         f["us_per_io"] = cpu["target"] * 1e6 / f["ios"] if f["ios"] else 0
+        f["vcpu_us_per_io"] = cpu["target.vcpu"] * 1e6 / f["ios"] if f["ios"] else 0
+        f["target_busy"], f["initiator_busy"] = cpu["target"] / cpu["wall"], cpu["initiator"] / cpu["wall"]
         f["dram"] = (dram() - d0) if dram else None
         f["dram_per_byte"] = f["dram"] / f["bytes"] if dram and f["bytes"] else None
         out[name] = f
         print(f"bench-nvmet: {name}: {f['iops']:.0f} IOPS, {f['bytes'] / f['secs'] / 1e6:.1f} MB/s, "
-              f"mean {f['lat_mean']:.0f} us, p99 {f['lat_p99']:.0f} us, target CPU {f['us_per_io']:.0f} us/IO",
+              f"mean {f['lat_mean']:.0f} us, p99 {f['lat_p99']:.0f} us, target CPU {f['us_per_io']:.0f} us/IO "
+              f"(vCPU {f['vcpu_us_per_io']:.0f})",
               flush=True)
     return out, idle["target"] / idle["wall"]
 
@@ -120,7 +124,7 @@ def appliance_run(mode):
     print(f"bench-nvmet: {title}", flush=True)
     with Lab(f"bench-nvmet-{mode}", capture=False) as lab:
         esp = bl.appliance_esp(lab.rundir, cfg, NVMET_JSON)
-        dev, initiator = topo.appliance_topology(lab, esp)
+        dev, initiator = topo.appliance_topology(lab, esp, extra=bl.NAMED_THREADS)
         lab.start()
         dev.expect(r"nvmet: target started from nvmet\.json: 1 ports, 1 subsystems", timeout=180)
         dev.expect(re.escape("p2pstore> "), timeout=60)
@@ -160,7 +164,7 @@ def linux_run():
             # NIC frames through DRAM plus the drive's DMA of the payload (all in DRAM): a lower bound
             f["dram"] += f["bytes"]
             f["dram_per_byte"] = f["dram"] / f["bytes"] if f["bytes"] else None
-        cmb = target.run("dmesg | grep -i -E 'cmb|p2p' | tail -3").out.strip()
+        cmb = target.run("dmesg | grep -i cmb | tail -2").out.strip()
         topo.nvme_disconnect(initiator)
     return dict(title="Linux nvmet-tcp", jobs=res, idle=idle, notes=[cmb] if cmb else [],
                 rcvbuf=lab.rcvbuf_errors())
@@ -170,7 +174,7 @@ def row(r, name):
     f = r["jobs"][name]
     dpb = f"{f['dram_per_byte']:.3f}" if f["dram_per_byte"] is not None else "-"
     return (f"| {name} | {r['title']} | {f['iops']:.0f} | {f['bytes'] / f['secs'] / 1e6:.1f} | {f['lat_mean']:.0f} | "
-            f"{f['lat_p99']:.0f} | {f['us_per_io']:.0f} | {dpb} |")
+            f"{f['lat_p99']:.0f} | {f['us_per_io']:.0f} | {f['vcpu_us_per_io']:.0f} | {dpb} |")
 
 
 def main():
@@ -186,7 +190,7 @@ def main():
     lines = [
         f"# NVMe/TCP target benchmark: the appliance vs Linux nvmet-tcp ({bl.now_utc()})",
         "",
-        f"Machine: {bl.machine()}. Host load average (1/5/15 min) before and after each target: "
+        f"Machine: {bl.machine()}; appliance and scripts at {bl.revision()}. Host load average (1/5/15 min) before and after each target: "
         f"{' / '.join(loads)}; other helpers' QEMU runs share the 2 cores, so figures vary by tens of "
         "percent between runs: compare within one run.",
         "",
@@ -200,13 +204,15 @@ def main():
         "",
         "Target CPU us/IO: host CPU time (utime+stime, all threads) of the target's QEMU process over the "
         "job divided by the I/Os fio completed: not fooled by a slow initiator, but it includes what the "
-        "target burns while idle (below). Latency: fio's lat_ns (submission to completion), mean and p99, us. "
+        "target burns while idle (below). Of which vCPU: the TCG vCPU thread alone (guest code and its "
+        "device register accesses, CMB loads and stores included); the rest is QEMU's own work for the "
+        "devices (dgram network backend, e1000e and NVMe DMA, block I/O), much the same for every target. Latency: fio's lat_ns (submission to completion), mean and p99, us. "
         "Host-DRAM B/B: host-DRAM bytes per payload byte; the appliance's from `stats dma` (device DMA "
         "and CPU copies), Linux's a lower bound (its e1000e's frame bytes plus the drive's DMA; the copies "
         "between socket buffers and nvmet's pages are left out).",
         "",
-        "| job | target | IOPS | MB/s | lat mean us | lat p99 us | target CPU us/IO | host-DRAM B/B |",
-        "|---|---|---|---|---|---|---|---|",
+        "| job | target | IOPS | MB/s | lat mean us | lat p99 us | target CPU us/IO | of which vCPU | host-DRAM B/B |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, _, _ in JOBS:
         for key in ("cmb", "dram", "linux"):
@@ -217,8 +223,9 @@ def main():
         "Linux CPU/IO over the appliance's is how many times less CPU the appliance spends per I/O, the "
         "issue's aim is >= 5):",
         "",
-        "| job | mode | IOPS | lat mean | lat p99 | CPU/IO | Linux CPU/IO / appliance's | aim 5x |",
-        "|---|---|---|---|---|---|---|---|",
+        "| job | mode | IOPS | lat mean | lat p99 | CPU/IO | Linux CPU/IO / appliance's | aim 5x "
+        "| vCPU only: Linux / appliance's |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     met = []
     for name, _, _ in JOBS:
@@ -230,7 +237,40 @@ def main():
             lines.append(f"| {name} | {key} | {bl.ratio(af['iops'], lf['iops'])} | "
                          f"{bl.ratio(af['lat_mean'], lf['lat_mean'])} | {bl.ratio(af['lat_p99'], lf['lat_p99'])} | "
                          f"{bl.ratio(af['us_per_io'], lf['us_per_io'])} | {less:.2f}x | "
-                         f"{'met' if less >= 5 else 'not met'} |")
+                         f"{'met' if less >= 5 else 'not met'} | "
+                         f"{bl.ratio(lf['vcpu_us_per_io'], af['vcpu_us_per_io'])}x |")
+    lines += [
+        "",
+        "Where the host CPU went (% of one host core over the job; vCPU share: the target's vCPU thread "
+        "in its QEMU process's CPU time):",
+        "",
+        "| job | target | target QEMU busy | of which vCPU | initiator QEMU busy |",
+        "|---|---|---|---|---|",
+    ]
+    for name, _, _ in JOBS:
+        for key in ("cmb", "dram", "linux"):
+            f = runs[key]["jobs"][name]
+            share = f["vcpu_us_per_io"] / f["us_per_io"] if f["us_per_io"] else 0
+            lines.append(f"| {name} | {runs[key]['title']} | {f['target_busy'] * 100:.0f} % | {share * 100:.0f} % | "
+                         f"{f['initiator_busy'] * 100:.0f} % |")
+    allf = [runs[k]["jobs"][n] for k in runs for n, _, _ in JOBS]
+    busiest_target = max(f["target_busy"] for f in allf)
+    initiator_min = min(f["initiator_busy"] for f in allf)
+    outside = [1 - f["vcpu_us_per_io"] / f["us_per_io"] for f in allf if f["us_per_io"]]
+    lines += [
+        "",
+        "Reading the CPU figures. Under TCG every target pays the same emulation for the same traffic: "
+        "QEMU's e1000e and NVMe models, their DMA and the dgram link run in the target's own QEMU process, "
+        f"outside its vCPU ({min(outside) * 100:.0f}-{max(outside) * 100:.0f} % of the target's CPU in this run), "
+        "and guest instructions cost tens of host instructions each, device register accesses (the CMB in "
+        "CMB mode) far more. That floor is in both the appliance's and Linux's figure, so the ratio is "
+        "compressed towards 1 whatever the target's own software costs; on hardware the NIC and the drive "
+        "do that work and the per-I/O cost is the target's software alone, which is what the 5x aim is "
+        f"about. No target was saturated (the busiest used {busiest_target * 100:.0f} % of a core) while the "
+        f"initiator's QEMU used at least {initiator_min * 100:.0f} %: the Linux initiator limits IOPS, and the "
+        "targets' CPU per I/O includes what they spend between I/Os (the appliance's poll loop spins for "
+        "200 us after each event before it halts; Linux sleeps until an interrupt).",
+    ]
     lines += [
         "",
         "Idle: the target's QEMU process used " + ", ".join(

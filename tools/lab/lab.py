@@ -124,6 +124,8 @@ class Guest:
         """The QEMU command line for this guest (smp 1,maxcpus=2: the shadow-doorbell hang trap)."""
         args = [QEMU, "-machine", "q35", "-accel", "tcg", "-smp", "1,maxcpus=2",
                 "-m", str(self.mem_mb), "-nodefaults", "-display", "none", "-no-reboot",
+                # named threads ("CPU 0/TCG"): host tools and benchmarks can tell the vCPU apart
+                "-name", f"{self.name},debug-threads=on",
                 "-monitor", "none",
                 "-kernel", os.path.join(image, "vmlinuz"),
                 "-initrd", os.path.join(image, "initrd.img"),
