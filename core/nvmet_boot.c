@@ -41,6 +41,14 @@ static uint32_t sock_local_addr(const struct tcp_sock *s)
 	return ti.laddr;
 }
 
+static void sock_peer_addr(const struct tcp_sock *s, uint32_t *addr, uint16_t *port)
+{
+	struct tcp_info ti;
+	tcp_get_info(s, &ti);
+	*addr = ti.raddr;
+	*port = ti.rport;
+}
+
 static bool addr_is_local(uint32_t addr)
 {
 	struct net_config nc;
@@ -53,7 +61,7 @@ static const struct nvmet_tcp_sock_ops nvmet_boot_sock_ops = {
 	.listen = tcp_listen, .accept = tcp_accept, .set_ops = tcp_set_ops, .recv_frags = tcp_recv_frags,
 	.recv_eof = tcp_recv_eof, .send_space = tcp_send_space, .send_copy = tcp_send_copy,
 	.send_frags = tcp_send_frags, .flush = tcp_flush, .close = tcp_close, .abort = tcp_abort,
-	.local_addr = sock_local_addr, .addr_is_local = addr_is_local,
+	.local_addr = sock_local_addr, .addr_is_local = addr_is_local, .peer_addr = sock_peer_addr,
 };
 
 /* --- payload memory under the P2P rules --- */

@@ -185,6 +185,10 @@ int nvmet_queue_create(unsigned port, const struct nvmet_transport_ops *ops, voi
 /* The connection is gone: see the contract above. */
 void nvmet_queue_destroy(struct nvmet_queue *q);
 
+/* The host's address of this queue's connection (IPv4 host order, transport port), for
+ * the console; the transport sets it once it knows (optional). */
+void nvmet_queue_set_peer(struct nvmet_queue *q, uint32_t addr, uint16_t port);
+
 /* Queue ID (0 admin) and controller ID of a connected queue, -1 when not connected. */
 int nvmet_queue_qid(const struct nvmet_queue *q);
 int nvmet_queue_cntlid(const struct nvmet_queue *q);

@@ -64,7 +64,8 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 	d[NVME_IDC_ACL] = 3;
 	d[NVME_IDC_AERL] = NVMET_AERL - 1;
 	d[NVME_IDC_LPA] = 1u << 2;  /* extended data for Get Log Page (offsets, NUMDU) */
-	d[NVME_IDC_ELPE] = 0;
+	d[NVME_IDC_ELPE] = NVMET_ERR_LOG_ENTRIES - 1;
+	nvmet_st32(d + NVME_IDC_CTRATT, NVME_CTRATT_HID128);
 	nvmet_st16(d + NVME_IDC_KAS, NVMET_KAS_100MS);
 	d[NVME_IDC_SQES] = (6 << 4) | 6;
 	d[NVME_IDC_CQES] = (4 << 4) | 4;
@@ -262,6 +263,25 @@ static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t 
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
 
+/* The Error Information log page: NVMET_ERR_LOG_ENTRIES entries of 64 bytes, newest
+ * first; entries for errors that did not happen (yet) are zero (Error Count 0). */
+static void log_errors(const struct nvmet_ctrl *c, uint8_t *page)
+{
+	for (unsigned i = 0; i < NVMET_ERR_LOG_ENTRIES && i < c->err_count; i++) {
+		uint64_t n = c->err_count - i;
+		const struct nvmet_err_entry *e = &c->errlog[(n - 1) % NVMET_ERR_LOG_ENTRIES];
+		uint8_t *d = page + i * NVME_LOG_ERROR_ENTRY_LEN;
+		nvmet_st64(d + 0, e->count);      /* Error Count */
+		nvmet_st16(d + 8, e->sqid);       /* Submission Queue ID */
+		nvmet_st16(d + 10, e->cid);       /* Command ID */
+		nvmet_st16(d + 12, e->status);    /* Status Field (bit 0: phase tag, 0) */
+		nvmet_st16(d + 14, 0xffff);       /* Parameter Error Location: not reported */
+		nvmet_st64(d + 16, e->lba);       /* LBA */
+		nvmet_st32(d + 24, e->nsid);      /* Namespace */
+		d[29] = (uint8_t)c->ops->trtype;  /* Transport Type */
+	}
+}
+
 /* 16-byte little-endian counter (SMART data units, commands). */
 static void put128(uint8_t *p, uint64_t v)
 {
@@ -298,13 +318,14 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_LOG_CHANGED_NS:
 		break;
 	default:
-		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		return nvmet_req_complete(req, NVMET_SC_INVALID_LOG_PAGE);
 	}
 	/* the fixed-size pages: built whole in scratch, then the asked-for window */
 	memset(scratch, 0, NVME_ID_LEN);
 	uint32_t page = NVME_LOG_SMART_LEN;
 	if (lid == NVME_LOG_ERROR) {
-		page = NVME_LOG_ERROR_ENTRY_LEN; /* one entry, empty: ELPE 0 */
+		page = NVMET_ERR_LOG_ENTRIES * NVME_LOG_ERROR_ENTRY_LEN;
+		log_errors(c, scratch);
 	} else if (lid == NVME_LOG_SMART) {
 		nvmet_st16(scratch + 1, 273 + 35);   /* Composite Temperature, kelvin */
 		scratch[3] = 100;                     /* Available Spare */
@@ -314,6 +335,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 		put128(scratch + 64, s->read_cmds);   /* Host Read Commands */
 		put128(scratch + 80, s->write_cmds);  /* Host Write Commands */
 		put128(scratch + 112, 1);             /* Power Cycles */
+		put128(scratch + 176, c->err_count);  /* Number of Error Information Log Entries */
 	} else if (lid == NVME_LOG_FW_SLOT) {
 		scratch[0] = 1;                       /* Active Firmware Info: slot 1 */
 		memcpy(scratch + 8, "p2ps0.1 ", 8);

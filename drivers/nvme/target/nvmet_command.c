@@ -10,6 +10,7 @@
 #include <string.h>
 #include "../../../lib/command.h"
 #include "nvmet_priv.h"
+#include "tcp.h"
 
 static const char *const qstate_names[] = { "new", "live", "dead", "destroyed" };
 
@@ -47,11 +48,27 @@ static void show_subsystems(void)
 	}
 }
 
+/* "a.b.c.d:port" of the host's end of q's connection, "-" when the transport did not say. */
+static const char *peer_text(const struct nvmet_queue *q, char *buf, size_t n, bool with_port)
+{
+	uint32_t a = q->peer_addr;
+	if (!a)
+		return "-";
+	if (with_port)
+		snprintf(buf, n, "%u.%u.%u.%u:%u", (a >> 24) & 0xff, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff,
+			 q->peer_port);
+	else
+		snprintf(buf, n, "%u.%u.%u.%u", (a >> 24) & 0xff, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+	return buf;
+}
+
 static void show_queue(const struct nvmet_queue *q)
 {
-	printf("    qid %u (%s, %u entries, sqhd %u, %u in flight): cmds %llu done %llu errors %llu read %llu B "
+	char peer[24];
+	printf("    qid %u (%s, %u entries, sqhd %u, %u in flight) %s: cmds %llu done %llu errors %llu read %llu B "
 	       "write %llu B\n",
-	       q->qid, qstate_names[q->state], q->size, q->sqhd, q->inflight, (unsigned long long)q->st.cmds,
+	       q->qid, qstate_names[q->state], q->size, q->sqhd, q->inflight, peer_text(q, peer, sizeof(peer), true),
+	       (unsigned long long)q->st.cmds,
 	       (unsigned long long)q->st.completions, (unsigned long long)q->st.errors,
 	       (unsigned long long)q->st.read_bytes, (unsigned long long)q->st.write_bytes);
 }
@@ -63,9 +80,13 @@ static void show_ctrls(void)
 
 	list_for_each(&nvmet_tgt.ctrls, it) {
 		const struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
-		printf("ctrl %u on %s (port %u): host %s, %s, kato %u ms, %u queues, %u AERs held\n", c->cntlid,
-		       c->subsys->cfg->nqn, nvmet_tgt.cfg.ports[c->port].portid, c->hostnqn,
-		       nvmet_ctrl_state_name(c->state), c->kato_ms, c->nqueues, c->naers);
+		char peer[24];
+		printf("ctrl %u on %s (port %u): host %s, from %s, %s, kato %u ms, %u queues, %u AERs held, "
+		       "%llu errors\n",
+		       c->cntlid, c->subsys->cfg->nqn, nvmet_tgt.cfg.ports[c->port].portid, c->hostnqn,
+		       c->queues[0] ? peer_text(c->queues[0], peer, sizeof(peer), false) : "-",
+		       nvmet_ctrl_state_name(c->state), c->kato_ms, c->nqueues, c->naers,
+		       (unsigned long long)c->err_count);
 		for (unsigned i = 0; i <= NVMET_MAX_IO_QUEUES; i++)
 			if (c->queues[i])
 				show_queue(c->queues[i]);
@@ -73,6 +94,33 @@ static void show_ctrls(void)
 	list_for_each(&nvmet_tgt.queues, it)
 		unbound += container_of(it, struct nvmet_queue, node)->ctrl == NULL;
 	printf("%u controllers, %u queues (%u not connected)\n", nvmet_tgt.nctrls, nvmet_tgt.nqueues, unbound);
+}
+
+/* The NVMe/TCP transport: connections, PDUs, protocol errors, and where payloads went
+ * through host DRAM instead of device memory (and why). */
+static void show_tcp(void)
+{
+	const struct nvmet_tcp_stats *t = nvmet_tcp_stats();
+	printf("tcp: %u connections (accepted %llu refused %llu), ICReq %llu, capsules %llu responses %llu, "
+	       "R2T %llu H2CData %llu (%llu B), C2HData %llu (%llu B)\n",
+	       nvmet_tcp_conn_count(), (unsigned long long)t->accepted, (unsigned long long)t->refused,
+	       (unsigned long long)t->icreqs, (unsigned long long)t->capsules, (unsigned long long)t->responses,
+	       (unsigned long long)t->r2ts, (unsigned long long)t->h2c_pdus, (unsigned long long)t->h2c_bytes,
+	       (unsigned long long)t->c2h_pdus, (unsigned long long)t->c2h_bytes);
+	printf("tcp errors: termination requests sent %llu received %llu, data digest errors %llu, "
+	       "controller kills %llu\n",
+	       (unsigned long long)t->term_sent, (unsigned long long)t->term_recv,
+	       (unsigned long long)t->ddgst_errors, (unsigned long long)t->kills);
+	printf("payload: p2p %s, device memory reads %llu (%llu B) writes %llu (%llu B)\n",
+	       nvmet_tcp_p2p() ? "auto" : "off", (unsigned long long)t->p2p_reads,
+	       (unsigned long long)t->p2p_read_bytes, (unsigned long long)t->p2p_writes,
+	       (unsigned long long)t->p2p_write_bytes);
+	printf("dram fallback:");
+	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
+		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r),
+		       (unsigned long long)t->dram_cmds[r], (unsigned long long)t->dram_bytes[r]);
+	printf("; gathered %llu, buffer waits %llu, data dropped %llu\n", (unsigned long long)t->gathers,
+	       (unsigned long long)t->waits, (unsigned long long)t->data_dropped);
 }
 
 static int cmd_nvmet(int argc, char **argv)
@@ -100,6 +148,7 @@ static int cmd_nvmet(int argc, char **argv)
 	       (unsigned long long)st->kato_expired);
 	printf("commands %llu completions %llu errors %llu async events %llu\n", (unsigned long long)st->cmds,
 	       (unsigned long long)st->completions, (unsigned long long)st->errors, (unsigned long long)st->aens);
+	show_tcp();
 	return 0;
 }
 CONSOLE_COMMAND(nvmet, "[ns <subnqn> <nsid> on|off]", "NVMe-oF target: ports, subsystems, controllers, queues",

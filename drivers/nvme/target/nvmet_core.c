@@ -198,6 +198,7 @@ static void kato_expired(struct timer *t, void *arg)
 	log_warn("ctrl %u (%s, host %s): keep-alive timeout (%u ms), tearing it down", c->cntlid,
 		 c->subsys->cfg->nqn, c->hostnqn, c->kato_ms);
 	nvmet_tgt.st.kato_expired++;
+	c->csts |= NVME_CSTS_CFS; /* the controller stops: fatal status (NVMe Base 2.0, 3.9.4) */
 	nvmet_ctrl_kill(c, -ETIMEDOUT);
 }
 
@@ -339,6 +340,12 @@ void nvmet_queue_destroy(struct nvmet_queue *q)
 		queue_free(q);
 }
 
+void nvmet_queue_set_peer(struct nvmet_queue *q, uint32_t addr, uint16_t port)
+{
+	q->peer_addr = addr;
+	q->peer_port = port;
+}
+
 int nvmet_queue_qid(const struct nvmet_queue *q)
 {
 	return q->ctrl ? q->qid : -1;
@@ -350,6 +357,35 @@ int nvmet_queue_cntlid(const struct nvmet_queue *q)
 }
 
 /* --- completion --- */
+
+/* NVM commands whose CDW10/11 hold the starting LBA (Error Information LBA field). */
+static bool opc_has_slba(uint8_t opc)
+{
+	return opc == NVME_CMD_READ || opc == NVME_CMD_WRITE || opc == NVME_CMD_WRITE_ZEROES ||
+	       opc == 0x05 /* Compare */;
+}
+
+/* Record a failed command in its controller's Error Information log. Aborts of held
+ * AERs at teardown are not errors of the host's commands and stay out. */
+static void ctrl_log_error(struct nvmet_ctrl *c, const struct nvmet_queue *q, const struct nvmet_req *req,
+			   uint16_t status)
+{
+	struct nvmet_err_entry *e;
+	uint8_t opc = (uint8_t)NVME_SQE_OPC(req->sqe.cdw0);
+
+	if (status == NVMET_SC_ABORT_SQ_DELETED)
+		return;
+	c->err_count++;
+	e = &c->errlog[(c->err_count - 1) % NVMET_ERR_LOG_ENTRIES];
+	memset(e, 0, sizeof(*e));
+	e->count = c->err_count;
+	e->sqid = q->qid;
+	e->cid = req->cqe.cid;
+	e->status = req->cqe.status;
+	e->nsid = req->sqe.nsid;
+	if (q->qid && opc_has_slba(opc))
+		e->lba = (uint64_t)req->sqe.cdw11 << 32 | req->sqe.cdw10;
+}
 
 void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
 {
@@ -371,7 +407,7 @@ void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
 		q->st.errors++;
 		nvmet_tgt.st.errors++;
 		if (q->ctrl)
-			q->ctrl->err_count++;
+			ctrl_log_error(q->ctrl, q, req, status);
 	}
 	if (q->state == NVMET_Q_DESTROYED && q->inflight == 0 && !q->destroying)
 		queue_free(q);
@@ -401,9 +437,13 @@ static struct nvmet_subsys *subsys_by_nqn(const char *nqn)
 	return NULL;
 }
 
-static void connect_fail(struct nvmet_req *req, uint16_t sc, uint32_t dw0, const char *why, const char *nqn)
+/* Refuse a Connect with status sc (DW0: the invalid parameter's location) and say why,
+ * naming the host and the subsystem it asked for. */
+static void connect_fail(struct nvmet_req *req, uint16_t sc, uint32_t dw0, const char *why, const uint8_t *cd)
 {
-	log_info("connect refused on port %u: %s (%s)", req->q->port, why, nqn);
+	log_warn("connect refused on port %u: %s (host %s, subsystem %s, qid %u)", nvmet_tgt.cfg.ports[req->q->port].portid,
+		 why, (const char *)cd + NVMF_CD_OFF_HOSTNQN, (const char *)cd + NVMF_CD_OFF_SUBNQN,
+		 ld16(&req->sqe, NVMF_CONNECT_OFF_QID));
 	nvmet_tgt.st.connect_refused++;
 	req->cqe.dw0 = dw0;
 	nvmet_req_complete(req, sc);
@@ -447,22 +487,22 @@ static void fabrics_connect(struct nvmet_req *req)
 	cntlid = nvme_ld16(cd + NVMF_CD_OFF_CNTLID);
 
 	if (recfmt != 0)
-		return connect_fail(req, NVMET_SC_CONNECT_FORMAT, 0, "record format", subnqn);
+		return connect_fail(req, NVMET_SC_CONNECT_FORMAT, 0, "record format", cd);
 	if (sqsize == 0 || sqsize >= q->ops->max_queue_size || sqsize >= NVMET_MAX_QUEUE_SIZE)
-		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize", subnqn);
+		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize", cd);
 	if (!(s = subsys_by_nqn(subnqn)) || !subsys_on_port(s, q->port))
 		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_SUBNQN,
-				    "unknown subsystem", subnqn);
+				    "unknown subsystem", cd);
 	if (!hostnqn[0] || !nvmet_host_allowed(s, hostnqn))
 		return connect_fail(req, NVMET_SC_CONNECT_INVALID_HOST, NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN,
-				    "host not allowed", hostnqn);
+				    "host not allowed", cd);
 
 	if (qid == 0) {
 		if (cntlid != NVMF_CNTLID_DYNAMIC)
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
-					    "static controller ID", subnqn);
+					    "static controller ID", cd);
 		if (!(cntlid = cntlid_alloc(s)) || !(c = mm_pool_zalloc(&ctrl_pool)))
-			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", subnqn);
+			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", cd);
 		c->state = NVMET_CTRL_NEW;
 		c->subsys = s;
 		c->port = q->port;
@@ -486,17 +526,17 @@ static void fabrics_connect(struct nvmet_req *req)
 			 nvmet_tgt.cfg.ports[q->port].portid, kato);
 	} else {
 		if (s->discovery || qid > NVMET_MAX_IO_QUEUES)
-			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_QID, "qid", subnqn);
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_QID, "qid", cd);
 		c = ctrl_find(s, cntlid);
 		if (!c || strcmp(c->hostnqn, hostnqn) != 0 || c->state == NVMET_CTRL_FAILED)
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
-					    "no such controller for this host", subnqn);
+					    "no such controller for this host", cd);
 		if (c->state != NVMET_CTRL_ENABLED || c->queues[qid])
 			return connect_fail(req, NVMET_SC_CMD_SEQ_ERROR, 0, "controller not ready or qid in use",
-					    subnqn);
+					    cd);
 		if (sqsize >= c->sqsize_max)
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize",
-					    subnqn);
+					    cd);
 		bind_queue(c, q, qid, sqsize, cattr);
 		log_debug("ctrl %u: I/O queue %u connected (%u entries)", c->cntlid, qid, sqsize + 1u);
 	}
@@ -622,11 +662,28 @@ static void exec_fabrics(struct nvmet_req *req)
 
 /* --- dispatch --- */
 
+/* Is SGL1's identifier one a fabrics host may use: in-capsule data (Data Block with
+ * Offset), the TCP transport's data block, or a keyed data block (RDMA)? */
+static bool sgl1_known(uint8_t id)
+{
+	return id == NVMF_SGL_ID_OFFSET || id == NVMF_SGL_ID_TRANSPORT || (id >> 4) == NVMF_SGL_TYPE_KEYED;
+}
+
+/* Does this queue's transport take SGL1's identifier? Keyed data blocks only where the
+ * transport advertises them (SGLS bit 2), the transport data block only where it does not. */
+static bool sgl1_ok(const struct nvmet_queue *q, uint8_t id)
+{
+	bool keyed = (q->ops->sgls_extra & NVME_SGLS_KEYED) != 0;
+	if (id == NVMF_SGL_ID_OFFSET)
+		return true;
+	return keyed ? (id >> 4) == NVMF_SGL_TYPE_KEYED : id == NVMF_SGL_ID_TRANSPORT;
+}
+
 uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
 {
 	const uint8_t *b = (const uint8_t *)sqe;
-	if ((sqe->cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL)
-		return 0;
+	if ((sqe->cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL || !sgl1_known(b[24 + 15]))
+		return 0; /* nvmet_exec() refuses it: nothing to fetch */
 	return nvme_ld32(b + 24 + 8); /* SGL1 length */
 }
 
@@ -682,6 +739,8 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 	/* fabrics hosts use SGLs only, and this target does not fuse */
 	if ((req->sqe.cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL || (req->sqe.cdw0 & (3u << 8)))
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+	if (!sgl1_ok(q, ((const uint8_t *)&req->sqe)[24 + 15]))
+		return nvmet_req_complete(req, NVMET_SC_SGL_TYPE_INVALID);
 
 	if (NVME_SQE_OPC(req->sqe.cdw0) == NVMF_OPC_FABRICS)
 		return exec_fabrics(req);

@@ -11,6 +11,8 @@
 #include "nvmet.h"
 #include "nvmet_wire.h"
 
+#define NVMET_ERR_LOG_ENTRIES 16u /* Error Information log entries kept per controller (ELPE + 1) */
+
 struct nvmet_ns {
 	uint32_t nsid;
 	bool enabled;          /* active: visible and accepting I/O */
@@ -27,6 +29,16 @@ struct nvmet_subsys {
 	uint16_t next_cntlid;
 	unsigned nctrls;
 	uint64_t read_bytes, write_bytes, read_cmds, write_cmds; /* SMART / Health */
+};
+
+/* One Error Information log entry (Get Log Page 01h), kept compact; the page is built
+ * from these newest first. */
+struct nvmet_err_entry {
+	uint64_t count;        /* Error Count: this controller's error number, from 1 */
+	uint64_t lba;          /* first LBA of an NVM command, else 0 */
+	uint32_t nsid;
+	uint16_t sqid, cid;
+	uint16_t status;       /* the CQE's status field (DNR included, phase bit 0) */
 };
 
 struct nvmet_queue_stats {
@@ -51,6 +63,8 @@ struct nvmet_queue {
 	uint16_t sqhd;
 	bool sqflow_off;
 	bool destroying;       /* inside nvmet_queue_destroy() */
+	uint32_t peer_addr;    /* the host's IPv4 address (host order), 0 unknown */
+	uint16_t peer_port;    /* its transport port (TCP source port) */
 	unsigned inflight;     /* commands started and not yet completed (held AERs included) */
 	struct nvmet_queue_stats st;
 	struct list_node node; /* all queues */
@@ -78,7 +92,8 @@ struct nvmet_ctrl {
 	uint32_t changed_ns[NVMET_MAX_CHANGED_NS];
 	unsigned nchanged;
 	bool changed_overflow;
-	uint64_t err_count;
+	uint64_t err_count;    /* errors so far (Error Count of the newest entry) */
+	struct nvmet_err_entry errlog[NVMET_ERR_LOG_ENTRIES]; /* ring: entry n at (n - 1) % size */
 	struct timer kato_timer;
 	struct list_node node;
 };

@@ -95,6 +95,7 @@ static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
 #define NVME_IDC_CMIC 76         /* multi-path I/O and namespace sharing: bit 1 multiple controllers */
 #define NVME_IDC_OAES 92         /* Optional Asynchronous Events Supported (4): bit 8 NS attribute notices */
 #define NVME_IDC_CTRATT 96       /* Controller Attributes (4) */
+#define NVME_CTRATT_HID128 (1u << 0) /* CTRATT bit 0: 128-bit Host Identifier (the only one accepted) */
 #define NVME_IDC_CNTRLTYPE 111   /* Controller Type: 1 I/O, 2 discovery, 3 administrative */
 #define NVME_IDC_AERL 259        /* Asynchronous Event Request Limit, 0's based */
 #define NVME_IDC_LPA 261         /* Log Page Attributes: bit 2 extended data (offsets) */
@@ -113,6 +114,10 @@ static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
 #define NVME_OAES_NS_ATTR (1u << 8)
 #define NVME_SGLS_OFFSET (1u << 20)   /* SGL Address field may be an offset (in-capsule data) */
 #define NVME_SGLS_KEYED (1u << 2)     /* Keyed SGL Data Block descriptor (RDMA) */
+/* SGL1 identifiers (DPTR byte 15: type << 4 | sub type) a fabrics command may carry. */
+#define NVMF_SGL_ID_OFFSET 0x01       /* Data Block, sub type Offset: in-capsule data (TCP, RDMA) */
+#define NVMF_SGL_ID_TRANSPORT 0x5a    /* Transport SGL Data Block, sub type A: data by R2T/C2HData (TCP) */
+#define NVMF_SGL_TYPE_KEYED 0x4       /* Keyed SGL Data Block (RDMA), any sub type */
 
 /* --- Identify: more CNS values and namespace fields --- */
 #define NVME_ID_CNS_NS_DESC_LIST 0x03

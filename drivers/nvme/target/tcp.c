@@ -1085,6 +1085,12 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		log_warn("tcp: port %u: no queue for a new connection (%d)", c->port, rc);
 		return rc;
 	}
+	if (nvmet_tcp.sops->peer_addr) {
+		uint32_t addr;
+		uint16_t port;
+		nvmet_tcp.sops->peer_addr(c->sock, &addr, &port);
+		nvmet_queue_set_peer(c->q, addr, port);
+	}
 	size_t len = nvme_tcp_build_icresp(buf, 0, dgst, NVMET_TCP_MAXH2CDATA);
 	if (nvmet_tcp.sops->send_space(c->sock) < len || (rc = conn_send(c, buf, len)))
 		return rc ? rc : -ENOBUFS;

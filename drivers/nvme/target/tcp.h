@@ -72,6 +72,9 @@ struct nvmet_tcp_sock_ops {
 	uint32_t (*local_addr)(const struct tcp_sock *s);
 	/* is addr one of the appliance's addresses? (NULL: do not check) */
 	bool (*addr_is_local)(uint32_t addr);
+	/* the host's IPv4 address and TCP port of a connection (host order), for the
+	 * console's view of the queues (NULL: not known) */
+	void (*peer_addr)(const struct tcp_sock *s, uint32_t *addr, uint16_t *port);
 };
 
 /*

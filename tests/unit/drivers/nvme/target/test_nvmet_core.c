@@ -298,6 +298,8 @@ Test(nvmet, identify_fields)
 	cr_assert_eq(nvme_ld16(id + NVME_IDC_ICDOFF), 0);
 	cr_assert_eq(id[NVME_IDC_MSDBD], 1);
 	cr_assert_eq(nvme_ld32(id + NVME_IDC_SGLS), 1u | NVME_SGLS_OFFSET);
+	cr_assert_eq(nvme_ld32(id + NVME_IDC_CTRATT), NVME_CTRATT_HID128, "only the 128-bit host ID exists");
+	cr_assert_eq(id[NVME_IDC_ELPE], 15, "16 error log entries");
 	cr_assert_eq(nvme_ld32(id + NVME_IDC_NN), NVMET_MAX_NSID);
 	cr_assert_eq(id[NVME_IDC_SQES], 0x66);
 	cr_assert_eq(id[NVME_IDC_CQES], 0x44);
@@ -521,7 +523,7 @@ Test(nvmet, features_and_queues)
 	/* the error log page reads (empty) */
 	static uint8_t errlog[64];
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (15u << 16), 0, errlog, 64, NULL), 0);
-	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, 0xc5 | (15u << 16), 0, errlog, 64, NULL), NVMET_SC_INVALID_FIELD);
+	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, 0xc5 | (15u << 16), 0, errlog, 64, NULL), NVMET_SC_INVALID_LOG_PAGE);
 	ft_close(&a);
 }
 
@@ -723,4 +725,53 @@ Test(nvmet, queue_destroyed_with_io_in_flight)
 	cr_assert_eq(cmd->completions, 1);
 	cr_assert_eq(cmd->req.cqe.cid, 40);
 	cr_assert_eq(nvmet_queue_count(), 0);
+}
+
+/* The Error Information log (Get Log Page 01h) records failed commands newest first:
+ * error count, SQID, CID, the CQE's status field, LBA and NSID; the SMART page counts
+ * them; 20 errors keep the newest 16 (ELPE + 1). */
+Test(nvmet, error_log_records_failures)
+{
+	struct ft_conn a, q;
+	static uint8_t page[1024], smart[512];
+	struct nvme_cqe cqe;
+	uint8_t buf[512];
+
+	connect_all(&a, &q, HOST_A, VOL0, 0);
+	/* nothing failed yet: every entry is zero */
+	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (255u << 16), 0, page, 1024, NULL), 0);
+	for (unsigned i = 0; i < sizeof(page); i++)
+		cr_assert_eq(page[i], 0);
+	/* a read past the end of nsid 1 (2048 blocks): LBA Out of Range, DNR */
+	struct nvme_sqe s = ft_sqe(NVME_CMD_READ, 0x1234, 1, 512);
+	s.cdw10 = 2048;
+	cr_assert_eq(ft_exec(&q, &s, NULL, 512, buf, &cqe), NVMET_SC_LBA_RANGE);
+	/* an unknown admin opcode */
+	cr_assert_eq(admin(&a, 0xc3, 0, 0, 0, NULL, 0, NULL), NVMET_SC_INVALID_OPCODE);
+	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (255u << 16), 0, page, 1024, NULL), 0);
+	/* newest first: the admin opcode error (count 2, SQID 0, CID 7), then the read */
+	cr_assert_eq(nvme_ld64(page + 0), 2);
+	cr_assert_eq(nvme_ld16(page + 8), 0);
+	cr_assert_eq(nvme_ld16(page + 10), 7);
+	cr_assert_eq(nvme_ld16(page + 12) >> 1 & 0x7ff, NVMET_SC_INVALID_OPCODE);
+	cr_assert_eq(nvme_ld64(page + 64), 1);
+	cr_assert_eq(nvme_ld16(page + 64 + 8), 1, "SQID of the I/O queue");
+	cr_assert_eq(nvme_ld16(page + 64 + 10), 0x1234);
+	cr_assert_eq(nvme_ld16(page + 64 + 12), cqe.status, "the CQE's status field, DNR included");
+	cr_assert(nvme_ld16(page + 64 + 12) & NVME_STATUS_DNR);
+	cr_assert_eq(nvme_ld16(page + 64 + 14), 0xffff);
+	cr_assert_eq(nvme_ld64(page + 64 + 16), 2048, "LBA");
+	cr_assert_eq(nvme_ld32(page + 64 + 24), 1, "NSID");
+	cr_assert_eq(page[64 + 29], ft_ops.trtype);
+	cr_assert_eq(nvme_ld64(page + 128), 0, "no third error");
+	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_SMART | (127u << 16), 0, smart, 512, NULL), 0);
+	cr_assert_eq(nvme_ld64(smart + 176), 2, "SMART: Number of Error Information Log Entries");
+	/* 18 more: the ring keeps the newest 16, counts 20..5 */
+	for (unsigned i = 0; i < 18; i++)
+		cr_assert_eq(admin(&a, 0xc3, 0, 0, 0, NULL, 0, NULL), NVMET_SC_INVALID_OPCODE);
+	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (255u << 16), 0, page, 1024, NULL), 0);
+	for (unsigned i = 0; i < 16; i++)
+		cr_assert_eq(nvme_ld64(page + 64 * i), 20 - i);
+	ft_close(&q);
+	ft_close(&a);
 }

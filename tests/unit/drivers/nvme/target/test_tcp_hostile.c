@@ -1,0 +1,730 @@
+// sources: drivers/nvme/target/tcp.c drivers/nvme/target/tcp_rx.c drivers/nvme/target/tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c tests/unit/drivers/nvme/target/fake_nvmet_sock.c
+/*
+ * A hostile host against the real NVMe/TCP transport and target core (fake sockets,
+ * RAM disk): malformed PDUs (bad HLEN/PLEN/PDO, types a host may not send, unknown
+ * types), a bad data digest, R2T violations (data beyond the R2T, wrong TTAG, DATAO
+ * out of order, H2CData larger than MAXH2CDATA), in-capsule data beyond IOCCSZ, ICReq
+ * with bad fields, more commands than the queue holds, unknown opcodes and SGL types,
+ * bad fabrics commands. Every case must end in a clean NVMe status (the connection
+ * lives on) or a C2HTermReq / close (the connection goes): never a crash, and after
+ * each test every fragment is released exactly once, every connection, queue and
+ * controller freed and every pool back to zero.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include "drivers/nvme/target/nvmet.h"
+#include "drivers/nvme/target/nvmet_priv.h"
+#include "drivers/nvme/target/nvmet_wire.h"
+#include "drivers/nvme/target/tcp.h"
+#include "drivers/nvme/target/tcp_pdu.h"
+#include "lib/clock.h"
+#include "lib/crc32.h"
+#include "lib/timer.h"
+#include "net/tcp/tcp.h"
+#include "fake_nvmet_sock.h"
+#include "fake_nvmet_transport.h"
+#include "tests/unit/unit_support.h"
+
+#define HOST "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
+#define VOL0 "nqn.2026-11.org.p2pstore:vol0"
+
+static const char *const config_json =
+	"{ \"hosts\": [],\n"
+	"  \"ports\": [ { \"portid\": 1, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.1\","
+	" \"trsvcid\": \"4420\" }, \"subsystems\": [ \"" VOL0 "\" ] } ],\n"
+	"  \"subsystems\": [ { \"nqn\": \"" VOL0 "\", \"attr\": { \"allow_any_host\": \"1\" },\n"
+	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } } ] } ] }\n";
+
+void fsk_violation(const char *what)
+{
+	cr_assert_fail("fake socket: %s", what);
+}
+
+static struct nvmet_config cfg;
+
+static int ram_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
+{
+	(void)ctx;
+	(void)si;
+	(void)ns;
+	return nvmet_bdev_ram_open(out, 4096, 9);
+}
+
+static void setup(void)
+{
+	char err[200];
+	unit_pools_begin();
+	fake_clock_install();
+	timer_queue_init(&timer_default_queue);
+	fsk_reset();
+	cr_assert_eq(netbuf_pool_init(16), 0);
+	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0, "%s",
+		     err);
+	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
+	cr_assert_eq(nvmet_tcp_start(&fsk_ops, NULL), 0);
+}
+
+static void teardown(void)
+{
+	nvmet_tcp_stop();
+	for (int i = 0; i < 10 && nvmet_tcp_conn_count(); i++)
+		nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0, "every connection freed");
+	cr_assert_eq(nvmet_queue_count(), 0, "every queue freed");
+	cr_assert_eq(nvmet_ctrl_count(), 0, "every controller freed");
+	nvmet_fini();
+	cr_assert_eq(fsk_released, fsk_handed, "every fragment released (%u of %u)", fsk_released, fsk_handed);
+	cr_assert_eq(netbuf_pool_destroy(), 0);
+	unit_pools_end();
+}
+
+TestSuite(tcp_hostile, .init = setup, .fini = teardown);
+
+/* --- the host's side --- */
+
+static void st16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void st32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void icreq(struct tcp_sock *s, uint8_t dgst)
+{
+	uint8_t b[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
+	st32(b + 4, 128);
+	b[11] = dgst;
+	st32(b + 12, 0); /* MAXR2T (0's based) */
+	fsk_send(s, b, sizeof(b));
+}
+
+/* A CapsuleCmd with len bytes of in-capsule data; hd/dd: digests as negotiated. */
+static void capsule(struct tcp_sock *s, bool hd, bool dd, const struct nvme_sqe *sqe, const void *data, uint32_t len)
+{
+	static uint8_t b[72 + 4 + 65536 + 4];
+	uint32_t hl = 72 + (hd ? 4 : 0), plen = hl + len + (len && dd ? 4 : 0);
+	memset(b, 0, hl);
+	b[0] = NVME_TCP_CAPSULE_CMD;
+	b[1] = (uint8_t)((hd ? NVME_TCP_F_HDGSTF : 0) | (len && dd ? NVME_TCP_F_DDGSTF : 0));
+	b[2] = 72;
+	b[3] = len ? (uint8_t)hl : 0;
+	st32(b + 4, plen);
+	memcpy(b + 8, sqe, 64);
+	if (hd)
+		st32(b + 72, crc32c(0, b, 72));
+	if (len)
+		memcpy(b + hl, data, len);
+	if (len && dd)
+		st32(b + hl + len, crc32c(0, data, len));
+	fsk_send(s, b, plen);
+}
+
+static void h2c(struct tcp_sock *s, uint16_t cccid, uint16_t ttag, uint32_t datao, const void *data, uint32_t len,
+		bool last)
+{
+	static uint8_t b[24 + 262144];
+	memset(b, 0, 24);
+	b[0] = NVME_TCP_H2C_DATA;
+	b[1] = last ? NVME_TCP_F_LAST_PDU : 0;
+	b[2] = 24;
+	b[3] = 24;
+	st32(b + 4, 24 + len);
+	st16(b + 8, cccid);
+	st16(b + 10, ttag);
+	st32(b + 12, datao);
+	st32(b + 16, len);
+	memcpy(b + 24, data, len);
+	fsk_send(s, b, 24 + len);
+}
+
+/* What the transport answered, in order: a response status, an R2T, a termination. */
+struct answer {
+	uint8_t type;
+	uint16_t status;    /* CapsuleResp: SCT << 8 | SC */
+	uint16_t fes;       /* C2HTermReq */
+	uint32_t fei;
+	uint16_t ttag;      /* R2T */
+	uint32_t r2to, r2tl;
+};
+
+static bool next(struct tcp_sock *s, struct answer *a)
+{
+	const uint8_t *p;
+	uint32_t plen;
+	while (fsk_next_pdu(s, &p, &plen)) {
+		memset(a, 0, sizeof(*a));
+		a->type = p[0];
+		if (p[0] == NVME_TCP_C2H_DATA || p[0] == NVME_TCP_ICRESP)
+			continue;
+		if (p[0] == NVME_TCP_CAPSULE_RESP)
+			a->status = (uint16_t)((p[8 + 14] | p[8 + 15] << 8) >> 1 & 0x7ff);
+		else if (p[0] == NVME_TCP_C2H_TERM_REQ) {
+			a->fes = (uint16_t)(p[8] | p[9] << 8);
+			a->fei = ld32(p + 10);
+		} else if (p[0] == NVME_TCP_R2T) {
+			a->ttag = (uint16_t)(p[10] | p[11] << 8);
+			a->r2to = ld32(p + 12);
+			a->r2tl = ld32(p + 16);
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Sockets the transport still has open (each with its queue in these tests). */
+static unsigned open_socks(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < FSK_CONNS; i++)
+		n += fsk_conns[i].accepted && fsk_open(&fsk_conns[i]);
+	return n;
+}
+
+/* The connection must be gone: a C2HTermReq with fes (0: any), or a close without one
+ * when term is false; its queue destroyed, its memory freed by the next poll. */
+static void expect_gone(struct tcp_sock *s, bool term, uint16_t fes)
+{
+	struct answer a;
+	bool got_term = false;
+	while (next(s, &a)) {
+		cr_assert_neq(a.type, NVME_TCP_CAPSULE_RESP, "no response after a protocol error (status 0x%x)", a.status);
+		if (a.type == NVME_TCP_C2H_TERM_REQ) {
+			got_term = true;
+			if (fes)
+				cr_assert_eq(a.fes, fes, "FES %u, expected %u (FEI %u)", a.fes, fes, a.fei);
+		}
+	}
+	cr_assert_eq(got_term, term, "C2HTermReq %s", term ? "missing" : "unexpected");
+	cr_assert_not(fsk_open(s), "the connection is closed");
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), open_socks(), "the closed connection freed");
+	cr_assert_eq(nvmet_queue_count(), open_socks(), "its queue destroyed");
+}
+
+/* A clean NVMe status on a connection that stays up. */
+static void expect_status(struct tcp_sock *s, uint16_t status)
+{
+	struct answer a;
+	cr_assert(next(s, &a), "an answer");
+	cr_assert_eq(a.type, NVME_TCP_CAPSULE_RESP, "a CapsuleResp, got PDU type %u (FES %u FEI %u)", a.type, a.fes,
+		     a.fei);
+	cr_assert_eq(a.status, status, "status 0x%x, expected 0x%x", a.status, status);
+	cr_assert(fsk_open(s), "the connection lives on");
+}
+
+static struct tcp_sock *established(unsigned i, size_t frag, uint8_t dgst)
+{
+	struct tcp_sock *s = fsk_connect(i, frag);
+	const uint8_t *p;
+	uint32_t plen;
+	icreq(s, dgst);
+	cr_assert(fsk_next_pdu(s, &p, &plen));
+	cr_assert_eq(p[0], NVME_TCP_ICRESP);
+	return s;
+}
+
+/* Admin queue connected and the controller enabled: returns the cntlid. */
+static uint16_t admin_up(struct tcp_sock *s, bool dg)
+{
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(0, 31, 0);
+	ft_connect_data(cd, HOST, VOL0, 0xffff);
+	capsule(s, dg, dg, &sqe, cd, sizeof(cd));
+	const uint8_t *p;
+	uint32_t plen;
+	cr_assert(fsk_next_pdu(s, &p, &plen));
+	cr_assert_eq(p[0], NVME_TCP_CAPSULE_RESP);
+	cr_assert_eq((p[8 + 14] | p[8 + 15] << 8) >> 1, 0, "Connect");
+	uint16_t cntlid = (uint16_t)(p[8] | p[9] << 8);
+	sqe = ft_prop_sqe(true, false, NVMF_PROP_CC, NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+	capsule(s, dg, dg, &sqe, NULL, 0);
+	expect_status(s, 0);
+	return cntlid;
+}
+
+/* An I/O queue (qid 1) of a fresh controller on connection 1; the admin queue on 0. */
+static struct tcp_sock *io_up(struct tcp_sock **admin, uint8_t dgst)
+{
+	*admin = established(0, 4096, 0);
+	uint16_t cntlid = admin_up(*admin, false);
+	struct tcp_sock *s = established(1, 4096, dgst);
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	bool hd = dgst & NVME_TCP_DGST_HDGST_ENABLE, dd = dgst & NVME_TCP_DGST_DDGST_ENABLE;
+	capsule(s, hd, dd, &sqe, cd, sizeof(cd));
+	expect_status(s, 0);
+	return s;
+}
+
+static struct nvme_sqe write_sqe(uint16_t cid, uint64_t slba, uint32_t nlb, uint32_t len)
+{
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, cid, 1, len);
+	sqe.cdw10 = (uint32_t)slba;
+	sqe.cdw11 = (uint32_t)(slba >> 32);
+	sqe.cdw12 = nlb - 1;
+	return sqe;
+}
+
+/* Both connections of io_up closed by the host. */
+static void host_leaves(struct tcp_sock *a, struct tcp_sock *q)
+{
+	fsk_eof(q);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+}
+
+/* --- malformed headers --- */
+
+Test(tcp_hostile, capsule_with_wrong_hlen_terminates)
+{
+	struct tcp_sock *s = established(0, 4096, 0);
+	uint8_t b[80] = { NVME_TCP_CAPSULE_CMD, 0, 80, 0 };
+	st32(b + 4, 80);
+	fsk_send(s, b, sizeof(b));
+	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
+}
+
+Test(tcp_hostile, plen_shorter_than_hlen_terminates)
+{
+	struct tcp_sock *s = established(0, 4096, 0);
+	uint8_t b[72] = { NVME_TCP_CAPSULE_CMD, 0, 72, 0 };
+	st32(b + 4, 40);
+	fsk_send(s, b, sizeof(b));
+	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
+}
+
+Test(tcp_hostile, huge_plen_terminates)
+{
+	struct tcp_sock *s = established(0, 4096, 0);
+	uint8_t b[72] = { NVME_TCP_CAPSULE_CMD, 0, 72, 72 };
+	st32(b + 4, 0xfffffff0u);
+	fsk_send(s, b, sizeof(b));
+	expect_gone(s, true, 0);
+}
+
+Test(tcp_hostile, pdo_inside_the_header_terminates)
+{
+	struct tcp_sock *s = established(0, 4096, 0);
+	uint8_t b[72 + 16] = { NVME_TCP_CAPSULE_CMD, 0, 72, 8 };
+	st32(b + 4, sizeof(b));
+	fsk_send(s, b, sizeof(b));
+	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
+}
+
+Test(tcp_hostile, unknown_pdu_type_terminates)
+{
+	static const uint8_t types[] = { 0x08, 0x0a, 0x0b, 0x7f, 0xff };
+	for (unsigned i = 0; i < sizeof(types); i++) {
+		struct tcp_sock *s = established(0, 4096, 0);
+		uint8_t b[24] = { types[i], 0, 24, 0 };
+		st32(b + 4, 24);
+		fsk_send(s, b, sizeof(b));
+		expect_gone(s, true, 0);
+	}
+}
+
+Test(tcp_hostile, controller_to_host_pdus_from_the_host_terminate)
+{
+	static const uint8_t types[] = { NVME_TCP_ICRESP, NVME_TCP_CAPSULE_RESP, NVME_TCP_C2H_DATA, NVME_TCP_R2T,
+					 NVME_TCP_C2H_TERM_REQ };
+	static const uint8_t hlen[] = { 128, 24, 24, 24, 24 };
+	for (unsigned i = 0; i < sizeof(types); i++) {
+		struct tcp_sock *s = established(0, 4096, 0);
+		uint8_t b[128] = { types[i], 0, hlen[i], 0 };
+		st32(b + 4, hlen[i]);
+		fsk_send(s, b, hlen[i]);
+		expect_gone(s, true, 0);
+	}
+}
+
+Test(tcp_hostile, icreq_with_bad_fields_terminates)
+{
+	/* PLEN 256 for an ICReq (HLEN = PLEN = 128) */
+	struct tcp_sock *s = fsk_connect(0, 4096);
+	uint8_t b[256] = { NVME_TCP_ICREQ, 0, 128, 0 };
+	st32(b + 4, 256);
+	fsk_send(s, b, sizeof(b));
+	expect_gone(s, true, 0);
+	/* HPDA 32 (at most 31) */
+	s = fsk_connect(0, 4096);
+	uint8_t c[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
+	st32(c + 4, 128);
+	c[10] = 32;
+	fsk_send(s, c, sizeof(c));
+	expect_gone(s, true, 0);
+}
+
+Test(tcp_hostile, garbage_then_fin_frees_everything)
+{
+	struct tcp_sock *s = established(0, 5, 0);
+	uint8_t b[40];
+	for (unsigned i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 37 + 11);
+	fsk_send(s, b, 7); /* a partial header: nothing to say yet */
+	cr_assert(fsk_open(s));
+	fsk_eof(s);
+	cr_assert_not(fsk_open(s));
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+}
+
+/* --- digests --- */
+
+Test(tcp_hostile, bad_data_digest_ends_the_connection)
+{
+	struct tcp_sock *a, *s = io_up(&a, NVME_TCP_DGST_DDGST_ENABLE);
+	static uint8_t data[4096], b[72 + 4096 + 4];
+	struct nvme_sqe sqe = write_sqe(5, 0, 8, 4096);
+	memset(b, 0, sizeof(b));
+	b[0] = NVME_TCP_CAPSULE_CMD;
+	b[1] = NVME_TCP_F_DDGSTF;
+	b[2] = 72;
+	b[3] = 72;
+	st32(b + 4, sizeof(b));
+	memcpy(b + 8, &sqe, 64);
+	memcpy(b + 72, data, sizeof(data));
+	st32(b + 72 + 4096, crc32c(0, data, sizeof(data)) ^ 1);
+	fsk_send(s, b, sizeof(b));
+	/* never a success: a Transient Transport Error status, or the connection goes */
+	struct answer ans;
+	while (next(s, &ans))
+		cr_assert(ans.type != NVME_TCP_CAPSULE_RESP || ans.status != 0, "a write with a bad digest succeeded");
+	cr_assert_eq(nvmet_tcp_stats()->ddgst_errors, 1);
+	host_leaves(a, s);
+}
+
+Test(tcp_hostile, missing_header_digest_terminates)
+{
+	struct tcp_sock *a, *s = io_up(&a, NVME_TCP_DGST_HDGST_ENABLE);
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, 3, 1, 0);
+	capsule(s, false, false, &sqe, NULL, 0);
+	expect_gone(s, true, 0);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+Test(tcp_hostile, corrupt_header_digest_terminates)
+{
+	struct tcp_sock *a, *s = io_up(&a, NVME_TCP_DGST_HDGST_ENABLE);
+	uint8_t b[76] = { NVME_TCP_CAPSULE_CMD, NVME_TCP_F_HDGSTF, 72, 0 };
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, 3, 1, 0);
+	st32(b + 4, 76);
+	memcpy(b + 8, &sqe, 64);
+	st32(b + 72, crc32c(0, b, 72) + 1);
+	fsk_send(s, b, sizeof(b));
+	expect_gone(s, true, NVME_TCP_FES_HEADER_DIGEST_ERROR);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+/* --- R2T / H2CData violations: a 64 KiB write (too large for in-capsule data) --- */
+
+static struct answer write_r2t(struct tcp_sock *s, uint16_t cid, uint32_t len)
+{
+	struct nvme_sqe sqe = write_sqe(cid, 16, len / 512, len);
+	capsule(s, false, false, &sqe, NULL, 0);
+	struct answer a;
+	cr_assert(next(s, &a));
+	cr_assert_eq(a.type, NVME_TCP_R2T, "an R2T, got type %u status 0x%x", a.type, a.status);
+	cr_assert_eq(a.r2to, 0);
+	cr_assert_eq(a.r2tl, len);
+	return a;
+}
+
+Test(tcp_hostile, h2c_beyond_the_r2t_terminates)
+{
+	static uint8_t data[65536 + 512];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, 65536);
+	h2c(s, 9, r.ttag, 0, data, sizeof(data), true);
+	expect_gone(s, true, NVME_TCP_FES_DATA_OUT_OF_RANGE);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+Test(tcp_hostile, h2c_with_a_wrong_ttag_terminates)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, 65536);
+	h2c(s, 9, (uint16_t)(r.ttag + 1), 0, data, sizeof(data), false);
+	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+Test(tcp_hostile, h2c_with_a_wrong_cccid_terminates)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, 65536);
+	h2c(s, 10, r.ttag, 0, data, sizeof(data), false);
+	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+Test(tcp_hostile, h2c_datao_gap_terminates)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, 65536);
+	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	h2c(s, 9, r.ttag, 8192, data, sizeof(data), false); /* 4096..8191 skipped */
+	expect_gone(s, true, NVME_TCP_FES_DATA_OUT_OF_RANGE);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+Test(tcp_hostile, h2c_larger_than_maxh2cdata_terminates)
+{
+	static uint8_t data[NVMET_TCP_MAXH2CDATA + 4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, 256 * 1024);
+	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	expect_gone(s, true, 0);
+	fsk_eof(a);
+	nvmet_tcp_poll(64);
+}
+
+Test(tcp_hostile, write_dropped_halfway_frees_its_buffers)
+{
+	static uint8_t data[8192];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, 65536);
+	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	host_leaves(a, s); /* the rest never comes */
+}
+
+/* --- capsules --- */
+
+Test(tcp_hostile, in_capsule_data_beyond_ioccsz_is_refused)
+{
+	static uint8_t data[NVMET_TCP_IN_CAPSULE + 4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct nvme_sqe sqe = write_sqe(4, 0, sizeof(data) / 512, sizeof(data));
+	capsule(s, false, false, &sqe, data, sizeof(data));
+	/* either a clean status or the end of the connection: never a success */
+	struct answer ans;
+	while (next(s, &ans))
+		cr_assert(ans.type != NVME_TCP_CAPSULE_RESP || ans.status != 0, "accepted %zu B in-capsule", sizeof(data));
+	host_leaves(a, s);
+}
+
+Test(tcp_hostile, in_capsule_length_mismatch_is_refused)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct nvme_sqe sqe = write_sqe(4, 0, 16, 8192); /* SGL says 8 KiB, 4 KiB follow */
+	capsule(s, false, false, &sqe, data, sizeof(data));
+	struct answer ans;
+	while (next(s, &ans))
+		cr_assert(ans.type != NVME_TCP_CAPSULE_RESP || ans.status != 0, "a short in-capsule write succeeded");
+	host_leaves(a, s);
+}
+
+Test(tcp_hostile, unknown_opcodes_get_invalid_opcode)
+{
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct nvme_sqe sqe = ft_sqe(0x7e, 1, 1, 0);
+	capsule(s, false, false, &sqe, NULL, 0);
+	expect_status(s, NVMET_SC_INVALID_OPCODE);
+	sqe = ft_sqe(0xc3, 2, 0, 0);
+	capsule(a, false, false, &sqe, NULL, 0);
+	expect_status(a, NVMET_SC_INVALID_OPCODE);
+	/* an unknown fabrics command type */
+	sqe = ft_sqe(NVMF_OPC_FABRICS, 3, 0, 0);
+	((uint8_t *)&sqe)[4] = 0x3f;
+	capsule(a, false, false, &sqe, NULL, 0);
+	expect_status(a, NVMET_SC_INVALID_OPCODE);
+	/* and the queues still work */
+	sqe = ft_sqe(NVME_CMD_FLUSH, 4, 1, 0);
+	capsule(s, false, false, &sqe, NULL, 0);
+	expect_status(s, 0);
+	host_leaves(a, s);
+}
+
+Test(tcp_hostile, bad_sgl_types_and_prps_are_refused)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer ans;
+	/* a Last Segment descriptor as SGL1 (a fabrics command has one data block): SGL
+	 * Descriptor Type Invalid, no R2T */
+	struct nvme_sqe sqe = write_sqe(6, 0, 8, 4096);
+	((uint8_t *)&sqe)[24 + 15] = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
+	capsule(s, false, false, &sqe, NULL, 0);
+	expect_status(s, NVMET_SC_SGL_TYPE_INVALID);
+	/* a keyed SGL data block (RDMA's) on TCP: never a success (the data may be fetched first) */
+	sqe = write_sqe(7, 0, 8, 4096);
+	((uint8_t *)&sqe)[24 + 15] = 0x40;
+	capsule(s, false, false, &sqe, NULL, 0);
+	cr_assert(next(s, &ans));
+	if (ans.type == NVME_TCP_R2T) {
+		h2c(s, 7, ans.ttag, 0, data, sizeof(data), true);
+		cr_assert(next(s, &ans));
+	}
+	cr_assert_eq(ans.type, NVME_TCP_CAPSULE_RESP);
+	cr_assert_eq(ans.status, NVMET_SC_SGL_TYPE_INVALID);
+	/* PRPs (PSDT 0) on a fabrics queue */
+	sqe = write_sqe(8, 0, 8, 4096);
+	sqe.cdw0 &= ~(3u << 14);
+	capsule(s, false, false, &sqe, NULL, 0);
+	expect_status(s, NVMET_SC_INVALID_FIELD);
+	/* the transport's own descriptor works */
+	sqe = write_sqe(9, 0, 8, 4096);
+	((uint8_t *)&sqe)[24 + 15] = NVMF_SGL_ID_TRANSPORT;
+	capsule(s, false, false, &sqe, NULL, 0);
+	cr_assert(next(s, &ans));
+	cr_assert_eq(ans.type, NVME_TCP_R2T);
+	h2c(s, 9, ans.ttag, 0, data, sizeof(data), true);
+	expect_status(s, 0);
+	host_leaves(a, s);
+}
+
+Test(tcp_hostile, write_larger_than_mdts_is_refused)
+{
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	uint32_t len = NVMET_TCP_MAX_XFER * 2;
+	struct nvme_sqe sqe = write_sqe(8, 0, len / 512, len);
+	capsule(s, false, false, &sqe, NULL, 0);
+	struct answer ans;
+	cr_assert(next(s, &ans));
+	cr_assert(ans.type != NVME_TCP_R2T, "an R2T for %u bytes beyond MDTS", len);
+	cr_assert(ans.type == NVME_TCP_C2H_TERM_REQ || (ans.type == NVME_TCP_CAPSULE_RESP && ans.status != 0));
+	host_leaves(a, s);
+}
+
+Test(tcp_hostile, bad_fabrics_commands_get_clean_statuses)
+{
+	struct tcp_sock *s = established(0, 4096, 0);
+	uint8_t cd[1024];
+	/* commands before Connect: sequence error */
+	struct nvme_sqe sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 1, 0, 0);
+	capsule(s, false, false, &sqe, NULL, 0);
+	expect_status(s, NVMET_SC_CMD_SEQ_ERROR);
+	/* Connect with a short data block */
+	sqe = ft_connect_sqe(0, 31, 0);
+	ft_connect_data(cd, HOST, VOL0, 0xffff);
+	capsule(s, false, false, &sqe, cd, 512);
+	struct answer ans;
+	cr_assert(next(s, &ans));
+	cr_assert(ans.type == NVME_TCP_C2H_TERM_REQ || (ans.type == NVME_TCP_CAPSULE_RESP && ans.status != 0));
+	if (ans.type == NVME_TCP_CAPSULE_RESP) {
+		/* an unknown subsystem */
+		ft_connect_data(cd, HOST, "nqn.2026-11.org.p2pstore:nope", 0xffff);
+		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		expect_status(s, NVMET_SC_CONNECT_INVALID_PARAM);
+		/* an I/O queue for a controller that does not exist */
+		sqe = ft_connect_sqe(1, 31, 0);
+		ft_connect_data(cd, HOST, VOL0, 77);
+		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		expect_status(s, NVMET_SC_CONNECT_INVALID_PARAM);
+		/* sqsize 0 */
+		sqe = ft_connect_sqe(0, 0, 0);
+		ft_connect_data(cd, HOST, VOL0, 0xffff);
+		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		expect_status(s, NVMET_SC_CONNECT_INVALID_PARAM);
+		/* now a good one, then a second Connect on the same queue */
+		admin_up(s, false);
+		sqe = ft_connect_sqe(0, 31, 0);
+		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		expect_status(s, NVMET_SC_CMD_SEQ_ERROR);
+		/* Property Set of CAP (read-only), Property Get of an unknown offset */
+		sqe = ft_prop_sqe(true, true, NVMF_PROP_CAP, 0);
+		capsule(s, false, false, &sqe, NULL, 0);
+		expect_status(s, NVMET_SC_INVALID_FIELD);
+		sqe = ft_prop_sqe(false, false, 0x1000, 0);
+		capsule(s, false, false, &sqe, NULL, 0);
+		expect_status(s, NVMET_SC_INVALID_FIELD);
+	}
+	fsk_eof(s);
+	nvmet_tcp_poll(64);
+}
+
+/* The host sends more commands than its queue holds while the target cannot answer
+ * (no send space): the transport stops or terminates, holds a bounded amount, and frees
+ * everything when the host goes. */
+Test(tcp_hostile, more_commands_than_the_queue_holds)
+{
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	s->space = 0;
+	for (unsigned i = 0; i < 3 * NVMET_TCP_QUEUE_DEPTH; i++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, (uint16_t)i, 1, 0);
+		capsule(s, false, false, &sqe, NULL, 0);
+	}
+	cr_assert_leq(nvmet_tcp_conn_count(), 2);
+	fsk_ack(s);
+	unsigned ok = 0;
+	struct answer ans;
+	while (next(s, &ans))
+		ok += ans.type == NVME_TCP_CAPSULE_RESP && ans.status == 0;
+	cr_assert_leq(ok, 3 * NVMET_TCP_QUEUE_DEPTH);
+	host_leaves(a, s);
+}
+
+/* Keep-alive expiry with commands at the transport: the connections close from the
+ * poll loop, nothing leaks. */
+Test(tcp_hostile, keep_alive_expiry_with_a_write_waiting_for_data)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *a = established(0, 4096, 0);
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(0, 31, 1000);
+	ft_connect_data(cd, HOST, VOL0, 0xffff);
+	capsule(a, false, false, &sqe, cd, sizeof(cd));
+	const uint8_t *p;
+	uint32_t plen;
+	cr_assert(fsk_next_pdu(a, &p, &plen));
+	uint16_t cntlid = (uint16_t)(p[8] | p[9] << 8);
+	sqe = ft_prop_sqe(true, false, NVMF_PROP_CC, NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+	capsule(a, false, false, &sqe, NULL, 0);
+	expect_status(a, 0);
+	struct tcp_sock *s = established(1, 4096, 0);
+	sqe = ft_connect_sqe(1, 31, 0);
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	capsule(s, false, false, &sqe, cd, sizeof(cd));
+	expect_status(s, 0);
+	struct answer r = write_r2t(s, 9, 65536);
+	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	fake_clock_advance(1100 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_eq(nvmet_stats()->kato_expired, 1);
+	for (int i = 0; i < 4; i++)
+		nvmet_tcp_poll(64);
+	cr_assert_not(fsk_open(a));
+	cr_assert_not(fsk_open(s));
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+}
+
+/* The console's view: each queue knows the host's address and port. */
+Test(tcp_hostile, queues_know_their_peer)
+{
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct list_node *it;
+	unsigned seen = 0;
+	cr_assert_eq(nvmet_queue_count(), 2);
+	list_for_each(&nvmet_tgt.queues, it) {
+		const struct nvmet_queue *q = container_of(it, struct nvmet_queue, node);
+		cr_assert_eq(q->peer_addr, FSK_PEER_ADDR);
+		cr_assert_eq(q->peer_port, 40000 + q->qid, "qid %u came from connection %u", q->qid, q->qid);
+		seen++;
+	}
+	cr_assert_eq(seen, 2);
+	host_leaves(a, s);
+}
