@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tools/bench/net.py - `make bench BENCH=net`: the appliance's NIC + TCP/IP stack against Linux (issue 7).
 
-One run, two labs one after the other, each on an uncaptured link (captures cost ~15 %, PLATFORM.md),
+One run, two labs booted together, each on an uncaptured link (captures cost ~15 %, PLATFORM.md),
 every guest a QEMU 7.2 TCG machine with one vCPU and an emulated e1000e (82574L) on a dgram link:
   (a) a Linux client guest (10.10.0.2) and the appliance (10.10.0.10): its TCP services discard (9),
       chargen (19, sent from host DRAM by design) and echo (7, the received device-memory fragments
@@ -9,7 +9,8 @@ every guest a QEMU 7.2 TCG machine with one vCPU and an emulated e1000e (82574L)
   (b) the same Linux client and a Linux server guest (10.10.0.1, e1000e too: the same NIC model)
       running the same services with socat: discard to /dev/null, a file of random bytes in tmpfs as
       the chargen-like source, cat as echo.
-Each transfer is one TCP connection of BENCH_NET_MB MiB (default 64) started by the client with socat;
+Each transfer is one TCP connection of BENCH_NET_MB MiB (default 64) started by the client with socat,
+run against both servers one right after the other, BENCH_NET_ROUNDS rounds (default 3, median kept);
 its time is the client's wall clock from connect to the last byte (discard: the server's FIN after the
 last byte). For each transfer the run records the host CPU time of both QEMU processes (the server's
 and the client's), and the host-DRAM bytes: the appliance's `stats dma` (NIC DMA and CPU copies in
@@ -17,6 +18,7 @@ host DRAM), Linux's eth0 byte counters (the frames its e1000e moved through DRAM
 leaves out the copies to and from user space). Prints appliance/Linux ratios and writes them, dated,
 with the machine and the load, to docs/bench-net.md.
 """
+import contextlib
 import hashlib
 import os
 import re
@@ -29,6 +31,7 @@ import topo  # noqa: E402
 from lab import Lab  # noqa: E402
 
 MB = int(os.environ.get("BENCH_NET_MB", "64"))
+ROUNDS = int(os.environ.get("BENCH_NET_ROUNDS", "3"))
 NBYTES = MB << 20
 CHARGEN_LINE = bytes(range(33, 105)) + b"\r\n"   # RFC 864, as net/tcp/tcp_service.c sends it
 SERVER_IP = topo.TARGET_IP                       # the Linux server guest in lab (b)
@@ -86,49 +89,52 @@ def transfer(kind, client, addr, want_echo, want_chargen):
     return secs
 
 
-def appliance_lab():
-    """Lab (a): the transfers against the appliance. Returns {kind: figures}."""
-    res = {}
-    with Lab("bench-net-appliance", capture=False) as lab:
+class ApplianceSide:
+    """Lab (a): a Linux client and the appliance. declare(), then (after lab.start()) ready()."""
+
+    def __init__(self, lab):
+        self.lab = lab
         esp = bl.appliance_esp(lab.rundir, "panic = exit\n")
-        dev, client = topo.appliance_topology(lab, esp, extra=bl.NAMED_THREADS)
-        lab.start()
-        dev.expect(re.escape(bl.PROMPT), timeout=180)
-        app = bl.Console(dev)
-        pids = {"server": bl.qemu_pid(dev), "client": bl.qemu_pid(client)}
-        want = make_blob(client, "/tmp/b.bin")
-        chargen_want = hashlib.sha256((CHARGEN_LINE * (NBYTES // len(CHARGEN_LINE) + 1))[:NBYTES]).hexdigest()
-        for kind in TRANSFERS:
-            c0, d0 = app.counters(), bl.dram_counters(app)
-            meter = bl.CpuMeter(pids).start()
-            secs = transfer(kind, client, topo.APPLIANCE_IP, want, chargen_want)
-            cpu = meter.stop()
-            c1, d1 = app.counters(), bl.dram_counters(app)
-            d = bl.Console.delta(c1, c0)
-            host = bl.dram_delta(d1, d0)["host-dram"]
-            rx_in = d["rx_pay_dev"] + d["rx_pay_host"]
-            if kind != "chargen" and rx_in != NBYTES:
-                raise bl.BenchError(f"{kind}: the appliance counted {rx_in} payload bytes in, sent {NBYTES}")
-            moved = NBYTES * (2 if kind == "echo" else 1)   # payload bytes through the appliance
-            res[kind] = dict(secs=secs, cpu=cpu, host=host, dram_per_byte=sum(host) / moved,
-                             retransmits=d["retransmits"], timeouts=d["timeouts"],
-                             tx_bounce=d["tx_bounce_bytes"])
-        res["boot"] = lab.rcvbuf_errors()
-    return res
+        self.dev, self.client = topo.appliance_topology(lab, esp, extra=bl.NAMED_THREADS)
+
+    def ready(self):
+        self.dev.expect(re.escape(bl.PROMPT), timeout=180)
+        self.app = bl.Console(self.dev)
+        self.pids = {"server": bl.qemu_pid(self.dev), "client": bl.qemu_pid(self.client)}
+        self.want = make_blob(self.client, "/tmp/b.bin")
+        self.chargen_want = hashlib.sha256((CHARGEN_LINE * (NBYTES // len(CHARGEN_LINE) + 1))[:NBYTES]).hexdigest()
+
+    def measure(self, kind):
+        """One transfer; its figures."""
+        c0, d0 = self.app.counters(), bl.dram_counters(self.app)
+        meter = bl.CpuMeter(self.pids).start()
+        secs = transfer(kind, self.client, topo.APPLIANCE_IP, self.want, self.chargen_want)
+        cpu = meter.stop()
+        c1, d1 = self.app.counters(), bl.dram_counters(self.app)
+        d = bl.Console.delta(c1, c0)
+        host = bl.dram_delta(d1, d0)["host-dram"]
+        rx_in = d["rx_pay_dev"] + d["rx_pay_host"]
+        if kind != "chargen" and rx_in != NBYTES:
+            raise bl.BenchError(f"{kind}: the appliance counted {rx_in} payload bytes in, sent {NBYTES}")
+        moved = NBYTES * (2 if kind == "echo" else 1)   # payload bytes through the appliance
+        return dict(secs=secs, cpu=cpu, host=host, dram_per_byte=sum(host) / moved,
+                    retransmits=d["retransmits"], timeouts=d["timeouts"], tx_bounce=d["tx_bounce_bytes"])
 
 
-def linux_lab():
-    """Lab (b): the same transfers against a Linux server guest on the same NIC model."""
-    res = {}
-    with Lab("bench-net-linux", capture=False) as lab:
+class LinuxSide:
+    """Lab (b): the same Linux client and a Linux server guest on the same NIC model."""
+
+    def __init__(self, lab):
+        self.lab = lab
         link = lab.link("link0")
-        client = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
-        server = lab.guest("server", ip=f"{SERVER_IP}/24", links=[link])
-        lab.start()
-        pids = {"server": bl.qemu_pid(server), "client": bl.qemu_pid(client)}
-        want = make_blob(client, "/tmp/b.bin")
-        chargen_want = make_blob(server, "/tmp/c.bin")
-        server.run("""
+        self.client = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
+        self.server = lab.guest("server", ip=f"{SERVER_IP}/24", links=[link])
+
+    def ready(self):
+        self.pids = {"server": bl.qemu_pid(self.server), "client": bl.qemu_pid(self.client)}
+        self.want = make_blob(self.client, "/tmp/b.bin")
+        self.chargen_want = make_blob(self.server, "/tmp/c.bin")
+        self.server.run("""
             for s in "-u TCP-LISTEN:9,reuseaddr,fork GOPEN:/dev/null" \\
                      "-U TCP-LISTEN:19,reuseaddr,fork OPEN:/tmp/c.bin,rdonly" \\
                      "-t 60 TCP-LISTEN:7,reuseaddr,fork EXEC:cat"; do
@@ -139,27 +145,54 @@ def linux_lab():
               sleep 0.1
             done
             ss -ltn; exit 1""", timeout=60, check=True)
-        for kind in TRANSFERS:
-            e0 = eth_bytes(server)
-            meter = bl.CpuMeter(pids).start()
-            secs = transfer(kind, client, SERVER_IP, want, chargen_want)
-            cpu = meter.stop()
-            e1 = eth_bytes(server)
-            moved = NBYTES * (2 if kind == "echo" else 1)
-            nic = (e1[0] - e0[0]) + (e1[1] - e0[1])
-            res[kind] = dict(secs=secs, cpu=cpu, nic=nic, dram_per_byte=nic / moved)
-        res["boot"] = lab.rcvbuf_errors()
-    return res
+
+    def measure(self, kind):
+        """One transfer; its figures."""
+        e0 = eth_bytes(self.server)
+        meter = bl.CpuMeter(self.pids).start()
+        secs = transfer(kind, self.client, SERVER_IP, self.want, self.chargen_want)
+        cpu = meter.stop()
+        e1 = eth_bytes(self.server)
+        moved = NBYTES * (2 if kind == "echo" else 1)
+        nic = (e1[0] - e0[0]) + (e1[1] - e0[1])
+        return dict(secs=secs, cpu=cpu, nic=nic, dram_per_byte=nic / moved)
+
+
+def run_labs():
+    """Boot both labs, then ROUNDS rounds of every transfer, the two servers one right after the
+    other (alternating which goes first), so that both see the same host load. Returns
+    ({kind: median-rate run}, {kind: [rates]}) per side, and the labs' UDP drops."""
+    runs = {"appliance": {k: [] for k in TRANSFERS}, "linux": {k: [] for k in TRANSFERS}}
+    with contextlib.ExitStack() as stack:
+        labs = {"appliance": stack.enter_context(Lab("bench-net-appliance", capture=False)),
+                "linux": stack.enter_context(Lab("bench-net-linux", capture=False))}
+        sides = {"appliance": ApplianceSide(labs["appliance"]), "linux": LinuxSide(labs["linux"])}
+        for name in sides:
+            labs[name].start()
+        for side in sides.values():
+            side.ready()
+        for rnd in range(ROUNDS):
+            order = ["appliance", "linux"] if rnd % 2 == 0 else ["linux", "appliance"]
+            for kind in TRANSFERS:
+                for name in order:
+                    r = sides[name].measure(kind)
+                    runs[name][kind].append(r)
+                    print(f"bench-net: round {rnd + 1} {kind} {name}: {NBYTES / r['secs'] / 1e6:.1f} MB/s", flush=True)
+        drops = {n: lab.rcvbuf_errors() for n, lab in labs.items()}
+    out, rates = {}, {}
+    for name, per in runs.items():
+        out[name] = {k: sorted(v, key=lambda r: r["secs"])[len(v) // 2] for k, v in per.items()}
+        rates[name] = {k: [NBYTES / r["secs"] / 1e6 for r in v] for k, v in per.items()}
+        out[name]["boot"] = drops[name]
+    return out["appliance"], out["linux"], rates
 
 
 def main():
     bl.lab_setup()
     t_all = time.monotonic()
     load0 = bl.loadavg()
-    app = appliance_lab()
+    app, lin, rates = run_labs()
     load1 = bl.loadavg()
-    lin = linux_lab()
-    load2 = bl.loadavg()
     mbs = {k: (NBYTES / app[k]["secs"] / 1e6, NBYTES / lin[k]["secs"] / 1e6) for k in TRANSFERS}
 
     def busy(r, who):   # % of a host core that QEMU process used over the transfer
@@ -171,9 +204,11 @@ def main():
     lines = [
         f"# Network benchmark: the appliance's TCP/IP vs Linux ({bl.now_utc()})",
         "",
-        f"Machine: {bl.machine()}; appliance and scripts at {bl.revision()}. Host load average (1/5/15 min) before / between / after the two labs: "
-        f"{load0} / {load1} / {load2}; other helpers' QEMU runs share the 2 cores, so figures vary by tens "
-        "of percent between runs: compare within one run.",
+        f"Machine: {bl.machine()}; appliance and scripts at {bl.revision()}. Host load average (1/5/15 min) "
+        f"before / after: {load0} / {load1}; other helpers' QEMU runs share the 2 cores, so figures vary by "
+        "tens of percent between runs: compare within one run. Both labs run at once (the idle one costs a "
+        f"few % of a core) and each transfer goes to both servers one right after the other, {ROUNDS} rounds "
+        "(alternating which goes first); the tables show each side's median round.",
         "",
         f"`make bench BENCH=net` (tools/bench/net.py), {MB} MiB per transfer, one TCP connection each, started "
         "by the same Linux client guest (Linux 6.1, e1000e, TSO off) with socat. Server: (a) the appliance "
@@ -197,6 +232,10 @@ def main():
         lines.append(f"| {names[k]} | {a:.1f} | {b:.1f} | {bl.ratio(a, b)} | {sa:.1f} / {sl:.1f} | "
                      f"{bl.ratio(sa, sl)} | {va:.1f} / {vl:.1f} | {ca:.1f} / {cl:.1f} |")
     lines += [
+        "",
+        "Every round, MB/s: " + "; ".join(
+            f"{k} appliance {', '.join(f'{x:.1f}' for x in rates['appliance'][k])}, Linux "
+            f"{', '.join(f'{x:.1f}' for x in rates['linux'][k])}" for k in TRANSFERS) + ".",
         "",
         "The receiving QEMU process is the server's for discard, the client's for chargen, both for echo. "
         "CPU time is /proc/PID/stat utime+stime of the whole QEMU process (vCPU and I/O threads) over "
@@ -225,7 +264,7 @@ def main():
         "counted, headers, payload DMA and CPU reads/writes are). Linux's is only what its e1000e moved "
         "through DRAM (eth0 rx_bytes + tx_bytes); each payload byte is also copied between the socket and "
         "socat's buffer (at least two more DRAM touches), so Linux's true figure is higher.",
-        f"Appliance TCP during the run: retransmits {sum(app[k]['retransmits'] for k in TRANSFERS)} "
+        f"Appliance TCP in the median rounds: retransmits {sum(app[k]['retransmits'] for k in TRANSFERS)} "
         f"(timeouts {sum(app[k]['timeouts'] for k in TRANSFERS)}); tx bounced through DRAM "
         f"{sum(app[k]['tx_bounce'] for k in TRANSFERS)} B. Host UDP receive-buffer drops (dgram links): "
         f"appliance lab {app['boot']}, Linux lab {lin['boot']}. Bench wall time {time.monotonic() - t_all:.0f} s.",
