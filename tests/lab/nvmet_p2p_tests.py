@@ -32,7 +32,9 @@ NVMET_JSON = """{
                "trsvcid": "4420" }, "subsystems": [ "%s" ] } ],
   "subsystems": [ { "nqn": "%s", "attr": { "allow_any_host": "1", "serial": "p2pstore0p2p",
                     "model": "p2pstore" },
-                    "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "/dev/nvme0n1" } } ] } ]
+                    "namespaces": [ { "nsid": 1, "enable": 1, "device": { "path": "/dev/nvme0n1" } },
+                                    { "nsid": 2, "enable": 1, "device": { "path": "/dev/nvme1n1" } },
+                                    { "nsid": 3, "enable": 1, "device": { "path": "/dev/nvme2n1" } } ] } ]
 }
 """ % (topo.APPLIANCE_IP, NQN, NQN)
 MIB = int(os.environ.get("LAB_P2P_MB", "16"))
@@ -110,12 +112,14 @@ def run_mtu(s, mtu):
         expect(r.rc == 0, f"nvme connect failed (rc {r.rc}):\n{r.out}")
         r = linux.run("""
             for i in $(seq 50); do
-              dev=$(nvme list 2>/dev/null | awk '$2 ~ /^\\/dev\\/ng/ && /p2pstore0p2p/ {print $1; exit}')
-              [ -n "$dev" ] && { echo $dev; exit 0; }
+              n=$(nvme list 2>/dev/null | awk '$2 ~ /^\\/dev\\/ng/ && /p2pstore0p2p/' | wc -l)
+              [ "$n" -ge 3 ] && { nvme list | awk '$2 ~ /^\\/dev\\/ng/ && /p2pstore0p2p/ {print "NS", $5, $1}'; exit 0; }
               sleep 0.1
             done; nvme list; exit 1""", timeout=30)
-        expect(r.rc == 0, "no block device after connect:\n" + r.out)
-        dev = r.out.strip().splitlines()[-1]
+        expect(r.rc == 0, "not three namespaces after connect:\n" + r.out)
+        devs = {int(m.group(1)): m.group(2) for m in re.finditer(r"^NS (\d+) (/dev/\S+)", r.out, re.M)}
+        expect(set(devs) == {1, 2, 3}, "namespaces after connect:\n" + r.out)
+        dev = devs[1]
         fio = (f"fio --name=p2p --filename={dev} --direct=1 --ioengine=libaio --bs=128k --size={MIB}M "
                f"--iodepth=8 --offset=8M --verify=crc32c --output-format=terse --terse-version=3")
         results = {}
@@ -151,9 +155,42 @@ def run_mtu(s, mtu):
             expect(ratio <= LIMITS[mtu],
                    f"MTU {mtu} {phase}: {ratio:.3f} host-DRAM bytes per payload byte (limit {LIMITS[mtu]}): "
                    f"counted {host} B for {payload} B; {d}")
+        if mtu == 1500:
+            results["paths"] = other_drives(app, linux, devs)
         r = linux.run(f"nvme disconnect -n {NQN}", timeout=60)
         expect(r.rc == 0, f"nvme disconnect (rc {r.rc}):\n{r.out}")
         return results
+
+
+def other_drives(app, linux, devs):
+    """Namespace 2 is nvme1 (behind the NIC's switch, like nvme0 whose CMB the NIC receives into):
+    its reads go to nvme1's own CMB and out of the NIC from there; its writes would be read by
+    nvme1 from nvme0's CMB, which QEMU 7.2's nvme corrupts with byte-granular SGLs (measured here:
+    every byte after the first fragment differed), so with nvmet.peer_sgl = off (default) they go
+    through DRAM as p2p-refused. Namespace 3 is nvme2 on its own root port: the P2P rules refuse it
+    the NIC's CMB and the NIC its CMB, so both directions go through DRAM as p2p-refused. The
+    fallback is logged once per direction with its reason. Every byte is verified by fio."""
+    out = {}
+    for nsid, p2p in ((2, True), (3, False)):
+        before = counters(app)
+        r = linux.run(f"fio --name=ns{nsid} --filename={devs[nsid]} --direct=1 --ioengine=libaio --bs=128k "
+                      f"--size=4M --iodepth=4 --rw=write --verify=crc32c --output-format=terse "
+                      f"--terse-version=3 || exit 1; echo FIO-OK", timeout=600)
+        expect(r.rc == 0 and "FIO-OK" in r.out, f"fio on namespace {nsid} failed (rc {r.rc}):\n{r.out[-1500:]}")
+        d = delta(counters(app), before)
+        if p2p:
+            expect(d["p2p_reads"] >= 32 and d["p2p_writes"] == 0 and d["dram_p2p-refused"] >= 32,
+                   f"namespace {nsid} (nvme1): reads from its CMB, writes through DRAM expected: {d}")
+        else:
+            expect(d["dram_p2p-refused"] >= 64 and d["p2p_writes"] == 0 and d["p2p_reads"] == 0,
+                   f"namespace {nsid} (nvme2, far) should go through DRAM as p2p-refused: {d}")
+        out[nsid] = d
+    log = console(app, "log show")
+    for verb in ("write", "read"):
+        lines = re.findall(rf"tcp: {verb} payloads through host DRAM: p2p-refused: [^\r\n]*", log)
+        expect(len(lines) == 1, f"the {verb} fallback is logged once with its reason: {lines}\n{log[-2000:]}")
+        out[verb + "_why"] = lines[0]
+    return out
 
 
 def test_nvmet_p2p(s):
@@ -167,6 +204,10 @@ def test_nvmet_p2p(s):
                      f"{w[1] / 1024:.1f} MiB/s, device DMA {w[2]['dev_to'] + w[2]['dev_from']} B; "
                      f"read {r[0]:.3f} ({r[3]:.3f}) {r[1] / 1024:.1f} MiB/s, device DMA "
                      f"{r[2]['dev_to'] + r[2]['dev_from']} B, {r[2]['success_flags']} SUCCESS")
+        if "paths" in res:
+            notes.append(f"nvme1 namespace P2P ({res['paths'][2]['p2p_writes']} writes, {res['paths'][2]['p2p_reads']} "
+                         f"reads; writes through DRAM: {res['paths']['write_why']}), far nvme2 through DRAM ({res['paths'][3]['dram_p2p-refused']} p2p-refused: "
+                         f"{res['paths']['read_why']})")
     return "; ".join(notes)
 
 

@@ -142,7 +142,7 @@ static struct {
 	unsigned nwaiting;
 	bool freed;                      /* buffers came back since the last resume */
 	uint32_t write_held;             /* bytes of writes between R2T and completion */
-	bool reason_logged[NVMET_TCP_DRAM_REASON_COUNT];
+	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
 	struct nvmet_tcp_stats st;
 } nvmet_tcp;
 
@@ -203,11 +203,11 @@ static void dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason wh
 	r->reason = (uint8_t)why;
 	nvmet_tcp.st.dram_cmds[why]++;
 	nvmet_tcp.st.dram_bytes[why] += r->len;
-	if (!nvmet_tcp.reason_logged[why]) {
-		nvmet_tcp.reason_logged[why] = true;
-		log_info("tcp: %s payloads through host DRAM: %s%s%s (logged once, counted in `nvmet`)",
-			 r->dir == DMA_TO_DEVICE ? "write" : "read", nvmet_tcp_dram_reason_name(why),
-			 detail ? ": " : "", detail ? detail : "");
+	bool *logged = &nvmet_tcp.reason_logged[r->dir == DMA_TO_DEVICE][why];
+	if (!*logged) {
+		*logged = true; /* once per direction and reason; the counters say how often */
+		log_info("tcp: %s payloads through host DRAM: %s%s%s", r->dir == DMA_TO_DEVICE ? "write" : "read",
+			 nvmet_tcp_dram_reason_name(why), detail ? ": " : "", detail ? detail : "");
 	}
 }
 
