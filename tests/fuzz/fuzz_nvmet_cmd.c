@@ -9,6 +9,7 @@
  *
  * Input: records of [action byte][...]:
  *   action & 7 == 0: exec   [conn/slot byte][64-byte SQE][len lo][len hi][len data bytes]
+ *                   (SGL1's identifier byte: see below)
  *   1: close and reopen conn (port from the byte)     2: clock += byte * 100 ms, run timers
  *   3: toggle a namespace                             4: Connect admin (host, subsystem, kato from bytes)
  *   5: enable (CC.EN=1) on conn                       6: Connect I/O queue to conn 0's controller
@@ -101,6 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				goto out;
 			memcpy(&sqe, data + p, sizeof(sqe));
 			p += sizeof(sqe);
+			/* SGL1's identifier (DPTR byte 15): kept as given when its low nibble is 0xf
+			 * (SGL Descriptor Type Invalid and friends), else one a fabrics host uses, so
+			 * that random SQEs reach the command sets */
+			uint8_t *sgl_id = (uint8_t *)&sqe + 24 + 15;
+			if ((*sgl_id & 0x0f) != 0x0f)
+				*sgl_id = (*sgl_id & 0x10) ? NVMF_SGL_ID_TRANSPORT : NVMF_SGL_ID_OFFSET;
 			len = (uint32_t)(data[p] | data[p + 1] << 8) % (FT_BUF + 1);
 			p += 2;
 			if (len > size - p)

@@ -187,6 +187,25 @@ def fio_verify(linux, jobs, timeout=300):
     return r
 
 
+def check_console(state):
+    """The `nvmet` view while the initiator is connected to vol0: the host (NQN, address), its
+    queues (peer address:port, commands, bytes, errors, in flight), the DRAM fallback reasons."""
+    cntlid, line = ctrl_line(state, NQN, HOST_OK)
+    expect(cntlid and f"from {topo.INITIATOR_IP}," in line, f"no controller of {HOST_OK} from "
+           f"{topo.INITIATOR_IP}:\n{state}")
+    qrows = re.findall(r"^\s+qid (\d+) \(live, (\d+) entries, sqhd \d+, (\d+) in flight\) "
+                       rf"{re.escape(topo.INITIATOR_IP)}:(\d+): cmds (\d+) done (\d+) errors (\d+) "
+                       r"read (\d+) B write (\d+) B", state, re.M)
+    expect(len(qrows) >= 2 and len({q[3] for q in qrows}) == len(qrows), f"queue lines:\n{state}")
+    io = [q for q in qrows if q[0] != "0"]
+    expect(io and int(io[0][4]) > 0 and int(io[0][7]) > 0 and int(io[0][8]) > 0,
+           f"I/O queue counters:\n{state}")
+    m = re.search(r"^dram fallback: (.*)$", state, re.M)
+    expect(m and "p2p-refused " in m.group(1) and len(re.findall(r"[a-z0-9-]+ \d+ \(\d+ B\)", m.group(1))) >= 5,
+           f"no DRAM fallback reasons:\n{state}")
+    expect(re.search(r"^payload: p2p (auto|off), device memory reads \d+", state, re.M), f"no payload line:\n{state}")
+
+
 def test_nvmet_tcp_linux_initiator(s):
     """Linux nvme-cli -> the appliance's NVMe/TCP target: discover, connect, list, 4 KiB I/O read
     back equal at 8 offsets, fio verify, the appliance's counters, disconnect, a clean capture."""
@@ -223,6 +242,7 @@ def test_nvmet_tcp_linux_initiator(s):
         expect(m and int(m.group(3)) >= 8 and int(m.group(4)) >= 8 * 4096 and int(m.group(1)) >= 8,
                "appliance counters:\n" + state)
         expect(re.search(r"^1 controllers, \d+ queues", state, re.M), "one controller connected:\n" + state)
+        check_console(state)
     finally:
         r = disconnect(linux)
     expect(r.rc == 0 and "disconnected 1 controller" in r.out, f"nvme disconnect (rc {r.rc}):\n{r.out}")
@@ -325,9 +345,11 @@ def test_nvmet_admin(s):
         disconnect(linux, NQN)
     gone = wait_ctrls(app, 0)
     expect(re.search(r"^0 controllers, 0 queues", gone, re.M), "controllers not freed:\n" + gone)
+    admin_errs = [(e["sqid"], e["cmdid"], hex(e["status_field"])) for e in errs if e["error_count"] and e["sqid"] == 0]
     return (f"id-ctrl cntlid {ids[c0]['cntlid']}/{ids[c1]['cntlid']}/{ids[c2]['cntlid']} mdts {ids[c0]['mdts']} "
             f"({hw_kb} KiB) ioccsz {ids[c0]['ioccsz']} sgls {ids[c0]['sgls']:#x} ctratt {ids[c0]['ctratt']:#x}; "
-            f"id-ns {ns['nsze']} blocks; error log entry {hit[0]['error_count']}; smart; list-subsys")
+            f"id-ns {ns['nsze']} blocks; error log entry {hit[0]['error_count']} (admin errors of Linux's own "
+            f"commands: {admin_errs}); smart; list-subsys")
 
 
 def test_nvmet_queues(s):
