@@ -775,3 +775,72 @@ Test(nvmet, error_log_records_failures)
 	ft_close(&q);
 	ft_close(&a);
 }
+
+/* Hostile field values in admin and I/O commands end in their NVMe status (never a
+ * transfer, never a crash), and each failure is one Error Information entry. */
+Test(nvmet, hostile_admin_and_io_fields)
+{
+	struct ft_conn a, q;
+	static uint8_t buf[4096];
+	unsigned failures = 0;
+	struct nvme_sqe s;
+
+#define EXPECT_FAIL(expr, sc)                                                                                  \
+	do {                                                                                                   \
+		cr_assert_eq((expr), (sc));                                                                    \
+		failures++;                                                                                    \
+	} while (0)
+
+	connect_all(&a, &q, HOST_A, VOL0, 0);
+	/* Get Log Page: 2 MiB (beyond MDTS), an offset that is not a dword multiple, a buffer
+	 * shorter than NUMD, the discovery log on an I/O controller */
+	EXPECT_FAIL(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_SMART | (0xffffu << 16), 7, NULL, 0, NULL),
+		    NVMET_SC_INVALID_FIELD);
+	s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 7, 0, 512);
+	s.cdw10 = NVME_LOG_SMART | (127u << 16);
+	s.cdw12 = 2;
+	EXPECT_FAIL(ft_exec(&a, &s, NULL, 512, buf, NULL), NVMET_SC_INVALID_FIELD);
+	EXPECT_FAIL(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_SMART | (127u << 16), 0, buf, 256, NULL),
+		    NVMET_SC_SGL_LENGTH_INVALID);
+	EXPECT_FAIL(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_DISCOVERY | (255u << 16), 0, buf, 1024, NULL),
+		    NVMET_SC_INVALID_FIELD);
+	/* Identify: CNS 06h (reserved at VS 1.3), NSID 0 and broadcast for a namespace */
+	EXPECT_FAIL(admin(&a, NVME_ADM_IDENTIFY, 0, 0x06, 0, buf, 4096, NULL), NVMET_SC_INVALID_FIELD);
+	EXPECT_FAIL(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_NS, 0, buf, 4096, NULL), NVMET_SC_INVALID_NS);
+	EXPECT_FAIL(admin(&a, NVME_ADM_IDENTIFY, 0xffffffffu, NVME_ID_CNS_NS, 0, buf, 4096, NULL), NVMET_SC_INVALID_NS);
+	/* features: unknown FID, Host ID without EXHID, Number of Queues 0xffff; Keep Alive with data */
+	EXPECT_FAIL(admin(&a, NVME_ADM_GET_FEATURES, 0, 0x7f, 0, NULL, 0, NULL), NVMET_SC_INVALID_FIELD);
+	EXPECT_FAIL(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_HOST_ID, 0, buf, 16, NULL), NVMET_SC_INVALID_FIELD);
+	EXPECT_FAIL(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, 0xffffu, NULL, 0, NULL),
+		    NVMET_SC_INVALID_FIELD);
+	EXPECT_FAIL(admin(&a, NVME_ADM_KEEP_ALIVE, 0, 0, 0, buf, 16, NULL), NVMET_SC_SGL_LENGTH_INVALID);
+	/* I/O: an inactive namespace, an opcode the NVM command set does not define, a fused
+	 * command, PRPs, a Last Segment descriptor and a keyed data block as SGL1 */
+	EXPECT_FAIL(rw(&q, false, 9, 0, 1, buf, 512), NVMET_SC_INVALID_NS);
+	s = ft_sqe(0x06, 11, 1, 0);
+	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_OPCODE);
+	s = ft_sqe(NVME_CMD_FLUSH, 12, 1, 0);
+	s.cdw0 |= 1u << 8;
+	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_FIELD);
+	s = ft_sqe(NVME_CMD_FLUSH, 13, 1, 0);
+	s.cdw0 &= ~(3u << 14);
+	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_FIELD);
+	s = ft_sqe(NVME_CMD_READ, 14, 1, 512);
+	((uint8_t *)&s)[24 + 15] = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
+	cr_assert_eq(nvmet_req_data_len(&s), 0, "nothing to fetch for an SGL1 the target refuses");
+	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_SGL_TYPE_INVALID);
+	s = ft_sqe(NVME_CMD_READ, 15, 1, 512);
+	((uint8_t *)&s)[24 + 15] = 0x40; /* keyed: the fake transport does not advertise it */
+	EXPECT_FAIL(ft_exec(&q, &s, NULL, 512, buf, NULL), NVMET_SC_SGL_TYPE_INVALID);
+	/* the transport data block (TCP's, 5Ah) is fine */
+	s = ft_sqe(NVME_CMD_READ, 16, 1, 512);
+	((uint8_t *)&s)[24 + 15] = NVMF_SGL_ID_TRANSPORT;
+	cr_assert_eq(ft_exec(&q, &s, NULL, 512, buf, NULL), 0);
+#undef EXPECT_FAIL
+
+	/* every failure is in the error log: its newest entry counts them */
+	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (15u << 16), 0, buf, 64, NULL), 0);
+	cr_assert_eq(nvme_ld64(buf), failures, "%lu errors logged, %u failures", (unsigned long)nvme_ld64(buf), failures);
+	ft_close(&q);
+	ft_close(&a);
+}
