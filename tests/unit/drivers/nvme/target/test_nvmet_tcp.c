@@ -1229,3 +1229,61 @@ Test(nvmet_tcp, traddr_not_local_refuses_to_start)
 	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
 	cr_assert_eq(nvmet_tcp_start(&fs_ops, &mem_ops), 0, "0.0.0.0 or a local address starts");
 }
+
+/* A write whose data is all in but must be copied to DRAM (nvmet.p2p = off) while every
+ * DRAM chunk is held by reads waiting for their acknowledgement: it waits holding the
+ * NIC's fragments, and completes with the right data once an acknowledgement frees chunks. */
+Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, true, false);
+	const uint32_t len = NVMET_TCP_MAX_XFER;
+	const unsigned fit = NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE);
+	static uint8_t w[16384], r[16384];
+	struct rx_pdu p;
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = pattern(i, 7);
+	nvmet_tcp_set_p2p(false);
+	q->space = 0; /* nothing goes out: the reads keep their chunks */
+	for (unsigned k = 0; k < fit; k++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
+		sqe.cdw12 = len / 512 - 1;
+		host_capsule(q, false, false, &sqe, NULL, 0);
+	}
+	cr_assert_eq(nvmet_tcp_waiting(), 0, "the reads hold every chunk");
+	/* the write's R2T cannot go out either (no space): give room for the R2T only */
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(w));
+	sqe.cdw10 = 3000;
+	sqe.cdw12 = sizeof(w) / 512 - 1;
+	q->space = 24;
+	host_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	uint16_t ttag;
+	memcpy(&ttag, p.hdr + 10, 2);
+	unsigned held0 = fs_handed - fs_released;
+	host_h2c(q, false, 50, ttag, 0, w, sizeof(w), true);
+	cr_assert_eq(nvmet_tcp_waiting(), 1, "the write waits for DRAM to gather into");
+	cr_assert_gt(fs_handed - fs_released, held0, "holding the NIC's fragments meanwhile");
+	unsigned bios0 = bios;
+	/* acknowledgements: the reads go out and free their chunks; the write resumes */
+	for (int round = 0; round < 64 && nvmet_tcp_waiting(); round++) {
+		while (host_next(q, &p))
+			;
+		fs_ack(q);
+		nvmet_tcp_poll(64);
+	}
+	cr_assert_eq(nvmet_tcp_waiting(), 0);
+	cr_assert_gt(bios, bios0);
+	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_OFF], fit + 1);
+	for (int round = 0; round < 64; round++) {
+		while (host_next(q, &p))
+			;
+		fs_ack(q);
+		nvmet_tcp_poll(64);
+	}
+	nvmet_tcp_set_p2p(true);
+	bool success;
+	cr_assert_eq(host_read(q, 51, 3000, r, sizeof(r), &success), 0);
+	cr_assert_eq(memcmp(r, w, sizeof(r)), 0, "the gathered write is on the disk");
+	fs_ack(q);
+}
