@@ -65,10 +65,14 @@ def machine():
 
 
 def revision():
-    """The commit the run measured (git describe of the tree, '-dirty' with local changes)."""
+    """The commit the run measured, '-dirty' with local changes outside docs/ (where the benchmarks
+    write their own results)."""
     try:
-        return subprocess.run(["git", "-C", TOP, "describe", "--always", "--dirty"], capture_output=True,
-                              text=True, timeout=30).stdout.strip() or "?"
+        def git(*args):
+            return subprocess.run(["git", "-C", TOP, *args], capture_output=True, text=True,
+                                  timeout=30).stdout.strip()
+        head = git("rev-parse", "--short", "HEAD") or "?"
+        return head + ("-dirty" if git("status", "--porcelain", "--", ".", ":!docs") else "")
     except (OSError, subprocess.SubprocessError):
         return "?"
 
