@@ -105,6 +105,9 @@ struct udp_hdr {
 #define TCP_OPT_NOP 1
 #define TCP_OPT_MSS 2                /* RFC 9293 3.2: length 4 */
 #define TCP_OPT_WS 3                 /* RFC 7323 2.2: length 3, shift count <= 14 */
+#define TCP_OPT_SACK_PERM 4          /* RFC 2018 2: SACK-permitted, length 2, SYN only */
+#define TCP_OPT_SACK 5               /* RFC 2018 3: length 2 + 8 per block (left, right edge) */
+#define TCP_OPT_SPACE 40             /* option bytes a header can carry (data offset 15) */
 struct tcp_hdr {
 	be16_t src_port;
 	be16_t dst_port;

@@ -250,6 +250,8 @@ static void hdr_release(struct netdev_frag_owner *o, uint64_t token)
 static void data_release(struct netdev_frag_owner *o, uint64_t token)
 {
 	struct e1000e *dev = dev_of_owner(o, true);
+	if (token < dev->data.n && dev->data.state[token] == E1000E_BUF_OUT && dev->ndev.rx_bufs_out)
+		dev->ndev.rx_bufs_out--;
 	buf_release(dev, &dev->data, token);
 }
 
@@ -351,6 +353,7 @@ static void rx_free(struct e1000e *dev)
 	if (dev->rx_ring)
 		dev->bus.dma_free(dev->bus.ctx, dev->rx_ring, (size_t)dev->rx_n * dev->sz.desc_size);
 	dev->rx_ring = NULL;
+	dev->ndev.rx_bufs = dev->ndev.rx_bufs_out = 0;
 	bufs_free(dev, &dev->hdr);
 	bufs_free(dev, &dev->data);
 }
@@ -408,6 +411,12 @@ static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
 	wr32(dev, E1000E_RCTL, dev->rctl);
 	dev->ndev.features = NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV |
 			     (mode == E1000E_RX_SPLIT ? NETDEV_F_RX_SPLIT : 0);
+	/* The data buffers the stack may hold (plain mode lends none: payload is copied). */
+	dev->ndev.rx_bufs = mode == E1000E_RX_SPLIT ? dev->data.n : 0;
+	dev->ndev.rx_bufs_out = 0;
+	/* What the device gathers from device memory without the DRAM bounce. */
+	dev->ndev.tx_dev_frags = dev->tx_dev_max ? 1 : 0;
+	dev->ndev.tx_dev_bytes = dev->tx_dev_max;
 	return 0;
 fail:
 	rx_free(dev);
@@ -532,6 +541,7 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 		};
 		netbuf_add_frag(nb, &f); /* a fresh netbuf has room */
 		dev->data.state[d] = E1000E_BUF_OUT;
+		dev->ndev.rx_bufs_out++;
 		s->data = -1;
 		dev->c.rx_data_bytes[f.addr.cls] += in->len1;
 		dma_account(f.addr.cls, DMA_FROM_DEVICE, in->len1);

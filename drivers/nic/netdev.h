@@ -129,6 +129,17 @@ struct netdev {
 	unsigned mtu;              /* IP MTU: the frame is mtu + 14 bytes (+4 FCS) */
 	uint32_t features;
 	bool link_up;
+	/* Receive payload buffers (packet-split data buffers) the driver can lend to the stack,
+	 * and how many are lent now (taken by the driver, given back through their fragments'
+	 * owner). The stack budgets its receive windows and held data against them so that
+	 * the ring always keeps buffers for header-only frames (ACKs). rx_bufs 0: the
+	 * driver lends none (plain mode) or does not say; the stack then does not budget. */
+	unsigned rx_bufs, rx_bufs_out;
+	/* Transmit gather limits for device-memory fragments: at most tx_dev_frags device
+	 * pieces per frame, each at most tx_dev_bytes long (0: no limit). A frame beyond them
+	 * still goes out, but the driver copies it through host DRAM; the stack cuts its
+	 * segments to stay within them. */
+	unsigned tx_dev_frags, tx_dev_bytes;
 	const struct netdev_ops *ops;
 	void *priv;                /* driver's */
 	struct netdev_stats stats;

@@ -84,6 +84,7 @@ int tcp_init(void)
 		goto err_rx;
 	if ((rc = mm_pool_init(&tcp_chunk_pool, "tcp_chunk", TCP_CHUNK_SIZE, TCP_CHUNKS)))
 		goto err_snd;
+	tcp_budget_init();
 	tcp_ready = true;
 	return 0;
 err_snd:
@@ -103,6 +104,7 @@ int tcp_shutdown(void)
 		return 0;
 	while (!list_empty(&tcp_socks))
 		tcp_sock_free(container_of(tcp_socks.next, struct tcp_sock, node));
+	tcp_budget_fini();
 	if (tcp_sock_pool.in_use || tcp_rxent_pool.in_use || tcp_sndent_pool.in_use || tcp_chunk_pool.in_use)
 		return -EBUSY;
 	mm_pool_destroy(&tcp_chunk_pool);
@@ -306,7 +308,7 @@ static struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t radd
 /* --- options ----------------------------------------------------------------------- */
 
 struct tcp_opts {
-	bool has_mss, has_ws;
+	bool has_mss, has_ws, sack_perm;
 	uint16_t mss;
 	uint8_t ws;
 };
@@ -334,6 +336,8 @@ static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 		} else if (kind == TCP_OPT_WS && olen == 3) {
 			o->has_ws = true;
 			o->ws = p[i + 2] > 14 ? 14 : p[i + 2]; /* RFC 7323 2.3 */
+		} else if (kind == TCP_OPT_SACK_PERM && olen == 2) {
+			o->sack_perm = true;
 		}
 		i += olen;
 	}
@@ -356,6 +360,7 @@ static void apply_syn_options(struct tcp_sock *s, const struct tcp_opts *o)
 		s->snd_wscale = 0;
 		s->rcv_wscale = 0;
 	}
+	s->sack_ok = o->sack_perm; /* ours goes in every SYN and in SYN-ACKs to peers that offer it */
 	/* RFC 5681 3.1 initial window. */
 	s->cwnd = mss > 2190 ? 2 * mss : mss > 1095 ? 3 * mss : 4 * mss;
 }
@@ -377,7 +382,7 @@ static void payload_release(struct seg_payload *p)
 }
 
 /* Move the payload out of nb (data at the first payload byte). */
-static int payload_take(struct netbuf *nb, uint32_t seq, struct seg_payload *p)
+static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, struct seg_payload *p)
 {
 	size_t host = netbuf_host_len(nb);
 	size_t off = 0;
@@ -403,6 +408,7 @@ static int payload_take(struct netbuf *nb, uint32_t seq, struct seg_payload *p)
 			tcp_counters.rx_payload_device += p->f[p->n].len;
 		else
 			tcp_counters.rx_payload_host += p->f[p->n].len;
+		tcp_rx_bpb_sample(s, p->f[p->n].len); /* one device receive buffer */
 		p->seq[p->n] = seq;
 		seq += p->f[p->n].len;
 		p->n++;
@@ -714,6 +720,7 @@ static void process_text(struct tcp_sock *s, struct seg *g, struct seg_payload *
 	uint32_t right = s->rcv_adv;
 	uint32_t before = s->rcv_nxt;
 	bool was_ooo = false, had_ooo = !list_empty(&s->ooo);
+	uint32_t ooo_first = 0;
 
 	if (!can_take || s->fin_rcvd) {
 		payload_release(p);
@@ -735,10 +742,18 @@ static void process_text(struct tcp_sock *s, struct seg *g, struct seg_payload *
 		}
 		if (SEQ_GT(seq + f->len, right))
 			f->len = right - seq;
+		if (f->owner != &tcp_chunk_owner && !tcp_rx_buf_admit()) {
+			/* More buffers than the windows promised: keep the reserve for ACKs. */
+			tcp_counters.rx_budget_drops++;
+			netdev_frag_release(f);
+			continue;
+		}
 		if (seq == s->rcv_nxt) {
 			if (!rxq_append(s, seq, f))
 				netdev_frag_release(f);
 		} else {
+			if (!was_ooo)
+				ooo_first = seq;
 			was_ooo = true;
 			ooo_insert(s, seq, f);
 		}
@@ -749,6 +764,8 @@ static void process_text(struct tcp_sock *s, struct seg *g, struct seg_payload *
 	if (was_ooo) {
 		s->ooo_segs++;
 		tcp_counters.ooo_segs++;
+		if (s->sack_ok)
+			tcp_sack_note(s, ooo_first);
 	}
 	if (s->rcv_nxt != before)
 		s->pending_events |= TCP_EV_RECV;
@@ -799,7 +816,7 @@ static void rx_listen(struct tcp_sock *l, struct seg *g, uint32_t src, uint32_t 
 	c->ctx = l->ctx;
 	c->irs = g->seq;
 	c->rcv_nxt = g->seq + 1;
-	c->rcv_adv = c->rcv_nxt + 0xffff;
+	c->rcv_adv = c->rcv_nxt; /* the SYN-ACK advertises what the buffer budget allows */
 	apply_syn_options(c, &g->opts);
 	c->iss = tcp_new_iss(dst, src, l->lport, sport);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
@@ -834,7 +851,7 @@ static void rx_syn_sent(struct tcp_sock *s, struct seg *g)
 		return;
 	s->irs = g->seq;
 	s->rcv_nxt = g->seq + 1;
-	s->rcv_adv = s->rcv_nxt + 0xffff;
+	s->rcv_adv = s->rcv_nxt + s->syn_wnd; /* what our SYN offered */
 	apply_syn_options(s, &g->opts);
 	s->snd_wl1 = g->seq;
 	if (g->flags & TCP_ACK) {
@@ -885,6 +902,12 @@ static void rx_sync(struct tcp_sock *s, struct seg *g, struct seg_payload *p)
 		s->dup_segs++;
 		tcp_counters.dup_segs++;
 		payload_release(p);
+		if (s->sack_ok && g->len && SEQ_LEQ(g->seq + g->len, s->rcv_nxt) && !(g->flags & TCP_SYN)) {
+			/* RFC 2883: tell the sender it sent these bytes twice. */
+			s->dsack = true;
+			s->dsack_start = g->seq;
+			s->dsack_end = g->seq + g->len;
+		}
 		if (!(g->flags & TCP_RST)) {
 			s->ack_now = true;
 			if (s->state == TCP_TIME_WAIT && (g->flags & TCP_FIN))
@@ -1059,7 +1082,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 		goto drop;
 	}
 	netbuf_pull(nb, hlen);
-	if (payload_take(nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
+	if (payload_take(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
 		tcp_counters.rx_nobufs++;
 		payload_release(&p);
 		g.len = 0;
@@ -1196,19 +1219,25 @@ bool tcp_recv_eof(const struct tcp_sock *s)
 	return s->fin_rcvd && s->rxq_bytes == 0;
 }
 
-/* After the user consumed bytes: announce a window that opened by enough. */
-static void window_update(struct tcp_sock *s, uint32_t old_wnd)
+/* After the user consumed bytes: announce a window that opened by enough beyond the
+ * one advertised (receiver silly-window avoidance, RFC 9293 3.8.6.2.2). */
+static void window_update(struct tcp_sock *s)
 {
-	uint32_t now = tcp_rcv_window(s);
+	uint32_t now, adv;
 	if (s->state != TCP_ESTABLISHED && s->state != TCP_FIN_WAIT_1 && s->state != TCP_FIN_WAIT_2)
 		return;
-	if (now - old_wnd >= 2u * s->mss || (old_wnd < s->mss && now >= s->mss) || now >= TCP_RCV_BUF / 2 + old_wnd)
+	now = tcp_rcv_window(s);
+	if (now > (uint32_t)0xffff << s->rcv_wscale)
+		now = (uint32_t)0xffff << s->rcv_wscale; /* the most the header can say */
+	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
+	if (now <= adv)
+		return;
+	if (now - adv >= 2u * s->mss || (adv < s->mss && now >= s->mss) || now >= TCP_RCV_BUF / 2 + adv)
 		tcp_send_ack_now(s);
 }
 
 int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
 {
-	uint32_t old = tcp_rcv_window(s);
 	unsigned n = 0;
 
 	while (n < max && max_bytes && !list_empty(&s->rxq)) {
@@ -1232,13 +1261,12 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 		mm_pool_free(&tcp_rxent_pool, r);
 	}
 	if (n)
-		window_update(s, old);
+		window_update(s);
 	return (int)n;
 }
 
 size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len)
 {
-	uint32_t old = tcp_rcv_window(s);
 	uint8_t *o = buf;
 	size_t done = 0;
 
@@ -1261,7 +1289,7 @@ size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len)
 		}
 	}
 	if (done)
-		window_update(s, old);
+		window_update(s);
 	return done;
 }
 
@@ -1489,6 +1517,7 @@ void tcp_get_info(const struct tcp_sock *s, struct tcp_info *o)
 	o->sndq_bytes = s->sndq_bytes;
 	o->rxq_frags = s->rxq_frags;
 	o->ooo_frags = s->ooo_frags;
+	o->sack_ok = s->sack_ok;
 }
 
 const struct tcp_stats *tcp_stats(void)

@@ -21,9 +21,21 @@
  * slow start / congestion avoidance (RFC 5681), delayed ACK (every second full segment
  * or TCP_DELACK_NS), receiver and sender silly-window avoidance, zero-window probes,
  * FIN/RST, TIME_WAIT (2 MSL), RFC 5961 challenge ACKs for in-window RST and any SYN in a
- * synchronized state and its ACK-range check, listen backlog limits, keepalive,
- * bounded out-of-order queue. Not implemented: SACK, timestamps (so no PAWS), urgent
- * data, ECN.
+ * synchronized state and its ACK-range check, listen backlog limits, keepalive, the
+ * receiver side of SACK (RFC 2018: SACK-permitted, blocks for the out-of-order queue,
+ * most recent first; RFC 2883 D-SACK for duplicates below RCV.NXT).
+ * Not implemented: SACK-based sender recovery (NewReno only), timestamps (so no PAWS),
+ * urgent data, ECN.
+ *
+ * Receive buffer budget (tcp_budget.c): payload fragments hold the NIC's receive buffers
+ * (netdev rx_bufs) until every user let go of them. The stack keeps the buffers that all
+ * sockets hold (queued, out of order, in send queues, with their users) plus the buffers
+ * that their advertised windows may still bring in within rx_bufs minus a reserve, so
+ * the ring always has buffers for header-only frames (ACKs, SYNs, FINs) that free held
+ * ones. A socket gets at most a fair share of what is free; when it gets less than its
+ * buffer allows it advertises the smaller (even zero) window and sends a window update
+ * once buffers come back. Transmit: segments are cut at the netdev's device-gather
+ * limits (tx_dev_frags, tx_dev_bytes) so that the NIC never has to copy them to DRAM.
  */
 #ifndef NET_TCP_TCP_H
 #define NET_TCP_TCP_H
@@ -45,8 +57,12 @@
 #define TCP_RCV_BUF (256u * 1024)                    /* receive window bytes per socket */
 #define TCP_RCV_WSCALE 3                             /* our shift when the peer offers WS */
 #define TCP_SND_BUF (256u * 1024)                    /* queued send bytes per socket */
-#define TCP_RXQ_FRAGS_MAX 512                        /* fragments queued per socket */
-#define TCP_OOO_FRAGS_MAX 64                         /* out-of-order fragments per socket */
+#define TCP_RXQ_FRAGS_MAX 512                        /* fragments queued per socket (in order + out of order) */
+#define TCP_OOO_FRAGS_MAX TCP_RXQ_FRAGS_MAX          /* backstop: out of order data is bounded by the window */
+#define TCP_RX_RESERVE_MIN 32                        /* device RX buffers kept for header-only frames */
+#define TCP_BUDGET_KICK_NS (2ull * 1000 * 1000)      /* re-check windows held small for want of buffers */
+#define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
+#define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160
 #define TCP_CHALLENGE_ACKS_PER_SEC 100               /* RFC 5961 section 7 */
 
@@ -151,6 +167,7 @@ struct tcp_info {
 	uint8_t snd_wscale, rcv_wscale;
 	uint64_t rto_ns, srtt_ns;
 	uint64_t retransmits, fast_retransmits, timeouts, segs_in, segs_out, dup_segs, ooo_segs;
+	bool sack_ok;
 	size_t rxq_bytes, sndq_bytes;
 	unsigned rxq_frags, ooo_frags;
 };
@@ -161,9 +178,13 @@ struct tcp_stats {
 	uint64_t challenge_acks, challenge_acks_limited, syn_backlog_drops, syn_no_socket;
 	uint64_t retransmits, fast_retransmits, timeouts, dup_segs, ooo_segs, ooo_drops, rx_nobufs;
 	uint64_t zero_window_probes, keepalive_probes, delayed_acks, accepted, connected;
+	uint64_t sack_blocks_out, dsack_out, rx_budget_drops, window_starved, window_kicks, tx_cut_dev;
 	uint64_t rx_payload_host, rx_payload_device, tx_payload_host, tx_payload_device;
 };
 const struct tcp_stats *tcp_stats(void);
+
+/* Device receive buffers the stack keeps free for header-only frames (see above). */
+unsigned tcp_rx_reserve(const struct netdev *dev);
 
 /* Visit every socket (console). */
 void tcp_foreach(void (*fn)(const struct tcp_sock *s, void *ctx), void *ctx);

@@ -69,6 +69,18 @@ struct tcp_sock {
 	uint32_t ooo_fin_seq;
 	bool ack_now, ack_delayed;
 	unsigned segs_unacked;
+	uint32_t syn_wnd;               /* window our SYN (active open) offered */
+
+	/* receive buffer budget (tcp_budget.c) */
+	uint32_t rx_bpb;                /* payload bytes per received buffer, moving average (0: MSS) */
+	bool rwnd_starved;              /* the window was held small for want of device buffers */
+
+	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
+	bool sack_ok;                   /* SACK-permitted sent and received */
+	unsigned sack_nrecent;
+	uint32_t sack_recent[TCP_SACK_RECENT]; /* a byte of recently received ooo segments, newest first */
+	bool dsack;                     /* report [dsack_start, dsack_end) first in the next ACK (RFC 2883) */
+	uint32_t dsack_start, dsack_end;
 
 	/* timing (RFC 6298) */
 	uint64_t srtt_ns, rttvar_ns, rto_ns;
@@ -102,7 +114,18 @@ void tcp_send_reset(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rpo
 		    uint8_t flags);
 void tcp_send_ack_now(struct tcp_sock *s);
 void tcp_send_challenge_ack(struct tcp_sock *s);
+uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len);
+
+/* tcp_budget.c */
+void tcp_budget_init(void);
+void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+bool tcp_rx_buf_admit(void);
+void tcp_rx_bpb_sample(struct tcp_sock *s, uint32_t len);
+
+/* tcp_sack.c */
+void tcp_sack_note(struct tcp_sock *s, uint32_t seq);
+size_t tcp_sack_option(struct tcp_sock *s, uint8_t *p, size_t room);
 void tcp_rexmit_timer(struct timer *t, void *arg);
 void tcp_arm_rexmit(struct tcp_sock *s);
 void tcp_retransmit_una(struct tcp_sock *s);

@@ -40,23 +40,12 @@ static void tx_ref_release(struct netdev_frag_owner *o, uint64_t token)
 
 static struct netdev_frag_owner tcp_tx_owner = { "tcp-tx", tx_ref_release };
 
-/* The window we can offer: free buffer bytes, bounded by free fragment slots. */
-uint32_t tcp_rcv_window(struct tcp_sock *s)
-{
-	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
-	unsigned frags = s->rxq_frags + s->ooo_frags;
-	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
-	if (by_frags < space)
-		space = by_frags;
-	return (uint32_t)space;
-}
-
 /* The right edge to advertise: never shrinks (RFC 9293 3.8.6.2.2); moved only by at
  * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). */
-static uint32_t tcp_advertise(struct tcp_sock *s)
+static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 {
 	uint32_t win = tcp_rcv_window(s);
-	uint32_t max = (uint32_t)0xffff << s->rcv_wscale;
+	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
 	uint32_t edge;
 
 	if (win > max)
@@ -73,21 +62,70 @@ static uint32_t tcp_advertise(struct tcp_sock *s)
 	return s->rcv_adv - s->rcv_nxt;
 }
 
-static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool syn_ack_ws)
+/* A SYN's options: MSS, SACK-permitted (RFC 2018 2: in a SYN-ACK only when the peer's
+ * SYN had it), window scale. */
+static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool ws, bool sack_perm)
 {
 	uint16_t mss = (uint16_t)(net_if0.dev ? net_if0.dev->mtu - 40 : 1460);
+	size_t n = 4;
 	p[0] = TCP_OPT_MSS;
 	p[1] = 4;
 	p[2] = (uint8_t)(mss >> 8);
 	p[3] = (uint8_t)mss;
-	*len = 4;
-	if (syn_ack_ws) {
-		p[4] = TCP_OPT_NOP;
-		p[5] = TCP_OPT_WS;
-		p[6] = 3;
-		p[7] = s->rcv_wscale;
-		*len = 8;
+	if (sack_perm) {
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_SACK_PERM;
+		p[n++] = 2;
 	}
+	if (ws) {
+		p[n++] = TCP_OPT_NOP;
+		p[n++] = TCP_OPT_WS;
+		p[n++] = 3;
+		p[n++] = s->rcv_wscale;
+	}
+	*len = n;
+}
+
+/* How much of [seq, seq + len) one frame can carry so that the NIC gathers it in place:
+ * at most the device's tx_dev_frags device-memory pieces of at most tx_dev_bytes each
+ * (PLATFORM.md: QEMU 7.2's e1000e takes one of <= 4 KiB) and NETBUF_MAX_FRAGS pieces in
+ * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes). */
+uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len)
+{
+	const struct netdev *d = net_if0.dev;
+	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0;
+	unsigned pieces = 0, ndev = 0;
+	uint32_t done = 0;
+	struct list_node *it;
+
+	list_for_each(&s->sndq, it) {
+		const struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		uint32_t end = e->seq + e->frag.len;
+		if (done >= len)
+			break;
+		if (SEQ_LEQ(end, seq + done))
+			continue;
+		uint32_t n = end - (seq + done);
+		if (n > len - done)
+			n = len - done;
+		if (pieces == NETBUF_MAX_FRAGS)
+			break;
+		if (e->frag.addr.cls == MEM_CLASS_DEVICE) {
+			if (dev_max && ndev == dev_max)
+				break;
+			if (bytes_max && n > bytes_max)
+				n = bytes_max;
+			ndev++;
+		}
+		pieces++;
+		done += n;
+		if (n < end - (seq + done - n))
+			break; /* the piece was cut: the frame ends here */
+	}
+	if (done < len && done)
+		tcp_counters.tx_cut_dev++;
+	return done ? done : len;
 }
 
 /* Build and send one segment: [seq, seq + len) from the send queue, with flags. */
@@ -95,8 +133,9 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 {
 	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
 	struct tcp_hdr *th;
-	uint8_t opts[8];
+	uint8_t opts[TCP_OPT_SPACE];
 	size_t optlen = 0, hlen;
+	bool sack_short = false;
 	uint32_t win;
 	struct list_node *it;
 	int rc;
@@ -105,8 +144,18 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		net_counters.ip_tx_nobuf++;
 		return -ENOBUFS;
 	}
-	if (flags & TCP_SYN)
-		put_options(opts, &optlen, s, s->state == TCP_SYN_SENT || s->rcv_wscale || s->snd_wscale);
+	if (flags & TCP_SYN) {
+		put_options(opts, &optlen, s, s->state == TCP_SYN_SENT || s->rcv_wscale || s->snd_wscale,
+			    s->state == TCP_SYN_SENT || s->sack_ok);
+	} else if ((flags & TCP_ACK) && !(flags & TCP_RST) && s->sack_ok && (s->dsack || !list_empty(&s->ooo))) {
+		/* The MSS counts payload and options together (RFC 6691). A data segment takes the
+		 * blocks that fit beside its payload rather than being cut short (which would leave
+		 * a tiny segment behind it); one without all of them leaves the ACK owed, so a pure
+		 * ACK with the blocks follows (tcp_output). */
+		size_t room = len >= s->mss ? 0 : s->mss - len;
+		sack_short = room < sizeof(opts);
+		optlen = tcp_sack_option(s, opts, sack_short ? room : sizeof(opts));
+	}
 	hlen = sizeof(*th) + optlen;
 	th = netbuf_put(nb, hlen);
 	memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
@@ -145,10 +194,13 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 			flags &= (uint8_t)~TCP_FIN;
 		}
 	}
-	if (flags & TCP_SYN)
-		win = (uint32_t)(TCP_RCV_BUF < 0xffff ? TCP_RCV_BUF : 0xffff);
-	else
-		win = tcp_advertise(s) >> s->rcv_wscale;
+	if (flags & TCP_SYN) {
+		win = tcp_advertise(s, true);
+		if (!(flags & TCP_ACK))
+			s->syn_wnd = win;
+	} else {
+		win = tcp_advertise(s, false) >> s->rcv_wscale;
+	}
 	if (win > 0xffff)
 		win = 0xffff;
 	th->src_port = be16_make(s->lport);
@@ -164,7 +216,9 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		netbuf_free(nb);
 		return rc;
 	}
-	if (flags & TCP_ACK) {
+	if (sack_short) {
+		s->ack_now = true; /* the blocks did not fit beside the payload */
+	} else if (flags & TCP_ACK) {
 		s->ack_now = false;
 		s->ack_delayed = false;
 		s->segs_unacked = 0;
@@ -279,6 +333,8 @@ void tcp_output(struct tcp_sock *s)
 			len = s->mss;
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
 			len = 0; /* sender SWS avoidance: wait for a useful window */
+		if (len)
+			len = tcp_seg_cut(s, s->snd_nxt, len); /* what the NIC gathers in place */
 		if (len && len == pending)
 			flags |= TCP_PSH;
 		if (can_fin && s->snd_nxt + len == s->snd_end)
@@ -321,6 +377,8 @@ void tcp_retransmit_una(struct tcp_sock *s)
 
 	if (len > s->mss)
 		len = s->mss;
+	if (len)
+		len = tcp_seg_cut(s, s->snd_una, len);
 	if (s->fin_queued && s->snd_una + len == s->snd_end && SEQ_GT(s->snd_max, s->snd_end))
 		flags |= TCP_FIN;
 	s->timing = false; /* Karn */

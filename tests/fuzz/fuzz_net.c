@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_out.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c tests/unit/net/fake_netdev.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c tests/unit/net/fake_netdev.c
 /*
  * libFuzzer harness: the whole receive path (Ethernet, ARP, IPv4, ICMP, UDP, TCP) fed
  * through the fake netdev, split like e1000e, on a fresh stack per input that has the
@@ -6,7 +6,9 @@
  * (peer 10.10.0.1:40000 -> us:5000, peer ISS 1000, our ISS deterministic).
  *
  * Input: byte 0 = mode (bit 0: NIC split on, bit 1: NIC vouches for checksums, so
- * mutated frames reach TCP without valid checksums), then records of
+ * mutated frames reach TCP without valid checksums, bit 2: the scripted peer's SYN offers
+ * SACK-permitted and window scale 2, bit 3: the NIC has QEMU 7.2's gather limits, one
+ * device piece of <= 4 KiB per frame), then records of
  * [len hi][len lo][clock advance in 10 ms][frame bytes]. After the last record the clock
  * runs 200 s (every timer path), then the stack is torn down.
  * Invariants: no crash/UB/leak (sanitizers); after abort of everything every pool is
@@ -106,6 +108,10 @@ static void setup(uint8_t mode)
 	timer_queue_init(&timer_default_queue);
 	fake_netdev_setup(&fnd, (mode & 1) ? NETDEV_F_RX_SPLIT : 0);
 	fnd.rx_csum_trust = (mode & 2) != 0;
+	if (mode & 8) {
+		fnd.dev.tx_dev_frags = 1;
+		fnd.dev.tx_dev_bytes = 4096;
+	}
 	assert(net_init() == 0);
 	net_config_default(&c);
 	c.gateway = 0x0a0a0001;
@@ -117,9 +123,16 @@ static void setup(uint8_t mode)
 	/* Scripted peer: ARP, then a handshake to port 5000. */
 	size_t n = fake_build_arp(frame, 2, fake_peer_mac, 0x0a0a0001, fake_our_mac, 0x0a0a000a, fake_our_mac);
 	fake_netdev_inject(&fnd, frame, n);
+	static const uint8_t sack_ws[] = { 2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 3, 3, 2 };
 	struct fake_tcp t = { .src = 0x0a0a0001, .dst = 0x0a0a000a, .sport = 40000, .dport = 5000, .seq = 1000,
 			      .flags = 0x02, .wnd = 65535 };
+	if (mode & 4) {
+		t.opts = sack_ws;
+		t.optlen = sizeof(sack_ws);
+	}
 	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	t.opts = NULL;
+	t.optlen = 0;
 	struct fake_parsed_tcp p;
 	if (fnd.ntx && fake_parse_tcp(&fnd.tx[fnd.ntx - 1], &p)) {
 		t.seq = 1001;

@@ -33,6 +33,17 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		netbuf_tx_done(nb);
 		return 0;
 	}
+	/* A real NIC with gather limits would have to copy this frame through DRAM. */
+	unsigned ndev = 0;
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		if (nb->frags[i].addr.cls != MEM_CLASS_DEVICE || !nb->frags[i].len)
+			continue;
+		ndev++;
+		if (dev->tx_dev_bytes && nb->frags[i].len > dev->tx_dev_bytes)
+			fd->tx_over_limit++;
+	}
+	if (dev->tx_dev_frags && ndev > dev->tx_dev_frags)
+		fd->tx_over_limit++;
 	f = &fd->tx[fd->ntx++];
 	memcpy(f->b, nb->data, len);
 	for (unsigned i = 0; i < nb->nfrags; i++) {
@@ -74,6 +85,7 @@ static void data_release(struct netdev_frag_owner *o, uint64_t token)
 	if (token < FAKE_DATA_BUFS && fd->data_used[token]) {
 		fd->data_used[token] = false;
 		fd->data_out--;
+		fd->dev.rx_bufs_out = fd->data_out;
 	}
 }
 
@@ -92,6 +104,7 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
 	fd->data_owner.name = "fake-data";
 	fd->data_owner.release = data_release;
 	fd->split = (features & NETDEV_F_RX_SPLIT) != 0;
+	fd->dev.rx_bufs = FAKE_DATA_BUFS; /* lent for split payloads and frame tails alike */
 	fd->rx_csum = (features & NETDEV_F_RX_CSUM) != 0;
 	netdev_register(&fd->dev);
 }
@@ -174,6 +187,7 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 			return -ENOBUFS;
 		}
 		fd->data_out++;
+		fd->dev.rx_bufs_out = fd->data_out;
 		memcpy(fd->data_buf[d], b + off, n);
 		memset(&f, 0, sizeof(f));
 		f.addr = dma_addr_device((uint64_t)(uintptr_t)fd->data_buf[d]);
@@ -341,6 +355,9 @@ bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
 	o->flags = t[13];
 	o->wnd = (uint16_t)(t[14] << 8 | t[15]);
 	o->mss = o->ws = -1;
+	o->sack_perm = false;
+	o->nsack = 0;
+	o->hlen = hlen;
 	for (size_t i = 20; i < hlen;) {
 		if (t[i] == 0)
 			break;
@@ -354,6 +371,15 @@ bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
 			o->mss = t[i + 2] << 8 | t[i + 3];
 		if (t[i] == 3 && t[i + 1] == 3)
 			o->ws = t[i + 2];
+		if (t[i] == 4 && t[i + 1] == 2)
+			o->sack_perm = true;
+		if (t[i] == 5 && t[i + 1] >= 10 && (t[i + 1] - 2) % 8 == 0 && i + t[i + 1] <= hlen) {
+			for (unsigned k = 0; k < (unsigned)(t[i + 1] - 2) / 8 && k < 4; k++) {
+				o->sack[k][0] = get32(t + i + 2 + 8 * k);
+				o->sack[k][1] = get32(t + i + 6 + 8 * k);
+				o->nsack = k + 1;
+			}
+		}
 		i += t[i + 1];
 	}
 	o->payload = t + hlen;

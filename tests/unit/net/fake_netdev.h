@@ -31,6 +31,7 @@ struct fake_netdev {
 	unsigned ntx;
 	struct fake_frame tx[FAKE_TX_MAX];
 	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
+	uint64_t tx_over_limit;          /* frames beyond dev.tx_dev_frags/tx_dev_bytes (a NIC would bounce) */
 	bool split;                      /* split like e1000e (default true) */
 	bool rx_csum;                    /* report L3/L4 checksum OK after verifying (NIC offload) */
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
@@ -93,6 +94,10 @@ struct fake_parsed_tcp {
 	uint8_t flags;
 	uint16_t wnd;
 	int mss, ws;             /* -1 when absent */
+	bool sack_perm;          /* SACK-permitted option present */
+	unsigned nsack;          /* SACK blocks (RFC 2018), in option order */
+	uint32_t sack[4][2];
+	size_t hlen;             /* TCP header length with options */
 	const uint8_t *payload;
 	size_t len;
 };

@@ -1,0 +1,273 @@
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+/*
+ * The receive buffer budget (net/tcp/tcp_budget.c): the windows the stack advertises
+ * plus the device buffers it holds stay within the NIC's pool minus a reserve for
+ * header-only frames; one connection keeps its full window, many share the pool; a
+ * socket that cannot get buffers advertises less (even zero) and is told when they come
+ * back; out-of-order data counts against the same budget.
+ */
+#include "tests/unit/net/tcp/tcp_test.h"
+
+TestSuite(tcp_budget, .init = net_setup, .fini = net_teardown);
+
+#define MANY 100
+#define USABLE (FAKE_DATA_BUFS - FAKE_DATA_BUFS / 8) /* the fake lends 512 buffers, reserve 64 */
+
+static uint8_t pattern[65536];
+static const uint8_t opt_ws3[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 3 };
+static struct tcp_sock *conns[MANY + 4];
+static uint32_t conn_iss[MANY + 4];
+static unsigned nconns;
+
+static void accept_all(struct tcp_sock *l, void *ctx, unsigned ev)
+{
+	struct tcp_sock *c;
+	(void)ctx;
+	if (!(ev & TCP_EV_ACCEPT))
+		return;
+	while ((c = tcp_accept(l))) {
+		conns[nconns++] = c;
+		tcp_set_ops(c, &rec_ops, NULL);
+	}
+}
+static const struct tcp_ops accept_all_ops = { accept_all };
+
+/* A segment from peer port PEER_PORT + k. */
+static void seg_from(unsigned k, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, const void *d, size_t len,
+		     const uint8_t *opts, size_t optlen)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = (uint16_t)(PEER_PORT + k), .dport = SRV_PORT,
+			      .seq = seq, .ack = ack, .flags = flags, .wnd = wnd, .opts = opts, .optlen = optlen,
+			      .payload = d, .len = len };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+}
+
+/* Open connection k (peer ISS 1000, window scale 3 both ways); returns the window of the
+ * SYN-ACK (unscaled, as sent). */
+static uint32_t open_k(unsigned k)
+{
+	fake_netdev_clear(&fnd);
+	seg_from(k, TCP_SYN, 1000, 0, 65535, NULL, 0, opt_ws3, sizeof(opt_ws3));
+	struct fake_parsed_tcp *p = lastseg();
+	cr_assert_eq(p->flags, TCP_SYN | TCP_ACK);
+	uint32_t wnd = p->wnd;
+	conn_iss[k] = p->seq;
+	seg_from(k, TCP_ACK, 1001, p->seq + 1, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(nconns, k + 1);
+	return wnd;
+}
+
+/* The right edge connection k advertises, as bytes beyond RCV.NXT (struct tcp_info). */
+static uint32_t rcv_wnd(unsigned k)
+{
+	struct tcp_info i;
+	tcp_get_info(conns[k], &i);
+	return i.rcv_wnd;
+}
+
+/* Buffers that every open window may still bring in (full segments of 1460). */
+static unsigned promised_total(void)
+{
+	unsigned n = 0;
+	for (unsigned k = 0; k < nconns; k++)
+		if (conns[k])
+			n += (rcv_wnd(k) + 1459) / 1460;
+	return n;
+}
+
+static void close_all(struct tcp_sock *l)
+{
+	for (unsigned k = 0; k < nconns; k++)
+		if (conns[k])
+			tcp_abort(conns[k]);
+	nconns = 0;
+	tcp_close(l);
+}
+
+Test(tcp_budget, one_connection_keeps_its_full_window)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	cr_assert_eq(open_k(0), 65535, "the SYN-ACK offers the largest unscaled window");
+	cr_assert_eq(fnd.dev.rx_bufs, FAKE_DATA_BUFS);
+	cr_assert_eq(tcp_rx_reserve(&fnd.dev), FAKE_DATA_BUFS / 8);
+	/* Data moves the edge: the whole receive buffer is offered. */
+	seg_from(0, TCP_ACK, 1001, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	seg_from(0, TCP_ACK, 2461, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	struct fake_parsed_tcp *p = lastseg();
+	cr_assert_eq((uint32_t)p->wnd << 3, TCP_RCV_BUF - 2920, "window %u", (uint32_t)p->wnd << 3);
+	cr_assert_eq(tcp_stats()->window_starved, 0);
+	close_all(l);
+}
+
+Test(tcp_budget, many_connections_share_the_pool)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, MANY + 4, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	for (unsigned k = 0; k < MANY; k++) {
+		open_k(k);
+		cr_assert_leq(promised_total() + fnd.data_out, USABLE, "after %u connections", k + 1);
+	}
+	cr_assert_eq(rcv_wnd(0), 65535, "the first ones got full SYN-ACK windows");
+	cr_assert_eq(rcv_wnd(MANY - 1), 0, "the last ones wait for buffers (zero window, not drops)");
+	/* Every peer fills its window with full segments (nobody reads): all accepted, the
+	 * invariant holds, the reserve is untouched. */
+	for (unsigned k = 0; k < MANY; k++) {
+		uint32_t off = 0, w = rcv_wnd(k);
+		while (off + 1460 <= w) {
+			seg_from(k, TCP_ACK, 1001 + off, conn_iss[k] + 1, 65535, pattern, 1460, NULL, 0);
+			off += 1460;
+		}
+		cr_assert_eq(tcp_recv_avail(conns[k]), off, "connection %u took its window", k);
+		cr_assert_leq(fnd.data_out + promised_total(), USABLE);
+	}
+	cr_assert_eq(tcp_stats()->rx_budget_drops, 0, "nothing sent within a promise was dropped");
+	cr_assert_geq(FAKE_DATA_BUFS - fnd.data_out, FAKE_DATA_BUFS / 8, "the reserve is free for ACKs");
+	/* Every user reads: the buffers come back and every connection, also those that had a
+	 * zero window, is offered its fair share (told by a window update). */
+	uint8_t buf[4096];
+	for (unsigned k = 0; k < MANY; k++)
+		while (tcp_recv_copy(conns[k], buf, sizeof(buf)))
+			;
+	cr_assert_eq(fnd.data_out, 0);
+	advance(TCP_BUDGET_KICK_NS);
+	unsigned share = USABLE / MANY;
+	for (unsigned k = 0; k < MANY; k++) {
+		/* (the edge moves by whole segments and at least two at a time: share - 1) */
+		cr_assert_geq(rcv_wnd(k), 1460 * (share - 1), "connection %u: window %u", k, rcv_wnd(k));
+		cr_assert_leq(rcv_wnd(k), 1460 * (share + 1), "connection %u: window %u", k, rcv_wnd(k));
+	}
+	cr_assert_leq(promised_total(), USABLE);
+	cr_assert_eq(tcp_stats()->rx_budget_drops, 0);
+	close_all(l);
+}
+
+Test(tcp_budget, starved_socket_told_when_buffers_return)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	/* Connection 0 takes ~256 KiB (180 buffers) and does not read. */
+	uint32_t off = 0;
+	while (rcv_wnd(0) >= 1460) {
+		seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+		off += 1460;
+	}
+	unsigned held0 = fnd.data_out;
+	cr_assert_geq(held0, 170);
+	/* Its user takes the fragments and keeps them (like a target waiting for a drive):
+	 * its window reopens, and it may take more until the pool is spent. */
+	static struct netdev_frag kept[FAKE_DATA_BUFS];
+	unsigned nkept = 0;
+	int n;
+	for (int round = 0; round < 3; round++) {
+		while ((n = tcp_recv_frags(conns[0], kept + nkept, FAKE_DATA_BUFS - nkept, SIZE_MAX)) > 0)
+			nkept += (unsigned)n;
+		while (rcv_wnd(0) >= 1460) {
+			seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+			off += 1460;
+		}
+		cr_assert_leq(fnd.data_out, USABLE);
+	}
+	cr_assert_geq(fnd.data_out, USABLE - 2, "the pool is spent: %u lent", fnd.data_out);
+	cr_assert_eq(tcp_stats()->rx_budget_drops, 0);
+	/* A new connection now gets what is left: little or nothing. */
+	uint32_t w1 = open_k(1);
+	cr_assert_leq((uint32_t)fnd.data_out + promised_total(), USABLE);
+	cr_assert_lt(w1, 1460 * 4, "the newcomer's window %u is small", w1);
+	cr_assert_eq(rcv_wnd(1), w1);
+	cr_assert(conns[1]->rwnd_starved);
+	/* The user releases what it kept: within TCP_BUDGET_KICK_NS the newcomer's peer
+	 * hears of a larger window, without sending anything. */
+	fake_netdev_clear(&fnd);
+	for (unsigned i = 0; i < nkept; i++)
+		netdev_frag_release(&kept[i]);
+	advance(TCP_BUDGET_KICK_NS);
+	cr_assert_geq(tcp_stats()->window_kicks, 1);
+	bool told = false;
+	for (unsigned i = 0; i < fnd.ntx; i++) {
+		struct fake_parsed_tcp *p = txseg(i);
+		if (p->dport == PEER_PORT + 1 && p->flags == TCP_ACK && ((uint32_t)p->wnd << 3) >= 1460 * 8)
+			told = true;
+	}
+	cr_assert(told, "window update to the starved connection's peer");
+	cr_assert_gt(rcv_wnd(1), w1);
+	cr_assert_leq((uint32_t)fnd.data_out + promised_total(), USABLE);
+	close_all(l);
+}
+
+Test(tcp_budget, small_segments_cannot_eat_the_reserve)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	/* 100-byte segments: each costs a whole buffer. The peer keeps sending into the
+	 * window it was offered; the stack never lends out the reserve. */
+	uint32_t off = 0;
+	for (unsigned i = 0; i < 700; i++) {
+		seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+		cr_assert_leq(fnd.data_out, USABLE, "segment %u", i);
+		off = tcp_recv_avail(conns[0]);
+	}
+	cr_assert_gt(tcp_stats()->rx_budget_drops, 0, "the segments beyond the budget were dropped");
+	/* The window shrank to what the buffers can hold: bytes per buffer fell to ~100. */
+	cr_assert_lt(tcp_rcv_window(conns[0]), 1460 * 64, "window %u", tcp_rcv_window(conns[0]));
+	/* An ACK (header only) is still processed: our data gets acknowledged. */
+	cr_assert_eq(tcp_send_copy(conns[0], pattern, 500), 500);
+	seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 501, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(conns[0], &i);
+	cr_assert_eq(i.snd_una, conn_iss[0] + 501);
+	/* Reading frees the buffers and the stream continues. */
+	uint8_t buf[4096];
+	while (tcp_recv_copy(conns[0], buf, sizeof(buf)))
+		;
+	cr_assert_eq(fnd.data_out, 0);
+	seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 501, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(conns[0]), 100);
+	close_all(l);
+}
+
+Test(tcp_budget, out_of_order_queue_bounded_by_the_window)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	open_k(1);
+	/* Two segments in order open connection 0's scaled window, then one is lost and the
+	 * rest of the window arrives: all held out of order (beyond the old fixed bound of 64
+	 * fragments), none dropped. */
+	seg_from(0, TCP_ACK, 1001, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	seg_from(0, TCP_ACK, 1001 + 1460, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	uint8_t buf[4096];
+	cr_assert_eq(tcp_recv_copy(conns[0], buf, sizeof(buf)), 2920);
+	uint32_t base = 1001 + 2920;
+	uint32_t w = rcv_wnd(0), off = 1460;
+	unsigned sent = 0;
+	while (off + 1460 <= w) {
+		seg_from(0, TCP_ACK, base + off, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+		off += 1460;
+		sent++;
+	}
+	struct tcp_info i;
+	tcp_get_info(conns[0], &i);
+	cr_assert_eq(i.ooo_frags, sent);
+	cr_assert_gt(sent, 64);
+	cr_assert_eq(tcp_stats()->ooo_drops, 0);
+	/* Beyond the advertised edge nothing is kept. */
+	seg_from(0, TCP_ACK, base + w + 1460, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	tcp_get_info(conns[0], &i);
+	cr_assert_eq(i.ooo_frags, sent);
+	/* The held out-of-order data counts: both connections together stay in budget. */
+	cr_assert_leq((uint32_t)fnd.data_out + promised_total(), USABLE);
+	/* The hole fills: everything is delivered in order. */
+	seg_from(0, TCP_ACK, base, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(conns[0]), 1460 * (sent + 1));
+	close_all(l);
+}
