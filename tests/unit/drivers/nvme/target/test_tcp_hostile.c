@@ -287,6 +287,8 @@ static void host_leaves(struct tcp_sock *a, struct tcp_sock *q)
 	cr_assert_eq(nvmet_ctrl_count(), 0);
 }
 
+static struct answer write_r2t(struct tcp_sock *s, uint16_t cid, uint32_t len);
+
 /* --- malformed headers --- */
 
 Test(tcp_hostile, capsule_with_wrong_hlen_terminates)
@@ -366,6 +368,51 @@ Test(tcp_hostile, icreq_with_bad_fields_terminates)
 	c[10] = 32;
 	fsk_send(s, c, sizeof(c));
 	expect_gone(s, true, 0);
+}
+
+/* MAXR2T at its largest (0's based 0xffffffff) and HPDA 31: accepted; the target still
+ * issues one R2T at a time, each within MAXH2CDATA. */
+Test(tcp_hostile, icreq_with_the_largest_maxr2t_and_hpda)
+{
+	static uint8_t data[65536];
+	struct tcp_sock *a = established(0, 4096, 0);
+	uint16_t cntlid = admin_up(a, false);
+	struct tcp_sock *s = fsk_connect(1, 4096);
+	uint8_t b[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
+	const uint8_t *p;
+	uint32_t plen;
+	st32(b + 4, 128);
+	b[10] = 31;
+	st32(b + 12, 0xffffffffu);
+	fsk_send(s, b, sizeof(b));
+	cr_assert(fsk_next_pdu(s, &p, &plen));
+	cr_assert_eq(p[0], NVME_TCP_ICRESP);
+	cr_assert_leq(ld32(p + 12), NVMET_TCP_MAXH2CDATA, "MAXH2CDATA");
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	capsule(s, false, false, &sqe, cd, sizeof(cd));
+	expect_status(s, 0);
+	/* two writes: one R2T each, none beyond MAXH2CDATA */
+	struct answer r1 = write_r2t(s, 20, 65536), r2;
+	sqe = write_sqe(21, 256, 128, 65536);
+	capsule(s, false, false, &sqe, NULL, 0);
+	h2c(s, 20, r1.ttag, 0, data, sizeof(data), true);
+	unsigned r2ts = 0, ok = 0;
+	while (next(s, &r2)) {
+		if (r2.type == NVME_TCP_R2T) {
+			r2ts++;
+			cr_assert_leq(r2.r2tl, NVMET_TCP_MAXH2CDATA);
+			h2c(s, 21, r2.ttag, r2.r2to, data, r2.r2tl, r2.r2to + r2.r2tl == 65536);
+		} else {
+			cr_assert_eq(r2.type, NVME_TCP_CAPSULE_RESP);
+			cr_assert_eq(r2.status, 0);
+			ok++;
+		}
+	}
+	cr_assert_eq(ok, 2, "both writes completed");
+	cr_assert_geq(r2ts, 1);
+	host_leaves(a, s);
 }
 
 Test(tcp_hostile, garbage_then_fin_frees_everything)
