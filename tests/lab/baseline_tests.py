@@ -255,3 +255,9 @@ TESTS.append(("appliance_plumbing", test_appliance_plumbing))
 from nvmet_tests import TESTS as NVMET_TESTS  # noqa: E402
 
 TESTS.extend(NVMET_TESTS)
+
+# The P2P data path's assertion (host-DRAM bytes per payload byte at MTU 1500 and 9000) lives in
+# nvmet_p2p_tests.py; registered the same way.
+from nvmet_p2p_tests import TESTS as NVMET_P2P_TESTS  # noqa: E402
+
+TESTS.extend(NVMET_P2P_TESTS)
