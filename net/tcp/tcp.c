@@ -309,6 +309,8 @@ static struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t radd
 
 struct tcp_opts {
 	bool has_mss, has_ws, sack_perm;
+	bool has_sack;                  /* a SACK option: its first block in sack_left/right */
+	uint32_t sack_left, sack_right;
 	uint16_t mss;
 	uint8_t ws;
 };
@@ -338,6 +340,11 @@ static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 			o->ws = p[i + 2] > 14 ? 14 : p[i + 2]; /* RFC 7323 2.3 */
 		} else if (kind == TCP_OPT_SACK_PERM && olen == 2) {
 			o->sack_perm = true;
+		} else if (kind == TCP_OPT_SACK && olen >= 10 && (olen - 2) % 8 == 0 && !o->has_sack) {
+			/* RFC 2018 3: only the first block matters here (D-SACK, RFC 2883). */
+			o->has_sack = true;
+			o->sack_left = (uint32_t)p[i + 2] << 24 | (uint32_t)p[i + 3] << 16 | (uint32_t)p[i + 4] << 8 | p[i + 5];
+			o->sack_right = (uint32_t)p[i + 6] << 24 | (uint32_t)p[i + 7] << 16 | (uint32_t)p[i + 8] << 8 | p[i + 9];
 		}
 		i += olen;
 	}
@@ -629,8 +636,11 @@ static bool process_ack(struct tcp_sock *s, const struct seg *g)
 		}
 		s->pending_events |= TCP_EV_SENT;
 	} else if (g->ack == s->snd_una && g->len == 0 && !(g->flags & (TCP_SYN | TCP_FIN)) &&
-		   s->snd_max != s->snd_una && wnd == s->snd_wnd) {
-		/* RFC 5681 2: a duplicate ACK. */
+		   s->snd_max != s->snd_una && wnd == s->snd_wnd &&
+		   !(g->opts.has_sack && SEQ_LEQ(g->opts.sack_right, g->ack))) {
+		/* RFC 5681 2: a duplicate ACK; not one that reports, with a D-SACK block below
+		 * the cumulative ACK, that the peer got something twice (RFC 2883 5): counting
+		 * those turns one spurious retransmission into a cascade. */
 		s->dupacks++;
 		if (s->dupacks == 3 && !s->in_recovery) {
 			uint32_t flight = s->snd_max - s->snd_una;

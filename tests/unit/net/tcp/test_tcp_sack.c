@@ -193,3 +193,37 @@ Test(tcp_sack, data_segments_keep_their_size_and_a_pure_ack_carries_the_blocks)
 	tcp_abort(s);
 	close_listener(l);
 }
+
+Test(tcp_sack, dsack_duplicate_acks_do_not_trigger_fast_retransmit)
+{
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_sack, sizeof(opt_sack));
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 4000), 4000);
+	peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, NULL, 0);
+	/* Three ACKs at SND.UNA that each report a duplicate below it (D-SACK): the peer got a
+	 * segment twice, nothing is lost. */
+	uint8_t dsack[12] = { 1, 1, 5, 10 };
+	uint32_t l0 = iss + 1, r0 = iss + 1001;
+	for (int k = 0; k < 4; k++) {
+		dsack[4 + k] = (uint8_t)(l0 >> (24 - 8 * k));
+		dsack[8 + k] = (uint8_t)(r0 >> (24 - 8 * k));
+	}
+	for (int k = 0; k < 3; k++)
+		peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, dsack, sizeof(dsack));
+	cr_assert_eq(tcp_stats()->fast_retransmits, 0);
+	/* Plain duplicate ACKs (or ones with SACK blocks above the ACK) still count. */
+	uint8_t sack[12] = { 1, 1, 5, 10 };
+	uint32_t l1 = iss + 2001, r1 = iss + 3001;
+	for (int k = 0; k < 4; k++) {
+		sack[4 + k] = (uint8_t)(l1 >> (24 - 8 * k));
+		sack[8 + k] = (uint8_t)(r1 >> (24 - 8 * k));
+	}
+	peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, sack, sizeof(sack));
+	peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, NULL, 0);
+	peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, sack, sizeof(sack));
+	cr_assert_eq(tcp_stats()->fast_retransmits, 1);
+	peer_seg(TCP_ACK, 1001, iss + 4001, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
