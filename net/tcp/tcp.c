@@ -147,6 +147,7 @@ static struct tcp_sock *tcp_sock_new(void)
 	timer_init(&s->t_keep, "tcp-keep", keep_timer, s);
 	s->rto_ns = TCP_RTO_INITIAL_NS;
 	s->mss = TCP_MSS_DEFAULT;
+	s->rcv_cap = TCP_RCV_CAP_INIT;
 	s->ssthresh = 0xffffffffu;
 	list_add_tail(&tcp_socks, &s->node);
 	return s;
@@ -389,7 +390,7 @@ static void payload_release(struct seg_payload *p)
 }
 
 /* Move the payload out of nb (data at the first payload byte). */
-static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, struct seg_payload *p)
+static int payload_take(struct netbuf *nb, uint32_t seq, struct seg_payload *p)
 {
 	size_t host = netbuf_host_len(nb);
 	size_t off = 0;
@@ -415,7 +416,6 @@ static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, str
 			tcp_counters.rx_payload_device += p->f[p->n].len;
 		else
 			tcp_counters.rx_payload_host += p->f[p->n].len;
-		tcp_rx_bpb_sample(s, p->f[p->n].len); /* one device receive buffer */
 		p->seq[p->n] = seq;
 		seq += p->f[p->n].len;
 		p->n++;
@@ -777,8 +777,10 @@ static void process_text(struct tcp_sock *s, struct seg *g, struct seg_payload *
 		if (s->sack_ok)
 			tcp_sack_note(s, ooo_first);
 	}
-	if (s->rcv_nxt != before)
+	if (s->rcv_nxt != before) {
 		s->pending_events |= TCP_EV_RECV;
+		tcp_rcv_cap_grow(s);
+	}
 	/* FIN: only once every byte before it is here. */
 	if (g->flags & TCP_FIN) {
 		uint32_t fin_seq = g->seq + (g->flags & TCP_SYN ? 1 : 0) + g->len;
@@ -827,6 +829,7 @@ static void rx_listen(struct tcp_sock *l, struct seg *g, uint32_t src, uint32_t 
 	c->irs = g->seq;
 	c->rcv_nxt = g->seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* the SYN-ACK advertises what the buffer budget allows */
+	c->rcv_cap_seq = c->rcv_nxt;
 	apply_syn_options(c, &g->opts);
 	c->iss = tcp_new_iss(dst, src, l->lport, sport);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
@@ -862,6 +865,7 @@ static void rx_syn_sent(struct tcp_sock *s, struct seg *g)
 	s->irs = g->seq;
 	s->rcv_nxt = g->seq + 1;
 	s->rcv_adv = s->rcv_nxt + s->syn_wnd; /* what our SYN offered */
+	s->rcv_cap_seq = s->rcv_nxt;
 	apply_syn_options(s, &g->opts);
 	s->snd_wl1 = g->seq;
 	if (g->flags & TCP_ACK) {
@@ -1092,7 +1096,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 		goto drop;
 	}
 	netbuf_pull(nb, hlen);
-	if (payload_take(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
+	if (payload_take(nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
 		tcp_counters.rx_nobufs++;
 		payload_release(&p);
 		g.len = 0;

@@ -32,9 +32,10 @@
  * sockets hold (queued, out of order, in send queues, with their users) plus the buffers
  * that their advertised windows may still bring in within rx_bufs minus a reserve, so
  * the ring always has buffers for header-only frames (ACKs, SYNs, FINs) that free held
- * ones. A socket gets at most a fair share of what is free; when it gets less than its
- * buffer allows it advertises the smaller (even zero) window and sends a window update
- * once buffers come back. Transmit: segments are cut at the netdev's device-gather
+ * ones. A connection starts with a window of TCP_RCV_CAP_INIT segments that doubles
+ * each time its peer uses most of it (an idle connection keeps a small promise), and
+ * gets at most a fair share of what is free; when it gets less than that it advertises
+ * the smaller (even zero) window and sends a window update once buffers come back. Transmit: segments are cut at the netdev's device-gather
  * limits (tx_dev_frags, tx_dev_bytes) so that the NIC never has to copy them to DRAM.
  */
 #ifndef NET_TCP_TCP_H
@@ -61,6 +62,8 @@
 #define TCP_OOO_FRAGS_MAX TCP_RXQ_FRAGS_MAX          /* backstop: out of order data is bounded by the window */
 #define TCP_RX_RESERVE_MIN 32                        /* device RX buffers kept for header-only frames */
 #define TCP_BUDGET_KICK_NS (2ull * 1000 * 1000)      /* re-check windows held small for want of buffers */
+#define TCP_BUDGET_MIN_SHARES 2                      /* one socket's window: at most half the pool */
+#define TCP_RCV_CAP_INIT 16                          /* receive window of a new connection, in segments */
 #define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
 #define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160

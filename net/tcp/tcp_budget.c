@@ -10,16 +10,24 @@
  *         <=  rx_bufs - reserve
  *
  * so the ring always has `reserve` buffers for header-only frames: the ACKs that free
- * held data, SYNs and FINs. A window is counted in buffers by the socket's bytes per
- * buffer (a moving average of received payload per buffer: small segments cost a whole
+ * held data, SYNs and FINs. A window is counted in full segments of the receive MSS (one
  * buffer each); out-of-order data already inside a window is counted once, as lent.
- * A socket may take at most its fair share (usable / receiving sockets) of what is free;
- * one connection alone may use the whole pool, 100 get a few segments each. A socket held
- * below its want is marked starved; a timer hands it buffers as they come back and
+ * Counting small segments by their average size instead would make the large window of
+ * a connection that carried a few small PDUs (an NVMe/TCP admin queue) look like
+ * thousands of buffers and starve every other connection.
+ * An idle connection keeps its promise until data uses it (a window is never shrunk), so
+ * windows start small (TCP_RCV_CAP_INIT segments) and double each time the peer uses
+ * most of one, like a receive-side slow start: a bulk transfer opens its window within a
+ * few round trips, an idle admin queue or a chatty control connection stays small and
+ * leaves room for the connections that come next. A socket may take at most its fair
+ * share of what is free: usable / receiving sockets, at most usable /
+ * TCP_BUDGET_MIN_SHARES. One or two bulk connections run at full window, 100 get a few
+ * segments each. A socket held
+ * below its share is marked starved; a timer hands it buffers as they come back and
  * announces the grown window (a window update), so no peer waits on its zero-window
- * probes' backoff. Should a peer still send more buffers than promised (segments smaller
- * than the average), tcp_rx_buf_admit() refuses payload that would eat the reserve: the
- * segment is dropped like a lost one and retransmitted later.
+ * probes' backoff. Should a peer send more buffers than promised (segments smaller than
+ * the MSS), tcp_rx_buf_admit() refuses payload that would eat the reserve: the segment is
+ * dropped like a lost one and retransmitted later.
  */
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
@@ -48,20 +56,25 @@ static bool receiving(const struct tcp_sock *s)
 	       s->state == TCP_FIN_WAIT_2;
 }
 
+/* Payload bytes one receive buffer holds at most: the MSS we announce. */
 static uint32_t bpb(const struct tcp_sock *s)
 {
-	if (s->rx_bpb)
-		return s->rx_bpb;
+	(void)s;
 	return net_if0.dev && net_if0.dev->mtu > 40 ? net_if0.dev->mtu - 40 : TCP_MSS_DEFAULT;
 }
 
-/* Account one received payload buffer of len bytes. */
-void tcp_rx_bpb_sample(struct tcp_sock *s, uint32_t len)
+/* After in-order data: double the window limit when the peer used most of the window
+ * and sent at least half a window since the last growth. */
+void tcp_rcv_cap_grow(struct tcp_sock *s)
 {
-	uint32_t b = bpb(s);
-	s->rx_bpb = (7 * b + len + 7) / 8;
-	if (s->rx_bpb == 0)
-		s->rx_bpb = 1;
+	uint32_t cap = s->rcv_cap * bpb(s);
+	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
+	if (s->rcv_cap >= TCP_RXQ_FRAGS_MAX)
+		return;
+	if (left < cap / 2 && s->rcv_nxt - s->rcv_cap_seq >= cap / 2) {
+		s->rcv_cap *= 2;
+		s->rcv_cap_seq = s->rcv_nxt;
+	}
 }
 
 /* Buffers s's advertised window may still bring in (out-of-order data already held
@@ -105,6 +118,8 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 		space = by_frags;
 	if (!d || !d->rx_bufs)
 		return (uint32_t)space;
+	if (space > (size_t)s->rcv_cap * bpb(s))
+		space = (size_t)s->rcv_cap * bpb(s);
 	usable = d->rx_bufs - tcp_rx_reserve(d);
 	list_for_each(&tcp_socks, it) {
 		const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
@@ -114,7 +129,7 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 		others += promised(o);
 	}
 	avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
-	share = usable / n;
+	share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
 	bufs = (avail < share ? avail : share) + s->ooo_frags;
 	by_budget = (size_t)bufs * bpb(s);
 	if (by_budget >= space) {

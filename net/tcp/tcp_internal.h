@@ -72,7 +72,8 @@ struct tcp_sock {
 	uint32_t syn_wnd;               /* window our SYN (active open) offered */
 
 	/* receive buffer budget (tcp_budget.c) */
-	uint32_t rx_bpb;                /* payload bytes per received buffer, moving average (0: MSS) */
+	uint32_t rcv_cap;               /* window limit in segments, grows while the peer uses it */
+	uint32_t rcv_cap_seq;           /* RCV.NXT when rcv_cap last grew */
 	bool rwnd_starved;              /* the window was held small for want of device buffers */
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
@@ -121,7 +122,7 @@ void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
 bool tcp_rx_buf_admit(void);
-void tcp_rx_bpb_sample(struct tcp_sock *s, uint32_t len);
+void tcp_rcv_cap_grow(struct tcp_sock *s);
 
 /* tcp_sack.c */
 void tcp_sack_note(struct tcp_sock *s, uint32_t seq);
