@@ -106,6 +106,11 @@ def run_mtu(s, mtu):
         app.expect(r"p2pstore> ", timeout=30)
         if mtu != 1500:
             linux.run(f"ip link set eth0 mtu {mtu}", timeout=30, check=True)
+            # The guest's e1000e resets its link on an MTU change, and nvme-tcp gives a connect only
+            # one SYN retransmission: wait until the link carries traffic to the appliance again.
+            r = linux.run(f"for i in $(seq 30); do ping -c 1 -W 1 {topo.APPLIANCE_IP} >/dev/null "
+                          f"&& exit 0; done; exit 1", timeout=60)
+            expect(r.rc == 0, f"no ping reply from the appliance after the MTU change:\n{r.out}")
         # at 9000 the host disables SQ flow control: reads then end with C2HData SUCCESS, no CapsuleResp
         sqflow = " --disable-sqflow" if mtu != 1500 else ""
         r = linux.run(f"nvme connect -t tcp -a {topo.APPLIANCE_IP} -s 4420 -n {NQN}{sqflow}", timeout=60)
