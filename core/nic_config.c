@@ -6,6 +6,8 @@
  *   nic.rx_mode = split | plain   packet split into device memory (split), or DRAM only
  *   nic.ps_units = 1 | 2          RDH/RDT units per packet-split descriptor (QEMU 7.2: 2,
  *                                 the 82574L datasheet: 1)
+ *   nic.rx_ring = with-data | dram  the packet-split receive descriptor ring behind the data
+ *                                 buffers, in device memory with them (with-data), or in DRAM
  *   nic.tx_dev_max = BYTES        device-memory bytes one frame may gather before the driver
  *                                 bounces it through DRAM (QEMU 7.2: 4096; 0 = no limit)
  */
@@ -37,6 +39,14 @@ static int nic_config_apply(void)
 		log_err("config: nic.ps_units must be 1 or 2; keeping %u", s.ps_units);
 	else
 		s.ps_units = (unsigned)v;
+	if ((mode = config_get(cfg, "nic.rx_ring"))) {
+		if (strcmp(mode, "with-data") == 0)
+			s.rx_ring_with_data = true;
+		else if (strcmp(mode, "dram") == 0)
+			s.rx_ring_with_data = false;
+		else
+			log_err("config: nic.rx_ring '%s' is not with-data or dram", mode);
+	}
 	if (config_get_u64(cfg, "nic.tx_dev_max", s.tx_dev_max, &v) || v > (1u << 20))
 		log_err("config: nic.tx_dev_max must be 0..1048576 bytes; keeping %u", s.tx_dev_max);
 	else

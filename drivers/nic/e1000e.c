@@ -268,8 +268,10 @@ static void bufs_free(struct e1000e *dev, struct e1000e_bufs *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* n buffers of size bytes; device memory through data_alloc when `device`. */
-static int bufs_alloc(struct e1000e *dev, struct e1000e_bufs *b, unsigned n, unsigned size, bool device)
+/* n buffers of size bytes, plus `extra` bytes after them (4 KiB aligned: the receive
+ * ring when it lives with the data buffers); device memory through data_alloc when
+ * `device`. */
+static int bufs_alloc(struct e1000e *dev, struct e1000e_bufs *b, unsigned n, unsigned size, bool device, size_t extra)
 {
 	const char *why = NULL;
 
@@ -277,6 +279,8 @@ static int bufs_alloc(struct e1000e *dev, struct e1000e_bufs *b, unsigned n, uns
 	b->n = n;
 	b->size = size;
 	b->bytes = (size_t)n * size;
+	if (extra)
+		b->bytes = E1000E_ALIGN_UP(b->bytes, 4096) + extra;
 	b->free = calloc(n, sizeof(*b->free));
 	b->state = calloc(n, sizeof(*b->state));
 	if (!b->free || !b->state)
@@ -350,9 +354,10 @@ static void rx_refill(struct e1000e *dev)
 
 static void rx_free(struct e1000e *dev)
 {
-	if (dev->rx_ring)
+	if (dev->rx_ring && !dev->rx_ring_with_data)
 		dev->bus.dma_free(dev->bus.ctx, dev->rx_ring, (size_t)dev->rx_n * dev->sz.desc_size);
 	dev->rx_ring = NULL;
+	dev->rx_ring_with_data = false;
 	dev->ndev.rx_bufs = dev->ndev.rx_bufs_out = 0;
 	bufs_free(dev, &dev->hdr);
 	bufs_free(dev, &dev->data);
@@ -373,17 +378,30 @@ static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
 	dev->units_logged = false;
 	for (unsigned i = 0; i < E1000E_RX_RING; i++)
 		dev->rx_sw[i].hdr = dev->rx_sw[i].data = -1;
-	if (!(dev->rx_ring = dev->bus.dma_alloc(dev->bus.ctx, (size_t)dev->rx_n * dev->sz.desc_size,
-						&dev->rx_ring_dma)))
-		return -ENOMEM;
-	if ((rc = bufs_alloc(dev, &dev->hdr, E1000E_RX_SLOTS, dev->sz.hdr_size, false)))
+	size_t ring_bytes = (size_t)dev->rx_n * dev->sz.desc_size;
+	if ((rc = bufs_alloc(dev, &dev->hdr, E1000E_RX_SLOTS, dev->sz.hdr_size, false, 0)))
 		goto fail;
 	if (mode == E1000E_RX_SPLIT) {
-		if ((rc = bufs_alloc(dev, &dev->data, E1000E_RX_SLOTS, dev->sz.data_size, true)))
+		/* The ring lives behind the data buffers, in the same memory: with the payload in
+		 * device memory the NIC's descriptor fetches and write-backs (64 B per frame, more
+		 * than a frame's headers) stay out of host DRAM too, as NVMe SQs in a CMB do. */
+		if ((rc = bufs_alloc(dev, &dev->data, E1000E_RX_SLOTS, dev->sz.data_size, true,
+				     dev->ring_with_data ? ring_bytes : 0)))
 			goto fail;
+		if (dev->ring_with_data) {
+			size_t off = dev->data.bytes - ring_bytes;
+			dev->rx_ring = (uint8_t *)dev->data.cpu + off;
+			dev->rx_ring_dma = dma_addr_add(dev->data.dma, off);
+			dev->rx_ring_with_data = true;
+		}
 	} else {
 		dev->mode_why = "plain receive mode (nic.rx_mode = plain)";
 	}
+	if (!dev->rx_ring && !(dev->rx_ring = dev->bus.dma_alloc(dev->bus.ctx, ring_bytes, &dev->rx_ring_dma))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	memset(dev->rx_ring, 0, ring_bytes);
 	if (dev->mode_why)
 		log_warn("%s: receive payload in host DRAM: %s", dev->ndev.name, dev->mode_why);
 	else
@@ -575,6 +593,9 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 		if (!in.done)
 			break;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read the rest after DD */
+		/* the NIC fetched the descriptor and wrote it back */
+		dma_account(dev->rx_ring_dma.cls, DMA_TO_DEVICE, dev->sz.desc_size);
+		dma_account(dev->rx_ring_dma.cls, DMA_FROM_DEVICE, dev->sz.desc_size);
 		struct e1000e_rx_slot s = dev->rx_sw[i];
 		dev->rx_sw[i].hdr = dev->rx_sw[i].data = -1;
 		dev->rx_ntc = (i + 1) % dev->rx_n;
@@ -648,10 +669,22 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 		dev->c.tx_ring_full++;
 		return -ENOBUFS;
 	}
+	/* The device keeps the last context descriptor's offsets for the frames after it:
+	 * a frame whose context equals the one in force skips its own (16 B less DMA). */
+	const union e1000e_tx_desc *src = d;
+	if (ctx && dev->tx_ctx_valid && memcmp(&d[0].ctx, &dev->tx_ctx_last, sizeof(dev->tx_ctx_last)) == 0) {
+		src++;
+		k--;
+		ctx = false;
+		dev->c.tx_ctx_reused++;
+	} else if (ctx) {
+		dev->tx_ctx_last = d[0].ctx;
+		dev->tx_ctx_valid = true;
+	}
 	unsigned first = dev->tx_ntu, last = (first + (unsigned)k - 1) % dev->tx_n;
 	for (int j = 0; j < k; j++) {
 		unsigned i = (first + (unsigned)j) % dev->tx_n;
-		dev->tx_ring[i] = d[j];
+		dev->tx_ring[i] = src[j];
 		dev->tx_sw[i].nb = NULL;
 		dev->tx_sw[i].first = j == 0;
 	}
@@ -661,6 +694,9 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	dev->tx_ntu = (last + 1) % dev->tx_n;
 	if (ctx)
 		dev->c.tx_ctx++;
+	/* the NIC fetches k descriptors and writes back the status dword of the RS one */
+	dma_account(dev->tx_ring_dma.cls, DMA_TO_DEVICE, (uint64_t)k * sizeof(*dev->tx_ring));
+	dma_account(dev->tx_ring_dma.cls, DMA_FROM_DEVICE, 4);
 	if (netbuf_host_len(as)) {
 		dev->c.tx_bytes[MEM_CLASS_HOST] += netbuf_host_len(as);
 		dma_account(MEM_CLASS_HOST, DMA_TO_DEVICE, netbuf_host_len(as));
@@ -811,10 +847,11 @@ int e1000e_init(struct e1000e *dev, unsigned mtu)
 
 	dev->tx_n = E1000E_TX_RING;
 	dev->tx_ntu = dev->tx_ntc = 0;
+	dev->tx_ctx_valid = false;
 	if (!(dev->tx_ring = dev->bus.dma_alloc(dev->bus.ctx, dev->tx_n * sizeof(*dev->tx_ring), &dev->tx_ring_dma)))
 		return -ENOMEM;
 	memset(dev->tx_sw, 0, sizeof(dev->tx_sw));
-	if ((rc = bufs_alloc(dev, &dev->bounce, E1000E_TX_BOUNCE, E1000E_TX_BOUNCE_SIZE, false)))
+	if ((rc = bufs_alloc(dev, &dev->bounce, E1000E_TX_BOUNCE, E1000E_TX_BOUNCE_SIZE, false, 0)))
 		goto err_ring;
 	wr32(dev, E1000E_TDBAL, (uint32_t)dev->tx_ring_dma.bus);
 	wr32(dev, E1000E_TDBAH, (uint32_t)(dev->tx_ring_dma.bus >> 32));

@@ -83,6 +83,7 @@ struct e1000e_counters {
 	uint64_t rx_ring_empty;              /* refill found no free buffer */
 	uint64_t rx_bad_release;             /* a token that was not out */
 	uint64_t rx_units_mismatch;          /* RDH moved in other units than configured */
+	uint64_t tx_ctx_reused;              /* frames sent under the context already in force */
 	uint64_t tx_ring_full;               /* xmit refused with -ENOBUFS */
 	uint64_t tx_bad;                     /* xmit refused with -EINVAL (too many pieces, too long) */
 	uint64_t tx_done, tx_ctx;            /* frames reclaimed; context descriptors written */
@@ -122,6 +123,8 @@ struct e1000e_bufs {
 #define E1000E_BUF_RING 1
 #define E1000E_BUF_OUT 2
 
+#define E1000E_ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
 struct e1000e {
 	struct netdev ndev;
 	struct e1000e_bus bus;
@@ -133,6 +136,8 @@ struct e1000e {
 	struct e1000e_rx_sizes sz;
 	uint32_t rctl;
 	bool loopback;
+	bool ring_with_data;     /* wanted: packet-split receive ring behind the data buffers (nic.rx_ring) */
+	bool rx_ring_with_data;  /* the receive ring is carved from dev->data (not dma_alloc'd) */
 	/* RX */
 	void *rx_ring;
 	dma_addr_t rx_ring_dma;
@@ -147,6 +152,8 @@ struct e1000e {
 	union e1000e_tx_desc *tx_ring;
 	dma_addr_t tx_ring_dma;
 	unsigned tx_n, tx_ntu, tx_ntc;
+	struct e1000e_tx_desc_ctx tx_ctx_last; /* the context descriptor in force in the device */
+	bool tx_ctx_valid;
 	struct e1000e_tx_slot tx_sw[E1000E_TX_RING];
 	/* Largest device-memory gather per frame, in one piece (0: no limit). QEMU 7.2 maps
 	 * MMIO for DMA through one 4 KiB bounce buffer, so a frame with a longer device piece,

@@ -47,8 +47,9 @@ static void print_dev(struct e1000e *dev)
 		       dev->data.size, dev->mode_why ? dev->mode_why : "?");
 	else
 		printf("  rx mode: plain, frames -> DRAM (%u B): %s\n", dev->hdr.size, dev->mode_why ? dev->mode_why : "?");
-	printf("  rx ring: %u x %u B, ntu %u ntc %u, RDH/RDT units %u, buffers free %u/%u (held by stack %u), data free %u/%u (held %u)%s\n",
-	       dev->rx_n, dev->sz.desc_size, dev->rx_ntu, dev->rx_ntc, dev->rx_units, dev->hdr.nfree, dev->hdr.n, oh,
+	printf("  rx ring: %u x %u B in %s at 0x%llx, ntu %u ntc %u, RDH/RDT units %u, buffers free %u/%u (held by stack %u), data free %u/%u (held %u)%s\n",
+	       dev->rx_n, dev->sz.desc_size, dev->rx_ring_dma.cls == MEM_CLASS_DEVICE ? "device memory" : "DRAM",
+	       (unsigned long long)dev->rx_ring_dma.bus, dev->rx_ntu, dev->rx_ntc, dev->rx_units, dev->hdr.nfree, dev->hdr.n, oh,
 	       dev->data.nfree, dev->data.n, od, dev->loopback ? " LOOPBACK" : "");
 	printf("  tx ring: %u x 16 B, in flight %u\n", dev->tx_n, tx_inflight);
 	printf("  rx: frames %llu bytes host %llu device %llu split %llu non-split %llu csum ok %llu bad %llu dropped %llu\n",
@@ -58,9 +59,9 @@ static void print_dev(struct e1000e *dev)
 	       ull(c->rx_hdr_bytes), ull(c->rx_data_bytes[MEM_CLASS_HOST]), ull(c->rx_data_bytes[MEM_CLASS_DEVICE]),
 	       ull(c->rx_errors), ull(c->rx_chained), ull(c->rx_no_netbuf), ull(c->rx_ring_empty), ull(c->rx_bad_release),
 	       ull(c->rx_units_mismatch));
-	printf("  tx: frames %llu bytes host %llu device %llu csum-offload %llu context-descs %llu done %llu ring-full %llu bad %llu errors %llu\n",
+	printf("  tx: frames %llu bytes host %llu device %llu csum-offload %llu context-descs %llu (reused %llu) done %llu ring-full %llu bad %llu errors %llu\n",
 	       ull(s->tx_frames), ull(s->tx_bytes_host), ull(s->tx_bytes_device), ull(s->tx_csum_offload), ull(c->tx_ctx),
-	       ull(c->tx_done), ull(c->tx_ring_full), ull(c->tx_bad), ull(s->tx_errors));
+	       ull(c->tx_ctx_reused), ull(c->tx_done), ull(c->tx_ring_full), ull(c->tx_bad), ull(s->tx_errors));
 	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu\n",
 	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
 	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));

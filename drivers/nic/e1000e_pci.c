@@ -30,7 +30,7 @@ struct e1000e_pci {
 
 static struct e1000e_pci e1000e_devs[E1000E_PCI_MAX];
 static unsigned e1000e_ndevs;
-static struct e1000e_settings settings = { E1000E_RX_SPLIT, NETDEV_MTU_MIN, 2, E1000E_TX_DEV_MAX_QEMU };
+static struct e1000e_settings settings = { E1000E_RX_SPLIT, NETDEV_MTU_MIN, 2, E1000E_TX_DEV_MAX_QEMU, true };
 
 /* Settings for devices probed from now on (the settings file, through core/). */
 void e1000e_configure(const struct e1000e_settings *s)
@@ -160,6 +160,7 @@ static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 	p->core.mode_wanted = settings.mode;
 	p->core.ps_units = settings.ps_units;
 	p->core.tx_dev_max = settings.tx_dev_max;
+	p->core.ring_with_data = settings.rx_ring_with_data;
 	if ((rc = e1000e_init(&p->core, settings.mtu))) {
 		log_err("%s: bring-up failed (%d)", p->core.where, rc);
 		return rc;

@@ -14,6 +14,7 @@ struct e1000e_settings {
 	unsigned mtu;             /* nic.mtu = 1500..9000 */
 	unsigned ps_units;        /* nic.ps_units: RDH/RDT units per packet-split descriptor (QEMU 7.2: 2) */
 	unsigned tx_dev_max;      /* nic.tx_dev_max: device-memory bytes one frame may gather (QEMU 7.2: 4096, 0 no limit) */
+	bool rx_ring_with_data;   /* nic.rx_ring = with-data | dram: the packet-split receive ring in the data buffers' memory */
 };
 
 /* Settings for devices probed from now on. */

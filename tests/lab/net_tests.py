@@ -408,6 +408,10 @@ def test_net_jumbo(s, mb=None):
     expect("mtu 9000" in out, f"appliance: nic mtu 9000: {out}")
     try:
         linux.run("ip link set eth0 mtu 9000", check=True)
+        # The guest's e1000e resets its link on an MTU change: wait until it carries traffic again.
+        r = linux.run(f"for i in $(seq 30); do ping -c 1 -W 1 {APP} >/dev/null && exit 0; done; exit 1",
+                      timeout=60)
+        expect(r.rc == 0, "no ping reply from the appliance after the MTU change")
         d, secs = echo(app, linux, mb, "jumbo echo")
     finally:
         linux.run("ip link set eth0 mtu 1500", check=False)

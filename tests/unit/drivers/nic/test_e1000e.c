@@ -632,3 +632,60 @@ Test(e1000e_dev, frames_the_device_cannot_gather_are_bounced_through_dram)
 	cr_assert_eq(dev.bounce.nfree, E1000E_TX_BOUNCE, "bounce buffer back on completion");
 	bring_down();
 }
+
+Test(e1000e_dev, receive_ring_with_the_data_buffers_in_device_memory)
+{
+	dev.ring_with_data = true;
+	bring_up(E1000E_RX_SPLIT, 1500);
+	cr_assert_eq(dev.rx_ring_dma.cls, MEM_CLASS_DEVICE, "the ring lives in the provider's memory");
+	uint64_t ring = (uint64_t)regs[E1000E_RDBAH / 4] << 32 | regs[E1000E_RDBAL / 4];
+	cr_assert_eq(ring, dev.rx_ring_dma.bus);
+	cr_assert_geq(ring, dev.data.dma.bus + (uint64_t)dev.data.n * dev.data.size, "behind the data buffers");
+	cr_assert_eq(ring % 4096, 0);
+	cr_assert_eq(ring + 256 * 32, dev.data.dma.bus + dev.data.bytes, "inside the one allocation");
+	dma_counters_reset();
+	nic_receive_ps(0, 54, 1446, true, 0);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	const struct dma_counters *c = dma_counters();
+	/* descriptor fetch + write-back counted in device memory, only the header in DRAM */
+	cr_assert_eq(c->dma_bytes[MEM_CLASS_DEVICE][DMA_TO_DEVICE], 32);
+	cr_assert_eq(c->dma_bytes[MEM_CLASS_DEVICE][DMA_FROM_DEVICE], 32 + 1446);
+	cr_assert_eq(c->dma_bytes[MEM_CLASS_HOST][DMA_FROM_DEVICE], 54);
+	netbuf_free(got[0]);
+	bring_down();
+}
+
+Test(e1000e_dev, descriptor_dma_in_dram_is_counted)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	cr_assert_eq(dev.rx_ring_dma.cls, MEM_CLASS_HOST);
+	dma_counters_reset();
+	nic_receive_ps(0, 54, 1446, true, 0);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	const struct dma_counters *c = dma_counters();
+	cr_assert_eq(c->dma_bytes[MEM_CLASS_HOST][DMA_TO_DEVICE], 32, "descriptor fetched from DRAM");
+	cr_assert_eq(c->dma_bytes[MEM_CLASS_HOST][DMA_FROM_DEVICE], 54 + 32, "header + write-back");
+	netbuf_free(got[0]);
+	bring_down();
+}
+
+Test(e1000e_dev, a_frame_under_the_context_in_force_skips_its_context_descriptor)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	uint32_t fl[1] = { 1000 };
+	for (unsigned i = 0; i < 3; i++) {
+		struct netbuf *nb = tx_frame(54, 1, fl, true);
+		nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+		nb->csum_start = 34;
+		nb->csum_offset = i < 2 ? 16 : 6; /* TCP, TCP, then UDP: a new context */
+		cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
+	}
+	cr_assert_eq(regs[E1000E_TDT / 4], 3 + 2 + 3, "context + 2, then 2 under the same context, then 3");
+	cr_assert_eq(dev.c.tx_ctx, 2);
+	cr_assert_eq(dev.c.tx_ctx_reused, 1);
+	cr_assert_eq(dev.tx_ring[5].ctx.cmd_and_length & E1000E_TXD_DTYP_CTX, E1000E_TXD_DTYP_CTX);
+	for (unsigned i = 0; i < dev.tx_n; i++)
+		dev.tx_ring[i].data.upper |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 3);
+	bring_down();
+}
