@@ -260,8 +260,8 @@ def main():
                      f"{lin[k]['dram_per_byte']:.3f} |")
     lines += [
         "",
-        "The appliance's figure is everything it counts in host DRAM (`stats dma`: descriptors are not "
-        "counted, headers, payload DMA and CPU reads/writes are). Linux's is only what its e1000e moved "
+        "The appliance's figure is everything it counts in host DRAM (`stats dma`: headers, the NIC's "
+        "descriptor fetches and write-backs in DRAM, payload DMA and CPU reads/writes). Linux's is only what its e1000e moved "
         "through DRAM (eth0 rx_bytes + tx_bytes); each payload byte is also copied between the socket and "
         "socat's buffer (at least two more DRAM touches), so Linux's true figure is higher.",
         f"Appliance TCP in the median rounds: retransmits {sum(app[k]['retransmits'] for k in TRANSFERS)} "
