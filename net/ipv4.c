@@ -97,7 +97,15 @@ int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 		rc = -ENETDOWN;
 		goto drop;
 	}
-	if (len + sizeof(*ih) > net_if0.dev->mtu) {
+	if (nb->flags & NETBUF_TX_TSO) {
+		/* Segmentation offload: each segment (headers + gso_size) must fit the MTU, the
+		 * whole frame an IPv4 datagram. */
+		unsigned l4hdr = netbuf_tso_hdr_len(nb);
+		if (!l4hdr || l4hdr + nb->gso_size + sizeof(*ih) > net_if0.dev->mtu || len + sizeof(*ih) > 0xffff) {
+			rc = -EMSGSIZE;
+			goto drop;
+		}
+	} else if (len + sizeof(*ih) > net_if0.dev->mtu) {
 		rc = -EMSGSIZE;
 		goto drop;
 	}
@@ -117,7 +125,8 @@ int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 	ih->ver_ihl = 0x45;
 	ih->tos = 0;
 	ih->total_length = be16_make((uint16_t)(len + sizeof(*ih)));
-	ih->identification = be16_make(ipv4_ident++);
+	ih->identification = be16_make(ipv4_ident);
+	ipv4_ident = (uint16_t)(ipv4_ident + netbuf_tso_segs(nb)); /* the device numbers each segment */
 	ih->flags_fragoff = be16_make(IPV4_FLAG_DF);
 	ih->ttl = IPV4_TTL;
 	ih->protocol = proto;

@@ -106,9 +106,9 @@ static int cmd_tcp(int argc, char **argv)
 	printf("payload rx host-dram %llu device %llu; tx host-dram %llu device %llu\n", U(t->rx_payload_host),
 	       U(t->rx_payload_device), U(t->tx_payload_host), U(t->tx_payload_device));
 	printf("sack blocks-out %llu dsack-out %llu; rx budget: starved %llu window-kicks %llu budget-drops %llu; "
-	       "tx segments cut at device-gather limits %llu\n",
+	       "tx segments cut at device-gather limits %llu; tso frames %llu\n",
 	       U(t->sack_blocks_out), U(t->dsack_out), U(t->window_starved), U(t->window_kicks),
-	       U(t->rx_budget_drops), U(t->tx_cut_dev));
+	       U(t->rx_budget_drops), U(t->tx_cut_dev), U(t->tso_frames));
 	if (net_if0.dev && net_if0.dev->rx_bufs)
 		printf("rx buffers: %u lent of %u (reserve %u for header-only frames)\n", net_if0.dev->rx_bufs_out,
 		       net_if0.dev->rx_bufs, tcp_rx_reserve(net_if0.dev));

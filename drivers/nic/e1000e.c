@@ -135,8 +135,8 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 {
 	size_t host = netbuf_host_len(nb);
 	size_t total = host + netbuf_frag_len(nb);
-	bool csum = nb->flags & NETBUF_TX_CSUM_PARTIAL;
-	unsigned k = 0, npieces = (host ? 1u : 0u);
+	bool csum = nb->flags & NETBUF_TX_CSUM_PARTIAL, tso = nb->flags & NETBUF_TX_TSO;
+	unsigned k = 0, npieces = (host ? 1u : 0u), hdr_len = 0;
 	dma_addr_t addr[NETBUF_MAX_FRAGS + 1];
 	uint32_t len[NETBUF_MAX_FRAGS + 1];
 
@@ -162,6 +162,14 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 		if (nb->csum_start > 0xff || cso > 0xff || cso + 2 > total)
 			return -EINVAL;
 	}
+	if (tso) {
+		/* IPv4 right after a 14-byte Ethernet header, every header in the host part (the
+		 * device copies HDRLEN bytes in front of each segment), HDRLEN 8 bits, PAYLEN 20. */
+		hdr_len = netbuf_tso_hdr_len(nb);
+		if (!hdr_len || hdr_len > 0xff || nb->csum_start < 14 + 20 || total - hdr_len > E1000E_TXD_PAYLEN_MASK ||
+		    (nb->data[14] >> 4) != 4)
+			return -EINVAL;
+	}
 	if (npieces + (csum ? 1u : 0u) > max)
 		return -ENOSPC;
 	if (csum) {
@@ -172,6 +180,15 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 		c->tucse = 0; /* to the end of the packet */
 		c->cmd_and_length = E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT |
 				    (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0); /* TCP's field is at 16, UDP's at 6 */
+		if (tso) {
+			/* The IPv4 header checksum of every segment too: IPCSS..IPCSE, the field at 10. */
+			c->ipcss = 14;
+			c->ipcso = 14 + 10;
+			c->ipcse = (uint16_t)(nb->csum_start - 1);
+			c->cmd_and_length |= E1000E_TUCMD_TSE | E1000E_TUCMD_IP | (uint32_t)(total - hdr_len);
+			c->hdr_len = (uint8_t)hdr_len;
+			c->mss = nb->gso_size;
+		}
 		*ctx_used = true;
 	}
 	for (unsigned i = 0; i < npieces; i++) {
@@ -181,8 +198,8 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 		if (csum) {
 			d->data.buffer_addr = addr[i].bus;
 			d->data.lower = len[i] | E1000E_TXD_DTYP_DATA | E1000E_DCMD_DEXT | E1000E_DCMD_IFCS |
-					(last ? E1000E_DCMD_EOP | E1000E_DCMD_RS : 0);
-			d->data.upper = E1000E_POPTS_TXSM;
+					(last ? E1000E_DCMD_EOP | E1000E_DCMD_RS : 0) | (tso ? E1000E_DCMD_TSE : 0);
+			d->data.upper = E1000E_POPTS_TXSM | (tso ? E1000E_POPTS_IXSM : 0);
 		} else {
 			d->legacy.buffer_addr = addr[i].bus;
 			d->legacy.length = (uint16_t)len[i];
@@ -428,7 +445,8 @@ static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
 		    (dev->loopback ? E1000E_RCTL_LBM_MAC : 0);
 	wr32(dev, E1000E_RCTL, dev->rctl);
 	dev->ndev.features = NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV |
-			     (mode == E1000E_RX_SPLIT ? NETDEV_F_RX_SPLIT : 0);
+			     (mode == E1000E_RX_SPLIT ? NETDEV_F_RX_SPLIT : 0) | (dev->tso_on ? NETDEV_F_TSO : 0);
+	dev->ndev.tso_max = dev->tso_on ? E1000E_TSO_MAX : 0;
 	/* The data buffers the stack may hold (plain mode lends none: payload is copied). */
 	dev->ndev.rx_bufs = mode == E1000E_RX_SPLIT ? dev->data.n : 0;
 	dev->ndev.rx_bufs_out = 0;

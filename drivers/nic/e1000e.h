@@ -37,6 +37,7 @@
 #define E1000E_TX_BOUNCE 32u         /* DRAM bounce buffers for frames the device cannot gather */
 #define E1000E_TX_BOUNCE_SIZE 16384u
 #define E1000E_TX_DEV_MAX_QEMU 4096u /* QEMU 7.2: one device-memory piece of <= 4 KiB per frame */
+#define E1000E_TSO_MAX 65280u        /* TCP payload per TSO frame: the IPv4 datagram stays < 64 KiB */
 
 struct e1000e_bus {
 	uint32_t (*read32)(void *ctx, uint32_t off);
@@ -160,6 +161,10 @@ struct e1000e {
 	 * or two device pieces, is dropped silently; such frames are copied to DRAM here. */
 	unsigned tx_dev_max;
 	struct e1000e_bufs bounce;
+	/* TCP segmentation offload: in use (NETDEV_F_TSO from the next rx_reconfigure) and why
+	 * it is or is not (e1000e_tso_setup). */
+	bool tso_on;
+	const char *tso_why;
 	/* link */
 	uint64_t link_next_ns;
 	struct e1000e_counters c;
@@ -211,13 +216,65 @@ uint32_t e1000e_rx_csum_flags(uint32_t staterr);
 /* Build the transmit descriptors of nb into out[0..max): a TCP/IP context descriptor and
  * extended data descriptors with POPTS.TXSM when nb asks for NETBUF_TX_CSUM_PARTIAL, legacy
  * descriptors otherwise; the host part first, then each fragment; EOP and RS on the last.
+ * NETBUF_TX_TSO adds segmentation to the context (TUCMD.TSE|IP, IPCSS/IPCSO/IPCSE, HDRLEN,
+ * MSS = gso_size, PAYLEN) and DCMD.TSE, POPTS.IXSM to the data descriptors.
  * Returns the number of descriptors, -EINVAL (nothing to send, a piece too long, checksum
- * offsets out of range) or -ENOSPC (more than max). *ctx_used says whether out[0] is a
- * context descriptor. */
+ * offsets out of range, a malformed TSO frame) or -ENOSPC (more than max). *ctx_used says
+ * whether out[0] is a context descriptor. */
 int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, bool *ctx_used);
 
 /* Must nb's fragments be copied to DRAM before the device can gather them (tx_dev_max)? */
 bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);
+
+/* --- TCP segmentation offload (e1000e_tso.c) --- */
+
+#define E1000E_TSO_PROBE_PAYLOAD 3000u  /* the probe frame's TCP payload */
+#define E1000E_TSO_PROBE_MSS 1000u      /* its segment size: three segments back */
+#define E1000E_TSO_PROBE_MAX 16u        /* frames the probe records */
+
+/* nic.tso */
+enum e1000e_tso_mode {
+	E1000E_TSO_AUTO = 0, /* on when the loopback probe sees correct TCP segments */
+	E1000E_TSO_ON = 1,   /* on without probing */
+	E1000E_TSO_OFF = 2,
+};
+
+/* What the probe saw of one frame that came back. */
+struct e1000e_tso_seen {
+	uint16_t ip_len;     /* IPv4 total length */
+	uint16_t frag;       /* IPv4 flags and fragment offset */
+	bool ip_csum_ok;     /* the IPv4 header checksum verifies */
+	bool has_tcp;        /* the frame starts with a TCP header (not a later fragment) */
+	uint32_t seq;
+	uint8_t tcp_flags;
+	uint16_t tcp_hlen;
+	uint16_t pay_len;    /* TCP payload bytes (when has_tcp and the lengths agree) */
+	bool tcp_csum_ok;    /* the TCP checksum verifies over pseudo-header, header, payload */
+	bool payload_ok;     /* the payload is the probe's bytes at that sequence number */
+};
+
+enum e1000e_tso_verdict {
+	E1000E_TSO_SEGMENTS,     /* correct TCP segments: TSO is usable */
+	E1000E_TSO_IP_FRAGMENTS, /* IPv4 fragments of one big segment (QEMU before 8.0) */
+	E1000E_TSO_WRONG,        /* segments, but of the wrong number, length, sequence, checksum or bytes */
+	E1000E_TSO_NOTHING,      /* nothing came back (or the probe could not run) */
+};
+
+/* Judge the n frames that came back from one TSO frame of `payload` bytes starting at
+ * seq0 cut at mss (20-byte IPv4 and TCP headers); *why says what was wrong. */
+enum e1000e_tso_verdict e1000e_tso_judge(const struct e1000e_tso_seen *seen, unsigned n, uint32_t seq0,
+					 unsigned payload, unsigned mss, const char **why);
+
+/* Send one TSO frame to the device itself in MAC loopback (receive handler borrowed, other
+ * frames passed on to the stack) and judge what comes back. now_ns: the caller's clock,
+ * for e1000e_poll. The link must be up and a netbuf pool must exist. */
+enum e1000e_tso_verdict e1000e_tso_probe(struct e1000e *dev, uint64_t now_ns, const char **why);
+
+/* Turn TSO on or off for the stack (NETDEV_F_TSO, tso_max); why is shown by `nic`. */
+void e1000e_tso_set(struct e1000e *dev, bool on, const char *why);
+
+/* Apply nic.tso: off, on, or auto (e1000e_tso_probe decides), logging the outcome. */
+void e1000e_tso_setup(struct e1000e *dev, enum e1000e_tso_mode mode, uint64_t now_ns);
 
 /* --- the device --- */
 

@@ -65,6 +65,8 @@ static void print_dev(struct e1000e *dev)
 	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu\n",
 	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
 	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));
+	printf("  tso: %s; frames %llu -> segments %llu, up to %u B each\n", dev->tso_why ? dev->tso_why : "off",
+	       ull(s->tx_tso), ull(s->tx_tso_segs), nd->tso_max);
 }
 
 /* --- self-test ------------------------------------------------------------------------ */
@@ -371,6 +373,18 @@ static int nic_command(int argc, char **argv)
 			return -EINVAL;
 		return selftest(dev, (unsigned)n);
 	}
+	if (strcmp(argv[1], "tso") == 0 && argc == 3) {
+		if (strcmp(argv[2], "on") == 0)
+			e1000e_tso_set(dev, true, "on (console)");
+		else if (strcmp(argv[2], "off") == 0)
+			e1000e_tso_set(dev, false, "off (console)");
+		else if (strcmp(argv[2], "probe") == 0)
+			e1000e_tso_setup(dev, E1000E_TSO_AUTO, clock_now_ns());
+		else
+			return -EINVAL;
+		printf("%s: tso %s\n", dev->ndev.name, dev->tso_why);
+		return 0;
+	}
 	if (strcmp(argv[1], "mode") == 0 && argc == 3) {
 		enum e1000e_rx_mode m;
 		if (strcmp(argv[2], "split") == 0)
@@ -391,5 +405,5 @@ static int nic_command(int argc, char **argv)
 	}
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nic, "[selftest [N] | mode split|plain | mtu N]",
+CONSOLE_COMMAND(nic, "[selftest [N] | mode split|plain | mtu N | tso on|off|probe]",
 		"e1000e: state, receive mode, counters by memory class; loopback self-test", nic_command);

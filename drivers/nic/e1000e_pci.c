@@ -30,7 +30,8 @@ struct e1000e_pci {
 
 static struct e1000e_pci e1000e_devs[E1000E_PCI_MAX];
 static unsigned e1000e_ndevs;
-static struct e1000e_settings settings = { E1000E_RX_SPLIT, NETDEV_MTU_MIN, 2, E1000E_TX_DEV_MAX_QEMU, true };
+static struct e1000e_settings settings = { E1000E_RX_SPLIT, NETDEV_MTU_MIN, 2, E1000E_TX_DEV_MAX_QEMU, true,
+					     E1000E_TSO_AUTO };
 
 /* Settings for devices probed from now on (the settings file, through core/). */
 void e1000e_configure(const struct e1000e_settings *s)
@@ -167,6 +168,10 @@ static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 	}
 	d->driver_data = p;
 	e1000e_ndevs++;
+	if (settings.tso == E1000E_TSO_OFF || e1000e_netbufs_ready() == 0)
+		e1000e_tso_setup(&p->core, settings.tso, clock_now_ns());
+	else
+		e1000e_tso_set(&p->core, false, "off (no netbufs for the probe)");
 	log_info("%s: %s %02x:%02x:%02x:%02x:%02x:%02x mtu %u link %s", p->core.where, p->core.ndev.name,
 		 p->core.ndev.mac[0], p->core.ndev.mac[1], p->core.ndev.mac[2], p->core.ndev.mac[3],
 		 p->core.ndev.mac[4], p->core.ndev.mac[5], p->core.ndev.mtu, p->core.ndev.link_up ? "up" : "down");

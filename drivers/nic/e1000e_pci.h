@@ -15,6 +15,7 @@ struct e1000e_settings {
 	unsigned ps_units;        /* nic.ps_units: RDH/RDT units per packet-split descriptor (QEMU 7.2: 2) */
 	unsigned tx_dev_max;      /* nic.tx_dev_max: device-memory bytes one frame may gather (QEMU 7.2: 4096, 0 no limit) */
 	bool rx_ring_with_data;   /* nic.rx_ring = with-data | dram: the packet-split receive ring in the data buffers' memory */
+	enum e1000e_tso_mode tso; /* nic.tso = auto | on | off */
 };
 
 /* Settings for devices probed from now on. */

@@ -150,6 +150,7 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 int netdev_tx(struct netdev *dev, struct netbuf *nb)
 {
 	uint64_t host = 0, device = 0;
+	unsigned segs = 0;
 	int rc;
 
 	if (!dev->link_up) {
@@ -158,6 +159,14 @@ int netdev_tx(struct netdev *dev, struct netbuf *nb)
 	}
 	nb->dev = dev;
 	count_bytes(nb, &host, &device);
+	if (nb->flags & NETBUF_TX_TSO) {
+		if (!(dev->features & NETDEV_F_TSO) || !netbuf_tso_hdr_len(nb) ||
+		    host + device - netbuf_tso_hdr_len(nb) > dev->tso_max) {
+			dev->stats.tx_errors++;
+			return -EINVAL;
+		}
+		segs = netbuf_tso_segs(nb);
+	}
 	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
 		dev->stats.tx_csum_offload++;
 	rc = dev->ops->xmit(dev, nb);
@@ -165,10 +174,41 @@ int netdev_tx(struct netdev *dev, struct netbuf *nb)
 		dev->stats.tx_errors++;
 		return rc;
 	}
+	if (segs) {
+		dev->stats.tx_tso++;
+		dev->stats.tx_tso_segs += segs;
+	}
 	dev->stats.tx_frames++;
 	dev->stats.tx_bytes_host += host;
 	dev->stats.tx_bytes_device += device;
 	return 0;
+}
+
+/* Headers a TSO frame repeats in each segment. */
+unsigned netbuf_tso_hdr_len(const struct netbuf *nb)
+{
+	size_t host = netbuf_host_len(nb);
+	unsigned hl;
+
+	if (!(nb->flags & NETBUF_TX_TSO) || !(nb->flags & NETBUF_TX_CSUM_PARTIAL) || nb->gso_size == 0 ||
+	    nb->csum_offset != 16 || (size_t)nb->csum_start + 20 > host)
+		return 0;
+	hl = nb->csum_start + (unsigned)(nb->data[nb->csum_start + 12] >> 4) * 4u;
+	if (hl < (unsigned)nb->csum_start + 20 || hl > host || hl >= host + netbuf_frag_len(nb))
+		return 0;
+	return hl;
+}
+
+/* Segments on the wire. */
+unsigned netbuf_tso_segs(const struct netbuf *nb)
+{
+	unsigned hl = netbuf_tso_hdr_len(nb);
+	size_t pay;
+
+	if (!hl)
+		return 1;
+	pay = netbuf_host_len(nb) + netbuf_frag_len(nb) - hl;
+	return (unsigned)((pay + nb->gso_size - 1) / nb->gso_size);
 }
 
 /* Link change. */

@@ -32,6 +32,15 @@
  * e1000e ignores the legacy descriptor's CMD.IC). The IPv4 header checksum is always
  * filled by the stack.
  *
+ * TCP segmentation offload (NETDEV_F_TSO, IPv4 only): a netbuf with NETBUF_TX_TSO (and
+ * NETBUF_TX_CSUM_PARTIAL) is one Ethernet/IPv4/TCP frame whose TCP payload is longer than a
+ * segment; the device cuts it into segments of gso_size payload bytes (the last shorter),
+ * each with a copy of the headers: IPv4 total length, identification (+1 per segment) and
+ * header checksum, TCP sequence number and checksum are the device's, PSH and FIN go on
+ * the last segment only. The stack puts every header in the host part and, as the 8257x
+ * datasheets want it, the TCP pseudo-header sum without the length in the checksum field
+ * (each segment's length is added by the device). At most tso_max payload bytes per frame.
+ *
  * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
  * carries at most NETBUF_MAX_FRAGS fragments.
  */
@@ -82,6 +91,7 @@ struct netdev_frag {
 #define NETBUF_RX_L4_CSUM_BAD   (1u << 3)  /* the NIC found a bad TCP/UDP checksum */
 #define NETBUF_RX_L3_CSUM_BAD   (1u << 4)  /* the NIC found a bad IPv4 header checksum */
 #define NETBUF_TX_CSUM_PARTIAL  (1u << 8)  /* the device completes the L4 checksum */
+#define NETBUF_TX_TSO           (1u << 9)  /* the device segments this TCP frame (gso_size) */
 
 struct netbuf {
 	struct list_node node;     /* free for the current owner's queues */
@@ -91,6 +101,7 @@ struct netbuf {
 	uint16_t hdr_len;          /* RX: split point reported by the NIC (0: no split) */
 	uint16_t csum_start;       /* TX_CSUM_PARTIAL: from the start of the frame */
 	uint16_t csum_offset;      /* TX_CSUM_PARTIAL: checksum field offset from csum_start */
+	uint16_t gso_size;         /* TX_TSO: TCP payload bytes per segment */
 	uint8_t nfrags;
 	struct netdev_frag frags[NETBUF_MAX_FRAGS];
 	/* The host part's owner: the driver's header buffer (RX) or NULL (pool storage). */
@@ -107,6 +118,7 @@ struct netbuf {
 #define NETDEV_F_RX_CSUM        (1u << 1)  /* RX checksum status in flags */
 #define NETDEV_F_TX_CSUM        (1u << 2)  /* NETBUF_TX_CSUM_PARTIAL honoured */
 #define NETDEV_F_TX_GATHER_DEV  (1u << 3)  /* TX fragments may point into device memory */
+#define NETDEV_F_TSO            (1u << 4)  /* NETBUF_TX_TSO honoured (IPv4/TCP), up to tso_max */
 
 struct netdev_ops {
 	/* Send nb (takes ownership on 0; the caller keeps it on error). */
@@ -121,6 +133,7 @@ struct netdev_stats {
 	uint64_t rx_frames, rx_bytes_host, rx_bytes_device, rx_split, rx_dropped;
 	uint64_t rx_csum_ok, rx_csum_bad;
 	uint64_t tx_frames, tx_bytes_host, tx_bytes_device, tx_errors, tx_csum_offload;
+	uint64_t tx_tso, tx_tso_segs;  /* segmentation-offload frames and the segments they became */
 };
 
 struct netdev {
@@ -140,6 +153,8 @@ struct netdev {
 	 * still goes out, but the driver copies it through host DRAM; the stack cuts its
 	 * segments to stay within them. */
 	unsigned tx_dev_frags, tx_dev_bytes;
+	/* NETDEV_F_TSO: TCP payload bytes one segmentation-offload frame may carry. */
+	unsigned tso_max;
 	const struct netdev_ops *ops;
 	void *priv;                /* driver's */
 	struct netdev_stats stats;
@@ -204,6 +219,15 @@ static inline size_t netbuf_host_len(const struct netbuf *nb)
 
 /* Bytes in the fragments. */
 size_t netbuf_frag_len(const struct netbuf *nb);
+
+/* NETBUF_TX_TSO: the bytes of headers every segment repeats (csum_start + the TCP header's
+ * data offset, read from the host part), or 0 when nb is not a well-formed TSO frame (no
+ * checksum offload, the TCP header not whole in the host part, gso_size 0, nothing beyond
+ * the headers). */
+unsigned netbuf_tso_hdr_len(const struct netbuf *nb);
+
+/* NETBUF_TX_TSO: the segments nb becomes on the wire (1 when it is not a TSO frame). */
+unsigned netbuf_tso_segs(const struct netbuf *nb);
 
 /* Prepend len bytes to the host part (headers); NULL when the headroom is too small. */
 void *netbuf_push(struct netbuf *nb, size_t len);

@@ -182,6 +182,7 @@ struct tcp_stats {
 	uint64_t retransmits, fast_retransmits, timeouts, dup_segs, ooo_segs, ooo_drops, rx_nobufs;
 	uint64_t zero_window_probes, keepalive_probes, delayed_acks, accepted, connected;
 	uint64_t sack_blocks_out, dsack_out, rx_budget_drops, window_starved, window_kicks, tx_cut_dev;
+	uint64_t tso_frames;  /* data frames handed to the NIC for segmentation (NETBUF_TX_TSO) */
 	uint64_t rx_payload_host, rx_payload_device, tx_payload_host, tx_payload_device;
 };
 const struct tcp_stats *tcp_stats(void);

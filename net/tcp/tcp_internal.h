@@ -117,6 +117,10 @@ void tcp_send_ack_now(struct tcp_sock *s);
 void tcp_send_challenge_ack(struct tcp_sock *s);
 uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len);
 
+/* Payload bytes one frame may carry: the MSS, or the device's tso_max when it segments
+ * TCP itself (NETDEV_F_TSO with NETDEV_F_TX_CSUM). */
+uint32_t tcp_frame_max(const struct tcp_sock *s);
+
 /* tcp_budget.c */
 void tcp_budget_init(void);
 void tcp_budget_fini(void);

@@ -128,15 +128,27 @@ uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len)
 	return done ? done : len;
 }
 
-/* Build and send one segment: [seq, seq + len) from the send queue, with flags. */
+/* Payload bytes one frame may carry: the MSS, or with segmentation offload (NETDEV_F_TSO
+ * beside TX checksum offload) up to the device's tso_max, the device cutting MSS segments. */
+uint32_t tcp_frame_max(const struct tcp_sock *s)
+{
+	const struct netdev *d = net_if0.dev;
+	if (d && (d->features & (NETDEV_F_TSO | NETDEV_F_TX_CSUM)) == (NETDEV_F_TSO | NETDEV_F_TX_CSUM) &&
+	    d->tso_max > s->mss)
+		return d->tso_max;
+	return s->mss;
+}
+
+/* Build and send one segment: [seq, seq + len) from the send queue, with flags. A data
+ * segment longer than the MSS goes to the device as one TSO frame (tcp_frame_max). */
 static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flags)
 {
 	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
 	struct tcp_hdr *th;
 	uint8_t opts[TCP_OPT_SPACE];
 	size_t optlen = 0, hlen;
-	bool sack_short = false;
-	uint32_t win;
+	bool sack_short = false, tso;
+	uint32_t win, segs = 1;
 	struct list_node *it;
 	int rc;
 
@@ -211,10 +223,20 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	th->flags = flags;
 	th->window = be16_make((uint16_t)win);
 	th->urgent = be16_make(0);
-	if ((rc = net_l4_csum_tx(nb, net_if0.dev, s->laddr, s->raddr, IP_PROTO_TCP, hlen + len,
+	/* TSO: no options beside a payload over the MSS (see above), so every segment the
+	 * device cuts carries exactly MSS bytes; the checksum field holds the pseudo-header sum
+	 * without the length, which the device adds per segment (netdev.h). */
+	tso = len > s->mss && !(flags & (TCP_SYN | TCP_RST)) && optlen == 0;
+	if ((rc = net_l4_csum_tx(nb, net_if0.dev, s->laddr, s->raddr, IP_PROTO_TCP, tso ? 0 : hlen + len,
 				 offsetof(struct tcp_hdr, checksum)))) {
 		netbuf_free(nb);
 		return rc;
+	}
+	if (tso) {
+		nb->flags |= NETBUF_TX_TSO;
+		nb->gso_size = (uint16_t)s->mss;
+		segs = (len + s->mss - 1) / s->mss;
+		tcp_counters.tso_frames++;
 	}
 	if (sack_short) {
 		s->ack_now = true; /* the blocks did not fit beside the payload */
@@ -224,8 +246,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		s->segs_unacked = 0;
 		timer_cancel(&timer_default_queue, &s->t_delack);
 	}
-	s->segs_out++;
-	tcp_counters.segs_out++;
+	s->segs_out += segs;
+	tcp_counters.segs_out += segs;
 	if (flags & TCP_RST)
 		tcp_counters.resets_out++;
 	/* A frame lost here (no route, ARP queue full) is like one lost on the wire: the
@@ -329,8 +351,10 @@ void tcp_output(struct tcp_sock *s)
 		uint8_t flags = TCP_ACK;
 		int n;
 
-		if (len > s->mss)
-			len = s->mss;
+		if (len > tcp_frame_max(s))
+			len = tcp_frame_max(s);
+		if (len > s->mss && len < pending)
+			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
 			len = 0; /* sender SWS avoidance: wait for a useful window */
 		if (len)

@@ -8,7 +8,8 @@
  * Input: byte 0 = mode (bit 0: NIC split on, bit 1: NIC vouches for checksums, so
  * mutated frames reach TCP without valid checksums, bit 2: the scripted peer's SYN offers
  * SACK-permitted and window scale 2, bit 3: the NIC has QEMU 7.2's gather limits, one
- * device piece of <= 4 KiB per frame), then records of
+ * device piece of <= 4 KiB per frame, bit 4: the NIC offloads checksums and segmentation,
+ * so sends leave as TSO frames the fake NIC cuts), then records of
  * [len hi][len lo][clock advance in 10 ms][frame bytes]. After the last record the clock
  * runs 200 s (every timer path), then the stack is torn down.
  * Invariants: no crash/UB/leak (sanitizers); after abort of everything every pool is
@@ -106,7 +107,8 @@ static void setup(uint8_t mode)
 	now_ns = 1000 * NSEC_PER_SEC;
 	clock_set_source(fake_now);
 	timer_queue_init(&timer_default_queue);
-	fake_netdev_setup(&fnd, (mode & 1) ? NETDEV_F_RX_SPLIT : 0);
+	fake_netdev_setup(&fnd, ((mode & 1) ? NETDEV_F_RX_SPLIT : 0) |
+				      ((mode & 16) ? NETDEV_F_TX_CSUM | NETDEV_F_TSO : 0));
 	fnd.rx_csum_trust = (mode & 2) != 0;
 	if (mode & 8) {
 		fnd.dev.tx_dev_frags = 1;

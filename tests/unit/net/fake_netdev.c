@@ -22,6 +22,60 @@ uint16_t fake_csum(const void *p, size_t len, uint32_t init)
 	return (uint16_t)s;
 }
 
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* Segment a NETBUF_TX_TSO frame as the 82574L does (netdev.h): hdr_len bytes of headers in
+ * front of each gso_size piece; per segment the IPv4 total length, identification (+1) and
+ * header checksum, the TCP sequence number, PSH/FIN on the last only, and the TCP checksum
+ * from the partial sum the stack left in the field (pseudo-header without the length) plus
+ * the segment's length. Each segment is one captured frame. */
+static void fake_tso_segment(struct fake_netdev *fd, const struct netbuf *nb)
+{
+	static uint8_t whole[65536 + 256];
+	size_t len = netbuf_host_len(nb), hl = netbuf_tso_hdr_len(nb), ip = 14, th = nb->csum_start;
+	memcpy(whole, nb->data, len);
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		memcpy(whole + len, (const void *)(uintptr_t)nb->frags[i].addr.bus, nb->frags[i].len);
+		len += nb->frags[i].len;
+	}
+	fd->tso_frames++;
+	uint16_t partial = (uint16_t)(whole[th + 16] << 8 | whole[th + 17]);
+	uint16_t id = (uint16_t)(whole[ip + 4] << 8 | whole[ip + 5]);
+	uint32_t seq = (uint32_t)whole[th + 4] << 24 | (uint32_t)whole[th + 5] << 16 | (uint32_t)whole[th + 6] << 8 |
+		       whole[th + 7];
+	for (size_t off = hl, k = 0; off < len; off += nb->gso_size, k++) {
+		size_t pay = len - off < nb->gso_size ? len - off : nb->gso_size;
+		bool last = off + pay == len;
+		if (fd->ntx >= FAKE_TX_MAX) {
+			fd->tx_dropped++;
+			return;
+		}
+		struct fake_frame *f = &fd->tx[fd->ntx++];
+		memcpy(f->b, whole, hl);
+		memcpy(f->b + hl, whole + off, pay);
+		f->len = hl + pay;
+		uint8_t *iph = f->b + ip, *t = f->b + th;
+		size_t l4 = hl - th + pay;
+		put16(iph + 2, (uint16_t)(th - ip + l4));
+		put16(iph + 4, (uint16_t)(id + k));
+		put16(iph + 10, 0);
+		put16(iph + 10, (uint16_t)~fake_csum(iph, th - ip, 0));
+		uint32_t sq = seq + (uint32_t)(off - hl);
+		t[4] = (uint8_t)(sq >> 24);
+		t[5] = (uint8_t)(sq >> 16);
+		t[6] = (uint8_t)(sq >> 8);
+		t[7] = (uint8_t)sq;
+		if (!last)
+			t[13] &= (uint8_t)~(TCP_PSH | TCP_FIN);
+		put16(t + 16, partial);
+		put16(t + 16, (uint16_t)~fake_csum(t, l4, (uint32_t)l4));
+	}
+}
+
 static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 {
 	struct fake_netdev *fd = dev->priv;
@@ -44,6 +98,11 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 	}
 	if (dev->tx_dev_frags && ndev > dev->tx_dev_frags)
 		fd->tx_over_limit++;
+	if (nb->flags & NETBUF_TX_TSO) {
+		fake_tso_segment(fd, nb);
+		netbuf_tx_done(nb);
+		return 0;
+	}
 	f = &fd->tx[fd->ntx++];
 	memcpy(f->b, nb->data, len);
 	for (unsigned i = 0; i < nb->nfrags; i++) {
@@ -96,6 +155,7 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
 	memcpy(fd->dev.mac, fake_our_mac, 6);
 	fd->dev.mtu = 1500;
 	fd->dev.features = features;
+	fd->dev.tso_max = (features & NETDEV_F_TSO) ? 65280 : 0;
 	fd->dev.link_up = true;
 	fd->dev.ops = &fake_ops;
 	fd->dev.priv = fd;
@@ -223,12 +283,6 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 }
 
 /* --- peer ------------------------------------------------------------------------------ */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 static void put32(uint8_t *p, uint32_t v)
 {

@@ -1,6 +1,7 @@
 /*
  * fake_netdev.h - a netdev for host tests and fuzzing: captures transmitted frames
- * (applying TX checksum offload the way a NIC would) and injects received frames split
+ * (applying TX checksum offload and TCP segmentation offload the way a NIC would: a TSO
+ * frame is captured as its segments) and injects received frames split
  * the way QEMU 7.2's e1000e packet split does (PLATFORM.md): headers into a host
  * "header buffer", the rest into "device memory" data buffers that come back through
  * fragment tokens. Also a minimal peer: builders and parsers for crafted frames.
@@ -32,6 +33,7 @@ struct fake_netdev {
 	struct fake_frame tx[FAKE_TX_MAX];
 	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
 	uint64_t tx_over_limit;          /* frames beyond dev.tx_dev_frags/tx_dev_bytes (a NIC would bounce) */
+	uint64_t tso_frames;             /* NETBUF_TX_TSO frames, captured as the segments the NIC cuts */
 	bool split;                      /* split like e1000e (default true) */
 	bool rx_csum;                    /* report L3/L4 checksum OK after verifying (NIC offload) */
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */

@@ -324,6 +324,80 @@ Test(e1000e_tx, refusals)
 	netbuf_free(nb);
 }
 
+/* A TSO frame: Ethernet + IPv4 + TCP (20 B) in the host part, payload in fragments. */
+static struct netbuf *tso_frame(unsigned nfr, const uint32_t *flen, bool device, uint16_t mss)
+{
+	struct netbuf *nb = tx_frame(54, nfr, flen, device);
+	nb->data[14] = 0x45;
+	nb->data[34 + 12] = 5 << 4;
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TSO;
+	nb->csum_start = 34;
+	nb->csum_offset = 16;
+	nb->gso_size = mss;
+	return nb;
+}
+
+Test(e1000e_tx, tso_context_carries_mss_hdrlen_paylen_and_the_ip_checksum_offsets)
+{
+	uint32_t fl[2] = { 4096, 1000 };
+	struct netbuf *nb = tso_frame(2, fl, true, 1460);
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 4);
+	cr_assert(ctx);
+	const struct e1000e_tx_desc_ctx *c = &d[0].ctx;
+	cr_assert_eq(c->ipcss, 14, "IPv4 header after Ethernet");
+	cr_assert_eq(c->ipcso, 24, "its checksum field");
+	cr_assert_eq(c->ipcse, 33, "IPCSE: the IPv4 header's last byte");
+	cr_assert_eq(c->tucss, 34);
+	cr_assert_eq(c->tucso, 50);
+	cr_assert_eq(c->tucse, 0);
+	cr_assert_eq(c->hdr_len, 54, "HDRLEN: Ethernet + IPv4 + TCP");
+	cr_assert_eq(c->mss, 1460);
+	cr_assert_eq(c->cmd_and_length & E1000E_TXD_PAYLEN_MASK, 5096, "PAYLEN: the TCP payload only");
+	cr_assert_eq(c->cmd_and_length & ~E1000E_TXD_PAYLEN_MASK,
+		     E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT | E1000E_TUCMD_TCP | E1000E_TUCMD_IP | E1000E_TUCMD_TSE);
+	uint32_t len[3] = { 54, 4096, 1000 };
+	for (unsigned i = 1; i < 4; i++) {
+		uint32_t lo = d[i].data.lower;
+		cr_assert_eq(lo & E1000E_TXD_PAYLEN_MASK, len[i - 1]);
+		cr_assert(lo & E1000E_DCMD_TSE, "DCMD.TSE on every data descriptor of the frame");
+		cr_assert_eq(!!(lo & E1000E_DCMD_EOP), i == 3);
+		cr_assert_eq(d[i].data.upper, E1000E_POPTS_TXSM | E1000E_POPTS_IXSM, "IPv4 and TCP checksums per segment");
+	}
+	cr_assert_eq(netbuf_tso_segs(nb), 4, "5096 bytes in 1460-byte segments");
+	netbuf_free(nb);
+}
+
+Test(e1000e_tx, malformed_tso_frames_are_refused)
+{
+	uint32_t fl[1] = { 3000 };
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+	struct netbuf *nb = tso_frame(1, fl, false, 1460);
+
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 3, "well formed");
+	nb->gso_size = 0;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "MSS 0");
+	nb->gso_size = 1460;
+	nb->flags &= ~NETBUF_TX_CSUM_PARTIAL;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "TSO without checksum offload");
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->csum_offset = 6;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "UDP");
+	nb->csum_offset = 16;
+	nb->data[46] = 15 << 4; /* a 60-byte TCP header: not all in the 54-byte host part */
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "headers beyond the host part");
+	nb->data[46] = 5 << 4;
+	nb->data[14] = 0x60;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "not IPv4");
+	nb->data[14] = 0x45;
+	nb->csum_start = 20;
+	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), -EINVAL, "no room for an IPv4 header");
+	netbuf_free(nb);
+}
+
 /* --- receive write-back parsing ---------------------------------------------------------- */
 
 Test(e1000e_rx, split_tcp_with_good_checksums)
