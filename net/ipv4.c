@@ -59,7 +59,16 @@ void ipv4_rx(struct netbuf *nb)
 	}
 	ff = be16_get(ih.flags_fragoff);
 	if ((ff & IPV4_FLAG_MF) || (ff & IPV4_FRAG_OFFSET_MASK)) {
+		static uint32_t warned_src;
 		net_counters.ip_frag_dropped++;
+		if (src != warned_src) {
+			/* Once per sender in a row: the console names the trap, the counter counts it. */
+			char a[16];
+			warned_src = src;
+			log_warn("dropping IPv4 fragments from %s (not reassembled, ip frag-dropped counts them); a Linux "
+				 "peer on QEMU before 8.0 with TSO on sends them: ethtool -K <dev> tso off there",
+				 net_format_ipv4(src, a));
+		}
 		goto drop;
 	}
 	/* Cut Ethernet padding, then the header. */
