@@ -63,14 +63,29 @@ static size_t check_run(unsigned from, unsigned to, uint32_t seq, size_t off, si
 	return n;
 }
 
+static struct tcp_sock *listener;
+
+/* Accept a connection from a peer with window wnd and MSS 1460, and queue len bytes of src
+ * (one host fragment) on it; *iss gets our ISS. */
+static struct tcp_sock *send_dram(uint16_t wnd, uint32_t len, uint32_t *iss)
+{
+	fill();
+	*iss = open_passive(&listener, 1000, wnd, opt_mss1460, 4);
+	struct netdev_frag f = host_frag(0, len);
+	cr_assert_eq(tcp_send_frags(accepted, &f, 1), 0);
+	return accepted;
+}
+
+static void finish(struct tcp_sock *s)
+{
+	tcp_abort(s);
+	close_listener(listener);
+}
+
 Test(tcp_tso, a_window_of_dram_data_leaves_as_one_tso_frame_of_whole_segments)
 {
-	struct tcp_sock *l;
-	fill();
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	struct netdev_frag f = host_frag(0, 20000);
-	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	uint32_t iss;
+	struct tcp_sock *s = send_dram(65535, 20000, &iss);
 	/* cwnd 3 x 1460: one frame to the NIC, three segments on the wire. */
 	cr_assert_eq(fnd.tso_frames, 1);
 	cr_assert_eq(fnd.ntx, 3);
@@ -101,17 +116,15 @@ Test(tcp_tso, a_window_of_dram_data_leaves_as_one_tso_frame_of_whole_segments)
 		peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)sent, 65535, NULL, 0, NULL, 0);
 	}
 	cr_assert_eq(sent, 20000);
-	tcp_abort(s);
-	close_listener(l);
+	finish(s);
 }
 
 Test(tcp_tso, device_fragments_are_cut_at_the_gather_limit_then_segmented)
 {
-	struct tcp_sock *l;
 	fill();
 	fnd.dev.tx_dev_frags = 1;
 	fnd.dev.tx_dev_bytes = 4096;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	uint32_t iss = open_passive(&listener, 1000, 65535, opt_mss1460, 4);
 	struct tcp_sock *s = accepted;
 	struct netdev_frag f[3] = { dev_frag(0, 4096), dev_frag(4096, 4096), dev_frag(8192, 4096) };
 	cr_assert_eq(tcp_send_frags(s, f, 3), 0);
@@ -134,18 +147,13 @@ Test(tcp_tso, device_fragments_are_cut_at_the_gather_limit_then_segmented)
 	cr_assert_eq(fnd.tx_over_limit, 0);
 	cr_assert_eq(fnd.dev.stats.tx_tso, fnd.tso_frames);
 	cr_assert_eq(fnd.tso_frames, 3, "one TSO frame per device piece");
-	tcp_abort(s);
-	close_listener(l);
+	finish(s);
 }
 
 Test(tcp_tso, retransmissions_are_one_mss_then_slow_start_brings_tso_back)
 {
-	struct tcp_sock *l;
-	fill();
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	struct netdev_frag f = host_frag(0, 8000);
-	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	uint32_t iss;
+	struct tcp_sock *s = send_dram(65535, 8000, &iss);
 	cr_assert_eq(fnd.tso_frames, 1);
 	/* Three duplicate ACKs: the fast retransmission is one MSS, not a TSO frame. */
 	fake_netdev_clear(&fnd);
@@ -174,43 +182,32 @@ Test(tcp_tso, retransmissions_are_one_mss_then_slow_start_brings_tso_back)
 	cr_assert_gt(fnd.tso_frames, tso_before, "two MSS of window: a TSO frame of two segments");
 	cr_assert_eq(check_run(0, fnd.ntx, iss + 1 + 1460, 1460, 1460), 2920);
 	peer_seg(TCP_ACK, 1001, iss + 1 + 8000, 65535, NULL, 0, NULL, 0);
-	tcp_abort(s);
-	close_listener(l);
+	finish(s);
 }
 
 Test(tcp_tso, a_window_short_of_whole_segments_holds_the_tail_back)
 {
-	struct tcp_sock *l;
-	fill();
 	/* The peer's window is 3000 bytes: two whole segments go, the 80 left wait (SWS). */
-	uint32_t iss = open_passive(&l, 1000, 3000, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	struct netdev_frag f = host_frag(0, 10000);
-	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	uint32_t iss;
+	struct tcp_sock *s = send_dram(3000, 10000, &iss);
 	cr_assert_eq(fnd.tso_frames, 1);
 	cr_assert_eq(fnd.ntx, 2);
 	cr_assert_eq(check_run(0, 2, iss + 1, 0, 1460), 2920);
 	peer_seg(TCP_ACK, 1001, iss + 1 + 2920, 65535, NULL, 0, NULL, 0);
-	tcp_abort(s);
-	close_listener(l);
+	finish(s);
 }
 
 Test(tcp_no_tso, without_the_feature_every_frame_is_one_segment)
 {
-	struct tcp_sock *l;
-	fill();
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	struct netdev_frag f = host_frag(0, 20000);
-	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	uint32_t iss;
+	struct tcp_sock *s = send_dram(65535, 20000, &iss);
 	cr_assert_eq(fnd.ntx, 3);
 	cr_assert_eq(check_run(0, 3, iss + 1, 0, 1460), 4380);
 	cr_assert_eq(fnd.tso_frames, 0);
 	cr_assert_eq(tcp_stats()->tso_frames, 0);
 	cr_assert_eq(fnd.dev.stats.tx_tso, 0);
 	peer_seg(TCP_ACK, 1001, iss + 1 + 4380, 65535, NULL, 0, NULL, 0);
-	tcp_abort(s);
-	close_listener(l);
+	finish(s);
 }
 
 /* A hand-made TSO frame: TCP header (20 B) + payload bytes in a host fragment. */
