@@ -165,6 +165,7 @@ struct e1000e {
 	 * it is or is not (e1000e_tso_setup). */
 	bool tso_on;
 	const char *tso_why;
+	bool tso_probe_pending;  /* nic.tso = auto found the link down: probe once it is up */
 	/* link */
 	uint64_t link_next_ns;
 	struct e1000e_counters c;
@@ -273,7 +274,8 @@ enum e1000e_tso_verdict e1000e_tso_probe(struct e1000e *dev, uint64_t now_ns, co
 /* Turn TSO on or off for the stack (NETDEV_F_TSO, tso_max); why is shown by `nic`. */
 void e1000e_tso_set(struct e1000e *dev, bool on, const char *why);
 
-/* Apply nic.tso: off, on, or auto (e1000e_tso_probe decides), logging the outcome. */
+/* Apply nic.tso: off, on, or auto (e1000e_tso_probe decides), logging the outcome. With
+ * the link down, auto leaves TSO off and sets tso_probe_pending for the caller's poller. */
 void e1000e_tso_setup(struct e1000e *dev, enum e1000e_tso_mode mode, uint64_t now_ns);
 
 /* --- the device --- */

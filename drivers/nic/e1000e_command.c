@@ -374,6 +374,7 @@ static int nic_command(int argc, char **argv)
 		return selftest(dev, (unsigned)n);
 	}
 	if (strcmp(argv[1], "tso") == 0 && argc == 3) {
+		dev->tso_probe_pending = false; /* the console's choice stands */
 		if (strcmp(argv[2], "on") == 0)
 			e1000e_tso_set(dev, true, "on (console)");
 		else if (strcmp(argv[2], "off") == 0)

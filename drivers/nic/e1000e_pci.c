@@ -212,8 +212,12 @@ static int e1000e_poll_all(unsigned budget)
 	int work = 0;
 	if (!e1000e_ndevs || e1000e_netbufs_ready())
 		return 0;
-	for (unsigned i = 0; i < e1000e_ndevs; i++)
-		work += e1000e_poll(&e1000e_devs[i].core, budget, clock_now_ns());
+	for (unsigned i = 0; i < e1000e_ndevs; i++) {
+		struct e1000e *dev = &e1000e_devs[i].core;
+		work += e1000e_poll(dev, budget, clock_now_ns());
+		if (dev->tso_probe_pending && dev->ndev.link_up)
+			e1000e_tso_setup(dev, E1000E_TSO_AUTO, clock_now_ns());
+	}
 	return work;
 }
 POLLER(e1000e, e1000e_poll_all);

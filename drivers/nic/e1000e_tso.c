@@ -283,6 +283,7 @@ void e1000e_tso_setup(struct e1000e *dev, enum e1000e_tso_mode mode, uint64_t no
 	const char *why = NULL;
 	enum e1000e_tso_verdict v;
 
+	dev->tso_probe_pending = false;
 	if (mode == E1000E_TSO_OFF) {
 		e1000e_tso_set(dev, false, "off (nic.tso = off)");
 		return;
@@ -290,6 +291,13 @@ void e1000e_tso_setup(struct e1000e *dev, enum e1000e_tso_mode mode, uint64_t no
 	if (mode == E1000E_TSO_ON) {
 		e1000e_tso_set(dev, true, "on (nic.tso = on, not probed)");
 		log_info("%s: TSO on (nic.tso = on)", dev->ndev.name);
+		return;
+	}
+	dev->tso_probe_pending = false;
+	if (!dev->ndev.link_up) {
+		/* A real link may come up seconds after attach: the PCI poller probes then. */
+		dev->tso_probe_pending = true;
+		e1000e_tso_set(dev, false, "off (the loopback probe waits for the link)");
 		return;
 	}
 	v = e1000e_tso_probe(dev, now_ns, &why);

@@ -135,8 +135,11 @@ Test(e1000e_tso, the_stack_sees_tso_only_while_it_is_on)
 	e1000e_tso_setup(&dev, E1000E_TSO_ON, 0);
 	cr_assert(dev.tso_on);
 	cr_assert(dev.ndev.features & NETDEV_F_TSO);
-	/* auto with the link down: the probe cannot run, TSO stays off. */
+	/* auto with the link down: TSO off until the poller probes on link-up; off cancels that. */
 	e1000e_tso_setup(&dev, E1000E_TSO_AUTO, 0);
 	cr_assert_not(dev.tso_on);
-	cr_assert_str_eq(dev.tso_why, "off (the loopback probe failed)");
+	cr_assert(dev.tso_probe_pending);
+	cr_assert_str_eq(dev.tso_why, "off (the loopback probe waits for the link)");
+	e1000e_tso_setup(&dev, E1000E_TSO_OFF, 0);
+	cr_assert_not(dev.tso_probe_pending);
 }
