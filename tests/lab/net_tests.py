@@ -11,9 +11,9 @@ received is compared with its own payload counters. The appliance's console coun
 are read before and after each transfer to check where the payload went (device memory) and what
 host DRAM carried (headers).
 
-Sizes: LAB_NET_MB (default 32) MiB per transfer on the captured link, LAB_NETEM_MB (default 32) MiB
-each way under netem; `net_bulk256` moves 256 MiB each way (discard, echo) on an uncaptured link (a
-capture of that would be ~800 MB).
+Sizes: LAB_NET_MB (default 32) MiB per transfer on the captured link; `net_bulk256` moves 256 MiB each
+way (discard, echo) and `net_netem` LAB_NETEM_MB (default 256) MiB each way under netem, both on one
+uncaptured appliance lab (a capture of that would be ~800 MB).
 """
 import collections
 import hashlib
@@ -28,7 +28,7 @@ import topo
 from lab import CommandTimeout, Lab, LabError
 
 MB = int(os.environ.get("LAB_NET_MB", "32"))
-NETEM_MB = int(os.environ.get("LAB_NETEM_MB", "32"))  # per direction under netem
+NETEM_MB = int(os.environ.get("LAB_NETEM_MB", "256"))  # per direction under netem
 APP = topo.APPLIANCE_IP
 PROMPT = "p2pstore> "
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -283,24 +283,29 @@ STALL_SECS = 60
 
 
 def test_net_netem(s, mb=None):
-    """The same transfers with 5 % loss, 5 % duplication and reordering on the Linux side (tc netem on
-    eth0): nothing lost, nothing corrupted; the appliance saw duplicates and out-of-order segments."""
-    app, linux = net(s)
+    """256 MiB to discard and 256 MiB through echo with 5 % loss, 5 % duplication and reordering on the
+    Linux side (tc netem on eth0), on the uncaptured lab of net_bulk256 (a capture would be ~800 MB):
+    nothing lost, nothing corrupted; the appliance saw duplicates and out-of-order segments."""
+    app, linux = bulk(s)
     mb = mb or NETEM_MB
+    linux.run("rm -f /tmp/d.bin /tmp/e.bin")   # the guest's tmpfs (512 MiB) holds one 256 MiB blob at a time
     linux.run(f"tc qdisc replace dev eth0 root netem {NETEM}", check=True)
     try:
         before = app.counters()
         _, s1 = discard(app, linux, mb, "netem discard", exact=False)
+        linux.run("rm -f /tmp/d.bin")
         _, s2 = echo(app, linux, mb, "netem echo", exact=False)
         d = Appliance.delta(app.counters(), before)
         q = linux.run("tc -s qdisc show dev eth0").out
     finally:
         linux.run("tc qdisc del dev eth0 root", check=False)
+        linux.run("rm -f /tmp/d.bin /tmp/e.bin", check=False)
     drops = re.search(r"dropped (\d+)", q)
     expect(drops and int(drops.group(1)) > 0, f"netem dropped nothing: {q}")
     expect(d["dup"] > 0 and d["ooo"] > 0,
            f"the appliance saw no duplicate ({d['dup']}) or out-of-order ({d['ooo']}) segment")
-    return (f"{mb} MiB discard {s1:.1f} s + {mb} MiB echo {s2:.1f} s with '{NETEM}': netem dropped "
+    return (f"{mb} MiB discard {s1:.1f} s ({mbps(mb << 20, s1):.1f} MB/s) + {mb} MiB echo {s2:.1f} s "
+            f"({mbps(mb << 20, s2):.1f} MB/s each way) with '{NETEM}', sha256 equal: netem dropped "
             f"{drops.group(1)}; appliance dup {d['dup']} ooo {d['ooo']} ooo-drops {d['ooo_drops']} "
             f"retransmits {d['retransmits']} (timeouts {d['timeouts']})")
 
@@ -489,18 +494,24 @@ def test_net_tshark(s):
             f"{os.path.getsize(pcap) >> 20} MiB pcap")
 
 
+def bulk(s):
+    """The session's uncaptured appliance lab for the 256 MiB transfers (net_bulk256, net_netem),
+    booted on first use; run-tests closes it."""
+    if getattr(s, "net_bulk", None) is None:
+        s.net_bulk = NetLab("tests-net-bulk", capture_link=False)
+        s.extra_rundirs.append(os.path.join(topo.TOP, "build", "lab", s.net_bulk.name))
+    return s.net_bulk.start()
+
+
 def test_net_bulk256(s):
-    """256 MiB to discard and 256 MiB through echo, on its own uncaptured appliance lab (a capture of
-    this would be ~800 MB); what the echo sent back went out without a DRAM bounce."""
-    nl = NetLab("tests-net-bulk", capture_link=False)
-    s.extra_rundirs.append(os.path.join(topo.TOP, "build", "lab", nl.name))
-    try:
-        app, linux = nl.start()
-        d1, s1 = discard(app, linux, 256, "bulk discard")
-        linux.run("rm -f /tmp/d.bin")   # the guest's tmpfs holds one 256 MiB blob at a time
-        d2, s2 = echo(app, linux, 256, "bulk echo")
-    finally:
-        nl.close()
+    """256 MiB to discard and 256 MiB through echo, on an uncaptured appliance lab (a capture of this
+    would be ~800 MB); what the echo sent back went out without a DRAM bounce."""
+    app, linux = bulk(s)
+    linux.run("rm -f /tmp/d.bin /tmp/e.bin")   # the guest's tmpfs holds one 256 MiB blob at a time
+    d1, s1 = discard(app, linux, 256, "bulk discard")
+    linux.run("rm -f /tmp/d.bin")
+    d2, s2 = echo(app, linux, 256, "bulk echo")
+    linux.run("rm -f /tmp/e.bin")
     pay = 256 << 20
     expect(d2["tx_bounced"] == 0, f"bulk echo: {d2['tx_bounced']} frames bounced through DRAM")
     return (f"256 MiB discard {s1:.1f} s ({mbps(pay, s1):.1f} MB/s), 256 MiB echo {s2:.1f} s "
@@ -516,9 +527,9 @@ TESTS = [
     ("net_chargen", test_net_chargen),
     ("net_split", test_net_split),
     ("net_jumbo", test_net_jumbo),
-    ("net_netem", test_net_netem),
     ("net_concurrent", test_net_concurrent),
     ("net_tshark", test_net_tshark),
     ("net_bulk256", test_net_bulk256),
+    ("net_netem", test_net_netem),
 ]
 OPTIONAL = []
