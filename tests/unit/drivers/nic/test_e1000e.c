@@ -1,4 +1,4 @@
-// sources: drivers/nic/e1000e.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
+// sources: drivers/nic/e1000e.c drivers/nic/e1000e_tso.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
 /*
  * The e1000e core on a fake register file and fake descriptor memory: buffer sizes per
  * MTU (no frame may overrun BSIZE1), ring index arithmetic with QEMU 7.2's 16-byte RDH/RDT
@@ -761,5 +761,36 @@ Test(e1000e_dev, a_frame_under_the_context_in_force_skips_its_context_descriptor
 	for (unsigned i = 0; i < dev.tx_n; i++)
 		dev.tx_ring[i].data.upper |= E1000E_TXD_STAT_DD;
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 3);
+	bring_down();
+}
+
+Test(e1000e_dev, tso_frames_go_out_only_while_tso_is_on_and_count_their_segments)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	uint32_t fl[1] = { 4096 };
+	struct netbuf *nb = tso_frame(1, fl, true, 1460);
+	cr_assert_eq(netdev_tx(&dev.ndev, nb), -EINVAL, "TSO off: the netdev refuses the frame");
+	cr_assert_eq(regs[E1000E_TDT / 4], 0, "nothing posted");
+	e1000e_tso_set(&dev, true, "on (test)");
+	cr_assert(dev.ndev.features & NETDEV_F_TSO);
+	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], 3, "context + header + one device piece");
+	cr_assert(dev.tx_ring[0].ctx.cmd_and_length & E1000E_TUCMD_TSE);
+	cr_assert_eq(dev.tx_ring[0].ctx.mss, 1460);
+	cr_assert_eq(dev.ndev.stats.tx_tso, 1);
+	cr_assert_eq(dev.ndev.stats.tx_tso_segs, 3, "4096 bytes: 1460 + 1460 + 1176");
+	cr_assert_eq(dev.c.tx_bounced, 0, "one device piece of 4 KiB: gathered in place");
+	/* A second TSO frame of another length needs its own context (PAYLEN differs). */
+	uint32_t fl2[1] = { 3000 };
+	cr_assert_eq(netdev_tx(&dev.ndev, tso_frame(1, fl2, true, 1460)), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], 6);
+	cr_assert_eq(dev.c.tx_ctx, 2);
+	cr_assert_eq(dev.c.tx_ctx_reused, 0);
+	/* The receive side's rebuild keeps the feature. */
+	cr_assert_eq(e1000e_rx_reconfigure(&dev, E1000E_RX_SPLIT, 1500), 0);
+	cr_assert(dev.ndev.features & NETDEV_F_TSO);
+	for (unsigned i = 0; i < dev.tx_n; i++)
+		dev.tx_ring[i].data.upper |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
 	bring_down();
 }
