@@ -23,7 +23,7 @@
 #include "../drivers/nvme/nvme.h"
 #include "../drivers/nvme/target/nvmet.h"
 #include "../drivers/nvme/target/nvmet_config.h"
-#include "../drivers/nvme/target/tcp.h"
+#include "../drivers/nvme/target/nvmet_tcp.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
 #include "../net/net.h"

@@ -1,6 +1,6 @@
-// sources: drivers/nvme/target/tcp.c drivers/nvme/target/tcp_rx.c drivers/nvme/target/tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
+// sources: drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
 /*
- * libFuzzer harness: the NVMe/TCP transport (tcp.c) with the real framing and target core
+ * libFuzzer harness: the NVMe/TCP transport (nvmet_tcp.c) with the real framing and target core
  * over a fake socket layer, the host side driven by the input. A fixed prologue connects
  * an admin queue (connection 0) and an I/O queue (connection 1); then the input is a list
  * of operations on the I/O connection: raw host bytes, well-formed Write/Read capsules,
@@ -18,8 +18,8 @@
 #include <string.h>
 #include "drivers/nvme/target/nvmet.h"
 #include "drivers/nvme/target/nvmet_wire.h"
-#include "drivers/nvme/target/tcp.h"
-#include "drivers/nvme/target/tcp_pdu.h"
+#include "drivers/nvme/target/nvmet_tcp.h"
+#include "drivers/nvme/target/nvmet_tcp_pdu.h"
 #include "lib/clock.h"
 #include "lib/crc32.h"
 #include "lib/timer.h"

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/tcp_pdu.c lib/crc32.c lib/clock.c
+// sources: drivers/nvme/target/nvmet_tcp_pdu.c lib/crc32.c lib/clock.c
 /*
  * libFuzzer harness: NVMe/TCP PDU headers as a controller receives them, under every
  * digest/alignment setting (chosen by the first byte). Invariants: a refused header names
@@ -8,7 +8,7 @@
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
-#include "drivers/nvme/target/tcp_pdu.h"
+#include "drivers/nvme/target/nvmet_tcp_pdu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

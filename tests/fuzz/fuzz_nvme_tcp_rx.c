@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/tcp_rx.c drivers/nvme/target/tcp_pdu.c drivers/nic/netdev.c lib/crc32.c mm/pool.c mm/dma.c lib/log.c lib/clock.c
+// sources: drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nic/netdev.c lib/crc32.c mm/pool.c mm/dma.c lib/log.c lib/clock.c
 /*
  * libFuzzer harness: NVMe/TCP receive framing over an arbitrary byte stream cut into
  * fragments of arbitrary sizes. The first byte picks digests/alignment, the second the
@@ -9,7 +9,7 @@
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
-#include "drivers/nvme/target/tcp_rx.h"
+#include "drivers/nvme/target/nvmet_tcp_rx.h"
 #include "mm/pool.h"
 
 #define MAX_CHUNKS 4096

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "../../../lib/command.h"
 #include "nvmet_priv.h"
-#include "tcp.h"
+#include "nvmet_tcp.h"
 
 static const char *const qstate_names[] = { "new", "live", "dead", "destroyed" };
 

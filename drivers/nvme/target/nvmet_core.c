@@ -1,8 +1,9 @@
 /*
  * nvmet_core.c - the NVMe-oF target core: the objects (ports, subsystems with their
  * namespaces, the discovery subsystem, controllers, queues), the controller state
- * machine, command dispatch with completion accounting, the fabrics command set
- * (Connect, Property Get/Set, Disconnect), keep-alive and namespace change events.
+ * machine, command dispatch with completion accounting, keep-alive and namespace
+ * change events. The fabrics command set (Connect, Property Get/Set, Disconnect) is in
+ * nvmet_fabrics.c.
  *
  * Controllers follow the dynamic controller model: an admin-queue Connect with CNTLID
  * 0xFFFF creates one, with the lowest free ID of the subsystem's cntlid range at or after
@@ -67,7 +68,7 @@ const struct nvmet_cfg_port *nvmet_port_at(unsigned i)
 }
 
 /* The one place controller states change. */
-static void ctrl_set_state(struct nvmet_ctrl *c, enum nvmet_ctrl_state s)
+void nvmet_ctrl_set_state(struct nvmet_ctrl *c, enum nvmet_ctrl_state s)
 {
 	if (c->state == s)
 		return;
@@ -167,17 +168,6 @@ bool nvmet_host_allowed(const struct nvmet_subsys *s, const char *hostnqn)
 	return false;
 }
 
-static bool subsys_on_port(const struct nvmet_subsys *s, unsigned port)
-{
-	const struct nvmet_cfg_port *p = &nvmet_tgt.cfg.ports[port];
-	if (s->discovery)
-		return true;
-	for (unsigned i = 0; i < p->nsubsys; i++)
-		if (&nvmet_tgt.subsys[p->subsys[i]] == s)
-			return true;
-	return false;
-}
-
 uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
 {
 	uint32_t m = NVMET_MAX_XFER;
@@ -227,7 +217,7 @@ void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason)
 {
 	if (c->state == NVMET_CTRL_FAILED)
 		return;
-	ctrl_set_state(c, NVMET_CTRL_FAILED);
+	nvmet_ctrl_set_state(c, NVMET_CTRL_FAILED);
 	timer_cancel(&timer_default_queue, &c->kato_timer);
 	ctrl_abort_aers(c);
 	for (unsigned i = 0; i <= NVMET_MAX_IO_QUEUES; i++) {
@@ -240,6 +230,27 @@ void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason)
 	}
 }
 
+struct nvmet_ctrl *nvmet_ctrl_alloc(void)
+{
+	struct nvmet_ctrl *c = mm_pool_zalloc(&ctrl_pool);
+
+	if (!c)
+		return NULL;
+	c->state = NVMET_CTRL_NEW;
+	timer_init(&c->kato_timer, "nvmet-kato", kato_expired, c);
+	return c;
+}
+
+struct nvmet_subsys *nvmet_subsys_by_nqn(const char *nqn)
+{
+	if (strcmp(nqn, NVMET_DISCOVERY_NQN) == 0)
+		return &nvmet_tgt.disc;
+	for (unsigned i = 0; i < nvmet_tgt.nsubsys; i++)
+		if (strcmp(nvmet_tgt.subsys[i].cfg->nqn, nqn) == 0)
+			return &nvmet_tgt.subsys[i];
+	return NULL;
+}
+
 static void ctrl_free(struct nvmet_ctrl *c)
 {
 	timer_cancel(&timer_default_queue, &c->kato_timer);
@@ -249,35 +260,6 @@ static void ctrl_free(struct nvmet_ctrl *c)
 	nvmet_tgt.nctrls--;
 	nvmet_tgt.st.ctrls_freed++;
 	mm_pool_free(&ctrl_pool, c);
-}
-
-static struct nvmet_ctrl *ctrl_find(const struct nvmet_subsys *s, uint16_t cntlid)
-{
-	struct list_node *it;
-	list_for_each(&nvmet_tgt.ctrls, it) {
-		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
-		if (c->subsys == s && c->cntlid == cntlid)
-			return c;
-	}
-	return NULL;
-}
-
-/* Lowest free controller ID of s at or after its cursor (wrapping in the range), or 0. */
-static uint16_t cntlid_alloc(struct nvmet_subsys *s)
-{
-	uint16_t lo = s->cfg->cntlid_min ? s->cfg->cntlid_min : 1;
-	uint16_t hi = s->cfg->cntlid_max && s->cfg->cntlid_max <= 0xffef ? s->cfg->cntlid_max : 0xffef;
-	uint32_t span = (uint32_t)hi - lo + 1;
-	uint16_t id = s->next_cntlid < lo || s->next_cntlid > hi ? lo : s->next_cntlid;
-
-	for (uint32_t n = 0; n < span && n <= NVMET_MAX_CTRLS; n++) {
-		if (!ctrl_find(s, id)) {
-			s->next_cntlid = id == hi ? lo : (uint16_t)(id + 1);
-			return id;
-		}
-		id = id == hi ? lo : (uint16_t)(id + 1);
-	}
-	return 0;
 }
 
 /* --- queues --- */
@@ -415,251 +397,6 @@ void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
 	req->done(req, req->done_arg);
 }
 
-/* --- fabrics commands --- */
-
-static uint16_t ld16(const void *sqe, unsigned off)
-{
-	return nvme_ld16((const uint8_t *)sqe + off);
-}
-
-static uint32_t ld32(const void *sqe, unsigned off)
-{
-	return nvme_ld32((const uint8_t *)sqe + off);
-}
-
-static struct nvmet_subsys *subsys_by_nqn(const char *nqn)
-{
-	if (strcmp(nqn, NVMET_DISCOVERY_NQN) == 0)
-		return &nvmet_tgt.disc;
-	for (unsigned i = 0; i < nvmet_tgt.nsubsys; i++)
-		if (strcmp(nvmet_tgt.subsys[i].cfg->nqn, nqn) == 0)
-			return &nvmet_tgt.subsys[i];
-	return NULL;
-}
-
-/* Refuse a Connect with status sc (DW0: the invalid parameter's location) and say why,
- * naming the host and the subsystem it asked for. */
-static void connect_fail(struct nvmet_req *req, uint16_t sc, uint32_t dw0, const char *why, const uint8_t *cd)
-{
-	log_warn("connect refused on port %u: %s (host %s, subsystem %s, qid %u)", nvmet_tgt.cfg.ports[req->q->port].portid,
-		 why, (const char *)cd + NVMF_CD_OFF_HOSTNQN, (const char *)cd + NVMF_CD_OFF_SUBNQN,
-		 ld16(&req->sqe, NVMF_CONNECT_OFF_QID));
-	nvmet_tgt.st.connect_refused++;
-	req->cqe.dw0 = dw0;
-	nvmet_req_complete(req, sc);
-}
-
-static void bind_queue(struct nvmet_ctrl *c, struct nvmet_queue *q, uint16_t qid, uint16_t sqsize, uint8_t cattr)
-{
-	q->ctrl = c;
-	q->qid = qid;
-	q->size = (uint16_t)(sqsize + 1);
-	q->sqhd = (uint16_t)(1 % q->size); /* the Connect itself was consumed */
-	q->sqflow_off = (cattr & NVMF_CATTR_DISABLE_SQFLOW) != 0;
-	q->state = NVMET_Q_LIVE;
-	c->queues[qid] = q;
-	c->nqueues++;
-}
-
-static void fabrics_connect(struct nvmet_req *req)
-{
-	static uint8_t cd[NVMF_CONNECT_DATA_LEN];
-	struct nvmet_queue *q = req->q;
-	const struct nvme_sqe *sqe = &req->sqe;
-	uint16_t recfmt = ld16(sqe, NVMF_CONNECT_OFF_RECFMT), qid = ld16(sqe, NVMF_CONNECT_OFF_QID);
-	uint16_t sqsize = ld16(sqe, NVMF_CONNECT_OFF_SQSIZE);
-	uint8_t cattr = ((const uint8_t *)sqe)[NVMF_CONNECT_OFF_CATTR];
-	uint32_t kato = ld32(sqe, NVMF_CONNECT_OFF_KATO);
-	const char *subnqn = (const char *)cd + NVMF_CD_OFF_SUBNQN;
-	const char *hostnqn = (const char *)cd + NVMF_CD_OFF_HOSTNQN;
-	struct nvmet_subsys *s;
-	struct nvmet_ctrl *c;
-	uint16_t cntlid;
-
-	if (q->state != NVMET_Q_NEW)
-		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
-	if (req->data.len != NVMF_CONNECT_DATA_LEN)
-		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
-	if (nvmet_copy_from_req(req, 0, cd, sizeof(cd)) < 0)
-		return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
-	cd[NVMF_CD_OFF_SUBNQN + NVMF_NQN_FIELD_LEN - 1] = 0;
-	cd[NVMF_CD_OFF_HOSTNQN + NVMF_NQN_FIELD_LEN - 1] = 0;
-	cntlid = nvme_ld16(cd + NVMF_CD_OFF_CNTLID);
-
-	if (recfmt != 0)
-		return connect_fail(req, NVMET_SC_CONNECT_FORMAT, 0, "record format", cd);
-	if (sqsize == 0 || sqsize >= q->ops->max_queue_size || sqsize >= NVMET_MAX_QUEUE_SIZE)
-		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize", cd);
-	if (!(s = subsys_by_nqn(subnqn)) || !subsys_on_port(s, q->port))
-		return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_SUBNQN,
-				    "unknown subsystem", cd);
-	if (!hostnqn[0] || !nvmet_host_allowed(s, hostnqn))
-		return connect_fail(req, NVMET_SC_CONNECT_INVALID_HOST, NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN,
-				    "host not allowed", cd);
-
-	if (qid == 0) {
-		if (cntlid != NVMF_CNTLID_DYNAMIC)
-			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
-					    "static controller ID", cd);
-		if (!(cntlid = cntlid_alloc(s)) || !(c = mm_pool_zalloc(&ctrl_pool)))
-			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", cd);
-		c->state = NVMET_CTRL_NEW;
-		c->subsys = s;
-		c->port = q->port;
-		c->cntlid = cntlid;
-		c->ops = q->ops;
-		memcpy(c->hostnqn, hostnqn, sizeof(c->hostnqn));
-		memcpy(c->hostid, cd + NVMF_CD_OFF_HOSTID, sizeof(c->hostid));
-		c->kato_ms = kato;
-		c->nr_io_queues = NVMET_MAX_IO_QUEUES;
-		c->sqsize_max = (uint16_t)(q->ops->max_queue_size < NVMET_MAX_QUEUE_SIZE ? q->ops->max_queue_size
-											 : NVMET_MAX_QUEUE_SIZE);
-		timer_init(&c->kato_timer, "nvmet-kato", kato_expired, c);
-		list_add_tail(&nvmet_tgt.ctrls, &c->node);
-		s->nctrls++;
-		nvmet_tgt.nctrls++;
-		nvmet_tgt.st.ctrls_created++;
-		bind_queue(c, q, 0, sqsize, cattr);
-		ctrl_set_state(c, NVMET_CTRL_CONNECTED);
-		kato_restart(c);
-		log_info("ctrl %u created for %s on %s (port %u, kato %u ms)", cntlid, hostnqn, s->cfg->nqn,
-			 nvmet_tgt.cfg.ports[q->port].portid, kato);
-	} else {
-		if (s->discovery || qid > NVMET_MAX_IO_QUEUES)
-			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_QID, "qid", cd);
-		c = ctrl_find(s, cntlid);
-		if (!c || strcmp(c->hostnqn, hostnqn) != 0 || c->state == NVMET_CTRL_FAILED)
-			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
-					    "no such controller for this host", cd);
-		if (c->state != NVMET_CTRL_ENABLED || c->queues[qid])
-			return connect_fail(req, NVMET_SC_CMD_SEQ_ERROR, 0, "controller not ready or qid in use",
-					    cd);
-		if (sqsize >= c->sqsize_max)
-			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_SQSIZE, "sqsize",
-					    cd);
-		bind_queue(c, q, qid, sqsize, cattr);
-		log_debug("ctrl %u: I/O queue %u connected (%u entries)", c->cntlid, qid, sqsize + 1u);
-	}
-	nvmet_tgt.st.connects++;
-	req->cqe.dw0 = c->cntlid;
-	nvmet_req_complete(req, NVMET_SC_SUCCESS);
-}
-
-#define NVMET_VS NVME_VS(1, 3)
-
-static uint64_t ctrl_cap(const struct nvmet_ctrl *c)
-{
-	return NVME_SET(NVME_CAP_MQES, c->sqsize_max - 1u) | NVME_SET(NVME_CAP_CQR, 1) |
-	       NVME_SET(NVME_CAP_TO, 15) /* 7.5 s */ | NVME_SET(NVME_CAP_CSS, 1) /* NVM */;
-}
-
-/* A CC write: EN rising checks the entry sizes and sets CSTS.RDY, falling resets,
- * SHN sets CSTS.SHST complete (nothing to flush: backends write through). */
-static void ctrl_update_cc(struct nvmet_ctrl *c, uint32_t cc)
-{
-	uint32_t old = c->cc;
-
-	c->cc = cc;
-	if ((cc & NVME_CC_EN) && !(old & NVME_CC_EN)) {
-		if (NVME_GET(cc, NVME_CC_MPS) != 0 || NVME_GET(cc, NVME_CC_AMS) != 0 ||
-		    NVME_GET(cc, NVME_CC_CSS) != 0 || NVME_GET(cc, NVME_CC_IOSQES) != 6 ||
-		    NVME_GET(cc, NVME_CC_IOCQES) != 4) {
-			log_warn("ctrl %u: CC 0x%x refused (entry sizes, page size or command set)", c->cntlid, cc);
-			c->csts = NVME_CSTS_CFS;
-			nvmet_ctrl_kill(c, -EINVAL);
-			return;
-		}
-		c->csts = NVME_CSTS_RDY;
-		ctrl_set_state(c, NVMET_CTRL_ENABLED);
-	}
-	if (!(cc & NVME_CC_EN) && (old & NVME_CC_EN)) {
-		c->csts &= ~NVME_CSTS_RDY;
-		if (c->state == NVMET_CTRL_ENABLED)
-			ctrl_set_state(c, NVMET_CTRL_CONNECTED);
-	}
-	if (NVME_GET(cc, NVME_CC_SHN) && !NVME_GET(old, NVME_CC_SHN)) {
-		c->csts = (uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_COMPLETE);
-		ctrl_set_state(c, NVMET_CTRL_SHUTDOWN);
-	}
-	if (!NVME_GET(cc, NVME_CC_SHN) && NVME_GET(old, NVME_CC_SHN)) {
-		c->csts &= ~(uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_MASK);
-		if (c->state == NVMET_CTRL_SHUTDOWN)
-			ctrl_set_state(c, (cc & NVME_CC_EN) ? NVMET_CTRL_ENABLED : NVMET_CTRL_CONNECTED);
-	}
-}
-
-static void fabrics_property(struct nvmet_req *req, bool set)
-{
-	struct nvmet_ctrl *c = req->q->ctrl;
-	const uint8_t *b = (const uint8_t *)&req->sqe;
-	bool size8 = (b[NVMF_PROP_OFF_ATTRIB] & 0x7) == NVMF_PROP_SIZE_8;
-	uint32_t off = ld32(&req->sqe, NVMF_PROP_OFF_OFFSET);
-	uint64_t v = 0;
-
-	if (req->q->qid != 0)
-		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
-	if (set) {
-		if (off != NVMF_PROP_CC || size8)
-			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		ctrl_update_cc(c, ld32(&req->sqe, NVMF_PROP_OFF_VALUE));
-		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
-	}
-	if (size8 && off == NVMF_PROP_CAP)
-		v = ctrl_cap(c);
-	else if (!size8 && off == NVMF_PROP_VS)
-		v = NVMET_VS;
-	else if (!size8 && off == NVMF_PROP_CC)
-		v = c->cc;
-	else if (!size8 && off == NVMF_PROP_CSTS)
-		v = c->csts;
-	else
-		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-	req->cqe.dw0 = (uint32_t)v;
-	req->cqe.dw1 = (uint32_t)(v >> 32);
-	nvmet_req_complete(req, NVMET_SC_SUCCESS);
-}
-
-/* Disconnect: an I/O queue goes away, or on the admin queue the whole association. The
- * transport is told first (it closes after sending this command's response). */
-static void fabrics_disconnect(struct nvmet_req *req)
-{
-	struct nvmet_queue *q = req->q;
-
-	if (ld16(&req->sqe, NVMF_CONNECT_OFF_RECFMT) != 0)
-		return nvmet_req_complete(req, NVMET_SC_CONNECT_FORMAT);
-	log_info("ctrl %u: disconnect on queue %u", q->ctrl->cntlid, q->qid);
-	if (q->qid == 0) {
-		nvmet_ctrl_kill(q->ctrl, 0);
-	} else {
-		q->state = NVMET_Q_DEAD;
-		if (q->ops->queue_kill)
-			q->ops->queue_kill(q->tctx, 0);
-	}
-	nvmet_req_complete(req, NVMET_SC_SUCCESS);
-}
-
-static void exec_fabrics(struct nvmet_req *req)
-{
-	uint8_t fctype = ((const uint8_t *)&req->sqe)[4];
-
-	if (fctype == NVMF_FCTYPE_CONNECT)
-		return fabrics_connect(req);
-	if (req->q->state != NVMET_Q_LIVE)
-		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
-	if (req->data.len != 0)
-		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
-	switch (fctype) {
-	case NVMF_FCTYPE_PROPERTY_GET:
-		return fabrics_property(req, false);
-	case NVMF_FCTYPE_PROPERTY_SET:
-		return fabrics_property(req, true);
-	case NVMF_FCTYPE_DISCONNECT:
-		return fabrics_disconnect(req);
-	default:
-		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
-	}
-}
-
 /* --- dispatch --- */
 
 /* Is SGL1's identifier one a fabrics host may use: in-capsule data (Data Block with
@@ -743,7 +480,7 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 		return nvmet_req_complete(req, NVMET_SC_SGL_TYPE_INVALID);
 
 	if (NVME_SQE_OPC(req->sqe.cdw0) == NVMF_OPC_FABRICS)
-		return exec_fabrics(req);
+		return nvmet_exec_fabrics(req);
 	if (q->state != NVMET_Q_LIVE)
 		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
 	if (q->qid == 0)
@@ -778,7 +515,7 @@ static void ctrl_ns_changed(struct nvmet_ctrl *c, uint32_t nsid)
 
 int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
 {
-	struct nvmet_subsys *s = nvmet_tgt.running ? subsys_by_nqn(subnqn) : NULL;
+	struct nvmet_subsys *s = nvmet_tgt.running ? nvmet_subsys_by_nqn(subnqn) : NULL;
 	struct nvmet_ns *ns = NULL;
 	struct list_node *it;
 	int rc;
@@ -905,7 +642,7 @@ void nvmet_fini(void)
 	/* transports are stopped: no queue_kill calls, just release everything */
 	list_for_each_safe(&t->ctrls, it, tmp) {
 		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
-		ctrl_set_state(c, NVMET_CTRL_FAILED);
+		nvmet_ctrl_set_state(c, NVMET_CTRL_FAILED);
 		timer_cancel(&timer_default_queue, &c->kato_timer);
 		ctrl_abort_aers(c);
 	}

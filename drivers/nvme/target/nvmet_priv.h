@@ -1,6 +1,7 @@
 /*
  * nvmet_priv.h - layouts shared by the target core's files (nvmet_core.c: objects,
- * fabrics commands, properties, keep-alive, events; nvmet_admin.c: Identify, logs,
+ * dispatch, keep-alive, events; nvmet_fabrics.c: Connect, properties, Disconnect;
+ * nvmet_admin.c: Identify, logs,
  * features; nvmet_io.c: NVM commands; nvmet_command.c: the console). Not for transports.
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_PRIV_H
@@ -124,7 +125,19 @@ int nvmet_copy_to_req(struct nvmet_req *req, uint32_t off, const void *buf, uint
 int nvmet_copy_from_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t len);
 uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c);
 
+/* (Re)start the controller's keep-alive timer from now (none when KATO is 0). */
 void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c);
+/* The one place controller states change (logged at debug level). */
+void nvmet_ctrl_set_state(struct nvmet_ctrl *c, enum nvmet_ctrl_state s);
+/* A zeroed controller from the pool, state NEW, keep-alive timer ready; NULL when the
+ * pool is empty. The caller links it into nvmet_tgt.ctrls. */
+struct nvmet_ctrl *nvmet_ctrl_alloc(void);
+/* The subsystem (or the discovery subsystem) named nqn, or NULL. */
+struct nvmet_subsys *nvmet_subsys_by_nqn(const char *nqn);
+
+/* nvmet_fabrics.c */
+/* Run a fabrics command (opcode 7Fh) on its queue: Connect, Property Get/Set, Disconnect. */
+void nvmet_exec_fabrics(struct nvmet_req *req);
 
 /* nvmet_admin.c */
 void nvmet_exec_admin(struct nvmet_req *req);

@@ -1,5 +1,5 @@
 /*
- * fake_nvmet_sock.h - a fake socket layer under the real NVMe/TCP transport (tcp.c), for
+ * fake_nvmet_sock.h - a fake socket layer under the real NVMe/TCP transport (nvmet_tcp.c), for
  * host tests and fuzzers that play a hostile host: the bytes a host sends are handed to
  * the transport as fragments of a chosen size (host memory), what the transport sends is
  * kept for the test to parse, and every fragment handed out must come back exactly once.
@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "drivers/nvme/target/tcp.h"
+#include "drivers/nvme/target/nvmet_tcp.h"
 
 #define FSK_CONNS 4
 #define FSK_RX_MAX (512 * 1024)

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/tcp.c drivers/nvme/target/tcp_rx.c drivers/nvme/target/tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
+// sources: drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
 /*
  * NVMe/TCP transport over a fake socket layer, the real framing and the real target core
  * with RAM disks: ICReq/ICResp negotiation (digests included), the termination rules
@@ -13,8 +13,8 @@
 #include <string.h>
 #include "drivers/nvme/target/nvmet.h"
 #include "drivers/nvme/target/nvmet_wire.h"
-#include "drivers/nvme/target/tcp.h"
-#include "drivers/nvme/target/tcp_pdu.h"
+#include "drivers/nvme/target/nvmet_tcp.h"
+#include "drivers/nvme/target/nvmet_tcp_pdu.h"
 #include "lib/clock.h"
 #include "lib/crc32.h"
 #include "lib/timer.h"

@@ -1,10 +1,10 @@
 /*
- * tcp_rx.c - NVMe/TCP receive framing (see tcp_rx.h).
+ * nvmet_tcp_rx.c - NVMe/TCP receive framing (see nvmet_tcp_rx.h).
  */
 #include <errno.h>
 #include <string.h>
 #include "../../../lib/crc32.h"
-#include "tcp_rx.h"
+#include "nvmet_tcp_rx.h"
 
 /* Drop the first n bytes of f (they were read or skipped); release it when empty. */
 static void frag_consume(struct netdev_frag *f, uint32_t n)

@@ -1,12 +1,12 @@
 /*
- * tcp_stats.c - the NVMe/TCP transport's `stats nvmet_tcp` section: where payloads went
+ * nvmet_tcp_stats.c - the NVMe/TCP transport's `stats nvmet_tcp` section: where payloads went
  * (device memory peer to peer, or host DRAM by reason), commands that waited for
  * buffers, C2HData SUCCESS completions. The `nvmet` console view prints the same
  * counters through nvmet_tcp_stats() and nvmet_tcp_dram_reason_name().
  */
 #include <stdio.h>
 #include "../../../lib/stats.h"
-#include "tcp.h"
+#include "nvmet_tcp.h"
 
 static void nvmet_tcp_stats_show(void)
 {

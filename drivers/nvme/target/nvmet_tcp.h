@@ -1,12 +1,12 @@
 /*
- * tcp.h - the NVMe/TCP transport of the NVMe-oF target (NVMe over TCP Transport
+ * nvmet_tcp.h - the NVMe/TCP transport of the NVMe-oF target (NVMe over TCP Transport
  * Specification 1.0): listeners on the TCP ports of the configuration, one connection
  * per NVMe queue, ICReq/ICResp negotiation, CapsuleCmd -> nvmet_exec() -> C2HData +
  * CapsuleResp, termination requests on protocol errors.
  *
  * It glues three layers: the socket API (net/tcp/tcp.h, reached through struct
  * nvmet_tcp_sock_ops so host tests can put a fake socket layer underneath), the receive
- * framing (tcp_rx.h, whole PDUs whose data stays in the NIC's fragments) and the core
+ * framing (nvmet_tcp_rx.h, whole PDUs whose data stays in the NIC's fragments) and the core
  * (nvmet.h, the transport contract in its header comment).
  *
  * Connection states (one set_state(), transitions logged at debug level):
@@ -21,8 +21,8 @@
  *                killed by the core, stop); waits like FAILED.
  * A FAILED or CLOSING connection with no command left is freed by nvmet_tcp_poll().
  */
-#ifndef DRIVERS_NVME_TARGET_TCP_H
-#define DRIVERS_NVME_TARGET_TCP_H
+#ifndef DRIVERS_NVME_TARGET_NVMET_TCP_H
+#define DRIVERS_NVME_TARGET_NVMET_TCP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/tcp_rx.c drivers/nvme/target/tcp_pdu.c drivers/nic/netdev.c lib/crc32.c mm/pool.c mm/dma.c lib/log.c
+// sources: drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nic/netdev.c lib/crc32.c mm/pool.c mm/dma.c lib/log.c
 /*
  * NVMe/TCP receive framing: a stream of PDUs cut into fragments at every size from 1 byte
  * to whole comes out as the same PDUs, with the data handed on as fragments whose bytes
@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "drivers/nvme/target/tcp_rx.h"
+#include "drivers/nvme/target/nvmet_tcp_rx.h"
 #include "lib/crc32.h"
 #include "tests/unit/unit_support.h"
 

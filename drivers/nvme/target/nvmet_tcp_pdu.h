@@ -1,5 +1,5 @@
 /*
- * tcp_pdu.h - NVMe/TCP PDUs (NVMe over TCP Transport Specification 1.0): the wire
+ * nvmet_tcp_pdu.h - NVMe/TCP PDUs (NVMe over TCP Transport Specification 1.0): the wire
  * formats, a validating header parser and header builders.
  *
  * The transport reads a PDU in two steps: the 8-byte common header tells how many header
@@ -11,8 +11,8 @@
  * controller puts in its C2HTermReq, so a hostile PDU ends in a termination request,
  * never in a crash.
  */
-#ifndef DRIVERS_NVME_TARGET_TCP_PDU_H
-#define DRIVERS_NVME_TARGET_TCP_PDU_H
+#ifndef DRIVERS_NVME_TARGET_NVMET_TCP_PDU_H
+#define DRIVERS_NVME_TARGET_NVMET_TCP_PDU_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * tcp.c - the NVMe/TCP transport: see tcp.h for the connection state machine.
+ * nvmet_tcp.c - the NVMe/TCP transport: see nvmet_tcp.h for the connection state machine.
  *
  * The data path (DESIGN.md): a write's data stays in the fragments the NIC received it
  * into (an NVMe CMB with header split) and one NVMe command gathers all of them (up to
@@ -27,124 +27,11 @@
 #include "../../../lib/poller.h"
 #include "../../../mm/pool.h"
 #include "../../../net/tcp/tcp.h"
-#include "nvmet.h"
-#include "tcp.h"
-#include "tcp_rx.h"
+#include "nvmet_tcp_priv.h"
 
 LOG_MODULE_USE(nvmet);
 
-enum nvmet_tcp_req_state {
-	NVMET_TCP_REQ_FREE = 0,
-	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in nvmet_tcp.waitq): see enum wait_kind */
-	NVMET_TCP_REQ_R2T,       /* a write waiting for its data: R2T (to be) sent, H2CData coming */
-	NVMET_TCP_REQ_EXEC,      /* at the core (nvmet_exec .. done) */
-	NVMET_TCP_REQ_TX,        /* completed, waiting in the TX backlog */
-};
-
-/* What a waiting request needs before it can go on. */
-enum wait_kind {
-	WAIT_NONE = 0,
-	WAIT_R2T,                /* a segment table and room in the write budget, then the R2T */
-	WAIT_READ,               /* memory for the data the command produces */
-	WAIT_GATHER,             /* write data in, DRAM chunks to gather it into */
-};
-
-#define REASON_NONE 0xff
-
-struct nvmet_tcp_conn;
-
-/* The segments of a command that gathers more fragments than a request holds inline. */
-struct nvmet_tcp_table {
-	struct netdev_frag frags[NVMET_TCP_REQ_SEGS];
-	struct nvme_sg sg[NVMET_TCP_REQ_SEGS];
-};
-
-/*
- * A data buffer: the read data of a command (one device-memory allocation, or DRAM
- * chunks) or write data gathered into DRAM. It lives until the request dropped its
- * reference and TCP released every fragment sent from it (the peer acknowledged them).
- */
-struct nvmet_tcp_dbuf {
-	unsigned refs;
-	bool device;                     /* mem: a device-memory allocation from mops->alloc */
-	struct netdev_frag mem;
-	uint32_t len;
-	unsigned nchunks;                /* else: DRAM chunks of NVMET_TCP_BUF_SIZE */
-	void *chunks[NVMET_TCP_CHUNKS_PER_CMD];
-};
-
-/* One command of a connection. */
-struct nvmet_tcp_req {
-	struct nvmet_req req;            /* first: the core's view */
-	struct nvmet_tcp_conn *conn;
-	uint8_t state;                   /* enum nvmet_tcp_req_state */
-	uint8_t wait;                    /* enum wait_kind while WAIT */
-	uint8_t reason;                  /* enum nvmet_tcp_dram_reason of the payload, REASON_NONE */
-	uint16_t cccid;
-	struct nvme_sqe sqe;             /* the command, while it waits or its data comes */
-	uint32_t len;                    /* data bytes the host described (SGL1) */
-	uint8_t dir;                     /* enum dma_dir */
-	const struct nvmet_bdev *bdev;   /* the backend of an I/O read/write, else NULL */
-	unsigned cap;                    /* segments frags/sg hold */
-	struct nvmet_tcp_table *table;   /* NULL: the inline arrays */
-	struct netdev_frag *frags;       /* received data fragments held (writes) */
-	struct nvme_sg *sg;
-	unsigned nfrags;
-	struct nvmet_tcp_dbuf *dbuf;     /* read data, or gathered write data */
-	uint32_t tx_off;                 /* data bytes already queued as C2HData */
-	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
-	bool r2t_sent;                   /* R2T: the R2T PDU is out */
-	bool held;                       /* counted in nvmet_tcp.write_held */
-	bool dropped;                    /* write data lost (no DRAM to gather into): fail it */
-	struct list_node tx_node;        /* in conn->tx_backlog while TX */
-	struct list_node wait_node;      /* in nvmet_tcp.waitq while WAIT */
-	struct netdev_frag ifrags[NVMET_TCP_INLINE_SEGS];
-	struct nvme_sg isg[NVMET_TCP_INLINE_SEGS];
-};
-
-struct nvmet_tcp_conn {
-	struct list_node node;           /* in nvmet_tcp.conns */
-	enum nvmet_tcp_conn_state state;
-	unsigned port;                   /* nvmet port index */
-	struct tcp_sock *sock;           /* NULL once closed */
-	struct nvmet_queue *q;           /* NULL before ICReq and once destroyed */
-	struct nvme_tcp_params params;
-	struct nvme_tcp_rx rx;
-	bool kill_pending;               /* the core asked for a close */
-	int kill_reason;
-	bool in_rx;                      /* inside conn_recv (no re-entry) */
-	unsigned inflight;               /* requests in EXEC */
-	unsigned nfree;
-	struct list_node tx_backlog;     /* requests in TX, completion order */
-	struct nvmet_tcp_req reqs[NVMET_TCP_QUEUE_DEPTH];
-};
-
-struct nvmet_tcp_listener {
-	struct tcp_sock *sock;
-	unsigned port;                   /* nvmet port index */
-	uint16_t tcp_port;
-};
-
-static struct {
-	bool running;
-	bool p2p_off;                    /* nvmet.p2p = off */
-	const struct nvmet_tcp_sock_ops *sops;
-	const struct nvmet_tcp_mem_ops *mops;
-	struct mm_pool conn_pool;
-	struct mm_pool buf_pool;
-	struct mm_pool table_pool;
-	struct mm_pool dbuf_pool;
-	struct list_node conns;
-	unsigned nconns;
-	unsigned nlisteners;
-	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
-	struct list_node waitq;          /* requests waiting for buffers, FIFO */
-	unsigned nwaiting;
-	bool freed;                      /* buffers came back since the last resume */
-	uint32_t write_held;             /* bytes of writes between R2T and completion */
-	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
-	struct nvmet_tcp_stats st;
-} nvmet_tcp;
+struct nvmet_tcp_state nvmet_tcp;
 
 static const char *const conn_state_names[NVMET_TCP_CONN_STATE_COUNT] = {
 	[NVMET_TCP_WAIT_ICREQ] = "wait-icreq",
@@ -197,250 +84,6 @@ static const struct nvmet_transport_ops nvmet_tcp_ops = {
 	.queue_kill = queue_kill,
 };
 
-/* A payload goes through DRAM: count it, say why once. */
-static void dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail)
-{
-	r->reason = (uint8_t)why;
-	nvmet_tcp.st.dram_cmds[why]++;
-	nvmet_tcp.st.dram_bytes[why] += r->len;
-	bool *logged = &nvmet_tcp.reason_logged[r->dir == DMA_TO_DEVICE][why];
-	if (!*logged) {
-		*logged = true; /* once per direction and reason; the counters say how often */
-		log_info("tcp: %s payloads through host DRAM: %s%s%s", r->dir == DMA_TO_DEVICE ? "write" : "read",
-			 nvmet_tcp_dram_reason_name(why), detail ? ": " : "", detail ? detail : "");
-	}
-}
-
-/* --- data buffers --- */
-
-static void chunks_free(void **chunks, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		mm_pool_free(&nvmet_tcp.buf_pool, chunks[i]);
-}
-
-/* n DRAM chunks into chunks, all or none. */
-static int chunks_alloc(void **chunks, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		if (!(chunks[i] = mm_pool_alloc(&nvmet_tcp.buf_pool))) {
-			chunks_free(chunks, i);
-			nvmet_tcp.st.no_bufs++;
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-static void dbuf_unref(struct nvmet_tcp_dbuf *b)
-{
-	if (--b->refs)
-		return;
-	if (b->device && nvmet_tcp.mops)
-		nvmet_tcp.mops->free(&b->mem);
-	chunks_free(b->chunks, b->nchunks);
-	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
-	nvmet_tcp.freed = true;
-}
-
-/* TCP is done with a C2HData fragment (the peer acknowledged it, or the socket died). */
-static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
-{
-	(void)o;
-	dbuf_unref((struct nvmet_tcp_dbuf *)(uintptr_t)token);
-}
-static struct netdev_frag_owner dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
-
-/* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
-static struct nvmet_tcp_dbuf *dbuf_get(uint32_t len, const struct netdev_frag *dev)
-{
-	struct nvmet_tcp_dbuf *b = mm_pool_alloc(&nvmet_tcp.dbuf_pool);
-	if (!b) {
-		nvmet_tcp.st.no_bufs++;
-		return NULL;
-	}
-	memset(b, 0, sizeof(*b));
-	b->refs = 1;
-	b->len = len;
-	if (dev) {
-		b->device = true;
-		b->mem = *dev;
-		return b;
-	}
-	unsigned n = (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
-	if (n > NVMET_TCP_CHUNKS_PER_CMD || chunks_alloc(b->chunks, n)) {
-		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
-		return NULL;
-	}
-	b->nchunks = n;
-	return b;
-}
-
-/* The segments of a data buffer for the core (at most NVMET_TCP_CHUNKS_PER_CMD). */
-static unsigned dbuf_segments(const struct nvmet_tcp_dbuf *b, struct nvme_sg *sg)
-{
-	if (b->device) {
-		sg[0].addr = b->mem.addr;
-		sg[0].len = b->len;
-		return 1;
-	}
-	for (unsigned i = 0; i < b->nchunks; i++) {
-		uint32_t left = b->len - i * NVMET_TCP_BUF_SIZE;
-		sg[i].addr = dma_addr_host(b->chunks[i]);
-		sg[i].len = left < NVMET_TCP_BUF_SIZE ? left : NVMET_TCP_BUF_SIZE;
-	}
-	return b->nchunks;
-}
-
-/* Fragments for [off, off + len) of b, each holding a reference on b: at most
- * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1 of them. */
-static unsigned dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
-{
-	unsigned n = 0;
-	if (b->device) {
-		out[0] = b->mem;
-		out[0].addr = dma_addr_add(b->mem.addr, off);
-		out[0].offset = b->mem.offset + off;
-		out[0].len = len;
-		out[0].owner = &dbuf_owner;
-		out[0].token = (uint64_t)(uintptr_t)b;
-		b->refs++;
-		return 1;
-	}
-	while (len) {
-		unsigned c = off / NVMET_TCP_BUF_SIZE;
-		uint32_t in = off % NVMET_TCP_BUF_SIZE, k = NVMET_TCP_BUF_SIZE - in;
-		if (k > len)
-			k = len;
-		out[n] = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[c] + in), .len = k,
-					       .provider = NETDEV_PROVIDER_HOST, .owner = &dbuf_owner,
-					       .token = (uint64_t)(uintptr_t)b };
-		b->refs++;
-		n++;
-		off += k;
-		len -= k;
-	}
-	return n;
-}
-
-/* Copy fragments into b's chunks at byte off (counted CPU reads). */
-static int dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		for (uint32_t done = 0; done < f[i].len;) {
-			uint32_t in = off % NVMET_TCP_BUF_SIZE, k = NVMET_TCP_BUF_SIZE - in;
-			if (k > f[i].len - done)
-				k = f[i].len - done;
-			if (off / NVMET_TCP_BUF_SIZE >= b->nchunks)
-				return -EINVAL;
-			int rc = netdev_frag_read(&f[i], done, (uint8_t *)b->chunks[off / NVMET_TCP_BUF_SIZE] + in, k);
-			if (rc)
-				return rc;
-			dma_account_cpu(MEM_CLASS_HOST, k); /* the store into the chunk */
-			done += k;
-			off += k;
-		}
-	}
-	return 0;
-}
-
-/* --- requests --- */
-
-static struct nvmet_tcp_req *req_get(struct nvmet_tcp_conn *c)
-{
-	for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
-		struct nvmet_tcp_req *r = &c->reqs[i];
-		if (r->state == NVMET_TCP_REQ_FREE) {
-			r->nfrags = 0;
-			r->cap = NVMET_TCP_INLINE_SEGS;
-			r->table = NULL;
-			r->frags = r->ifrags;
-			r->sg = r->isg;
-			r->dbuf = NULL;
-			r->bdev = NULL;
-			r->tx_off = 0;
-			r->len = 0;
-			r->r2t_len = r->h2c_rcvd = 0;
-			r->r2t_sent = r->held = r->dropped = false;
-			r->wait = WAIT_NONE;
-			r->reason = REASON_NONE;
-			c->nfree--;
-			return r;
-		}
-	}
-	return NULL;
-}
-
-/* Give r a segment table (keeping the segments it holds). -ENOMEM when none is free. */
-static int req_table(struct nvmet_tcp_req *r)
-{
-	struct nvmet_tcp_table *t;
-	if (r->table)
-		return 0;
-	if (!(t = mm_pool_alloc(&nvmet_tcp.table_pool))) {
-		nvmet_tcp.st.no_bufs++;
-		return -ENOMEM;
-	}
-	memcpy(t->frags, r->frags, r->nfrags * sizeof(*t->frags));
-	r->table = t;
-	r->frags = t->frags;
-	r->sg = t->sg;
-	r->cap = NVMET_TCP_REQ_SEGS;
-	return 0;
-}
-
-static void req_release_frags(struct nvmet_tcp_req *r)
-{
-	for (unsigned i = 0; i < r->nfrags; i++)
-		netdev_frag_release(&r->frags[i]);
-	r->nfrags = 0;
-}
-
-static void req_unhold(struct nvmet_tcp_req *r)
-{
-	if (r->held) {
-		nvmet_tcp.write_held -= r->r2t_len;
-		r->held = false;
-		nvmet_tcp.freed = true;
-	}
-}
-
-/* Give back everything r holds and make it free. */
-static void req_put(struct nvmet_tcp_req *r)
-{
-	if (r->state == NVMET_TCP_REQ_WAIT) {
-		list_del(&r->wait_node);
-		nvmet_tcp.nwaiting--;
-	}
-	req_release_frags(r);
-	req_unhold(r);
-	if (r->table) {
-		mm_pool_free(&nvmet_tcp.table_pool, r->table);
-		r->table = NULL;
-		nvmet_tcp.freed = true;
-	}
-	if (r->dbuf) {
-		dbuf_unref(r->dbuf);
-		r->dbuf = NULL;
-	}
-	r->frags = r->ifrags;
-	r->sg = r->isg;
-	r->state = NVMET_TCP_REQ_FREE;
-	r->conn->nfree++;
-}
-
-/* r waits for buffers (FIFO); resume_waiters() retries it when some came back. */
-static void req_wait(struct nvmet_tcp_req *r, enum wait_kind w)
-{
-	r->state = NVMET_TCP_REQ_WAIT;
-	r->wait = (uint8_t)w;
-	list_add_tail(&nvmet_tcp.waitq, &r->wait_node);
-	nvmet_tcp.nwaiting++;
-	nvmet_tcp.st.waits++;
-	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)
-		nvmet_tcp.st.waiting_high = nvmet_tcp.nwaiting;
-}
-
 /* --- sending --- */
 
 /* Queue len bytes on the socket: all or -ENOBUFS/-EPIPE (callers checked the space). */
@@ -487,7 +130,7 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 		nvmet_tcp.st.tx_waits++;
 		return 0;
 	}
-	unsigned nf = dbuf_frags(r->dbuf, r->tx_off, n, f);
+	unsigned nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
 	if ((rc = conn_send(c, hdr, hl))) {
 		for (unsigned i = 0; i < nf; i++)
@@ -539,7 +182,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 			/* C2HData SUCCESS: the response capsule is implied */
 			nvmet_tcp.st.success_flags++;
 			list_del(&r->tx_node);
-			req_put(r);
+			nvmet_tcp_req_put(r);
 			continue;
 		}
 		size_t hl = nvme_tcp_build_capsule_resp(hdr, &c->params, (const uint8_t *)&r->req.cqe);
@@ -551,7 +194,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 			return rc;
 		nvmet_tcp.st.responses++;
 		list_del(&r->tx_node);
-		req_put(r);
+		nvmet_tcp_req_put(r);
 		sent++;
 	}
 	if (sent)
@@ -567,7 +210,7 @@ static void conn_drop_backlog(struct nvmet_tcp_conn *c)
 	while (!list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
 		list_del(&r->tx_node);
-		req_put(r);
+		nvmet_tcp_req_put(r);
 	}
 }
 
@@ -617,7 +260,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 	conn_drop_backlog(c);
 	for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
 		if (c->reqs[i].state == NVMET_TCP_REQ_R2T || c->reqs[i].state == NVMET_TCP_REQ_WAIT)
-			req_put(&c->reqs[i]); /* writes that never got their data, waiting commands */
+			nvmet_tcp_req_put(&c->reqs[i]); /* writes that never got their data, waiting commands */
 }
 
 /* A protocol error: C2HTermReq quoting the offending header, then close. */
@@ -671,14 +314,14 @@ static void req_done(struct nvmet_req *req, void *arg)
 
 	c->inflight--;
 	/* received data is no longer needed: the NIC buffers go back now */
-	req_release_frags(r);
-	req_unhold(r);
+	nvmet_tcp_req_release_frags(r);
+	nvmet_tcp_req_unhold(r);
 	if (r->dir == DMA_TO_DEVICE && r->dbuf) {
-		dbuf_unref(r->dbuf); /* gathered write data */
+		nvmet_tcp_dbuf_unref(r->dbuf); /* gathered write data */
 		r->dbuf = NULL;
 	}
 	if (c->state != NVMET_TCP_ESTABLISHED || !c->sock) {
-		req_put(r);
+		nvmet_tcp_req_put(r);
 		return;
 	}
 	uint32_t have = r->dbuf ? r->dbuf->len : 0;
@@ -691,7 +334,7 @@ static void req_done(struct nvmet_req *req, void *arg)
 }
 
 /* Run r at the core with nsg segments of r->sg (0: none). */
-static void req_exec(struct nvmet_tcp_req *r, unsigned nsg)
+void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg)
 {
 	struct nvmet_tcp_conn *c = r->conn;
 	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len };
@@ -702,183 +345,14 @@ static void req_exec(struct nvmet_tcp_req *r, unsigned nsg)
 
 /* Run r so that the core completes it with SGL Length Invalid without touching data:
  * one segment that cannot match the SGL length (one place for NVMe status). */
-static void req_refuse(struct nvmet_tcp_req *r)
+void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r)
 {
-	req_release_frags(r);
+	nvmet_tcp_req_release_frags(r);
 	r->sg[0].addr = (dma_addr_t){ 0 };
 	r->sg[0].len = r->len ? 0 : 1;
-	req_exec(r, 1);
+	nvmet_tcp_req_exec(r, 1);
 }
 
-/* Take a PDU's data fragments into r (after those it holds); a table when the inline
- * segments are short. -ENOSPC when they do not fit (pdu keeps them). */
-static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
-{
-	if (r->nfrags + pdu->nfrags > r->cap && (r->nfrags + pdu->nfrags > NVMET_TCP_REQ_SEGS || req_table(r)))
-		return -ENOSPC;
-	for (unsigned i = 0; i < pdu->nfrags; i++)
-		r->frags[r->nfrags++] = pdu->frags[i];
-	pdu->nfrags = 0;
-	return 0;
-}
-
-/* The held fragments as the command's segments. */
-static unsigned req_frag_segments(struct nvmet_tcp_req *r)
-{
-	for (unsigned i = 0; i < r->nfrags; i++) {
-		r->sg[i].addr = r->frags[i].addr;
-		r->sg[i].len = r->frags[i].len;
-	}
-	return r->nfrags;
-}
-
-/*
- * Where the drive reads the write data from: the NIC's fragments where they are (device
- * memory the drive may reach, or DRAM when the NIC put them there), else a DRAM copy.
- * Returns REASON_NONE for the fragments as they are in device memory, or the reason
- * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM).
- */
-static unsigned write_placement(struct nvmet_tcp_req *r, const char **why)
-{
-	bool dev = false, host = false;
-	uint16_t provider = 0;
-	*why = NULL;
-	for (unsigned i = 0; i < r->nfrags; i++) {
-		if (r->frags[i].addr.cls == MEM_CLASS_DEVICE) {
-			if (dev && r->frags[i].provider != provider) {
-				*why = "fragments in two providers";
-				return NVMET_TCP_DRAM_P2P_REFUSED;
-			}
-			dev = true;
-			provider = r->frags[i].provider;
-		} else {
-			host = true;
-		}
-	}
-	if (!dev)
-		return NVMET_TCP_DRAM_NIC_DRAM;
-	if (host) {
-		*why = "fragments in device memory and DRAM";
-		return NVMET_TCP_DRAM_P2P_REFUSED; /* one command never mixes memories */
-	}
-	if (nvmet_tcp.p2p_off)
-		return NVMET_TCP_DRAM_OFF;
-	if (!nvmet_tcp.mops)
-		return NVMET_TCP_DRAM_NO_CMB;
-	int rc = nvmet_tcp.mops->reach(r->bdev, provider, why);
-	if (rc == -EXDEV)
-		return NVMET_TCP_DRAM_P2P_REFUSED;
-	if (rc)
-		return NVMET_TCP_DRAM_NO_CMB;
-	return REASON_NONE;
-}
-
-/* Copy the held fragments into a DRAM buffer and release them. 0, or -ENOMEM (nothing
- * changed: the caller waits). */
-static int req_gather(struct nvmet_tcp_req *r)
-{
-	struct nvmet_tcp_dbuf *b = dbuf_get(r->len, NULL);
-	if (!b)
-		return -ENOMEM;
-	int rc = dbuf_copy_in(b, 0, r->frags, r->nfrags);
-	req_release_frags(r);
-	r->dbuf = b;
-	nvmet_tcp.st.gathers++;
-	return rc;
-}
-
-/*
- * All the write data of r is in (held fragments, or gathered already): decide where the
- * drive reads it from and run it. Waits (WAIT_GATHER) when a DRAM copy is needed and no
- * DRAM is free.
- */
-static void write_go(struct nvmet_tcp_req *r)
-{
-	const char *why = NULL;
-	if (r->dropped)
-		return req_refuse(r);
-	if (r->dbuf)
-		return req_exec(r, dbuf_segments(r->dbuf, r->sg)); /* gathered on the way in */
-	if (!r->bdev)
-		return req_exec(r, req_frag_segments(r)); /* fabrics/admin data: the core reads it */
-	unsigned reason = write_placement(r, &why);
-	if (reason == REASON_NONE) {
-		nvmet_tcp.st.p2p_writes++;
-		nvmet_tcp.st.p2p_write_bytes += r->len;
-		return req_exec(r, req_frag_segments(r));
-	}
-	if (reason == NVMET_TCP_DRAM_NIC_DRAM) {
-		dram_fallback(r, NVMET_TCP_DRAM_NIC_DRAM, "nic.rx_mode = plain or no provider for the NIC");
-		return req_exec(r, req_frag_segments(r));
-	}
-	if (req_gather(r)) {
-		if (r->state != NVMET_TCP_REQ_WAIT)
-			req_wait(r, WAIT_GATHER);
-		return;
-	}
-	dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
-	req_exec(r, dbuf_segments(r->dbuf, r->sg));
-}
-
-/*
- * Memory for the data a command produces: device memory the drive may write and the NIC
- * gather from (I/O reads on a drive), else DRAM chunks. 0 and r runs, or -ENOMEM
- * (nothing held: the caller waits).
- */
-static int read_go(struct nvmet_tcp_req *r)
-{
-	struct netdev_frag mem;
-	const char *why = NULL;
-	unsigned reason = REASON_NONE;
-
-	if (!r->bdev)
-		reason = REASON_NONE; /* not payload: identify data, log pages */
-	else if (nvmet_tcp.p2p_off)
-		reason = NVMET_TCP_DRAM_OFF;
-	else if (r->conn->params.ddgst)
-		reason = NVMET_TCP_DRAM_DIGEST;
-	else if (!nvmet_tcp.mops)
-		reason = NVMET_TCP_DRAM_NO_CMB;
-	else {
-		int rc = nvmet_tcp.mops->alloc(r->bdev, r->len, &mem, &why);
-		if (rc == 0) {
-			struct nvmet_tcp_dbuf *b = dbuf_get(r->len, &mem);
-			if (!b) {
-				nvmet_tcp.mops->free(&mem);
-				return -ENOMEM;
-			}
-			r->dbuf = b;
-			nvmet_tcp.st.p2p_reads++;
-			nvmet_tcp.st.p2p_read_bytes += r->len;
-			req_exec(r, dbuf_segments(b, r->sg));
-			return 0;
-		}
-		reason = rc == -ENOMEM ? NVMET_TCP_DRAM_ALLOC : rc == -EXDEV ? NVMET_TCP_DRAM_P2P_REFUSED
-									 : NVMET_TCP_DRAM_NO_CMB;
-	}
-	if (!(r->dbuf = dbuf_get(r->len, NULL)))
-		return -ENOMEM;
-	if (reason != REASON_NONE)
-		dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
-	req_exec(r, dbuf_segments(r->dbuf, r->sg));
-	return 0;
-}
-
-/* A write whose data comes after an R2T: a segment table for its fragments and room in
- * the write budget (NIC buffers it will hold), then the R2T. -ENOMEM: wait. */
-static int r2t_go(struct nvmet_tcp_req *r)
-{
-	if (r->len > NVMET_TCP_IN_CAPSULE && req_table(r))
-		return -ENOMEM;
-	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > NVMET_TCP_WRITE_HELD_MAX)
-		return -ENOMEM;
-	nvmet_tcp.write_held += r->len;
-	r->held = true;
-	r->r2t_len = r->len;
-	r->state = NVMET_TCP_REQ_R2T;
-	nvmet_tcp.st.r2ts++;
-	return 0;
-}
 
 /* Retry waiting requests in arrival order until one still cannot go on (it stays first).
  * Runs from the poll loop and after socket events, never from a buffer release. */
@@ -889,22 +363,22 @@ static int resume_waiters(void)
 	while (!list_empty(&nvmet_tcp.waitq)) {
 		struct nvmet_tcp_req *r = container_of(nvmet_tcp.waitq.next, struct nvmet_tcp_req, wait_node);
 		struct nvmet_tcp_conn *c = r->conn;
-		enum wait_kind w = (enum wait_kind)r->wait;
+		enum nvmet_tcp_wait w = (enum nvmet_tcp_wait)r->wait;
 		list_del(&r->wait_node);
 		nvmet_tcp.nwaiting--;
-		r->wait = WAIT_NONE;
+		r->wait = NVMET_TCP_WAIT_NONE;
 		r->state = NVMET_TCP_REQ_EXEC; /* in between: each path below sets the real state */
 		bool ok;
-		if (w == WAIT_R2T) {
-			ok = r2t_go(r) == 0;
+		if (w == NVMET_TCP_WAIT_R2T) {
+			ok = nvmet_tcp_r2t_go(r) == 0;
 			if (!ok)
-				req_wait(r, WAIT_R2T);
-		} else if (w == WAIT_READ) {
-			ok = read_go(r) == 0;
+				nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_R2T);
+		} else if (w == NVMET_TCP_WAIT_READ) {
+			ok = nvmet_tcp_read_go(r) == 0;
 			if (!ok)
-				req_wait(r, WAIT_READ);
+				nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_READ);
 		} else {
-			write_go(r); /* waits again by itself */
+			nvmet_tcp_write_go(r); /* waits again by itself */
 			ok = r->state != NVMET_TCP_REQ_WAIT;
 		}
 		if (!ok) {
@@ -916,7 +390,7 @@ static int resume_waiters(void)
 		}
 		nvmet_tcp.st.resumed++;
 		work++;
-		if (w == WAIT_R2T && c->sock && !c->in_rx && conn_tx(c) < 0)
+		if (w == NVMET_TCP_WAIT_R2T && c->sock && !c->in_rx && conn_tx(c) < 0)
 			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	}
 	return work;
@@ -935,7 +409,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	struct nvmet_tcp_req *r;
 
 	nvmet_tcp.st.capsules++;
-	if (!(r = req_get(c))) {
+	if (!(r = nvmet_tcp_req_get(c))) {
 		pdu_release(pdu);
 		log_warn("tcp: port %u: host exceeded the queue depth %u", c->port, NVMET_TCP_QUEUE_DEPTH);
 		return -ENOSPC;
@@ -950,38 +424,38 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	if (pdu->nfrags && r->dir != DMA_TO_DEVICE) {
 		/* data for a command that has none to receive */
 		pdu_release(pdu);
-		req_refuse(r);
+		nvmet_tcp_req_refuse(r);
 	} else if (pdu->nfrags) {
 		/* in-capsule data: the fragments as they are, or a DRAM copy when they are
 		 * more than a command gathers and no table is free */
-		if (req_take_frags(r, pdu)) {
-			struct nvmet_tcp_dbuf *b = dbuf_get(pdu->hdr.data_len, NULL);
-			if (b && dbuf_copy_in(b, 0, pdu->frags, pdu->nfrags) == 0) {
+		if (nvmet_tcp_req_take_frags(r, pdu)) {
+			struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(pdu->hdr.data_len, NULL);
+			if (b && nvmet_tcp_dbuf_copy_in(b, 0, pdu->frags, pdu->nfrags) == 0) {
 				r->dbuf = b;
 				nvmet_tcp.st.gathers++;
 				if (r->bdev)
-					dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
+					nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
 			} else {
 				if (b)
-					dbuf_unref(b);
+					nvmet_tcp_dbuf_unref(b);
 				r->dropped = true;
 			}
 			pdu_release(pdu);
 		}
-		write_go(r);
+		nvmet_tcp_write_go(r);
 	} else if (r->len && r->dir == DMA_FROM_DEVICE) {
-		if (!list_empty(&nvmet_tcp.waitq) || read_go(r))
-			req_wait(r, WAIT_READ);
+		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_read_go(r))
+			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_READ);
 	} else if (r->len && r->len <= NVMET_TCP_MAX_XFER) {
 		/* write data comes after an R2T for all of it (one R2T per command) */
-		if (!list_empty(&nvmet_tcp.waitq) || r2t_go(r))
-			req_wait(r, WAIT_R2T);
+		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_r2t_go(r))
+			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_R2T);
 		else
 			return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
 	} else if (r->len) {
-		req_refuse(r); /* larger than a command may move: the core says so */
+		nvmet_tcp_req_refuse(r); /* larger than a command may move: the core says so */
 	} else {
-		req_exec(r, 0);
+		nvmet_tcp_req_exec(r, 0);
 	}
 	return 0;
 }
@@ -1043,21 +517,21 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	nvmet_tcp.st.h2c_bytes += h->u.data.length;
 	if (r->dropped) {
 		pdu_release(pdu);
-	} else if (!r->dbuf && req_take_frags(r, pdu) == 0) {
+	} else if (!r->dbuf && nvmet_tcp_req_take_frags(r, pdu) == 0) {
 		/* kept where the NIC put them */
 	} else {
 		if (!r->dbuf) {
 			/* more fragments than a command gathers: continue in DRAM, the fragments
 			 * so far move into it first */
-			if (req_gather(r)) {
+			if (nvmet_tcp_req_gather(r)) {
 				r->dropped = true;
 				nvmet_tcp.st.data_dropped++;
-				req_release_frags(r);
+				nvmet_tcp_req_release_frags(r);
 			} else if (r->bdev) {
-				dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
+				nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
 			}
 		}
-		if (r->dbuf && dbuf_copy_in(r->dbuf, r->h2c_rcvd, pdu->frags, pdu->nfrags))
+		if (r->dbuf && nvmet_tcp_dbuf_copy_in(r->dbuf, r->h2c_rcvd, pdu->frags, pdu->nfrags))
 			r->dropped = true;
 		pdu_release(pdu);
 	}
@@ -1065,7 +539,7 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	if (r->h2c_rcvd < r->r2t_len)
 		return 0;
 	r->state = NVMET_TCP_REQ_EXEC;
-	write_go(r);
+	nvmet_tcp_write_go(r);
 	return 0;
 }
 

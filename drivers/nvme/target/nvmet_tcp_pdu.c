@@ -1,5 +1,5 @@
 /*
- * tcp_pdu.c - NVMe/TCP PDU parsing and building (see tcp_pdu.h).
+ * nvmet_tcp_pdu.c - NVMe/TCP PDU parsing and building (see nvmet_tcp_pdu.h).
  *
  * Received bytes are untrusted: every length is checked in subtraction form before it is
  * used, fields are read with explicit little-endian loads into host-order locals, and
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include "../../../lib/crc32.h"
-#include "tcp_pdu.h"
+#include "nvmet_tcp_pdu.h"
 
 /* Byte offsets of header fields (specification figures). */
 #define CH_TYPE 0

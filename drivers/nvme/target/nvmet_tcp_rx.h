@@ -1,5 +1,5 @@
 /*
- * tcp_rx.h - receive framing of an NVMe/TCP connection: whole PDUs out of the stream of
+ * nvmet_tcp_rx.h - receive framing of an NVMe/TCP connection: whole PDUs out of the stream of
  * payload fragments a TCP socket hands over (tcp_recv_frags), without copying PDU data.
  *
  * The NIC put the TCP payload in device memory (an NVMe CMB). This layer reads only what
@@ -10,13 +10,13 @@
  * fragments it receives: it releases them once the NVMe command that used them is done,
  * which returns the buffers to the NIC's ring. Pad bytes and digests are consumed here.
  */
-#ifndef DRIVERS_NVME_TARGET_TCP_RX_H
-#define DRIVERS_NVME_TARGET_TCP_RX_H
+#ifndef DRIVERS_NVME_TARGET_NVMET_TCP_RX_H
+#define DRIVERS_NVME_TARGET_NVMET_TCP_RX_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include "../../nic/netdev.h"
-#include "tcp_pdu.h"
+#include "nvmet_tcp_pdu.h"
 
 /* Data fragments one PDU may arrive in; more (a peer sending tiny segments) ends the
  * connection with Data Transfer Limit Exceeded rather than growing without bound. */

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/tcp_pdu.c lib/crc32.c
+// sources: drivers/nvme/target/nvmet_tcp_pdu.c lib/crc32.c
 /*
  * NVMe/TCP PDU headers: every validation rule yields the right Fatal Error Status and
  * Field Error Information; builders round-trip through the parser, digests included.
@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
-#include "drivers/nvme/target/tcp_pdu.h"
+#include "drivers/nvme/target/nvmet_tcp_pdu.h"
 #include "lib/crc32.h"
 
 static struct nvme_tcp_params params(bool hdgst, bool ddgst)

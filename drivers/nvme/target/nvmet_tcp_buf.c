@@ -1,0 +1,429 @@
+/*
+ * nvmet_tcp_buf.c - the NVMe/TCP transport's requests and data buffers, and where a
+ * command's payload is placed (see nvmet_tcp.c for the data path and the ownership of
+ * fragments and buffers): a write's data in the NIC's fragments when the drive may reach
+ * them, a read's data in device memory the drive may write and the NIC may gather from,
+ * host DRAM otherwise (counted per reason, each reason logged once).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include "../../../lib/log.h"
+#include "../../../mm/pool.h"
+#include "nvmet_tcp_priv.h"
+
+LOG_MODULE_USE(nvmet);
+
+/* A payload goes through DRAM: count it, say why once. */
+void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail)
+{
+	r->reason = (uint8_t)why;
+	nvmet_tcp.st.dram_cmds[why]++;
+	nvmet_tcp.st.dram_bytes[why] += r->len;
+	bool *logged = &nvmet_tcp.reason_logged[r->dir == DMA_TO_DEVICE][why];
+	if (!*logged) {
+		*logged = true; /* once per direction and reason; the counters say how often */
+		log_info("tcp: %s payloads through host DRAM: %s%s%s", r->dir == DMA_TO_DEVICE ? "write" : "read",
+			 nvmet_tcp_dram_reason_name(why), detail ? ": " : "", detail ? detail : "");
+	}
+}
+
+/* --- data buffers --- */
+
+static void chunks_free(void **chunks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		mm_pool_free(&nvmet_tcp.buf_pool, chunks[i]);
+}
+
+/* n DRAM chunks into chunks, all or none. */
+static int chunks_alloc(void **chunks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!(chunks[i] = mm_pool_alloc(&nvmet_tcp.buf_pool))) {
+			chunks_free(chunks, i);
+			nvmet_tcp.st.no_bufs++;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
+{
+	if (--b->refs)
+		return;
+	if (b->device && nvmet_tcp.mops)
+		nvmet_tcp.mops->free(&b->mem);
+	chunks_free(b->chunks, b->nchunks);
+	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+	nvmet_tcp.freed = true;
+}
+
+/* TCP is done with a C2HData fragment (the peer acknowledged it, or the socket died). */
+static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	(void)o;
+	nvmet_tcp_dbuf_unref((struct nvmet_tcp_dbuf *)(uintptr_t)token);
+}
+static struct netdev_frag_owner dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
+
+/* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
+struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(uint32_t len, const struct netdev_frag *dev)
+{
+	struct nvmet_tcp_dbuf *b = mm_pool_alloc(&nvmet_tcp.dbuf_pool);
+	if (!b) {
+		nvmet_tcp.st.no_bufs++;
+		return NULL;
+	}
+	memset(b, 0, sizeof(*b));
+	b->refs = 1;
+	b->len = len;
+	if (dev) {
+		b->device = true;
+		b->mem = *dev;
+		return b;
+	}
+	unsigned n = (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
+	if (n > NVMET_TCP_CHUNKS_PER_CMD || chunks_alloc(b->chunks, n)) {
+		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+		return NULL;
+	}
+	b->nchunks = n;
+	return b;
+}
+
+/* The segments of a data buffer for the core (at most NVMET_TCP_CHUNKS_PER_CMD). */
+static unsigned dbuf_segments(const struct nvmet_tcp_dbuf *b, struct nvme_sg *sg)
+{
+	if (b->device) {
+		sg[0].addr = b->mem.addr;
+		sg[0].len = b->len;
+		return 1;
+	}
+	for (unsigned i = 0; i < b->nchunks; i++) {
+		uint32_t left = b->len - i * NVMET_TCP_BUF_SIZE;
+		sg[i].addr = dma_addr_host(b->chunks[i]);
+		sg[i].len = left < NVMET_TCP_BUF_SIZE ? left : NVMET_TCP_BUF_SIZE;
+	}
+	return b->nchunks;
+}
+
+/* Fragments for [off, off + len) of b, each holding a reference on b: at most
+ * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1 of them. */
+unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+{
+	unsigned n = 0;
+	if (b->device) {
+		out[0] = b->mem;
+		out[0].addr = dma_addr_add(b->mem.addr, off);
+		out[0].offset = b->mem.offset + off;
+		out[0].len = len;
+		out[0].owner = &dbuf_owner;
+		out[0].token = (uint64_t)(uintptr_t)b;
+		b->refs++;
+		return 1;
+	}
+	while (len) {
+		unsigned c = off / NVMET_TCP_BUF_SIZE;
+		uint32_t in = off % NVMET_TCP_BUF_SIZE, k = NVMET_TCP_BUF_SIZE - in;
+		if (k > len)
+			k = len;
+		out[n] = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[c] + in), .len = k,
+					       .provider = NETDEV_PROVIDER_HOST, .owner = &dbuf_owner,
+					       .token = (uint64_t)(uintptr_t)b };
+		b->refs++;
+		n++;
+		off += k;
+		len -= k;
+	}
+	return n;
+}
+
+/* Copy fragments into b's chunks at byte off (counted CPU reads). */
+int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		for (uint32_t done = 0; done < f[i].len;) {
+			uint32_t in = off % NVMET_TCP_BUF_SIZE, k = NVMET_TCP_BUF_SIZE - in;
+			if (k > f[i].len - done)
+				k = f[i].len - done;
+			if (off / NVMET_TCP_BUF_SIZE >= b->nchunks)
+				return -EINVAL;
+			int rc = netdev_frag_read(&f[i], done, (uint8_t *)b->chunks[off / NVMET_TCP_BUF_SIZE] + in, k);
+			if (rc)
+				return rc;
+			dma_account_cpu(MEM_CLASS_HOST, k); /* the store into the chunk */
+			done += k;
+			off += k;
+		}
+	}
+	return 0;
+}
+
+/* --- requests --- */
+
+struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c)
+{
+	for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
+		struct nvmet_tcp_req *r = &c->reqs[i];
+		if (r->state == NVMET_TCP_REQ_FREE) {
+			r->nfrags = 0;
+			r->cap = NVMET_TCP_INLINE_SEGS;
+			r->table = NULL;
+			r->frags = r->ifrags;
+			r->sg = r->isg;
+			r->dbuf = NULL;
+			r->bdev = NULL;
+			r->tx_off = 0;
+			r->len = 0;
+			r->r2t_len = r->h2c_rcvd = 0;
+			r->r2t_sent = r->held = r->dropped = false;
+			r->wait = NVMET_TCP_WAIT_NONE;
+			r->reason = NVMET_TCP_REASON_NONE;
+			c->nfree--;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+/* Give r a segment table (keeping the segments it holds). -ENOMEM when none is free. */
+static int req_table(struct nvmet_tcp_req *r)
+{
+	struct nvmet_tcp_table *t;
+	if (r->table)
+		return 0;
+	if (!(t = mm_pool_alloc(&nvmet_tcp.table_pool))) {
+		nvmet_tcp.st.no_bufs++;
+		return -ENOMEM;
+	}
+	memcpy(t->frags, r->frags, r->nfrags * sizeof(*t->frags));
+	r->table = t;
+	r->frags = t->frags;
+	r->sg = t->sg;
+	r->cap = NVMET_TCP_REQ_SEGS;
+	return 0;
+}
+
+void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
+{
+	for (unsigned i = 0; i < r->nfrags; i++)
+		netdev_frag_release(&r->frags[i]);
+	r->nfrags = 0;
+}
+
+void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
+{
+	if (r->held) {
+		nvmet_tcp.write_held -= r->r2t_len;
+		r->held = false;
+		nvmet_tcp.freed = true;
+	}
+}
+
+/* Give back everything r holds and make it free. */
+void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
+{
+	if (r->state == NVMET_TCP_REQ_WAIT) {
+		list_del(&r->wait_node);
+		nvmet_tcp.nwaiting--;
+	}
+	nvmet_tcp_req_release_frags(r);
+	nvmet_tcp_req_unhold(r);
+	if (r->table) {
+		mm_pool_free(&nvmet_tcp.table_pool, r->table);
+		r->table = NULL;
+		nvmet_tcp.freed = true;
+	}
+	if (r->dbuf) {
+		nvmet_tcp_dbuf_unref(r->dbuf);
+		r->dbuf = NULL;
+	}
+	r->frags = r->ifrags;
+	r->sg = r->isg;
+	r->state = NVMET_TCP_REQ_FREE;
+	r->conn->nfree++;
+}
+
+/* r waits for buffers (FIFO); resume_waiters() retries it when some came back. */
+void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w)
+{
+	r->state = NVMET_TCP_REQ_WAIT;
+	r->wait = (uint8_t)w;
+	list_add_tail(&nvmet_tcp.waitq, &r->wait_node);
+	nvmet_tcp.nwaiting++;
+	nvmet_tcp.st.waits++;
+	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)
+		nvmet_tcp.st.waiting_high = nvmet_tcp.nwaiting;
+}
+
+/* Take a PDU's data fragments into r (after those it holds); a table when the inline
+ * segments are short. -ENOSPC when they do not fit (pdu keeps them). */
+int nvmet_tcp_req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
+{
+	if (r->nfrags + pdu->nfrags > r->cap && (r->nfrags + pdu->nfrags > NVMET_TCP_REQ_SEGS || req_table(r)))
+		return -ENOSPC;
+	for (unsigned i = 0; i < pdu->nfrags; i++)
+		r->frags[r->nfrags++] = pdu->frags[i];
+	pdu->nfrags = 0;
+	return 0;
+}
+
+/* The held fragments as the command's segments. */
+static unsigned req_frag_segments(struct nvmet_tcp_req *r)
+{
+	for (unsigned i = 0; i < r->nfrags; i++) {
+		r->sg[i].addr = r->frags[i].addr;
+		r->sg[i].len = r->frags[i].len;
+	}
+	return r->nfrags;
+}
+
+/*
+ * Where the drive reads the write data from: the NIC's fragments where they are (device
+ * memory the drive may reach, or DRAM when the NIC put them there), else a DRAM copy.
+ * Returns NVMET_TCP_REASON_NONE for the fragments as they are in device memory, or the reason
+ * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM).
+ */
+static unsigned write_placement(struct nvmet_tcp_req *r, const char **why)
+{
+	bool dev = false, host = false;
+	uint16_t provider = 0;
+	*why = NULL;
+	for (unsigned i = 0; i < r->nfrags; i++) {
+		if (r->frags[i].addr.cls == MEM_CLASS_DEVICE) {
+			if (dev && r->frags[i].provider != provider) {
+				*why = "fragments in two providers";
+				return NVMET_TCP_DRAM_P2P_REFUSED;
+			}
+			dev = true;
+			provider = r->frags[i].provider;
+		} else {
+			host = true;
+		}
+	}
+	if (!dev)
+		return NVMET_TCP_DRAM_NIC_DRAM;
+	if (host) {
+		*why = "fragments in device memory and DRAM";
+		return NVMET_TCP_DRAM_P2P_REFUSED; /* one command never mixes memories */
+	}
+	if (nvmet_tcp.p2p_off)
+		return NVMET_TCP_DRAM_OFF;
+	if (!nvmet_tcp.mops)
+		return NVMET_TCP_DRAM_NO_CMB;
+	int rc = nvmet_tcp.mops->reach(r->bdev, provider, why);
+	if (rc == -EXDEV)
+		return NVMET_TCP_DRAM_P2P_REFUSED;
+	if (rc)
+		return NVMET_TCP_DRAM_NO_CMB;
+	return NVMET_TCP_REASON_NONE;
+}
+
+/* Copy the held fragments into a DRAM buffer and release them. 0, or -ENOMEM (nothing
+ * changed: the caller waits). */
+int nvmet_tcp_req_gather(struct nvmet_tcp_req *r)
+{
+	struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(r->len, NULL);
+	if (!b)
+		return -ENOMEM;
+	int rc = nvmet_tcp_dbuf_copy_in(b, 0, r->frags, r->nfrags);
+	nvmet_tcp_req_release_frags(r);
+	r->dbuf = b;
+	nvmet_tcp.st.gathers++;
+	return rc;
+}
+
+/*
+ * All the write data of r is in (held fragments, or gathered already): decide where the
+ * drive reads it from and run it. Waits (NVMET_TCP_WAIT_GATHER) when a DRAM copy is needed and no
+ * DRAM is free.
+ */
+void nvmet_tcp_write_go(struct nvmet_tcp_req *r)
+{
+	const char *why = NULL;
+	if (r->dropped)
+		return nvmet_tcp_req_refuse(r);
+	if (r->dbuf)
+		return nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg)); /* gathered on the way in */
+	if (!r->bdev)
+		return nvmet_tcp_req_exec(r, req_frag_segments(r)); /* fabrics/admin data: the core reads it */
+	unsigned reason = write_placement(r, &why);
+	if (reason == NVMET_TCP_REASON_NONE) {
+		nvmet_tcp.st.p2p_writes++;
+		nvmet_tcp.st.p2p_write_bytes += r->len;
+		return nvmet_tcp_req_exec(r, req_frag_segments(r));
+	}
+	if (reason == NVMET_TCP_DRAM_NIC_DRAM) {
+		nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_NIC_DRAM, "nic.rx_mode = plain or no provider for the NIC");
+		return nvmet_tcp_req_exec(r, req_frag_segments(r));
+	}
+	if (nvmet_tcp_req_gather(r)) {
+		if (r->state != NVMET_TCP_REQ_WAIT)
+			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_GATHER);
+		return;
+	}
+	nvmet_tcp_dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
+	nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg));
+}
+
+/*
+ * Memory for the data a command produces: device memory the drive may write and the NIC
+ * gather from (I/O reads on a drive), else DRAM chunks. 0 and r runs, or -ENOMEM
+ * (nothing held: the caller waits).
+ */
+int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
+{
+	struct netdev_frag mem;
+	const char *why = NULL;
+	unsigned reason = NVMET_TCP_REASON_NONE;
+
+	if (!r->bdev)
+		reason = NVMET_TCP_REASON_NONE; /* not payload: identify data, log pages */
+	else if (nvmet_tcp.p2p_off)
+		reason = NVMET_TCP_DRAM_OFF;
+	else if (r->conn->params.ddgst)
+		reason = NVMET_TCP_DRAM_DIGEST;
+	else if (!nvmet_tcp.mops)
+		reason = NVMET_TCP_DRAM_NO_CMB;
+	else {
+		int rc = nvmet_tcp.mops->alloc(r->bdev, r->len, &mem, &why);
+		if (rc == 0) {
+			struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(r->len, &mem);
+			if (!b) {
+				nvmet_tcp.mops->free(&mem);
+				return -ENOMEM;
+			}
+			r->dbuf = b;
+			nvmet_tcp.st.p2p_reads++;
+			nvmet_tcp.st.p2p_read_bytes += r->len;
+			nvmet_tcp_req_exec(r, dbuf_segments(b, r->sg));
+			return 0;
+		}
+		reason = rc == -ENOMEM ? NVMET_TCP_DRAM_ALLOC : rc == -EXDEV ? NVMET_TCP_DRAM_P2P_REFUSED
+									 : NVMET_TCP_DRAM_NO_CMB;
+	}
+	if (!(r->dbuf = nvmet_tcp_dbuf_get(r->len, NULL)))
+		return -ENOMEM;
+	if (reason != NVMET_TCP_REASON_NONE)
+		nvmet_tcp_dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
+	nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg));
+	return 0;
+}
+
+/* A write whose data comes after an R2T: a segment table for its fragments and room in
+ * the write budget (NIC buffers it will hold), then the R2T. -ENOMEM: wait. */
+int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
+{
+	if (r->len > NVMET_TCP_IN_CAPSULE && req_table(r))
+		return -ENOMEM;
+	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > NVMET_TCP_WRITE_HELD_MAX)
+		return -ENOMEM;
+	nvmet_tcp.write_held += r->len;
+	r->held = true;
+	r->r2t_len = r->len;
+	r->state = NVMET_TCP_REQ_R2T;
+	nvmet_tcp.st.r2ts++;
+	return 0;
+}

@@ -1,0 +1,181 @@
+/*
+ * nvmet_tcp_priv.h - layouts shared by the NVMe/TCP transport's files: nvmet_tcp.c (the
+ * connections: sockets, PDUs, sending, closing, listeners, the poll loop) and
+ * nvmet_tcp_buf.c (requests and data buffers, and where a command's payload is placed:
+ * the NIC's device-memory fragments, device memory for reads, or host DRAM). Not for
+ * anything outside the transport.
+ */
+#ifndef DRIVERS_NVME_TARGET_NVMET_TCP_PRIV_H
+#define DRIVERS_NVME_TARGET_NVMET_TCP_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../../../lib/list.h"
+#include "../../../mm/pool.h"
+#include "nvmet.h"
+#include "nvmet_tcp.h"
+#include "nvmet_tcp_rx.h"
+
+enum nvmet_tcp_req_state {
+	NVMET_TCP_REQ_FREE = 0,
+	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in nvmet_tcp.waitq): see enum nvmet_tcp_wait */
+	NVMET_TCP_REQ_R2T,       /* a write waiting for its data: R2T (to be) sent, H2CData coming */
+	NVMET_TCP_REQ_EXEC,      /* at the core (nvmet_exec .. done) */
+	NVMET_TCP_REQ_TX,        /* completed, waiting in the TX backlog */
+};
+
+/* What a waiting request needs before it can go on. */
+enum nvmet_tcp_wait {
+	NVMET_TCP_WAIT_NONE = 0,
+	NVMET_TCP_WAIT_R2T,                /* a segment table and room in the write budget, then the R2T */
+	NVMET_TCP_WAIT_READ,               /* memory for the data the command produces */
+	NVMET_TCP_WAIT_GATHER,             /* write data in, DRAM chunks to gather it into */
+};
+
+#define NVMET_TCP_REASON_NONE 0xff
+
+struct nvmet_tcp_conn;
+
+/* The segments of a command that gathers more fragments than a request holds inline. */
+struct nvmet_tcp_table {
+	struct netdev_frag frags[NVMET_TCP_REQ_SEGS];
+	struct nvme_sg sg[NVMET_TCP_REQ_SEGS];
+};
+
+/*
+ * A data buffer: the read data of a command (one device-memory allocation, or DRAM
+ * chunks) or write data gathered into DRAM. It lives until the request dropped its
+ * reference and TCP released every fragment sent from it (the peer acknowledged them).
+ */
+struct nvmet_tcp_dbuf {
+	unsigned refs;
+	bool device;                     /* mem: a device-memory allocation from mops->alloc */
+	struct netdev_frag mem;
+	uint32_t len;
+	unsigned nchunks;                /* else: DRAM chunks of NVMET_TCP_BUF_SIZE */
+	void *chunks[NVMET_TCP_CHUNKS_PER_CMD];
+};
+
+/* One command of a connection. */
+struct nvmet_tcp_req {
+	struct nvmet_req req;            /* first: the core's view */
+	struct nvmet_tcp_conn *conn;
+	uint8_t state;                   /* enum nvmet_tcp_req_state */
+	uint8_t wait;                    /* enum nvmet_tcp_wait while WAIT */
+	uint8_t reason;                  /* enum nvmet_tcp_dram_reason of the payload, NVMET_TCP_REASON_NONE */
+	uint16_t cccid;
+	struct nvme_sqe sqe;             /* the command, while it waits or its data comes */
+	uint32_t len;                    /* data bytes the host described (SGL1) */
+	uint8_t dir;                     /* enum dma_dir */
+	const struct nvmet_bdev *bdev;   /* the backend of an I/O read/write, else NULL */
+	unsigned cap;                    /* segments frags/sg hold */
+	struct nvmet_tcp_table *table;   /* NULL: the inline arrays */
+	struct netdev_frag *frags;       /* received data fragments held (writes) */
+	struct nvme_sg *sg;
+	unsigned nfrags;
+	struct nvmet_tcp_dbuf *dbuf;     /* read data, or gathered write data */
+	uint32_t tx_off;                 /* data bytes already queued as C2HData */
+	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
+	bool r2t_sent;                   /* R2T: the R2T PDU is out */
+	bool held;                       /* counted in nvmet_tcp.write_held */
+	bool dropped;                    /* write data lost (no DRAM to gather into): fail it */
+	struct list_node tx_node;        /* in conn->tx_backlog while TX */
+	struct list_node wait_node;      /* in nvmet_tcp.waitq while WAIT */
+	struct netdev_frag ifrags[NVMET_TCP_INLINE_SEGS];
+	struct nvme_sg isg[NVMET_TCP_INLINE_SEGS];
+};
+
+struct nvmet_tcp_conn {
+	struct list_node node;           /* in nvmet_tcp.conns */
+	enum nvmet_tcp_conn_state state;
+	unsigned port;                   /* nvmet port index */
+	struct tcp_sock *sock;           /* NULL once closed */
+	struct nvmet_queue *q;           /* NULL before ICReq and once destroyed */
+	struct nvme_tcp_params params;
+	struct nvme_tcp_rx rx;
+	bool kill_pending;               /* the core asked for a close */
+	int kill_reason;
+	bool in_rx;                      /* inside conn_recv (no re-entry) */
+	unsigned inflight;               /* requests in EXEC */
+	unsigned nfree;
+	struct list_node tx_backlog;     /* requests in TX, completion order */
+	struct nvmet_tcp_req reqs[NVMET_TCP_QUEUE_DEPTH];
+};
+
+struct nvmet_tcp_listener {
+	struct tcp_sock *sock;
+	unsigned port;                   /* nvmet port index */
+	uint16_t tcp_port;
+};
+
+struct nvmet_tcp_state {
+	bool running;
+	bool p2p_off;                    /* nvmet.p2p = off */
+	const struct nvmet_tcp_sock_ops *sops;
+	const struct nvmet_tcp_mem_ops *mops;
+	struct mm_pool conn_pool;
+	struct mm_pool buf_pool;
+	struct mm_pool table_pool;
+	struct mm_pool dbuf_pool;
+	struct list_node conns;
+	unsigned nconns;
+	unsigned nlisteners;
+	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
+	struct list_node waitq;          /* requests waiting for buffers, FIFO */
+	unsigned nwaiting;
+	bool freed;                      /* buffers came back since the last resume */
+	uint32_t write_held;             /* bytes of writes between R2T and completion */
+	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
+	struct nvmet_tcp_stats st;
+};
+
+extern struct nvmet_tcp_state nvmet_tcp;
+
+/* nvmet_tcp.c */
+/* Run r at the core with nsg segments of r->sg (0: none). */
+void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg);
+/* Run r so that the core completes it with SGL Length Invalid without touching data. */
+void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r);
+
+/* nvmet_tcp_buf.c */
+/* A payload goes through DRAM for reason why: count it, log why once per direction. */
+void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail);
+/* Drop a reference on b; the last one frees its memory (device allocation or chunks). */
+void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b);
+/* A data buffer of len bytes in DRAM chunks (dev NULL) or over the device allocation
+ * dev (the buffer owns it from then on). NULL when the pools are empty. */
+struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(uint32_t len, const struct netdev_frag *dev);
+/* Fragments for [off, off + len) of b into out, each holding a reference on b that TCP
+ * gives back when the peer acknowledged it; how many (at most
+ * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1). */
+unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out);
+/* Copy the n fragments f into b's chunks at byte off (counted CPU reads). 0, -EINVAL past
+ * b's end, or the fragment read's error. The fragments stay the caller's. */
+int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n);
+/* A free request of c, reset; NULL when all are in use. */
+struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c);
+/* Release the received fragments r holds to their owner (the NIC). */
+void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r);
+/* Give r's share of the write budget back. */
+void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r);
+/* Give back everything r holds and make it free. */
+void nvmet_tcp_req_put(struct nvmet_tcp_req *r);
+/* r waits for buffers (FIFO) for the reason w. */
+void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
+/* Move a PDU's data fragments into r (after those it holds), taking a segment table when
+ * the inline segments are short. 0, or -ENOSPC when they do not fit (pdu keeps them). */
+int nvmet_tcp_req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu);
+/* Copy r's held fragments into a DRAM buffer and release them. 0, -ENOMEM (nothing
+ * changed), or a copy error (the fragments are released, r->dbuf set). */
+int nvmet_tcp_req_gather(struct nvmet_tcp_req *r);
+/* All of a write's data is in: decide where the drive reads it from and run it; waits
+ * (NVMET_TCP_WAIT_GATHER) when a DRAM copy is needed and no DRAM is free. */
+void nvmet_tcp_write_go(struct nvmet_tcp_req *r);
+/* Memory for the data a command produces (device memory where the P2P rules allow, else
+ * DRAM chunks) and run it. 0, or -ENOMEM (nothing held: the caller waits). */
+int nvmet_tcp_read_go(struct nvmet_tcp_req *r);
+/* A write whose data comes after an R2T: a segment table and room in the write budget.
+ * 0 (r is in R2T), or -ENOMEM (wait). */
+int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r);
+
+#endif
