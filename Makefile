@@ -135,6 +135,7 @@ fuzz-run: setup $(BUILD)/fuzz/fuzz_$(F)
 
 # --- checks on the image -------------------------------------------------------------------
 check-linkmap: image
+	@tools/check-config-readme
 	@tools/check-linkmap $(BUILD)/p2pstore.map $(BUILD)/p2pstore.so
 
 qemu-test: image

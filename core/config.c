@@ -1,9 +1,7 @@
 /*
  * config.c - settings file parser (see config.h).
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "config.h"
 
@@ -96,7 +94,6 @@ static unsigned parse_line(struct config *c, const char *s, const char *e, unsig
 	memcpy(ent->value, v, (size_t)(ve - v));
 	ent->value[ve - v] = '\0';
 	ent->line = lineno;
-	ent->used = false;
 	return 0;
 }
 
@@ -117,57 +114,14 @@ unsigned config_parse(struct config *c, const char *text, size_t len, config_err
 }
 
 /* Look up a key. */
-const char *config_get(struct config *c, const char *key)
+const char *config_get(const struct config *c, const char *key)
 {
 	for (unsigned i = 0; i < c->n; i++) {
 		if (strcmp(c->entries[i].key, key) == 0) {
-			c->entries[i].used = true;
 			return c->entries[i].value;
 		}
 	}
 	return NULL;
-}
-
-/* Unsigned number. */
-int config_get_u64(struct config *c, const char *key, uint64_t def, uint64_t *out)
-{
-	const char *v = config_get(c, key);
-	char *end;
-
-	*out = def;
-	if (!v)
-		return 0;
-	if (*v == '\0' || *v == '-' || *v == '+')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (*end || errno)
-		return -EINVAL;
-	*out = n;
-	return 0;
-}
-
-/* Boolean. */
-int config_get_bool(struct config *c, const char *key, bool def, bool *out)
-{
-	static const char *const yes[] = { "1", "yes", "on", "true" };
-	static const char *const no[] = { "0", "no", "off", "false" };
-	const char *v = config_get(c, key);
-
-	*out = def;
-	if (!v)
-		return 0;
-	for (unsigned i = 0; i < 4; i++) {
-		if (strcmp(v, yes[i]) == 0) {
-			*out = true;
-			return 0;
-		}
-		if (strcmp(v, no[i]) == 0) {
-			*out = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 /* The appliance's settings. */

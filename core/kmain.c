@@ -112,62 +112,65 @@ static int setup_paging(void)
 
 static void config_error(void *ctx, unsigned line, const char *message)
 {
-	log_err("%s line %u: %s", (const char *)ctx, line, message);
+	if (line)
+		log_err("%s line %u: %s", (const char *)ctx, line, message);
+	else
+		log_err("config: %s", message);
 }
 
-/* Parse the settings file and apply the settings that belong to the kernel itself. */
+static enum arch_fault_action panic_action = ARCH_FAULT_HALT;
+static const struct config_choice panic_choices[] = {
+	{ "halt", ARCH_FAULT_HALT }, { "exit", ARCH_FAULT_EXIT }, { "reboot", ARCH_FAULT_REBOOT }, { NULL, 0 } };
+CONFIG_ENUM(panic, "panic", &panic_action, panic_choices, "halt", NULL,
+	    "after a CPU exception's diagnosis: halt, exit QEMU with status 0xff (tests), or reboot");
+
+static unsigned loop_halt_us;
+static bool idle_halts_ok;
+
+/* loop.halt_us in force (boot, and `config loop.halt_us N`). */
+static int apply_idle_policy(void)
+{
+	int rc;
+
+	if (loop_halt_us && !idle_halts_ok) {
+		if ((rc = arch_idle_init()))
+			return rc;
+		idle_halts_ok = true;
+	}
+	loop_set_idle_policy(LOOP_IDLE_AFTER_NS_DEFAULT, loop_halt_us * 1000ull);
+	return 0;
+}
+CONFIG_UINT(loop_halt_us, "loop.halt_us", &loop_halt_us, 0, 1000000, "1000", apply_idle_policy,
+	    "halt the CPU for at most this many us after 200 us idle (LAPIC timer wake-up); 0: never halt");
+
+/* Store every declared setting's default, then the settings file's values. */
 static void load_config(void)
 {
 	struct config *cfg = config_global();
-	const struct log_module *m;
-	const char *v;
 
+	config_keys_defaults(config_error, CONFIG_FILE);
 	for (uint32_t i = 0; i < boot->nfiles; i++) {
 		if (strcmp(boot->files[i].name, CONFIG_FILE) == 0) {
 			unsigned errors = config_parse(cfg, boot->files[i].data, boot->files[i].size,
 						       config_error, CONFIG_FILE);
+			errors += config_keys_apply(cfg, config_error, CONFIG_FILE);
 			log_info("config: %u settings from %s, %u errors", cfg->n, CONFIG_FILE, errors);
 		}
 	}
-	if ((v = config_get(cfg, "log.level")) && log_set_level("all", log_parse_level(v)) < 0)
-		log_err("config: log.level '%s' is not err, warn, info or debug", v);
-	LINKER_SET_FOREACH(log_modules, m) {
-		char key[CONFIG_KEY_MAX];
-		snprintf(key, sizeof(key), "log.%s", m->name);
-		if ((v = config_get(cfg, key))) {
-			int level = log_parse_level(v);
-			if (level < 0)
-				log_err("config: %s '%s' is not err, warn, info or debug", key, v);
-			else
-				*m->level = level;
-		}
-	}
-	enum arch_fault_action action = ARCH_FAULT_HALT;
-	if ((v = config_get(cfg, "panic"))) {
-		if (strcmp(v, "exit") == 0)
-			action = ARCH_FAULT_EXIT;
-		else if (strcmp(v, "reboot") == 0)
-			action = ARCH_FAULT_REBOOT;
-		else if (strcmp(v, "halt") != 0)
-			log_err("config: panic '%s' is not halt, exit or reboot", v);
-	}
 	arch_exception_setup(boot->image_base, boot->image_size, boot->stack_base,
-			     boot->stack_base + boot->stack_size, action);
+			     boot->stack_base + boot->stack_size, panic_action);
 }
 
 /* Halt when idle (loop.halt_us = 0: spin, like a pure polling target). */
 static void setup_idle(void)
 {
-	uint64_t halt_us = LOOP_HALT_QUANTUM_NS_DEFAULT / 1000;
 	int rc;
 
-	if (config_get_u64(config_global(), "loop.halt_us", halt_us, &halt_us))
-		log_err("config: loop.halt_us must be a number of microseconds");
-	if (halt_us && (rc = arch_idle_init())) {
+	if ((rc = apply_idle_policy())) {
 		log_warn("idle halts unavailable (%s): the loop spins", strerror(-rc));
-		halt_us = 0;
+		loop_halt_us = 0;
+		apply_idle_policy();
 	}
-	loop_set_idle_policy(LOOP_IDLE_AFTER_NS_DEFAULT, halt_us * 1000);
 }
 
 static void run_initcalls(void)
@@ -182,15 +185,6 @@ static void run_initcalls(void)
 				log_err("init %s failed: %s (%d)", ic->name, strerror(-rc), rc);
 		}
 	}
-}
-
-static void report_unused_settings(void)
-{
-	struct config *cfg = config_global();
-	for (unsigned i = 0; i < cfg->n; i++)
-		if (!cfg->entries[i].used)
-			log_warn("config: line %u: unknown setting '%s' (ignored)", cfg->entries[i].line,
-				 cfg->entries[i].key);
 }
 
 static void calibrate_copy(void)
@@ -255,7 +249,6 @@ void kmain(struct boot_info *bi)
 	setup_idle();
 	calibrate_copy();
 	run_initcalls();
-	report_unused_settings();
 
 	boot_ns = clock_now_ns();
 	log_info("boot: efi_main to prompt in %llu.%03llu ms", (unsigned long long)(boot_ns / NSEC_PER_MSEC),

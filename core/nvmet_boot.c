@@ -29,7 +29,7 @@
 #include "../net/net.h"
 #include "../net/tcp/tcp.h"
 #include "../pci/pci.h"
-#include "config.h"
+#include "../lib/config_key.h"
 #include "kernel.h"
 
 LOG_MODULE_USE(kernel);
@@ -71,7 +71,26 @@ static const struct nvmet_tcp_sock_ops nvmet_boot_sock_ops = {
 /* --- payload memory under the P2P rules --- */
 
 static char mem_why[160];
-static bool peer_sgl; /* nvmet.peer_sgl: a drive may read write data from another device's CMB */
+
+enum nvmet_boot_p2p_mode {
+	NVMET_BOOT_P2P_AUTO = 0, /* device memory where the P2P rules allow it */
+	NVMET_BOOT_P2P_OFF = 1,  /* every payload through host DRAM */
+};
+static enum nvmet_boot_p2p_mode p2p_mode;
+static bool peer_sgl; /* a drive may read write data from another device's CMB */
+
+static int p2p_mode_apply(void)
+{
+	nvmet_tcp_set_p2p(p2p_mode == NVMET_BOOT_P2P_AUTO);
+	return 0;
+}
+static const struct config_choice p2p_choices[] = {
+	{ "auto", NVMET_BOOT_P2P_AUTO }, { "off", NVMET_BOOT_P2P_OFF }, { NULL, 0 } };
+CONFIG_ENUM(nvmet_p2p, "nvmet.p2p", &p2p_mode, p2p_choices, "auto", p2p_mode_apply,
+	    "NVMe/TCP payloads in device memory where the P2P rules allow it (auto), or all through host DRAM (off)");
+CONFIG_BOOL(nvmet_peer_sgl, "nvmet.peer_sgl", &peer_sgl, "off", CONFIG_RUNTIME,
+	    "may a drive read write data in place from another device's CMB with byte-granular SGLs "
+	    "(QEMU 7.2's nvme corrupts such reads)");
 
 static struct p2p_provider *provider_of(uint16_t id)
 {
@@ -172,22 +191,6 @@ static const struct nvmet_tcp_mem_ops nvmet_boot_mem_ops = {
 	.reach = mem_reach, .alloc = mem_alloc, .free = mem_free,
 };
 
-/* nvmet.p2p = auto | off */
-static void nvmet_boot_p2p_setting(void)
-{
-	const char *v = config_get(config_global(), "nvmet.p2p");
-	bool on = true;
-	if (v && !strcmp(v, "off"))
-		on = false;
-	else if (v && strcmp(v, "auto"))
-		log_err("config: nvmet.p2p '%s' is not auto or off: auto", v);
-	nvmet_tcp_set_p2p(on);
-	if (!on)
-		log_info("nvmet: nvmet.p2p = off: every NVMe/TCP payload goes through host DRAM");
-	if (config_get_bool(config_global(), "nvmet.peer_sgl", false, &peer_sgl))
-		log_err("config: nvmet.peer_sgl must be on or off");
-}
-
 static void nvmet_boot_warn(void *ctx, const char *message)
 {
 	(void)ctx;
@@ -216,7 +219,9 @@ static int nvmet_boot(void)
 		log_err("nvmet: cannot start the target from %s (%d); running without a target", NVMET_CONFIG_FILE, rc);
 		return 0;
 	}
-	nvmet_boot_p2p_setting();
+	p2p_mode_apply();
+	if (p2p_mode == NVMET_BOOT_P2P_OFF)
+		log_info("nvmet: nvmet.p2p = off: every NVMe/TCP payload goes through host DRAM");
 	if ((rc = nvmet_tcp_start(&nvmet_boot_sock_ops, &nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);
 		nvmet_fini();

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "clock.h"
+#include "config_key.h"
 #include "log.h"
 
 #define LOG_LINE_MAX 256
@@ -84,6 +85,27 @@ int log_parse_level(const char *text)
 			return i;
 	return -EINVAL;
 }
+
+/* log.level and log.MODULE: a level for every module, or for one. */
+static int log_config_parse(const struct config_key *k, const char *name, const char *text, char *why,
+			    size_t whylen)
+{
+	const char *module = strcmp(k->name, name) == 0 ? "all" : name + strlen("log.");
+	int level = log_parse_level(text);
+
+	if (level < 0)
+		return -EINVAL; /* the caller names the allowed values */
+	if (log_set_level(module, level)) {
+		snprintf(why, whylen, "%s: no log module '%s' (`log` lists them)", name, module);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+CONFIG_CUSTOM(log_level, "log.level", log_config_parse, "err|warn|info|debug", "info", CONFIG_RUNTIME,
+	      "log level of every module (log.MODULE lines override it for one module)");
+CONFIG_CUSTOM(log_module, "log.*", log_config_parse, "err|warn|info|debug", "info", CONFIG_RUNTIME,
+	      "log.MODULE: the level of one module (`log` lists the modules and their levels)");
 
 /* Name of a level. */
 const char *log_level_name(int level)

@@ -389,10 +389,12 @@ enum mem_class p2p_addr_class(uint64_t bus);
 /* The enumerated system topology (NULL before enumeration or without ECAM). */
 struct pci_topo *pci_system(void);
 
-/* Set the policy used by the next enumeration / ACS application (core/pci_config.c). */
+/* --- the settings (pci_settings.c: pci.acs, pci.acs.isolate, pci.assign, p2p.host_bridge_allowlist) --- */
+
+/* Set the policy used by the next enumeration / ACS application. */
 void pci_configure(const struct pci_policy *p);
 
-/* The policy in force. */
+/* The policy in force (the settings file's, once core has stored it). */
 const struct pci_policy *pci_policy_current(void);
 
 #endif

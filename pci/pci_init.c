@@ -20,27 +20,10 @@ LOG_MODULE_USE(pci);
 static struct pci_topo system_topo;
 static struct pci_ecam system_ecam;
 static bool system_ready;
-static struct pci_policy policy;
-static bool policy_set;
 
 struct pci_topo *pci_system(void)
 {
 	return system_ready ? &system_topo : NULL;
-}
-
-void pci_configure(const struct pci_policy *p)
-{
-	policy = *p;
-	policy_set = true;
-}
-
-const struct pci_policy *pci_policy_current(void)
-{
-	if (!policy_set) {
-		pci_policy_default(&policy);
-		policy_set = true;
-	}
-	return &policy;
 }
 
 static int map_bar(uint64_t phys, uint64_t size, int cache)

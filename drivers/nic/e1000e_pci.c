@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../../lib/clock.h"
+#include "../../lib/config_key.h"
 #include "../../lib/log.h"
 #include "../../lib/poller.h"
 #include "../../mm/mm.h"
@@ -30,20 +31,37 @@ struct e1000e_pci {
 
 static struct e1000e_pci e1000e_devs[E1000E_PCI_MAX];
 static unsigned e1000e_ndevs;
-static struct e1000e_settings settings = { E1000E_RX_SPLIT, NETDEV_MTU_MIN, 2, E1000E_TX_DEV_MAX_QEMU, true,
-					     E1000E_TSO_AUTO };
+/* The settings for devices probed from now on (nic.*; the MTU is the interface's, net.mtu). */
+enum e1000e_rx_ring_place {
+	E1000E_RX_RING_WITH_DATA = 0, /* behind the receive data buffers (device memory when they are) */
+	E1000E_RX_RING_DRAM = 1,
+};
 
-/* Settings for devices probed from now on (the settings file, through core/). */
-void e1000e_configure(const struct e1000e_settings *s)
-{
-	settings = *s;
-}
+static struct e1000e_settings {
+	enum e1000e_rx_mode mode;
+	unsigned ps_units;
+	unsigned tx_dev_max;
+	enum e1000e_rx_ring_place rx_ring;
+	enum e1000e_tso_mode tso;
+} settings = { E1000E_RX_SPLIT, 2, E1000E_TX_DEV_MAX_QEMU, E1000E_RX_RING_WITH_DATA, E1000E_TSO_AUTO };
 
-/* The settings in force. */
-void e1000e_settings_get(struct e1000e_settings *s)
-{
-	*s = settings;
-}
+static const struct config_choice rx_mode_choices[] = {
+	{ "split", E1000E_RX_SPLIT }, { "plain", E1000E_RX_PLAIN }, { NULL, 0 } };
+CONFIG_ENUM(nic_rx_mode, "nic.rx_mode", &settings.mode, rx_mode_choices, "split", NULL,
+	    "split: headers to DRAM, TCP/UDP payload to the nearest published CMB; plain: whole frames to DRAM");
+CONFIG_UINT(nic_ps_units, "nic.ps_units", &settings.ps_units, 1, 2, "2", NULL,
+	    "RDH/RDT units per packet-split descriptor (QEMU 7.2: 2, the 82574L datasheet: 1)");
+static const struct config_choice rx_ring_choices[] = {
+	{ "with-data", E1000E_RX_RING_WITH_DATA }, { "dram", E1000E_RX_RING_DRAM }, { NULL, 0 } };
+CONFIG_ENUM(nic_rx_ring, "nic.rx_ring", &settings.rx_ring, rx_ring_choices, "with-data", NULL,
+	    "the packet-split receive descriptor ring behind the data buffers (with-data) or in DRAM");
+CONFIG_UINT(nic_tx_dev_max, "nic.tx_dev_max", &settings.tx_dev_max, 0, 1u << 20, "4096", NULL,
+	    "device-memory bytes one frame may gather before a DRAM bounce (QEMU 7.2: 4096; 0: no limit)");
+static const struct config_choice tso_choices[] = {
+	{ "auto", E1000E_TSO_AUTO }, { "on", E1000E_TSO_ON }, { "off", E1000E_TSO_OFF }, { NULL, 0 } };
+CONFIG_ENUM(nic_tso, "nic.tso", &settings.tso, tso_choices, "auto", NULL,
+	    "TCP segmentation offload: auto when a MAC loopback probe shows real TCP segments; on forces it "
+	    "(`nic tso` switches it at run time)");
 
 static uint32_t mmio_read32(void *ctx, uint32_t off)
 {
@@ -161,8 +179,8 @@ static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 	p->core.mode_wanted = settings.mode;
 	p->core.ps_units = settings.ps_units;
 	p->core.tx_dev_max = settings.tx_dev_max;
-	p->core.ring_with_data = settings.rx_ring_with_data;
-	if ((rc = e1000e_init(&p->core, settings.mtu))) {
+	p->core.ring_with_data = settings.rx_ring == E1000E_RX_RING_WITH_DATA;
+	if ((rc = e1000e_init(&p->core, NETDEV_MTU_MIN))) {
 		log_err("%s: bring-up failed (%d)", p->core.where, rc);
 		return rc;
 	}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../../lib/clock.h"
+#include "../../lib/config_key.h"
 #include "../../lib/log.h"
 #include "nvme.h"
 
@@ -108,6 +109,8 @@ int nvme_ctrl_disable(struct nvme_ctrl *c)
 /* --- queue pairs --- */
 
 static bool sq_in_cmb_policy = true;
+CONFIG_BOOL(nvme_sq_in_cmb, "nvme.sq_in_cmb", &sq_in_cmb_policy, "on", NULL,
+	    "I/O submission queues in the drive's CMB when CMBSZ.SQS allows (off: host DRAM)");
 
 /* Policy: I/O SQs in the CMB when allowed. */
 void nvme_set_sq_in_cmb(bool on)

@@ -24,9 +24,24 @@ def test_bad_config_is_reported_and_boot_goes_on(appliance):
     text = appliance.boot_text
     assert "p2pstore.cfg line 4: expected 'key = value'" in text
     assert "line 5: unknown setting 'no.such.setting'" in text
-    assert "config: 3 settings from p2pstore.cfg, 1 errors" in text
+    assert "config: 3 settings from p2pstore.cfg, 2 errors" in text
     out = appliance.cmd("log")
     assert re.search(r"^\s+loop\s+debug$", out, re.M), "log.loop = debug was applied:\n" + out
+
+
+def test_config_lists_origins_and_sets_run_time_keys(appliance):
+    out = appliance.cmd("config")
+    assert re.search(r"^panic\s+= exit\s+\(file line 2; default halt; halt\|exit\|reboot\)$", out, re.M), out
+    assert re.search(r"^log\.\*\s+= loop=debug\s+\(file line 3;", out, re.M), out
+    assert re.search(r"^nic\.tso\s+= auto\s+\(default; default auto; auto\|on\|off\)$", out, re.M), out
+    n = int(re.search(r"^(\d+) settings;", out, re.M).group(1))
+    assert n == len(re.findall(r"^\S+\s+= ", out, re.M)) and n >= 20, out
+    out = appliance.cmd("config loop.halt_us 500")
+    assert re.search(r"^loop\.halt_us\s+= 500\s+\(console; default 1000; 0\.\.1000000; run time\)$", out, re.M), out
+    assert "read at boot only" in appliance.cmd("config nic.tso on")
+    assert "is not 0..1000000" in appliance.cmd("config loop.halt_us -1")
+    assert re.search(r"^loop\.halt_us\s+= 500 ", appliance.cmd("config loop"), re.M)
+    appliance.cmd("config loop.halt_us 1000")
 
 
 def test_help_lists_commands_registered_by_several_files(appliance):

@@ -1,6 +1,6 @@
-"""The e1000e settings of p2pstore.cfg (core/nic_config.c) reach the driver before it
-binds: plain DRAM mode from the file, a bad value reported and ignored; the interface MTU
-(net.mtu, core/net_config.c) reaches the driver as a jumbo MTU."""
+"""The e1000e settings of p2pstore.cfg (declared in drivers/nic/e1000e_pci.c) reach the driver
+before it binds: plain DRAM mode from the file, a bad value reported with its line and ignored;
+the interface MTU (net.mtu, net/net_settings.c) reaches the driver as a jumbo MTU."""
 import re
 
 APPLIANCE_CONFIG = """panic = exit
@@ -12,7 +12,7 @@ nic.tx_dev_max = 8192
 
 
 def test_settings_from_the_file_reach_the_driver(appliance):
-    assert "config: nic.ps_units must be 1 or 2; keeping 2" in appliance.boot_text
+    assert "p2pstore.cfg line 4: nic.ps_units '3' is not 1..2 (default kept)" in appliance.boot_text
     assert "unknown setting" not in appliance.boot_text
     out = appliance.cmd("nic")
     assert re.search(r"link up mtu 9000 ", out), out

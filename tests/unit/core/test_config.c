@@ -1,7 +1,7 @@
 // sources: core/config.c
 /*
  * Settings file: good lines, comments, quoting, every error with its line number,
- * typed getters, bounds.
+ * bounds (the declared keys: test_config_keys.c).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -34,7 +34,6 @@ Test(config, good_lines)
 	cr_assert_str_eq(config_get(&cfg, "name"), "a b # c", "quotes removed, inner text kept");
 	cr_assert_str_eq(config_get(&cfg, "empty"), "");
 	cr_assert_null(config_get(&cfg, "missing"));
-	cr_assert(cfg.entries[0].used);
 }
 
 Test(config, errors_name_their_line_and_the_rest_still_loads)
@@ -73,26 +72,4 @@ Test(config, bounds)
 	/* a NUL inside the text is an error for its line, not the end of the file */
 	cr_assert_eq(config_parse(&cfg, "a = 1\nb\0 = 2\nc = 3\n", 19, collect, NULL), 1);
 	cr_assert_str_eq(config_get(&cfg, "c"), "3");
-}
-
-Test(config, typed_getters)
-{
-	uint64_t u;
-	bool b;
-	parse("n = 42\nh = 0x10\nbad = 12x\nneg = -1\nt = on\nf = false\nmaybe = perhaps\n");
-	cr_assert_eq(config_get_u64(&cfg, "n", 7, &u), 0);
-	cr_assert_eq(u, 42);
-	cr_assert_eq(config_get_u64(&cfg, "h", 7, &u), 0);
-	cr_assert_eq(u, 16);
-	cr_assert_eq(config_get_u64(&cfg, "absent", 7, &u), 0);
-	cr_assert_eq(u, 7);
-	cr_assert_eq(config_get_u64(&cfg, "bad", 7, &u), -EINVAL);
-	cr_assert_eq(u, 7, "a malformed value leaves the default");
-	cr_assert_eq(config_get_u64(&cfg, "neg", 7, &u), -EINVAL);
-	cr_assert_eq(config_get_bool(&cfg, "t", false, &b), 0);
-	cr_assert(b);
-	cr_assert_eq(config_get_bool(&cfg, "f", true, &b), 0);
-	cr_assert_not(b);
-	cr_assert_eq(config_get_bool(&cfg, "maybe", true, &b), -EINVAL);
-	cr_assert(b);
 }
