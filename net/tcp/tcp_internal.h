@@ -6,6 +6,7 @@
 #define NET_TCP_TCP_INTERNAL_H
 
 #include "../../lib/timer.h"
+#include "../../mm/pool.h"
 #include "../net_internal.h"
 #include "tcp.h"
 
@@ -137,7 +138,35 @@ void tcp_retransmit_una(struct tcp_sock *s);
 void tcp_sndent_put(struct tcp_sndent *e);
 void tcp_sndent_free_unlocked(struct tcp_sndent *e);
 
+/* One received segment's header, parsed into host-order locals (tcp_hdr.c). */
+struct tcp_opts {
+	bool has_mss, has_ws, sack_perm;
+	bool has_sack;                  /* a SACK option: its first block in sack_left/right */
+	uint32_t sack_left, sack_right;
+	uint16_t mss;
+	uint8_t ws;
+};
+struct tcp_seg {
+	uint16_t sport, dport;
+	uint32_t seq, ack, len;  /* SEG.SEQ, SEG.ACK; len: payload bytes (SYN/FIN not counted) */
+	uint32_t wnd;            /* SEG.WND, unscaled */
+	uint8_t flags, hlen;     /* hlen: header bytes (data offset x 4) */
+	struct tcp_opts opts;
+};
+int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g);
+
+/* tcp_in.c */
+void tcp_deliver_events(struct tcp_sock *s);
+
 /* tcp.c */
+extern struct mm_pool tcp_rxent_pool;
+extern struct netdev_frag_owner *const tcp_chunk_owner_p;
+int tcp_chunk_frag(const void *src, size_t len, struct netdev_frag *f);
+struct tcp_sock *tcp_sock_new(void);
+void tcp_sock_free(struct tcp_sock *s);
+void tcp_enter_time_wait(struct tcp_sock *s);
+uint32_t tcp_new_iss(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport);
+struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);
 void tcp_sock_closed(struct tcp_sock *s, int error);
