@@ -3,7 +3,8 @@
  * (net/ does not include core/: core reads the keys and calls net_configure):
  *   net.address = 10.10.0.10     net.netmask = 255.255.255.0
  *   net.gateway = 10.10.0.1      net.mtu = 1500..9000
- *   net.services = on | off      discard/echo/chargen on TCP ports 9/7/19 (default on)
+ *   net.services = on | off      discard/echo/chargen on TCP ports 9/7/19 (default off: test
+ *                                services, anyone may fill their send buffers)
  * A bad value is reported and the default kept.
  */
 #include <string.h>
@@ -52,8 +53,10 @@ static int net_config_apply(void)
 		net_config_default(&def);
 		net_configure(&def);
 	}
-	if (config_get_bool(cfg, "net.services", true, &services))
-		log_err("config: net.services is not a boolean (on used)");
+	if (config_get_bool(cfg, "net.services", false, &services)) {
+		log_err("config: net.services is not a boolean (off used)");
+		services = false;
+	}
 	if (services && (rc = tcp_services_start()))
 		log_err("net: discard/echo/chargen services failed to start (%d)", rc);
 	return 0;
