@@ -23,8 +23,6 @@ static struct mm_pool tcp_sock_pool, tcp_chunk_pool;
 struct mm_pool tcp_sndent_pool, tcp_rxent_pool;
 static bool tcp_ready;
 static uint16_t tcp_next_port = TCP_EPHEMERAL_FIRST;
-static uint32_t tcp_iss_counter;
-static uint64_t tcp_iss_secret;  /* per boot: the clock at init, mixed */
 
 static const char *const state_names[TCP_STATE_COUNT] = {
 	"CLOSED", "LISTEN", "SYN_SENT", "SYN_RECEIVED", "ESTABLISHED", "FIN_WAIT_1",
@@ -71,8 +69,7 @@ int tcp_init(void)
 	memset(&tcp_counters, 0, sizeof(tcp_counters));
 	list_init(&tcp_socks);
 	tcp_next_port = TCP_EPHEMERAL_FIRST;
-	tcp_iss_counter = 0;
-	tcp_iss_secret = clock_now_ns() * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	tcp_isn_init();
 	if ((rc = mm_pool_init(&tcp_sock_pool, "tcp_sock", sizeof(struct tcp_sock), TCP_SOCKETS)))
 		return rc;
 	if ((rc = mm_pool_init(&tcp_rxent_pool, "tcp_rxent", sizeof(struct tcp_rxent), TCP_RXENTS)))
@@ -270,19 +267,6 @@ static void delack_timer(struct timer *t, void *arg)
 		tcp_counters.delayed_acks++;
 		tcp_send_ack_now(s);
 	}
-}
-
-/* RFC 6528-style initial sequence number: a clock plus a hash of the connection. */
-uint32_t tcp_new_iss(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport)
-{
-	uint64_t h = tcp_iss_secret ^ ((uint64_t)laddr << 32 | raddr) ^ ((uint64_t)lport << 16 | rport);
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	tcp_iss_counter += 64000;
-	return (uint32_t)h + (uint32_t)(clock_now_ns() / 4000) + tcp_iss_counter;
 }
 
 /* The connection for a 4-tuple, else the listener on lport, else NULL. */

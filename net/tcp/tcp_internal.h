@@ -95,6 +95,10 @@ struct tcp_sock {
 	uint64_t keep_idle_ns, keep_intvl_ns, last_rx_ns;
 	unsigned keep_count, keep_probes;
 
+	/* RFC 5961 section 7: challenge ACKs sent in the window that began at chack_start_ns */
+	uint64_t chack_start_ns;
+	unsigned chack_sent, chack_limit;
+
 	/* user */
 	const struct tcp_ops *ops;
 	void *ctx;
@@ -155,6 +159,14 @@ struct tcp_seg {
 };
 int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g);
 
+/* tcp_isn.c */
+void tcp_isn_init(void);
+/* RFC 6528 ISN for a connection: keyed hash of the 4-tuple plus a 4 us clock. */
+uint32_t tcp_new_iss(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport);
+/* 32 unpredictable bits (keyed hash of a counter). */
+uint32_t tcp_random_u32(void);
+uint64_t tcp_siphash(const uint64_t k[2], const void *m, size_t len);
+
 /* tcp_in.c */
 void tcp_deliver_events(struct tcp_sock *s);
 
@@ -165,7 +177,6 @@ int tcp_chunk_frag(const void *src, size_t len, struct netdev_frag *f);
 struct tcp_sock *tcp_sock_new(void);
 void tcp_sock_free(struct tcp_sock *s);
 void tcp_enter_time_wait(struct tcp_sock *s);
-uint32_t tcp_new_iss(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);
