@@ -3,7 +3,8 @@
  *
  * Receive checks, in order: version 4, IHL >= 5, header inside the frame, header
  * checksum (the NIC's verdict or software), total length inside the frame (trailing
- * Ethernet padding is cut), destination ours or broadcast. Fragments (MF set or a
+ * Ethernet padding is cut), destination ours or broadcast, source a unicast address
+ * that is not ours (ipv4_src_ok). Fragments (MF set or a
  * non-zero offset) are dropped and counted: see net.h for why.
  * Send: DF set, TTL 64, one identification counter, the route is the local subnet or the
  * gateway.
@@ -20,6 +21,21 @@ LOG_MODULE_USE(net);
 
 static uint16_t ipv4_ident;
 static void (*echo_reply_hook)(uint32_t src, uint16_t id, uint16_t seq, size_t len);
+
+/* RFC 1122 3.2.1.3 and RFC 1812 5.3.7: a source must name one other host. Broadcast
+ * (limited or our subnet's), multicast (224/4), reserved (240/4), loopback (127/8), "this
+ * network" (0/8) and our own address are spoofed or misconfigured: answering them (a RST,
+ * an echo reply) would reflect to a subnet or to ourselves. 0.0.0.0 itself is allowed
+ * only in a UDP broadcast (a host asking for its address, as in DHCP). */
+static bool ipv4_src_ok(uint32_t src, uint32_t dst, uint8_t proto)
+{
+	uint8_t top = (uint8_t)(src >> 24);
+	if (src == 0)
+		return proto == IP_PROTO_UDP && net_addr_is_broadcast(dst);
+	if (top == 0 || top == 127 || top >= 224)
+		return false;
+	return !net_addr_is_broadcast(src) && !net_addr_is_local(src);
+}
 
 void ipv4_rx(struct netbuf *nb)
 {
@@ -55,6 +71,10 @@ void ipv4_rx(struct netbuf *nb)
 	dst = be32_get(ih.dst);
 	if (!net_addr_is_local(dst) && !net_addr_is_broadcast(dst)) {
 		net_counters.ip_not_for_us++;
+		goto drop;
+	}
+	if (!ipv4_src_ok(src, dst, ih.protocol)) {
+		net_counters.ip_bad_src++;
 		goto drop;
 	}
 	ff = be16_get(ih.flags_fragoff);

@@ -100,6 +100,7 @@ struct net_stats {
 	uint64_t arp_rx, arp_bad, arp_requests_rx, arp_replies_rx, arp_requests_tx, arp_replies_tx;
 	uint64_t arp_queued, arp_queue_full, arp_resolve_failed, arp_expired, arp_table_full;
 	uint64_t ip_rx, ip_tx, ip_bad_header, ip_bad_checksum, ip_not_for_us, ip_frag_dropped;
+	uint64_t ip_bad_src;  /* broadcast, multicast, loopback, reserved, 0.0.0.0 or our own source: dropped */
 	uint64_t ip_unknown_proto, ip_no_route, ip_tx_nobuf;
 	uint64_t icmp_rx, icmp_bad, icmp_echo_requests, icmp_echo_replies_tx, icmp_echo_replies_rx;
 	uint64_t udp_rx, udp_bad, udp_bad_checksum, udp_no_port, udp_tx;

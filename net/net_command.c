@@ -40,10 +40,10 @@ static void ip_show_counters(void)
 	       U(c->arp_rx), U(c->arp_bad), U(c->arp_requests_rx), U(c->arp_replies_rx), U(c->arp_requests_tx),
 	       U(c->arp_replies_tx), U(c->arp_queued), U(c->arp_queue_full), U(c->arp_resolve_failed),
 	       U(c->arp_expired), U(c->arp_table_full));
-	printf("ip: rx %llu tx %llu bad-header %llu bad-csum %llu not-for-us %llu frag-dropped %llu unknown-proto %llu "
-	       "no-route %llu no-buf %llu\n",
+	printf("ip: rx %llu tx %llu bad-header %llu bad-csum %llu not-for-us %llu bad-src %llu frag-dropped %llu "
+	       "unknown-proto %llu no-route %llu no-buf %llu\n",
 	       U(c->ip_rx), U(c->ip_tx), U(c->ip_bad_header), U(c->ip_bad_checksum), U(c->ip_not_for_us),
-	       U(c->ip_frag_dropped), U(c->ip_unknown_proto), U(c->ip_no_route), U(c->ip_tx_nobuf));
+	       U(c->ip_bad_src), U(c->ip_frag_dropped), U(c->ip_unknown_proto), U(c->ip_no_route), U(c->ip_tx_nobuf));
 	printf("icmp: rx %llu bad %llu echo-req %llu echo-rep-tx %llu echo-rep-rx %llu\n", U(c->icmp_rx),
 	       U(c->icmp_bad), U(c->icmp_echo_requests), U(c->icmp_echo_replies_tx), U(c->icmp_echo_replies_rx));
 	printf("udp: rx %llu tx %llu bad %llu bad-csum %llu no-port %llu; software checksum bytes %llu\n",

@@ -67,7 +67,7 @@
 #define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
 #define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160
-#define TCP_CHALLENGE_ACKS_PER_SEC 100               /* RFC 5961 section 7 */
+#define TCP_CHALLENGE_ACKS_PER_SEC 100               /* RFC 5961 section 7: per socket, randomised +-50 % */
 
 enum tcp_state {
 	TCP_CLOSED = 0,

@@ -6,6 +6,7 @@
 #define NET_TCP_TCP_INTERNAL_H
 
 #include "../../lib/timer.h"
+#include "../../mm/pool.h"
 #include "../net_internal.h"
 #include "tcp.h"
 
@@ -94,6 +95,10 @@ struct tcp_sock {
 	uint64_t keep_idle_ns, keep_intvl_ns, last_rx_ns;
 	unsigned keep_count, keep_probes;
 
+	/* RFC 5961 section 7: challenge ACKs sent in the window that began at chack_start_ns */
+	uint64_t chack_start_ns;
+	unsigned chack_sent, chack_limit;
+
 	/* user */
 	const struct tcp_ops *ops;
 	void *ctx;
@@ -137,7 +142,42 @@ void tcp_retransmit_una(struct tcp_sock *s);
 void tcp_sndent_put(struct tcp_sndent *e);
 void tcp_sndent_free_unlocked(struct tcp_sndent *e);
 
+/* One received segment's header, parsed into host-order locals (tcp_hdr.c). */
+struct tcp_opts {
+	bool has_mss, has_ws, sack_perm;
+	bool has_sack;                  /* a SACK option: its first block in sack_left/right */
+	uint32_t sack_left, sack_right;
+	uint16_t mss;
+	uint8_t ws;
+};
+struct tcp_seg {
+	uint16_t sport, dport;
+	uint32_t seq, ack, len;  /* SEG.SEQ, SEG.ACK; len: payload bytes (SYN/FIN not counted) */
+	uint32_t wnd;            /* SEG.WND, unscaled */
+	uint8_t flags, hlen;     /* hlen: header bytes (data offset x 4) */
+	struct tcp_opts opts;
+};
+int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g);
+
+/* tcp_isn.c */
+void tcp_isn_init(void);
+/* RFC 6528 ISN for a connection: keyed hash of the 4-tuple plus a 4 us clock. */
+uint32_t tcp_new_iss(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport);
+/* 32 unpredictable bits (keyed hash of a counter). */
+uint32_t tcp_random_u32(void);
+uint64_t tcp_siphash(const uint64_t k[2], const void *m, size_t len);
+
+/* tcp_in.c */
+void tcp_deliver_events(struct tcp_sock *s);
+
 /* tcp.c */
+extern struct mm_pool tcp_rxent_pool;
+extern struct netdev_frag_owner *const tcp_chunk_owner_p;
+int tcp_chunk_frag(const void *src, size_t len, struct netdev_frag *f);
+struct tcp_sock *tcp_sock_new(void);
+void tcp_sock_free(struct tcp_sock *s);
+void tcp_enter_time_wait(struct tcp_sock *s);
+struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);
 void tcp_sock_closed(struct tcp_sock *s, int error);

@@ -267,22 +267,26 @@ void tcp_send_ack_now(struct tcp_sock *s)
 	tcp_xmit(s, s->snd_nxt, 0, TCP_ACK);
 }
 
-/* RFC 5961 section 3.2/4.2/5.2 challenge ACK, rate limited (section 7). */
+/* RFC 5961 section 3.2/4.2/5.2 challenge ACK, rate limited per socket (section 7) to a
+ * limit drawn at random for each one-second window, between half and one and a half
+ * times TCP_CHALLENGE_ACKS_PER_SEC. One global counter (what section 7 suggests) lets an
+ * off-path host learn, from how many challenge ACKs its own connection gets, whether
+ * its guesses hit another connection (CVE-2016-5696); per socket and randomised, the
+ * count says nothing about other connections nor, exactly, about this one. */
 void tcp_send_challenge_ack(struct tcp_sock *s)
 {
-	static uint64_t window_start;
-	static unsigned sent;
 	uint64_t now = clock_now_ns();
 
-	if (now - window_start >= NSEC_PER_SEC) {
-		window_start = now;
-		sent = 0;
+	if (!s->chack_limit || now - s->chack_start_ns >= NSEC_PER_SEC) {
+		s->chack_start_ns = now;
+		s->chack_sent = 0;
+		s->chack_limit = TCP_CHALLENGE_ACKS_PER_SEC / 2 + tcp_random_u32() % (TCP_CHALLENGE_ACKS_PER_SEC + 1);
 	}
-	if (sent >= TCP_CHALLENGE_ACKS_PER_SEC) {
+	if (s->chack_sent >= s->chack_limit) {
 		tcp_counters.challenge_acks_limited++;
 		return;
 	}
-	sent++;
+	s->chack_sent++;
 	tcp_counters.challenge_acks++;
 	tcp_send_ack_now(s);
 }

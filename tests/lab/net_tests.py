@@ -113,6 +113,9 @@ class NetLab:
                 esp = os.path.join(self.lab.rundir, "esp")   # qemu-run serves it writable: a copy
                 shutil.rmtree(esp, ignore_errors=True)
                 shutil.copytree(esp_src, esp)
+                os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
+                with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
+                    f.write("panic = exit\nnet.services = on\n")   # discard/echo/chargen are off by default
                 dev, linux = topo.appliance_topology(self.lab, esp)
                 t0 = time.monotonic()
                 self.lab.start()

@@ -17,6 +17,7 @@ CONFIG = """panic = exit
 net.address = 10.0.2.15
 net.netmask = 255.255.255.0
 net.gateway = 10.0.2.2
+net.services = on
 """
 CHARGEN_LINE = b"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefgh\r\n"
 

@@ -97,7 +97,7 @@ class ApplianceSide:
 
     def __init__(self, lab):
         self.lab = lab
-        esp = bl.appliance_esp(lab.rundir, "panic = exit\n")
+        esp = bl.appliance_esp(lab.rundir, "panic = exit\nnet.services = on\n")
         self.dev, self.client = topo.appliance_topology(lab, esp, extra=bl.NAMED_THREADS)
 
     def ready(self):

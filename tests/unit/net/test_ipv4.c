@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
 /*
  * IPv4, ICMP echo and UDP: header checks, checksums, fragments dropped and counted,
  * echo replies from split frames (payload read through the counted accessor), UDP bind,
@@ -216,4 +216,36 @@ Test(ipv4, configure_rejects_bad_values)
 	cr_assert_eq(net_parse_ipv4("10.10.0.256", &a), -EINVAL);
 	cr_assert_eq(net_parse_ipv4("10.10.0.1x", &a), -EINVAL);
 	cr_assert_eq(net_parse_ipv4("1234.1.1.1", &a), -EINVAL);
+}
+
+/* RFC 1122 3.2.1.3 / RFC 1812 5.3.7: a datagram whose source is a broadcast, multicast,
+ * loopback, reserved or our own address, or 0.0.0.0 outside of a UDP broadcast (DHCP's
+ * case), is dropped unanswered: answering would reflect to a whole subnet or to us. */
+Test(ipv4, martian_sources_dropped)
+{
+	static const uint32_t bad[] = { 0xffffffffu, 0x0a0a00ffu /* subnet broadcast of 10.10.0.0/24 */, 0xe0000001u,
+					0xefffffffu, 0xf0000001u, 0x7f000001u, 0x00000000u, 0x00000005u, US };
+	for (unsigned k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		struct fake_tcp t = { .src = bad[k], .dst = US, .sport = 40000, .dport = 5555, .seq = 1,
+				      .flags = 0x02, .wnd = 1000 };
+		fake_netdev_clear(&fnd);
+		size_t n = fake_build_tcp(frame, &t);
+		cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+		cr_assert_eq(fnd.ntx, 0, "no RST (nor ARP) for a SYN from %08x", bad[k]);
+		cr_assert_eq(net_stats()->ip_bad_src, 2 * k + 1);
+		n = echo_request(frame, 8, 1);
+		frame[14 + 12] = (uint8_t)(bad[k] >> 24), frame[14 + 13] = (uint8_t)(bad[k] >> 16);
+		frame[14 + 14] = (uint8_t)(bad[k] >> 8), frame[14 + 15] = (uint8_t)bad[k];
+		frame[14 + 10] = frame[14 + 11] = 0;
+		uint16_t c = (uint16_t)~fake_csum(frame + 14, 20, 0);
+		frame[14 + 10] = (uint8_t)(c >> 8), frame[14 + 11] = (uint8_t)c;
+		cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+		cr_assert_eq(fnd.ntx, 0, "no echo reply to %08x", bad[k]);
+		cr_assert_eq(net_stats()->ip_bad_src, 2 * k + 2);
+	}
+	/* A normal peer still gets its RST. */
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = 40000, .dport = 5555, .seq = 1, .flags = 0x02, .wnd = 1 };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	cr_assert_eq(fnd.ntx, 1);
 }

@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
 /*
  * TCP state machine (RFC 9293 3.10.7): every transition of the open and close paths,
  * resets (RFC 5961 validation and challenge ACKs), listen backlog, handshake
@@ -383,5 +383,49 @@ Test(tcp_state, data_and_fin_before_accept_are_announced)
 	cr_assert(tcp_recv_eof(c));
 	tcp_close(c);
 	peer_seg(TCP_ACK, 105, iss + 2, 1000, NULL, 0, NULL, 0);
+	close_listener(l);
+}
+
+static void seg_port(uint16_t sport, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = sport, .dport = SRV_PORT, .seq = seq, .ack = ack,
+			      .flags = flags, .wnd = 8192 };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+}
+
+/* RFC 5961 section 7 / CVE-2016-5696: the challenge-ACK limit is per socket and drawn at
+ * random per window: exhausting it on one connection leaves another's untouched, and the
+ * count a host sees is not the constant 100. */
+Test(tcp_state, challenge_ack_limit_per_socket_randomised)
+{
+	struct tcp_sock *l;
+	open_passive(&l, 500, 8192, opt_mss1460, 4);
+	struct tcp_sock *a = accepted;
+	seg_port(PEER_PORT + 1, TCP_SYN, 9000, 0);
+	uint32_t iss_b = lastseg()->seq;
+	seg_port(PEER_PORT + 1, TCP_ACK, 9001, iss_b + 1);
+	struct tcp_sock *b = accepted;
+	cr_assert_neq(a, b);
+	unsigned seen[2];
+	for (unsigned w = 0; w < 2; w++) {
+		fake_netdev_clear(&fnd);
+		for (unsigned i = 0; i < 3 * TCP_CHALLENGE_ACKS_PER_SEC; i++)
+			peer_seg(TCP_RST, 600 + i, 0, 0, NULL, 0, NULL, 0); /* in window, not RCV.NXT */
+		seen[w] = fnd.ntx;
+		cr_assert_geq(seen[w], TCP_CHALLENGE_ACKS_PER_SEC / 2);
+		cr_assert_leq(seen[w], TCP_CHALLENGE_ACKS_PER_SEC * 3 / 2);
+		/* The other connection still gets its challenge ACK in the same second. */
+		fake_netdev_clear(&fnd);
+		seg_port(PEER_PORT + 1, TCP_RST, 9100, 0);
+		cr_assert_eq(fnd.ntx, 1, "b's challenge ACK is not limited by a's flood");
+		cr_assert_eq(tcp_state(b), TCP_ESTABLISHED);
+		advance(NSEC_PER_SEC);
+	}
+	cr_assert(seen[0] != TCP_CHALLENGE_ACKS_PER_SEC || seen[1] != TCP_CHALLENGE_ACKS_PER_SEC,
+		  "limits %u and %u: not randomised", seen[0], seen[1]);
+	cr_assert_eq(tcp_state(a), TCP_ESTABLISHED);
+	tcp_abort(a);
+	tcp_abort(b);
 	close_listener(l);
 }
