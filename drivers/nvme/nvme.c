@@ -27,6 +27,7 @@ static const char *const state_names[NVME_CTRL_STATE_COUNT] = {
 	[NVME_CTRL_NEW] = "new",       [NVME_CTRL_RESETTING] = "resetting",
 	[NVME_CTRL_ENABLING] = "enabling", [NVME_CTRL_ADMIN] = "admin",
 	[NVME_CTRL_LIVE] = "live",     [NVME_CTRL_FAILED] = "failed",
+	[NVME_CTRL_SHUTDOWN] = "shutdown",
 };
 
 /* Name of a controller state. */
@@ -362,6 +363,11 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 
 	q->nfree--;
 	q->outstanding++;
+	if ((rq->opc == NVME_CMD_WRITE || rq->opc == NVME_CMD_READ || rq->opc == NVME_CMD_WRITE_ZEROES) &&
+	    q->qid && (rq->cdw12 & NVME_RW_FUA))
+		c->st.fua++;
+	if (rq->opc == NVME_CMD_FLUSH && q->qid)
+		c->st.flushes_sent++;
 	slot->state = NVME_CMD_ACTIVE;
 	slot->opc = rq->opc;
 	slot->done = done;
@@ -647,6 +653,7 @@ static void parse_idctrl(struct nvme_ctrl *c)
 	c->nn = nvme_ld32(id + NVME_IDC_NN);
 	c->oncs = nvme_ld16(id + NVME_IDC_ONCS);
 	c->vwc = id[NVME_IDC_VWC];
+	c->rtd3e = nvme_ld32(id + NVME_IDC_RTD3E);
 	c->sgls = nvme_ld32(id + NVME_IDC_SGLS);
 	uint64_t mpsmin = 4096ull << NVME_GET(c->cap, NVME_CAP_MPSMIN);
 	uint64_t max = NVME_MAX_XFER;
@@ -1043,6 +1050,22 @@ int nvme_write(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
 	       const struct nvme_sg *sg, unsigned nsg)
 {
 	return rw(c, true, nsid, slba, nlb, sg, nsg);
+}
+
+/* Synchronous write with Force Unit Access. */
+int nvme_write_fua(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		   const struct nvme_sg *sg, unsigned nsg)
+{
+	struct nvme_request rq;
+	int rc = nvme_rw_request(c, true, nsid, slba, nlb, sg, nsg, &rq);
+	if (rc == 0) {
+		rq.cdw12 |= NVME_RW_FUA;
+		rc = nvme_exec_sync(&c->io[0], &rq, NULL);
+	}
+	c->st.writes++;
+	if (rc)
+		c->st.failed++;
+	return rc;
 }
 
 /* Flush the volatile write cache of a namespace. */
