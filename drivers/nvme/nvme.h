@@ -175,7 +175,9 @@ enum nvme_cmd_state {
 	NVME_CMD_FREE = 0,
 	NVME_CMD_ACTIVE,     /* submitted, waiting for its completion */
 	NVME_CMD_ABORTING,   /* timed out; an Abort was sent */
-	NVME_CMD_LOST,       /* given up; the CID stays out of use until a completion or reset */
+	NVME_CMD_LOST,       /* no answer to the Abort either: quarantined (its owner not told, its
+			      * buffers not released) until a late completion or the controller
+			      * reset that it triggers has disabled the controller */
 };
 
 struct nvme_cmd {
@@ -231,6 +233,7 @@ enum nvme_ctrl_state {
 	NVME_CTRL_LIVE,       /* I/O queues live */
 	NVME_CTRL_FAILED,     /* CSTS.CFS, a timeout during bring-up, or a bad register */
 	NVME_CTRL_SHUTDOWN,   /* caches flushed, CC.SHN sent: no more I/O until re-initialised */
+	NVME_CTRL_REMOVED,    /* registers read all-ones: the device is gone (surprise removal) */
 	NVME_CTRL_STATE_COUNT
 };
 
@@ -256,6 +259,19 @@ struct nvme_ctrl_stats {
 	uint64_t fua;            /* commands submitted with CDW12.FUA (Write, Write Zeroes, Read) */
 	uint64_t flushes_sent;   /* Flush commands submitted (synchronous and asynchronous) */
 };
+
+/* Recovery: controller resets (after an unanswered Abort or CSTS.CFS) and removal. */
+struct nvme_recovery_stats {
+	uint64_t resets;          /* resets completed (controller live again) */
+	uint64_t reset_failures;  /* resets after which the controller stayed FAILED */
+	uint64_t cfs;             /* CSTS.CFS seen */
+	uint64_t removals;        /* all-ones register reads: surprise removal */
+	uint64_t failed_back;     /* in-flight commands failed to their owners by a reset/removal */
+	uint64_t last_reset_ns;   /* how long the last reset took */
+	const char *last_reason;  /* why the last reset happened */
+};
+
+#define NVME_HEALTH_INTERVAL_NS (100ull * 1000000ull) /* CSTS check period while live */
 
 struct nvme_ctrl {
 	char name[16];
@@ -294,6 +310,16 @@ struct nvme_ctrl {
 	uint64_t cmd_timeout_ns, abort_timeout_ns;
 	struct nvme_ctrl_stats st;
 	void *attach;            /* the bus attach's own data (nvme_pci.c) */
+	/* recovery (nvme_reset.c) */
+	unsigned nio_wanted;     /* I/O queue pairs asked for at init (a reset asks again) */
+	bool reset_needed;       /* set by timeouts / CSTS.CFS, acted on at the end of a poll */
+	bool in_reset;
+	const char *reset_reason;
+	uint64_t next_health_ns;
+	struct nvme_recovery_stats rec;
+	/* called after a reset re-initialised the controller (the attach republishes its CMB
+	 * provider) or when it is removed; may be NULL */
+	void (*on_reset)(struct nvme_ctrl *c, int rc);
 };
 
 /* Place I/O submission queues in the CMB when the controller allows it (CMBSZ.SQS):
@@ -317,6 +343,20 @@ int nvme_ctrl_disable(struct nvme_ctrl *c);
 /* Does the controller have a volatile write cache (Identify Controller VWC bit 0)? Then a
  * completed Write without FUA may still be lost at a power cut until a Flush completes. */
 bool nvme_ctrl_has_vwc(const struct nvme_ctrl *c);
+
+/* Reset and re-initialise a controller: CC.EN = 0 and a bounded wait for CSTS.RDY = 0 (from
+ * then on the controller moves no data, so buffers are safe), every command in flight failed
+ * to its owner (-ETIMEDOUT for commands that timed out, -EAGAIN, retryable, for the others;
+ * quarantined commands included), then the bring-up of nvme_ctrl_init() again (admin queue,
+ * Identify, CMB with the same layout, I/O queues, SQs in the CMB, namespaces), keeping the
+ * name, counters and attach. Returns 0 (LIVE again), -ENODEV (removed) or the bring-up's
+ * error (then FAILED). Not re-entrant: a reset already running makes this return -EBUSY. */
+int nvme_ctrl_reset(struct nvme_ctrl *c, const char *why);
+
+/* Health check for the poll loop (at most every NVME_HEALTH_INTERVAL_NS): CSTS all-ones
+ * marks the controller REMOVED (commands failed with -ENODEV); CSTS.CFS resets it; a reset
+ * requested by a timeout is run. Returns 1 when it acted, else 0. */
+int nvme_ctrl_check(struct nvme_ctrl *c, uint64_t now);
 
 /* Orderly shutdown for power-off, reboot, a panic or a detach: Flush every active namespace
  * (when the controller has a volatile write cache), then CC.SHN = normal and a bounded wait

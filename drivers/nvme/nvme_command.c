@@ -411,6 +411,15 @@ static int nvme_command(int argc, char **argv)
 		return rwv(argc, argv, 'v');
 	if (!strcmp(sub, "copy"))
 		return copy(argc, argv);
+	if (!strcmp(sub, "reset")) {
+		struct nvme_ctrl *c = argc > 2 ? ctrl_arg(argv[2]) : NULL;
+		if (!c)
+			return argc > 2 ? -ENODEV : -EINVAL;
+		int rc = nvme_ctrl_reset(c, "console");
+		printf("%s: reset %s (%llu ms), state %s\n", c->name, rc ? "failed" : "done",
+		       (unsigned long long)(c->rec.last_reset_ns / 1000000), nvme_ctrl_state_name(c->state));
+		return rc;
+	}
 	if (!strcmp(sub, "flush") || !strcmp(sub, "shutdown")) {
 		struct nvme_ctrl *c = argc > 2 ? ctrl_arg(argv[2]) : NULL;
 		if (!c)
@@ -426,8 +435,8 @@ static int nvme_command(int argc, char **argv)
 		return bench(argc, argv);
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb] | flush N [NSID] | shutdown N]",
-		"NVMe drives: identify, CMB, pattern I/O from host or CMB buffers, P2P copy, flush, shutdown notification", nvme_command);
+CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb] | flush N [NSID] | shutdown N | reset N]",
+		"NVMe drives: identify, CMB, pattern I/O from host or CMB buffers, P2P copy, flush, shutdown notification, controller reset", nvme_command);
 
 static void nvme_stats_show(void)
 {
@@ -445,6 +454,14 @@ static void nvme_stats_show(void)
 		       (unsigned long long)s->queue_bytes[MEM_CLASS_HOST],
 		       (unsigned long long)s->queue_bytes[MEM_CLASS_DEVICE], (unsigned long long)q->timeouts,
 		       (unsigned long long)q->aborts_sent);
+		printf("  %s: state %s errors %llu timeouts %llu aborts %llu lost %llu resets %llu (failed %llu, last %llu ms: %s) cfs %llu removals %llu failed-back %llu\n",
+		       c->name, nvme_ctrl_state_name(c->state), (unsigned long long)q->errors,
+		       (unsigned long long)q->timeouts, (unsigned long long)q->aborts_sent,
+		       (unsigned long long)q->lost, (unsigned long long)c->rec.resets,
+		       (unsigned long long)c->rec.reset_failures,
+		       (unsigned long long)(c->rec.last_reset_ns / 1000000),
+		       c->rec.last_reason ? c->rec.last_reason : "-", (unsigned long long)c->rec.cfs,
+		       (unsigned long long)c->rec.removals, (unsigned long long)c->rec.failed_back);
 		printf("  %s: durability vwc %u fua %llu flushes %llu shutdown %s\n", c->name, c->vwc & 1,
 		       (unsigned long long)s->fua, (unsigned long long)s->flushes_sent,
 		       c->state != NVME_CTRL_SHUTDOWN ? "no" : c->shutdown_rc ? "failed" : "complete");

@@ -350,6 +350,8 @@ static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
 static uint32_t rd32(void *ctx, uint32_t off)
 {
 	struct fake_nvme *f = ctx;
+	if (f->removed)
+		return 0xffffffffu;
 	switch (off) {
 	case NVME_REG_VS: return f->vs;
 	case NVME_REG_CC: return f->cc;
@@ -364,6 +366,8 @@ static uint32_t rd32(void *ctx, uint32_t off)
 static uint64_t rd64(void *ctx, uint32_t off)
 {
 	struct fake_nvme *f = ctx;
+	if (f->removed)
+		return ~0ull;
 	switch (off) {
 	case NVME_REG_CAP: return f->cap;
 	case NVME_REG_CMBMSC: return f->cmbmsc;
@@ -389,6 +393,8 @@ static void enable(struct fake_nvme *f)
 static void wr32(void *ctx, uint32_t off, uint32_t v)
 {
 	struct fake_nvme *f = ctx;
+	if (f->removed)
+		return;
 	unsigned stride = 4u << ((f->cap >> 32) & 0xf);
 	if (off >= NVME_REG_DBS) {
 		unsigned idx = (off - NVME_REG_DBS) / stride;

@@ -54,6 +54,7 @@ struct fake_nvme {
 	bool vwc;                /* Identify VWC bit 0 and the volatile cache model */
 	uint32_t rtd3e;          /* Identify RTD3E (microseconds) */
 	bool shn_never_completes; /* CC.SHN leaves CSTS.SHST at "occurring" */
+	bool removed;            /* surprise removal: registers read all-ones, writes are lost */
 	uint16_t err_status;     /* I/O status returned for commands touching [err_slba, +err_nlb) */
 	uint64_t err_slba, err_nlb;
 	/* state */

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/nvme.c drivers/nvme/nvme_shutdown.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c lib/shutdown.c tests/unit/drivers/nvme/fake_nvme.c
+// sources: drivers/nvme/nvme.c drivers/nvme/nvme_reset.c drivers/nvme/nvme_shutdown.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c lib/shutdown.c tests/unit/drivers/nvme/fake_nvme.c
 /*
  * Durability against a fake drive with a volatile write cache that loses unflushed writes
  * at a simulated power cut: the fake's model itself (a plain write is lost, a flushed one
