@@ -1,8 +1,10 @@
 /*
- * power.c - power off, reset, halt, and QEMU's isa-debug-exit.
+ * power.c - power off, reset, halt, and QEMU's isa-debug-exit. Power-off and reset run the
+ * shutdown hooks first (lib/shutdown.h); halt and isa-debug-exit do not.
  */
 #include "arch.h"
 #include "cpu.h"
+#include "../../lib/shutdown.h"
 
 #define ISA_DEBUG_EXIT_PORT 0xf4
 #define BOOT_RESET_COLD 0
@@ -35,6 +37,7 @@ void arch_qemu_exit(uint32_t code)
 /* Power off: UEFI ResetSystem(EfiResetShutdown); QEMU exits with status 0. */
 void arch_poweroff(void)
 {
+	shutdown_run_hooks(SHUTDOWN_POWEROFF); /* drive caches flushed, CC.SHN sent */
 	if (firmware_reset)
 		firmware_reset(BOOT_RESET_SHUTDOWN);
 	arch_qemu_exit(0);
@@ -43,6 +46,7 @@ void arch_poweroff(void)
 /* Reset: UEFI ResetSystem(EfiResetCold), then the keyboard controller's reset line. */
 void arch_reboot(void)
 {
+	shutdown_run_hooks(SHUTDOWN_REBOOT); /* also reached by a panic with panic = reboot */
 	if (firmware_reset)
 		firmware_reset(BOOT_RESET_COLD);
 	outb(KBC_STATUS, KBC_PULSE_RESET);

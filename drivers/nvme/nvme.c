@@ -14,6 +14,7 @@
 #include "../../lib/config_key.h"
 #include "../../lib/log.h"
 #include "nvme.h"
+#include "nvme_priv.h"
 
 LOG_MODULE_DEFINE(nvme);
 
@@ -27,6 +28,7 @@ static const char *const state_names[NVME_CTRL_STATE_COUNT] = {
 	[NVME_CTRL_NEW] = "new",       [NVME_CTRL_RESETTING] = "resetting",
 	[NVME_CTRL_ENABLING] = "enabling", [NVME_CTRL_ADMIN] = "admin",
 	[NVME_CTRL_LIVE] = "live",     [NVME_CTRL_FAILED] = "failed",
+	[NVME_CTRL_SHUTDOWN] = "shutdown", [NVME_CTRL_REMOVED] = "removed",
 };
 
 /* Name of a controller state. */
@@ -118,7 +120,7 @@ void nvme_set_sq_in_cmb(bool on)
 	sq_in_cmb_policy = on;
 }
 
-static void qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
+void nvme_qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
 {
 	const struct nvme_bus *b = c->bus;
 	unsigned depth = q->ring.depth;
@@ -340,6 +342,10 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 
 	if (!c || c->state == NVME_CTRL_FAILED)
 		return -EIO;
+	if (c->state == NVME_CTRL_REMOVED)
+		return -ENODEV;
+	if (q->qid && c->state != NVME_CTRL_LIVE)
+		return c->in_reset ? -EAGAIN : -ENODEV; /* resetting: retry later */
 	if (q->nfree == 0 || nvme_ring_space(&q->ring) == 0)
 		return -EBUSY;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[q->nfree - 1]];
@@ -362,6 +368,11 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 
 	q->nfree--;
 	q->outstanding++;
+	if ((rq->opc == NVME_CMD_WRITE || rq->opc == NVME_CMD_READ || rq->opc == NVME_CMD_WRITE_ZEROES) &&
+	    q->qid && (rq->cdw12 & NVME_RW_FUA))
+		c->st.fua++;
+	if (rq->opc == NVME_CMD_FLUSH && q->qid)
+		c->st.flushes_sent++;
 	slot->state = NVME_CMD_ACTIVE;
 	slot->opc = rq->opc;
 	slot->done = done;
@@ -378,7 +389,7 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 }
 
 /* Retire a slot and call its completion. */
-static void finish(struct nvme_qpair *q, struct nvme_cmd *slot, int rc, const struct nvme_cqe *cqe)
+void nvme_cmd_finish(struct nvme_qpair *q, struct nvme_cmd *slot, int rc, const struct nvme_cqe *cqe)
 {
 	nvme_done_fn done = slot->done;
 	void *arg = slot->arg;
@@ -413,11 +424,15 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 	}
 	struct nvme_cmd *slot = &q->cmds[e->cid];
 	if (slot->state == NVME_CMD_LOST) {
-		/* already reported as timed out; only now may the ID and its buffers be reused */
+		/* quarantined after an unanswered Abort: the controller did finish it, so its
+		 * buffers are free again; its owner hears now (the reset still runs) */
 		q->st.late++;
-		slot->state = NVME_CMD_FREE;
-		q->free_cids[q->nfree++] = slot->cid;
-		return;
+		if (!slot->done) { /* a synchronous caller that gave up at its own limit */
+			slot->state = NVME_CMD_FREE;
+			q->free_cids[q->nfree++] = slot->cid;
+			q->outstanding--;
+			return;
+		}
 	}
 	/* the queue entries are DMA too: the SQE fetched (from the CMB when the SQ lives
 	 * there), the CQE posted to DRAM and read by the CPU */
@@ -438,25 +453,67 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 		log_debug("%s: q%u cid %u opcode 0x%02x: status 0x%03x %s", c->name, q->qid, slot->cid,
 			  slot->opc, (e->status >> 1) & 0x7ff, nvme_status_str(e->status));
 	}
-	finish(q, slot, rc, e);
+	nvme_cmd_finish(q, slot, rc, e);
 }
 
-/* CSTS.CFS (or the device vanished): fail every command of every queue. */
-static void ctrl_fatal(struct nvme_ctrl *c, uint32_t csts)
+/* Fail every command in flight on every queue with rc (their owners get their buffers back:
+ * call only when the controller can no longer move data: disabled or gone). Quarantined
+ * commands and commands that timed out get -ETIMEDOUT. Returns how many were failed. */
+unsigned nvme_fail_inflight(struct nvme_ctrl *c, int rc)
 {
-	if (c->state == NVME_CTRL_FAILED)
-		return;
-	log_err("%s: controller fatal status (CSTS 0x%08x): failing every command", c->name, csts);
-	set_state(c, NVME_CTRL_FAILED);
-	c->error = -EIO;
+	unsigned n = 0;
 	for (unsigned qi = 0; qi <= c->nio; qi++) {
 		struct nvme_qpair *q = qi == 0 ? &c->admin : &c->io[qi - 1];
 		for (unsigned i = 0; q->ring.depth && i < q->ring.depth - 1u; i++) {
 			struct nvme_cmd *s = &q->cmds[i];
-			if (s->state == NVME_CMD_ACTIVE || s->state == NVME_CMD_ABORTING)
-				finish(q, s, -EIO, NULL);
+			if (s->state == NVME_CMD_FREE)
+				continue;
+			int r = rc == -ENODEV ? rc : s->state == NVME_CMD_ACTIVE ? rc : -ETIMEDOUT;
+			nvme_cmd_finish(q, s, r, NULL);
+			n++;
 		}
 	}
+	return n;
+}
+
+/* The device is gone (all-ones reads): nothing can move data any more; fail everything. */
+void nvme_ctrl_mark_removed(struct nvme_ctrl *c)
+{
+	if (c->state == NVME_CTRL_REMOVED)
+		return;
+	log_err("%s: registers read all-ones: device removed; failing every command", c->name);
+	set_state(c, NVME_CTRL_REMOVED);
+	c->error = -ENODEV;
+	c->rec.removals++;
+	c->reset_needed = false;
+	c->rec.failed_back += nvme_fail_inflight(c, -ENODEV);
+	for (unsigned i = 0; i < c->nns; i++)
+		c->ns[i].active = false; /* namespaces not ready */
+	if (c->on_reset)
+		c->on_reset(c, -ENODEV);
+}
+
+/* Ask for a controller reset at the end of the current poll. */
+static void request_reset(struct nvme_ctrl *c, const char *why)
+{
+	if (!c->reset_needed)
+		log_warn("%s: reset needed: %s", c->name, why);
+	c->reset_needed = true;
+	c->reset_reason = why;
+}
+
+/* CSTS.CFS or all-ones CSTS seen while commands are outstanding. */
+static void ctrl_fatal(struct nvme_ctrl *c, uint32_t csts)
+{
+	if (csts == 0xffffffffu) {
+		nvme_ctrl_mark_removed(c);
+		return;
+	}
+	if (c->reset_needed || c->in_reset)
+		return;
+	c->rec.cfs++;
+	log_err("%s: controller fatal status (CSTS 0x%08x)", c->name, csts);
+	request_reset(c, "CSTS.CFS (controller fatal status)");
 }
 
 static void abort_done(void *arg, int rc, const struct nvme_cqe *cqe)
@@ -492,6 +549,8 @@ static void check_timeouts(struct nvme_qpair *q, uint64_t now)
 			ctrl_fatal(c, csts);
 			return;
 		}
+		if (s->state == NVME_CMD_LOST)
+			continue; /* quarantined: waits for the reset */
 		if (s->state == NVME_CMD_ACTIVE) {
 			q->st.timeouts++;
 			log_warn("%s: q%u cid %u opcode 0x%02x timed out after %llu ms: aborting", c->name,
@@ -500,17 +559,14 @@ static void check_timeouts(struct nvme_qpair *q, uint64_t now)
 			s->deadline_ns = now + c->abort_timeout_ns;
 			send_abort(q, s);
 		} else {
-			/* No answer to the Abort either: report the command failed, keep its ID out of
-			 * use (the controller may still complete it and touch its buffers). */
+			/* No answer to the Abort either: the controller may still complete the
+			 * command and move its data, so neither the ID nor the buffers go back to
+			 * anyone: quarantined until the controller reset disables it. */
 			q->st.lost++;
-			log_err("%s: q%u cid %u given up (no completion after Abort)", c->name, q->qid, s->cid);
-			nvme_done_fn done = s->done;
-			void *arg = s->arg;
+			log_err("%s: q%u cid %u quarantined (no completion after Abort): resetting the controller",
+				c->name, q->qid, s->cid);
 			s->state = NVME_CMD_LOST;
-			s->done = NULL;
-			q->outstanding--;
-			if (done)
-				done(arg, -ETIMEDOUT, NULL);
+			request_reset(c, "a command did not answer its Abort");
 		}
 	}
 }
@@ -539,8 +595,16 @@ int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
 	}
 	if (n)
 		wr32(c, q->cq_db, q->ring.cq_head);
-	if (q->outstanding)
-		check_timeouts(q, clock_now_ns());
+	if (q->outstanding) {
+		uint64_t now = clock_now_ns();
+		check_timeouts(q, now);
+		if (!c->reset_needed && c->state == NVME_CTRL_LIVE && !c->in_reset)
+			nvme_ctrl_check(c, now); /* CSTS.CFS / removal, at most every 100 ms */
+	}
+	if (c->reset_needed && !c->in_reset && c->state == NVME_CTRL_LIVE)
+		nvme_ctrl_reset(c, c->reset_reason);
+	if (c->state == NVME_CTRL_REMOVED)
+		return -ENODEV;
 	return c->state == NVME_CTRL_FAILED ? -EIO : (int)n;
 }
 
@@ -569,7 +633,9 @@ int nvme_exec_sync(struct nvme_qpair *q, const struct nvme_request *rq, struct n
 	memset(&w, 0, sizeof(w));
 	if (!c)
 		return -ENODEV;
-	uint64_t limit = clock_now_ns() + c->cmd_timeout_ns + c->abort_timeout_ns + NSEC_PER_SEC;
+	/* a command's own timeout, its Abort's, and the reset it may trigger (two CAP.TO waits) */
+	uint64_t limit = clock_now_ns() + c->cmd_timeout_ns + c->abort_timeout_ns + 2 * c->rdy_timeout_ns +
+			 NSEC_PER_SEC;
 	while ((rc = nvme_submit(q, rq, sync_done, &w)) == -EBUSY) {
 		nvme_qpair_poll(q, NVME_MAX_QDEPTH);
 		if (clock_now_ns() > limit)
@@ -592,7 +658,6 @@ int nvme_exec_sync(struct nvme_qpair *q, const struct nvme_request *rq, struct n
 				s->done = NULL;
 				if (s->state == NVME_CMD_ACTIVE || s->state == NVME_CMD_ABORTING) {
 					s->state = NVME_CMD_LOST;
-					q->outstanding--;
 					q->st.lost++;
 				}
 			}
@@ -647,6 +712,7 @@ static void parse_idctrl(struct nvme_ctrl *c)
 	c->nn = nvme_ld32(id + NVME_IDC_NN);
 	c->oncs = nvme_ld16(id + NVME_IDC_ONCS);
 	c->vwc = id[NVME_IDC_VWC];
+	c->rtd3e = nvme_ld32(id + NVME_IDC_RTD3E);
 	c->sgls = nvme_ld32(id + NVME_IDC_SGLS);
 	uint64_t mpsmin = 4096ull << NVME_GET(c->cap, NVME_CAP_MPSMIN);
 	uint64_t max = NVME_MAX_XFER;
@@ -844,14 +910,26 @@ static void cmb_setup(struct nvme_ctrl *c)
 /* Bring the controller up. */
 int nvme_ctrl_init(struct nvme_ctrl *c, const char *name, const struct nvme_bus *bus, unsigned nio)
 {
-	int rc;
-	uint64_t t0 = clock_now_ns();
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->bus = bus;
 	c->cmd_timeout_ns = NVME_CMD_TIMEOUT_NS;
 	c->abort_timeout_ns = NVME_ABORT_TIMEOUT_NS;
+	c->nio_wanted = nio;
+	return nvme_ctrl_bring_up(c);
+}
+
+/* The bring-up proper (init and reset): registers, queues, Identify, CMB, namespaces. */
+int nvme_ctrl_bring_up(struct nvme_ctrl *c)
+{
+	const struct nvme_bus *bus = c->bus;
+	unsigned nio = c->nio_wanted;
+	uint64_t t0 = clock_now_ns();
+	int rc;
+
+	c->nio = 0;
+	c->nns = 0;
 	c->cap = rd64(c, NVME_REG_CAP);
 	c->vs = rd32(c, NVME_REG_VS);
 	if (c->cap == ~0ull) {
@@ -912,7 +990,7 @@ int nvme_ctrl_init(struct nvme_ctrl *c, const char *name, const struct nvme_bus 
 		if ((rc = qpair_alloc(c, q, (uint16_t)(c->nio + 1), c->io_depth, true)))
 			goto fail_disable;
 		if ((rc = create_io_queue(c, q))) {
-			qpair_free(c, q);
+			nvme_qpair_free(c, q);
 			goto fail_disable;
 		}
 	}
@@ -958,8 +1036,8 @@ void nvme_ctrl_fini(struct nvme_ctrl *c)
 	if (c->state != NVME_CTRL_NEW && nvme_ctrl_disable(c))
 		log_err("%s: disable failed; freeing queues anyway", c->name);
 	for (unsigned i = 0; i < c->nio; i++)
-		qpair_free(c, &c->io[i]);
-	qpair_free(c, &c->admin);
+		nvme_qpair_free(c, &c->io[i]);
+	nvme_qpair_free(c, &c->admin);
 	if (c->idctrl)
 		c->bus->dma_free(c->bus->ctx, c->idctrl, NVME_PAGE_SIZE);
 	c->idctrl = NULL;
@@ -982,6 +1060,8 @@ static int io_ready(struct nvme_ctrl *c)
 {
 	if (c->state == NVME_CTRL_FAILED)
 		return -EIO;
+	if (c->in_reset)
+		return -EAGAIN;
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
 		return -ENODEV;
 	return 0;
@@ -1043,6 +1123,22 @@ int nvme_write(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
 	       const struct nvme_sg *sg, unsigned nsg)
 {
 	return rw(c, true, nsid, slba, nlb, sg, nsg);
+}
+
+/* Synchronous write with Force Unit Access. */
+int nvme_write_fua(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		   const struct nvme_sg *sg, unsigned nsg)
+{
+	struct nvme_request rq;
+	int rc = nvme_rw_request(c, true, nsid, slba, nlb, sg, nsg, &rq);
+	if (rc == 0) {
+		rq.cdw12 |= NVME_RW_FUA;
+		rc = nvme_exec_sync(&c->io[0], &rq, NULL);
+	}
+	c->st.writes++;
+	if (rc)
+		c->st.failed++;
+	return rc;
 }
 
 /* Flush the volatile write cache of a namespace. */

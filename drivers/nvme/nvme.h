@@ -36,6 +36,10 @@
 #define NVME_MAX_SG 512u            /* scatter entries per command */
 #define NVME_CMD_TIMEOUT_NS (5ull * 1000000000ull)
 #define NVME_ABORT_TIMEOUT_NS (1ull * 1000000000ull)
+/* Bound on CSTS.SHST after CC.SHN: RTD3E when the controller gives one, never less than
+ * the floor (RTD3E is often 0 or optimistic) nor more than the cap. */
+#define NVME_SHUTDOWN_FLOOR_NS (5ull * 1000000000ull)
+#define NVME_SHUTDOWN_CAP_NS (60ull * 1000000000ull)
 
 /* --- the bus interface: how the core reaches one controller --- */
 struct nvme_bus {
@@ -171,7 +175,9 @@ enum nvme_cmd_state {
 	NVME_CMD_FREE = 0,
 	NVME_CMD_ACTIVE,     /* submitted, waiting for its completion */
 	NVME_CMD_ABORTING,   /* timed out; an Abort was sent */
-	NVME_CMD_LOST,       /* given up; the CID stays out of use until a completion or reset */
+	NVME_CMD_LOST,       /* no answer to the Abort either: quarantined (its owner not told, its
+			      * buffers not released) until a late completion or the controller
+			      * reset that it triggers has disabled the controller */
 };
 
 struct nvme_cmd {
@@ -226,6 +232,8 @@ enum nvme_ctrl_state {
 	NVME_CTRL_ADMIN,      /* admin queue live, identifying and creating I/O queues */
 	NVME_CTRL_LIVE,       /* I/O queues live */
 	NVME_CTRL_FAILED,     /* CSTS.CFS, a timeout during bring-up, or a bad register */
+	NVME_CTRL_SHUTDOWN,   /* caches flushed, CC.SHN sent: no more I/O until re-initialised */
+	NVME_CTRL_REMOVED,    /* registers read all-ones: the device is gone (surprise removal) */
 	NVME_CTRL_STATE_COUNT
 };
 
@@ -248,7 +256,22 @@ struct nvme_ctrl_stats {
 	uint64_t list_bytes[MEM_CLASS_COUNT];    /* PRP/SGL lists the controller read */
 	uint64_t queue_bytes[MEM_CLASS_COUNT];   /* SQEs the controller fetched, CQEs it posted */
 	uint64_t reads, writes, flushes, write_zeroes, dsms, failed;
+	uint64_t fua;            /* commands submitted with CDW12.FUA (Write, Write Zeroes, Read) */
+	uint64_t flushes_sent;   /* Flush commands submitted (synchronous and asynchronous) */
 };
+
+/* Recovery: controller resets (after an unanswered Abort or CSTS.CFS) and removal. */
+struct nvme_recovery_stats {
+	uint64_t resets;          /* resets completed (controller live again) */
+	uint64_t reset_failures;  /* resets after which the controller stayed FAILED */
+	uint64_t cfs;             /* CSTS.CFS seen */
+	uint64_t removals;        /* all-ones register reads: surprise removal */
+	uint64_t failed_back;     /* in-flight commands failed to their owners by a reset/removal */
+	uint64_t last_reset_ns;   /* how long the last reset took */
+	const char *last_reason;  /* why the last reset happened */
+};
+
+#define NVME_HEALTH_INTERVAL_NS (100ull * 1000000ull) /* CSTS check period while live */
 
 struct nvme_ctrl {
 	char name[16];
@@ -268,6 +291,10 @@ struct nvme_ctrl {
 	uint16_t cntlid, oncs, acl;
 	uint32_t nn, sgls, ver;
 	uint8_t mdts, vwc;
+	uint32_t rtd3e;          /* RTD3 Entry Latency, microseconds (0: not reported) */
+	/* the last shutdown notification (nvme_ctrl_shutdown) */
+	int shutdown_rc;
+	uint64_t shutdown_ns;
 	uint32_t max_xfer;       /* bytes per command */
 	/* queues */
 	struct nvme_qpair admin;
@@ -283,6 +310,16 @@ struct nvme_ctrl {
 	uint64_t cmd_timeout_ns, abort_timeout_ns;
 	struct nvme_ctrl_stats st;
 	void *attach;            /* the bus attach's own data (nvme_pci.c) */
+	/* recovery (nvme_reset.c) */
+	unsigned nio_wanted;     /* I/O queue pairs asked for at init (a reset asks again) */
+	bool reset_needed;       /* set by timeouts / CSTS.CFS, acted on at the end of a poll */
+	bool in_reset;
+	const char *reset_reason;
+	uint64_t next_health_ns;
+	struct nvme_recovery_stats rec;
+	/* called after a reset re-initialised the controller (the attach republishes its CMB
+	 * provider) or when it is removed; may be NULL */
+	void (*on_reset)(struct nvme_ctrl *c, int rc);
 };
 
 /* Place I/O submission queues in the CMB when the controller allows it (CMBSZ.SQS):
@@ -302,6 +339,38 @@ void nvme_ctrl_fini(struct nvme_ctrl *c);
 
 /* CC.EN = 0 and a bounded wait for CSTS.RDY = 0 (CAP.TO). 0, -ETIMEDOUT or -EIO. */
 int nvme_ctrl_disable(struct nvme_ctrl *c);
+
+/* Does the controller have a volatile write cache (Identify Controller VWC bit 0)? Then a
+ * completed Write without FUA may still be lost at a power cut until a Flush completes. */
+bool nvme_ctrl_has_vwc(const struct nvme_ctrl *c);
+
+/* Reset and re-initialise a controller: CC.EN = 0 and a bounded wait for CSTS.RDY = 0 (from
+ * then on the controller moves no data, so buffers are safe), every command in flight failed
+ * to its owner (-ETIMEDOUT for commands that timed out, -EAGAIN, retryable, for the others;
+ * quarantined commands included), then the bring-up of nvme_ctrl_init() again (admin queue,
+ * Identify, CMB with the same layout, I/O queues, SQs in the CMB, namespaces), keeping the
+ * name, counters and attach. Returns 0 (LIVE again), -ENODEV (removed) or the bring-up's
+ * error (then FAILED). Not re-entrant: a reset already running makes this return -EBUSY. */
+int nvme_ctrl_reset(struct nvme_ctrl *c, const char *why);
+
+/* Health check for the poll loop (at most every NVME_HEALTH_INTERVAL_NS): CSTS all-ones
+ * marks the controller REMOVED (commands failed with -ENODEV); CSTS.CFS resets it; a reset
+ * requested by a timeout is run. Returns 1 when it acted, else 0. */
+int nvme_ctrl_check(struct nvme_ctrl *c, uint64_t now);
+
+/* Orderly shutdown for power-off, reboot, a panic or a detach: Flush every active namespace
+ * (when the controller has a volatile write cache), then CC.SHN = normal and a bounded wait
+ * for CSTS.SHST = complete (RTD3E, at least NVME_SHUTDOWN_FLOOR_NS, at most _CAP_NS). Commands
+ * still in flight are polled to completion first, within their own timeouts. The outcome is
+ * logged; c->shutdown_rc and c->shutdown_ns keep it. The controller is SHUTDOWN afterwards
+ * (no more I/O). Returns 0, -ETIMEDOUT (SHST never said complete), -EIO (a Flush failed; the
+ * notification is still sent), -ENODEV (the device is gone), or 0 at once when already
+ * shut down or never brought up. */
+int nvme_ctrl_shutdown(struct nvme_ctrl *c);
+
+/* nvme_ctrl_shutdown() for every registered controller (the shutdown hook runs this).
+ * Returns how many failed. */
+unsigned nvme_shutdown_all(void);
 
 /* The namespace with this ID if present and active, else NULL. */
 struct nvme_ns *nvme_ns_get(struct nvme_ctrl *c, uint32_t nsid);
@@ -344,6 +413,9 @@ int nvme_read(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
 	      const struct nvme_sg *sg, unsigned nsg);
 int nvme_write(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
 	       const struct nvme_sg *sg, unsigned nsg);
+/* A write with Force Unit Access: complete only once the data is on non-volatile media. */
+int nvme_write_fua(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		   const struct nvme_sg *sg, unsigned nsg);
 int nvme_flush(struct nvme_ctrl *c, uint32_t nsid);
 int nvme_write_zeroes(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t nlb);
 /* Deallocate one LBA range (Dataset Management, AD). */

@@ -74,6 +74,7 @@ static void id_ctrl(struct nvme_ctrl *c)
 	printf("  mdts %u (max %u KiB/cmd) nn %u oncs 0x%x%s%s sgls 0x%x vwc %u acl %u\n", c->mdts,
 	       c->max_xfer >> 10, c->nn, c->oncs, (c->oncs & NVME_ONCS_DSM) ? " DSM" : "",
 	       (c->oncs & NVME_ONCS_WRITE_ZEROES) ? " WRITE-ZEROES" : "", c->sgls, c->vwc & 1, c->acl + 1);
+	printf("  volatile write cache %s, RTD3E %u us\n", (c->vwc & 1) ? "present" : "absent", c->rtd3e);
 	printf("  bring-up %llu us, I/O queues %u x %u entries, timeouts %llu ms + abort %llu ms\n",
 	       (unsigned long long)(c->reset_ns / 1000), c->nio, c->io_depth,
 	       (unsigned long long)(c->cmd_timeout_ns / 1000000),
@@ -410,12 +411,32 @@ static int nvme_command(int argc, char **argv)
 		return rwv(argc, argv, 'v');
 	if (!strcmp(sub, "copy"))
 		return copy(argc, argv);
+	if (!strcmp(sub, "reset")) {
+		struct nvme_ctrl *c = argc > 2 ? ctrl_arg(argv[2]) : NULL;
+		if (!c)
+			return argc > 2 ? -ENODEV : -EINVAL;
+		int rc = nvme_ctrl_reset(c, "console");
+		printf("%s: reset %s (%llu ms), state %s\n", c->name, rc ? "failed" : "done",
+		       (unsigned long long)(c->rec.last_reset_ns / 1000000), nvme_ctrl_state_name(c->state));
+		return rc;
+	}
+	if (!strcmp(sub, "flush") || !strcmp(sub, "shutdown")) {
+		struct nvme_ctrl *c = argc > 2 ? ctrl_arg(argv[2]) : NULL;
+		if (!c)
+			return argc > 2 ? -ENODEV : -EINVAL;
+		if (sub[0] == 's')
+			return nvme_ctrl_shutdown(c); /* logs its outcome */
+		uint32_t nsid = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 1;
+		int rc = nvme_flush(c, nsid);
+		printf("%s: flush nsid %u: %s\n", c->name, nsid, rc ? "failed" : "done");
+		return rc;
+	}
 	if (!strcmp(sub, "bench"))
 		return bench(argc, argv);
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb]]",
-		"NVMe drives: identify, CMB, pattern I/O from host or CMB buffers, P2P copy", nvme_command);
+CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb] | flush N [NSID] | shutdown N | reset N]",
+		"NVMe drives: identify, CMB, pattern I/O from host or CMB buffers, P2P copy, flush, shutdown notification, controller reset", nvme_command);
 
 static void nvme_stats_show(void)
 {
@@ -433,6 +454,17 @@ static void nvme_stats_show(void)
 		       (unsigned long long)s->queue_bytes[MEM_CLASS_HOST],
 		       (unsigned long long)s->queue_bytes[MEM_CLASS_DEVICE], (unsigned long long)q->timeouts,
 		       (unsigned long long)q->aborts_sent);
+		printf("  %s: state %s errors %llu timeouts %llu aborts %llu lost %llu resets %llu (failed %llu, last %llu ms: %s) cfs %llu removals %llu failed-back %llu\n",
+		       c->name, nvme_ctrl_state_name(c->state), (unsigned long long)q->errors,
+		       (unsigned long long)q->timeouts, (unsigned long long)q->aborts_sent,
+		       (unsigned long long)q->lost, (unsigned long long)c->rec.resets,
+		       (unsigned long long)c->rec.reset_failures,
+		       (unsigned long long)(c->rec.last_reset_ns / 1000000),
+		       c->rec.last_reason ? c->rec.last_reason : "-", (unsigned long long)c->rec.cfs,
+		       (unsigned long long)c->rec.removals, (unsigned long long)c->rec.failed_back);
+		printf("  %s: durability vwc %u fua %llu flushes %llu shutdown %s\n", c->name, c->vwc & 1,
+		       (unsigned long long)s->fua, (unsigned long long)s->flushes_sent,
+		       c->state != NVME_CTRL_SHUTDOWN ? "no" : c->shutdown_rc ? "failed" : "complete");
 		payload += s->payload_bytes[MEM_CLASS_HOST] + s->payload_bytes[MEM_CLASS_DEVICE];
 		host += s->payload_bytes[MEM_CLASS_HOST];
 	}

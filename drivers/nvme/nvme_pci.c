@@ -4,7 +4,10 @@
  * enumeration), page-allocator DMA memory and the BARs; once the core has enabled the CMB
  * (CMBMSC.CMSE verified), publish the whole CMB as a peer-to-peer provider (pci/ maps it
  * write-combining) and take the core's CMB list areas from that provider.
- * A poller drains every I/O queue that has commands outstanding.
+ * A poller drains every I/O queue that has commands outstanding and runs each controller's
+ * health check (CSTS.CFS, surprise removal, resets). During a controller reset the CMB
+ * provider is withdrawn from allocation and published again when the controller is live
+ * with the same CMB layout; a removed or failed controller's provider stays withdrawn.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,6 +94,20 @@ static void pci_delay(void *ctx, uint64_t ns)
 		__builtin_ia32_pause();
 }
 
+/* The core resets or lost the controller: keep new P2P allocations away from its CMB
+ * while it is not live (rc -EINPROGRESS: reset starting; 0: live again; else failed/gone). */
+static void nvme_pci_on_reset(struct nvme_ctrl *c, int rc)
+{
+	struct nvme_pci *np = c->attach;
+	if (!np || !np->cmb)
+		return;
+	p2p_provider_publish(np->cmb, rc == 0);
+	if (rc == 0)
+		log_info("%s: CMB provider published again after the reset", c->name);
+	else if (rc != -EINPROGRESS)
+		log_warn("%s: CMB provider withdrawn (%d)", c->name, rc);
+}
+
 /* The provider that publishes c's CMB (NULL when none). */
 struct p2p_provider *nvme_pci_cmb_provider(struct nvme_ctrl *c)
 {
@@ -139,6 +156,7 @@ static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 	if ((rc = nvme_ctrl_init(&np->ctrl, name, &np->bus, 1)))
 		goto fail;
 	np->ctrl.attach = np; /* init zeroed the struct */
+	np->ctrl.on_reset = nvme_pci_on_reset;
 
 	struct nvme_cmb *m = &np->ctrl.cmb;
 	if (m->usable) {
@@ -190,8 +208,10 @@ PCI_DRIVER(nvme, nvme_pci_ids, nvme_pci_probe, nvme_pci_remove);
 static int nvme_poll(unsigned budget)
 {
 	int work = 0;
+	uint64_t now = clock_now_ns();
 	for (unsigned i = 0; i < nvme_count(); i++) {
 		struct nvme_ctrl *c = nvme_at(i);
+		work += nvme_ctrl_check(c, now); /* CFS, removal, a reset a timeout asked for */
 		if (c->state != NVME_CTRL_LIVE)
 			continue;
 		for (unsigned q = 0; q < c->nio; q++)

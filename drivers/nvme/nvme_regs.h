@@ -84,6 +84,9 @@ typedef uint64_t le64;
 #define NVME_CSTS_CFS (1u << 1)         /* Controller Fatal Status */
 #define NVME_CSTS_SHST_SHIFT 2          /* Shutdown Status: 2 = complete */
 #define NVME_CSTS_SHST_MASK 0x3u
+#define NVME_CC_SHN_NORMAL 0x1u         /* CC.SHN value: normal shutdown notification */
+#define NVME_CSTS_SHST_OCCURRING 0x1u   /* CSTS.SHST: shutdown processing occurring */
+#define NVME_CSTS_SHST_DONE 0x2u        /* CSTS.SHST: shutdown processing complete */
 #define NVME_CSTS_NSSRO (1u << 4)       /* NVM Subsystem Reset Occurred */
 #define NVME_CSTS_PP (1u << 5)          /* Processing Paused */
 
@@ -226,6 +229,7 @@ enum {
 #define NVME_IDC_MDTS 77        /* Maximum Data Transfer Size: 2^n * CAP.MPSMIN, 0 = none */
 #define NVME_IDC_CNTLID 78      /* Controller ID (2) */
 #define NVME_IDC_VER 80         /* Version (4) */
+#define NVME_IDC_RTD3E 88       /* RTD3 Entry Latency (4): microseconds a shutdown may take, 0 = not given */
 #define NVME_IDC_OACS 256       /* Optional Admin Command Support (2) */
 #define NVME_IDC_ACL 258        /* Abort Command Limit, 0's based */
 #define NVME_IDC_SQES 512       /* SQ entry size: required 3:0, max 7:4 */

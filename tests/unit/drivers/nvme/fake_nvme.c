@@ -181,6 +181,8 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 			id[NVME_IDC_MDTS] = 5; /* 128 KiB */
 			id[NVME_IDC_NN] = 1;
 			id[NVME_IDC_ONCS] = NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES;
+			id[NVME_IDC_VWC] = f->vwc ? 1 : 0;
+			memcpy(id + NVME_IDC_RTD3E, &f->rtd3e, 4);
 			memcpy(id + NVME_IDC_SGLS, &f->sgls, 4);
 			memcpy(id + NVME_IDC_VER, &f->vs, 4);
 			break;
@@ -242,27 +244,61 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 	}
 }
 
+/* Blocks [slba, slba + nlb) were written in media: durable now (no cache, FUA) or dirty. */
+static void written(struct fake_nvme *f, uint64_t slba, uint64_t nlb, bool fua)
+{
+	for (uint64_t b = slba; b < slba + nlb; b++) {
+		if (!f->vwc || fua) {
+			memcpy(f->durable + b * 512, f->media + b * 512, 512);
+			f->dirty[b] = 0;
+		} else {
+			f->dirty[b] = 1;
+		}
+	}
+}
+
+static void flush_cache(struct fake_nvme *f)
+{
+	for (uint64_t b = 0; b < FAKE_NSZE; b++)
+		if (f->dirty[b]) {
+			memcpy(f->durable + b * 512, f->media + b * 512, 512);
+			f->dirty[b] = 0;
+		}
+}
+
 static uint16_t io(struct fake_nvme *f, const struct nvme_sqe *c)
 {
 	unsigned opc = c->cdw0 & 0xff;
 	uint64_t slba = c->cdw10 | ((uint64_t)c->cdw11 << 32);
 	uint64_t nlb = (c->cdw12 & 0xffff) + 1;
+	bool fua = (c->cdw12 & NVME_RW_FUA) != 0;
 	f->io_commands++;
 	if (c->nsid != 1 || f->ns_absent)
 		return SC(0, 0x0b) | DNR;
 	switch (opc) {
 	case NVME_CMD_FLUSH:
+		f->flushes++;
+		flush_cache(f);
 		return 0;
 	case NVME_CMD_READ:
 	case NVME_CMD_WRITE:
-	case NVME_CMD_WRITE_ZEROES:
+	case NVME_CMD_WRITE_ZEROES: {
 		if (slba >= FAKE_NSZE || nlb > FAKE_NSZE - slba)
 			return SC(0, 0x80) | DNR;
+		if (f->err_status && slba < f->err_slba + f->err_nlb && f->err_slba < slba + nlb)
+			return f->err_status;
+		if (opc != NVME_CMD_READ && fua)
+			f->fua_writes++;
 		if (opc == NVME_CMD_WRITE_ZEROES) {
 			memset(f->media + slba * 512, 0, nlb * 512);
+			written(f, slba, nlb, fua);
 			return 0;
 		}
-		return xfer(f, c, f->media + slba * 512, nlb * 512, opc == NVME_CMD_READ);
+		uint16_t st = xfer(f, c, f->media + slba * 512, nlb * 512, opc == NVME_CMD_READ);
+		if (opc == NVME_CMD_WRITE && !st)
+			written(f, slba, nlb, fua);
+		return st;
+	}
 	case NVME_CMD_DSM: {
 		struct nvme_dsm_range r[1];
 		uint16_t st = xfer(f, c, r, sizeof(r), false);
@@ -271,6 +307,7 @@ static uint16_t io(struct fake_nvme *f, const struct nvme_sqe *c)
 		if (r[0].slba >= FAKE_NSZE || r[0].nlb > FAKE_NSZE - r[0].slba)
 			return SC(0, 0x80) | DNR;
 		memset(f->media + r[0].slba * 512, 0, (size_t)r[0].nlb * 512);
+		written(f, r[0].slba, r[0].nlb, false);
 		return 0;
 	}
 	default:
@@ -290,6 +327,10 @@ static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
 		uint16_t cid = (uint16_t)(c.cdw0 >> 16);
 		uint32_t dw0 = 0;
 		f->commands++;
+		if (f->nrec < FAKE_REC_MAX)
+			f->rec[f->nrec] = (struct fake_rec){ (uint16_t)sqid, (uint8_t)(c.cdw0 & 0xff), c.nsid,
+							     c.cdw10, c.cdw11, c.cdw12 };
+		f->nrec++;
 		if (sqid != 0 && (int)(c.cdw0 & 0xff) == f->drop_opc) {
 			f->held++;
 			f->held_sqid = (int)sqid;
@@ -309,6 +350,8 @@ static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
 static uint32_t rd32(void *ctx, uint32_t off)
 {
 	struct fake_nvme *f = ctx;
+	if (f->removed)
+		return 0xffffffffu;
 	switch (off) {
 	case NVME_REG_VS: return f->vs;
 	case NVME_REG_CC: return f->cc;
@@ -323,6 +366,8 @@ static uint32_t rd32(void *ctx, uint32_t off)
 static uint64_t rd64(void *ctx, uint32_t off)
 {
 	struct fake_nvme *f = ctx;
+	if (f->removed)
+		return ~0ull;
 	switch (off) {
 	case NVME_REG_CAP: return f->cap;
 	case NVME_REG_CMBMSC: return f->cmbmsc;
@@ -348,6 +393,8 @@ static void enable(struct fake_nvme *f)
 static void wr32(void *ctx, uint32_t off, uint32_t v)
 {
 	struct fake_nvme *f = ctx;
+	if (f->removed)
+		return;
 	unsigned stride = 4u << ((f->cap >> 32) & 0xf);
 	if (off >= NVME_REG_DBS) {
 		unsigned idx = (off - NVME_REG_DBS) / stride;
@@ -362,7 +409,18 @@ static void wr32(void *ctx, uint32_t off, uint32_t v)
 	switch (off) {
 	case NVME_REG_CC: {
 		bool was = f->cc & NVME_CC_EN, now = v & NVME_CC_EN;
+		unsigned shn_was = (f->cc >> NVME_CC_SHN_SHIFT) & 3, shn = (v >> NVME_CC_SHN_SHIFT) & 3;
 		f->cc = v;
+		if (was && now && shn == NVME_CC_SHN_NORMAL && shn_was != shn) {
+			/* normal shutdown: the controller writes its cache to media */
+			f->shn_count++;
+			f->shn_at = f->nrec ? f->nrec : 1;
+			f->csts = (f->csts & ~(3u << NVME_CSTS_SHST_SHIFT)) |
+				  ((f->shn_never_completes ? NVME_CSTS_SHST_OCCURRING : NVME_CSTS_SHST_DONE)
+				   << NVME_CSTS_SHST_SHIFT);
+			if (!f->shn_never_completes)
+				flush_cache(f);
+		}
 		if (was && !now) {
 			f->disables++;
 			f->csts = 0;
@@ -448,6 +506,8 @@ void fake_nvme_init(struct fake_nvme *f)
 	f->drop_opc = -1;
 	f->held_sqid = -1;
 	f->media = calloc(FAKE_NSZE, 512);
+	f->durable = calloc(FAKE_NSZE, 512);
+	f->dirty = calloc(FAKE_NSZE, 1);
 	f->cmb = aligned_alloc(1 << 20, FAKE_CMB_SIZE);
 	memset(f->cmb, 0, FAKE_CMB_SIZE);
 	f->bus.read32 = rd32;
@@ -467,6 +527,42 @@ void fake_nvme_init(struct fake_nvme *f)
 
 void fake_nvme_fini(struct fake_nvme *f)
 {
+	free(f->durable);
+	free(f->dirty);
 	free(f->media);
 	free(f->cmb);
+}
+
+/* Power cut: the volatile cache is lost, the controller resets. */
+void fake_nvme_power_cut(struct fake_nvme *f)
+{
+	memcpy(f->media, f->durable, (size_t)FAKE_NSZE * 512);
+	memset(f->dirty, 0, FAKE_NSZE);
+	f->cc = 0;
+	f->csts = 0;
+	memset(f->sq, 0, sizeof(f->sq));
+	memset(f->cq, 0, sizeof(f->cq));
+	f->power_cuts++;
+}
+
+/* Blocks only in the volatile cache. */
+unsigned fake_nvme_dirty_blocks(const struct fake_nvme *f)
+{
+	unsigned n = 0;
+	for (unsigned b = 0; b < FAKE_NSZE; b++)
+		n += f->dirty[b];
+	return n;
+}
+
+/* The n-th recorded command matching sqid class and opcode. */
+int fake_nvme_find(const struct fake_nvme *f, int sqid, uint8_t opc, unsigned n)
+{
+	unsigned lim = f->nrec < FAKE_REC_MAX ? f->nrec : FAKE_REC_MAX;
+	for (unsigned i = 0; i < lim; i++) {
+		const struct fake_rec *r = &f->rec[i];
+		bool q = sqid < 0 ? r->sqid != 0 : r->sqid == (unsigned)sqid;
+		if (q && r->opc == opc && n-- == 0)
+			return (int)i;
+	}
+	return -1;
 }

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/nvme.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c tests/unit/drivers/nvme/fake_nvme.c
+// sources: drivers/nvme/nvme.c drivers/nvme/nvme_reset.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c tests/unit/drivers/nvme/fake_nvme.c
 /*
  * The controller core against a fake controller: reset of a controller left enabled,
  * bounded waits (never ready, fatal status), Identify, queues, read/write through PRPs and
@@ -269,7 +269,7 @@ Test(ctrl, timed_out_command_is_aborted_and_fails_cleanly)
 	free(b);
 }
 
-Test(ctrl, ignored_abort_gives_the_command_up_and_quarantines_its_id)
+Test(ctrl, ignored_abort_resets_the_controller_and_fails_the_command_after_it_is_disabled)
 {
 	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
 	f.drop_opc = NVME_CMD_WRITE;
@@ -281,24 +281,33 @@ Test(ctrl, ignored_abort_gives_the_command_up_and_quarantines_its_id)
 	uint64_t took = clock_now_ns() - t0;
 	cr_assert_geq(took, c.cmd_timeout_ns + c.abort_timeout_ns);
 	cr_assert_lt(took, c.cmd_timeout_ns + c.abort_timeout_ns + NSEC_PER_SEC);
-	cr_assert_eq(c.io[0].st.lost, 1);
-	cr_assert_eq(c.io[0].nfree, NVME_IO_DEPTH - 2, "the lost ID stays out of use");
+	cr_assert_eq(c.io[0].st.lost, 1, "quarantined (counter kept across the reset)");
+	cr_assert_eq(c.rec.resets, 1);
+	cr_assert_eq(f.disables, 1, "CC.EN cleared by the reset (the fake starts disabled)");
+	cr_assert_eq(c.state, NVME_CTRL_LIVE);
+	cr_assert_eq(c.io[0].nfree, NVME_IO_DEPTH - 1, "every ID back after the reset");
+	cr_assert_eq(c.io[0].outstanding, 0);
 	f.drop_opc = -1;
 	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), 0);
-	/* the admin queue's unanswered Abort is given up too, later */
 	free(b);
 }
 
-Test(ctrl, fatal_status_during_io_fails_every_command_with_eio)
+Test(ctrl, fatal_status_during_io_resets_and_fails_the_command_back_for_retry)
 {
 	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
 	f.drop_opc = NVME_CMD_READ;
 	f.cfs_on_drop = true;
 	uint8_t *b = aligned_alloc(4096, 4096);
 	struct nvme_sg sg = sg_host(b, 4096);
-	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), -EIO);
-	cr_assert_eq(c.state, NVME_CTRL_FAILED);
-	cr_assert_eq(nvme_write(&c, 1, 0, 8, &sg, 1), -EIO);
+	uint64_t t0 = clock_now_ns();
+	cr_assert_eq(nvme_read(&c, 1, 0, 8, &sg, 1), -EAGAIN);
+	cr_assert_leq(clock_now_ns() - t0, NVME_HEALTH_INTERVAL_NS + 10 * NSEC_PER_MSEC,
+		      "found by the CSTS check, not by the 5 s timeout");
+	cr_assert_eq(c.rec.cfs, 1);
+	cr_assert_eq(c.rec.resets, 1);
+	cr_assert_eq(c.state, NVME_CTRL_LIVE);
+	f.drop_opc = -1;
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &sg, 1), 0);
 	free(b);
 }
 

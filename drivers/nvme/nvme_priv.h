@@ -1,0 +1,22 @@
+/*
+ * nvme_priv.h - functions shared by the host driver's own files (nvme.c, nvme_reset.c);
+ * not for the driver's users.
+ */
+#ifndef DRIVERS_NVME_NVME_PRIV_H
+#define DRIVERS_NVME_NVME_PRIV_H
+
+#include "nvme.h"
+
+/* The bring-up of nvme_ctrl_init() without clearing the controller (a reset keeps the name,
+ * counters and attach): c->bus, timeouts and nio_wanted must be set, queues freed. */
+int nvme_ctrl_bring_up(struct nvme_ctrl *c);
+/* Free a queue pair's rings and list areas and clear it. */
+void nvme_qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q);
+/* Retire a slot and call its owner's completion with rc. */
+void nvme_cmd_finish(struct nvme_qpair *q, struct nvme_cmd *slot, int rc, const struct nvme_cqe *cqe);
+/* Fail every command in flight (only once the controller can no longer move data). */
+unsigned nvme_fail_inflight(struct nvme_ctrl *c, int rc);
+/* All-ones registers: REMOVED, everything failed with -ENODEV, namespaces inactive. */
+void nvme_ctrl_mark_removed(struct nvme_ctrl *c);
+
+#endif
