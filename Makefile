@@ -3,39 +3,45 @@
 #   make run     install what is missing, build, boot the appliance in QEMU (serial on this terminal)
 #   make test    install what is missing, build, run every test (unit, fuzz corpus, link map, QEMU, lab)
 #   make image   just build build/esp/EFI/BOOT/BOOTX64.EFI
+#   ARCH=arm64   any of these for aarch64 (QEMU virt + AAVMF), in build/arm64/: make ARCH=arm64 run
 #   make unit    host unit tests (Criterion, ASan/UBSan)      make unit T=mm/test_page_alloc
 #   make fuzz    replay the fuzz corpora                       make fuzz-run F=config (fuzz for real)
 #   make qemu-test   boot tests over the serial console       tests/qemu/run-tests NAME
 #   make lab     a shell on a Linux guest next to the appliance (see docs/lab.md)
 
-BUILD      ?= build
+ARCH       ?= x86_64
+ifeq ($(filter $(ARCH),x86_64 arm64),)
+$(error ARCH=$(ARCH): arch/ has x86_64 and arm64)
+endif
+BUILD      ?= $(if $(filter arm64,$(ARCH)),build/arm64,build)
 P2P_CACHE  ?= /var/cache/p2pstore
-NEWLIB     := $(P2P_CACHE)/newlib-3.3.0/x86_64-elf
 PYTHON     := /usr/bin/python3
+# The tools (qemu-run, the QEMU and lab tests) boot the architecture make was asked for.
+export P2P_ARCH := $(ARCH)
 
 Q          := $(if $(V),,@)
 CC         := gcc
-LD         := ld
-OBJCOPY    := objcopy
 CLANG      := clang
 
-IMAGE_DIRS := boot arch/x86_64 mm core lib $(wildcard pci drivers net)
-IMAGE_SRCS := $(shell find $(IMAGE_DIRS) -name '*.c' -o -name '*.S' | sort)
+# The image's toolchain, newlib, gnu-efi and PE conversion: arch/$(ARCH)/arch.mk.
+include arch/$(ARCH)/arch.mk
+
+IMAGE_DIRS := boot arch/$(ARCH) mm core lib $(wildcard pci drivers net)
+IMAGE_SRCS := $(shell find $(IMAGE_DIRS) -name '*.c' -o -name '*.S' | sort) $(wildcard arch/*.c)
 IMAGE_OBJS := $(patsubst %,$(BUILD)/image/%.o,$(IMAGE_SRCS))
 
 WARN       := -Wall -Wextra -Werror
-GCC_INC    := $(shell $(CC) -print-file-name=include)
-IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wchar -mno-red-zone \
-	-maccumulate-outgoing-args -fno-omit-frame-pointer \
+GCC_INC    := $(shell $(IMAGE_CC) -print-file-name=include)
+IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wchar $(ARCH_CFLAGS) \
+	-fno-omit-frame-pointer \
 	-fno-asynchronous-unwind-tables \
 	-fno-strict-aliasing -nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INC) -MMD -MP
 # Header-only libraries from Debian packages, exposed without the rest of /usr/include.
 THIRD_INC  := $(BUILD)/include
 THIRD_HDRS := $(THIRD_INC)/jsmn.h
 IMAGE_CFLAGS += -isystem $(THIRD_INC)
-EFI_CFLAGS := -ffreestanding -DGNU_EFI_USE_MS_ABI -I/usr/include/efi -I/usr/include/efi/x86_64
-LIBGCC     := $(shell $(CC) -print-libgcc-file-name)
-EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/BOOTX64.EFI
+LIBGCC     := $(shell $(IMAGE_CC) -print-libgcc-file-name)
+EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/$(EFI_BOOT_NAME)
 
 .PHONY: all image run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench
 all: image
@@ -54,42 +60,43 @@ $(IMAGE_OBJS): | $(THIRD_HDRS)
 $(BUILD)/image/boot/%.c.o: boot/%.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(IMAGE_CFLAGS) $(EFI_CFLAGS) -c $< -o $@
+	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) $(EFI_CFLAGS) -c $< -o $@
 
 # memcpy/memset themselves: freestanding, so the compiler cannot call back into them.
 $(BUILD)/image/lib/string_fast.c.o: lib/string_fast.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(IMAGE_CFLAGS) -ffreestanding -fno-tree-loop-distribute-patterns -c $< -o $@
+	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) -ffreestanding -fno-tree-loop-distribute-patterns -c $< -o $@
 
 $(BUILD)/image/%.c.o: %.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(IMAGE_CFLAGS) -c $< -o $@
+	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) -c $< -o $@
 
 $(BUILD)/image/%.S.o: %.S Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(IMAGE_CFLAGS) -c $< -o $@
+	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) -c $< -o $@
 
-$(BUILD)/linker.lds: linker.ld
+# The image layout is the architecture's (arch/$(ARCH)/image.ld); it includes linker.ld, the
+# list of registration tables.
+$(BUILD)/linker.lds: arch/$(ARCH)/image.ld linker.ld
 	@mkdir -p $(@D)
-	$(Q)$(CC) -E -P -x c $< -o $@
+	$(Q)$(IMAGE_CC) -E -P -x c -I. $< -o $@
 
 $(BUILD)/p2pstore.so: $(IMAGE_OBJS) $(BUILD)/linker.lds Makefile
 	@echo "  LD      $@"
-	$(Q)$(LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined -T $(BUILD)/linker.lds \
-		-Map $(BUILD)/p2pstore.map /usr/lib/crt0-efi-x86_64.o $(IMAGE_OBJS) \
-		--start-group $(NEWLIB)/lib/libc.a $(LIBGCC) /usr/lib/libgnuefi.a --end-group -o $@
+	$(Q)$(IMAGE_LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined $(EFI_LDFLAGS) \
+		-T $(BUILD)/linker.lds -Map $(BUILD)/p2pstore.map $(EFI_CRT0) $(IMAGE_OBJS) \
+		--start-group $(NEWLIB)/lib/libc.a $(LIBGCC) $(EFI_LIBGNUEFI) --end-group -o $@
 
 $(EFI_IMAGE): $(BUILD)/p2pstore.so
 	@mkdir -p $(@D)
 	@echo "  OBJCOPY $@"
-	$(Q)$(OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .reloc \
-		--target efi-app-x86_64 --subsystem=10 $< $@
+	$(Q)$(IMAGE_OBJCOPY) $(EFI_OBJCOPY_FLAGS) $< $@
 
 run: image
-	@echo "Booting the appliance (OVMF takes ~5 s). Console: type 'help'; quit with 'poweroff' or Ctrl-A x."
+	@echo "Booting the $(ARCH) appliance (the firmware takes 5-15 s). Console: type 'help'; quit with 'poweroff' or Ctrl-A x."
 	@tools/qemu-run --esp $(BUILD)/esp
 
 # --- host unit tests: real sources, Criterion, ASan + UBSan -------------------------------

@@ -45,7 +45,7 @@ enum boot_reset_kind {
 };
 
 struct boot_info {
-	uint64_t tsc_at_entry;       /* TSC when efi_main started */
+	uint64_t counter_at_entry;   /* the cycle counter (TSC, CNTVCT) when efi_main started */
 	uint64_t image_base;         /* where the firmware loaded this image */
 	uint64_t image_size;
 	uint64_t acpi_rsdp;          /* physical address of the RSDP, 0 if none */

@@ -15,7 +15,8 @@
 #include <efiapi.h>
 #include <efiprot.h>
 #include "boot_info.h"
-#include "../arch/x86_64/entry.h"
+#include "../arch/cpu_ops.h"
+#include "../arch/entry.h"
 
 #define BOOT_STACK_PAGES 64       /* 256 KiB for kmain, plus one guard page below */
 #define BOOT_MAP_SLACK 32         /* extra descriptors for map growth during exit */
@@ -44,13 +45,6 @@ static void boot_fail(const CHAR16 *what, EFI_STATUS st)
 	boot_print(L" failed, status ");
 	boot_print(hex);
 	boot_print(L"\r\n");
-}
-
-static inline uint64_t boot_rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
 }
 
 static void *boot_alloc(UINTN bytes)
@@ -238,7 +232,7 @@ static void boot_convert_map(struct boot_info *bi, const unsigned char *map, UIN
 /* UEFI entry point. */
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 {
-	uint64_t tsc0 = boot_rdtsc();
+	uint64_t counter0 = arch_counter_read();
 	EFI_BOOT_SERVICES *bs = st->BootServices;
 	EFI_PHYSICAL_ADDRESS stack = 0;
 	UINTN map_size = 0, map_key = 0, desc_size = 0, map_cap;
@@ -258,7 +252,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		return EFI_OUT_OF_RESOURCES;
 	}
 	boot_zero(bi, sizeof(*bi));
-	bi->tsc_at_entry = tsc0;
+	bi->counter_at_entry = counter0;
 	bi->firmware_reset = boot_firmware_reset;
 	bi->firmware_revision = st->FirmwareRevision;
 	for (unsigned i = 0; st->FirmwareVendor && st->FirmwareVendor[i] && i + 1 < sizeof(bi->firmware_vendor); i++)

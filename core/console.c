@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "../arch/x86_64/uart16550.h"
+#include "../arch/arch.h"
 #include "../lib/command.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
@@ -21,7 +21,7 @@ static int console_started;
 static void console_output(void *ctx, const char *text, size_t len)
 {
 	(void)ctx;
-	uart_write(text, len);
+	arch_console_write(text, len);
 }
 
 static const struct console_command *console_find(const char *name)
@@ -78,7 +78,7 @@ static int console_poll(unsigned budget)
 
 	if (!console_started)
 		return 0;
-	while ((unsigned)work < budget && (c = uart_getc()) >= 0) {
+	while ((unsigned)work < budget && (c = arch_console_getc()) >= 0) {
 		work++;
 		enum le_result r = le_feed(&console_editor, (unsigned char)c);
 		if (r == LE_CONTINUE)

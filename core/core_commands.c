@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../arch/x86_64/arch.h"
+#include "../arch/arch.h"
 #include "../lib/clock.h"
 #include "../lib/command.h"
 #include "../lib/log.h"
@@ -60,10 +60,10 @@ static int uptime_command(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	uint64_t now = clock_now_ns();
-	printf("up %llu.%03llu s; boot (efi_main to prompt) took %llu ms; tsc %llu MHz (%s)\n",
+	printf("up %llu.%03llu s; boot (efi_main to prompt) took %llu ms; %s %llu MHz (%s)\n",
 	       (unsigned long long)(now / NSEC_PER_SEC), (unsigned long long)(now % NSEC_PER_SEC / NSEC_PER_MSEC),
 	       (unsigned long long)(kernel_boot_ns() / NSEC_PER_MSEC),
-	       (unsigned long long)(arch_tsc_hz() / 1000000), arch_clock_reference());
+	       ARCH_COUNTER_NAME, (unsigned long long)(arch_counter_hz() / 1000000), arch_clock_reference());
 	return 0;
 }
 CONSOLE_COMMAND(uptime, "", "time since efi_main and the boot time", uptime_command);

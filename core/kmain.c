@@ -10,8 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "../arch/x86_64/arch.h"
-#include "../arch/x86_64/uart16550.h"
+#include "../arch/arch.h"
 #include "../boot/boot_info.h"
 #include "../lib/clock.h"
 #include "../lib/crc32.h"
@@ -49,17 +48,17 @@ uint64_t kernel_boot_ns(void)
 
 static void early_puts(const char *s)
 {
-	uart_write(s, strlen(s));
+	arch_console_write(s, strlen(s));
 }
 
-static void log_to_uart(const char *text, size_t len)
+static void log_to_console(const char *text, size_t len)
 {
 	/* log lines end in "\n": the terminal wants "\r\n" */
 	if (len && text[len - 1] == '\n') {
-		uart_write(text, len - 1);
-		uart_write("\r\n", 2);
+		arch_console_write(text, len - 1);
+		arch_console_write("\r\n", 2);
 	} else {
-		uart_write(text, len);
+		arch_console_write(text, len);
 	}
 }
 
@@ -194,11 +193,11 @@ static void calibrate_copy(void)
 	if (!scratch)
 		return;
 	enum string_copy_mode m = string_calibrate(scratch, PAGE_SIZE, ns);
-	log_info("memcpy: %s (4 KiB copy: 8-byte loop %llu ns, rep movsb %llu ns)", string_copy_mode_name(m),
-		 (unsigned long long)ns[0], (unsigned long long)ns[1]);
+	log_info("memcpy: %s (4 KiB copy: 8-byte loop %llu ns, %s %llu ns)", string_copy_mode_name(m),
+		 (unsigned long long)ns[0], string_copy_mode_name(STRING_COPY_CPU), (unsigned long long)ns[1]);
 	enum crc32c_engine e = crc32c_calibrate(scratch, PAGE_SIZE, ns);
-	log_info("crc32c: %s (4 KiB: slicing-by-8 %llu ns, sse4.2 %lld ns)", crc32c_engine_name(e),
-		 (unsigned long long)ns[0], ns[1] == UINT64_MAX ? -1ll : (long long)ns[1]);
+	log_info("crc32c: %s (4 KiB: slicing-by-8 %llu ns, %s %lld ns)", crc32c_engine_name(e),
+		 (unsigned long long)ns[0], crc32c_engine_name(CRC32C_HW), ns[1] == UINT64_MAX ? -1ll : (long long)ns[1]);
 	mm_free_pages(scratch, 2);
 }
 
@@ -210,12 +209,12 @@ void kmain(struct boot_info *bi)
 	int rc;
 
 	boot = bi;
-	uart_init(UART_COM1, 115200);
+	arch_console_init();
 	arch_descriptors_init();
 	arch_exception_setup(bi->image_base, bi->image_size, bi->stack_base, bi->stack_base + bi->stack_size,
 			     ARCH_FAULT_HALT);
 	arch_power_setup(bi->firmware_reset);
-	libc_set_console(uart_write, uart_getc);
+	libc_set_console(arch_console_write, arch_console_getc);
 	libc_set_exit(kernel_exit);
 	early_puts("\r\np2pstore: boot services exited, appliance starting\r\n");
 
@@ -225,12 +224,12 @@ void kmain(struct boot_info *bi)
 		arch_halt();
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
-	log_set_sink(log_to_uart);
+	log_set_sink(log_to_console);
 
 	if (acpi_init(bi->acpi_rsdp))
 		log_warn("no valid ACPI RSDP: no PM timer, no PCIe ECAM");
-	if ((rc = arch_clock_init(bi->tsc_at_entry))) {
-		log_err("TSC calibration failed: time will not advance");
+	if ((rc = arch_clock_init(bi->counter_at_entry))) {
+		log_err("%s calibration failed: time will not advance", ARCH_COUNTER_NAME);
 	}
 	if ((rc = setup_paging())) {
 		log_err("page tables: %s; halting", strerror(-rc));
@@ -239,9 +238,9 @@ void kmain(struct boot_info *bi)
 	n = ranges_of_type(BOOT_MEM_BOOT_SERVICES, ranges);
 	if ((rc = mm_add_ranges(ranges, n)))
 		log_warn("could not reclaim boot-services memory: %s", strerror(-rc));
-	log_info("p2pstore appliance; firmware %s; TSC %llu MHz via %s; PAT 0x%016llx", bi->firmware_vendor,
-		 (unsigned long long)(arch_tsc_hz() / 1000000), arch_clock_reference(),
-		 (unsigned long long)arch_pat_value());
+	log_info("p2pstore appliance; firmware %s; %s %llu MHz via %s; %s 0x%016llx", bi->firmware_vendor,
+		 ARCH_COUNTER_NAME, (unsigned long long)(arch_counter_hz() / 1000000), arch_clock_reference(),
+		 ARCH_MEMATTR_NAME, (unsigned long long)arch_memattr_value());
 	log_info("memory: %llu MiB free for the appliance (%u map ranges)",
 		 (unsigned long long)(mm_page_allocator()->free_pages >> 8), bi->nmem);
 

@@ -4,7 +4,7 @@
  * called again (the rest of the appliance keeps running).
  */
 #include <stdio.h>
-#include "../arch/x86_64/arch.h"
+#include "../arch/arch.h"
 #include "../lib/clock.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
@@ -68,7 +68,7 @@ void loop_run(void)
 		}
 		uint64_t now = clock_now_ns();
 		if (!halt_quantum_ns || now - idle_since < idle_after_ns) {
-			__asm__ volatile("pause");
+			arch_cpu_relax();
 			continue;
 		}
 		uint64_t until = now + halt_quantum_ns;

@@ -6,12 +6,12 @@
  */
 #include <stdbool.h>
 #include <string.h>
+#include "../arch/cpu_ops.h"
 #include "clock.h"
 #include "crc32.h"
 
 #define POLY_CRC32C 0x82f63b78u /* Castagnoli, reflected */
 #define POLY_CRC32 0xedb88320u  /* IEEE 802.3, reflected */
-#define CPUID1_ECX_SSE42 (1u << 20)
 
 struct crc_tables {
 	uint32_t t[8][256];
@@ -57,37 +57,30 @@ static uint32_t crc_tables_update(const struct crc_tables *ct, uint32_t c, const
 	return c;
 }
 
-__attribute__((target("sse4.2"))) static uint32_t crc32c_sse42_update(uint32_t c, const uint8_t *p, size_t n)
+/* Raw update with the processor's CRC32C instruction (arch/cpu_ops.h). */
+ARCH_CRC32C_TARGET static uint32_t crc32c_hw_update(uint32_t c, const uint8_t *p, size_t n)
 {
-	uint64_t c64 = c;
 	while (n && ((uintptr_t)p & 7)) {
-		c64 = __builtin_ia32_crc32qi((uint32_t)c64, *p++);
+		c = arch_crc32c_u8(c, *p++);
 		n--;
 	}
 	while (n >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
-		c64 = __builtin_ia32_crc32di(c64, w);
+		c = arch_crc32c_u64(c, w);
 		p += 8;
 		n -= 8;
 	}
 	while (n--)
-		c64 = __builtin_ia32_crc32qi((uint32_t)c64, *p++);
-	return (uint32_t)c64;
-}
-
-static bool cpu_has_sse42(void)
-{
-	uint32_t a, b, c, d;
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-	return (c & CPUID1_ECX_SSE42) != 0;
+		c = arch_crc32c_u8(c, *p++);
+	return c;
 }
 
 /* CRC32C. */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {
-	if (engine == CRC32C_SSE42)
-		return ~crc32c_sse42_update(~crc, buf, len);
+	if (engine == CRC32C_HW)
+		return ~crc32c_hw_update(~crc, buf, len);
 	if (!tab_crc32c.ready)
 		tables_build(&tab_crc32c, POLY_CRC32C);
 	return ~crc_tables_update(&tab_crc32c, ~crc, buf, len);
@@ -104,14 +97,14 @@ uint32_t crc32_ieee(uint32_t crc, const void *buf, size_t len)
 /* Select the engine. */
 enum crc32c_engine crc32c_set_engine(enum crc32c_engine e)
 {
-	engine = (e == CRC32C_SSE42 && cpu_has_sse42()) ? CRC32C_SSE42 : CRC32C_TABLES;
+	engine = (e == CRC32C_HW && arch_cpu_has_crc32c()) ? CRC32C_HW : CRC32C_TABLES;
 	return engine;
 }
 
 /* Engine name. */
 const char *crc32c_engine_name(enum crc32c_engine e)
 {
-	return e == CRC32C_SSE42 ? "sse4.2" : "slicing-by-8";
+	return e == CRC32C_HW ? ARCH_CRC32C_HW_NAME : "slicing-by-8";
 }
 
 static uint64_t time_engine(enum crc32c_engine e, const void *buf, size_t len)
@@ -135,11 +128,11 @@ static uint64_t time_engine(enum crc32c_engine e, const void *buf, size_t len)
 enum crc32c_engine crc32c_calibrate(const void *buf, size_t len, uint64_t ns_out[2])
 {
 	uint64_t t_tab = time_engine(CRC32C_TABLES, buf, len);
-	uint64_t t_hw = cpu_has_sse42() ? time_engine(CRC32C_SSE42, buf, len) : UINT64_MAX;
+	uint64_t t_hw = arch_cpu_has_crc32c() ? time_engine(CRC32C_HW, buf, len) : UINT64_MAX;
 
 	if (ns_out) {
 		ns_out[0] = t_tab;
 		ns_out[1] = t_hw;
 	}
-	return crc32c_set_engine(t_hw < t_tab ? CRC32C_SSE42 : CRC32C_TABLES);
+	return crc32c_set_engine(t_hw < t_tab ? CRC32C_HW : CRC32C_TABLES);
 }

@@ -3,7 +3,8 @@
  * ICRC), both reflected, zlib-style: crc = crc32c(0, buf, len) for one buffer, and
  * crc = crc32c(crc, more, n) to continue over more bytes.
  *
- * CRC32C has two engines: slicing-by-8 tables, and the SSE4.2 `crc32` instruction.
+ * CRC32C has two engines: slicing-by-8 tables, and the processor's CRC32C instruction
+ * (x86 SSE4.2 `crc32`, arm64 `crc32cx`).
  * Which is faster depends on the platform (under QEMU TCG the instruction is an emulated
  * helper call), so crc32c_calibrate() times both at boot and keeps the faster.
  */
@@ -21,10 +22,10 @@ uint32_t crc32_ieee(uint32_t crc, const void *buf, size_t len);
 
 enum crc32c_engine {
 	CRC32C_TABLES = 0,   /* slicing-by-8 */
-	CRC32C_SSE42 = 1,    /* the crc32 instruction */
+	CRC32C_HW = 1,       /* the processor's CRC32C instruction (arch/cpu_ops.h) */
 };
 
-/* Select the CRC32C engine; selecting SSE4.2 on a CPU without it keeps the tables.
+/* Select the CRC32C engine; selecting the instruction on a CPU without it keeps the tables.
  * Returns the engine in use. */
 enum crc32c_engine crc32c_set_engine(enum crc32c_engine e);
 

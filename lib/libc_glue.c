@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include "../arch/cpu_ops.h"
 #include "libc_glue.h"
 
 #undef errno
@@ -157,6 +158,5 @@ void _exit(int status)
 {
 	if (exit_fn)
 		exit_fn(status);
-	for (;;)
-		__asm__ volatile("cli; hlt");
+	arch_cpu_stop();
 }

@@ -6,6 +6,7 @@
  */
 #include "string_fast.h"
 #include "clock.h"
+#include "../arch/cpu_ops.h"
 
 #ifdef STRING_FAST_PREFIX
 #define STRING_FN(name) lib_##name
@@ -57,16 +58,11 @@ static inline void copy_backward_words(unsigned char *d, const unsigned char *s,
 		*--d = *--s;
 }
 
-static inline void copy_forward_rep(unsigned char *d, const unsigned char *s, size_t n)
-{
-	__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
-}
-
 /* Copy n bytes; the regions must not overlap. */
 void *STRING_FN(memcpy)(void *dst, const void *src, size_t n)
 {
-	if (copy_mode == STRING_COPY_REP_MOVSB)
-		copy_forward_rep(dst, src, n);
+	if (copy_mode == STRING_COPY_CPU)
+		arch_string_copy(dst, src, n);
 	else
 		copy_forward_words(dst, src, n);
 	return dst;
@@ -95,8 +91,8 @@ void *STRING_FN(memset)(void *dst, int c, size_t n)
 	unsigned char *d = dst;
 	uint64_t word = 0x0101010101010101ull * (unsigned char)c;
 
-	if (copy_mode == STRING_COPY_REP_MOVSB) {
-		__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	if (copy_mode == STRING_COPY_CPU) {
+		arch_string_fill(d, c, n);
 		return dst;
 	}
 	while (n >= 32) {
@@ -132,7 +128,7 @@ enum string_copy_mode string_copy_mode(void)
 /* Engine name. */
 const char *string_copy_mode_name(enum string_copy_mode mode)
 {
-	return mode == STRING_COPY_REP_MOVSB ? "rep-movsb" : "8-byte-loop";
+	return mode == STRING_COPY_CPU ? ARCH_STRING_COPY_NAME : "8-byte-loop";
 }
 
 /* Time `rounds` copies of len bytes (half the scratch to the other half) in one engine. */
@@ -156,12 +152,12 @@ static uint64_t string_time_engine(enum string_copy_mode mode, unsigned char *sc
 enum string_copy_mode string_calibrate(void *scratch, size_t len, uint64_t ns_out[2])
 {
 	uint64_t t_words = string_time_engine(STRING_COPY_WORDS, scratch, len);
-	uint64_t t_rep = string_time_engine(STRING_COPY_REP_MOVSB, scratch, len);
+	uint64_t t_rep = string_time_engine(STRING_COPY_CPU, scratch, len);
 
 	if (ns_out) {
 		ns_out[0] = t_words;
 		ns_out[1] = t_rep;
 	}
-	copy_mode = (t_rep < t_words) ? STRING_COPY_REP_MOVSB : STRING_COPY_WORDS;
+	copy_mode = (t_rep < t_words) ? STRING_COPY_CPU : STRING_COPY_WORDS;
 	return copy_mode;
 }

@@ -4,8 +4,8 @@
  * newlib's x86_64 memcpy switches to non-temporal stores above 256 bytes and libefi's
  * is a byte loop (PLATFORM.md): both are slow for packet-sized copies, so the image
  * links these instead (tools/check-linkmap proves it). Two copy engines exist because
- * the fastest one differs by platform: `rep movsb` wins on hardware with ERMS, an
- * unrolled 8-byte loop wins ~8x under QEMU TCG. string_calibrate() times both at boot
+ * the fastest one differs by platform: the CPU's own string copy (x86 `rep movsb`) wins
+ * on hardware with ERMS, an unrolled 8-byte loop wins ~8x under QEMU TCG. string_calibrate() times both at boot
  * and keeps the faster one.
  *
  * Host unit tests build this file with STRING_FAST_PREFIX=lib_ so that they exercise
@@ -19,7 +19,7 @@
 
 enum string_copy_mode {
 	STRING_COPY_WORDS = 0,     /* unrolled 8-byte loads/stores */
-	STRING_COPY_REP_MOVSB = 1, /* the CPU's string instructions */
+	STRING_COPY_CPU = 1,       /* the CPU's own string copy (arch/cpu_ops.h) */
 };
 
 /* Select the copy engine used by memcpy/memmove/memset. */

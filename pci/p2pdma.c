@@ -404,7 +404,7 @@ int p2p_alloc(struct p2p_provider *p, uint64_t size, dma_addr_t *addr, void **cp
 				p->high_water = p->bytes_in_use;
 			*addr = dma_addr_device(p->bus_base + first * p->granule);
 			if (cpu)
-				*cpu = (void *)(uintptr_t)addr->bus; /* identity-mapped; bus == CPU physical on x86 */
+				*cpu = (void *)(uintptr_t)addr->bus; /* identity-mapped; bus == CPU physical (pci.h) */
 			return 0;
 		}
 	}

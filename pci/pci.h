@@ -79,7 +79,7 @@ int pci_mcfg_parse(const void *table, size_t len, struct pci_mcfg_alloc *out, un
 enum pci_bar_kind { PCI_BAR_NONE = 0, PCI_BAR_KIND_IO, PCI_BAR_KIND_MEM32, PCI_BAR_KIND_MEM64 };
 
 struct pci_bar {
-	uint64_t addr;        /* bus address (== CPU physical: identity, no host-bridge offset on x86) */
+	uint64_t addr;        /* bus address (== CPU physical: identity: no host-bridge offset on the supported machines) */
 	uint64_t size;        /* 0: not implemented */
 	uint8_t kind;         /* enum pci_bar_kind */
 	bool prefetch;

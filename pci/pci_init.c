@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "../arch/x86_64/arch.h"
+#include "../arch/arch.h"
 #include "../lib/clock.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"

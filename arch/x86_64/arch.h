@@ -1,6 +1,7 @@
 /*
  * arch.h - the face of arch/x86_64: CPU tables, exceptions, page tables, the clock,
- * ACPI tables, the serial console and power control.
+ * the serial console and power control. Included through ../arch.h; arch/arm64/arch.h
+ * declares the same arch_* interface.
  */
 #ifndef ARCH_X86_64_ARCH_H
 #define ARCH_X86_64_ARCH_H
@@ -77,19 +78,12 @@ struct arch_walk {
 /* Walk the page tables for virt (console `vm`, tests). Returns 0 or -ENOENT. */
 int arch_walk(uint64_t virt, struct arch_walk *w);
 
-/* The IA32_PAT value programmed at boot. */
-uint64_t arch_pat_value(void);
+/* The memory-type register as programmed at boot: IA32_PAT. */
+#define ARCH_MEMATTR_NAME "PAT"
+uint64_t arch_memattr_value(void);
 
 /* Name of a cache type. */
 const char *arch_cache_name(enum arch_cache cache);
-
-/* --- acpi.c --- */
-
-/* Remember the RSDP and validate it. Returns 0 or -EINVAL. */
-int acpi_init(uint64_t rsdp_phys);
-
-/* The ACPI table with this signature (checksum verified), or NULL. */
-const void *acpi_find_table(const char sig[4]);
 
 /* --- clock.c --- */
 
@@ -97,8 +91,8 @@ const void *acpi_find_table(const char sig[4]);
  * lib/'s clock with `epoch_tsc` as time zero. Returns 0 or -EIO. */
 int arch_clock_init(uint64_t epoch_tsc);
 
-/* TSC frequency in Hz. */
-uint64_t arch_tsc_hz(void);
+/* Counter (TSC) frequency in Hz. */
+uint64_t arch_counter_hz(void);
 
 /* The TSC value at which the clock reads ns. */
 uint64_t arch_ns_to_tsc(uint64_t ns);
@@ -122,6 +116,17 @@ uint64_t arch_idle(uint64_t until_ns);
 /* Halts so far, time halted, and the wake-up mechanism in use. */
 void arch_idle_stats(uint64_t *halts, uint64_t *ns_halted, const char **mode);
 
+/* --- uart16550.c: the serial console --- */
+
+/* Set up the console UART (COM1, 115200 8N1). Returns 0 or -ENODEV. */
+int arch_console_init(void);
+
+/* Send len bytes (bounded waits). */
+void arch_console_write(const char *buf, size_t len);
+
+/* A received byte, or -1 when none is waiting. */
+int arch_console_getc(void);
+
 /* --- power.c --- */
 
 typedef void (*arch_firmware_reset_fn)(int kind);
@@ -135,8 +140,8 @@ void arch_poweroff(void) __attribute__((noreturn));
 /* Reset the machine; never returns. */
 void arch_reboot(void) __attribute__((noreturn));
 
-/* Exit QEMU through isa-debug-exit (port 0xf4): the status is (code << 1) | 1. Halts
- * when the device is absent. */
+/* Exit QEMU with a status (tests): isa-debug-exit on port 0xf4, QEMU's status is
+ * (code << 1) | 1. Halts when the device is absent. */
 void arch_qemu_exit(uint32_t code) __attribute__((noreturn));
 
 /* Stop this CPU for good. */

@@ -33,9 +33,9 @@ static int cpu_command(int argc, char **argv)
 	cpuid(1, 0, r);
 	printf("cpu: %s \"%s\" family %u model %u%s\n", vendor, brand, (r[0] >> 8) & 0xf,
 	       ((r[0] >> 4) & 0xf) | ((r[0] >> 12) & 0xf0), (r[2] >> 31) ? " (hypervisor)" : "");
-	printf("tsc: %llu Hz, calibrated against the %s\n", (unsigned long long)arch_tsc_hz(),
+	printf("tsc: %llu Hz, calibrated against the %s\n", (unsigned long long)arch_counter_hz(),
 	       arch_clock_reference());
-	printf("pat: 0x%016llx (PA0 WB, PA1 WC, PA2 UC-, PA3 UC)\n", (unsigned long long)arch_pat_value());
+	printf("pat: 0x%016llx (PA0 WB, PA1 WC, PA2 UC-, PA3 UC)\n", (unsigned long long)arch_memattr_value());
 	printf("cr0 0x%llx cr3 0x%llx cr4 0x%llx\n", (unsigned long long)read_cr0(),
 	       (unsigned long long)read_cr3(), (unsigned long long)read_cr4());
 	return 0;

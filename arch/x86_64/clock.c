@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "../../lib/clock.h"
+#include "../acpi.h"
 #include "arch.h"
 #include "cpu.h"
 
@@ -118,8 +119,8 @@ int arch_clock_init(uint64_t epoch_tsc)
 	return 0;
 }
 
-/* TSC frequency. */
-uint64_t arch_tsc_hz(void)
+/* Counter (TSC) frequency. */
+uint64_t arch_counter_hz(void)
 {
 	return tsc_hz;
 }

@@ -67,7 +67,7 @@ int arch_idle_init(void)
 	uint64_t base;
 
 	cpuid(1, 0, id);
-	if (!(id[3] & (1u << 9)) || !arch_tsc_hz())
+	if (!(id[3] & (1u << 9)) || !arch_counter_hz())
 		return -ENODEV; /* no APIC, or no calibrated clock to program it with */
 	outb(PIC1_DATA, 0xff); /* mask every legacy PIC line */
 	outb(PIC2_DATA, 0xff);

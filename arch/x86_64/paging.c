@@ -228,7 +228,7 @@ int arch_walk(uint64_t virt, struct arch_walk *w)
 }
 
 /* The PAT MSR as read back after programming. */
-uint64_t arch_pat_value(void)
+uint64_t arch_memattr_value(void)
 {
 	return pat_value;
 }

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include "cpu.h"
+#include "arch.h"
 #include "uart16550.h"
 
 /* Register offsets (16550 data sheet names). */
@@ -71,4 +72,22 @@ int uart_getc(void)
 	if (!uart_port || !(inb(uart_port + UART_LSR) & LSR_DR))
 		return -1;
 	return inb(uart_port + UART_RBR);
+}
+
+/* The serial console on COM1. */
+int arch_console_init(void)
+{
+	return uart_init(UART_COM1, 115200);
+}
+
+/* Console output. */
+void arch_console_write(const char *buf, size_t len)
+{
+	uart_write(buf, len);
+}
+
+/* Console input. */
+int arch_console_getc(void)
+{
+	return uart_getc();
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "../../arch/cpu_ops.h"
 #include "../../lib/clock.h"
 #include "../../lib/config_key.h"
 #include "../../lib/log.h"
@@ -66,12 +67,15 @@ CONFIG_ENUM(nic_tso, "nic.tso", &settings.tso, tso_choices, "auto", NULL,
 static uint32_t mmio_read32(void *ctx, uint32_t off)
 {
 	struct e1000e_pci *p = ctx;
-	return *(volatile uint32_t *)(p->mmio + off);
+	uint32_t v = *(volatile uint32_t *)(p->mmio + off);
+	arch_mmio_read_barrier(); /* a status read before the descriptors it announces */
+	return v;
 }
 
 static void mmio_write32(void *ctx, uint32_t off, uint32_t val)
 {
 	struct e1000e_pci *p = ctx;
+	arch_mmio_write_barrier(); /* descriptors in memory before the tail write */
 	*(volatile uint32_t *)(p->mmio + off) = val;
 }
 
@@ -152,7 +156,7 @@ static void spin_delay(void *ctx, uint64_t ns)
 	(void)ctx;
 	uint64_t end = clock_now_ns() + ns;
 	while (clock_now_ns() < end)
-		__asm__ volatile("pause");
+		arch_cpu_relax();
 }
 
 static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)

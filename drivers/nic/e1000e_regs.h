@@ -2,7 +2,7 @@
  * e1000e_regs.h - Intel 82574L (e1000e) registers and descriptor formats, with the names
  * of the 82574 GbE Controller Family datasheet (section 10 registers, section 7
  * descriptors). Only what this driver uses. All fields are little-endian; the appliance
- * is x86 only, so the le types are plain integers named for what they are.
+ * runs little-endian only, so the le types are plain integers named for what they are.
  */
 #ifndef DRIVERS_NIC_E1000E_REGS_H
 #define DRIVERS_NIC_E1000E_REGS_H

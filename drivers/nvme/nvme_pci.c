@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../arch/cpu_ops.h"
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
 #include "../../lib/poller.h"
@@ -35,7 +36,9 @@ static unsigned nvme_pci_count;
 static uint32_t pci_rd32(void *ctx, uint32_t off)
 {
 	struct nvme_pci *np = ctx;
-	return *(volatile uint32_t *)(np->regs + off);
+	uint32_t v = *(volatile uint32_t *)(np->regs + off);
+	arch_mmio_read_barrier();
+	return v;
 }
 
 /* 64-bit registers as two 32-bit reads, low then high (CAP, CMBMSC: stable values). */
@@ -47,6 +50,7 @@ static uint64_t pci_rd64(void *ctx, uint32_t off)
 static void pci_wr32(void *ctx, uint32_t off, uint32_t v)
 {
 	struct nvme_pci *np = ctx;
+	arch_mmio_write_barrier(); /* SQ entries in memory before the doorbell */
 	*(volatile uint32_t *)(np->regs + off) = v;
 }
 
@@ -91,7 +95,7 @@ static void pci_delay(void *ctx, uint64_t ns)
 	(void)ctx;
 	uint64_t end = clock_now_ns() + ns;
 	while (clock_now_ns() < end)
-		__builtin_ia32_pause();
+		arch_cpu_relax();
 }
 
 /* The core resets or lost the controller: keep new P2P allocations away from its CMB

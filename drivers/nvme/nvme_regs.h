@@ -4,8 +4,8 @@
  *
  * Register values are plain integers read through the bus interface (nvme.h); fields are
  * taken out with the NVME_GET() accessor and the _SHIFT/_MASK pairs below, one comment
- * per bit. Queue entries and descriptors are packed little-endian structs (x86 is
- * little-endian; the le* types say what the wire format is). No C bitfields.
+ * per bit. Queue entries and descriptors are packed little-endian structs (the
+ * appliance runs little-endian; the le* types say what the wire format is). No C bitfields.
  */
 #ifndef DRIVERS_NVME_NVME_REGS_H
 #define DRIVERS_NVME_NVME_REGS_H

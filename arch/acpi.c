@@ -2,12 +2,13 @@
  * acpi.c - finding ACPI tables from the RSDP (ACPI 6.x, 5.2.5 and 5.2.7/5.2.8).
  *
  * Tables are only read, and each is checked (signature, length, checksum) before it is
- * handed out. Used for the PM timer (FADT) now and for PCIe ECAM (MCFG) by pci/.
+ * handed out. Shared by both architectures: the x86 PM timer (FADT), PCIe ECAM (MCFG)
+ * for pci/, and on arm64 the generic timer (GTDT) and the GIC (MADT).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include "arch.h"
+#include "acpi.h"
 
 struct __attribute__((packed)) acpi_rsdp {
 	char signature[8];     /* "RSD PTR " */
