@@ -1,0 +1,86 @@
+/*
+ * roce_internal.h - the layouts the files of drivers/rdma share (not a public face):
+ * the device with its handle tables and pools, and the verbs objects.
+ */
+#ifndef DRIVERS_RDMA_ROCE_INTERNAL_H
+#define DRIVERS_RDMA_ROCE_INTERNAL_H
+
+#include "roce_verbs.h"
+
+struct roce_pd {
+	struct roce_dev *dev;
+	unsigned index;
+	unsigned users;              /* MRs, SRQs and QPs on it */
+};
+
+struct roce_mr {
+	struct roce_dev *dev;
+	struct roce_pd *pd;
+	uint32_t key;                /* lkey == rkey: index << 8 | key byte */
+	uint64_t iova, length;
+	dma_addr_t mem;              /* where iova lives */
+	unsigned access;
+};
+
+struct roce_cq {
+	struct roce_dev *dev;
+	unsigned index;
+	unsigned cqe;                /* capacity */
+	unsigned head, count;        /* oldest entry, entries held */
+	bool armed, overflow;
+	unsigned users;              /* QPs on it */
+	roce_comp_fn fn;
+	void *ctx;
+	uint64_t pushed, overflows;
+	struct roce_wc ring[ROCE_MAX_CQE];
+};
+
+/* A queue of work requests (send queue, receive queue, SRQ): a ring of `size` slots. */
+struct roce_wq {
+	unsigned size, head, count;
+	unsigned max_sge;
+};
+
+struct roce_srq {
+	struct roce_dev *dev;
+	struct roce_pd *pd;
+	unsigned index;
+	unsigned users;
+	struct roce_wq wq;
+	struct roce_recv_wr ring[ROCE_MAX_WR];
+};
+
+struct roce_qp {
+	struct roce_dev *dev;
+	struct roce_pd *pd;
+	unsigned index;
+	uint32_t qpn;
+	enum roce_qp_type type;
+	enum roce_qp_state state;
+	struct roce_qp_attr attr;    /* the values in force (state fields aside) */
+	struct roce_qp_init_attr init;
+	struct roce_wq sq, rq;
+	struct roce_send_wr sq_ring[ROCE_MAX_WR];
+	struct roce_recv_wr rq_ring[ROCE_MAX_WR];
+	uint64_t flushed;            /* WRs completed with FLUSH_ERR */
+};
+
+struct roce_dev {
+	char name[16];
+	uint32_t addr;               /* IPv4, host order; 0: none yet */
+	unsigned mtu;                /* the interface's */
+	struct roce_port_attr port;
+	struct mm_pool pd_pool, mr_pool, cq_pool, srq_pool, qp_pool;
+	struct roce_pd *pds[ROCE_MAX_PD];
+	struct roce_mr *mrs[ROCE_MAX_MR];
+	uint8_t mr_keygen[ROCE_MAX_MR];  /* the key byte the slot's next MR gets */
+	struct roce_cq *cqs[ROCE_MAX_CQ];
+	struct roce_srq *srqs[ROCE_MAX_SRQ];
+	struct roce_qp *qps[ROCE_MAX_QP];
+	uint32_t qp_gen;             /* QPN generation: qpn = gen << 8 | index (gen >= 1) */
+};
+
+/* A free slot of a handle table, or -1. */
+int roce_table_slot(void *const *tab, unsigned n);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * roce_mr.c - memory regions: registration with access rights, lkey/rkey with a key
+ * byte per slot, and the key/PD/rights/bounds check of every local and remote access.
+ */
+#include <errno.h>
+#include "roce_internal.h"
+
+#define ROCE_KEY_INDEX(k) ((k) >> 8)
+
+int roce_reg_mr(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t mem, unsigned access,
+		struct roce_mr **out)
+{
+	struct roce_dev *dev = pd->dev;
+	struct roce_mr *mr;
+	int slot;
+
+	if (access & ~(unsigned)ROCE_ACCESS_ALL || length == 0 || iova + length - 1 < iova ||
+	    mem.bus + length - 1 < mem.bus)
+		return -EINVAL;
+	/* 11.2.8.1: remote write or atomic access needs local write */
+	if ((access & (ROCE_ACCESS_REMOTE_WRITE | ROCE_ACCESS_REMOTE_ATOMIC)) && !(access & ROCE_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if ((slot = roce_table_slot((void *const *)dev->mrs, ROCE_MAX_MR)) < 0 || !(mr = mm_pool_zalloc(&dev->mr_pool)))
+		return -ENOMEM;
+	mr->dev = dev;
+	mr->pd = pd;
+	mr->key = (uint32_t)slot << 8 | dev->mr_keygen[slot];
+	dev->mr_keygen[slot]++;
+	mr->iova = iova;
+	mr->length = length;
+	mr->mem = mem;
+	mr->access = access;
+	dev->mrs[slot] = mr;
+	pd->users++;
+	*out = mr;
+	return 0;
+}
+
+int roce_dereg_mr(struct roce_mr *mr)
+{
+	struct roce_dev *dev = mr->dev;
+	dev->mrs[ROCE_KEY_INDEX(mr->key)] = NULL;
+	mr->pd->users--;
+	mm_pool_free(&dev->mr_pool, mr);
+	return 0;
+}
+
+uint32_t roce_mr_lkey(const struct roce_mr *mr)
+{
+	return mr->key;
+}
+
+uint32_t roce_mr_rkey(const struct roce_mr *mr)
+{
+	return mr->key;
+}
+
+int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
+		  uint64_t va, uint64_t len, dma_addr_t *mem)
+{
+	uint32_t idx = ROCE_KEY_INDEX(key);
+	struct roce_mr *mr;
+
+	if (idx >= ROCE_MAX_MR || !(mr = dev->mrs[idx]) || mr->key != key)
+		return -ENOENT;
+	if (mr->pd != pd || (access & ~mr->access))
+		return -EPERM;
+	/* local access always includes local read; remote access needs a remote right */
+	if (remote && !(access & (ROCE_ACCESS_REMOTE_WRITE | ROCE_ACCESS_REMOTE_READ | ROCE_ACCESS_REMOTE_ATOMIC)))
+		return -EPERM;
+	if (va < mr->iova || va - mr->iova > mr->length || len > mr->length - (va - mr->iova))
+		return -ERANGE;
+	*mem = dma_addr_add(mr->mem, va - mr->iova);
+	return 0;
+}
