@@ -5,11 +5,13 @@
  * answered by a REJ (reason 8, the REQ's TransactionID and Communication ID, zeroed
  * private data) whose ICRC verifies over the IPv4/UDP headers the stack wrote; a frame
  * with one bit flipped anywhere after the UDP header, a bad Q_Key, an unknown QP, a bad
- * opcode and a truncated packet are each counted and dropped without an answer.
+ * opcode and a truncated packet are each counted and dropped without an answer. The CM REQ
+ * that Linux rxe sent in the lab (captured, in roce_vectors.h) passes the ICRC and is answered.
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_icrc.h"
 #include "drivers/rdma/roce_net.h"
+#include "tests/unit/drivers/rdma/roce_vectors.h"
 
 static struct roce_dev *dev;
 static struct roce_net rn;
@@ -230,5 +232,50 @@ Test(roce_net, bad_qkey_unknown_qp_bad_opcode_short_are_dropped_and_counted)
 	cr_assert_eq(rn.st.rx_parse[ROCE_PARSE_SHORT], 1);
 	cr_assert_eq(fnd.ntx, 0, "nothing answered");
 	cr_assert_eq(rn.st.rx_pkts, 7);
+	rdma_down();
+}
+
+Test(roce_net, the_req_captured_from_linux_rxe_is_accepted_and_answered)
+{
+	const struct roce_vector *v = &roce_vectors[sizeof(roce_vectors) / sizeof(roce_vectors[0]) - 1];
+	uint8_t f[512];
+
+	cr_assert_str_eq(v->name, "rxe_cm_req");
+	memcpy(f, fake_our_mac, 6);
+	memcpy(f + 6, fake_peer_mac, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	memcpy(f + 14, v->bytes, v->len);
+	cr_assert_eq(fake_netdev_inject(&fnd, f, 14 + v->len), 0);
+	cr_assert_eq(rn.st.rx_icrc_bad, 0);
+	cr_assert_eq(rn.st.cm_req, 1);
+	cr_assert_eq(rn.st.cm_rej_tx, 1);
+	/* 10.10.0.2 is not in the ARP table yet: the REJ waits for ARP, which goes out */
+	cr_assert_eq(fnd.ntx, 1);
+	cr_assert_eq(fnd.tx[0].b[12] << 8 | fnd.tx[0].b[13], 0x0806);
+	fake_netdev_clear(&fnd);
+	/* the ARP reply releases the REJ, whose ICRC verifies */
+	size_t n = fake_build_arp(frame, 2, fake_peer_mac, 0x0a0a0002, fake_our_mac, US, fake_our_mac);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	cr_assert_eq(fnd.ntx, 1);
+	struct ipv4_hdr ip;
+	memcpy(&ip, fnd.tx[0].b + 14, sizeof(ip));
+	cr_assert_eq(be32_get(ip.dst), 0x0a0a0002);
+	{
+		const uint8_t *pkt = fnd.tx[0].b + 42;
+		struct udp_hdr uh;
+		memcpy(&uh, fnd.tx[0].b + 34, sizeof(uh));
+		size_t len = be16_get(uh.length) - 8;
+		cr_assert_eq(roce_icrc_get(pkt + len - 4), roce_icrc_packet(&ip, &uh, pkt, len));
+		cr_assert_eq(memcmp(pkt + 20 + 24, (const uint8_t[4]){ 0 }, 4), 0, "REJ local comm id");
+		cr_assert_eq(memcmp(pkt + 20 + 28, v->bytes + 48 + 24, 4), 0, "remote comm id = the REQ's local one");
+		cr_assert_eq(memcmp(pkt + 20 + 8, v->bytes + 48 + 8, 8), 0, "the REQ's TransactionID");
+	}
+	fake_netdev_clear(&fnd);
+	/* one bit off in the MAD: dropped */
+	f[14 + 48 + 100] ^= 0x10;
+	cr_assert_eq(fake_netdev_inject(&fnd, f, 14 + v->len), 0);
+	cr_assert_eq(rn.st.rx_icrc_bad, 1);
+	cr_assert_eq(rn.st.cm_req, 1);
 	rdma_down();
 }
