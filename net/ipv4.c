@@ -114,6 +114,11 @@ drop:
 	netbuf_free(nb);
 }
 
+uint16_t ipv4_next_ident(void)
+{
+	return ipv4_ident;
+}
+
 int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 {
 	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);

@@ -85,6 +85,10 @@ int udp_sendto(struct udp_sock *s, uint32_t dst, uint16_t dport, const void *dat
 int udp_sendto_frags(struct udp_sock *s, uint32_t dst, uint16_t dport, const void *hdr, size_t hdr_len,
 		     const struct netdev_frag *frags, unsigned n);
 
+/* The IPv4 identification the next datagram sent gets: the RoCE v2 ICRC covers it, so
+ * drivers/rdma reads it right before udp_sendto (one poll loop: nothing sends between). */
+uint16_t ipv4_next_ident(void);
+
 /* --- ICMP ---------------------------------------------------------------------------- */
 
 /* Send one echo request (identifier, sequence, len payload bytes). 0 or errno. */

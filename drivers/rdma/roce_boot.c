@@ -1,0 +1,104 @@
+/*
+ * roce_boot.c - the appliance's RoCE v2 device rxe0: created when the services start
+ * (INIT_LEVEL_SERVICE, after the stack has its address), the console's `rdma` command
+ * and the `stats rdma` section. The one file-scope instance is the boot device; all its
+ * state lives in its context structs (roce_dev, roce_net).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "../../lib/command.h"
+#include "../../lib/log.h"
+#include "../../lib/poller.h"
+#include "../../lib/stats.h"
+#include "roce_internal.h"
+#include "roce_net.h"
+
+LOG_MODULE_USE(rdma);
+
+#define U(x) ((unsigned long long)(x))
+
+static struct roce_net roce_boot_net;
+static struct roce_dev *roce_boot_dev;
+
+static int roce_boot(void)
+{
+	struct net_config cfg;
+	int rc;
+
+	if ((rc = roce_dev_init(&roce_boot_dev, "rxe0")))
+		return rc;
+	net_config_get(&cfg);
+	roce_dev_set_addr(roce_boot_dev, cfg.addr, cfg.mtu ? cfg.mtu : 1500);
+	if ((rc = roce_net_start(&roce_boot_net, roce_boot_dev))) {
+		log_err("rxe0: RoCE v2 on UDP %u failed to start (%d)", ROCE_UDP_PORT, rc);
+		roce_dev_destroy(roce_boot_dev);
+		roce_boot_dev = NULL;
+		return rc;
+	}
+	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1", ROCE_UDP_PORT);
+	return 0;
+}
+INITCALL(roce_boot, INIT_LEVEL_SERVICE, roce_boot);
+
+static void roce_show_counters(const struct roce_net_stats *s)
+{
+	printf("rx: packets %llu bytes %llu good %llu short %llu bad-opcode %llu bad-tver %llu bad-pad %llu "
+	       "icrc-bad %llu no-ip-hdr %llu bad-pkey %llu bad-qkey %llu no-qp %llu rc-dropped (no RC transport yet) %llu\n",
+	       U(s->rx_pkts), U(s->rx_bytes), U(s->rx_parse[ROCE_PARSE_OK]), U(s->rx_parse[ROCE_PARSE_SHORT]),
+	       U(s->rx_parse[ROCE_PARSE_OPCODE]), U(s->rx_parse[ROCE_PARSE_TVER]), U(s->rx_parse[ROCE_PARSE_PAD]),
+	       U(s->rx_icrc_bad), U(s->rx_no_ip_hdr), U(s->rx_bad_pkey), U(s->rx_bad_qkey), U(s->rx_no_qp),
+	       U(s->rx_no_transport));
+	printf("tx: packets %llu bytes %llu errors %llu\n", U(s->tx_pkts), U(s->tx_bytes), U(s->tx_errors));
+	printf("gsi: mads %llu bad %llu; cm: req %llu other %llu rej-tx %llu\n", U(s->gsi_rx), U(s->gsi_bad_mad),
+	       U(s->cm_req), U(s->cm_other), U(s->cm_rej_tx));
+}
+
+static int cmd_rdma(int argc, char **argv)
+{
+	struct roce_dev *dev = roce_boot_dev;
+	struct roce_port_attr pa;
+	char a[16];
+	(void)argc;
+	(void)argv;
+
+	if (!dev) {
+		printf("rdma: no device (start failed: see the log)\n");
+		return -ENODEV;
+	}
+	roce_query_port(dev, &pa);
+	printf("%s: RoCE v2 over UDP %u, port 1 active, path MTU %u (max %u), P_Key 0x%04x\n", dev->name,
+	       ROCE_UDP_PORT, roce_mtu_bytes(pa.active_mtu), roce_mtu_bytes(pa.max_mtu), pa.pkey);
+	printf("  GID[0] ::ffff:%s%s\n", net_format_ipv4(dev->addr, a), pa.gid_valid ? "" : " (no address)");
+	printf("  objects: pd %zu/%u mr %zu/%u cq %zu/%u srq %zu/%u qp %zu/%u\n", dev->pd_pool.in_use, ROCE_MAX_PD,
+	       dev->mr_pool.in_use, ROCE_MAX_MR, dev->cq_pool.in_use, ROCE_MAX_CQ, dev->srq_pool.in_use, ROCE_MAX_SRQ,
+	       dev->qp_pool.in_use, ROCE_MAX_QP);
+	printf("  qps:\n");
+	for (unsigned i = 0; i < ROCE_MAX_QP; i++) {
+		const struct roce_qp *qp = dev->qps[i];
+		if (!qp)
+			continue;
+		printf("    qpn %#x %s %s sq-psn %#x rq-psn %#x dest-qpn %#x mtu %u sq %u/%u rq %u/%u flushed %llu\n",
+		       qp->qpn, qp->type == ROCE_QPT_RC ? "RC" : "UD", roce_qp_state_name(qp->state), qp->attr.sq_psn,
+		       qp->attr.rq_psn, qp->attr.dest_qp_num, roce_mtu_bytes(qp->attr.path_mtu), qp->sq.count,
+		       qp->sq.size, qp->rq.count, qp->rq.size, U(qp->flushed));
+	}
+	printf("  mrs:%s\n", dev->mr_pool.in_use ? "" : " none");
+	for (unsigned i = 0; i < ROCE_MAX_MR; i++) {
+		const struct roce_mr *mr = dev->mrs[i];
+		if (!mr)
+			continue;
+		printf("    lkey/rkey %#x iova %#llx len %llu access %#x %s\n", mr->key, U(mr->iova), U(mr->length),
+		       mr->access, mr->mem.cls == MEM_CLASS_DEVICE ? "device memory" : "host DRAM");
+	}
+	roce_show_counters(&roce_boot_net.st);
+	return 0;
+}
+CONSOLE_COMMAND(rdma, "", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
+
+static void roce_stats_show(void)
+{
+	if (roce_boot_dev)
+		roce_show_counters(&roce_boot_net.st);
+}
+STATS_SECTION(rdma, roce_stats_show);

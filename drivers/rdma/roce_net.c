@@ -1,0 +1,249 @@
+/*
+ * roce_net.c - RoCE v2 on UDP 4791: receive (bounded header read, parse, ICRC, P_Key,
+ * dispatch by DestQP) and UD send with the ICRC. See roce_net.h.
+ */
+#include <errno.h>
+#include <string.h>
+#include "../../lib/log.h"
+#include "../../net/wire.h"
+#include "roce_icrc.h"
+#include "roce_net.h"
+
+LOG_MODULE_USE(rdma);
+
+#define ROCE_ICRC_CHUNK 256          /* bytes read per step while summing a packet */
+#define ROCE_UD_MAX 4096             /* the largest UD payload (path MTU 4096) */
+
+static void roce_net_udp_rx(struct udp_sock *s, void *ctx, const struct udp_meta *m, struct netbuf *nb)
+{
+	(void)s;
+	roce_net_rx(ctx, m, nb);
+}
+
+int roce_net_start(struct roce_net *rn, struct roce_dev *dev)
+{
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_UD,
+					  .cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .port_num = 1, .qkey = ROCE_GSI_QKEY };
+	int rc;
+
+	memset(rn, 0, sizeof(*rn));
+	rn->dev = dev;
+	if ((rc = roce_alloc_pd(dev, &rn->gsi_pd)))
+		return rc;
+	if ((rc = roce_create_cq(dev, 32, NULL, NULL, &rn->gsi_cq)))
+		goto fail_pd;
+	init.send_cq = init.recv_cq = rn->gsi_cq;
+	if ((rc = roce_create_gsi_qp(rn->gsi_pd, &init, &rn->gsi)))
+		goto fail_cq;
+	a.qp_state = ROCE_QPS_INIT;
+	if ((rc = roce_modify_qp(rn->gsi, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_QKEY)))
+		goto fail_qp;
+	a.qp_state = ROCE_QPS_RTR;
+	if ((rc = roce_modify_qp(rn->gsi, &a, ROCE_QP_STATE)))
+		goto fail_qp;
+	a.qp_state = ROCE_QPS_RTS;
+	if ((rc = roce_modify_qp(rn->gsi, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN)))
+		goto fail_qp;
+	if ((rc = udp_bind(ROCE_UDP_PORT, roce_net_udp_rx, rn, &rn->sock)))
+		goto fail_qp;
+	return 0;
+
+fail_qp:
+	roce_destroy_qp(rn->gsi);
+fail_cq:
+	roce_destroy_cq(rn->gsi_cq);
+fail_pd:
+	roce_dealloc_pd(rn->gsi_pd);
+	rn->gsi = NULL;
+	return rc;
+}
+
+void roce_net_stop(struct roce_net *rn)
+{
+	if (!rn->gsi)
+		return;
+	udp_close(rn->sock);
+	roce_destroy_qp(rn->gsi);
+	roce_destroy_cq(rn->gsi_cq);
+	roce_dealloc_pd(rn->gsi_pd);
+	rn->gsi = NULL;
+}
+
+/* The IPv4 and UDP headers the stack left in front of nb->data (the host part keeps
+ * the pulled headers): found only for a 20-byte IPv4 header matching m (RoCE v2 peers
+ * send no IP options). 0 or -ENOENT. */
+static int roce_net_l3l4(const struct netbuf *nb, const struct udp_meta *m, struct ipv4_hdr *ip,
+			 struct udp_hdr *uh)
+{
+	if ((size_t)(nb->data - nb->head) < sizeof(*ip) + sizeof(*uh))
+		return -ENOENT;
+	memcpy(ip, nb->data - sizeof(*uh) - sizeof(*ip), sizeof(*ip));
+	memcpy(uh, nb->data - sizeof(*uh), sizeof(*uh));
+	if (ip->ver_ihl != 0x45 || ip->protocol != IP_PROTO_UDP || be32_get(ip->src) != m->src_addr ||
+	    be32_get(ip->dst) != m->dst_addr || be16_get(uh->dst_port) != m->dst_port ||
+	    be16_get(uh->src_port) != m->src_port)
+		return -ENOENT;
+	return 0;
+}
+
+/* The ICRC over the whole packet (len bytes at nb->data, the last 4 the ICRC itself),
+ * reading the payload in bounded chunks through netbuf_copy_out (device-memory bytes are
+ * counted there). Returns the computed value; *stored gets the packet's. -EINVAL if short. */
+static int roce_net_icrc(const struct netbuf *nb, const struct ipv4_hdr *ip, const struct udp_hdr *uh,
+			 const uint8_t *bth, size_t len, uint32_t *computed, uint32_t *stored)
+{
+	uint8_t chunk[ROCE_ICRC_CHUNK];
+	uint32_t crc = roce_icrc_start(ip, uh, bth);
+	size_t off = sizeof(struct roce_bth), end = len - ROCE_ICRC_LEN;
+
+	while (off < end) {
+		size_t n = end - off < sizeof(chunk) ? end - off : sizeof(chunk);
+		if (netbuf_copy_out(nb, off, chunk, n))
+			return -EINVAL;
+		crc = roce_icrc_update(crc, chunk, n);
+		off += n;
+	}
+	if (netbuf_copy_out(nb, end, chunk, ROCE_ICRC_LEN))
+		return -EINVAL;
+	*stored = roce_icrc_get(chunk);
+	*computed = crc;
+	return 0;
+}
+
+static void roce_net_gsi_rx(struct roce_net *rn, const struct udp_meta *m, const struct roce_pkt *p,
+			    const struct netbuf *nb)
+{
+	uint8_t mad_buf[ROCE_MAD_LEN];
+	struct roce_mad mad;
+
+	rn->st.gsi_rx++;
+	if (!(p->flags & ROCE_F_UD) || p->qkey != ROCE_GSI_QKEY) {
+		rn->st.rx_bad_qkey++;
+		return;
+	}
+	if (p->payload_len != ROCE_MAD_LEN || netbuf_copy_out(nb, p->hdr_len, mad_buf, ROCE_MAD_LEN) ||
+	    roce_mad_parse(mad_buf, ROCE_MAD_LEN, &mad) != ROCE_MAD_OK) {
+		rn->st.gsi_bad_mad++;
+		return;
+	}
+	if (mad.mgmt_class != MAD_CLASS_CM) {
+		rn->st.gsi_bad_mad++;
+		return;
+	}
+	if (mad.attr_id != CM_ATTR_REQ || mad.method != MAD_METHOD_SEND) {
+		rn->st.cm_other++;
+		return;
+	}
+	/* No listeners yet: every REQ is answered as Linux's CM answers one without a listener
+	 * (12.6.7, reason 8 invalid service ID), so the active side fails at once instead of
+	 * retrying into a timeout. */
+	rn->st.cm_req++;
+	uint8_t rej[ROCE_MAD_LEN];
+	struct roce_pkt out = { .opcode = ROCE_UD_SEND_ONLY, .pkey = ROCE_PKEY_DEFAULT, .destqp = p->srcqp,
+				.qkey = ROCE_GSI_QKEY, .srcqp = ROCE_GSI_QPN };
+	char a[16];
+	roce_cm_build_rej(rej, &mad, CM_REJ_INVALID_SERVICE_ID);
+	if (roce_net_send_ud(rn, m->src_addr, &out, rej, sizeof(rej)) == 0)
+		rn->st.cm_rej_tx++;
+	log_info("cm: REQ from %s comm id %#x service id %#llx: no listener, REJ sent", net_format_ipv4(m->src_addr, a),
+		 mad.req_local_comm_id, (unsigned long long)mad.req_service_id);
+}
+
+void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *nb)
+{
+	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	uint8_t hdr[ROCE_HDR_MAX];
+	size_t hdr_n = len < sizeof(hdr) ? len : sizeof(hdr);
+	struct ipv4_hdr ip;
+	struct udp_hdr uh;
+	struct roce_pkt p;
+	enum roce_parse_err pe;
+	uint32_t computed, stored;
+	struct roce_qp *qp;
+
+	rn->st.rx_pkts++;
+	rn->st.rx_bytes += len;
+	if (roce_net_l3l4(nb, m, &ip, &uh)) {
+		rn->st.rx_no_ip_hdr++;
+		return;
+	}
+	if (netbuf_copy_out(nb, 0, hdr, hdr_n)) {
+		rn->st.rx_parse[ROCE_PARSE_SHORT]++;
+		return;
+	}
+	pe = roce_parse(hdr, hdr_n, len, &p);
+	rn->st.rx_parse[pe]++;
+	if (pe != ROCE_PARSE_OK)
+		return;
+	if (roce_net_icrc(nb, &ip, &uh, hdr, len, &computed, &stored) || computed != stored) {
+		rn->st.rx_icrc_bad++;
+		return;
+	}
+	if (p.pkey != ROCE_PKEY_DEFAULT) {
+		rn->st.rx_bad_pkey++;
+		return;
+	}
+	if (!(qp = roce_qp_lookup(rn->dev, p.destqp))) {
+		rn->st.rx_no_qp++;
+		return;
+	}
+	if (qp == rn->gsi) {
+		roce_net_gsi_rx(rn, m, &p, nb);
+		return;
+	}
+	rn->st.rx_no_transport++;
+}
+
+int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
+{
+	static const uint8_t zero[4];
+	uint8_t pkt[ROCE_HDR_MAX + ROCE_UD_MAX + 8];
+	struct net_config cfg;
+	struct ipv4_hdr ip;
+	struct udp_hdr uh;
+	size_t n, total;
+	int hlen, rc;
+
+	if (len > ROCE_UD_MAX) {
+		rc = -EMSGSIZE;
+		goto fail;
+	}
+	p->payload_len = (uint32_t)len;
+	p->psn = rn->gsi_psn;
+	if ((hlen = roce_build(p, pkt, ROCE_HDR_MAX)) < 0) {
+		rc = hlen;
+		goto fail;
+	}
+	n = (size_t)hlen;
+	memcpy(pkt + n, payload, len);
+	n += len;
+	memcpy(pkt + n, zero, roce_pad((uint32_t)len));
+	n += roce_pad((uint32_t)len);
+	total = n + ROCE_ICRC_LEN;
+	/* the IPv4 and UDP headers the stack will write (variant fields are masked) */
+	net_config_get(&cfg);
+	memset(&ip, 0, sizeof(ip));
+	ip.ver_ihl = 0x45;
+	ip.total_length = be16_make((uint16_t)(sizeof(ip) + sizeof(uh) + total));
+	ip.identification = be16_make(ipv4_next_ident());
+	ip.flags_fragoff = be16_make(IPV4_FLAG_DF);
+	ip.protocol = IP_PROTO_UDP;
+	ip.src = be32_make(cfg.addr);
+	ip.dst = be32_make(dst_ip);
+	uh.src_port = be16_make(udp_local_port(rn->sock));
+	uh.dst_port = be16_make(ROCE_UDP_PORT);
+	uh.length = be16_make((uint16_t)(sizeof(uh) + total));
+	uh.checksum = be16_make(0);
+	roce_icrc_put(pkt + n, roce_icrc_update(roce_icrc_start(&ip, &uh, pkt), pkt + sizeof(struct roce_bth),
+						  n - sizeof(struct roce_bth)));
+	if ((rc = udp_sendto(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, total)))
+		goto fail;
+	rn->gsi_psn = (rn->gsi_psn + 1) & ROCE_PSN_MASK;
+	rn->st.tx_pkts++;
+	rn->st.tx_bytes += total;
+	return 0;
+fail:
+	rn->st.tx_errors++;
+	return rc;
+}

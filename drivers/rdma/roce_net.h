@@ -1,0 +1,50 @@
+/*
+ * roce_net.h - a RoCE v2 device on the IPv4/UDP stack: the receive path of UDP port
+ * 4791 (headers parsed from bounded reads, the ICRC checked over the host part and the
+ * device-memory fragments through the counted accessor, dispatch by DestQP) and the
+ * send path of UD datagrams (headers, payload, pad and ICRC over the IPv4/UDP headers the
+ * stack will put in front). The GSI QP's MADs go to the CM (roce_net_cm_rx); RC traffic
+ * is counted and dropped until the RC transport (requester/responder/completer) lands.
+ */
+#ifndef DRIVERS_RDMA_ROCE_NET_H
+#define DRIVERS_RDMA_ROCE_NET_H
+
+#include <stdint.h>
+#include "../../net/net.h"
+#include "roce_mad.h"
+#include "roce_verbs.h"
+#include "roce_wire.h"
+
+struct roce_net_stats {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, tx_errors;
+	uint64_t rx_parse[ROCE_PARSE_PAD + 1];  /* by enum roce_parse_err (ok counts good packets) */
+	uint64_t rx_no_ip_hdr;       /* the IPv4 header in front of UDP not found or with options */
+	uint64_t rx_icrc_bad, rx_no_qp, rx_bad_pkey, rx_bad_qkey, rx_no_transport;
+	uint64_t gsi_rx, gsi_bad_mad, cm_req, cm_other, cm_rej_tx;
+};
+
+struct roce_net {
+	struct roce_dev *dev;
+	struct udp_sock *sock;
+	struct roce_qp *gsi;         /* QP 1 */
+	struct roce_pd *gsi_pd;
+	struct roce_cq *gsi_cq;
+	uint32_t gsi_psn;            /* PSN of the next UD packet QP 1 sends */
+	struct roce_net_stats st;
+};
+
+/* Bind UDP 4791 for dev and create its GSI QP (in RTS). 0 or errno (nothing held then). */
+int roce_net_start(struct roce_net *rn, struct roce_dev *dev);
+
+/* Unbind and destroy the GSI QP. */
+void roce_net_stop(struct roce_net *rn);
+
+/* Send one UD packet from QP srcqp to dst_ip's QP p->destqp: p names the opcode and BTH/
+ * DETH fields, payload (len bytes, host memory) follows the headers. 0 or errno. */
+int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len);
+
+/* Receive entry (the UDP callback; public for tests): one datagram of UDP 4791, nb->data
+ * at the BTH. Does not free nb. */
+void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *nb);
+
+#endif

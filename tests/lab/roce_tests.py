@@ -1,0 +1,112 @@
+"""tests/lab/roce_tests.py: the appliance's RoCE v2 device (rxe0, issue 15) against Linux soft RoCE
+(rdma_rxe) on the shared captured appliance lab of net_tests.py; run-tests puts these before
+net_tshark, whose malformation check then covers their frames too.
+
+roce_cm_rej: Linux's rping, as an rdma_cm client, connects to the appliance, which has no listener:
+Linux's CM sends a REQ MAD to QP 1 as a UD SEND over RoCE v2, and the appliance must answer with a
+REJ (reason 8, invalid service ID) that Linux's rxe accepts (it drops a packet whose ICRC does not
+verify, so rping seeing RDMA_CM_EVENT_REJECTED proves the ICRC, the UD headers and the MAD). Then
+the capture: every RoCE packet dissects (tshark, none malformed) and the ICRC of every RoCE frame on
+the link, the appliance's and Linux's, verifies when computed here independently (zlib.crc32 over
+8 x 0xff and the masked IPv4/UDP/BTH, then the rest; little-endian, as rxe stores it).
+"""
+import re
+import struct
+import zlib
+
+import capture
+import topo
+from net_tests import APP, expect, net
+
+
+def pcap_frames(path):
+    """(number, frame bytes) of every frame of a classic little-endian pcap file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = struct.unpack_from("<I", data, 0)[0]
+    if magic != 0xA1B2C3D4:
+        raise AssertionError(f"{path}: not a little-endian microsecond pcap (magic {magic:#x})")
+    off, n = 24, 0
+    while off + 16 <= len(data):
+        _, _, incl, _ = struct.unpack_from("<IIII", data, off)
+        off += 16
+        if off + incl > len(data):  # the capture is still being written: a partial last record
+            break
+        n += 1
+        yield n, data[off:off + incl]
+        off += incl
+
+
+def roce_icrc_check(frame):
+    """For an Ethernet/IPv4/UDP 4791 frame: (src, opcode, stored ICRC, computed ICRC); None otherwise."""
+    if len(frame) < 14 + 20 + 8 + 16 or frame[12:14] != b"\x08\x00":
+        return None
+    ip = frame[14:]
+    ihl = (ip[0] & 0x0F) * 4
+    if ip[0] >> 4 != 4 or ip[9] != 17 or ihl != 20:
+        return None
+    total = struct.unpack_from("!H", ip, 2)[0]
+    udp = ip[ihl:total]
+    if struct.unpack_from("!H", udp, 2)[0] != 4791:
+        return None
+    masked = bytearray(ip[:20] + udp[:8 + 12])
+    masked[1] = 0xFF                   # TOS
+    masked[8] = 0xFF                   # TTL
+    masked[10:12] = b"\xff\xff"        # IPv4 header checksum
+    masked[26:28] = b"\xff\xff"        # UDP checksum
+    masked[28 + 4] = 0xFF              # BTH resv8a (FECN, BECN)
+    body = udp[8 + 12:-4]
+    icrc = zlib.crc32(b"\xff" * 8 + bytes(masked) + body) & 0xFFFFFFFF
+    src = ".".join(str(b) for b in ip[12:16])
+    return src, udp[8], struct.unpack("<I", udp[-4:])[0], icrc
+
+
+def counters(app):
+    """The appliance's RoCE counters from `rdma`."""
+    out = app.cmd("rdma")
+    c = {}
+    for key, rx in (("good", r"good (\d+)"), ("icrc_bad", r"icrc-bad (\d+)"), ("rx", r"rx: packets (\d+)"),
+                    ("tx", r"tx: packets (\d+)"), ("req", r"cm: req (\d+)"), ("rej", r"rej-tx (\d+)")):
+        m = re.search(rx, out)
+        expect(m, f"no {key} counter in `rdma`:\n{out[-1200:]}")
+        c[key] = int(m.group(1))
+    return c, out
+
+
+def test_roce_cm_rej(s):
+    """rping -c to the appliance (no listener) is refused by a REJ that Linux's rxe and CM accept;
+    every RoCE frame dissects and its ICRC verifies."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    before, _ = counters(app)
+    r = linux.run(f"timeout 60 rping -c -a {APP} -C 1 -v 2>&1; echo rc=$?", timeout=90)
+    after, text = counters(app)
+    expect("RDMA_CM_EVENT_REJECTED" in r.out,
+           f"rping did not see the appliance's REJ:\n{r.out[-800:]}\n{text[-800:]}")
+    m = re.search(r"RDMA_CM_EVENT_REJECTED, error (-?\d+)", r.out)
+    expect(m and m.group(1) == "8", f"REJ reason not 8 (invalid service ID): {r.out[-400:]}")
+    d = {k: after[k] - before[k] for k in after}
+    expect(d["req"] >= 1 and d["rej"] >= 1 and d["icrc_bad"] == 0,
+           f"appliance counters: {d}\n{text[-800:]}")
+
+    pcap = s.net.lab.links[0].pcap
+    rows = [(n, roce_icrc_check(f)) for n, f in pcap_frames(pcap)]
+    rows = [(n, c) for n, c in rows if c]
+    ours = [(n, c) for n, c in rows if c[0] == APP]
+    theirs = [(n, c) for n, c in rows if c[0] != APP]
+    expect(ours and theirs, f"RoCE frames in the capture: {len(ours)} from the appliance, "
+                            f"{len(theirs)} from Linux")
+    bad = [(n, c) for n, c in rows if c[2] != c[3]]
+    expect(not bad, f"{len(bad)} of {len(rows)} RoCE frames with a bad ICRC, first: "
+                    f"{[(n, c[0], hex(c[2]), hex(c[3])) for n, c in bad[:5]]}")
+    nroce = capture.count(pcap, "udp.port == 4791 && infiniband")
+    expect(nroce >= len(rows), f"tshark dissected {nroce} RoCE packets of {len(rows)}")
+    bad_t, _ = capture.problems(pcap, "udp.port == 4791")
+    expect(not bad_t, f"malformed RoCE packets: {bad_t[:5]}")
+    rej = capture.count(pcap, f"ip.src == {APP} && infiniband.bth.opcode == 100")
+    expect(rej >= 1, "no UD SEND from the appliance in the capture")
+    return (f"rping refused with REJ reason 8 ({d['req']} REQ, {d['rej']} REJ); ICRC verified on "
+            f"{len(ours)} appliance + {len(theirs)} Linux RoCE frames; {nroce} dissected, none malformed")
+
+
+TESTS = [("roce_cm_rej", test_roce_cm_rej)]
