@@ -209,6 +209,8 @@ void kmain(struct boot_info *bi)
 	int rc;
 
 	boot = bi;
+	/* ACPI first: on some machines the console UART is found through it (SPCR) */
+	int acpi_rc = acpi_init(bi->acpi_rsdp);
 	arch_console_init();
 	arch_descriptors_init();
 	arch_exception_setup(bi->image_base, bi->image_size, bi->stack_base, bi->stack_base + bi->stack_size,
@@ -226,7 +228,7 @@ void kmain(struct boot_info *bi)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	log_set_sink(log_to_console);
 
-	if (acpi_init(bi->acpi_rsdp))
+	if (acpi_rc)
 		log_warn("no valid ACPI RSDP: no PM timer, no PCIe ECAM");
 	if ((rc = arch_clock_init(bi->counter_at_entry))) {
 		log_err("%s calibration failed: time will not advance", ARCH_COUNTER_NAME);

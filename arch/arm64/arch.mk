@@ -8,7 +8,7 @@ IMAGE_ADDR2LINE := aarch64-linux-gnu-addr2line
 NEWLIB         := $(P2P_CACHE)/newlib-3.3.0-aarch64/aarch64-elf
 GNUEFI_ARM64   := $(P2P_CACHE)/gnu-efi-3.0.15-arm64/usr
 # Frame pointers in leaves too, for the exception backtrace; FP/SIMD stays on as UEFI left it.
-ARCH_CFLAGS    := -fno-omit-leaf-frame-pointer
+ARCH_CFLAGS    := -mno-omit-leaf-frame-pointer
 EFI_CFLAGS     := -ffreestanding -I$(GNUEFI_ARM64)/include/efi -I$(GNUEFI_ARM64)/include/efi/aarch64
 EFI_CRT0       := $(GNUEFI_ARM64)/lib/crt0-efi-aarch64.o
 EFI_LIBGNUEFI  := $(GNUEFI_ARM64)/lib/libgnuefi.a

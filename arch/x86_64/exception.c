@@ -2,7 +2,7 @@
  * exception.c - the diagnosis printed when the CPU faults.
  *
  * It must work when everything else is broken (heap corrupted, stack overflowed, locks
- * held), so it formats by hand straight to the UART: no printf, no malloc. It prints the
+ * held), so it formats by hand straight to the console (../diag.c): no printf, no malloc. It prints the
  * vector and its name, the error code decoded for #PF, RIP with its offset in the image
  * (feed that to `tools/symbolize`), the control and general registers, and a
  * frame-pointer backtrace that only follows frames inside the known stacks. Then it
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include "arch.h"
 #include "cpu.h"
-#include "uart16550.h"
+#include "../diag.h"
 
 #define BACKTRACE_MAX 16
 #define EXIT_CODE_FAULT 0x7f /* QEMU then exits with status 0xff */
@@ -48,50 +48,15 @@ const char *arch_vector_name(uint64_t vector)
 	return vector < 32 ? vector_names[vector] : "unexpected interrupt";
 }
 
-static void put(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	uart_write(s, n);
-}
-
-static void put_hex(uint64_t v)
-{
-	char buf[18] = "0x";
-	static const char digits[] = "0123456789abcdef";
-	for (int i = 0; i < 16; i++)
-		buf[2 + i] = digits[(v >> (60 - 4 * i)) & 0xf];
-	uart_write(buf, 18);
-}
-
-static void put_dec(uint64_t v)
-{
-	char buf[21];
-	int i = 20;
-	buf[i] = 0;
-	do {
-		buf[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(buf + i);
-}
-
-static void put_reg(const char *name, uint64_t v)
-{
-	put(name);
-	put("=");
-	put_hex(v);
-}
+#define put diag_put
+#define put_hex diag_put_hex
+#define put_dec diag_put_dec
+#define put_reg diag_put_reg
 
 /* " (image+0x...)" when addr is inside the image. */
 static void put_image_offset(uint64_t addr)
 {
-	if (addr >= image_lo && addr < image_hi) {
-		put(" (image+");
-		put_hex(addr - image_lo);
-		put(")");
-	}
+	diag_put_image_offset(addr, image_lo, image_hi);
 }
 
 static int on_known_stack(uint64_t p)

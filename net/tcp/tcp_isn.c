@@ -4,14 +4,14 @@
  *
  * ISN = M + F(local address, local port, remote address, remote port, key) where M is a
  * 4 microsecond clock and F is SipHash-2-4 (Aumasson and Bernstein, 2012) keyed with 128
- * bits from the CPU (arch_entropy: RDSEED, RDRAND, else TSC jitter). An off-path attacker
+ * bits from the CPU (arch_entropy: the CPU's seed or DRBG instruction, else counter jitter). An off-path attacker
  * who does not know the key cannot predict the ISN of a connection, nor learn it from
  * the ISNs of its own connections (RFC 6528 section 3). tcp_random_u32() gives the
  * per-socket randomised limits (challenge ACKs, RFC 5961 section 7) from the same key
  * and a counter.
  */
 #include <string.h>
-#include "../../arch/x86_64/entropy.h"
+#include "../../arch/entropy.h"
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
 #include "tcp_internal.h"

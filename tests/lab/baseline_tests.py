@@ -210,10 +210,14 @@ TESTS = [
 
 
 def appliance_esp():
-    """The appliance's ESP directory: $LAB_ESP, else build/esp (made with `make image` if absent)."""
-    esp = os.environ.get("LAB_ESP") or os.path.join(topo.TOP, "build", "esp")
-    if not os.path.isfile(os.path.join(esp, "EFI", "BOOT", "BOOTX64.EFI")):
-        p = subprocess.run(["make", "-C", topo.TOP, "image"], capture_output=True, text=True,
+    """The appliance's ESP directory: $LAB_ESP, else build/esp, or build/arm64/esp when P2P_ARCH
+    is arm64 (made with `make ARCH=... image` if absent); tools/qemu-run boots the same ARCH."""
+    arch = os.environ.get("P2P_ARCH", "x86_64")
+    build = ["build", "arm64"] if arch == "arm64" else ["build"]
+    efi = "BOOTAA64.EFI" if arch == "arm64" else "BOOTX64.EFI"
+    esp = os.environ.get("LAB_ESP") or os.path.join(topo.TOP, *build, "esp")
+    if not os.path.isfile(os.path.join(esp, "EFI", "BOOT", efi)):
+        p = subprocess.run(["make", "-C", topo.TOP, f"ARCH={arch}", "image"], capture_output=True, text=True,
                            timeout=900)
         expect(p.returncode == 0, f"make image failed: {p.stdout[-800:]}{p.stderr[-800:]}")
     return esp

@@ -5,6 +5,10 @@ boots it through tools/qemu-run (the one place that knows the QEMU command line)
 gives: wait_for(regex), cmd(line) -> output, exit_status(). Every byte of the serial
 console goes to build/test-logs/<name>.log; a timeout raises AssertionError with the
 tail of that log, so a failure always shows what the appliance printed.
+
+ARCH (P2P_ARCH, exported by `make ARCH=...`, default x86_64) selects the image the tests
+boot: build/ for x86_64, build/arm64/ for arm64. Tests that check architecture-specific
+output (exception names, the clock's reference, the idle wake-up) branch on it.
 """
 import os
 import re
@@ -16,7 +20,10 @@ import time
 import pexpect
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(TOP, "build")
+ARCH = os.environ.get("P2P_ARCH", "x86_64")
+BUILD = os.path.join(TOP, "build", "arm64") if ARCH == "arm64" else os.path.join(TOP, "build")
+EFI_NAME = {"x86_64": "BOOTX64.EFI", "arm64": "BOOTAA64.EFI"}[ARCH]
+ADDR2LINE = {"x86_64": "addr2line", "arm64": "aarch64-linux-gnu-addr2line"}[ARCH]
 PROMPT = "p2pstore> "
 ANSI = re.compile(r"\x1b\[[0-9;=?]*[A-Za-z]")
 
@@ -37,8 +44,8 @@ class Appliance:
         os.makedirs(os.path.join(self.esp, "EFI", "BOOT"))
         os.makedirs(os.path.join(self.esp, "p2pstore"))
         os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
-        shutil.copy(os.path.join(BUILD, "esp", "EFI", "BOOT", "BOOTX64.EFI"),
-                    os.path.join(self.esp, "EFI", "BOOT", "BOOTX64.EFI"))
+        shutil.copy(os.path.join(BUILD, "esp", "EFI", "BOOT", EFI_NAME),
+                    os.path.join(self.esp, "EFI", "BOOT", EFI_NAME))
         if config is not None:
             with open(os.path.join(self.esp, "p2pstore", "p2pstore.cfg"), "w") as f:
                 f.write(config)
@@ -134,7 +141,7 @@ class Appliance:
 
 def symbolize(offsets):
     """Map image offsets (ints) to function names with addr2line on build/p2pstore.so."""
-    out = subprocess.run(["addr2line", "-f", "-e", os.path.join(BUILD, "p2pstore.so")]
+    out = subprocess.run([ADDR2LINE, "-f", "-e", os.path.join(BUILD, "p2pstore.so")]
                          + [hex(o) for o in offsets], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
     return [lines[i] for i in range(0, len(lines), 2)]

@@ -1,17 +1,31 @@
-"""The exception diagnosis: a deliberate fault must print the vector, the faulting RIP
-(which symbolizes to the function that faulted), CR2, and a backtrace through the
-console command; with `panic = exit` QEMU then exits with status 0xff."""
+"""The exception diagnosis: a deliberate fault must print the vector, the faulting RIP/PC
+(which symbolizes to the function that faulted), CR2 or ESR/FAR decoded, and a backtrace
+through the console command; with `panic = exit` QEMU then exits with status 0xff."""
 import re
 
 import pytest
 
-from harness import Appliance, symbolize
+from harness import ARCH, Appliance, symbolize
 
-CASES = {
-    "pf": dict(vector=r"vector 14 #PF Page Fault, error code 0x0+2 \(not present, write, kernel\)",
-               function="fault_page", cr2="0x0000000000000000"),
-    "stack": dict(vector=r"vector 8 #DF Double Fault", function="fault_stack_overflow_depth", cr2=None),
-}
+if ARCH == "arm64":
+    CASES = {
+        "pf": dict(vector=r"vector 0 Synchronous \(current EL, SP_EL0\), EC 0x0+25 Data Abort \(same EL\), "
+                          r"ESR 0x[0-9a-f]+ \(translation fault, level \d, write at 0x0+\)",
+                   function="fault_page", cr2=None),
+        "stack": dict(vector=r"vector 0 Synchronous \(current EL, SP_EL0\), EC 0x0+25 Data Abort \(same EL\).*\n"
+                             r"    the address is the kernel stack's guard page: kernel stack overflow",
+                      function="fault_stack_overflow_depth", cr2=None),
+    }
+    PC, SP = "PC", "SP"
+    REGS = ("x0 ", "x15", "x30", "SPSR", "SCTLR", "TCR", "TTBR0", "FAR")
+else:
+    CASES = {
+        "pf": dict(vector=r"vector 14 #PF Page Fault, error code 0x0+2 \(not present, write, kernel\)",
+                   function="fault_page", cr2="0x0000000000000000"),
+        "stack": dict(vector=r"vector 8 #DF Double Fault", function="fault_stack_overflow_depth", cr2=None),
+    }
+    PC, SP = "RIP", "RSP"
+    REGS = ("RAX", "RBX", "R15", "CR0", "CR3", "CR4", "RFLAGS")
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
@@ -23,12 +37,12 @@ def test_fault_diagnosis(kind):
         app.send(f"fault {kind}\r")
         text, _ = app.wait_for(r"\*\*\* exiting QEMU \(test mode\)", timeout=60)
         assert re.search(case["vector"], text), text
-        rip = re.search(r"RIP=0x([0-9a-f]+) \(image\+0x([0-9a-f]+)\)", text)
+        rip = re.search(PC + r"=0x([0-9a-f]+) \(image\+0x([0-9a-f]+)\)", text)
         assert rip, text
         assert symbolize([int(rip.group(2), 16)])[0] == case["function"], text
         if case["cr2"]:
             assert "CR2=" + case["cr2"] in text
-        for reg in ("RAX", "RBX", "R15", "CR0", "CR3", "CR4", "RFLAGS"):
+        for reg in REGS:
             assert reg + "=" in text or reg + " =" in text, reg
         frames = [int(x, 16) for x in re.findall(r"#\d+ 0x[0-9a-f]+ \(image\+0x([0-9a-f]+)\)", text)]
         assert frames, "no backtrace frames:\n" + text
@@ -40,7 +54,7 @@ def test_fault_diagnosis(kind):
             # fault_page is a frameless leaf: the frame chain starts at its caller's
             # caller; the stack scan still finds the caller itself
             assert "console_run_line" in names and names[-1] == "kmain", names
-            scan = re.search(r"stack scan \(image addresses above RSP\):([^\n]*)", text).group(1)
+            scan = re.search(r"stack scan \(image addresses above " + SP + r"\):([^\n]*)", text).group(1)
             scanned = symbolize([int(x, 16) for x in re.findall(r"\+0x([0-9a-f]+)", scan)])
             assert "fault_command" in scanned, scanned
         assert app.exit_status() == 0xFF

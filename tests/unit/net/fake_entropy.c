@@ -1,10 +1,10 @@
 /*
  * fake_entropy.c - arch_entropy() for host tests and fuzzers, linked instead of
- * arch/x86_64/entropy.c: a fixed byte pattern, so that sequence numbers (and so a
+ * the architecture's entropy.c: a fixed byte pattern, so that sequence numbers (and so a
  * fuzzer's mutated ACK numbers) are the same in every run.
  */
 #include <stdint.h>
-#include "arch/x86_64/entropy.h"
+#include "arch/entropy.h"
 
 enum arch_entropy_source arch_entropy(void *buf, size_t len)
 {

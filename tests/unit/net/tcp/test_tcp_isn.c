@@ -1,4 +1,4 @@
-// sources: net/tcp/tcp_isn.c arch/x86_64/entropy.c lib/log.c
+// sources: net/tcp/tcp_isn.c arch/x86_64/entropy.c arch/entropy_jitter.c lib/log.c
 /*
  * Initial sequence numbers (net/tcp/tcp_isn.c, RFC 6528) and the CPU entropy behind
  * them (arch/x86_64/entropy.c): SipHash-2-4 against the reference vector, ISNs that
@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "arch/x86_64/entropy.h"
+#include "arch/entropy.h"
 #include "lib/clock.h"
 #include "net/tcp/tcp_internal.h"
 #include "lib/log.h"
