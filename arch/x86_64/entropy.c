@@ -1,5 +1,5 @@
 /*
- * entropy.c - CPU entropy for secrets (see entropy.h).
+ * entropy.c - CPU entropy for secrets on x86_64 (see arch/entropy.h).
  *
  * RDSEED and RDRAND set CF when they deliver a value; Intel's guidance is to retry a
  * few times (RDRAND 10 times) before calling the source failed. Without either (QEMU's
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "cpu.h"
-#include "entropy.h"
+#include "../entropy.h"
 
 #define RETRIES 10
 
@@ -75,16 +75,16 @@ static uint64_t jitter64(void)
 
 enum arch_entropy_source arch_entropy(void *buf, size_t len)
 {
-	enum arch_entropy_source src = has_rdseed() ? ARCH_ENTROPY_RDSEED
-				     : has_rdrand() ? ARCH_ENTROPY_RDRAND : ARCH_ENTROPY_JITTER;
+	enum arch_entropy_source src = has_rdseed() ? ARCH_ENTROPY_SEED
+				     : has_rdrand() ? ARCH_ENTROPY_DRBG : ARCH_ENTROPY_JITTER;
 	uint8_t *o = buf;
 
 	while (len) {
 		uint64_t v;
 		size_t n = len < sizeof(v) ? len : sizeof(v);
-		if (src == ARCH_ENTROPY_RDSEED && rdseed64(&v))
-			src = has_rdrand() ? ARCH_ENTROPY_RDRAND : ARCH_ENTROPY_JITTER;
-		if (src == ARCH_ENTROPY_RDRAND && rdrand64(&v))
+		if (src == ARCH_ENTROPY_SEED && rdseed64(&v))
+			src = has_rdrand() ? ARCH_ENTROPY_DRBG : ARCH_ENTROPY_JITTER;
+		if (src == ARCH_ENTROPY_DRBG && rdrand64(&v))
 			src = ARCH_ENTROPY_JITTER;
 		if (src == ARCH_ENTROPY_JITTER)
 			v = jitter64();
@@ -98,9 +98,9 @@ enum arch_entropy_source arch_entropy(void *buf, size_t len)
 const char *arch_entropy_source_name(enum arch_entropy_source s)
 {
 	switch (s) {
-	case ARCH_ENTROPY_RDSEED:
+	case ARCH_ENTROPY_SEED:
 		return "rdseed";
-	case ARCH_ENTROPY_RDRAND:
+	case ARCH_ENTROPY_DRBG:
 		return "rdrand";
 	default:
 		return "tsc-jitter";

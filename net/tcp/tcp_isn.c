@@ -11,7 +11,7 @@
  * and a counter.
  */
 #include <string.h>
-#include "../../arch/x86_64/entropy.h"
+#include "../../arch/entropy.h"
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
 #include "tcp_internal.h"

@@ -4,7 +4,7 @@
  * fuzzer's mutated ACK numbers) are the same in every run.
  */
 #include <stdint.h>
-#include "arch/x86_64/entropy.h"
+#include "arch/entropy.h"
 
 enum arch_entropy_source arch_entropy(void *buf, size_t len)
 {

@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <string.h>
-#include "arch/x86_64/entropy.h"
+#include "arch/entropy.h"
 #include "lib/clock.h"
 #include "net/tcp/tcp_internal.h"
 #include "lib/log.h"
