@@ -112,6 +112,7 @@ struct tcp_sock *tcp_sock_new(void)
 	s->mss = TCP_MSS_DEFAULT;
 	s->rcv_cap = TCP_RCV_CAP_INIT;
 	s->ssthresh = 0xffffffffu;
+	s->born_ns = clock_now_ns();
 	tcp_pools_sock_new(s, (unsigned)(((uint8_t *)s - tcp_sock_pool.mem) / tcp_sock_pool.obj_size));
 	list_add_tail(&tcp_socks, &s->node);
 	return s;
@@ -241,6 +242,12 @@ static void delack_timer(struct timer *t, void *arg)
 	}
 }
 
+/* Free entries of the socket table. */
+unsigned tcp_sock_free_slots(void)
+{
+	return (unsigned)(tcp_sock_pool.capacity - tcp_sock_pool.in_use);
+}
+
 /* The connection for a 4-tuple, else the listener on lport, else NULL. */
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
@@ -269,6 +276,8 @@ int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void 
 
 	if (port == 0 || backlog == 0)
 		return -EINVAL;
+	if (!(backlog = tcp_admit_backlog(backlog)))
+		return -ENOSPC;
 	list_for_each(&tcp_socks, it) {
 		struct tcp_sock *o = container_of(it, struct tcp_sock, node);
 		if (o->lport == port && o->state == TCP_LISTEN)

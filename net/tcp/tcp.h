@@ -53,7 +53,8 @@
 #define TCP_DELACK_NS (40ull * 1000 * 1000)
 #define TCP_MSL_NS (30ull * 1000 * 1000 * 1000)
 #define TCP_FIN_WAIT_2_NS (60ull * 1000 * 1000 * 1000)
-#define TCP_SYN_RETRIES 5
+#define TCP_SYN_RETRIES 5                            /* our SYN (active open) */
+#define TCP_SYNACK_RETRIES 3                         /* a half-open connection: 1+2+4+8 = 15 s */
 #define TCP_DATA_RETRIES 12
 #define TCP_PERSIST_MAX_NS (60ull * 1000 * 1000 * 1000) /* zero-window probing before the abort */
 #define TCP_RCV_BUF (256u * 1024)                    /* receive window bytes per socket */
@@ -69,6 +70,12 @@
 #define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
 #define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160
+
+/* Who gets a socket (tcp_admit.c). */
+#define TCP_HALF_OPEN_MAX 32                         /* SYN_RECEIVED in all (the SYN cache) */
+#define TCP_HALF_OPEN_PER_SOURCE 8
+#define TCP_CONN_PER_SOURCE 64                       /* sockets per peer address (a 63-queue host) */
+#define TCP_BACKLOG_TOTAL (TCP_SOCKETS / 2)          /* sum of listener backlogs */
 
 /* Host-memory pools with a share per socket (tcp_pools.c): a reserve each socket's
  * sending can always use, and a shared rest of which one socket borrows at most 1/8. */
@@ -113,8 +120,10 @@ struct tcp_ops {
 	void (*event)(struct tcp_sock *s, void *ctx, unsigned events);
 };
 
-/* Listen on port with at most backlog connections half-open or waiting for accept.
- * 0, -EADDRINUSE, -ENOMEM. */
+/* Listen on port with at most backlog connections half-open or waiting for accept
+ * (clamped so that all listeners' backlogs stay within TCP_BACKLOG_TOTAL; when full
+ * of half-open ones, a new SYN replaces the oldest). 0, -EADDRINUSE, -ENOMEM, -ENOSPC
+ * (the backlogs already add up to TCP_BACKLOG_TOTAL). */
 int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
 
 /* The next established connection of a listener, or NULL. Its events wait until the
@@ -128,7 +137,13 @@ int tcp_connect(uint32_t addr, uint16_t port, const struct tcp_ops *ops, void *c
 
 void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx);
 
-/* Enable keepalive: probe after idle_ns without traffic, every intvl_ns, give up after
+/* Mark a passively opened connection as authorised by its user (NVMe/TCP: its Connect
+ * succeeded). When the socket table is full, a new connection evicts the oldest one
+ * that is not (reset; its user sees TCP_EV_CLOSED with -ECONNABORTED), never this one.
+ * Limits per source (TCP_CONN_PER_SOURCE, TCP_HALF_OPEN_PER_SOURCE) apply to both. */
+void tcp_set_authorised(struct tcp_sock *s);
+
+/* Enable keepalive (the target should, on every connection): probe after idle_ns without traffic, every intvl_ns, give up after
  * count unanswered probes (TCP_EV_CLOSED, -ETIMEDOUT). idle_ns 0 disables. */
 void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count);
 

@@ -528,15 +528,15 @@ static void rx_listen(struct tcp_sock *l, struct tcp_seg *g, uint32_t src, uint3
 	}
 	if (!(g->flags & TCP_SYN) || (g->flags & TCP_FIN))
 		return;
-	if (l->n_children >= l->backlog) {
-		tcp_counters.syn_backlog_drops++;
+	if (!tcp_admit_syn(l, src))
 		return;
-	}
-	if (!(c = tcp_sock_new())) {
+	if (!(c = tcp_sock_new()) && (!tcp_admit_evict() || !(c = tcp_sock_new()))) {
 		tcp_counters.syn_no_socket++;
+		tcp_counters.table_full++;
 		return;
 	}
 	c->listener = l;
+	c->passive = true;
 	l->n_children++;
 	c->laddr = dst;
 	c->raddr = src;

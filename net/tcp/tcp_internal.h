@@ -43,6 +43,9 @@ struct tcp_sock {
 	uint64_t id;                    /* unique per boot (tcp_pools.c) */
 	uint16_t slot;                  /* index in the socket pool */
 	unsigned chunks_tx, chunks_rx, sndents; /* pool shares held (tcp_pools.c) */
+	uint64_t born_ns;               /* creation: eviction takes the oldest (tcp_admit.c) */
+	bool passive;                   /* opened by a peer's SYN to a listener */
+	bool authorised;                /* tcp_set_authorised(): never evicted */
 	enum tcp_state state;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
@@ -181,6 +184,11 @@ size_t tcp_chunk_space(const struct tcp_sock *s);
 unsigned tcp_sndent_room(const struct tcp_sock *s);
 struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s);
 
+/* tcp_admit.c */
+bool tcp_admit_syn(struct tcp_sock *l, uint32_t src);
+bool tcp_admit_evict(void);
+unsigned tcp_admit_backlog(unsigned want);
+
 /* tcp_isn.c */
 void tcp_isn_init(void);
 /* RFC 6528 ISN for a connection: keyed hash of the 4-tuple plus a 4 us clock. */
@@ -197,6 +205,7 @@ extern struct mm_pool tcp_rxent_pool;
 extern struct netdev_frag_owner *const tcp_chunk_owner_p;
 extern struct mm_pool tcp_sndent_pool;
 struct tcp_sock *tcp_sock_new(void);
+unsigned tcp_sock_free_slots(void);
 void tcp_sock_free(struct tcp_sock *s);
 void tcp_enter_time_wait(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);

@@ -451,7 +451,8 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 	s->timeouts++;
 	tcp_counters.timeouts++;
 	s->backoff++;
-	if (s->backoff > ((s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) ? TCP_SYN_RETRIES
+	if (s->backoff > (s->state == TCP_SYN_RECEIVED && s->listener ? TCP_SYNACK_RETRIES
+			  : s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED ? TCP_SYN_RETRIES
 										      : TCP_DATA_RETRIES)) {
 		tcp_send_ctl(s, s->snd_nxt, TCP_RST | TCP_ACK);
 		tcp_sock_closed(s, -ETIMEDOUT);
