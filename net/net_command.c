@@ -109,6 +109,10 @@ static int cmd_tcp(int argc, char **argv)
 	       "tx segments cut at device-gather limits %llu; tso frames %llu\n",
 	       U(t->sack_blocks_out), U(t->dsack_out), U(t->window_starved), U(t->window_kicks),
 	       U(t->rx_budget_drops), U(t->tx_cut_dev), U(t->tso_frames));
+	printf("hostile peers: syn-evicted %llu syn-per-source-drops %llu conn-per-source-drops %llu evicted %llu "
+	       "table-full %llu chunk-share-denied %llu ooo-pruned %llu persist-aborts %llu\n",
+	       U(t->syn_evicted), U(t->syn_per_source_drops), U(t->conn_per_source_drops), U(t->evicted),
+	       U(t->table_full), U(t->chunk_share_denied), U(t->ooo_pruned), U(t->persist_aborts));
 	if (net_if0.dev && net_if0.dev->rx_bufs)
 		printf("rx buffers: %u lent of %u (reserve %u for header-only frames)\n", net_if0.dev->rx_bufs_out,
 		       net_if0.dev->rx_bufs, tcp_rx_reserve(net_if0.dev));

@@ -12,14 +12,11 @@
 
 LOG_MODULE_DEFINE(tcp);
 
-#define TCP_RXENTS 8192
-#define TCP_SNDENTS 8192
-#define TCP_CHUNKS 1024
 #define TCP_EPHEMERAL_FIRST 49152
 
 struct tcp_stats tcp_counters;
 struct list_node tcp_socks = LIST_HEAD_INIT(tcp_socks);
-static struct mm_pool tcp_sock_pool, tcp_chunk_pool;
+static struct mm_pool tcp_sock_pool;
 struct mm_pool tcp_sndent_pool, tcp_rxent_pool;
 static bool tcp_ready;
 static uint16_t tcp_next_port = TCP_EPHEMERAL_FIRST;
@@ -32,33 +29,6 @@ static const char *const state_names[TCP_STATE_COUNT] = {
 const char *tcp_state_name(enum tcp_state st)
 {
 	return st < TCP_STATE_COUNT ? state_names[st] : "?";
-}
-
-/* --- stack chunks (host memory for copied bytes) ------------------------------------ */
-
-static void chunk_release(struct netdev_frag_owner *o, uint64_t token)
-{
-	(void)o;
-	mm_pool_free(&tcp_chunk_pool, (void *)(uintptr_t)token);
-}
-static struct netdev_frag_owner tcp_chunk_owner = { "tcp-chunk", chunk_release };
-struct netdev_frag_owner *const tcp_chunk_owner_p = &tcp_chunk_owner;
-
-/* A chunk holding a copy of len (<= TCP_CHUNK_SIZE) host bytes, as a host fragment. */
-int tcp_chunk_frag(const void *src, size_t len, struct netdev_frag *f)
-{
-	uint8_t *c = mm_pool_alloc(&tcp_chunk_pool);
-	if (!c)
-		return -ENOMEM;
-	memcpy(c, src, len);
-	dma_account_cpu(MEM_CLASS_HOST, len);
-	memset(f, 0, sizeof(*f));
-	f->addr = dma_addr_host(c);
-	f->len = (uint32_t)len;
-	f->provider = NETDEV_PROVIDER_HOST;
-	f->token = (uint64_t)(uintptr_t)c;
-	f->owner = &tcp_chunk_owner;
-	return 0;
 }
 
 /* --- lifecycle --------------------------------------------------------------------- */
@@ -76,7 +46,7 @@ int tcp_init(void)
 		goto err_sock;
 	if ((rc = mm_pool_init(&tcp_sndent_pool, "tcp_sndent", sizeof(struct tcp_sndent), TCP_SNDENTS)))
 		goto err_rx;
-	if ((rc = mm_pool_init(&tcp_chunk_pool, "tcp_chunk", TCP_CHUNK_SIZE, TCP_CHUNKS)))
+	if ((rc = tcp_pools_init()))
 		goto err_snd;
 	tcp_budget_init();
 	tcp_ready = true;
@@ -97,9 +67,9 @@ int tcp_shutdown(void)
 	while (!list_empty(&tcp_socks))
 		tcp_sock_free(container_of(tcp_socks.next, struct tcp_sock, node));
 	tcp_budget_fini();
-	if (tcp_sock_pool.in_use || tcp_rxent_pool.in_use || tcp_sndent_pool.in_use || tcp_chunk_pool.in_use)
+	if (tcp_sock_pool.in_use || tcp_rxent_pool.in_use || tcp_sndent_pool.in_use || tcp_pools_busy())
 		return -EBUSY;
-	mm_pool_destroy(&tcp_chunk_pool);
+	tcp_pools_fini();
 	mm_pool_destroy(&tcp_sndent_pool);
 	mm_pool_destroy(&tcp_rxent_pool);
 	mm_pool_destroy(&tcp_sock_pool);
@@ -142,6 +112,8 @@ struct tcp_sock *tcp_sock_new(void)
 	s->mss = TCP_MSS_DEFAULT;
 	s->rcv_cap = TCP_RCV_CAP_INIT;
 	s->ssthresh = 0xffffffffu;
+	s->born_ns = clock_now_ns();
+	tcp_pools_sock_new(s, (unsigned)(((uint8_t *)s - tcp_sock_pool.mem) / tcp_sock_pool.obj_size));
 	list_add_tail(&tcp_socks, &s->node);
 	return s;
 }
@@ -197,6 +169,7 @@ void tcp_sock_free(struct tcp_sock *s)
 	rx_list_free(&s->ooo);
 	sndq_drop(s);
 	list_del(&s->node);
+	tcp_pools_sock_gone(s);
 	mm_pool_free(&tcp_sock_pool, s);
 }
 
@@ -269,6 +242,12 @@ static void delack_timer(struct timer *t, void *arg)
 	}
 }
 
+/* Free entries of the socket table. */
+unsigned tcp_sock_free_slots(void)
+{
+	return (unsigned)(tcp_sock_pool.capacity - tcp_sock_pool.in_use);
+}
+
 /* The connection for a 4-tuple, else the listener on lport, else NULL. */
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
@@ -297,6 +276,8 @@ int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void 
 
 	if (port == 0 || backlog == 0)
 		return -EINVAL;
+	if (!(backlog = tcp_admit_backlog(backlog)))
+		return -ENOSPC;
 	list_for_each(&tcp_socks, it) {
 		struct tcp_sock *o = container_of(it, struct tcp_sock, node);
 		if (o->lport == port && o->state == TCP_LISTEN)
@@ -504,14 +485,30 @@ static bool can_send(const struct tcp_sock *s)
 
 size_t tcp_send_space(const struct tcp_sock *s)
 {
+	size_t space, chunks;
 	if (!can_send(s))
 		return 0;
-	return s->sndq_bytes < TCP_SND_BUF ? TCP_SND_BUF - s->sndq_bytes : 0;
+	space = s->sndq_bytes < TCP_SND_BUF ? TCP_SND_BUF - s->sndq_bytes : 0;
+	/* What the socket's share of chunks can hold, with the room left in its last one. */
+	chunks = tcp_chunk_space(s);
+	if (!list_empty(&s->sndq)) {
+		const struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+		if (e->chunk && e->frag.len < TCP_CHUNK_SIZE)
+			chunks += TCP_CHUNK_SIZE - e->frag.len;
+	}
+	if (!tcp_sndent_room(s))
+		chunks = 0;
+	return space < chunks ? space : chunks;
+}
+
+unsigned tcp_send_frags_room(const struct tcp_sock *s)
+{
+	return can_send(s) ? tcp_sndent_room(s) : 0;
 }
 
 static int sndq_add(struct tcp_sock *s, const struct netdev_frag *f, bool chunk)
 {
-	struct tcp_sndent *e = mm_pool_zalloc(&tcp_sndent_pool);
+	struct tcp_sndent *e = tcp_sndent_alloc(s);
 	if (!e)
 		return -ENOBUFS;
 	list_init(&e->node);
@@ -534,7 +531,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		total += frags[i].len;
 	if (!can_send(s))
 		rc = s->fin_queued ? -EPIPE : -ENOTCONN;
-	else if (total > tcp_send_space(s) || tcp_sndent_pool.capacity - tcp_sndent_pool.in_use < n)
+	else if (total > (s->sndq_bytes < TCP_SND_BUF ? TCP_SND_BUF - s->sndq_bytes : 0) || tcp_sndent_room(s) < n)
 		rc = -ENOBUFS;
 	if (rc) {
 		for (i = 0; i < n; i++) {
@@ -581,7 +578,7 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	while (done < len) {
 		struct netdev_frag f;
 		size_t n = len - done < TCP_CHUNK_SIZE ? len - done : TCP_CHUNK_SIZE;
-		if (tcp_chunk_frag(src + done, n, &f))
+		if (tcp_chunk_frag(s, false, src + done, n, &f))
 			break;
 		if (sndq_add(s, &f, true)) {
 			netdev_frag_release(&f);

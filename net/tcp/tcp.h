@@ -53,13 +53,16 @@
 #define TCP_DELACK_NS (40ull * 1000 * 1000)
 #define TCP_MSL_NS (30ull * 1000 * 1000 * 1000)
 #define TCP_FIN_WAIT_2_NS (60ull * 1000 * 1000 * 1000)
-#define TCP_SYN_RETRIES 5
+#define TCP_SYN_RETRIES 5                            /* our SYN (active open) */
+#define TCP_SYNACK_RETRIES 3                         /* a half-open connection: 1+2+4+8 = 15 s */
 #define TCP_DATA_RETRIES 12
+#define TCP_PERSIST_MAX_NS (60ull * 1000 * 1000 * 1000) /* zero-window probing before the abort */
 #define TCP_RCV_BUF (256u * 1024)                    /* receive window bytes per socket */
 #define TCP_RCV_WSCALE 3                             /* our shift when the peer offers WS */
 #define TCP_SND_BUF (256u * 1024)                    /* queued send bytes per socket */
 #define TCP_RXQ_FRAGS_MAX 512                        /* fragments queued per socket (in order + out of order) */
-#define TCP_OOO_FRAGS_MAX TCP_RXQ_FRAGS_MAX          /* backstop: out of order data is bounded by the window */
+#define TCP_OOO_FRAGS_MAX TCP_RXQ_FRAGS_MAX          /* backstop: out of order fragments are bounded by the
+							* segments the window spans (tcp_in.c) */
 #define TCP_RX_RESERVE_MIN 32                        /* device RX buffers kept for header-only frames */
 #define TCP_BUDGET_KICK_NS (2ull * 1000 * 1000)      /* re-check windows held small for want of buffers */
 #define TCP_BUDGET_MIN_SHARES 2                      /* one socket's window: at most half the pool */
@@ -67,6 +70,26 @@
 #define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
 #define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160
+
+/* Who gets a socket (tcp_admit.c). */
+#define TCP_HALF_OPEN_MAX 32                         /* SYN_RECEIVED in all (the SYN cache) */
+#define TCP_HALF_OPEN_PER_SOURCE 8
+#define TCP_CONN_PER_SOURCE 64                       /* sockets per peer address (a 63-queue host) */
+#define TCP_BACKLOG_TOTAL (TCP_SOCKETS / 2)          /* sum of listener backlogs */
+
+/* Host-memory pools with a share per socket (tcp_pools.c): a reserve each socket's
+ * sending can always use, and a shared rest of which one socket borrows at most 1/8. */
+#define TCP_CHUNK_SIZE 2048                          /* host-memory chunk for copied bytes */
+#define TCP_CHUNKS 2048                              /* 4 MiB */
+#define TCP_CHUNK_RESERVE 4                          /* 8 KiB of copied PDUs per socket, always */
+#define TCP_CHUNK_SHARED (TCP_CHUNKS - TCP_SOCKETS * TCP_CHUNK_RESERVE)
+#define TCP_CHUNK_BORROW_MAX (TCP_CHUNK_SHARED / 8)  /* 176 chunks: a full TCP_SND_BUF and more */
+#define TCP_RXENTS 8192                              /* queued received fragments, all sockets */
+#define TCP_RXENT_RESERVE 16                         /* ... of which each socket can always get 16 */
+#define TCP_SNDENTS 8192                             /* queued send fragments, all sockets */
+#define TCP_SNDENT_RESERVE 16
+#define TCP_SNDENT_SHARED (TCP_SNDENTS - TCP_SOCKETS * TCP_SNDENT_RESERVE)
+#define TCP_SNDENT_BORROW_MAX (TCP_SNDENT_SHARED / 8)
 #define TCP_CHALLENGE_ACKS_PER_SEC 100               /* RFC 5961 section 7: per socket, randomised +-50 % */
 
 enum tcp_state {
@@ -97,8 +120,10 @@ struct tcp_ops {
 	void (*event)(struct tcp_sock *s, void *ctx, unsigned events);
 };
 
-/* Listen on port with at most backlog connections half-open or waiting for accept.
- * 0, -EADDRINUSE, -ENOMEM. */
+/* Listen on port with at most backlog connections half-open or waiting for accept
+ * (clamped so that all listeners' backlogs stay within TCP_BACKLOG_TOTAL; when full
+ * of half-open ones, a new SYN replaces the oldest). 0, -EADDRINUSE, -ENOMEM, -ENOSPC
+ * (the backlogs already add up to TCP_BACKLOG_TOTAL). */
 int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
 
 /* The next established connection of a listener, or NULL. Its events wait until the
@@ -112,7 +137,13 @@ int tcp_connect(uint32_t addr, uint16_t port, const struct tcp_ops *ops, void *c
 
 void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx);
 
-/* Enable keepalive: probe after idle_ns without traffic, every intvl_ns, give up after
+/* Mark a passively opened connection as authorised by its user (NVMe/TCP: its Connect
+ * succeeded). When the socket table is full, a new connection evicts the oldest one
+ * that is not (reset; its user sees TCP_EV_CLOSED with -ECONNABORTED), never this one.
+ * Limits per source (TCP_CONN_PER_SOURCE, TCP_HALF_OPEN_PER_SOURCE) apply to both. */
+void tcp_set_authorised(struct tcp_sock *s);
+
+/* Enable keepalive (the target should, on every connection): probe after idle_ns without traffic, every intvl_ns, give up after
  * count unanswered probes (TCP_EV_CLOSED, -ETIMEDOUT). idle_ns 0 disables. */
 void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count);
 
@@ -135,14 +166,36 @@ size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len);
  * 0 or -EAGAIN when fewer bytes are queued. */
 int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len);
 
-/* Bytes that may still be queued for sending. */
+/*
+ * Back-pressure. Send queues draw on pools shared by all sockets (tcp_pools.c): each
+ * socket has a reserve (TCP_CHUNK_RESERVE chunks = 8 KiB of copied bytes,
+ * TCP_SNDENT_RESERVE fragments) that nobody else can take, and may borrow from the
+ * shared rest up to TCP_*_BORROW_MAX. When a send does not fit, -ENOBUFS (or a short
+ * count from tcp_send_copy) is NOT a failure of the connection: nothing (or only the
+ * count returned) was queued, and the caller waits for TCP_EV_SENT, which comes when the
+ * peer acknowledges queued bytes. A socket with nothing queued always has its reserve,
+ * so a caller that keeps each send within tcp_send_space() (and, for fragments, within
+ * tcp_send_frags_room()) always gets either progress or a TCP_EV_SENT to wait for.
+ * A peer that never opens its window is aborted after TCP_PERSIST_MAX_NS (-ETIMEDOUT).
+ */
+
+/* Bytes that may be queued for sending now: the free part of TCP_SND_BUF, bounded by the
+ * socket's share of chunks (tcp_send_copy). A send within it succeeds in full. */
 size_t tcp_send_space(const struct tcp_sock *s);
 
+/* Fragments tcp_send_frags() can queue now (the socket's share of send entries); at
+ * least TCP_SNDENT_RESERVE while nothing is queued. */
+unsigned tcp_send_frags_room(const struct tcp_sock *s);
+
 /* Queue n fragments for sending without copying; the stack takes the references (and
- * releases them on error too). 0, -ENOBUFS (no room: nothing queued), -ENOTCONN, -EPIPE. */
+ * releases them on error too). 0, -ENOBUFS (more bytes than the free part of
+ * TCP_SND_BUF or more fragments than tcp_send_frags_room: nothing queued, wait for
+ * TCP_EV_SENT), -ENOTCONN, -EPIPE. */
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n);
 
-/* Copy up to len bytes into the send queue; returns bytes queued or negative errno. */
+/* Copy up to len bytes into the send queue; returns bytes queued (fewer than len when
+ * the socket's share ran out: wait for TCP_EV_SENT and send the rest), -ENOBUFS when none
+ * could be, or -ENOTCONN / -EPIPE. */
 long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
 
 /* Send what can be sent now (called after queueing; also done from the poll loop). */
@@ -183,6 +236,10 @@ struct tcp_stats {
 	uint64_t zero_window_probes, keepalive_probes, delayed_acks, accepted, connected;
 	uint64_t sack_blocks_out, dsack_out, rx_budget_drops, window_starved, window_kicks, tx_cut_dev;
 	uint64_t tso_frames;  /* data frames handed to the NIC for segmentation (NETBUF_TX_TSO) */
+	uint64_t chunk_share_denied;  /* a chunk refused: the socket's share or the shared part used up */
+	uint64_t ooo_pruned;          /* out-of-order fragments dropped to free buffers (tcp_prune_ooo) */
+	uint64_t persist_aborts;      /* connections aborted after TCP_PERSIST_MAX_NS of zero window */
+	uint64_t syn_evicted, syn_per_source_drops, conn_per_source_drops, evicted, table_full;
 	uint64_t rx_payload_host, rx_payload_device, tx_payload_host, tx_payload_device;
 };
 const struct tcp_stats *tcp_stats(void);

@@ -59,7 +59,7 @@ static void payload_release(struct seg_payload *p)
 }
 
 /* Move the payload out of nb (data at the first payload byte). */
-static int payload_take(struct netbuf *nb, uint32_t seq, struct seg_payload *p)
+static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, struct seg_payload *p)
 {
 	size_t host = netbuf_host_len(nb);
 	size_t off = 0;
@@ -67,7 +67,7 @@ static int payload_take(struct netbuf *nb, uint32_t seq, struct seg_payload *p)
 	p->n = 0;
 	while (off < host) {
 		size_t n = host - off < TCP_CHUNK_SIZE ? host - off : TCP_CHUNK_SIZE;
-		if (p->n >= 8 || tcp_chunk_frag(nb->data + off, n, &p->f[p->n]))
+		if (p->n >= 8 || tcp_chunk_frag(s, true, nb->data + off, n, &p->f[p->n]))
 			return -ENOMEM;
 		p->seq[p->n++] = seq;
 		tcp_counters.rx_payload_host += n;
@@ -92,9 +92,14 @@ static int payload_take(struct netbuf *nb, uint32_t seq, struct seg_payload *p)
 	return 0;
 }
 
-static struct tcp_rxent *rxent_new(uint32_t seq, struct netdev_frag *f)
+/* A receive entry for s: up to TCP_RXENT_RESERVE always (the pool keeps that many per
+ * socket free), more while the pool's shared part lasts. */
+static struct tcp_rxent *rxent_new(struct tcp_sock *s, uint32_t seq, struct netdev_frag *f)
 {
-	struct tcp_rxent *r = mm_pool_alloc(&tcp_rxent_pool);
+	struct tcp_rxent *r = NULL;
+	if (s->rxq_frags + s->ooo_frags < TCP_RXENT_RESERVE ||
+	    tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
+		r = mm_pool_alloc(&tcp_rxent_pool);
 	if (!r) {
 		tcp_counters.rx_nobufs++;
 		return NULL;
@@ -124,7 +129,7 @@ static void frag_trim_front(uint32_t *seq, struct netdev_frag *f, uint32_t to)
 /* Append an in-order fragment (seq == rcv_nxt) to the receive queue. */
 static bool rxq_append(struct tcp_sock *s, uint32_t seq, struct netdev_frag *f)
 {
-	struct tcp_rxent *r = rxent_new(seq, f);
+	struct tcp_rxent *r = rxent_new(s, seq, f);
 	if (!r)
 		return false;
 	list_add_tail(&s->rxq, &r->node);
@@ -154,6 +159,49 @@ static void ooo_drain(struct tcp_sock *s)
 		s->rxq_frags++;
 		s->rcv_nxt += r->frag.len;
 	}
+}
+
+/* Out-of-order fragments s may hold: the segments its advertised window spans (what a
+ * peer sending full segments needs, and what the buffer budget promised), at least 4,
+ * at most TCP_OOO_FRAGS_MAX. */
+static unsigned tcp_ooo_cap(const struct tcp_sock *s)
+{
+	uint32_t span = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
+	unsigned n = (unsigned)((span + s->mss - 1) / (s->mss ? s->mss : 1));
+	if (n < 4)
+		n = 4;
+	return n < TCP_OOO_FRAGS_MAX ? n : TCP_OOO_FRAGS_MAX;
+}
+
+/* Free the highest out-of-order fragment of s (the peer sends it again). */
+static void ooo_drop_last(struct tcp_sock *s)
+{
+	struct tcp_rxent *r = container_of(s->ooo.prev, struct tcp_rxent, node);
+	list_del(&r->node);
+	s->ooo_frags--; /* RFC 2018 8: a receiver may renege; SACK blocks follow the queue */
+	tcp_counters.ooo_pruned++;
+	netdev_frag_release(&r->frag);
+	mm_pool_free(&tcp_rxent_pool, r);
+}
+
+/* Under buffer pressure (as Linux's tcp_prune_ofo_queue): take out-of-order fragments
+ * back from the socket that holds the most, highest sequence first, until a received
+ * buffer may be kept or no socket holds more than one. true when admission now passes. */
+static bool tcp_prune_ooo(void)
+{
+	while (!tcp_rx_buf_admit()) {
+		struct tcp_sock *worst = NULL;
+		struct list_node *it;
+		list_for_each(&tcp_socks, it) {
+			struct tcp_sock *o = container_of(it, struct tcp_sock, node);
+			if (o->ooo_frags > 1 && (!worst || o->ooo_frags > worst->ooo_frags))
+				worst = o;
+		}
+		if (!worst)
+			return false;
+		ooo_drop_last(worst);
+	}
+	return true;
 }
 
 /* Hold a fragment beyond RCV.NXT, sorted and without overlap (bounded). */
@@ -195,12 +243,18 @@ static void ooo_insert(struct tcp_sock *s, uint32_t seq, struct netdev_frag *f)
 	}
 	if (f->len == 0)
 		return;
-	if (s->ooo_frags >= TCP_OOO_FRAGS_MAX) {
-		tcp_counters.ooo_drops++;
-		netdev_frag_release(f);
-		return;
+	if (s->ooo_frags >= tcp_ooo_cap(s)) {
+		/* As many fragments as the window has segments: tiny segments beyond that
+		 * cannot pin buffers. Keep the data nearest RCV.NXT (what fills the hole). */
+		struct tcp_rxent *last = container_of(s->ooo.prev, struct tcp_rxent, node);
+		if (after == s->ooo.prev || SEQ_GT(seq, last->seq)) {
+			tcp_counters.ooo_drops++;
+			netdev_frag_release(f);
+			return;
+		}
+		ooo_drop_last(s);
 	}
-	struct tcp_rxent *r = rxent_new(seq, f);
+	struct tcp_rxent *r = rxent_new(s, seq, f);
 	if (!r) {
 		netdev_frag_release(f);
 		return;
@@ -321,6 +375,8 @@ static bool process_ack(struct tcp_sock *s, const struct tcp_seg *g)
 	if (SEQ_LT(s->snd_wl1, g->seq) || (s->snd_wl1 == g->seq && SEQ_LEQ(s->snd_wl2, g->ack))) {
 		bool opened = s->snd_wnd == 0 && wnd > 0;
 		s->snd_wnd = wnd;
+		if (wnd)
+			s->zwnd_since_ns = 0;
 		s->snd_wl1 = g->seq;
 		s->snd_wl2 = g->ack;
 		if (wnd > s->max_snd_wnd)
@@ -414,7 +470,7 @@ static void process_text(struct tcp_sock *s, struct tcp_seg *g, struct seg_paylo
 		}
 		if (SEQ_GT(seq + f->len, right))
 			f->len = right - seq;
-		if (f->owner != tcp_chunk_owner_p && !tcp_rx_buf_admit()) {
+		if (f->owner != tcp_chunk_owner_p && !tcp_rx_buf_admit() && !tcp_prune_ooo()) {
 			/* More buffers than the windows promised: keep the reserve for ACKs. */
 			tcp_counters.rx_budget_drops++;
 			netdev_frag_release(f);
@@ -472,15 +528,15 @@ static void rx_listen(struct tcp_sock *l, struct tcp_seg *g, uint32_t src, uint3
 	}
 	if (!(g->flags & TCP_SYN) || (g->flags & TCP_FIN))
 		return;
-	if (l->n_children >= l->backlog) {
-		tcp_counters.syn_backlog_drops++;
+	if (!tcp_admit_syn(l, src))
 		return;
-	}
-	if (!(c = tcp_sock_new())) {
+	if (!(c = tcp_sock_new()) && (!tcp_admit_evict() || !(c = tcp_sock_new()))) {
 		tcp_counters.syn_no_socket++;
+		tcp_counters.table_full++;
 		return;
 	}
 	c->listener = l;
+	c->passive = true;
 	l->n_children++;
 	c->laddr = dst;
 	c->raddr = src;
@@ -744,7 +800,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 		goto drop;
 	}
 	netbuf_pull(nb, g.hlen);
-	if (payload_take(nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
+	if (payload_take(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
 		tcp_counters.rx_nobufs++;
 		payload_release(&p);
 		g.len = 0;

@@ -16,7 +16,6 @@
 #define SEQ_GT(a, b) SEQ_LT(b, a)
 #define SEQ_GEQ(a, b) SEQ_LEQ(b, a)
 
-#define TCP_CHUNK_SIZE 2048   /* host-memory chunk for copied bytes */
 #define TCP_MSS_DEFAULT 536   /* RFC 9293 3.7.1 when the peer sends no MSS option */
 
 /* One run of queued send bytes: a user fragment (zero copy) or a stack chunk. */
@@ -27,6 +26,9 @@ struct tcp_sndent {
 	unsigned inflight;           /* TX netbufs still referring to it */
 	bool done;                   /* acknowledged or discarded: free when inflight == 0 */
 	bool chunk;                  /* frag is a stack chunk (copy API): may be appended to */
+	struct tcp_sock *sock;       /* whose share it counts in (valid while sock_id lives at slot) */
+	uint64_t sock_id;
+	uint16_t slot;
 };
 
 /* One run of received bytes. */
@@ -38,6 +40,12 @@ struct tcp_rxent {
 
 struct tcp_sock {
 	struct list_node node;          /* all sockets */
+	uint64_t id;                    /* unique per boot (tcp_pools.c) */
+	uint16_t slot;                  /* index in the socket pool */
+	unsigned chunks_tx, chunks_rx, sndents; /* pool shares held (tcp_pools.c) */
+	uint64_t born_ns;               /* creation: eviction takes the oldest (tcp_admit.c) */
+	bool passive;                   /* opened by a peer's SYN to a listener */
+	bool authorised;                /* tcp_set_authorised(): never evicted */
 	enum tcp_state state;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
@@ -91,6 +99,7 @@ struct tcp_sock {
 	uint64_t rtt_start_ns;
 	unsigned backoff;               /* consecutive timeouts */
 	bool persist;                   /* t_rexmit is the zero-window probe timer */
+	uint64_t zwnd_since_ns;         /* first zero-window probe of this closed window, 0: open */
 	struct timer t_rexmit, t_delack, t_keep;
 	uint64_t keep_idle_ns, keep_intvl_ns, last_rx_ns;
 	unsigned keep_count, keep_probes;
@@ -159,6 +168,27 @@ struct tcp_seg {
 };
 int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g);
 
+/* tcp_pools.c */
+extern unsigned tcp_chunks_borrowed, tcp_sndents_borrowed;
+int tcp_pools_init(void);
+bool tcp_pools_busy(void);
+void tcp_pools_fini(void);
+void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot);
+void tcp_pools_sock_gone(struct tcp_sock *s);
+/* A chunk with a copy of len (<= TCP_CHUNK_SIZE) bytes for s, as a host fragment, within
+ * s's share (rx: received bytes, which never use the reserve). 0 or -ENOBUFS. */
+int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f);
+/* Bytes of new chunks s may still take for sending. */
+size_t tcp_chunk_space(const struct tcp_sock *s);
+/* Send entries s may still take; one of them, or NULL. */
+unsigned tcp_sndent_room(const struct tcp_sock *s);
+struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s);
+
+/* tcp_admit.c */
+bool tcp_admit_syn(struct tcp_sock *l, uint32_t src);
+bool tcp_admit_evict(void);
+unsigned tcp_admit_backlog(unsigned want);
+
 /* tcp_isn.c */
 void tcp_isn_init(void);
 /* RFC 6528 ISN for a connection: keyed hash of the 4-tuple plus a 4 us clock. */
@@ -173,8 +203,9 @@ void tcp_deliver_events(struct tcp_sock *s);
 /* tcp.c */
 extern struct mm_pool tcp_rxent_pool;
 extern struct netdev_frag_owner *const tcp_chunk_owner_p;
-int tcp_chunk_frag(const void *src, size_t len, struct netdev_frag *f);
+extern struct mm_pool tcp_sndent_pool;
 struct tcp_sock *tcp_sock_new(void);
+unsigned tcp_sock_free_slots(void);
 void tcp_sock_free(struct tcp_sock *s);
 void tcp_enter_time_wait(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);

@@ -15,15 +15,8 @@
 
 LOG_MODULE_USE(tcp);
 
-extern struct mm_pool tcp_sndent_pool;
-
-/* An entry is freed once done and unreferenced; its user fragment goes back then. */
-void tcp_sndent_free_unlocked(struct tcp_sndent *e)
-{
-	netdev_frag_release(&e->frag);
-	mm_pool_free(&tcp_sndent_pool, e);
-}
-
+/* An entry is freed once done and unreferenced (tcp_sndent_free_unlocked, in
+ * tcp_pools.c); its user fragment goes back then. */
 void tcp_sndent_put(struct tcp_sndent *e)
 {
 	if (e->done && e->inflight == 0)
@@ -426,6 +419,17 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 		/* Zero-window probe: one byte beyond the closed window, backed off. */
 		tcp_counters.zero_window_probes++;
 		if (s->snd_wnd == 0 && unsent(s)) {
+			/* A peer that keeps its window shut holds our send queue: give up after
+			 * TCP_PERSIST_MAX_NS of probing, however it answers (it may ACK every probe). */
+			uint64_t now = clock_now_ns();
+			if (!s->zwnd_since_ns) {
+				s->zwnd_since_ns = now;
+			} else if (now - s->zwnd_since_ns >= TCP_PERSIST_MAX_NS) {
+				tcp_counters.persist_aborts++;
+				tcp_send_ctl(s, s->snd_nxt, TCP_RST | TCP_ACK);
+				tcp_sock_closed(s, -ETIMEDOUT);
+				return;
+			}
 			int n = tcp_xmit(s, s->snd_una, 1, TCP_ACK);
 			if (n > 0 && s->snd_nxt == s->snd_una) {
 				s->snd_nxt = s->snd_una + 1;
@@ -447,7 +451,8 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 	s->timeouts++;
 	tcp_counters.timeouts++;
 	s->backoff++;
-	if (s->backoff > ((s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) ? TCP_SYN_RETRIES
+	if (s->backoff > (s->state == TCP_SYN_RECEIVED && s->listener ? TCP_SYNACK_RETRIES
+			  : s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED ? TCP_SYN_RETRIES
 										      : TCP_DATA_RETRIES)) {
 		tcp_send_ctl(s, s->snd_nxt, TCP_RST | TCP_ACK);
 		tcp_sock_closed(s, -ETIMEDOUT);

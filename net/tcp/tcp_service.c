@@ -14,7 +14,7 @@
 
 LOG_MODULE_USE(tcp);
 
-#define SVC_BACKLOG 128
+#define SVC_BACKLOG 8
 #define SVC_BATCH 32
 
 enum svc_kind { SVC_DISCARD, SVC_ECHO, SVC_CHARGEN, SVC_COUNT };

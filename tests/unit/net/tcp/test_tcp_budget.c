@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c net/tcp/tcp_pools.c net/tcp/tcp_admit.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
 /*
  * The receive buffer budget (net/tcp/tcp_budget.c): the windows the stack advertises
  * plus the device buffers it holds stay within the NIC's pool minus a reserve for
@@ -32,11 +32,11 @@ static void accept_all(struct tcp_sock *l, void *ctx, unsigned ev)
 }
 static const struct tcp_ops accept_all_ops = { accept_all };
 
-/* A segment from peer port PEER_PORT + k. */
+/* A segment from peer port PEER_PORT + k, of host PEER + k / 50 (TCP_CONN_PER_SOURCE). */
 static void seg_from(unsigned k, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t wnd, const void *d, size_t len,
 		     const uint8_t *opts, size_t optlen)
 {
-	struct fake_tcp t = { .src = PEER, .dst = US, .sport = (uint16_t)(PEER_PORT + k), .dport = SRV_PORT,
+	struct fake_tcp t = { .src = PEER + k / 50, .dst = US, .sport = (uint16_t)(PEER_PORT + k), .dport = SRV_PORT,
 			      .seq = seq, .ack = ack, .flags = flags, .wnd = wnd, .opts = opts, .optlen = optlen,
 			      .payload = d, .len = len };
 	size_t n = fake_build_tcp(frame, &t);
@@ -48,6 +48,10 @@ static void seg_from(unsigned k, uint8_t flags, uint32_t seq, uint32_t ack, uint
 static uint32_t open_k(unsigned k)
 {
 	fake_netdev_clear(&fnd);
+	if (k % 50 == 0) {
+		size_t n = fake_build_arp(frame, 2, fake_peer_mac, PEER + k / 50, fake_our_mac, US, fake_our_mac);
+		cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	}
 	seg_from(k, TCP_SYN, 1000, 0, 65535, NULL, 0, opt_ws3, sizeof(opt_ws3));
 	struct fake_parsed_tcp *p = lastseg();
 	cr_assert_eq(p->flags, TCP_SYN | TCP_ACK);

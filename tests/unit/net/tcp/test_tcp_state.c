@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c net/tcp/tcp_pools.c net/tcp/tcp_admit.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
 /*
  * TCP state machine (RFC 9293 3.10.7): every transition of the open and close paths,
  * resets (RFC 5961 validation and challenge ACKs), listen backlog, handshake
@@ -232,8 +232,14 @@ Test(tcp_state, listen_backlog_limit)
 				      .seq = 100, .flags = TCP_SYN, .wnd = 1000 };
 		fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
 	}
-	cr_assert_eq(fnd.ntx, 2, "two SYN-ACKs");
-	cr_assert_eq(tcp_stats()->syn_backlog_drops, 1);
+	/* The third SYN takes the place of the oldest half-open one (a bounded SYN cache). */
+	cr_assert_eq(fnd.ntx, 3, "three SYN-ACKs");
+	cr_assert_eq(tcp_stats()->syn_evicted, 1);
+	cr_assert_eq(tcp_stats()->syn_backlog_drops, 0);
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT, .dport = SRV_PORT, .seq = 101,
+			      .ack = txseg(0)->seq + 1, .flags = TCP_ACK, .wnd = 1000 };
+	fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t));
+	cr_assert_eq(lastseg()->flags, TCP_RST, "the evicted one is gone: its ACK gets a reset");
 	/* Closing the listener resets its half-open children. */
 	close_listener(l);
 }

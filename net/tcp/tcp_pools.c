@@ -1,0 +1,210 @@
+/*
+ * tcp_pools.c - the stack's host-memory pools shared by all sockets, with a share per
+ * socket so that a few peers cannot starve the rest (DESIGN rule 10).
+ *
+ * Two pools are drawn by what peers do: chunks (TCP_CHUNK_SIZE bytes of host memory for
+ * copied bytes: tcp_send_copy, and payload of frames the NIC did not split) and send
+ * entries (one per queued fragment). Each is split into
+ *   - a reserve of R per socket (TCP_CHUNK_RESERVE, TCP_SNDENT_RESERVE) that only the
+ *     socket's sending uses, so TCP_SOCKETS x R fits the pool: a socket can always queue
+ *     a few PDUs, however full the pool is;
+ *   - a shared part (the rest), from which a socket borrows at most TCP_*_BORROW_MAX
+ *     (an eighth of it): a zero-window peer with a full 256 KiB send queue (chargen)
+ *     holds at most that, and it takes at least eight of them to empty the shared part.
+ * Received chunks always borrow (dropping a received segment is a loss the peer
+ * repairs; a send that cannot queue is back-pressure, see tcp.h).
+ *
+ * A chunk or entry records its socket, the socket's slot in the socket pool and its id:
+ * when the slot no longer has that id, the socket is gone (the memory came back after it:
+ * a user still held received chunks) and the memory was counted as borrowed when it went.
+ */
+#include <errno.h>
+#include <string.h>
+#include "../../mm/pool.h"
+#include "tcp_internal.h"
+
+_Static_assert(TCP_CHUNK_SHARED > 8 * (TCP_SND_BUF / TCP_CHUNK_SIZE) / 2, "chunk pool: room for 4+ full send queues");
+_Static_assert(TCP_SNDENT_SHARED > 0, "send entry pool smaller than its reserves");
+
+/* A chunk's bookkeeping, in front of its data. */
+struct tcp_chunk_hdr {
+	struct tcp_sock *s;
+	uint64_t sock_id;
+	uint16_t slot;
+	bool rx;              /* borrowed for received bytes (no reserve) */
+	uint8_t pad[13];
+};
+_Static_assert(sizeof(struct tcp_chunk_hdr) == 32, "chunk header");
+
+static struct mm_pool tcp_chunk_pool;
+static uint64_t tcp_sock_ids;
+static uint64_t slot_ids[TCP_SOCKETS];  /* id of the live socket in each slot, 0: none */
+unsigned tcp_chunks_borrowed, tcp_sndents_borrowed;
+
+static unsigned over(unsigned held, unsigned reserve)
+{
+	return held > reserve ? held - reserve : 0;
+}
+
+/* Chunks s holds beyond its reserve. */
+static unsigned chunk_borrowed(const struct tcp_sock *s)
+{
+	return over(s->chunks_tx, TCP_CHUNK_RESERVE) + s->chunks_rx;
+}
+
+/* Is the socket that had id still alive at slot? (Never touches a freed socket.) */
+static bool alive(uint16_t slot, uint64_t id)
+{
+	return slot < TCP_SOCKETS && slot_ids[slot] == id;
+}
+
+/* May s take one more chunk (rx: for received bytes)? Counts it when so. */
+static bool chunk_take(struct tcp_sock *s, bool rx)
+{
+	if (!rx && s->chunks_tx < TCP_CHUNK_RESERVE) {
+		s->chunks_tx++;
+		return true;
+	}
+	if (chunk_borrowed(s) >= TCP_CHUNK_BORROW_MAX || tcp_chunks_borrowed >= TCP_CHUNK_SHARED) {
+		tcp_counters.chunk_share_denied++;
+		return false;
+	}
+	if (rx)
+		s->chunks_rx++;
+	else
+		s->chunks_tx++;
+	tcp_chunks_borrowed++;
+	return true;
+}
+
+static void chunk_give(struct tcp_sock *s, bool rx)
+{
+	unsigned before = chunk_borrowed(s);
+	if (rx)
+		s->chunks_rx--;
+	else
+		s->chunks_tx--;
+	tcp_chunks_borrowed -= before - chunk_borrowed(s);
+}
+
+static void chunk_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct tcp_chunk_hdr *h = (struct tcp_chunk_hdr *)(uintptr_t)token;
+	(void)o;
+	if (alive(h->slot, h->sock_id))
+		chunk_give(h->s, h->rx);
+	else
+		tcp_chunks_borrowed--;
+	mm_pool_free(&tcp_chunk_pool, h);
+}
+static struct netdev_frag_owner tcp_chunk_owner = { "tcp-chunk", chunk_release };
+struct netdev_frag_owner *const tcp_chunk_owner_p = &tcp_chunk_owner;
+
+int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f)
+{
+	struct tcp_chunk_hdr *h;
+	uint8_t *c;
+
+	if (!chunk_take(s, rx))
+		return -ENOBUFS;
+	if (!(h = mm_pool_alloc(&tcp_chunk_pool))) {
+		chunk_give(s, rx);
+		return -ENOBUFS;
+	}
+	h->s = s;
+	h->sock_id = s->id;
+	h->slot = s->slot;
+	h->rx = rx;
+	c = (uint8_t *)(h + 1);
+	memcpy(c, src, len);
+	dma_account_cpu(MEM_CLASS_HOST, len);
+	memset(f, 0, sizeof(*f));
+	f->addr = dma_addr_host(c);
+	f->len = (uint32_t)len;
+	f->provider = NETDEV_PROVIDER_HOST;
+	f->token = (uint64_t)(uintptr_t)h;
+	f->owner = &tcp_chunk_owner;
+	return 0;
+}
+
+size_t tcp_chunk_space(const struct tcp_sock *s)
+{
+	unsigned own = TCP_CHUNK_RESERVE > s->chunks_tx ? TCP_CHUNK_RESERVE - s->chunks_tx : 0;
+	unsigned mine = TCP_CHUNK_BORROW_MAX > chunk_borrowed(s) ? TCP_CHUNK_BORROW_MAX - chunk_borrowed(s) : 0;
+	unsigned pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed ? TCP_CHUNK_SHARED - tcp_chunks_borrowed : 0;
+	return (size_t)(own + (mine < pool ? mine : pool)) * TCP_CHUNK_SIZE;
+}
+
+/* --- send entries ------------------------------------------------------------------ */
+
+unsigned tcp_sndent_room(const struct tcp_sock *s)
+{
+	unsigned own = TCP_SNDENT_RESERVE > s->sndents ? TCP_SNDENT_RESERVE - s->sndents : 0;
+	unsigned b = over(s->sndents, TCP_SNDENT_RESERVE);
+	unsigned mine = TCP_SNDENT_BORROW_MAX > b ? TCP_SNDENT_BORROW_MAX - b : 0;
+	unsigned pool = TCP_SNDENT_SHARED > tcp_sndents_borrowed ? TCP_SNDENT_SHARED - tcp_sndents_borrowed : 0;
+	return own + (mine < pool ? mine : pool);
+}
+
+struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
+{
+	struct tcp_sndent *e;
+	if (!tcp_sndent_room(s) || !(e = mm_pool_zalloc(&tcp_sndent_pool)))
+		return NULL;
+	if (s->sndents++ >= TCP_SNDENT_RESERVE)
+		tcp_sndents_borrowed++;
+	e->sock = s;
+	e->sock_id = s->id;
+	e->slot = s->slot;
+	return e;
+}
+
+void tcp_sndent_free_unlocked(struct tcp_sndent *e)
+{
+	struct tcp_sock *s = e->sock;
+	if (alive(e->slot, e->sock_id)) {
+		if (--s->sndents >= TCP_SNDENT_RESERVE)
+			tcp_sndents_borrowed--;
+	} else {
+		tcp_sndents_borrowed--;
+	}
+	netdev_frag_release(&e->frag);
+	mm_pool_free(&tcp_sndent_pool, e);
+}
+
+/* --- lifecycle ------------------------------------------------------------------- */
+
+/* A socket's id: memory it leaves behind is recognised as an orphan. */
+void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot)
+{
+	s->id = ++tcp_sock_ids;
+	s->slot = (uint16_t)slot;
+	slot_ids[slot] = s->id;
+}
+
+/* s is freed: what it still holds (chunks a user holds, entries the NIC still reads)
+ * stays counted as borrowed until it comes back. */
+void tcp_pools_sock_gone(struct tcp_sock *s)
+{
+	tcp_chunks_borrowed += s->chunks_tx - over(s->chunks_tx, TCP_CHUNK_RESERVE);
+	tcp_sndents_borrowed += s->sndents - over(s->sndents, TCP_SNDENT_RESERVE);
+	slot_ids[s->slot] = 0;
+	s->id = 0;
+}
+
+int tcp_pools_init(void)
+{
+	tcp_chunks_borrowed = tcp_sndents_borrowed = 0;
+	memset(slot_ids, 0, sizeof(slot_ids));
+	return mm_pool_init(&tcp_chunk_pool, "tcp_chunk", sizeof(struct tcp_chunk_hdr) + TCP_CHUNK_SIZE, TCP_CHUNKS);
+}
+
+bool tcp_pools_busy(void)
+{
+	return tcp_chunk_pool.in_use != 0;
+}
+
+void tcp_pools_fini(void)
+{
+	mm_pool_destroy(&tcp_chunk_pool);
+}
