@@ -19,17 +19,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "../drivers/nic/e1000e_pci.h"
 #include "../drivers/nvme/nvme.h"
 #include "../drivers/nvme/target/nvmet.h"
 #include "../drivers/nvme/target/nvmet_config.h"
 #include "../drivers/nvme/target/nvmet_tcp.h"
+#include "../lib/config_key.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
 #include "../net/net.h"
 #include "../net/tcp/tcp.h"
 #include "../pci/pci.h"
-#include "../lib/config_key.h"
 #include "kernel.h"
 
 LOG_MODULE_USE(kernel);
@@ -92,98 +91,54 @@ CONFIG_BOOL(nvmet_peer_sgl, "nvmet.peer_sgl", &peer_sgl, "off", CONFIG_RUNTIME,
 	    "may a drive read write data in place from another device's CMB with byte-granular SGLs "
 	    "(QEMU 7.2's nvme corrupts such reads)");
 
-static struct p2p_provider *provider_of(uint16_t id)
-{
-	return id != NETDEV_PROVIDER_HOST && id <= p2p_provider_count() ? p2p_provider_at(id - 1u) : NULL;
-}
-
-static uint16_t provider_id(const struct p2p_provider *p)
-{
-	for (unsigned i = 0; i < p2p_provider_count(); i++)
-		if (p2p_provider_at(i) == p)
-			return (uint16_t)(i + 1);
-	return NETDEV_PROVIDER_HOST;
-}
-
+/* The NIC the stack runs on (its PCI function, set by the driver's attach). */
 static struct pci_dev *nic_dev(void)
 {
-	return e1000e_count() ? e1000e_pci_dev(e1000e_at(0)) : NULL;
+	struct netdev *nd = netdev_first();
+	return nd ? nd->pdev : NULL;
 }
 
-/* May the drive behind b reach the memory of provider id? */
+/* The PCI function of the drive behind b, or NULL. */
+static struct pci_dev *drive_dev(const struct nvmet_bdev *b)
+{
+	struct nvme_ctrl *c = nvmet_bdev_nvme_ctrl(b);
+	return c ? nvme_pci_dev(c) : NULL;
+}
+
+/* May the drive behind b read (or write) the memory of provider id in place? Another
+ * device's memory only with nvmet.peer_sgl: QEMU 7.2's nvme, reading write data from
+ * another device's CMB through an SGL of the NIC's odd-length fragments, wrote wrong data
+ * after the first fragment (measured in the lab, tests/lab/nvmet_p2p_tests.py; a single
+ * aligned block, as in `nvme copy`, is fine). */
 static int mem_reach(const struct nvmet_bdev *b, uint16_t id, const char **why)
 {
-	struct nvme_ctrl *c = nvmet_bdev_nvme_ctrl(b);
-	struct pci_dev *drive = c ? nvme_pci_dev(c) : NULL;
-	struct p2p_provider *p = provider_of(id);
-	struct p2p_verdict v;
-	char r[120], bdf[8];
-
-	*why = NULL;
-	if (!drive || !p) {
-		*why = !drive ? "the namespace is not on a local PCI drive" : "unknown P2P provider";
-		return -ENODEV;
-	}
-	if (p2p_dev_distance(p->dev, drive, &v) < 0) {
-		snprintf(mem_why, sizeof(mem_why), "%s cannot reach provider %s: %s", c->name, pci_bdf_str(p->dev->bdf, bdf),
-			 p2p_verdict_str(&v, r, sizeof(r)));
-		*why = mem_why;
-		return -EXDEV;
-	}
-	if (p != nvme_pci_cmb_provider(c) && !peer_sgl) {
-		/* QEMU 7.2's nvme, reading write data from another device's CMB through an SGL of
-		 * the NIC's odd-length fragments, wrote wrong data after the first fragment
-		 * (measured in the lab, tests/lab/nvmet_p2p_tests.py; a single aligned block, as
-		 * in `nvme copy`, is fine): only the drive's own CMB is read in place */
-		snprintf(mem_why, sizeof(mem_why), "%s reading peer memory of %s with byte-granular SGLs is off (nvmet.peer_sgl)",
-			 c->name, pci_bdf_str(p->dev->bdf, bdf));
-		*why = mem_why;
-		return -EXDEV;
-	}
-	return 0;
+	int rc = p2p_place_reach(drive_dev(b), id, peer_sgl ? P2P_PLACE_ANY : P2P_PLACE_OWN_ONLY, mem_why,
+				 sizeof(mem_why));
+	*why = rc ? mem_why : NULL;
+	return rc;
 }
 
-/* Device memory for read data of the drive behind b that the NIC may gather from. */
+/* Device memory for read data that the drive behind b writes and the NIC gathers. */
 static int mem_alloc(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *out, const char **why)
 {
-	struct nvme_ctrl *c = nvmet_bdev_nvme_ctrl(b);
-	struct pci_dev *drive = c ? nvme_pci_dev(c) : NULL, *nic = nic_dev();
-	struct p2p_provider *p = c ? nvme_pci_cmb_provider(c) : NULL;
-	struct p2p_verdict v;
-	dma_addr_t addr;
-	char r[120];
+	struct p2p_place pl;
+	int rc = p2p_place_alloc(drive_dev(b), nic_dev(), len, &pl, mem_why, sizeof(mem_why));
 
-	*why = NULL;
-	if (!drive || !nic || p2p_provider_count() == 0) {
-		*why = !drive ? "the namespace is not on a local PCI drive" : !nic ? "no NIC" : "no P2P provider published";
-		return -ENODEV;
-	}
-	/* the drive's own CMB first (the drive writes it without a bus transfer), when the NIC may read it */
-	if (!p || p2p_dev_distance(p->dev, nic, &v) < 0) {
-		struct pci_dev *const clients[2] = { drive, nic };
-		if (!(p = p2p_find(clients, 2, &v))) {
-			snprintf(mem_why, sizeof(mem_why), "no provider both %s and the NIC reach: %s", c->name,
-				 p2p_verdict_str(&v, r, sizeof(r)));
-			*why = mem_why;
-			return -EXDEV;
-		}
-	}
-	if (p2p_alloc(p, len, &addr, NULL)) {
-		*why = "device memory exhausted";
-		return -ENOMEM;
-	}
+	*why = rc ? mem_why : NULL;
 	memset(out, 0, sizeof(*out));
-	out->addr = addr;
-	out->offset = addr.bus - p->bus_base;
-	out->len = len;
-	out->provider = provider_id(p);
+	if (rc)
+		return rc;
+	out->addr = pl.addr;
+	out->offset = pl.offset;
+	out->len = pl.len;
+	out->provider = pl.provider;
 	return 0;
 }
 
 static void mem_free(const struct netdev_frag *f)
 {
-	struct p2p_provider *p = provider_of(f->provider);
-	if (!p || p2p_free(p, f->addr, f->len))
+	const struct p2p_place pl = { .addr = f->addr, .offset = f->offset, .len = f->len, .provider = f->provider };
+	if (p2p_place_free(&pl))
 		log_err("nvmet: device memory 0x%llx (%u B) not freed", (unsigned long long)f->addr.bus, f->len);
 }
 

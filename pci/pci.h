@@ -384,6 +384,50 @@ uint64_t p2p_provider_free_bytes(const struct p2p_provider *p);
 /* The memory class of a bus address: MEM_CLASS_DEVICE inside a provider, HOST otherwise. */
 enum mem_class p2p_addr_class(uint64_t bus);
 
+/* --- peer-to-peer placement (p2p_placement.c): which memory two devices both reach --- */
+
+#define P2P_PROVIDER_ID_HOST 0 /* the provider id of host DRAM (netdev's NETDEV_PROVIDER_HOST) */
+
+/* The id of a registered provider as fragments carry it (its index plus one), or
+ * P2P_PROVIDER_ID_HOST for NULL and unregistered providers. */
+uint16_t p2p_provider_id(const struct p2p_provider *p);
+
+/* The provider of an id, or NULL (host DRAM, unknown id). */
+struct p2p_provider *p2p_provider_by_id(uint16_t id);
+
+/* The provider in one of dev's own BARs (an NVMe CMB), or NULL. */
+struct p2p_provider *p2p_provider_of_dev(const struct pci_dev *dev);
+
+/* Which providers a DMA client may use in place. */
+enum p2p_place_peer {
+	P2P_PLACE_OWN_ONLY = 0, /* only memory in the client's own BAR (a drive's own CMB) */
+	P2P_PLACE_ANY = 1,      /* any provider the P2P rules let the client reach */
+};
+
+/* May client DMA to or from the memory of provider id in place (no bounce through DRAM)?
+ * 0; -ENODEV (no client, unknown provider) or -EXDEV (refused by the P2P rules or by
+ * peer), with the reason in why. */
+int p2p_place_reach(struct pci_dev *client, uint16_t id, enum p2p_place_peer peer, char *why, size_t whylen);
+
+/* A piece of device memory chosen for two devices (read data an NVMe drive writes and a
+ * NIC gathers from). */
+struct p2p_place {
+	dma_addr_t addr;   /* tagged MEM_CLASS_DEVICE */
+	uint64_t offset;   /* from the provider's first byte */
+	uint32_t len;
+	uint16_t provider; /* p2p_provider_id() */
+};
+
+/* Allocate len bytes both owner and peer may reach: owner's own provider first (owner
+ * writes it without a bus transfer) when peer may reach it, else the published provider
+ * nearest to both. 0; -ENODEV (no owner or peer, no provider), -EXDEV (none both reach),
+ * -EIO (the provider's memory decode is off), -ENOMEM; the reason in why. */
+int p2p_place_alloc(struct pci_dev *owner, struct pci_dev *peer, uint32_t len, struct p2p_place *out, char *why,
+		    size_t whylen);
+
+/* Free what p2p_place_alloc gave. 0, or -EINVAL (unknown provider, not a live allocation). */
+int p2p_place_free(const struct p2p_place *pl);
+
 /* --- the appliance's topology (pci_init.c) --- */
 
 /* The enumerated system topology (NULL before enumeration or without ECAM). */

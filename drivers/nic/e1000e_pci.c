@@ -94,15 +94,6 @@ static void pages_free(void *ctx, void *cpu, size_t bytes)
 	mm_free_pages(cpu, (bytes + PAGE_SIZE - 1) / PAGE_SIZE);
 }
 
-/* Provider id for netdev fragments: its index among the registered providers, plus one. */
-static uint16_t provider_id(const struct p2p_provider *p)
-{
-	for (unsigned i = 0; i < p2p_provider_count(); i++)
-		if (p2p_provider_at(i) == p)
-			return (uint16_t)(i + 1);
-	return NETDEV_PROVIDER_HOST;
-}
-
 /* Receive data buffers: the nearest published provider that may reach the NIC. */
 static int data_alloc(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu, uint16_t *provider, uint64_t *offset,
 		      const char **why)
@@ -135,7 +126,7 @@ static int data_alloc(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu, uin
 		return -ENOMEM;
 	}
 	p->provider = pv;
-	*provider = provider_id(pv);
+	*provider = p2p_provider_id(pv);
 	*offset = addr->bus - pv->bus_base;
 	snprintf(p->why, sizeof(p->why), "%s BAR%u, distance %d (%s)", pci_bdf_str(pv->dev->bdf, b), pv->bar,
 		 v.distance, p2p_verdict_str(&v, r, sizeof(r)));
@@ -180,6 +171,7 @@ static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 					   data_free, spin_delay, p };
 	pci_bdf_str(d->bdf, p->core.where);
 	snprintf(p->core.ndev.name, sizeof(p->core.ndev.name), "eth%u", e1000e_ndevs);
+	p->core.ndev.pdev = d; /* P2P placement asks which function the netdev is */
 	p->core.mode_wanted = settings.mode;
 	p->core.ps_units = settings.ps_units;
 	p->core.tx_dev_max = settings.tx_dev_max;

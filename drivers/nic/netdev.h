@@ -66,6 +66,7 @@
 
 struct netdev;
 struct netbuf;
+struct pci_dev;
 
 /* Who takes a fragment's token back (a NIC's RX ring, a DRAM chunk pool, an app). */
 struct netdev_frag_owner {
@@ -156,6 +157,7 @@ struct netdev {
 	/* NETDEV_F_TSO: TCP payload bytes one segmentation-offload frame may carry. */
 	unsigned tso_max;
 	const struct netdev_ops *ops;
+	struct pci_dev *pdev;      /* the PCI function behind it (P2P placement), NULL if none */
 	void *priv;                /* driver's */
 	struct netdev_stats stats;
 	void (*rx_handler)(struct netdev *dev, struct netbuf *nb);  /* the stack */
