@@ -26,6 +26,7 @@
 #include "../../../lib/log.h"
 #include "../../../lib/poller.h"
 #include "../../../mm/pool.h"
+#include "../../../net/net.h"
 #include "../../../net/tcp/tcp.h"
 #include "nvmet_tcp_priv.h"
 
@@ -89,7 +90,7 @@ static const struct nvmet_transport_ops nvmet_tcp_ops = {
 /* Queue len bytes on the socket: all or -ENOBUFS/-EPIPE (callers checked the space). */
 static int conn_send(struct nvmet_tcp_conn *c, const void *buf, size_t len)
 {
-	long n = nvmet_tcp.sops->send_copy(c->sock, buf, len);
+	long n = tcp_send_copy(c->sock, buf, len);
 	if (n < 0)
 		return (int)n;
 	return (size_t)n == len ? 0 : -ENOBUFS;
@@ -126,7 +127,7 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	bool last = r->tx_off + n == r->req.xfer_len;
 	size_t hl = nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
 	size_t need = hl + n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0);
-	if (nvmet_tcp.sops->send_space(c->sock) < need) {
+	if (tcp_send_space(c->sock) < need) {
 		nvmet_tcp.st.tx_waits++;
 		return 0;
 	}
@@ -137,7 +138,7 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 			netdev_frag_release(&f[i]);
 		return rc;
 	}
-	if ((rc = nvmet_tcp.sops->send_frags(c->sock, f, nf)))
+	if ((rc = tcp_send_frags(c->sock, f, nf)))
 		return rc; /* the socket released the fragments */
 	if (c->params.ddgst) {
 		uint8_t d[4] = { (uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24) };
@@ -186,7 +187,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 			continue;
 		}
 		size_t hl = nvme_tcp_build_capsule_resp(hdr, &c->params, (const uint8_t *)&r->req.cqe);
-		if (nvmet_tcp.sops->send_space(c->sock) < hl) {
+		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
@@ -198,7 +199,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 		sent++;
 	}
 	if (sent)
-		nvmet_tcp.sops->flush(c->sock);
+		tcp_flush(c->sock);
 	return sent;
 }
 
@@ -220,7 +221,7 @@ static void conn_drain(struct nvmet_tcp_conn *c)
 {
 	struct netdev_frag f[NVMET_TCP_RX_BATCH];
 	int n;
-	while ((n = nvmet_tcp.sops->recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0)
+	while ((n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0)
 		for (int i = 0; i < n; i++)
 			netdev_frag_release(&f[i]);
 }
@@ -242,13 +243,13 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		struct tcp_sock *s = c->sock;
 		if (graceful) {
 			conn_drain(c);
-			nvmet_tcp.sops->flush(s);
+			tcp_flush(s);
 		}
 		c->sock = NULL;
 		if (graceful)
-			nvmet_tcp.sops->close(s);
+			tcp_close(s);
 		else
-			nvmet_tcp.sops->abort(s);
+			tcp_abort(s);
 	}
 	if (!c->in_rx)
 		nvme_tcp_rx_reset(&c->rx);
@@ -273,7 +274,7 @@ static void conn_fail(struct nvmet_tcp_conn *c, uint16_t fes, uint32_t fei, cons
 	log_warn("tcp: port %u: protocol error (%s): C2HTermReq FES %u FEI %u", c->port, what ? what : "?", fes, fei);
 	if (c->sock) {
 		size_t len = nvme_tcp_build_c2h_term_req(buf, fes, fei, hdr, hdr_len);
-		if (nvmet_tcp.sops->send_space(c->sock) >= len && conn_send(c, buf, len) == 0)
+		if (tcp_send_space(c->sock) >= len && conn_send(c, buf, len) == 0)
 			nvmet_tcp.st.term_sent++;
 	}
 	conn_close(c, NVMET_TCP_FAILED, true, what);
@@ -471,7 +472,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		if (r->state != NVMET_TCP_REQ_R2T || r->r2t_sent)
 			continue;
 		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
-		if (nvmet_tcp.sops->send_space(c->sock) < hl) {
+		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
@@ -481,7 +482,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		sent++;
 	}
 	if (sent)
-		nvmet_tcp.sops->flush(c->sock);
+		tcp_flush(c->sock);
 	return sent;
 }
 
@@ -559,16 +560,13 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		log_warn("tcp: port %u: no queue for a new connection (%d)", c->port, rc);
 		return rc;
 	}
-	if (nvmet_tcp.sops->peer_addr) {
-		uint32_t addr;
-		uint16_t port;
-		nvmet_tcp.sops->peer_addr(c->sock, &addr, &port);
-		nvmet_queue_set_peer(c->q, addr, port);
-	}
+	struct tcp_info ti;
+	tcp_get_info(c->sock, &ti);
+	nvmet_queue_set_peer(c->q, ti.raddr, ti.rport);
 	size_t len = nvme_tcp_build_icresp(buf, 0, dgst, NVMET_TCP_MAXH2CDATA);
-	if (nvmet_tcp.sops->send_space(c->sock) < len || (rc = conn_send(c, buf, len)))
+	if (tcp_send_space(c->sock) < len || (rc = conn_send(c, buf, len)))
 		return rc ? rc : -ENOBUFS;
-	nvmet_tcp.sops->flush(c->sock);
+	tcp_flush(c->sock);
 	/* from the next PDU on */
 	c->params.hdgst = dgst & NVME_TCP_DGST_HDGST_ENABLE;
 	c->params.ddgst = dgst & NVME_TCP_DGST_DDGST_ENABLE;
@@ -646,7 +644,7 @@ static void conn_recv(struct nvmet_tcp_conn *c)
 
 	c->in_rx = true;
 	while (c->sock && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
-	       (n = nvmet_tcp.sops->recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
+	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
 		int i = 0;
 		for (; i < n; i++) {
 			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
@@ -667,7 +665,7 @@ static void conn_recv(struct nvmet_tcp_conn *c)
 		nvme_tcp_rx_reset(&c->rx);
 		return;
 	}
-	if (c->sock && nvmet_tcp.sops->recv_eof(c->sock)) {
+	if (c->sock && tcp_recv_eof(c->sock)) {
 		conn_close(c, NVMET_TCP_CLOSING, true, "peer closed");
 		return;
 	}
@@ -726,15 +724,17 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 
 	if (!(events & TCP_EV_ACCEPT))
 		return;
-	while ((s = nvmet_tcp.sops->accept(ls))) {
-		uint32_t laddr = nvmet_tcp.sops->local_addr ? nvmet_tcp.sops->local_addr(s) : 0;
-		int port = nvmet_tcp.sops->local_addr ? port_for(l->tcp_port, laddr) : (int)l->port;
+	while ((s = tcp_accept(ls))) {
+		struct tcp_info ti;
+		tcp_get_info(s, &ti);
+		uint32_t laddr = ti.laddr;
+		int port = port_for(l->tcp_port, laddr);
 		if (port < 0) {
 			char a[16];
 			addr_text(laddr, a, sizeof(a));
 			nvmet_tcp.st.wrong_addr++;
 			log_warn("tcp: connection to %s:%u refused: no port has that traddr", a, l->tcp_port);
-			nvmet_tcp.sops->abort(s);
+			tcp_abort(s);
 			continue;
 		}
 		struct nvmet_tcp_conn *c = mm_pool_alloc(&nvmet_tcp.conn_pool);
@@ -742,7 +742,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 			nvmet_tcp.st.refused++;
 			log_warn("tcp: port %u: connection refused, %u connections in use", l->tcp_port,
 				 NVMET_TCP_MAX_CONNS);
-			nvmet_tcp.sops->abort(s);
+			tcp_abort(s);
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
@@ -757,7 +757,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.st.accepted++;
-		nvmet_tcp.sops->set_ops(s, &conn_tcp_ops, c); /* may deliver events: c last */
+		tcp_set_ops(s, &conn_tcp_ops, c); /* may deliver events: c last */
 	}
 }
 
@@ -766,7 +766,7 @@ static const struct tcp_ops listener_tcp_ops = { .event = listener_event };
 static void listeners_close(void)
 {
 	for (unsigned i = 0; i < nvmet_tcp.nlisteners; i++)
-		nvmet_tcp.sops->close(nvmet_tcp.listeners[i].sock);
+		tcp_close(nvmet_tcp.listeners[i].sock);
 	nvmet_tcp.nlisteners = 0;
 }
 
@@ -779,13 +779,15 @@ static void pools_destroy(void)
 }
 
 /* Every TCP port's traddr is 0.0.0.0 or one of the appliance's addresses. */
-static int check_addresses(const struct nvmet_tcp_sock_ops *sops)
+static int check_addresses(void)
 {
+	struct net_config nc;
+
+	net_config_get(&nc);
 	for (unsigned i = 0; i < nvmet_port_count(); i++) {
 		const struct nvmet_cfg_port *p = nvmet_port_at(i);
 		char a[16];
-		if (!p || p->trtype != NVMET_TRTYPE_TCP || p->traddr == 0 || !sops->addr_is_local ||
-		    sops->addr_is_local(p->traddr))
+		if (!p || p->trtype != NVMET_TRTYPE_TCP || p->traddr == 0 || p->traddr == nc.addr)
 			continue;
 		addr_text(p->traddr, a, sizeof(a));
 		log_err("tcp: portid %u: traddr %s is not an address of this appliance (net.address; 0.0.0.0 = any)",
@@ -796,19 +798,19 @@ static int check_addresses(const struct nvmet_tcp_sock_ops *sops)
 }
 
 /* Start the transport on every TCP port of the target. */
-int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tcp_mem_ops *mops)
+int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 {
 	int rc;
 
 	if (nvmet_tcp.running)
 		return -EBUSY;
-	if (nvmet_tcp.sops)
+	if (nvmet_tcp.live)
 		return -EBUSY; /* the previous run still has buffers out */
-	if ((rc = check_addresses(sops)))
+	if ((rc = check_addresses()))
 		return rc;
 	memset(&nvmet_tcp.st, 0, sizeof(nvmet_tcp.st));
 	memset(nvmet_tcp.reason_logged, 0, sizeof(nvmet_tcp.reason_logged));
-	nvmet_tcp.sops = sops;
+	nvmet_tcp.live = true;
 	nvmet_tcp.mops = mops;
 	list_init(&nvmet_tcp.conns);
 	list_init(&nvmet_tcp.waitq);
@@ -844,7 +846,7 @@ int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tc
 		struct nvmet_tcp_listener *l = &nvmet_tcp.listeners[nvmet_tcp.nlisteners];
 		l->port = i;
 		l->tcp_port = p->trsvcid;
-		if ((rc = sops->listen(p->trsvcid, NVMET_TCP_LISTEN_BACKLOG, &listener_tcp_ops, l, &l->sock))) {
+		if ((rc = tcp_listen(p->trsvcid, NVMET_TCP_LISTEN_BACKLOG, &listener_tcp_ops, l, &l->sock))) {
 			log_err("tcp: cannot listen on TCP port %u (%d)", p->trsvcid, rc);
 			goto fail_listeners;
 		}
@@ -866,7 +868,7 @@ fail_buf_pool:
 fail_conn_pool:
 	mm_pool_destroy(&nvmet_tcp.conn_pool);
 fail:
-	nvmet_tcp.sops = NULL;
+	nvmet_tcp.live = false;
 	nvmet_tcp.mops = NULL;
 	return rc;
 }
@@ -890,9 +892,9 @@ static int conns_reap(void)
  * fragment it was sending. */
 static void pools_destroy_if_idle(void)
 {
-	if (nvmet_tcp.sops && !nvmet_tcp.running && nvmet_tcp.nconns == 0 && nvmet_tcp.dbuf_pool.in_use == 0) {
+	if (nvmet_tcp.live && !nvmet_tcp.running && nvmet_tcp.nconns == 0 && nvmet_tcp.dbuf_pool.in_use == 0) {
 		pools_destroy();
-		nvmet_tcp.sops = NULL;
+		nvmet_tcp.live = false;
 		nvmet_tcp.mops = NULL;
 	}
 }
@@ -917,7 +919,7 @@ int nvmet_tcp_poll(unsigned budget)
 	struct list_node *it;
 	int work = 0;
 
-	if (!nvmet_tcp.sops)
+	if (!nvmet_tcp.live)
 		return 0;
 	list_for_each(&nvmet_tcp.conns, it) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
@@ -944,14 +946,14 @@ POLLER(nvmet_tcp, nvmet_tcp_poll);
 
 unsigned nvmet_tcp_conn_count(void)
 {
-	return nvmet_tcp.sops ? nvmet_tcp.nconns : 0;
+	return nvmet_tcp.live ? nvmet_tcp.nconns : 0;
 }
 
 unsigned nvmet_tcp_conn_count_state(enum nvmet_tcp_conn_state s)
 {
 	struct list_node *it;
 	unsigned n = 0;
-	if (!nvmet_tcp.sops)
+	if (!nvmet_tcp.live)
 		return 0;
 	list_for_each(&nvmet_tcp.conns, it)
 		n += container_of(it, struct nvmet_tcp_conn, node)->state == s;
@@ -977,5 +979,5 @@ bool nvmet_tcp_p2p(void)
 /* Commands waiting for buffers. */
 unsigned nvmet_tcp_waiting(void)
 {
-	return nvmet_tcp.sops ? nvmet_tcp.nwaiting : 0;
+	return nvmet_tcp.live ? nvmet_tcp.nwaiting : 0;
 }

@@ -4,8 +4,8 @@
  * per NVMe queue, ICReq/ICResp negotiation, CapsuleCmd -> nvmet_exec() -> C2HData +
  * CapsuleResp, termination requests on protocol errors.
  *
- * It glues three layers: the socket API (net/tcp/tcp.h, reached through struct
- * nvmet_tcp_sock_ops so host tests can put a fake socket layer underneath), the receive
+ * It glues three layers: the socket API (net/tcp/tcp.h, called directly; host tests
+ * link a fake TCP layer in its place), the receive
  * framing (nvmet_tcp_rx.h, whole PDUs whose data stays in the NIC's fragments) and the core
  * (nvmet.h, the transport contract in its header comment).
  *
@@ -49,33 +49,7 @@
 					  * connections: bounds the NIC receive buffers writes hold */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
 
-struct tcp_sock;
-struct tcp_ops;
 struct nvmet_bdev;
-
-/* The socket calls the transport makes (net/tcp/tcp.h semantics). */
-struct nvmet_tcp_sock_ops {
-	int (*listen)(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
-	struct tcp_sock *(*accept)(struct tcp_sock *listener);
-	void (*set_ops)(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx);
-	int (*recv_frags)(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes);
-	bool (*recv_eof)(const struct tcp_sock *s);
-	size_t (*send_space)(const struct tcp_sock *s);
-	long (*send_copy)(struct tcp_sock *s, const void *buf, size_t len);
-	/* zero copy: the socket takes the references (also on error) and releases each
-	 * fragment to its owner once the peer acknowledged it (tcp_send_frags) */
-	int (*send_frags)(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n);
-	void (*flush)(struct tcp_sock *s);
-	void (*close)(struct tcp_sock *s);
-	void (*abort)(struct tcp_sock *s);
-	/* the local IPv4 address of a connection (host order), for the port's traddr */
-	uint32_t (*local_addr)(const struct tcp_sock *s);
-	/* is addr one of the appliance's addresses? (NULL: do not check) */
-	bool (*addr_is_local)(uint32_t addr);
-	/* the host's IPv4 address and TCP port of a connection (host order), for the
-	 * console's view of the queues (NULL: not known) */
-	void (*peer_addr)(const struct tcp_sock *s, uint32_t *addr, uint16_t *port);
-};
 
 /*
  * Where payloads may live: the P2P rules between the drive serving a namespace, the NIC
@@ -142,14 +116,14 @@ struct nvmet_tcp_stats {
 };
 
 /*
- * Listen on every TCP port of the running target (nvmet_port_at) through sops (kept;
- * core/nvmet_boot.c passes the real socket layer); payload memory through mops (kept;
+ * Listen on every TCP port of the running target (nvmet_port_at) with net/tcp's sockets;
+ * payload memory through mops (kept;
  * NULL: no device memory, every payload in DRAM). A port accepts connections made to its
  * traddr only (0.0.0.0: any address). Returns 0 (also when no port is TCP), -EBUSY when
  * started, -EADDRNOTAVAIL (logged) when a traddr is not one of the appliance's addresses,
  * -ENOMEM, or the first listen error (nothing stays).
  */
-int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tcp_mem_ops *mops);
+int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops);
 
 /* Close the listeners and every connection (their queues are destroyed); connections
  * with commands still at the backend are freed by later polls. Call before nvmet_fini. */

@@ -111,7 +111,7 @@ struct nvmet_tcp_listener {
 struct nvmet_tcp_state {
 	bool running;
 	bool p2p_off;                    /* nvmet.p2p = off */
-	const struct nvmet_tcp_sock_ops *sops;
+	bool live;                       /* started, pools alive (until the last buffer of a stop came back) */
 	const struct nvmet_tcp_mem_ops *mops;
 	struct mm_pool conn_pool;
 	struct mm_pool buf_pool;
