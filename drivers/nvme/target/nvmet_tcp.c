@@ -299,14 +299,6 @@ static void queue_kill(void *tctx, int reason)
 
 /* --- commands --- */
 
-/* Release a PDU's data fragments (PDUs whose data we do not keep). */
-static void pdu_release(struct nvme_tcp_rx_pdu *pdu)
-{
-	for (unsigned i = 0; i < pdu->nfrags; i++)
-		netdev_frag_release(&pdu->frags[i]);
-	pdu->nfrags = 0;
-}
-
 static void req_done(struct nvmet_req *req, void *arg)
 {
 	struct nvmet_tcp_req *r = arg;
@@ -364,7 +356,7 @@ static int resume_waiters(void)
 	while (!list_empty(&nvmet_tcp.waitq)) {
 		struct nvmet_tcp_req *r = container_of(nvmet_tcp.waitq.next, struct nvmet_tcp_req, wait_node);
 		struct nvmet_tcp_conn *c = r->conn;
-		enum nvmet_tcp_wait w = (enum nvmet_tcp_wait)r->wait;
+		enum nvmet_tcp_wait w = r->wait;
 		list_del(&r->wait_node);
 		nvmet_tcp.nwaiting--;
 		r->wait = NVMET_TCP_WAIT_NONE;
@@ -403,7 +395,7 @@ static int resume_waiters(void)
  * data, a buffer for controller-to-host data, an R2T for larger writes) and run it,
  * waiting for buffers when there are none. A command whose data the transport cannot
  * place runs with a segment that cannot match: the core completes it with SGL Length
- * Invalid (one place for NVMe status).
+ * Invalid (one place for NVMe status). Consumes pdu's fragments.
  */
 static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
@@ -411,7 +403,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 
 	nvmet_tcp.st.capsules++;
 	if (!(r = nvmet_tcp_req_get(c))) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		log_warn("tcp: port %u: host exceeded the queue depth %u", c->port, NVMET_TCP_QUEUE_DEPTH);
 		return -ENOSPC;
 	}
@@ -424,25 +416,12 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	r->state = NVMET_TCP_REQ_EXEC;
 	if (pdu->nfrags && r->dir != DMA_TO_DEVICE) {
 		/* data for a command that has none to receive */
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp_req_refuse(r);
 	} else if (pdu->nfrags) {
 		/* in-capsule data: the fragments as they are, or a DRAM copy when they are
 		 * more than a command gathers and no table is free */
-		if (nvmet_tcp_req_take_frags(r, pdu)) {
-			struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(pdu->hdr.data_len, NULL);
-			if (b && nvmet_tcp_dbuf_copy_in(b, 0, pdu->frags, pdu->nfrags) == 0) {
-				r->dbuf = b;
-				nvmet_tcp.st.gathers++;
-				if (r->bdev)
-					nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
-			} else {
-				if (b)
-					nvmet_tcp_dbuf_unref(b);
-				r->dropped = true;
-			}
-			pdu_release(pdu);
-		}
+		nvmet_tcp_req_add_data(r, pdu, 0);
 		nvmet_tcp_write_go(r);
 	} else if (r->len && r->dir == DMA_FROM_DEVICE) {
 		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_read_go(r))
@@ -490,7 +469,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
  * H2CData for an R2T: the transfer tag names the request (its slot), the data must come in
  * order and inside the R2T. The fragments are kept as they are (the NVMe command will point
  * at all of them) unless there are more than a command gathers: then the write continues
- * into DRAM (counted). When all the data is in, the write runs.
+ * into DRAM (counted). When all the data is in, the write runs. Consumes pdu's fragments.
  */
 static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
@@ -510,32 +489,13 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	else if (h->u.data.length > r->r2t_len - r->h2c_rcvd)
 		fes = NVME_TCP_FES_DATA_OUT_OF_RANGE, fei = 16, what = "H2CData beyond its R2T";
 	if (fes) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		conn_fail(c, fes, fei, pdu->raw, h->hdr_bytes, what);
 		return -EPROTO;
 	}
 	nvmet_tcp.st.h2c_pdus++;
 	nvmet_tcp.st.h2c_bytes += h->u.data.length;
-	if (r->dropped) {
-		pdu_release(pdu);
-	} else if (!r->dbuf && nvmet_tcp_req_take_frags(r, pdu) == 0) {
-		/* kept where the NIC put them */
-	} else {
-		if (!r->dbuf) {
-			/* more fragments than a command gathers: continue in DRAM, the fragments
-			 * so far move into it first */
-			if (nvmet_tcp_req_gather(r)) {
-				r->dropped = true;
-				nvmet_tcp.st.data_dropped++;
-				nvmet_tcp_req_release_frags(r);
-			} else if (r->bdev) {
-				nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
-			}
-		}
-		if (r->dbuf && nvmet_tcp_dbuf_copy_in(r->dbuf, r->h2c_rcvd, pdu->frags, pdu->nfrags))
-			r->dropped = true;
-		pdu_release(pdu);
-	}
+	nvmet_tcp_req_add_data(r, pdu, r->h2c_rcvd);
 	r->h2c_rcvd += h->u.data.length;
 	if (r->h2c_rcvd < r->r2t_len)
 		return 0;
@@ -544,7 +504,8 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
-/* ICReq: check, answer, create the queue. */
+/* ICReq: check, answer, create the queue (the caller released pdu's fragments: an ICReq
+ * carries none). */
 static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
 	uint8_t buf[NVME_TCP_IC_LEN];
@@ -578,26 +539,27 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
-/* One whole PDU from the framing (we own its fragments). A negative return stops the
- * feed; the connection is then closed by conn_recv according to c->state. */
+/* One whole PDU from the framing. Consumes pdu's fragments, on success and on failure
+ * (the framing's nvme_tcp_rx_fn rule). A negative return stops the feed; the connection
+ * is then closed by conn_recv according to c->state. */
 static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 {
 	struct nvmet_tcp_conn *c = ctx;
 	const struct nvme_tcp_pdu *h = &pdu->hdr;
 
 	if (c->state != NVMET_TCP_WAIT_ICREQ && c->state != NVMET_TCP_ESTABLISHED) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		return -ECONNRESET;
 	}
 	if (h->type == NVME_TCP_H2C_TERM_REQ) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp.st.term_recv++;
 		log_info("tcp: port %u: host terminated the connection (FES %u)", c->port, h->u.term.fes);
 		conn_close(c, NVMET_TCP_CLOSING, true, "H2CTermReq");
 		return -ECONNRESET;
 	}
 	if (c->state == NVMET_TCP_WAIT_ICREQ) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		if (h->type != NVME_TCP_ICREQ) {
 			conn_fail(c, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0, pdu->raw, h->hdr_bytes, "PDU before ICReq");
 			return -EPROTO;
@@ -609,7 +571,7 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 	}
 	if (!pdu->ddgst_ok) {
 		/* as Linux's nvmet-tcp does: a data digest error ends the connection */
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp.st.ddgst_errors++;
 		log_warn("tcp: port %u: data digest error on a %s PDU: closing", c->port, nvme_tcp_pdu_type_name(h->type));
 		conn_close(c, NVMET_TCP_CLOSING, false, "data digest error");
@@ -625,11 +587,11 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 		}
 		return 0;
 	case NVME_TCP_ICREQ:
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		conn_fail(c, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0, pdu->raw, h->hdr_bytes, "second ICReq");
 		return -EPROTO;
 	default:
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		conn_fail(c, NVME_TCP_FES_INVALID_HEADER_FIELD, 0, pdu->raw, h->hdr_bytes,
 			  "PDU type a host may not send here");
 		return -EPROTO;
@@ -637,15 +599,24 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 }
 
 /* Take what the socket has and frame it. */
-static void conn_recv(struct nvmet_tcp_conn *c)
+/*
+ * Receive from the poll loop: feed at most NVMET_TCP_RX_BATCHES batches of fragments from
+ * the socket to the framing (PDUs run as they complete), then notice the peer's FIN and
+ * push out what the commands produced. The socket stays marked ready while the budget ran
+ * out before it was drained. Returns the batches taken (+1 when the connection closed).
+ */
+static int conn_recv(struct nvmet_tcp_conn *c)
 {
 	struct netdev_frag f[NVMET_TCP_RX_BATCH];
-	int n;
+	unsigned batches = 0;
+	int n = 0;
 
 	c->in_rx = true;
-	while (c->sock && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
+	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
+	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
 		int i = 0;
+		batches++;
 		for (; i < n; i++) {
 			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
 			if (!rc)
@@ -661,18 +632,26 @@ static void conn_recv(struct nvmet_tcp_conn *c)
 			netdev_frag_release(&f[i]);
 	}
 	c->in_rx = false;
+	if (batches < NVMET_TCP_RX_BATCHES)
+		c->rx_ready = false; /* drained (or closed): the next TCP_EV_RECV marks it again */
 	if (c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) {
 		nvme_tcp_rx_reset(&c->rx);
-		return;
+		c->rx_ready = false;
+		return (int)batches + 1;
 	}
 	if (c->sock && tcp_recv_eof(c->sock)) {
 		conn_close(c, NVMET_TCP_CLOSING, true, "peer closed");
-		return;
+		return (int)batches + 1;
 	}
-	if (conn_tx(c) < 0)
+	if (conn_tx(c) < 0) {
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+		return (int)batches + 1;
+	}
+	return (int)batches;
 }
 
+/* Socket events: received data only marks the connection (the poll loop drains it under
+ * its budget, nvmet_tcp_poll); send space and resets are handled here. */
 static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 {
 	struct nvmet_tcp_conn *c = ctx;
@@ -681,7 +660,7 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 	if (!c->sock)
 		return;
 	if (events & TCP_EV_RECV)
-		conn_recv(c);
+		c->rx_ready = true;
 	if (c->sock && (events & TCP_EV_SENT) && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
@@ -921,10 +900,18 @@ int nvmet_tcp_poll(unsigned budget)
 
 	if (!nvmet_tcp.live)
 		return 0;
+	/* first the connections closed by the last pass whose commands are all done */
+	work += conns_reap();
 	list_for_each(&nvmet_tcp.conns, it) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((unsigned)work >= budget)
+		if ((unsigned)work >= budget) {
+			/* out of budget: the next pass starts here, so every connection gets its turn */
+			list_del(&nvmet_tcp.conns);
+			list_add_tail(&c->node, &nvmet_tcp.conns);
 			break;
+		}
+		if (c->rx_ready && c->sock)
+			work += conn_recv(c);
 		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
 			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
 			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
@@ -938,7 +925,6 @@ int nvmet_tcp_poll(unsigned budget)
 	}
 	if (!list_empty(&nvmet_tcp.waitq))
 		work += resume_waiters();
-	work += conns_reap();
 	pools_destroy_if_idle();
 	return work;
 }

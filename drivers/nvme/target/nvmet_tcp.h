@@ -48,6 +48,7 @@
 #define NVMET_TCP_WRITE_HELD_MAX (512u * 1024) /* write bytes between R2T and completion, all
 					  * connections: bounds the NIC receive buffers writes hold */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
+#define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
 
 struct nvmet_bdev;
 
@@ -129,8 +130,11 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops);
  * with commands still at the backend are freed by later polls. Call before nvmet_fini. */
 void nvmet_tcp_stop(void);
 
-/* Poll-loop work: close connections the core killed, retry the TX backlog, free
- * closed connections whose commands are done. >0 progress, 0 idle. */
+/* Poll-loop work, at most about budget units: free closed connections whose commands
+ * are done, drain the receive of connections TCP marked readable (up to
+ * NVMET_TCP_RX_BATCHES batches of NVMET_TCP_RX_BATCH fragments each, one unit per batch),
+ * close connections the core killed, retry the TX backlog, resume commands waiting for
+ * buffers. >0 progress, 0 idle. */
 int nvmet_tcp_poll(unsigned budget);
 
 /* Connections allocated (any state), and in a given state. */

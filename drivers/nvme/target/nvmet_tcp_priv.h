@@ -32,7 +32,8 @@ enum nvmet_tcp_wait {
 	NVMET_TCP_WAIT_GATHER,             /* write data in, DRAM chunks to gather it into */
 };
 
-#define NVMET_TCP_REASON_NONE 0xff
+/* A payload in device memory (or not a payload): no reason for DRAM. */
+#define NVMET_TCP_REASON_NONE NVMET_TCP_DRAM_REASON_COUNT
 
 struct nvmet_tcp_conn;
 
@@ -60,9 +61,9 @@ struct nvmet_tcp_dbuf {
 struct nvmet_tcp_req {
 	struct nvmet_req req;            /* first: the core's view */
 	struct nvmet_tcp_conn *conn;
-	uint8_t state;                   /* enum nvmet_tcp_req_state */
-	uint8_t wait;                    /* enum nvmet_tcp_wait while WAIT */
-	uint8_t reason;                  /* enum nvmet_tcp_dram_reason of the payload, NVMET_TCP_REASON_NONE */
+	enum nvmet_tcp_req_state state;
+	enum nvmet_tcp_wait wait;        /* while WAIT: what it waits for */
+	enum nvmet_tcp_dram_reason reason; /* why the payload went through DRAM, NVMET_TCP_REASON_NONE */
 	uint16_t cccid;
 	struct nvme_sqe sqe;             /* the command, while it waits or its data comes */
 	uint32_t len;                    /* data bytes the host described (SGL1) */
@@ -96,6 +97,7 @@ struct nvmet_tcp_conn {
 	bool kill_pending;               /* the core asked for a close */
 	int kill_reason;
 	bool in_rx;                      /* inside conn_recv (no re-entry) */
+	bool rx_ready;                   /* TCP_EV_RECV came: the poll loop drains the socket */
 	unsigned inflight;               /* requests in EXEC */
 	unsigned nfree;
 	struct list_node tx_backlog;     /* requests in TX, completion order */
@@ -162,9 +164,12 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r);
 void nvmet_tcp_req_put(struct nvmet_tcp_req *r);
 /* r waits for buffers (FIFO) for the reason w. */
 void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
-/* Move a PDU's data fragments into r (after those it holds), taking a segment table when
- * the inline segments are short. 0, or -ENOSPC when they do not fit (pdu keeps them). */
-int nvmet_tcp_req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu);
+/* Release a PDU's data fragments to their owner. Consumes pdu's fragments. */
+void nvmet_tcp_pdu_release(struct nvme_tcp_rx_pdu *pdu);
+/* The data of a PDU for r at byte off of the command's data: kept in the NIC's fragments,
+ * or continued in DRAM when more than a command gathers, or dropped (r->dropped) without
+ * DRAM. Consumes pdu's fragments, on success and on failure. */
+void nvmet_tcp_req_add_data(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu, uint32_t off);
 /* Copy r's held fragments into a DRAM buffer and release them. 0, -ENOMEM (nothing
  * changed), or a copy error (the fragments are released, r->dbuf set). */
 int nvmet_tcp_req_gather(struct nvmet_tcp_req *r);

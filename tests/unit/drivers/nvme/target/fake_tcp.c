@@ -261,6 +261,19 @@ void ftcp_h2c(struct tcp_sock *s, bool hdgst, bool ddgst, uint16_t cccid, uint16
 	ftcp_send(s, pdu_buf, n);
 }
 
+/* TCP_EV_RECV, then poll passes (the transport receives from the poll loop) until the
+ * transport took every byte, closed s or stopped taking bytes. */
+static void deliver(struct tcp_sock *s)
+{
+	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	for (;;) {
+		size_t before = s->rx_off;
+		nvmet_tcp_poll(64);
+		if (!ftcp_open(s) || s->rx_off == s->rx_len || s->rx_off == before)
+			break;
+	}
+}
+
 void ftcp_send(struct tcp_sock *s, const void *buf, size_t len)
 {
 	if (!ftcp_open(s))
@@ -269,7 +282,7 @@ void ftcp_send(struct tcp_sock *s, const void *buf, size_t len)
 		len = sizeof(s->rx) - s->rx_len;
 	memcpy(s->rx + s->rx_len, buf, len);
 	s->rx_len += len;
-	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	deliver(s);
 }
 
 void ftcp_eof(struct tcp_sock *s)
@@ -277,7 +290,7 @@ void ftcp_eof(struct tcp_sock *s)
 	if (!ftcp_open(s))
 		return;
 	s->eof = true;
-	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	deliver(s);
 }
 
 void ftcp_ack(struct tcp_sock *s)

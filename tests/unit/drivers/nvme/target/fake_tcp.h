@@ -77,10 +77,11 @@ void ftcp_reset(void);
 struct tcp_sock *ftcp_arrive(unsigned i, size_t frag_size, uint32_t laddr);
 /* ftcp_arrive() to FTCP_LOCAL_ADDR; the transport must take the connection. */
 struct tcp_sock *ftcp_connect(unsigned i, size_t frag_size);
-/* The host sends len bytes on s (TCP_EV_RECV); nothing when s is closed, bytes beyond the
- * buffer are dropped. */
+/* The host sends len bytes on s: TCP_EV_RECV, then nvmet_tcp_poll() passes until the
+ * transport took them all (it receives from the poll loop); nothing when s is closed,
+ * bytes beyond the buffer are dropped. */
 void ftcp_send(struct tcp_sock *s, const void *buf, size_t len);
-/* The host's FIN. */
+/* The host's FIN (delivered as ftcp_send() delivers bytes). */
 void ftcp_eof(struct tcp_sock *s);
 /* The host acknowledged everything: held fragments released, send space whole (TCP_EV_SENT). */
 void ftcp_ack(struct tcp_sock *s);

@@ -168,11 +168,35 @@ Test(nvmet_tcp, icreq_then_peer_close)
 	cr_assert_eq(nvmet_queue_count(), 1);
 	s->eof = true;
 	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	cr_assert_not(s->closed, "the event only marks the connection: the poll loop receives");
+	cr_assert_gt(nvmet_tcp_poll(8), 0);
 	cr_assert(s->closed, "graceful close on the peer's FIN");
 	cr_assert_eq(nvmet_tcp_conn_count_state(NVMET_TCP_CLOSING), 1);
 	cr_assert_eq(nvmet_queue_count(), 0, "queue destroyed at close");
 	cr_assert_gt(nvmet_tcp_poll(8), 0);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+}
+
+/* Receive runs from the poll loop under a budget: a pass takes at most
+ * NVMET_TCP_RX_BATCHES batches of NVMET_TCP_RX_BATCH fragments from a connection. */
+Test(nvmet_tcp, receive_drained_by_the_poll_loop_under_a_budget)
+{
+	const size_t per_pass = NVMET_TCP_RX_BATCHES * NVMET_TCP_RX_BATCH;
+	struct tcp_sock *s = ftcp_connect(0, 1); /* one byte per fragment */
+	struct nth_pdu p;
+	s->rx_len = nth_icreq(s->rx, sizeof(s->rx), 0, 0, 0, 0);
+	cr_assert_gt(s->rx_len, per_pass, "the ICReq takes more than one pass");
+	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	cr_assert_eq(s->rx_off, 0, "nothing received inside the event");
+	cr_assert_gt(nvmet_tcp_poll(64), 0);
+	cr_assert_eq(s->rx_off, per_pass, "one pass: the budget");
+	cr_assert_not(host_next(s, &p), "no ICResp before the whole ICReq");
+	while (s->rx_off < s->rx_len)
+		cr_assert_gt(nvmet_tcp_poll(64), 0);
+	cr_assert(host_next(s, &p));
+	cr_assert_eq(p.type, NVME_TCP_ICRESP);
+	cr_assert_eq(nvmet_tcp_poll(64), 0, "idle once drained");
+	ftcp_eof(s);
 }
 
 static void expect_term(struct tcp_sock *s, uint16_t fes)
@@ -267,8 +291,7 @@ static void admin_session(bool dg, size_t frag)
 	sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 6, 0, 0);
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, NULL, NULL, NULL), 0);
 	cr_assert_eq(nvmet_ctrl_count(), 1);
-	s->eof = true;
-	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	ftcp_eof(s);
 	nvmet_tcp_poll(8);
 	cr_assert_eq(nvmet_ctrl_count(), 0);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
