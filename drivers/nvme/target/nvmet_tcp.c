@@ -1,7 +1,7 @@
 /*
  * nvmet_tcp.c - the NVMe/TCP transport: see nvmet_tcp.h for the connection state machine.
  *
- * The data path (DESIGN.md): a write's data stays in the fragments the NIC received it
+ * The data path (docs/architecture.md): a write's data stays in the fragments the NIC received it
  * into (an NVMe CMB with header split) and one NVMe command gathers all of them (up to
  * NVMET_TCP_REQ_SEGS, in a segment table); a read's data is read by the drive into device
  * memory the NIC may gather from and sent from there with zero-copy C2HData. Where the
