@@ -414,8 +414,10 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	r->dir = (uint8_t)nvmet_req_dir(c->q, &r->sqe);
 	r->bdev = nvmet_req_bdev(c->q, &r->sqe);
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (pdu->nfrags && r->dir != DMA_TO_DEVICE) {
-		/* data for a command that has none to receive */
+	if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
+		/* data for a command that has none to receive, or not the length its SGL
+		 * describes: refused before any placement, so no buffer is ever sent to the
+		 * drive with bytes the host did not write */
 		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp_req_refuse(r);
 	} else if (pdu->nfrags) {

@@ -903,3 +903,29 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 	cr_assert_eq(memcmp(r, w, sizeof(r)), 0, "the gathered write is on the disk");
 	ftcp_ack(q);
 }
+
+/* An in-capsule write whose SGL asks for more than the capsule carries, on each placement
+ * (the NIC's fragments in place, and gathered into DRAM because P2P is refused): refused
+ * with SGL Length Invalid, nothing written (issue 13, 1: the gather path wrote the
+ * uninitialised rest of its DRAM chunks to the namespace). */
+Test(nvmet_tcp, in_capsule_write_shorter_than_its_sgl_is_refused_on_every_placement)
+{
+	struct tcp_sock *q = io_queue_with(512, false, true, false);
+	static uint8_t w[4096], r[8192], zero[8192];
+	bool success;
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = pattern(i, 9);
+	for (int refused = 0; refused < 2; refused++) {
+		fcmb_reach_rc = refused ? -EXDEV : 0;
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(60 + refused), 1, sizeof(r)); /* SGL: 8 KiB */
+		sqe.cdw10 = 100;
+		sqe.cdw12 = 15;                                                  /* 16 blocks: 8 KiB */
+		ftcp_capsule(q, false, false, &sqe, w, sizeof(w));               /* carries 4 KiB */
+		cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID,
+			     "refused (P2P %s)", refused ? "refused" : "allowed");
+		cr_assert_eq(host_read(q, (uint16_t)(70 + refused), 100, r, sizeof(r), &success), 0);
+		cr_assert_eq(memcmp(r, zero, sizeof(r)), 0, "nothing written");
+	}
+	fcmb_reach_rc = 0;
+	ftcp_ack(q);
+}
