@@ -12,8 +12,10 @@
  * the core completed it (then they go back to the NIC). A data buffer (read data, or
  * write data gathered into DRAM) belongs to its command and to TCP for every fragment of
  * it queued as C2HData: it is freed when both let go (the peer acknowledged the data).
- * A command that finds no buffer (table, DRAM, device memory, write budget) waits in a
- * FIFO and is resumed from the poll loop or a socket event when buffers come back. A
+ * A command that finds no buffer (table, DRAM, device memory, write budget) waits in its
+ * connection's FIFO and is resumed from the poll loop or a socket event when buffers come
+ * back, connection by connection in turn, so that it holds back only its own connection;
+ * a command larger than NVMET_TCP_MAX_XFER never fits and is refused at once. A
  * connection is freed only when no command of it is left at the core, so a late done
  * callback always finds its connection.
  */
@@ -347,17 +349,16 @@ void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r)
 }
 
 
-/* Retry waiting requests in arrival order until one still cannot go on (it stays first).
- * Runs from the poll loop and after socket events, never from a buffer release. */
-static int resume_waiters(void)
+/* Retry the waiting requests of c in arrival order until one still cannot go on (it
+ * stays first). Returns the requests resumed. */
+static int conn_resume(struct nvmet_tcp_conn *c)
 {
 	int work = 0;
-	nvmet_tcp.freed = false;
-	while (!list_empty(&nvmet_tcp.waitq)) {
-		struct nvmet_tcp_req *r = container_of(nvmet_tcp.waitq.next, struct nvmet_tcp_req, wait_node);
-		struct nvmet_tcp_conn *c = r->conn;
+	while (!list_empty(&c->waitq)) {
+		struct nvmet_tcp_req *r = container_of(c->waitq.next, struct nvmet_tcp_req, wait_node);
 		enum nvmet_tcp_wait w = r->wait;
 		list_del(&r->wait_node);
+		c->nwaiting--;
 		nvmet_tcp.nwaiting--;
 		r->wait = NVMET_TCP_WAIT_NONE;
 		r->state = NVMET_TCP_REQ_EXEC; /* in between: each path below sets the real state */
@@ -375,16 +376,40 @@ static int resume_waiters(void)
 			ok = r->state != NVMET_TCP_REQ_WAIT;
 		}
 		if (!ok) {
-			/* back to the front: arrival order is kept */
+			/* back to the front of its connection: arrival order is kept */
 			nvmet_tcp.st.waits--;
 			list_del(&r->wait_node);
-			list_add_head(&nvmet_tcp.waitq, &r->wait_node);
+			list_add_head(&c->waitq, &r->wait_node);
 			break;
 		}
 		nvmet_tcp.st.resumed++;
 		work++;
 		if (w == NVMET_TCP_WAIT_R2T && c->sock && !c->in_rx && conn_tx(c) < 0)
 			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	}
+	return work;
+}
+
+/* Retry waiting requests, connection by connection, starting one connection further on
+ * each call: a request that cannot go on holds back only the later ones of its own
+ * connection. Runs from the poll loop and after socket events, never from a buffer
+ * release. */
+static int resume_waiters(void)
+{
+	struct list_node *it;
+	unsigned start = nvmet_tcp.nconns ? nvmet_tcp.resume_turn++ % nvmet_tcp.nconns : 0, i = 0;
+	int work = 0;
+
+	nvmet_tcp.freed = false;
+	for (int round = 0; round < 2; round++) {
+		i = 0;
+		list_for_each(&nvmet_tcp.conns, it) {
+			struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
+			bool mine = round == 0 ? i >= start : i < start;
+			i++;
+			if (mine && c->nwaiting)
+				work += conn_resume(c);
+		}
 	}
 	return work;
 }
@@ -425,17 +450,17 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		 * more than a command gathers and no table is free */
 		nvmet_tcp_req_add_data(r, pdu, 0);
 		nvmet_tcp_write_go(r);
+	} else if (r->len > NVMET_TCP_MAX_XFER) {
+		nvmet_tcp_req_refuse(r); /* larger than a command may move: never fits, refused now */
 	} else if (r->len && r->dir == DMA_FROM_DEVICE) {
-		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_read_go(r))
+		if (!list_empty(&c->waitq) || nvmet_tcp_read_go(r))
 			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_READ);
-	} else if (r->len && r->len <= NVMET_TCP_MAX_XFER) {
+	} else if (r->len) {
 		/* write data comes after an R2T for all of it (one R2T per command) */
-		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_r2t_go(r))
+		if (!list_empty(&c->waitq) || nvmet_tcp_r2t_go(r))
 			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_R2T);
 		else
 			return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
-	} else if (r->len) {
-		nvmet_tcp_req_refuse(r); /* larger than a command may move: the core says so */
 	} else {
 		nvmet_tcp_req_exec(r, 0);
 	}
@@ -667,7 +692,7 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
-	if (nvmet_tcp.freed && !list_empty(&nvmet_tcp.waitq))
+	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
 		resume_waiters();
 }
 
@@ -734,6 +759,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
 			c->reqs[i].conn = c;
 		list_init(&c->tx_backlog);
+		list_init(&c->waitq);
 		nvme_tcp_rx_init(&c->rx, &c->params);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
@@ -794,7 +820,6 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 	nvmet_tcp.live = true;
 	nvmet_tcp.mops = mops;
 	list_init(&nvmet_tcp.conns);
-	list_init(&nvmet_tcp.waitq);
 	nvmet_tcp.nwaiting = 0;
 	nvmet_tcp.write_held = 0;
 	nvmet_tcp.freed = false;
@@ -902,8 +927,11 @@ int nvmet_tcp_poll(unsigned budget)
 
 	if (!nvmet_tcp.live)
 		return 0;
-	/* first the connections closed by the last pass whose commands are all done */
+	/* first the connections closed by the last pass whose commands are all done, then
+	 * the waiting commands (before new ones take what came back) */
 	work += conns_reap();
+	if (nvmet_tcp.nwaiting)
+		work += resume_waiters();
 	list_for_each(&nvmet_tcp.conns, it) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
 		if ((unsigned)work >= budget) {
@@ -925,8 +953,8 @@ int nvmet_tcp_poll(unsigned budget)
 			work += rc > 0;
 		}
 	}
-	if (!list_empty(&nvmet_tcp.waitq))
-		work += resume_waiters();
+	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
+		work += resume_waiters(); /* buffers this pass gave back */
 	pools_destroy_if_idle();
 	return work;
 }

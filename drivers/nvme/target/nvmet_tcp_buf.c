@@ -227,6 +227,7 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 {
 	if (r->state == NVMET_TCP_REQ_WAIT) {
 		list_del(&r->wait_node);
+		r->conn->nwaiting--;
 		nvmet_tcp.nwaiting--;
 	}
 	nvmet_tcp_req_release_frags(r);
@@ -246,12 +247,14 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	r->conn->nfree++;
 }
 
-/* r waits for buffers (FIFO); resume_waiters() retries it when some came back. */
+/* r waits for buffers, last in its connection's FIFO; the poll loop retries it when some
+ * came back. */
 void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w)
 {
 	r->state = NVMET_TCP_REQ_WAIT;
 	r->wait = w;
-	list_add_tail(&nvmet_tcp.waitq, &r->wait_node);
+	list_add_tail(&r->conn->waitq, &r->wait_node);
+	r->conn->nwaiting++;
 	nvmet_tcp.nwaiting++;
 	nvmet_tcp.st.waits++;
 	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)

@@ -18,7 +18,7 @@
 
 enum nvmet_tcp_req_state {
 	NVMET_TCP_REQ_FREE = 0,
-	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in nvmet_tcp.waitq): see enum nvmet_tcp_wait */
+	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in its connection's waitq): see enum nvmet_tcp_wait */
 	NVMET_TCP_REQ_R2T,       /* a write waiting for its data: R2T (to be) sent, H2CData coming */
 	NVMET_TCP_REQ_EXEC,      /* at the core (nvmet_exec .. done) */
 	NVMET_TCP_REQ_TX,        /* completed, waiting in the TX backlog */
@@ -81,7 +81,7 @@ struct nvmet_tcp_req {
 	bool held;                       /* counted in nvmet_tcp.write_held */
 	bool dropped;                    /* write data lost (no DRAM to gather into): fail it */
 	struct list_node tx_node;        /* in conn->tx_backlog while TX */
-	struct list_node wait_node;      /* in nvmet_tcp.waitq while WAIT */
+	struct list_node wait_node;      /* in conn->waitq while WAIT */
 	struct netdev_frag ifrags[NVMET_TCP_INLINE_SEGS];
 	struct nvme_sg isg[NVMET_TCP_INLINE_SEGS];
 };
@@ -101,6 +101,8 @@ struct nvmet_tcp_conn {
 	unsigned inflight;               /* requests in EXEC */
 	unsigned nfree;
 	struct list_node tx_backlog;     /* requests in TX, completion order */
+	struct list_node waitq;          /* its requests waiting for buffers, FIFO */
+	unsigned nwaiting;
 	struct nvmet_tcp_req reqs[NVMET_TCP_QUEUE_DEPTH];
 };
 
@@ -123,8 +125,8 @@ struct nvmet_tcp_state {
 	unsigned nconns;
 	unsigned nlisteners;
 	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
-	struct list_node waitq;          /* requests waiting for buffers, FIFO */
-	unsigned nwaiting;
+	unsigned nwaiting;               /* requests waiting for buffers, all connections */
+	unsigned resume_turn;            /* the connection resume_waiters() starts with, round robin */
 	bool freed;                      /* buffers came back since the last resume */
 	uint32_t write_held;             /* bytes of writes between R2T and completion */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */

@@ -929,3 +929,72 @@ Test(nvmet_tcp, in_capsule_write_shorter_than_its_sgl_is_refused_on_every_placem
 	fcmb_reach_rc = 0;
 	ftcp_ack(q);
 }
+
+/* A read larger than a command may move is refused at once with a status, not parked
+ * forever at the head of the waiters (issue 13, 2). */
+Test(nvmet_tcp, read_beyond_mdts_is_refused_at_once)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	const uint32_t len = 2 * NVMET_TCP_MAX_XFER;
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 5, 1, len);
+	sqe.cdw12 = len / 512 - 1;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 0, "nothing waits");
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID, "refused with a status");
+}
+
+/* A second I/O queue (qid 2) of the controller on connection i. */
+static struct tcp_sock *second_io_queue(unsigned i, uint16_t cntlid)
+{
+	struct tcp_sock *q = ftcp_connect(i, 8192);
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(2, 63, 0);
+	establish(q, 0);
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	ftcp_capsule(q, false, false, &sqe, cd, sizeof(cd));
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "Connect qid 2");
+	return q;
+}
+
+/* Waiting is per connection: a large read that cannot get its DRAM yet does not hold back
+ * a small read of another connection that can (issue 13, 2: one global FIFO did). */
+Test(nvmet_tcp, waiting_is_per_connection)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	struct tcp_sock *q2 = second_io_queue(2, 1);
+	const uint32_t big = NVMET_TCP_MAX_XFER, chunk = NVMET_TCP_BUF_SIZE;
+	const unsigned fit = NVMET_TCP_BUFS / (big / chunk);
+	struct nth_pdu p;
+	nvmet_tcp_set_p2p(false);
+	/* q holds every DRAM chunk but half a command's worth (reads not acknowledged) */
+	for (unsigned k = 0; k < fit; k++) {
+		uint32_t len = k + 1 < fit ? big : big / 2;
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
+		sqe.cdw12 = len / 512 - 1;
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	}
+	/* one more large read on q: it waits for chunks */
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 40, 1, big);
+	sqe.cdw12 = big / 512 - 1;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 1);
+	/* a 16 KiB read on the other connection fits in what is left: it runs now */
+	uint8_t r[16384];
+	sqe = ft_sqe(NVME_CMD_READ, 41, 1, sizeof(r));
+	sqe.cdw12 = sizeof(r) / 512 - 1;
+	ftcp_capsule(q2, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 1, "only the large read waits");
+	cr_assert_eq(host_resp(q2, NULL, r, NULL), 0, "the other connection's read completed");
+	/* the host acknowledges: the large read gets its chunks */
+	unsigned responses = 0;
+	for (int round = 0; round < 64 && responses <= fit; round++) {
+		while (host_next(q, &p))
+			responses += p.type == NVME_TCP_CAPSULE_RESP;
+		ftcp_ack(q);
+		nvmet_tcp_poll(64);
+	}
+	cr_assert_eq(responses, fit + 1, "every read of q answered");
+	cr_assert_eq(nvmet_tcp_waiting(), 0);
+	nvmet_tcp_set_p2p(true);
+	ftcp_ack(q2);
+}
