@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "../../../lib/clock.h"
 #include "../../../lib/crc32.h"
 #include "../../../lib/list.h"
 #include "../../../lib/log.h"
@@ -31,6 +32,7 @@
 #include "../../../net/net.h"
 #include "../../../net/tcp/tcp.h"
 #include "nvmet_tcp_priv.h"
+#include "nvmet_wire.h"
 
 LOG_MODULE_USE(nvmet);
 
@@ -414,6 +416,12 @@ static int resume_waiters(void)
 	return work;
 }
 
+/* Is sqe a fabrics Connect? */
+static bool is_connect(const struct nvme_sqe *sqe)
+{
+	return NVME_SQE_OPC(sqe->cdw0) == NVMF_OPC_FABRICS && ((const uint8_t *)sqe)[4] == NVMF_FCTYPE_CONNECT;
+}
+
 /*
  * A CapsuleCmd: take a request (the host keeps within the queue depth, so running out
  * is its protocol error), resolve the data (in-capsule fragments for host-to-controller
@@ -439,7 +447,13 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	r->dir = (uint8_t)nvmet_req_dir(c->q, &r->sqe);
 	r->bdev = nvmet_req_bdev(c->q, &r->sqe);
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
+	if (nvmet_queue_qid(c->q) < 0 && (!is_connect(&r->sqe) || !pdu->nfrags)) {
+		/* not Connected yet: nothing is committed (no R2T, no buffer); the core answers
+		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
+		nvmet_tcp_pdu_release(pdu);
+		r->len = 0;
+		nvmet_tcp_req_exec(r, 0);
+	} else if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
 		/* data for a command that has none to receive, or not the length its SGL
 		 * describes: refused before any placement, so no buffer is ever sent to the
 		 * drive with bytes the host did not write */
@@ -485,6 +499,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		if ((rc = conn_send(c, hdr, hl)))
 			return rc;
 		r->r2t_sent = true;
+		r->r2t_deadline_ns = clock_now_ns() + NVMET_TCP_R2T_TIMEOUT_MS * NSEC_PER_MSEC;
 		sent++;
 	}
 	if (sent)
@@ -756,6 +771,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		c->port = (unsigned)port;
 		c->sock = s;
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
+		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
 			c->reqs[i].conn = c;
 		list_init(&c->tx_backlog);
@@ -879,6 +895,31 @@ fail:
 	return rc;
 }
 
+/* A connection that did not get Connected in time, or an R2T whose data did not come in
+ * time: closed (the peer holds nothing more). 1 when it closed c. */
+static int conn_timeouts(struct nvmet_tcp_conn *c, uint64_t now)
+{
+	const char *why = NULL;
+
+	if (!c->sock || (c->state != NVMET_TCP_WAIT_ICREQ && c->state != NVMET_TCP_ESTABLISHED))
+		return 0;
+	if ((!c->q || nvmet_queue_qid(c->q) < 0) && now >= c->connect_deadline_ns) {
+		why = c->state == NVMET_TCP_WAIT_ICREQ ? "no ICReq in time" : "no Connect in time";
+	} else if (now >= c->next_r2t_check_ns) {
+		c->next_r2t_check_ns = now + 100 * NSEC_PER_MSEC;
+		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH && !why; i++)
+			if (c->reqs[i].state == NVMET_TCP_REQ_R2T && c->reqs[i].r2t_sent &&
+			    now >= c->reqs[i].r2t_deadline_ns)
+				why = "R2T data did not come in time";
+	}
+	if (!why)
+		return 0;
+	nvmet_tcp.st.timeouts++;
+	log_warn("tcp: port %u: %s: closing the connection", c->port, why);
+	conn_close(c, NVMET_TCP_CLOSING, false, why);
+	return 1;
+}
+
 /* Free closed connections with nothing left at the core; once stopped, the pools. */
 static int conns_reap(void)
 {
@@ -923,6 +964,7 @@ void nvmet_tcp_stop(void)
 int nvmet_tcp_poll(unsigned budget)
 {
 	struct list_node *it;
+	uint64_t now = clock_now_ns();
 	int work = 0;
 
 	if (!nvmet_tcp.live)
@@ -942,6 +984,7 @@ int nvmet_tcp_poll(unsigned budget)
 		}
 		if (c->rx_ready && c->sock)
 			work += conn_recv(c);
+		work += conn_timeouts(c, now);
 		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
 			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
 			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");

@@ -11,10 +11,13 @@
  *
  * Connection states (one set_state(), transitions logged at debug level):
  *   WAIT_ICREQ   accepted; the only PDU allowed is an ICReq. A valid ICReq creates the
- *                nvmet queue, sets the digests/alignment and sends the ICResp.
+ *                nvmet queue, sets the digests/alignment and sends the ICResp. ICReq and
+ *                Connect must both come within NVMET_TCP_CONNECT_TIMEOUT_MS of the accept,
+ *                and before Connect nothing is committed to a command (no R2T, no buffer).
  *   ESTABLISHED  CapsuleCmd and H2CData PDUs run commands; completions go out
  *                as C2HData + CapsuleResp through a per-connection TX backlog that waits
- *                for send space (TCP_EV_SENT).
+ *                for send space (TCP_EV_SENT). The data of an R2T must be in within
+ *                NVMET_TCP_R2T_TIMEOUT_MS, else the connection is closed.
  *   FAILED       a protocol error: the C2HTermReq (FES/FEI) was queued, the socket is
  *                closed, the queue destroyed; waits for commands still at the backend.
  *   CLOSING      closed without a protocol error (peer FIN/RST, H2CTermReq, controller
@@ -49,6 +52,8 @@
 					  * connections: bounds the NIC receive buffers writes hold */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
 #define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
+#define NVMET_TCP_CONNECT_TIMEOUT_MS 10000 /* from accept to a Connected queue (ICReq + Connect) */
+#define NVMET_TCP_R2T_TIMEOUT_MS 30000   /* from an R2T to the last byte of its data */
 
 struct nvmet_bdev;
 
@@ -105,6 +110,7 @@ struct nvmet_tcp_stats {
 	uint64_t r2ts, h2c_pdus, h2c_bytes;   /* writes whose data came after an R2T */
 	uint64_t ddgst_errors;                /* data digest mismatches (the connection is closed) */
 	uint64_t kills;                       /* queue_kill from the core */
+	uint64_t timeouts;                    /* closed: no ICReq/Connect in time, or R2T data that never came */
 	uint64_t closed, freed;
 	/* payload placement (I/O reads and writes served by a drive) */
 	uint64_t p2p_reads, p2p_read_bytes;   /* read into device memory, sent from there */

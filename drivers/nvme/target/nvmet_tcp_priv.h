@@ -78,6 +78,7 @@ struct nvmet_tcp_req {
 	uint32_t tx_off;                 /* data bytes already queued as C2HData */
 	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
 	bool r2t_sent;                   /* R2T: the R2T PDU is out */
+	uint64_t r2t_deadline_ns;        /* R2T sent: its data must be in by then */
 	bool held;                       /* counted in nvmet_tcp.write_held */
 	bool dropped;                    /* write data lost (no DRAM to gather into): fail it */
 	struct list_node tx_node;        /* in conn->tx_backlog while TX */
@@ -98,6 +99,8 @@ struct nvmet_tcp_conn {
 	int kill_reason;
 	bool in_rx;                      /* inside conn_recv (no re-entry) */
 	bool rx_ready;                   /* TCP_EV_RECV came: the poll loop drains the socket */
+	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
+	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
 	unsigned inflight;               /* requests in EXEC */
 	unsigned nfree;
 	struct list_node tx_backlog;     /* requests in TX, completion order */

@@ -998,3 +998,69 @@ Test(nvmet_tcp, waiting_is_per_connection)
 	nvmet_tcp_set_p2p(true);
 	ftcp_ack(q2);
 }
+
+/* Nothing is committed before Connect: a write gets no R2T and no write budget, a read
+ * no buffer; both are answered Command Sequence Error (issue 13, 3). */
+Test(nvmet_tcp, nothing_committed_before_connect)
+{
+	struct tcp_sock *s = ftcp_connect(1, 4096);
+	struct nth_pdu p;
+	establish(s, 0);
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 7, 1, 131072);
+	sqe.cdw12 = 255;
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	cr_assert(host_next(s, &p));
+	cr_assert_eq(p.type, NVME_TCP_CAPSULE_RESP, "no R2T before Connect (got type %u)", p.type);
+	cr_assert_eq(nvmet_tcp_stats()->r2ts, 0);
+	s->tx_read -= p.plen;
+	cr_assert_eq(host_resp(s, NULL, NULL, NULL), NVMET_SC_CMD_SEQ_ERROR);
+	sqe = ft_sqe(NVME_CMD_READ, 8, 1, 131072);
+	sqe.cdw12 = 255;
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	cr_assert_eq(host_resp(s, NULL, NULL, NULL), NVMET_SC_CMD_SEQ_ERROR);
+	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_NO_CMB] + nvmet_tcp_stats()->p2p_reads, 0,
+		     "no buffer for the read");
+	ftcp_eof(s);
+}
+
+/* A connection that sends no ICReq, or no Connect after it, is closed after
+ * NVMET_TCP_CONNECT_TIMEOUT_MS (issue 13, 3). */
+Test(nvmet_tcp, icreq_and_connect_time_out)
+{
+	struct tcp_sock *silent = ftcp_connect(0, 4096);
+	struct tcp_sock *no_connect = ftcp_connect(1, 4096);
+	establish(no_connect, 0);
+	fake_clock_advance((NVMET_TCP_CONNECT_TIMEOUT_MS - 1) * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert(ftcp_open(silent) && ftcp_open(no_connect), "not yet");
+	fake_clock_advance(2 * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert_not(ftcp_open(silent), "no ICReq: closed");
+	cr_assert_not(ftcp_open(no_connect), "no Connect: closed");
+	cr_assert_eq(nvmet_tcp_stats()->timeouts, 2);
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+	cr_assert_eq(nvmet_queue_count(), 0);
+}
+
+/* An R2T whose data never comes ends the connection after NVMET_TCP_R2T_TIMEOUT_MS, and
+ * the write budget it held comes back (issue 13, 3). */
+Test(nvmet_tcp, r2t_data_that_never_comes_times_out)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	struct nth_pdu p;
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 9, 1, 131072);
+	sqe.cdw12 = 255;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	fake_clock_advance((NVMET_TCP_R2T_TIMEOUT_MS - 1) * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert(ftcp_open(q), "not yet");
+	fake_clock_advance(200 * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert_not(ftcp_open(q), "closed: the data never came");
+	cr_assert_eq(nvmet_tcp_stats()->timeouts, 1);
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 1, "the admin connection stays");
+}
