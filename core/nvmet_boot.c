@@ -26,8 +26,6 @@
 #include "../lib/config_key.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
-#include "../net/net.h"
-#include "../net/tcp/tcp.h"
 #include "../pci/pci.h"
 #include "kernel.h"
 
@@ -36,36 +34,6 @@ LOG_MODULE_USE(kernel);
 #define NVMET_CONFIG_FILE "nvmet.json"
 
 static struct nvmet_config nvmet_boot_cfg;
-
-static uint32_t sock_local_addr(const struct tcp_sock *s)
-{
-	struct tcp_info ti;
-	tcp_get_info(s, &ti);
-	return ti.laddr;
-}
-
-static void sock_peer_addr(const struct tcp_sock *s, uint32_t *addr, uint16_t *port)
-{
-	struct tcp_info ti;
-	tcp_get_info(s, &ti);
-	*addr = ti.raddr;
-	*port = ti.rport;
-}
-
-static bool addr_is_local(uint32_t addr)
-{
-	struct net_config nc;
-	net_config_get(&nc);
-	return addr == nc.addr;
-}
-
-/* The NVMe/TCP transport over the real socket layer (host tests put a fake one there). */
-static const struct nvmet_tcp_sock_ops nvmet_boot_sock_ops = {
-	.listen = tcp_listen, .accept = tcp_accept, .set_ops = tcp_set_ops, .recv_frags = tcp_recv_frags,
-	.recv_eof = tcp_recv_eof, .send_space = tcp_send_space, .send_copy = tcp_send_copy,
-	.send_frags = tcp_send_frags, .flush = tcp_flush, .close = tcp_close, .abort = tcp_abort,
-	.local_addr = sock_local_addr, .addr_is_local = addr_is_local, .peer_addr = sock_peer_addr,
-};
 
 /* --- payload memory under the P2P rules --- */
 
@@ -177,7 +145,7 @@ static int nvmet_boot(void)
 	p2p_mode_apply();
 	if (p2p_mode == NVMET_BOOT_P2P_OFF)
 		log_info("nvmet: nvmet.p2p = off: every NVMe/TCP payload goes through host DRAM");
-	if ((rc = nvmet_tcp_start(&nvmet_boot_sock_ops, &nvmet_boot_mem_ops))) {
+	if ((rc = nvmet_tcp_start(&nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);
 		nvmet_fini();
 		return 0;

@@ -87,6 +87,13 @@ struct nvmet_data {
 typedef void (*nvmet_done_fn)(struct nvmet_req *req, void *arg);
 
 /* One command, owned by the transport; the core fills cqe and xfer_len. */
+/* Where a command is at the core. */
+enum nvmet_req_state {
+	NVMET_REQ_IDLE = 0,              /* not started, or completed */
+	NVMET_REQ_EXEC,                  /* in nvmet_exec() .. nvmet_req_complete() */
+	NVMET_REQ_HELD,                  /* an AER held until an event (or its queue goes) */
+};
+
 struct nvmet_req {
 	struct nvme_sqe sqe;             /* a private copy */
 	struct nvmet_data data;
@@ -99,7 +106,7 @@ struct nvmet_req {
 	struct nvmet_req *next_aer;
 	uint64_t bio_space[12];          /* the backend I/O of this command */
 	uint16_t status;                 /* NVMe status (no phase bit) on completion */
-	uint8_t state;                   /* 0 idle, 1 executing, 2 held (AER) */
+	enum nvmet_req_state state;
 	uint8_t dir;                     /* enum dma_dir of the data */
 };
 

@@ -477,7 +477,7 @@ static void exec_aer(struct nvmet_req *req, struct nvmet_ctrl *c)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
 	if (c->naers >= NVMET_AERL)
 		return nvmet_req_complete(req, NVMET_SC_AER_LIMIT);
-	req->state = 2;
+	req->state = NVMET_REQ_HELD;
 	req->next_aer = c->aers;
 	c->aers = req;
 	c->naers++;

@@ -381,7 +381,7 @@ void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
 	req->cqe.status = nvmet_status_field(status, status && !status_retryable(status));
 	if (status)
 		req->xfer_len = 0;
-	req->state = 0;
+	req->state = NVMET_REQ_IDLE;
 	q->inflight--;
 	q->st.completions++;
 	nvmet_tgt.st.completions++;
@@ -456,7 +456,7 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 	req->done_arg = arg;
 	req->q = q;
 	req->next_aer = NULL;
-	req->state = 1;
+	req->state = NVMET_REQ_EXEC;
 	req->dir = (uint8_t)nvmet_req_dir(q, sqe);
 	q->inflight++;
 	q->st.cmds++;

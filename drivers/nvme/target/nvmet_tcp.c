@@ -1,7 +1,7 @@
 /*
  * nvmet_tcp.c - the NVMe/TCP transport: see nvmet_tcp.h for the connection state machine.
  *
- * The data path (DESIGN.md): a write's data stays in the fragments the NIC received it
+ * The data path (docs/architecture.md): a write's data stays in the fragments the NIC received it
  * into (an NVMe CMB with header split) and one NVMe command gathers all of them (up to
  * NVMET_TCP_REQ_SEGS, in a segment table); a read's data is read by the drive into device
  * memory the NIC may gather from and sent from there with zero-copy C2HData. Where the
@@ -12,8 +12,10 @@
  * the core completed it (then they go back to the NIC). A data buffer (read data, or
  * write data gathered into DRAM) belongs to its command and to TCP for every fragment of
  * it queued as C2HData: it is freed when both let go (the peer acknowledged the data).
- * A command that finds no buffer (table, DRAM, device memory, write budget) waits in a
- * FIFO and is resumed from the poll loop or a socket event when buffers come back. A
+ * A command that finds no buffer (table, DRAM, device memory, write budget) waits in its
+ * connection's FIFO and is resumed from the poll loop or a socket event when buffers come
+ * back, connection by connection in turn, so that it holds back only its own connection;
+ * a command larger than NVMET_TCP_MAX_XFER never fits and is refused at once. A
  * connection is freed only when no command of it is left at the core, so a late done
  * callback always finds its connection.
  */
@@ -21,13 +23,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "../../../lib/clock.h"
 #include "../../../lib/crc32.h"
 #include "../../../lib/list.h"
 #include "../../../lib/log.h"
 #include "../../../lib/poller.h"
 #include "../../../mm/pool.h"
+#include "../../../net/net.h"
 #include "../../../net/tcp/tcp.h"
 #include "nvmet_tcp_priv.h"
+#include "nvmet_wire.h"
 
 LOG_MODULE_USE(nvmet);
 
@@ -89,7 +94,7 @@ static const struct nvmet_transport_ops nvmet_tcp_ops = {
 /* Queue len bytes on the socket: all or -ENOBUFS/-EPIPE (callers checked the space). */
 static int conn_send(struct nvmet_tcp_conn *c, const void *buf, size_t len)
 {
-	long n = nvmet_tcp.sops->send_copy(c->sock, buf, len);
+	long n = tcp_send_copy(c->sock, buf, len);
 	if (n < 0)
 		return (int)n;
 	return (size_t)n == len ? 0 : -ENOBUFS;
@@ -126,7 +131,7 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	bool last = r->tx_off + n == r->req.xfer_len;
 	size_t hl = nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
 	size_t need = hl + n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0);
-	if (nvmet_tcp.sops->send_space(c->sock) < need) {
+	if (tcp_send_space(c->sock) < need) {
 		nvmet_tcp.st.tx_waits++;
 		return 0;
 	}
@@ -137,7 +142,7 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 			netdev_frag_release(&f[i]);
 		return rc;
 	}
-	if ((rc = nvmet_tcp.sops->send_frags(c->sock, f, nf)))
+	if ((rc = tcp_send_frags(c->sock, f, nf)))
 		return rc; /* the socket released the fragments */
 	if (c->params.ddgst) {
 		uint8_t d[4] = { (uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24) };
@@ -186,7 +191,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 			continue;
 		}
 		size_t hl = nvme_tcp_build_capsule_resp(hdr, &c->params, (const uint8_t *)&r->req.cqe);
-		if (nvmet_tcp.sops->send_space(c->sock) < hl) {
+		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
@@ -198,7 +203,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 		sent++;
 	}
 	if (sent)
-		nvmet_tcp.sops->flush(c->sock);
+		tcp_flush(c->sock);
 	return sent;
 }
 
@@ -220,7 +225,7 @@ static void conn_drain(struct nvmet_tcp_conn *c)
 {
 	struct netdev_frag f[NVMET_TCP_RX_BATCH];
 	int n;
-	while ((n = nvmet_tcp.sops->recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0)
+	while ((n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0)
 		for (int i = 0; i < n; i++)
 			netdev_frag_release(&f[i]);
 }
@@ -242,13 +247,13 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		struct tcp_sock *s = c->sock;
 		if (graceful) {
 			conn_drain(c);
-			nvmet_tcp.sops->flush(s);
+			tcp_flush(s);
 		}
 		c->sock = NULL;
 		if (graceful)
-			nvmet_tcp.sops->close(s);
+			tcp_close(s);
 		else
-			nvmet_tcp.sops->abort(s);
+			tcp_abort(s);
 	}
 	if (!c->in_rx)
 		nvme_tcp_rx_reset(&c->rx);
@@ -273,7 +278,7 @@ static void conn_fail(struct nvmet_tcp_conn *c, uint16_t fes, uint32_t fei, cons
 	log_warn("tcp: port %u: protocol error (%s): C2HTermReq FES %u FEI %u", c->port, what ? what : "?", fes, fei);
 	if (c->sock) {
 		size_t len = nvme_tcp_build_c2h_term_req(buf, fes, fei, hdr, hdr_len);
-		if (nvmet_tcp.sops->send_space(c->sock) >= len && conn_send(c, buf, len) == 0)
+		if (tcp_send_space(c->sock) >= len && conn_send(c, buf, len) == 0)
 			nvmet_tcp.st.term_sent++;
 	}
 	conn_close(c, NVMET_TCP_FAILED, true, what);
@@ -297,14 +302,6 @@ static void queue_kill(void *tctx, int reason)
 }
 
 /* --- commands --- */
-
-/* Release a PDU's data fragments (PDUs whose data we do not keep). */
-static void pdu_release(struct nvme_tcp_rx_pdu *pdu)
-{
-	for (unsigned i = 0; i < pdu->nfrags; i++)
-		netdev_frag_release(&pdu->frags[i]);
-	pdu->nfrags = 0;
-}
 
 static void req_done(struct nvmet_req *req, void *arg)
 {
@@ -354,17 +351,16 @@ void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r)
 }
 
 
-/* Retry waiting requests in arrival order until one still cannot go on (it stays first).
- * Runs from the poll loop and after socket events, never from a buffer release. */
-static int resume_waiters(void)
+/* Retry the waiting requests of c in arrival order until one still cannot go on (it
+ * stays first). Returns the requests resumed. */
+static int conn_resume(struct nvmet_tcp_conn *c)
 {
 	int work = 0;
-	nvmet_tcp.freed = false;
-	while (!list_empty(&nvmet_tcp.waitq)) {
-		struct nvmet_tcp_req *r = container_of(nvmet_tcp.waitq.next, struct nvmet_tcp_req, wait_node);
-		struct nvmet_tcp_conn *c = r->conn;
-		enum nvmet_tcp_wait w = (enum nvmet_tcp_wait)r->wait;
+	while (!list_empty(&c->waitq)) {
+		struct nvmet_tcp_req *r = container_of(c->waitq.next, struct nvmet_tcp_req, wait_node);
+		enum nvmet_tcp_wait w = r->wait;
 		list_del(&r->wait_node);
+		c->nwaiting--;
 		nvmet_tcp.nwaiting--;
 		r->wait = NVMET_TCP_WAIT_NONE;
 		r->state = NVMET_TCP_REQ_EXEC; /* in between: each path below sets the real state */
@@ -382,10 +378,10 @@ static int resume_waiters(void)
 			ok = r->state != NVMET_TCP_REQ_WAIT;
 		}
 		if (!ok) {
-			/* back to the front: arrival order is kept */
+			/* back to the front of its connection: arrival order is kept */
 			nvmet_tcp.st.waits--;
 			list_del(&r->wait_node);
-			list_add_head(&nvmet_tcp.waitq, &r->wait_node);
+			list_add_head(&c->waitq, &r->wait_node);
 			break;
 		}
 		nvmet_tcp.st.resumed++;
@@ -396,13 +392,43 @@ static int resume_waiters(void)
 	return work;
 }
 
+/* Retry waiting requests, connection by connection, starting one connection further on
+ * each call: a request that cannot go on holds back only the later ones of its own
+ * connection. Runs from the poll loop and after socket events, never from a buffer
+ * release. */
+static int resume_waiters(void)
+{
+	struct list_node *it;
+	unsigned start = nvmet_tcp.nconns ? nvmet_tcp.resume_turn++ % nvmet_tcp.nconns : 0, i = 0;
+	int work = 0;
+
+	nvmet_tcp.freed = false;
+	for (int round = 0; round < 2; round++) {
+		i = 0;
+		list_for_each(&nvmet_tcp.conns, it) {
+			struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
+			bool mine = round == 0 ? i >= start : i < start;
+			i++;
+			if (mine && c->nwaiting)
+				work += conn_resume(c);
+		}
+	}
+	return work;
+}
+
+/* Is sqe a fabrics Connect? */
+static bool is_connect(const struct nvme_sqe *sqe)
+{
+	return NVME_SQE_OPC(sqe->cdw0) == NVMF_OPC_FABRICS && ((const uint8_t *)sqe)[4] == NVMF_FCTYPE_CONNECT;
+}
+
 /*
  * A CapsuleCmd: take a request (the host keeps within the queue depth, so running out
  * is its protocol error), resolve the data (in-capsule fragments for host-to-controller
  * data, a buffer for controller-to-host data, an R2T for larger writes) and run it,
  * waiting for buffers when there are none. A command whose data the transport cannot
  * place runs with a segment that cannot match: the core completes it with SGL Length
- * Invalid (one place for NVMe status).
+ * Invalid (one place for NVMe status). Consumes pdu's fragments.
  */
 static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
@@ -410,7 +436,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 
 	nvmet_tcp.st.capsules++;
 	if (!(r = nvmet_tcp_req_get(c))) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		log_warn("tcp: port %u: host exceeded the queue depth %u", c->port, NVMET_TCP_QUEUE_DEPTH);
 		return -ENOSPC;
 	}
@@ -421,39 +447,34 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	r->dir = (uint8_t)nvmet_req_dir(c->q, &r->sqe);
 	r->bdev = nvmet_req_bdev(c->q, &r->sqe);
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (pdu->nfrags && r->dir != DMA_TO_DEVICE) {
-		/* data for a command that has none to receive */
-		pdu_release(pdu);
+	if (nvmet_queue_qid(c->q) < 0 && (!is_connect(&r->sqe) || !pdu->nfrags)) {
+		/* not Connected yet: nothing is committed (no R2T, no buffer); the core answers
+		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
+		nvmet_tcp_pdu_release(pdu);
+		r->len = 0;
+		nvmet_tcp_req_exec(r, 0);
+	} else if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
+		/* data for a command that has none to receive, or not the length its SGL
+		 * describes: refused before any placement, so no buffer is ever sent to the
+		 * drive with bytes the host did not write */
+		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp_req_refuse(r);
 	} else if (pdu->nfrags) {
 		/* in-capsule data: the fragments as they are, or a DRAM copy when they are
 		 * more than a command gathers and no table is free */
-		if (nvmet_tcp_req_take_frags(r, pdu)) {
-			struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(pdu->hdr.data_len, NULL);
-			if (b && nvmet_tcp_dbuf_copy_in(b, 0, pdu->frags, pdu->nfrags) == 0) {
-				r->dbuf = b;
-				nvmet_tcp.st.gathers++;
-				if (r->bdev)
-					nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
-			} else {
-				if (b)
-					nvmet_tcp_dbuf_unref(b);
-				r->dropped = true;
-			}
-			pdu_release(pdu);
-		}
+		nvmet_tcp_req_add_data(r, pdu, 0);
 		nvmet_tcp_write_go(r);
+	} else if (r->len > NVMET_TCP_MAX_XFER) {
+		nvmet_tcp_req_refuse(r); /* larger than a command may move: never fits, refused now */
 	} else if (r->len && r->dir == DMA_FROM_DEVICE) {
-		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_read_go(r))
+		if (!list_empty(&c->waitq) || nvmet_tcp_read_go(r))
 			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_READ);
-	} else if (r->len && r->len <= NVMET_TCP_MAX_XFER) {
+	} else if (r->len) {
 		/* write data comes after an R2T for all of it (one R2T per command) */
-		if (!list_empty(&nvmet_tcp.waitq) || nvmet_tcp_r2t_go(r))
+		if (!list_empty(&c->waitq) || nvmet_tcp_r2t_go(r))
 			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_R2T);
 		else
 			return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
-	} else if (r->len) {
-		nvmet_tcp_req_refuse(r); /* larger than a command may move: the core says so */
 	} else {
 		nvmet_tcp_req_exec(r, 0);
 	}
@@ -471,17 +492,18 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		if (r->state != NVMET_TCP_REQ_R2T || r->r2t_sent)
 			continue;
 		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
-		if (nvmet_tcp.sops->send_space(c->sock) < hl) {
+		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
 		if ((rc = conn_send(c, hdr, hl)))
 			return rc;
 		r->r2t_sent = true;
+		r->r2t_deadline_ns = clock_now_ns() + NVMET_TCP_R2T_TIMEOUT_MS * NSEC_PER_MSEC;
 		sent++;
 	}
 	if (sent)
-		nvmet_tcp.sops->flush(c->sock);
+		tcp_flush(c->sock);
 	return sent;
 }
 
@@ -489,7 +511,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
  * H2CData for an R2T: the transfer tag names the request (its slot), the data must come in
  * order and inside the R2T. The fragments are kept as they are (the NVMe command will point
  * at all of them) unless there are more than a command gathers: then the write continues
- * into DRAM (counted). When all the data is in, the write runs.
+ * into DRAM (counted). When all the data is in, the write runs. Consumes pdu's fragments.
  */
 static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
@@ -509,32 +531,13 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	else if (h->u.data.length > r->r2t_len - r->h2c_rcvd)
 		fes = NVME_TCP_FES_DATA_OUT_OF_RANGE, fei = 16, what = "H2CData beyond its R2T";
 	if (fes) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		conn_fail(c, fes, fei, pdu->raw, h->hdr_bytes, what);
 		return -EPROTO;
 	}
 	nvmet_tcp.st.h2c_pdus++;
 	nvmet_tcp.st.h2c_bytes += h->u.data.length;
-	if (r->dropped) {
-		pdu_release(pdu);
-	} else if (!r->dbuf && nvmet_tcp_req_take_frags(r, pdu) == 0) {
-		/* kept where the NIC put them */
-	} else {
-		if (!r->dbuf) {
-			/* more fragments than a command gathers: continue in DRAM, the fragments
-			 * so far move into it first */
-			if (nvmet_tcp_req_gather(r)) {
-				r->dropped = true;
-				nvmet_tcp.st.data_dropped++;
-				nvmet_tcp_req_release_frags(r);
-			} else if (r->bdev) {
-				nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
-			}
-		}
-		if (r->dbuf && nvmet_tcp_dbuf_copy_in(r->dbuf, r->h2c_rcvd, pdu->frags, pdu->nfrags))
-			r->dropped = true;
-		pdu_release(pdu);
-	}
+	nvmet_tcp_req_add_data(r, pdu, r->h2c_rcvd);
 	r->h2c_rcvd += h->u.data.length;
 	if (r->h2c_rcvd < r->r2t_len)
 		return 0;
@@ -543,7 +546,8 @@ static int conn_h2c(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
-/* ICReq: check, answer, create the queue. */
+/* ICReq: check, answer, create the queue (the caller released pdu's fragments: an ICReq
+ * carries none). */
 static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 {
 	uint8_t buf[NVME_TCP_IC_LEN];
@@ -559,16 +563,13 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		log_warn("tcp: port %u: no queue for a new connection (%d)", c->port, rc);
 		return rc;
 	}
-	if (nvmet_tcp.sops->peer_addr) {
-		uint32_t addr;
-		uint16_t port;
-		nvmet_tcp.sops->peer_addr(c->sock, &addr, &port);
-		nvmet_queue_set_peer(c->q, addr, port);
-	}
+	struct tcp_info ti;
+	tcp_get_info(c->sock, &ti);
+	nvmet_queue_set_peer(c->q, ti.raddr, ti.rport);
 	size_t len = nvme_tcp_build_icresp(buf, 0, dgst, NVMET_TCP_MAXH2CDATA);
-	if (nvmet_tcp.sops->send_space(c->sock) < len || (rc = conn_send(c, buf, len)))
+	if (tcp_send_space(c->sock) < len || (rc = conn_send(c, buf, len)))
 		return rc ? rc : -ENOBUFS;
-	nvmet_tcp.sops->flush(c->sock);
+	tcp_flush(c->sock);
 	/* from the next PDU on */
 	c->params.hdgst = dgst & NVME_TCP_DGST_HDGST_ENABLE;
 	c->params.ddgst = dgst & NVME_TCP_DGST_DDGST_ENABLE;
@@ -580,26 +581,27 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
-/* One whole PDU from the framing (we own its fragments). A negative return stops the
- * feed; the connection is then closed by conn_recv according to c->state. */
+/* One whole PDU from the framing. Consumes pdu's fragments, on success and on failure
+ * (the framing's nvme_tcp_rx_fn rule). A negative return stops the feed; the connection
+ * is then closed by conn_recv according to c->state. */
 static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 {
 	struct nvmet_tcp_conn *c = ctx;
 	const struct nvme_tcp_pdu *h = &pdu->hdr;
 
 	if (c->state != NVMET_TCP_WAIT_ICREQ && c->state != NVMET_TCP_ESTABLISHED) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		return -ECONNRESET;
 	}
 	if (h->type == NVME_TCP_H2C_TERM_REQ) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp.st.term_recv++;
 		log_info("tcp: port %u: host terminated the connection (FES %u)", c->port, h->u.term.fes);
 		conn_close(c, NVMET_TCP_CLOSING, true, "H2CTermReq");
 		return -ECONNRESET;
 	}
 	if (c->state == NVMET_TCP_WAIT_ICREQ) {
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		if (h->type != NVME_TCP_ICREQ) {
 			conn_fail(c, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0, pdu->raw, h->hdr_bytes, "PDU before ICReq");
 			return -EPROTO;
@@ -611,7 +613,7 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 	}
 	if (!pdu->ddgst_ok) {
 		/* as Linux's nvmet-tcp does: a data digest error ends the connection */
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp.st.ddgst_errors++;
 		log_warn("tcp: port %u: data digest error on a %s PDU: closing", c->port, nvme_tcp_pdu_type_name(h->type));
 		conn_close(c, NVMET_TCP_CLOSING, false, "data digest error");
@@ -627,11 +629,11 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 		}
 		return 0;
 	case NVME_TCP_ICREQ:
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		conn_fail(c, NVME_TCP_FES_PDU_SEQUENCE_ERROR, 0, pdu->raw, h->hdr_bytes, "second ICReq");
 		return -EPROTO;
 	default:
-		pdu_release(pdu);
+		nvmet_tcp_pdu_release(pdu);
 		conn_fail(c, NVME_TCP_FES_INVALID_HEADER_FIELD, 0, pdu->raw, h->hdr_bytes,
 			  "PDU type a host may not send here");
 		return -EPROTO;
@@ -639,15 +641,24 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 }
 
 /* Take what the socket has and frame it. */
-static void conn_recv(struct nvmet_tcp_conn *c)
+/*
+ * Receive from the poll loop: feed at most NVMET_TCP_RX_BATCHES batches of fragments from
+ * the socket to the framing (PDUs run as they complete), then notice the peer's FIN and
+ * push out what the commands produced. The socket stays marked ready while the budget ran
+ * out before it was drained. Returns the batches taken (+1 when the connection closed).
+ */
+static int conn_recv(struct nvmet_tcp_conn *c)
 {
 	struct netdev_frag f[NVMET_TCP_RX_BATCH];
-	int n;
+	unsigned batches = 0;
+	int n = 0;
 
 	c->in_rx = true;
-	while (c->sock && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
-	       (n = nvmet_tcp.sops->recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
+	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
+	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
+	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
 		int i = 0;
+		batches++;
 		for (; i < n; i++) {
 			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
 			if (!rc)
@@ -663,18 +674,26 @@ static void conn_recv(struct nvmet_tcp_conn *c)
 			netdev_frag_release(&f[i]);
 	}
 	c->in_rx = false;
+	if (batches < NVMET_TCP_RX_BATCHES)
+		c->rx_ready = false; /* drained (or closed): the next TCP_EV_RECV marks it again */
 	if (c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) {
 		nvme_tcp_rx_reset(&c->rx);
-		return;
+		c->rx_ready = false;
+		return (int)batches + 1;
 	}
-	if (c->sock && nvmet_tcp.sops->recv_eof(c->sock)) {
+	if (c->sock && tcp_recv_eof(c->sock)) {
 		conn_close(c, NVMET_TCP_CLOSING, true, "peer closed");
-		return;
+		return (int)batches + 1;
 	}
-	if (conn_tx(c) < 0)
+	if (conn_tx(c) < 0) {
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+		return (int)batches + 1;
+	}
+	return (int)batches;
 }
 
+/* Socket events: received data only marks the connection (the poll loop drains it under
+ * its budget, nvmet_tcp_poll); send space and resets are handled here. */
 static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 {
 	struct nvmet_tcp_conn *c = ctx;
@@ -683,12 +702,12 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 	if (!c->sock)
 		return;
 	if (events & TCP_EV_RECV)
-		conn_recv(c);
+		c->rx_ready = true;
 	if (c->sock && (events & TCP_EV_SENT) && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
-	if (nvmet_tcp.freed && !list_empty(&nvmet_tcp.waitq))
+	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
 		resume_waiters();
 }
 
@@ -726,15 +745,17 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 
 	if (!(events & TCP_EV_ACCEPT))
 		return;
-	while ((s = nvmet_tcp.sops->accept(ls))) {
-		uint32_t laddr = nvmet_tcp.sops->local_addr ? nvmet_tcp.sops->local_addr(s) : 0;
-		int port = nvmet_tcp.sops->local_addr ? port_for(l->tcp_port, laddr) : (int)l->port;
+	while ((s = tcp_accept(ls))) {
+		struct tcp_info ti;
+		tcp_get_info(s, &ti);
+		uint32_t laddr = ti.laddr;
+		int port = port_for(l->tcp_port, laddr);
 		if (port < 0) {
 			char a[16];
 			addr_text(laddr, a, sizeof(a));
 			nvmet_tcp.st.wrong_addr++;
 			log_warn("tcp: connection to %s:%u refused: no port has that traddr", a, l->tcp_port);
-			nvmet_tcp.sops->abort(s);
+			tcp_abort(s);
 			continue;
 		}
 		struct nvmet_tcp_conn *c = mm_pool_alloc(&nvmet_tcp.conn_pool);
@@ -742,7 +763,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 			nvmet_tcp.st.refused++;
 			log_warn("tcp: port %u: connection refused, %u connections in use", l->tcp_port,
 				 NVMET_TCP_MAX_CONNS);
-			nvmet_tcp.sops->abort(s);
+			tcp_abort(s);
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
@@ -750,14 +771,16 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		c->port = (unsigned)port;
 		c->sock = s;
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
+		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
 			c->reqs[i].conn = c;
 		list_init(&c->tx_backlog);
+		list_init(&c->waitq);
 		nvme_tcp_rx_init(&c->rx, &c->params);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.st.accepted++;
-		nvmet_tcp.sops->set_ops(s, &conn_tcp_ops, c); /* may deliver events: c last */
+		tcp_set_ops(s, &conn_tcp_ops, c); /* may deliver events: c last */
 	}
 }
 
@@ -766,7 +789,7 @@ static const struct tcp_ops listener_tcp_ops = { .event = listener_event };
 static void listeners_close(void)
 {
 	for (unsigned i = 0; i < nvmet_tcp.nlisteners; i++)
-		nvmet_tcp.sops->close(nvmet_tcp.listeners[i].sock);
+		tcp_close(nvmet_tcp.listeners[i].sock);
 	nvmet_tcp.nlisteners = 0;
 }
 
@@ -779,13 +802,15 @@ static void pools_destroy(void)
 }
 
 /* Every TCP port's traddr is 0.0.0.0 or one of the appliance's addresses. */
-static int check_addresses(const struct nvmet_tcp_sock_ops *sops)
+static int check_addresses(void)
 {
+	struct net_config nc;
+
+	net_config_get(&nc);
 	for (unsigned i = 0; i < nvmet_port_count(); i++) {
 		const struct nvmet_cfg_port *p = nvmet_port_at(i);
 		char a[16];
-		if (!p || p->trtype != NVMET_TRTYPE_TCP || p->traddr == 0 || !sops->addr_is_local ||
-		    sops->addr_is_local(p->traddr))
+		if (!p || p->trtype != NVMET_TRTYPE_TCP || p->traddr == 0 || p->traddr == nc.addr)
 			continue;
 		addr_text(p->traddr, a, sizeof(a));
 		log_err("tcp: portid %u: traddr %s is not an address of this appliance (net.address; 0.0.0.0 = any)",
@@ -796,22 +821,21 @@ static int check_addresses(const struct nvmet_tcp_sock_ops *sops)
 }
 
 /* Start the transport on every TCP port of the target. */
-int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tcp_mem_ops *mops)
+int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 {
 	int rc;
 
 	if (nvmet_tcp.running)
 		return -EBUSY;
-	if (nvmet_tcp.sops)
+	if (nvmet_tcp.live)
 		return -EBUSY; /* the previous run still has buffers out */
-	if ((rc = check_addresses(sops)))
+	if ((rc = check_addresses()))
 		return rc;
 	memset(&nvmet_tcp.st, 0, sizeof(nvmet_tcp.st));
 	memset(nvmet_tcp.reason_logged, 0, sizeof(nvmet_tcp.reason_logged));
-	nvmet_tcp.sops = sops;
+	nvmet_tcp.live = true;
 	nvmet_tcp.mops = mops;
 	list_init(&nvmet_tcp.conns);
-	list_init(&nvmet_tcp.waitq);
 	nvmet_tcp.nwaiting = 0;
 	nvmet_tcp.write_held = 0;
 	nvmet_tcp.freed = false;
@@ -844,7 +868,7 @@ int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tc
 		struct nvmet_tcp_listener *l = &nvmet_tcp.listeners[nvmet_tcp.nlisteners];
 		l->port = i;
 		l->tcp_port = p->trsvcid;
-		if ((rc = sops->listen(p->trsvcid, NVMET_TCP_LISTEN_BACKLOG, &listener_tcp_ops, l, &l->sock))) {
+		if ((rc = tcp_listen(p->trsvcid, NVMET_TCP_LISTEN_BACKLOG, &listener_tcp_ops, l, &l->sock))) {
 			log_err("tcp: cannot listen on TCP port %u (%d)", p->trsvcid, rc);
 			goto fail_listeners;
 		}
@@ -866,9 +890,34 @@ fail_buf_pool:
 fail_conn_pool:
 	mm_pool_destroy(&nvmet_tcp.conn_pool);
 fail:
-	nvmet_tcp.sops = NULL;
+	nvmet_tcp.live = false;
 	nvmet_tcp.mops = NULL;
 	return rc;
+}
+
+/* A connection that did not get Connected in time, or an R2T whose data did not come in
+ * time: closed (the peer holds nothing more). 1 when it closed c. */
+static int conn_timeouts(struct nvmet_tcp_conn *c, uint64_t now)
+{
+	const char *why = NULL;
+
+	if (!c->sock || (c->state != NVMET_TCP_WAIT_ICREQ && c->state != NVMET_TCP_ESTABLISHED))
+		return 0;
+	if ((!c->q || nvmet_queue_qid(c->q) < 0) && now >= c->connect_deadline_ns) {
+		why = c->state == NVMET_TCP_WAIT_ICREQ ? "no ICReq in time" : "no Connect in time";
+	} else if (now >= c->next_r2t_check_ns) {
+		c->next_r2t_check_ns = now + 100 * NSEC_PER_MSEC;
+		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH && !why; i++)
+			if (c->reqs[i].state == NVMET_TCP_REQ_R2T && c->reqs[i].r2t_sent &&
+			    now >= c->reqs[i].r2t_deadline_ns)
+				why = "R2T data did not come in time";
+	}
+	if (!why)
+		return 0;
+	nvmet_tcp.st.timeouts++;
+	log_warn("tcp: port %u: %s: closing the connection", c->port, why);
+	conn_close(c, NVMET_TCP_CLOSING, false, why);
+	return 1;
 }
 
 /* Free closed connections with nothing left at the core; once stopped, the pools. */
@@ -890,9 +939,9 @@ static int conns_reap(void)
  * fragment it was sending. */
 static void pools_destroy_if_idle(void)
 {
-	if (nvmet_tcp.sops && !nvmet_tcp.running && nvmet_tcp.nconns == 0 && nvmet_tcp.dbuf_pool.in_use == 0) {
+	if (nvmet_tcp.live && !nvmet_tcp.running && nvmet_tcp.nconns == 0 && nvmet_tcp.dbuf_pool.in_use == 0) {
 		pools_destroy();
-		nvmet_tcp.sops = NULL;
+		nvmet_tcp.live = false;
 		nvmet_tcp.mops = NULL;
 	}
 }
@@ -915,14 +964,27 @@ void nvmet_tcp_stop(void)
 int nvmet_tcp_poll(unsigned budget)
 {
 	struct list_node *it;
+	uint64_t now = clock_now_ns();
 	int work = 0;
 
-	if (!nvmet_tcp.sops)
+	if (!nvmet_tcp.live)
 		return 0;
+	/* first the connections closed by the last pass whose commands are all done, then
+	 * the waiting commands (before new ones take what came back) */
+	work += conns_reap();
+	if (nvmet_tcp.nwaiting)
+		work += resume_waiters();
 	list_for_each(&nvmet_tcp.conns, it) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((unsigned)work >= budget)
+		if ((unsigned)work >= budget) {
+			/* out of budget: the next pass starts here, so every connection gets its turn */
+			list_del(&nvmet_tcp.conns);
+			list_add_tail(&c->node, &nvmet_tcp.conns);
 			break;
+		}
+		if (c->rx_ready && c->sock)
+			work += conn_recv(c);
+		work += conn_timeouts(c, now);
 		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
 			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
 			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
@@ -934,9 +996,8 @@ int nvmet_tcp_poll(unsigned budget)
 			work += rc > 0;
 		}
 	}
-	if (!list_empty(&nvmet_tcp.waitq))
-		work += resume_waiters();
-	work += conns_reap();
+	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
+		work += resume_waiters(); /* buffers this pass gave back */
 	pools_destroy_if_idle();
 	return work;
 }
@@ -944,14 +1005,14 @@ POLLER(nvmet_tcp, nvmet_tcp_poll);
 
 unsigned nvmet_tcp_conn_count(void)
 {
-	return nvmet_tcp.sops ? nvmet_tcp.nconns : 0;
+	return nvmet_tcp.live ? nvmet_tcp.nconns : 0;
 }
 
 unsigned nvmet_tcp_conn_count_state(enum nvmet_tcp_conn_state s)
 {
 	struct list_node *it;
 	unsigned n = 0;
-	if (!nvmet_tcp.sops)
+	if (!nvmet_tcp.live)
 		return 0;
 	list_for_each(&nvmet_tcp.conns, it)
 		n += container_of(it, struct nvmet_tcp_conn, node)->state == s;
@@ -977,5 +1038,5 @@ bool nvmet_tcp_p2p(void)
 /* Commands waiting for buffers. */
 unsigned nvmet_tcp_waiting(void)
 {
-	return nvmet_tcp.sops ? nvmet_tcp.nwaiting : 0;
+	return nvmet_tcp.live ? nvmet_tcp.nwaiting : 0;
 }

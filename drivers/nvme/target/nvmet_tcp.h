@@ -4,17 +4,20 @@
  * per NVMe queue, ICReq/ICResp negotiation, CapsuleCmd -> nvmet_exec() -> C2HData +
  * CapsuleResp, termination requests on protocol errors.
  *
- * It glues three layers: the socket API (net/tcp/tcp.h, reached through struct
- * nvmet_tcp_sock_ops so host tests can put a fake socket layer underneath), the receive
+ * It glues three layers: the socket API (net/tcp/tcp.h, called directly; host tests
+ * link a fake TCP layer in its place), the receive
  * framing (nvmet_tcp_rx.h, whole PDUs whose data stays in the NIC's fragments) and the core
  * (nvmet.h, the transport contract in its header comment).
  *
  * Connection states (one set_state(), transitions logged at debug level):
  *   WAIT_ICREQ   accepted; the only PDU allowed is an ICReq. A valid ICReq creates the
- *                nvmet queue, sets the digests/alignment and sends the ICResp.
+ *                nvmet queue, sets the digests/alignment and sends the ICResp. ICReq and
+ *                Connect must both come within NVMET_TCP_CONNECT_TIMEOUT_MS of the accept,
+ *                and before Connect nothing is committed to a command (no R2T, no buffer).
  *   ESTABLISHED  CapsuleCmd and H2CData PDUs run commands; completions go out
  *                as C2HData + CapsuleResp through a per-connection TX backlog that waits
- *                for send space (TCP_EV_SENT).
+ *                for send space (TCP_EV_SENT). The data of an R2T must be in within
+ *                NVMET_TCP_R2T_TIMEOUT_MS, else the connection is closed.
  *   FAILED       a protocol error: the C2HTermReq (FES/FEI) was queued, the socket is
  *                closed, the queue destroyed; waits for commands still at the backend.
  *   CLOSING      closed without a protocol error (peer FIN/RST, H2CTermReq, controller
@@ -48,34 +51,11 @@
 #define NVMET_TCP_WRITE_HELD_MAX (512u * 1024) /* write bytes between R2T and completion, all
 					  * connections: bounds the NIC receive buffers writes hold */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
+#define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
+#define NVMET_TCP_CONNECT_TIMEOUT_MS 10000 /* from accept to a Connected queue (ICReq + Connect) */
+#define NVMET_TCP_R2T_TIMEOUT_MS 30000   /* from an R2T to the last byte of its data */
 
-struct tcp_sock;
-struct tcp_ops;
 struct nvmet_bdev;
-
-/* The socket calls the transport makes (net/tcp/tcp.h semantics). */
-struct nvmet_tcp_sock_ops {
-	int (*listen)(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out);
-	struct tcp_sock *(*accept)(struct tcp_sock *listener);
-	void (*set_ops)(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx);
-	int (*recv_frags)(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes);
-	bool (*recv_eof)(const struct tcp_sock *s);
-	size_t (*send_space)(const struct tcp_sock *s);
-	long (*send_copy)(struct tcp_sock *s, const void *buf, size_t len);
-	/* zero copy: the socket takes the references (also on error) and releases each
-	 * fragment to its owner once the peer acknowledged it (tcp_send_frags) */
-	int (*send_frags)(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n);
-	void (*flush)(struct tcp_sock *s);
-	void (*close)(struct tcp_sock *s);
-	void (*abort)(struct tcp_sock *s);
-	/* the local IPv4 address of a connection (host order), for the port's traddr */
-	uint32_t (*local_addr)(const struct tcp_sock *s);
-	/* is addr one of the appliance's addresses? (NULL: do not check) */
-	bool (*addr_is_local)(uint32_t addr);
-	/* the host's IPv4 address and TCP port of a connection (host order), for the
-	 * console's view of the queues (NULL: not known) */
-	void (*peer_addr)(const struct tcp_sock *s, uint32_t *addr, uint16_t *port);
-};
 
 /*
  * Where payloads may live: the P2P rules between the drive serving a namespace, the NIC
@@ -130,6 +110,7 @@ struct nvmet_tcp_stats {
 	uint64_t r2ts, h2c_pdus, h2c_bytes;   /* writes whose data came after an R2T */
 	uint64_t ddgst_errors;                /* data digest mismatches (the connection is closed) */
 	uint64_t kills;                       /* queue_kill from the core */
+	uint64_t timeouts;                    /* closed: no ICReq/Connect in time, or R2T data that never came */
 	uint64_t closed, freed;
 	/* payload placement (I/O reads and writes served by a drive) */
 	uint64_t p2p_reads, p2p_read_bytes;   /* read into device memory, sent from there */
@@ -142,21 +123,24 @@ struct nvmet_tcp_stats {
 };
 
 /*
- * Listen on every TCP port of the running target (nvmet_port_at) through sops (kept;
- * core/nvmet_boot.c passes the real socket layer); payload memory through mops (kept;
+ * Listen on every TCP port of the running target (nvmet_port_at) with net/tcp's sockets;
+ * payload memory through mops (kept;
  * NULL: no device memory, every payload in DRAM). A port accepts connections made to its
  * traddr only (0.0.0.0: any address). Returns 0 (also when no port is TCP), -EBUSY when
  * started, -EADDRNOTAVAIL (logged) when a traddr is not one of the appliance's addresses,
  * -ENOMEM, or the first listen error (nothing stays).
  */
-int nvmet_tcp_start(const struct nvmet_tcp_sock_ops *sops, const struct nvmet_tcp_mem_ops *mops);
+int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops);
 
 /* Close the listeners and every connection (their queues are destroyed); connections
  * with commands still at the backend are freed by later polls. Call before nvmet_fini. */
 void nvmet_tcp_stop(void);
 
-/* Poll-loop work: close connections the core killed, retry the TX backlog, free
- * closed connections whose commands are done. >0 progress, 0 idle. */
+/* Poll-loop work, at most about budget units: free closed connections whose commands
+ * are done, drain the receive of connections TCP marked readable (up to
+ * NVMET_TCP_RX_BATCHES batches of NVMET_TCP_RX_BATCH fragments each, one unit per batch),
+ * close connections the core killed, retry the TX backlog, resume commands waiting for
+ * buffers. >0 progress, 0 idle. */
 int nvmet_tcp_poll(unsigned budget);
 
 /* Connections allocated (any state), and in a given state. */

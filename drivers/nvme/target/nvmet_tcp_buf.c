@@ -17,7 +17,7 @@ LOG_MODULE_USE(nvmet);
 /* A payload goes through DRAM: count it, say why once. */
 void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail)
 {
-	r->reason = (uint8_t)why;
+	r->reason = why;
 	nvmet_tcp.st.dram_cmds[why]++;
 	nvmet_tcp.st.dram_bytes[why] += r->len;
 	bool *logged = &nvmet_tcp.reason_logged[r->dir == DMA_TO_DEVICE][why];
@@ -227,6 +227,7 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 {
 	if (r->state == NVMET_TCP_REQ_WAIT) {
 		list_del(&r->wait_node);
+		r->conn->nwaiting--;
 		nvmet_tcp.nwaiting--;
 	}
 	nvmet_tcp_req_release_frags(r);
@@ -246,21 +247,24 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	r->conn->nfree++;
 }
 
-/* r waits for buffers (FIFO); resume_waiters() retries it when some came back. */
+/* r waits for buffers, last in its connection's FIFO; the poll loop retries it when some
+ * came back. */
 void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w)
 {
 	r->state = NVMET_TCP_REQ_WAIT;
-	r->wait = (uint8_t)w;
-	list_add_tail(&nvmet_tcp.waitq, &r->wait_node);
+	r->wait = w;
+	list_add_tail(&r->conn->waitq, &r->wait_node);
+	r->conn->nwaiting++;
 	nvmet_tcp.nwaiting++;
 	nvmet_tcp.st.waits++;
 	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)
 		nvmet_tcp.st.waiting_high = nvmet_tcp.nwaiting;
 }
 
-/* Take a PDU's data fragments into r (after those it holds); a table when the inline
- * segments are short. -ENOSPC when they do not fit (pdu keeps them). */
-int nvmet_tcp_req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
+/* Try to move a PDU's data fragments into r (after those it holds), with a table when
+ * the inline segments are short. Not a sink: -ENOSPC when they do not fit, and then pdu
+ * still holds them (nvmet_tcp_req_add_data copies them). */
+static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 {
 	if (r->nfrags + pdu->nfrags > r->cap && (r->nfrags + pdu->nfrags > NVMET_TCP_REQ_SEGS || req_table(r)))
 		return -ENOSPC;
@@ -268,6 +272,40 @@ int nvmet_tcp_req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pd
 		r->frags[r->nfrags++] = pdu->frags[i];
 	pdu->nfrags = 0;
 	return 0;
+}
+
+/* Release a PDU's data fragments to their owner (the NIC). */
+void nvmet_tcp_pdu_release(struct nvme_tcp_rx_pdu *pdu)
+{
+	for (unsigned i = 0; i < pdu->nfrags; i++)
+		netdev_frag_release(&pdu->frags[i]);
+	pdu->nfrags = 0;
+}
+
+/*
+ * The data of a PDU for r, at byte off of the command's data. Consumes pdu's fragments,
+ * on success and on failure: they stay where the NIC put them (r holds them until the
+ * command completed), or, when r holds more than a command gathers, the write continues
+ * in DRAM (the fragments so far move there first, counted as NVMET_TCP_DRAM_FRAGMENTS).
+ * Without DRAM, or on a copy error, the data is dropped and r->dropped set (the command
+ * then fails with SGL Length Invalid).
+ */
+void nvmet_tcp_req_add_data(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu, uint32_t off)
+{
+	if (!r->dropped && !r->dbuf && req_take_frags(r, pdu) == 0)
+		return; /* kept where the NIC put them */
+	if (!r->dropped && !r->dbuf) {
+		if (nvmet_tcp_req_gather(r)) {
+			r->dropped = true;
+			nvmet_tcp.st.data_dropped++;
+			nvmet_tcp_req_release_frags(r);
+		} else if (r->bdev) {
+			nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_FRAGMENTS, NULL);
+		}
+	}
+	if (!r->dropped && r->dbuf && nvmet_tcp_dbuf_copy_in(r->dbuf, off, pdu->frags, pdu->nfrags))
+		r->dropped = true;
+	nvmet_tcp_pdu_release(pdu);
 }
 
 /* The held fragments as the command's segments. */
@@ -286,7 +324,7 @@ static unsigned req_frag_segments(struct nvmet_tcp_req *r)
  * Returns NVMET_TCP_REASON_NONE for the fragments as they are in device memory, or the reason
  * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM).
  */
-static unsigned write_placement(struct nvmet_tcp_req *r, const char **why)
+static enum nvmet_tcp_dram_reason write_placement(struct nvmet_tcp_req *r, const char **why)
 {
 	bool dev = false, host = false;
 	uint16_t provider = 0;
@@ -349,7 +387,7 @@ void nvmet_tcp_write_go(struct nvmet_tcp_req *r)
 		return nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg)); /* gathered on the way in */
 	if (!r->bdev)
 		return nvmet_tcp_req_exec(r, req_frag_segments(r)); /* fabrics/admin data: the core reads it */
-	unsigned reason = write_placement(r, &why);
+	enum nvmet_tcp_dram_reason reason = write_placement(r, &why);
 	if (reason == NVMET_TCP_REASON_NONE) {
 		nvmet_tcp.st.p2p_writes++;
 		nvmet_tcp.st.p2p_write_bytes += r->len;
@@ -364,7 +402,7 @@ void nvmet_tcp_write_go(struct nvmet_tcp_req *r)
 			nvmet_tcp_req_wait(r, NVMET_TCP_WAIT_GATHER);
 		return;
 	}
-	nvmet_tcp_dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
+	nvmet_tcp_dram_fallback(r, reason, why);
 	nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg));
 }
 
@@ -377,7 +415,7 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 {
 	struct netdev_frag mem;
 	const char *why = NULL;
-	unsigned reason = NVMET_TCP_REASON_NONE;
+	enum nvmet_tcp_dram_reason reason = NVMET_TCP_REASON_NONE;
 
 	if (!r->bdev)
 		reason = NVMET_TCP_REASON_NONE; /* not payload: identify data, log pages */
@@ -407,7 +445,7 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 	if (!(r->dbuf = nvmet_tcp_dbuf_get(r->len, NULL)))
 		return -ENOMEM;
 	if (reason != NVMET_TCP_REASON_NONE)
-		nvmet_tcp_dram_fallback(r, (enum nvmet_tcp_dram_reason)reason, why);
+		nvmet_tcp_dram_fallback(r, reason, why);
 	nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg));
 	return 0;
 }

@@ -121,6 +121,8 @@ static int parse_data_layout(const uint8_t *hdr, const struct nvme_tcp_params *p
 			    "DDGSTF does not match the negotiated data digest");
 	if (out->pdo < out->hdr_bytes || out->pdo % align)
 		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO inside the header or misaligned");
+	if (out->pdo > out->plen)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO beyond PLEN");
 	if (out->plen - out->pdo <= ddgst)
 		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "PLEN leaves no data after PDO");
 	out->data_off = out->pdo;

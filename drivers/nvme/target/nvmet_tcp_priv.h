@@ -18,7 +18,7 @@
 
 enum nvmet_tcp_req_state {
 	NVMET_TCP_REQ_FREE = 0,
-	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in nvmet_tcp.waitq): see enum nvmet_tcp_wait */
+	NVMET_TCP_REQ_WAIT,      /* waiting for a buffer (in its connection's waitq): see enum nvmet_tcp_wait */
 	NVMET_TCP_REQ_R2T,       /* a write waiting for its data: R2T (to be) sent, H2CData coming */
 	NVMET_TCP_REQ_EXEC,      /* at the core (nvmet_exec .. done) */
 	NVMET_TCP_REQ_TX,        /* completed, waiting in the TX backlog */
@@ -32,7 +32,8 @@ enum nvmet_tcp_wait {
 	NVMET_TCP_WAIT_GATHER,             /* write data in, DRAM chunks to gather it into */
 };
 
-#define NVMET_TCP_REASON_NONE 0xff
+/* A payload in device memory (or not a payload): no reason for DRAM. */
+#define NVMET_TCP_REASON_NONE NVMET_TCP_DRAM_REASON_COUNT
 
 struct nvmet_tcp_conn;
 
@@ -60,9 +61,9 @@ struct nvmet_tcp_dbuf {
 struct nvmet_tcp_req {
 	struct nvmet_req req;            /* first: the core's view */
 	struct nvmet_tcp_conn *conn;
-	uint8_t state;                   /* enum nvmet_tcp_req_state */
-	uint8_t wait;                    /* enum nvmet_tcp_wait while WAIT */
-	uint8_t reason;                  /* enum nvmet_tcp_dram_reason of the payload, NVMET_TCP_REASON_NONE */
+	enum nvmet_tcp_req_state state;
+	enum nvmet_tcp_wait wait;        /* while WAIT: what it waits for */
+	enum nvmet_tcp_dram_reason reason; /* why the payload went through DRAM, NVMET_TCP_REASON_NONE */
 	uint16_t cccid;
 	struct nvme_sqe sqe;             /* the command, while it waits or its data comes */
 	uint32_t len;                    /* data bytes the host described (SGL1) */
@@ -77,10 +78,11 @@ struct nvmet_tcp_req {
 	uint32_t tx_off;                 /* data bytes already queued as C2HData */
 	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
 	bool r2t_sent;                   /* R2T: the R2T PDU is out */
+	uint64_t r2t_deadline_ns;        /* R2T sent: its data must be in by then */
 	bool held;                       /* counted in nvmet_tcp.write_held */
 	bool dropped;                    /* write data lost (no DRAM to gather into): fail it */
 	struct list_node tx_node;        /* in conn->tx_backlog while TX */
-	struct list_node wait_node;      /* in nvmet_tcp.waitq while WAIT */
+	struct list_node wait_node;      /* in conn->waitq while WAIT */
 	struct netdev_frag ifrags[NVMET_TCP_INLINE_SEGS];
 	struct nvme_sg isg[NVMET_TCP_INLINE_SEGS];
 };
@@ -96,9 +98,14 @@ struct nvmet_tcp_conn {
 	bool kill_pending;               /* the core asked for a close */
 	int kill_reason;
 	bool in_rx;                      /* inside conn_recv (no re-entry) */
+	bool rx_ready;                   /* TCP_EV_RECV came: the poll loop drains the socket */
+	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
+	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
 	unsigned inflight;               /* requests in EXEC */
 	unsigned nfree;
 	struct list_node tx_backlog;     /* requests in TX, completion order */
+	struct list_node waitq;          /* its requests waiting for buffers, FIFO */
+	unsigned nwaiting;
 	struct nvmet_tcp_req reqs[NVMET_TCP_QUEUE_DEPTH];
 };
 
@@ -111,7 +118,7 @@ struct nvmet_tcp_listener {
 struct nvmet_tcp_state {
 	bool running;
 	bool p2p_off;                    /* nvmet.p2p = off */
-	const struct nvmet_tcp_sock_ops *sops;
+	bool live;                       /* started, pools alive (until the last buffer of a stop came back) */
 	const struct nvmet_tcp_mem_ops *mops;
 	struct mm_pool conn_pool;
 	struct mm_pool buf_pool;
@@ -121,8 +128,8 @@ struct nvmet_tcp_state {
 	unsigned nconns;
 	unsigned nlisteners;
 	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
-	struct list_node waitq;          /* requests waiting for buffers, FIFO */
-	unsigned nwaiting;
+	unsigned nwaiting;               /* requests waiting for buffers, all connections */
+	unsigned resume_turn;            /* the connection resume_waiters() starts with, round robin */
 	bool freed;                      /* buffers came back since the last resume */
 	uint32_t write_held;             /* bytes of writes between R2T and completion */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
@@ -162,9 +169,12 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r);
 void nvmet_tcp_req_put(struct nvmet_tcp_req *r);
 /* r waits for buffers (FIFO) for the reason w. */
 void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
-/* Move a PDU's data fragments into r (after those it holds), taking a segment table when
- * the inline segments are short. 0, or -ENOSPC when they do not fit (pdu keeps them). */
-int nvmet_tcp_req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu);
+/* Release a PDU's data fragments to their owner. Consumes pdu's fragments. */
+void nvmet_tcp_pdu_release(struct nvme_tcp_rx_pdu *pdu);
+/* The data of a PDU for r at byte off of the command's data: kept in the NIC's fragments,
+ * or continued in DRAM when more than a command gathers, or dropped (r->dropped) without
+ * DRAM. Consumes pdu's fragments, on success and on failure. */
+void nvmet_tcp_req_add_data(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu, uint32_t off);
 /* Copy r's held fragments into a DRAM buffer and release them. 0, -ENOMEM (nothing
  * changed), or a copy error (the fragments are released, r->dbuf set). */
 int nvmet_tcp_req_gather(struct nvmet_tcp_req *r);

@@ -39,7 +39,7 @@ struct nvme_tcp_rx_pdu {
 	struct netdev_frag frags[NVME_TCP_RX_MAX_FRAGS]; /* the data, in order: the consumer owns them */
 };
 
-/* The consumer: takes ownership of pdu->frags on every call (also when it fails). Returns
+/* The consumer. Consumes pdu->frags on every call, on success and on failure. Returns
  * 0, or a negative errno that stops feeding (passed up by nvme_tcp_rx_feed). */
 typedef int (*nvme_tcp_rx_fn)(void *ctx, struct nvme_tcp_rx_pdu *pdu);
 
@@ -70,7 +70,7 @@ struct nvme_tcp_rx {
 void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p);
 
 /*
- * Feed the next fragment of the byte stream; rx takes ownership of f (every byte is either
+ * Feed the next fragment of the byte stream. Consumes f (every byte is either
  * read here and the buffer released, or passed on inside a PDU). Calls fn for each PDU
  * completed. Returns 0; -EPROTO when the stream is not valid NVMe/TCP (rx->err holds the
  * FES/FEI for the C2HTermReq; the state is FAILED); -E2BIG for a PDU in too many

@@ -26,5 +26,7 @@ static void nvmet_tcp_stats_show(void)
 	       (unsigned long long)st->data_dropped, (unsigned long long)st->success_flags,
 	       (unsigned long long)st->c2h_pdus, (unsigned long long)st->c2h_bytes, (unsigned long long)st->r2ts,
 	       (unsigned long long)st->h2c_pdus, (unsigned long long)st->h2c_bytes);
+	printf("  nvmet-tcp timeouts: %llu (no ICReq/Connect in %u ms, or R2T data not in %u ms)\n",
+	       (unsigned long long)st->timeouts, NVMET_TCP_CONNECT_TIMEOUT_MS, NVMET_TCP_R2T_TIMEOUT_MS);
 }
 STATS_SECTION(nvmet_tcp, nvmet_tcp_stats_show);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake_nvmet_transport.h"
+#include "lib/timer.h"
 
 static void ft_kill(void *tctx, int reason)
 {
@@ -158,4 +159,22 @@ uint16_t ft_connect_io(struct ft_conn *c, uint16_t qid, uint16_t cntlid, const c
 	struct nvme_sqe s = ft_connect_sqe(qid, 63, 0);
 	ft_connect_data(cd, hostnqn, subnqn, cntlid);
 	return ft_exec(c, &s, cd, sizeof(cd), NULL, NULL);
+}
+
+int ft_ram_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
+{
+	(void)ctx;
+	(void)si;
+	(void)ns;
+	return nvmet_bdev_ram_open(out, 4096, 9);
+}
+
+int ft_target_start(const char *json, struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, char *err, size_t cap)
+{
+	int rc;
+
+	timer_queue_init(&timer_default_queue);
+	if ((rc = nvmet_config_parse(json, strlen(json), cfg, err, cap, NULL, NULL)))
+		return rc;
+	return nvmet_init(cfg, open_fn, NULL);
 }

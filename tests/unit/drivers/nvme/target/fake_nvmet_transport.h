@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "drivers/nvme/target/nvmet.h"
+#include "drivers/nvme/target/nvmet_config.h"
 #include "drivers/nvme/target/nvmet_wire.h"
 
 #define FT_MAX_CMDS 8
@@ -60,5 +61,12 @@ struct nvme_sqe ft_prop_sqe(bool set, bool size8, uint32_t off, uint64_t value);
 int ft_connect_admin(struct ft_conn *c, const char *hostnqn, const char *subnqn, uint32_t kato);
 int ft_enable(struct ft_conn *c);
 uint16_t ft_connect_io(struct ft_conn *c, uint16_t qid, uint16_t cntlid, const char *hostnqn, const char *subnqn);
+
+/* A RAM disk of 4096 blocks of 512 bytes for every namespace (an nvmet_bdev_open_fn). */
+int ft_ram_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out);
+
+/* The default timer queue reset, json parsed into cfg and the target started on it with
+ * open_fn: 0, or the failing step's rc (err says why a parse failed). */
+int ft_target_start(const char *json, struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, char *err, size_t cap);
 
 #endif

@@ -62,10 +62,7 @@ static void setup(void)
 	char err[200];
 	unit_pools_begin();
 	fake_clock_install();
-	timer_queue_init(&timer_default_queue);
-	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0, "%s",
-		     err);
-	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
+	cr_assert_eq(ft_target_start(config_json, &cfg, ram_open, err, sizeof(err)), 0, "%s", err);
 }
 
 static void teardown(void)

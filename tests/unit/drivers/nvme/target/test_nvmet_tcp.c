@@ -1,6 +1,6 @@
-// sources: drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
+// sources: drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c tests/unit/drivers/nvme/target/fake_tcp.c tests/unit/drivers/nvme/target/fake_cmb.c tests/unit/drivers/nvme/target/nvme_tcp_host.c
 /*
- * NVMe/TCP transport over a fake socket layer, the real framing and the real target core
+ * NVMe/TCP transport over the fake TCP layer (fake_tcp.c, linked instead of net/tcp), the real framing and the real target core
  * with RAM disks: ICReq/ICResp negotiation (digests included), the termination rules
  * (PDU before ICReq, second ICReq, invalid header, H2CTermReq), Connect/Property/Identify
  * over CapsuleCmd with in-capsule data cut into small fragments, C2HData + CapsuleResp,
@@ -19,7 +19,10 @@
 #include "lib/crc32.h"
 #include "lib/timer.h"
 #include "net/tcp/tcp.h"
+#include "fake_cmb.h"
 #include "fake_nvmet_transport.h"
+#include "fake_tcp.h"
+#include "nvme_tcp_host.h"
 #include "tests/unit/unit_support.h"
 
 #define HOST "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
@@ -34,392 +37,27 @@ static const char *const config_json =
 	"    { \"nqn\": \"" VOL0 "\", \"attr\": { \"allow_any_host\": \"1\", \"serial\": \"SER0\" },\n"
 	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } } ] } ] }\n";
 
-/* --- the fake socket layer --- */
+/* --- the host (fake_tcp.h, nvme_tcp_host.h) --- */
 
-#define FS_RX_MAX (1024 * 1024)
-#define FS_TX_MAX (6 * 1024 * 1024)
-#define FS_TOKENS 8192
-#define FS_HELD 512
-#define LOCAL_ADDR 0x0a000001u   /* 10.0.0.1: the port's traddr */
-
-struct tcp_sock {
-	bool listener, closed, aborted, eof, accepted;
-	uint16_t port;
-	uint32_t laddr;           /* the local address the host connected to */
-	const struct tcp_ops *ops;
-	void *ctx;
-	uint8_t rx[FS_RX_MAX];    /* the byte stream from the host */
-	size_t rx_len, rx_off;    /* queued, handed out */
-	size_t frag_size;         /* cut into fragments of this size */
-	bool dev_frags;           /* hand them out as device memory (a CMB) of provider 1 */
-	uint8_t tx[FS_TX_MAX];    /* what the target sent */
-	size_t tx_len, tx_read;
-	size_t space;             /* send space left */
-	unsigned flushes;
-	struct netdev_frag held[FS_HELD]; /* zero-copy sends not yet acknowledged */
-	unsigned nheld;
-	uint64_t frag_bytes[MEM_CLASS_COUNT]; /* zero-copy bytes sent, by memory class */
-};
-
-static struct tcp_sock fs_listener;
-static struct tcp_sock fs_conns[4];
-static unsigned fs_pending;      /* index of the next connection to accept, +1; 0 none */
-static unsigned fs_handed, fs_released;
-static unsigned fs_release_count[FS_TOKENS];
-
-static void fs_release(struct netdev_frag_owner *o, uint64_t token)
+/* The next PDU the target sent on s (a valid one); false when none is there. */
+static bool host_next(struct tcp_sock *s, struct nth_pdu *p)
 {
-	(void)o;
-	cr_assert_lt(token, FS_TOKENS);
-	fs_release_count[token]++;
-	cr_assert_eq(fs_release_count[token], 1, "fragment %lu released twice", (unsigned long)token);
-	fs_released++;
-}
-static struct netdev_frag_owner fs_owner = { "fake-socket", fs_release };
-
-static int fs_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out)
-{
-	(void)backlog;
-	cr_assert_not(fs_listener.listener, "one listener");
-	fs_listener.listener = true;
-	fs_listener.port = port;
-	fs_listener.ops = ops;
-	fs_listener.ctx = ctx;
-	*out = &fs_listener;
-	return 0;
-}
-
-static struct tcp_sock *fs_accept(struct tcp_sock *l)
-{
-	cr_assert_eq(l, &fs_listener);
-	if (!fs_pending)
-		return NULL;
-	struct tcp_sock *s = &fs_conns[fs_pending - 1];
-	fs_pending = 0;
-	s->accepted = true;
-	return s;
-}
-
-static void fs_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx)
-{
-	s->ops = ops;
-	s->ctx = ctx;
-}
-
-static int fs_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
-{
-	unsigned n = 0;
-	cr_assert_not(s->closed || s->aborted, "recv on a closed socket");
-	while (n < max && s->rx_off < s->rx_len && max_bytes) {
-		size_t len = s->rx_len - s->rx_off;
-		if (len > s->frag_size)
-			len = s->frag_size;
-		if (len > max_bytes)
-			len = max_bytes;
-		cr_assert_lt(fs_handed, FS_TOKENS);
-		out[n] = (struct netdev_frag){ .addr = dma_addr_host(s->rx + s->rx_off), .offset = s->rx_off,
-					       .len = (uint32_t)len, .token = fs_handed++, .owner = &fs_owner };
-		if (s->dev_frags) {
-			out[n].addr.cls = MEM_CLASS_DEVICE;
-			out[n].provider = 1;
-		}
-		s->rx_off += len;
-		max_bytes -= len;
-		n++;
-	}
-	return (int)n;
-}
-
-static bool fs_recv_eof(const struct tcp_sock *s)
-{
-	return s->eof && s->rx_off == s->rx_len;
-}
-
-static size_t fs_send_space(const struct tcp_sock *s)
-{
-	return s->space;
-}
-
-static long fs_send_copy(struct tcp_sock *s, const void *buf, size_t len)
-{
-	cr_assert_not(s->closed || s->aborted, "send on a closed socket");
-	if (len > s->space)
-		len = s->space;
-	cr_assert_leq(s->tx_len + len, sizeof(s->tx));
-	memcpy(s->tx + s->tx_len, buf, len);
-	s->tx_len += len;
-	s->space -= len;
-	return (long)len;
-}
-
-/* Zero copy: the bytes go on the wire (copied here for the test to read), the fragments
- * stay held until fs_ack(). */
-static int fs_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
-{
-	size_t total = 0;
-	cr_assert_not(s->closed || s->aborted, "send on a closed socket");
-	for (unsigned i = 0; i < n; i++)
-		total += frags[i].len;
-	if (total > s->space || s->nheld + n > FS_HELD) {
-		for (unsigned i = 0; i < n; i++) {
-			struct netdev_frag f = frags[i];
-			netdev_frag_release(&f);
-		}
-		return -ENOBUFS;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		cr_assert_leq(s->tx_len + frags[i].len, sizeof(s->tx));
-		memcpy(s->tx + s->tx_len, (const void *)(uintptr_t)frags[i].addr.bus, frags[i].len);
-		s->tx_len += frags[i].len;
-		s->frag_bytes[frags[i].addr.cls] += frags[i].len;
-		s->held[s->nheld++] = frags[i];
-	}
-	s->space -= total;
-	return 0;
-}
-
-/* The peer acknowledged everything: held fragments go back to their owner, the send
- * space is whole again (TCP_EV_SENT). */
-static void fs_release_held(struct tcp_sock *s)
-{
-	for (unsigned i = 0; i < s->nheld; i++)
-		netdev_frag_release(&s->held[i]);
-	s->nheld = 0;
-}
-
-static void fs_ack(struct tcp_sock *s)
-{
-	fs_release_held(s);
-	s->space = TCP_SND_BUF;
-	s->ops->event(s, s->ctx, TCP_EV_SENT);
-}
-
-static void fs_flush(struct tcp_sock *s)
-{
-	s->flushes++;
-}
-
-static void fs_close(struct tcp_sock *s)
-{
-	if (s == &fs_listener) {
-		s->listener = false;
-		return;
-	}
-	cr_assert_not(s->closed || s->aborted, "closed twice");
-	s->closed = true;
-	fs_release_held(s); /* as the stack does once the data is delivered or the socket dies */
-}
-
-static void fs_abort(struct tcp_sock *s)
-{
-	cr_assert_not(s->closed || s->aborted, "closed twice");
-	s->aborted = true;
-	fs_release_held(s);
-}
-
-static uint32_t fs_local_addr(const struct tcp_sock *s)
-{
-	return s->laddr;
-}
-
-static bool fs_addr_is_local(uint32_t a)
-{
-	return a == LOCAL_ADDR;
-}
-
-static const struct nvmet_tcp_sock_ops fs_ops = {
-	.listen = fs_listen, .accept = fs_accept, .set_ops = fs_set_ops, .recv_frags = fs_recv_frags,
-	.recv_eof = fs_recv_eof, .send_space = fs_send_space, .send_copy = fs_send_copy,
-	.send_frags = fs_send_frags, .flush = fs_flush, .close = fs_close, .abort = fs_abort,
-	.local_addr = fs_local_addr, .addr_is_local = fs_addr_is_local,
-};
-
-/* --- fake device memory: a "CMB" in host memory (tests dereference it), provider 1 --- */
-
-#define CMB_SIZE (2u * 1024 * 1024)
-#define CMB_GRANULE 4096u
-static uint8_t cmb[CMB_SIZE] __attribute__((aligned(4096)));
-static bool cmb_used[CMB_SIZE / CMB_GRANULE];
-static unsigned cmb_in_use, cmb_allocs;
-static int mem_reach_rc, mem_alloc_rc;   /* forced results (0: the real answer) */
-
-static int mem_reach(const struct nvmet_bdev *b, uint16_t provider, const char **why)
-{
-	(void)b;
-	*why = mem_reach_rc ? "forced by the test" : NULL;
-	if (mem_reach_rc)
-		return mem_reach_rc;
-	return provider == 1 ? 0 : -ENODEV;
-}
-
-static int mem_alloc(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *out, const char **why)
-{
-	unsigned need = (len + CMB_GRANULE - 1) / CMB_GRANULE, run = 0;
-	(void)b;
-	*why = mem_alloc_rc ? "forced by the test" : NULL;
-	if (mem_alloc_rc)
-		return mem_alloc_rc;
-	for (unsigned i = 0; i < CMB_SIZE / CMB_GRANULE; i++) {
-		run = cmb_used[i] ? 0 : run + 1;
-		if (run < need)
-			continue;
-		unsigned first = i + 1 - need;
-		for (unsigned k = first; k <= i; k++)
-			cmb_used[k] = true;
-		cmb_in_use += need;
-		cmb_allocs++;
-		memset(out, 0, sizeof(*out));
-		out->addr = (dma_addr_t){ (uint64_t)(uintptr_t)(cmb + first * CMB_GRANULE), MEM_CLASS_DEVICE };
-		out->offset = first * CMB_GRANULE;
-		out->len = len;
-		out->provider = 1;
-		return 0;
-	}
-	*why = "fake CMB full";
-	return -ENOMEM;
-}
-
-static void mem_free(const struct netdev_frag *f)
-{
-	unsigned first = (unsigned)(f->offset / CMB_GRANULE), n = (f->len + CMB_GRANULE - 1) / CMB_GRANULE;
-	cr_assert_eq(f->addr.cls, MEM_CLASS_DEVICE);
-	for (unsigned k = first; k < first + n; k++) {
-		cr_assert(cmb_used[k], "CMB granule %u freed twice", k);
-		cmb_used[k] = false;
-	}
-	cmb_in_use -= n;
-}
-
-static const struct nvmet_tcp_mem_ops mem_ops = { .reach = mem_reach, .alloc = mem_alloc, .free = mem_free };
-
-/* A new connection i through the listener. */
-static struct tcp_sock *fs_connect(unsigned i, size_t frag_size)
-{
-	struct tcp_sock *s = &fs_conns[i];
-	memset(s, 0, sizeof(*s));
-	s->frag_size = frag_size;
-	s->laddr = LOCAL_ADDR;
-	s->space = TCP_SND_BUF;
-	fs_pending = i + 1;
-	fs_listener.ops->event(&fs_listener, fs_listener.ctx, TCP_EV_ACCEPT);
-	cr_assert(s->accepted);
-	cr_assert_not_null(s->ops, "the transport took the socket");
-	return s;
-}
-
-/* The host sends bytes (delivered with TCP_EV_RECV). */
-static void host_send(struct tcp_sock *s, const void *buf, size_t len)
-{
-	cr_assert_leq(s->rx_len + len, sizeof(s->rx));
-	memcpy(s->rx + s->rx_len, buf, len);
-	s->rx_len += len;
-	s->ops->event(s, s->ctx, TCP_EV_RECV);
-}
-
-static void st32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void host_icreq(struct tcp_sock *s, uint16_t pfv, uint8_t hpda, uint8_t dgst)
-{
-	uint8_t b[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
-	st32(b + 4, 128);
-	memcpy(b + 8, &pfv, 2);
-	b[10] = hpda;
-	b[11] = dgst;
-	st32(b + 12, 3); /* MAXR2T */
-	host_send(s, b, sizeof(b));
-}
-
-/* A CapsuleCmd with len bytes of in-capsule data (digests as negotiated). */
-static void host_capsule(struct tcp_sock *s, bool hdgst, bool ddgst, const struct nvme_sqe *sqe, const void *data,
-			 uint32_t len)
-{
-	static uint8_t b[72 + 4 + 8192 + 4];
-	uint32_t hl = 72 + (hdgst ? 4 : 0);
-	uint32_t plen = hl + len + (len && ddgst ? 4 : 0);
-	memset(b, 0, hl);
-	b[0] = NVME_TCP_CAPSULE_CMD;
-	b[1] = (uint8_t)((hdgst ? NVME_TCP_F_HDGSTF : 0) | (len && ddgst ? NVME_TCP_F_DDGSTF : 0));
-	b[2] = 72;
-	b[3] = len ? (uint8_t)hl : 0;
-	st32(b + 4, plen);
-	memcpy(b + 8, sqe, 64);
-	if (hdgst)
-		st32(b + 72, crc32c(0, b, 72));
-	if (len)
-		memcpy(b + hl, data, len);
-	if (len && ddgst)
-		st32(b + hl + len, crc32c(0, data, len));
-	host_send(s, b, plen);
-}
-
-/* The next PDU the target sent: its header fields; data (C2HData) copied to data. */
-struct rx_pdu {
-	uint8_t type, flags, hlen, pdo;
-	uint32_t plen;
-	const uint8_t *hdr;
-	const uint8_t *data;
-	uint32_t datal;
-};
-
-static bool host_next(struct tcp_sock *s, struct rx_pdu *p)
-{
-	if (s->tx_read == s->tx_len)
-		return false;
-	cr_assert_geq(s->tx_len - s->tx_read, 8);
-	const uint8_t *h = s->tx + s->tx_read;
-	p->type = h[0];
-	p->flags = h[1];
-	p->hlen = h[2];
-	p->pdo = h[3];
-	p->plen = ld32(h + 4);
-	p->hdr = h;
-	cr_assert_leq(p->plen, s->tx_len - s->tx_read, "a whole PDU");
-	if (p->flags & NVME_TCP_F_HDGSTF)
-		cr_assert_eq(ld32(h + p->hlen), crc32c(0, h, p->hlen), "header digest");
-	p->data = p->pdo ? h + p->pdo : NULL;
-	p->datal = p->pdo ? p->plen - p->pdo - ((p->flags & NVME_TCP_F_DDGSTF) ? 4 : 0) : 0;
-	if (p->datal && (p->flags & NVME_TCP_F_DDGSTF))
-		cr_assert_eq(ld32(p->data + p->datal), crc32c(0, p->data, p->datal), "data digest");
-	s->tx_read += p->plen;
-	return true;
+	int rc = ftcp_next_pdu(s, p);
+	cr_assert_geq(rc, 0, "the target sent a malformed PDU or a bad digest");
+	return rc == 1;
 }
 
 /* The CapsuleResp of a command (after any C2HData, copied to rbuf): status >> 1. */
 static uint16_t host_resp(struct tcp_sock *s, struct nvme_cqe *cqe, void *rbuf, uint32_t *rlen)
 {
-	struct rx_pdu p;
-	uint32_t got = 0;
-	while (host_next(s, &p)) {
-		if (p.type == NVME_TCP_C2H_DATA) {
-			uint32_t datao = ld32(p.hdr + 12);
-			cr_assert_eq(datao, got, "C2HData in order");
-			cr_assert_eq(ld32(p.hdr + 16), p.datal);
-			if (rbuf)
-				memcpy((uint8_t *)rbuf + got, p.data, p.datal);
-			got += p.datal;
-			continue;
-		}
-		cr_assert_eq(p.type, NVME_TCP_CAPSULE_RESP, "got PDU type %u FES %u FEI %u", p.type, p.hdr[8], ld32(p.hdr + 10));
-		struct nvme_cqe c;
-		memcpy(&c, p.hdr + 8, 16);
-		if (cqe)
-			*cqe = c;
-		if (rlen)
-			*rlen = got;
-		return (uint16_t)((c.status >> 1) & 0x7ff);
-	}
-	cr_assert_fail("no CapsuleResp");
-	return 0xffff;
+	struct nth_resp r = { .rbuf = rbuf, .rcap = rbuf ? UINT32_MAX : 0 };
+	int rc = ftcp_resp(s, &r);
+	cr_assert_eq(rc, 1, "a CapsuleResp (%d)", rc);
+	if (cqe)
+		*cqe = r.cqe;
+	if (rlen)
+		*rlen = r.got;
+	return r.status;
 }
 
 /* --- fixture --- */
@@ -468,34 +106,17 @@ static void setup(void)
 	char err[200];
 	unit_pools_begin();
 	fake_clock_install();
-	timer_queue_init(&timer_default_queue);
-	memset(&fs_listener, 0, sizeof(fs_listener));
-	memset(fs_release_count, 0, sizeof(fs_release_count));
-	fs_handed = fs_released = 0;
-	cr_assert_eq(netbuf_pool_init(16), 0);
-	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0, "%s",
-		     err);
-	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
-	memset(cmb_used, 0, sizeof(cmb_used));
-	cmb_in_use = cmb_allocs = 0;
-	mem_reach_rc = mem_alloc_rc = 0;
-	cr_assert_eq(nvmet_tcp_start(&fs_ops, &mem_ops), 0);
-	cr_assert(fs_listener.listener);
-	cr_assert_eq(fs_listener.port, 4420);
+	fcmb_reset();
+	cr_assert_eq(ftcp_start(config_json, &cfg, ram_open, &fcmb_ops, err, sizeof(err)), 0, "%s", err);
+	cr_assert(ftcp_listener.listener);
+	cr_assert_eq(ftcp_listener.port, 4420);
 }
 
 static void teardown(void)
 {
-	nvmet_tcp_stop();
-	for (int i = 0; i < 10 && nvmet_tcp_conn_count(); i++)
-		nvmet_tcp_poll(64);
-	cr_assert_eq(nvmet_tcp_conn_count(), 0);
-	cr_assert_not(fs_listener.listener, "listener closed");
-	cr_assert_eq(nvmet_queue_count(), 0);
-	nvmet_fini();
-	cr_assert_eq(fs_released, fs_handed, "every fragment released (%u of %u)", fs_released, fs_handed);
-	cr_assert_eq(cmb_in_use, 0, "every device-memory buffer freed");
-	cr_assert_eq(netbuf_pool_destroy(), 0);
+	char why[120];
+	cr_assert_eq(ftcp_stop(why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(fcmb_in_use, 0, "every device-memory buffer freed");
 	unit_pools_end();
 }
 
@@ -504,21 +125,21 @@ TestSuite(nvmet_tcp, .init = setup, .fini = teardown);
 /* ICReq answered; digests as requested. */
 static void establish(struct tcp_sock *s, uint8_t dgst)
 {
-	struct rx_pdu p;
-	host_icreq(s, 0, 0, dgst);
+	struct nth_pdu p;
+	ftcp_icreq(s, 0, 0, dgst);
 	cr_assert(host_next(s, &p));
 	cr_assert_eq(p.type, NVME_TCP_ICRESP);
 	cr_assert_eq(p.plen, 128);
 	cr_assert_eq(p.hdr[8] | p.hdr[9] << 8, 0, "PFV 0");
 	cr_assert_eq(p.hdr[10], 0, "CPDA 0");
 	cr_assert_eq(p.hdr[11], dgst, "digests as requested");
-	cr_assert_eq(ld32(p.hdr + 12), NVMET_TCP_MAXH2CDATA);
+	cr_assert_eq(nth_ld32(p.hdr + 12), NVMET_TCP_MAXH2CDATA);
 }
 
 static uint16_t cmd(struct tcp_sock *s, bool dg, const struct nvme_sqe *sqe, const void *data, uint32_t len,
 		    struct nvme_cqe *cqe, void *rbuf, uint32_t *rlen)
 {
-	host_capsule(s, dg, dg, sqe, data, len);
+	ftcp_capsule(s, dg, dg, sqe, data, len);
 	return host_resp(s, cqe, rbuf, rlen);
 }
 
@@ -539,7 +160,7 @@ static int admin_connect(struct tcp_sock *s, bool dg, uint32_t kato)
 
 Test(nvmet_tcp, icreq_then_peer_close)
 {
-	struct tcp_sock *s = fs_connect(0, 4096);
+	struct tcp_sock *s = ftcp_connect(0, 4096);
 	cr_assert_eq(nvmet_tcp_conn_count_state(NVMET_TCP_WAIT_ICREQ), 1);
 	cr_assert_eq(nvmet_queue_count(), 0, "the queue comes with the ICReq");
 	establish(s, 0);
@@ -547,6 +168,8 @@ Test(nvmet_tcp, icreq_then_peer_close)
 	cr_assert_eq(nvmet_queue_count(), 1);
 	s->eof = true;
 	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	cr_assert_not(s->closed, "the event only marks the connection: the poll loop receives");
+	cr_assert_gt(nvmet_tcp_poll(8), 0);
 	cr_assert(s->closed, "graceful close on the peer's FIN");
 	cr_assert_eq(nvmet_tcp_conn_count_state(NVMET_TCP_CLOSING), 1);
 	cr_assert_eq(nvmet_queue_count(), 0, "queue destroyed at close");
@@ -554,9 +177,31 @@ Test(nvmet_tcp, icreq_then_peer_close)
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
 }
 
+/* Receive runs from the poll loop under a budget: a pass takes at most
+ * NVMET_TCP_RX_BATCHES batches of NVMET_TCP_RX_BATCH fragments from a connection. */
+Test(nvmet_tcp, receive_drained_by_the_poll_loop_under_a_budget)
+{
+	const size_t per_pass = NVMET_TCP_RX_BATCHES * NVMET_TCP_RX_BATCH;
+	struct tcp_sock *s = ftcp_connect(0, 1); /* one byte per fragment */
+	struct nth_pdu p;
+	s->rx_len = nth_icreq(s->rx, sizeof(s->rx), 0, 0, 0, 0);
+	cr_assert_gt(s->rx_len, per_pass, "the ICReq takes more than one pass");
+	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	cr_assert_eq(s->rx_off, 0, "nothing received inside the event");
+	cr_assert_gt(nvmet_tcp_poll(64), 0);
+	cr_assert_eq(s->rx_off, per_pass, "one pass: the budget");
+	cr_assert_not(host_next(s, &p), "no ICResp before the whole ICReq");
+	while (s->rx_off < s->rx_len)
+		cr_assert_gt(nvmet_tcp_poll(64), 0);
+	cr_assert(host_next(s, &p));
+	cr_assert_eq(p.type, NVME_TCP_ICRESP);
+	cr_assert_eq(nvmet_tcp_poll(64), 0, "idle once drained");
+	ftcp_eof(s);
+}
+
 static void expect_term(struct tcp_sock *s, uint16_t fes)
 {
-	struct rx_pdu p;
+	struct nth_pdu p;
 	cr_assert(host_next(s, &p));
 	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
 	cr_assert_eq(p.hdr[8] | p.hdr[9] << 8, fes, "FES");
@@ -569,35 +214,35 @@ static void expect_term(struct tcp_sock *s, uint16_t fes)
 
 Test(nvmet_tcp, pdu_before_icreq_is_a_sequence_error)
 {
-	struct tcp_sock *s = fs_connect(0, 7);
+	struct tcp_sock *s = ftcp_connect(0, 7);
 	struct nvme_sqe sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 1, 0, 0);
-	host_capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_term(s, NVME_TCP_FES_PDU_SEQUENCE_ERROR);
 	cr_assert_eq(nvmet_tcp_stats()->term_sent, 1);
 }
 
 Test(nvmet_tcp, second_icreq_is_a_sequence_error)
 {
-	struct tcp_sock *s = fs_connect(0, 13);
+	struct tcp_sock *s = ftcp_connect(0, 13);
 	establish(s, 0);
-	host_icreq(s, 0, 0, 0);
+	ftcp_icreq(s, 0, 0, 0);
 	expect_term(s, NVME_TCP_FES_PDU_SEQUENCE_ERROR);
 }
 
 Test(nvmet_tcp, icreq_bad_pfv_terminates)
 {
-	struct tcp_sock *s = fs_connect(0, 4096);
-	host_icreq(s, 1, 0, 0);
+	struct tcp_sock *s = ftcp_connect(0, 4096);
+	ftcp_icreq(s, 1, 0, 0);
 	expect_term(s, NVME_TCP_FES_UNSUPPORTED_PARAMETER);
 }
 
 Test(nvmet_tcp, bad_header_digest_terminates)
 {
-	struct tcp_sock *s = fs_connect(0, 4096);
+	struct tcp_sock *s = ftcp_connect(0, 4096);
 	establish(s, NVME_TCP_DGST_HDGST_ENABLE);
 	struct nvme_sqe sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 1, 0, 0);
-	host_capsule(s, false, false, &sqe, NULL, 0); /* no digest although negotiated */
-	struct rx_pdu p;
+	ftcp_capsule(s, false, false, &sqe, NULL, 0); /* no digest although negotiated */
+	struct nth_pdu p;
 	cr_assert(host_next(s, &p));
 	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
 	cr_assert(s->closed);
@@ -607,12 +252,12 @@ Test(nvmet_tcp, bad_header_digest_terminates)
 
 Test(nvmet_tcp, h2c_term_req_closes)
 {
-	struct tcp_sock *s = fs_connect(0, 4096);
+	struct tcp_sock *s = ftcp_connect(0, 4096);
 	establish(s, 0);
 	uint8_t t[24] = { NVME_TCP_H2C_TERM_REQ, 0, 24, 0 };
-	st32(t + 4, 24);
+	nth_st32(t + 4, 24);
 	t[8] = NVME_TCP_FES_INVALID_HEADER_FIELD;
-	host_send(s, t, sizeof(t));
+	ftcp_send(s, t, sizeof(t));
 	cr_assert(s->closed);
 	cr_assert_eq(s->tx_read, s->tx_len, "nothing sent back");
 	cr_assert_eq(nvmet_tcp_conn_count_state(NVMET_TCP_CLOSING), 1);
@@ -623,7 +268,7 @@ Test(nvmet_tcp, h2c_term_req_closes)
 
 static void admin_session(bool dg, size_t frag)
 {
-	struct tcp_sock *s = fs_connect(0, frag);
+	struct tcp_sock *s = ftcp_connect(0, frag);
 	establish(s, dg ? NVME_TCP_DGST_HDGST_ENABLE | NVME_TCP_DGST_DDGST_ENABLE : 0);
 	int cntlid = admin_connect(s, dg, 0);
 	cr_assert_geq(cntlid, 1);
@@ -641,13 +286,12 @@ static void admin_session(bool dg, size_t frag)
 	cr_assert_eq(got, sizeof(id));
 	cr_assert_eq(cqe.cid, 5);
 	cr_assert_eq(memcmp(id + 4, "SER0", 4), 0, "SN");
-	cr_assert_eq(ld32(id + 78) & 0xffff, (uint32_t)cntlid, "CNTLID");
+	cr_assert_eq(nth_ld32(id + 78) & 0xffff, (uint32_t)cntlid, "CNTLID");
 	/* Keep Alive */
 	sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 6, 0, 0);
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, NULL, NULL, NULL), 0);
 	cr_assert_eq(nvmet_ctrl_count(), 1);
-	s->eof = true;
-	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	ftcp_eof(s);
 	nvmet_tcp_poll(8);
 	cr_assert_eq(nvmet_ctrl_count(), 0);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
@@ -668,14 +312,14 @@ Test(nvmet_tcp, admin_commands_with_digests)
 
 Test(nvmet_tcp, tx_backlog_waits_for_send_space)
 {
-	struct tcp_sock *s = fs_connect(0, 4096);
+	struct tcp_sock *s = ftcp_connect(0, 4096);
 	establish(s, 0);
 	admin_connect(s, false, 0);
 	struct nvme_sqe sqe = ft_sqe(NVME_ADM_IDENTIFY, 5, 0, 4096);
 	sqe.cdw10 = 1;
 	s->space = 100; /* less than C2HData header + 4 KiB */
 	size_t before = s->tx_len;
-	host_capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert_eq(s->tx_len, before, "nothing sent without space");
 	cr_assert_gt(nvmet_tcp_stats()->tx_waits, 0);
 	nvmet_tcp_poll(8);
@@ -690,10 +334,10 @@ Test(nvmet_tcp, tx_backlog_waits_for_send_space)
 
 Test(nvmet_tcp, keep_alive_expiry_closes_from_the_poll_loop)
 {
-	struct tcp_sock *a = fs_connect(0, 4096);
+	struct tcp_sock *a = ftcp_connect(0, 4096);
 	establish(a, 0);
 	int cntlid = admin_connect(a, false, 1000);
-	struct tcp_sock *q = fs_connect(1, 4096);
+	struct tcp_sock *q = ftcp_connect(1, 4096);
 	establish(q, 0);
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
@@ -701,7 +345,7 @@ Test(nvmet_tcp, keep_alive_expiry_closes_from_the_poll_loop)
 	cr_assert_eq(cmd(q, false, &sqe, cd, sizeof(cd), NULL, NULL, NULL), 0, "I/O queue Connect");
 	/* an AER is held at the core and must come back when the queue goes */
 	sqe = ft_sqe(NVME_ADM_AER, 9, 0, 0);
-	host_capsule(a, false, false, &sqe, NULL, 0);
+	ftcp_capsule(a, false, false, &sqe, NULL, 0);
 	fake_clock_advance(1100 * NSEC_PER_MSEC);
 	timer_queue_run(&timer_default_queue, clock_now_ns());
 	cr_assert_eq(nvmet_tcp_stats()->kills, 2);
@@ -719,17 +363,17 @@ Test(nvmet_tcp, keep_alive_expiry_closes_from_the_poll_loop)
  * device memory (the NIC's CMB) or DRAM, SQ flow control disabled at Connect or not. */
 static struct tcp_sock *io_queue_with(size_t frag_size, bool ddgst, bool dev_frags, bool sqflow_off)
 {
-	struct tcp_sock *a = fs_connect(0, 4096);
+	struct tcp_sock *a = ftcp_connect(0, 4096);
 	establish(a, 0);
 	int cntlid = admin_connect(a, false, 0);
-	struct tcp_sock *q = fs_connect(1, frag_size);
+	struct tcp_sock *q = ftcp_connect(1, frag_size);
 	establish(q, ddgst ? NVME_TCP_DGST_DDGST_ENABLE : 0);
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(1, 63, 0);
 	if (sqflow_off)
 		((uint8_t *)&sqe)[NVMF_CONNECT_OFF_CATTR] |= NVMF_CATTR_DISABLE_SQFLOW;
 	ft_connect_data(cd, HOST, VOL0, (uint16_t)cntlid);
-	host_capsule(q, false, ddgst, &sqe, cd, sizeof(cd));
+	ftcp_capsule(q, false, ddgst, &sqe, cd, sizeof(cd));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
 	q->dev_frags = dev_frags;
 	return q;
@@ -750,40 +394,18 @@ Test(nvmet_tcp, io_write_in_capsule_then_read)
 	sqe = ft_sqe(NVME_CMD_WRITE, 20, 1, sizeof(wbuf));
 	sqe.cdw10 = 8;
 	sqe.cdw12 = 7; /* 8 blocks of 512 */
-	host_capsule(q, false, true, &sqe, wbuf, sizeof(wbuf));
+	ftcp_capsule(q, false, true, &sqe, wbuf, sizeof(wbuf));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
-	cr_assert_eq(fs_released, fs_handed, "the NIC buffers came back with the completion");
+	cr_assert_eq(ftcp_released, ftcp_handed, "the NIC buffers came back with the completion");
 
 	sqe = ft_sqe(NVME_CMD_READ, 21, 1, sizeof(rbuf));
 	sqe.cdw10 = 8;
 	sqe.cdw12 = 7;
 	uint32_t got;
-	host_capsule(q, false, true, &sqe, NULL, 0);
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
 	cr_assert_eq(got, sizeof(rbuf));
 	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
-}
-
-/* H2CData carrying len bytes at datao for the R2T (cccid, ttag), with a data digest when dd. */
-static void host_h2c(struct tcp_sock *s, bool dd, uint16_t cccid, uint16_t ttag, uint32_t datao, const void *data,
-		     uint32_t len, bool last)
-{
-	static uint8_t b[24 + 131072 + 4];
-	cr_assert_leq(len, 131072);
-	memset(b, 0, 24);
-	b[0] = NVME_TCP_H2C_DATA;
-	b[1] = (uint8_t)((dd ? NVME_TCP_F_DDGSTF : 0) | (last ? NVME_TCP_F_LAST_PDU : 0));
-	b[2] = 24;
-	b[3] = 24;
-	st32(b + 4, 24 + len + (dd ? 4 : 0));
-	memcpy(b + 8, &cccid, 2);
-	memcpy(b + 10, &ttag, 2);
-	st32(b + 12, datao);
-	st32(b + 16, len);
-	memcpy(b + 24, data, len);
-	if (dd)
-		st32(b + 24 + len, crc32c(0, data, len));
-	host_send(s, b, 24 + len + (dd ? 4 : 0));
 }
 
 /* A 64 KiB write through R2T + two H2CData PDUs, then read back. */
@@ -796,21 +418,21 @@ static void write_through_r2t(size_t frag_size)
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 40, 1, sizeof(wbuf));
 	sqe.cdw10 = 256;
 	sqe.cdw12 = 127; /* 128 blocks of 512 */
-	host_capsule(q, false, true, &sqe, NULL, 0);
-	struct rx_pdu p;
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
+	struct nth_pdu p;
 	cr_assert(host_next(q, &p), "an R2T");
 	cr_assert_eq(p.type, NVME_TCP_R2T);
 	uint16_t cccid, ttag;
 	memcpy(&cccid, p.hdr + 8, 2);
 	memcpy(&ttag, p.hdr + 10, 2);
 	cr_assert_eq(cccid, 40);
-	cr_assert_eq(ld32(p.hdr + 12), 0, "R2TO");
-	cr_assert_eq(ld32(p.hdr + 16), sizeof(wbuf), "R2TL: all of it");
-	host_h2c(q, true, cccid, ttag, 0, wbuf, 32768, false);
+	cr_assert_eq(nth_ld32(p.hdr + 12), 0, "R2TO");
+	cr_assert_eq(nth_ld32(p.hdr + 16), sizeof(wbuf), "R2TL: all of it");
+	ftcp_h2c(q, false, true, cccid, ttag, 0, wbuf, 32768, false);
 	cr_assert_not(host_next(q, &p), "nothing before the last H2CData");
-	host_h2c(q, true, cccid, ttag, 32768, wbuf + 32768, 32768, true);
+	ftcp_h2c(q, false, true, cccid, ttag, 32768, wbuf + 32768, 32768, true);
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
-	cr_assert_eq(fs_released, fs_handed, "every NIC buffer came back");
+	cr_assert_eq(ftcp_released, ftcp_handed, "every NIC buffer came back");
 	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
 	cr_assert_eq(st->r2ts, 1);
 	cr_assert_eq(st->h2c_pdus, 2);
@@ -824,7 +446,7 @@ static void write_through_r2t(size_t frag_size)
 	sqe.cdw10 = 256;
 	sqe.cdw12 = 127;
 	uint32_t got;
-	host_capsule(q, false, true, &sqe, NULL, 0);
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
 	cr_assert_eq(got, sizeof(rbuf));
 	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
@@ -846,33 +468,33 @@ Test(nvmet_tcp, h2c_data_out_of_order_terminates)
 	static uint8_t wbuf[8192];
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(wbuf));
 	sqe.cdw12 = 15;
-	host_capsule(q, false, true, &sqe, NULL, 0);
-	struct rx_pdu p;
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
+	struct nth_pdu p;
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_R2T);
 	uint16_t ttag;
 	memcpy(&ttag, p.hdr + 10, 2);
-	host_h2c(q, true, 50, ttag, 4096, wbuf, 4096, true); /* DATAO 4096 before 0 */
+	ftcp_h2c(q, false, true, 50, ttag, 4096, wbuf, 4096, true); /* DATAO 4096 before 0 */
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
 	cr_assert_eq(p.hdr[8], NVME_TCP_FES_DATA_OUT_OF_RANGE);
-	cr_assert_eq(ld32(p.hdr + 10), 12, "FEI: DATAO");
+	cr_assert_eq(nth_ld32(p.hdr + 10), 12, "FEI: DATAO");
 	nvmet_tcp_poll(8);
-	cr_assert_eq(fs_released, fs_handed);
+	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
 Test(nvmet_tcp, h2c_data_without_r2t_terminates)
 {
 	struct tcp_sock *q = io_queue(4096);
 	static uint8_t wbuf[512];
-	host_h2c(q, true, 7, 5, 0, wbuf, sizeof(wbuf), true);
-	struct rx_pdu p;
+	ftcp_h2c(q, false, true, 7, 5, 0, wbuf, sizeof(wbuf), true);
+	struct nth_pdu p;
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
 	cr_assert_eq(p.hdr[8], NVME_TCP_FES_INVALID_HEADER_FIELD);
-	cr_assert_eq(ld32(p.hdr + 10), 10, "FEI: TTAG");
+	cr_assert_eq(nth_ld32(p.hdr + 10), 10, "FEI: TTAG");
 	nvmet_tcp_poll(8);
-	cr_assert_eq(fs_released, fs_handed);
+	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
 /* --- the data path: one command per I/O, reads from device memory, waiting, fallbacks --- */
@@ -890,15 +512,15 @@ static void host_write_r2t(struct tcp_sock *q, uint16_t cid, uint32_t slba, cons
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, cid, 1, len);
 	sqe.cdw10 = slba;
 	sqe.cdw12 = len / 512 - 1;
-	host_capsule(q, false, false, &sqe, NULL, 0);
-	struct rx_pdu p;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	struct nth_pdu p;
 	cr_assert(host_next(q, &p), "an R2T");
 	cr_assert_eq(p.type, NVME_TCP_R2T);
 	uint16_t ttag;
 	memcpy(&ttag, p.hdr + 10, 2);
-	cr_assert_eq(ld32(p.hdr + 16), len);
+	cr_assert_eq(nth_ld32(p.hdr + 16), len);
 	for (uint32_t off = 0; off < len; off += pdu)
-		host_h2c(q, false, cid, ttag, off, data + off, len - off < pdu ? len - off : pdu, off + pdu >= len);
+		ftcp_h2c(q, false, false, cid, ttag, off, data + off, len - off < pdu ? len - off : pdu, off + pdu >= len);
 }
 
 /* Read len bytes at slba; returns the status, data into buf, *success whether the read
@@ -908,13 +530,13 @@ static uint16_t host_read(struct tcp_sock *q, uint16_t cid, uint32_t slba, uint8
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, cid, 1, len);
 	sqe.cdw10 = slba;
 	sqe.cdw12 = len / 512 - 1;
-	host_capsule(q, false, false, &sqe, NULL, 0);
-	struct rx_pdu p;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	struct nth_pdu p;
 	uint32_t got = 0;
 	*success = false;
 	while (host_next(q, &p)) {
 		if (p.type == NVME_TCP_C2H_DATA) {
-			cr_assert_eq(ld32(p.hdr + 12), got, "C2HData in order");
+			cr_assert_eq(nth_ld32(p.hdr + 12), got, "C2HData in order");
 			cr_assert_eq(p.hdr[8] | p.hdr[9] << 8, cid, "CCCID");
 			cr_assert_leq(got + p.datal, len);
 			memcpy(buf + got, p.data, p.datal);
@@ -963,7 +585,7 @@ Test(nvmet_tcp, write_128k_in_91_fragments_is_one_p2p_command)
 		cr_assert_eq(st->dram_cmds[k], 0, "no DRAM fallback (%s)", nvmet_tcp_dram_reason_name(k));
 	/* the CPU touched only PDU headers and responses in DRAM, no payload */
 	cr_assert_lt(dma_counters()->cpu_bytes[MEM_CLASS_HOST] - cpu_host0, 1024);
-	cr_assert_eq(fs_released, fs_handed, "the NIC buffers came back with the completion");
+	cr_assert_eq(ftcp_released, ftcp_handed, "the NIC buffers came back with the completion");
 	bool success;
 	cr_assert_eq(host_read(q, 61, 512, r, sizeof(r), &success), 0);
 	cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
@@ -1004,7 +626,7 @@ Test(nvmet_tcp, write_in_more_fragments_than_a_table_is_gathered)
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_FRAGMENTS], 1);
 	cr_assert_eq(st->dram_bytes[NVMET_TCP_DRAM_FRAGMENTS], sizeof(w));
 	cr_assert_eq(last_cls, MEM_CLASS_HOST);
-	cr_assert_eq(fs_released, fs_handed);
+	cr_assert_eq(ftcp_released, ftcp_handed);
 	bool success;
 	cr_assert_eq(host_read(q, 65, 0, r, sizeof(r), &success), 0);
 	cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
@@ -1031,9 +653,9 @@ Test(nvmet_tcp, read_from_device_memory_released_on_ack)
 	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
 	cr_assert_eq(st->p2p_reads, 1);
 	cr_assert_eq(st->c2h_pdus, sizeof(r) / NVMET_TCP_C2H_MAX);
-	cr_assert_gt(cmb_in_use, 0, "held by TCP until acknowledged");
-	fs_ack(q);
-	cr_assert_eq(cmb_in_use, 0, "freed on the acknowledgement");
+	cr_assert_gt(fcmb_in_use, 0, "held by TCP until acknowledged");
+	ftcp_ack(q);
+	cr_assert_eq(fcmb_in_use, 0, "freed on the acknowledgement");
 }
 
 /* SQ flow control disabled at Connect: a successful read ends with C2HData SUCCESS and
@@ -1052,7 +674,7 @@ Test(nvmet_tcp, read_success_flag_without_sq_flow_control)
 	/* past the end of the namespace: an error status comes in a CapsuleResp */
 	cr_assert_eq(host_read(q, 4, 4095, r, sizeof(r), &success), NVMET_SC_LBA_RANGE);
 	cr_assert_not(success);
-	fs_ack(q);
+	ftcp_ack(q);
 }
 
 /* Writes hold NIC buffers from R2T to completion: past NVMET_TCP_WRITE_HELD_MAX the next
@@ -1062,7 +684,7 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 	struct tcp_sock *q = io_queue_with(8192, false, true, false);
 	static uint8_t w[131072];
 	const unsigned n = NVMET_TCP_WRITE_HELD_MAX / sizeof(w);
-	struct rx_pdu p;
+	struct nth_pdu p;
 	uint16_t ttag[8];
 	for (size_t i = 0; i < sizeof(w); i++)
 		w[i] = pattern(i, 5);
@@ -1071,7 +693,7 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(10 + k), 1, sizeof(w));
 		sqe.cdw10 = k * 256;
 		sqe.cdw12 = 255;
-		host_capsule(q, false, false, &sqe, NULL, 0);
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	for (unsigned k = 0; k < n; k++) {
 		cr_assert(host_next(q, &p));
@@ -1081,8 +703,8 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 	cr_assert_not(host_next(q, &p), "the last write waits");
 	cr_assert_eq(nvmet_tcp_waiting(), 1);
 	cr_assert_eq(nvmet_tcp_stats()->waits, 1);
-	host_h2c(q, false, 10, ttag[0], 0, w, 65536, false);
-	host_h2c(q, false, 10, ttag[0], 65536, w + 65536, 65536, true);
+	ftcp_h2c(q, false, false, 10, ttag[0], 0, w, 65536, false);
+	ftcp_h2c(q, false, false, 10, ttag[0], 65536, w + 65536, 65536, true);
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "first write");
 	cr_assert_eq(nvmet_tcp_waiting(), 0, "resumed after the socket event");
 	cr_assert(host_next(q, &p));
@@ -1090,11 +712,11 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 	memcpy(&ttag[n], p.hdr + 10, 2);
 	cr_assert_eq(nvmet_tcp_stats()->resumed, 1);
 	for (unsigned k = 1; k <= n; k++) {
-		host_h2c(q, false, (uint16_t)(10 + k), ttag[k], 0, w, 65536, false);
-		host_h2c(q, false, (uint16_t)(10 + k), ttag[k], 65536, w + 65536, 65536, true);
+		ftcp_h2c(q, false, false, (uint16_t)(10 + k), ttag[k], 0, w, 65536, false);
+		ftcp_h2c(q, false, false, (uint16_t)(10 + k), ttag[k], 65536, w + 65536, 65536, true);
 		cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
 	}
-	cr_assert_eq(fs_released, fs_handed);
+	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
 /* Reads whose data waits for acknowledgement hold DRAM chunks (nvmet.p2p = off): when
@@ -1109,17 +731,17 @@ Test(nvmet_tcp, read_waits_for_buffers_and_resumes_on_ack)
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
 		sqe.cdw10 = 0;
 		sqe.cdw12 = len / 512 - 1;
-		host_capsule(q, false, false, &sqe, NULL, 0);
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_eq(nvmet_tcp_waiting(), 1, "the read past the DRAM chunks waits");
 	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_OFF], fit);
 	/* the peer acknowledges as data arrives: every read completes, the waiting one too */
 	unsigned responses = 0;
 	for (int round = 0; round < 64 && responses <= fit; round++) {
-		struct rx_pdu p;
+		struct nth_pdu p;
 		while (host_next(q, &p))
 			responses += p.type == NVME_TCP_CAPSULE_RESP;
-		fs_ack(q);
+		ftcp_ack(q);
 		nvmet_tcp_poll(64);
 	}
 	cr_assert_eq(responses, fit + 1, "every read answered");
@@ -1140,27 +762,27 @@ Test(nvmet_tcp, dram_fallback_reasons)
 		w[i] = pattern(i, 6);
 
 	/* P2P refused between the drive and the NIC's provider: the write is copied to DRAM */
-	mem_reach_rc = -EXDEV;
+	fcmb_reach_rc = -EXDEV;
 	host_write_r2t(q, 30, 0, w, sizeof(w), sizeof(w));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 1);
 	cr_assert_eq(st->dram_bytes[NVMET_TCP_DRAM_P2P_REFUSED], sizeof(w));
 	cr_assert_eq(last_cls, MEM_CLASS_HOST);
-	mem_reach_rc = 0;
+	fcmb_reach_rc = 0;
 	/* ... and for reads: no provider both reach */
-	mem_alloc_rc = -EXDEV;
+	fcmb_alloc_rc = -EXDEV;
 	cr_assert_eq(host_read(q, 31, 0, r, sizeof(r), &success), 0);
 	cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 2);
 	/* no CMB configured */
-	mem_alloc_rc = -ENODEV;
+	fcmb_alloc_rc = -ENODEV;
 	cr_assert_eq(host_read(q, 32, 0, r, sizeof(r), &success), 0);
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_NO_CMB], 1);
 	/* device memory full */
-	mem_alloc_rc = -ENOMEM;
+	fcmb_alloc_rc = -ENOMEM;
 	cr_assert_eq(host_read(q, 33, 0, r, sizeof(r), &success), 0);
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_ALLOC], 1);
-	mem_alloc_rc = 0;
+	fcmb_alloc_rc = 0;
 	/* nvmet.p2p = off: both directions */
 	nvmet_tcp_set_p2p(false);
 	host_write_r2t(q, 34, 64, w, sizeof(w), sizeof(w));
@@ -1177,7 +799,7 @@ Test(nvmet_tcp, dram_fallback_reasons)
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_NIC_DRAM], 1);
 	cr_assert_eq(st->gathers, 2, "P2P refused and p2p off copied; plain-mode DRAM data used in place");
 	cr_assert_eq(st->p2p_reads + st->p2p_writes, 0);
-	fs_ack(q);
+	ftcp_ack(q);
 }
 
 /* A data digest on reads needs the CPU to read the payload: DRAM, counted. */
@@ -1187,25 +809,19 @@ Test(nvmet_tcp, dram_fallback_for_read_data_digest)
 	static uint8_t r[8192];
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 40, 1, sizeof(r));
 	sqe.cdw12 = sizeof(r) / 512 - 1;
-	host_capsule(q, false, true, &sqe, NULL, 0);
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	uint32_t got;
 	cr_assert_eq(host_resp(q, NULL, r, &got), 0);
 	cr_assert_eq(got, sizeof(r));
 	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_DIGEST], 1);
 	cr_assert_eq(q->frag_bytes[MEM_CLASS_DEVICE], 0);
-	fs_ack(q);
+	ftcp_ack(q);
 }
 
 /* A connection to an address that is not the port's traddr is refused. */
 Test(nvmet_tcp, connection_to_another_address_is_refused)
 {
-	struct tcp_sock *s = &fs_conns[0];
-	memset(s, 0, sizeof(*s));
-	s->frag_size = 4096;
-	s->space = TCP_SND_BUF;
-	s->laddr = 0x0a000002u;
-	fs_pending = 1;
-	fs_listener.ops->event(&fs_listener, fs_listener.ctx, TCP_EV_ACCEPT);
+	struct tcp_sock *s = ftcp_arrive(0, 4096, 0x0a000002u);
 	cr_assert(s->aborted, "refused");
 	cr_assert_eq(nvmet_tcp_stats()->wrong_addr, 1);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
@@ -1223,11 +839,11 @@ Test(nvmet_tcp, traddr_not_local_refuses_to_start)
 	nvmet_fini();
 	cr_assert_eq(nvmet_config_parse(bad, strlen(bad), &c2, err, sizeof(err), NULL, NULL), 0, "%s", err);
 	cr_assert_eq(nvmet_init(&c2, ram_open, NULL), 0);
-	cr_assert_eq(nvmet_tcp_start(&fs_ops, &mem_ops), -EADDRNOTAVAIL);
-	cr_assert_not(fs_listener.listener, "nothing listens");
+	cr_assert_eq(nvmet_tcp_start(&fcmb_ops), -EADDRNOTAVAIL);
+	cr_assert_not(ftcp_listener.listener, "nothing listens");
 	nvmet_fini();
 	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
-	cr_assert_eq(nvmet_tcp_start(&fs_ops, &mem_ops), 0, "0.0.0.0 or a local address starts");
+	cr_assert_eq(nvmet_tcp_start(&fcmb_ops), 0, "0.0.0.0 or a local address starts");
 }
 
 /* A write whose data is all in but must be copied to DRAM (nvmet.p2p = off) while every
@@ -1239,7 +855,7 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 	const uint32_t len = NVMET_TCP_MAX_XFER;
 	const unsigned fit = NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE);
 	static uint8_t w[16384], r[16384];
-	struct rx_pdu p;
+	struct nth_pdu p;
 	for (size_t i = 0; i < sizeof(w); i++)
 		w[i] = pattern(i, 7);
 	nvmet_tcp_set_p2p(false);
@@ -1247,7 +863,7 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 	for (unsigned k = 0; k < fit; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
 		sqe.cdw12 = len / 512 - 1;
-		host_capsule(q, false, false, &sqe, NULL, 0);
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_eq(nvmet_tcp_waiting(), 0, "the reads hold every chunk");
 	/* the write's R2T cannot go out either (no space): give room for the R2T only */
@@ -1255,21 +871,21 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 	sqe.cdw10 = 3000;
 	sqe.cdw12 = sizeof(w) / 512 - 1;
 	q->space = 24;
-	host_capsule(q, false, false, &sqe, NULL, 0);
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_R2T);
 	uint16_t ttag;
 	memcpy(&ttag, p.hdr + 10, 2);
-	unsigned held0 = fs_handed - fs_released;
-	host_h2c(q, false, 50, ttag, 0, w, sizeof(w), true);
+	unsigned held0 = ftcp_handed - ftcp_released;
+	ftcp_h2c(q, false, false, 50, ttag, 0, w, sizeof(w), true);
 	cr_assert_eq(nvmet_tcp_waiting(), 1, "the write waits for DRAM to gather into");
-	cr_assert_gt(fs_handed - fs_released, held0, "holding the NIC's fragments meanwhile");
+	cr_assert_gt(ftcp_handed - ftcp_released, held0, "holding the NIC's fragments meanwhile");
 	unsigned bios0 = bios;
 	/* acknowledgements: the reads go out and free their chunks; the write resumes */
 	for (int round = 0; round < 64 && nvmet_tcp_waiting(); round++) {
 		while (host_next(q, &p))
 			;
-		fs_ack(q);
+		ftcp_ack(q);
 		nvmet_tcp_poll(64);
 	}
 	cr_assert_eq(nvmet_tcp_waiting(), 0);
@@ -1278,12 +894,173 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 	for (int round = 0; round < 64; round++) {
 		while (host_next(q, &p))
 			;
-		fs_ack(q);
+		ftcp_ack(q);
 		nvmet_tcp_poll(64);
 	}
 	nvmet_tcp_set_p2p(true);
 	bool success;
 	cr_assert_eq(host_read(q, 51, 3000, r, sizeof(r), &success), 0);
 	cr_assert_eq(memcmp(r, w, sizeof(r)), 0, "the gathered write is on the disk");
-	fs_ack(q);
+	ftcp_ack(q);
+}
+
+/* An in-capsule write whose SGL asks for more than the capsule carries, on each placement
+ * (the NIC's fragments in place, and gathered into DRAM because P2P is refused): refused
+ * with SGL Length Invalid, nothing written (issue 13, 1: the gather path wrote the
+ * uninitialised rest of its DRAM chunks to the namespace). */
+Test(nvmet_tcp, in_capsule_write_shorter_than_its_sgl_is_refused_on_every_placement)
+{
+	struct tcp_sock *q = io_queue_with(512, false, true, false);
+	static uint8_t w[4096], r[8192], zero[8192];
+	bool success;
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = pattern(i, 9);
+	for (int refused = 0; refused < 2; refused++) {
+		fcmb_reach_rc = refused ? -EXDEV : 0;
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(60 + refused), 1, sizeof(r)); /* SGL: 8 KiB */
+		sqe.cdw10 = 100;
+		sqe.cdw12 = 15;                                                  /* 16 blocks: 8 KiB */
+		ftcp_capsule(q, false, false, &sqe, w, sizeof(w));               /* carries 4 KiB */
+		cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID,
+			     "refused (P2P %s)", refused ? "refused" : "allowed");
+		cr_assert_eq(host_read(q, (uint16_t)(70 + refused), 100, r, sizeof(r), &success), 0);
+		cr_assert_eq(memcmp(r, zero, sizeof(r)), 0, "nothing written");
+	}
+	fcmb_reach_rc = 0;
+	ftcp_ack(q);
+}
+
+/* A read larger than a command may move is refused at once with a status, not parked
+ * forever at the head of the waiters (issue 13, 2). */
+Test(nvmet_tcp, read_beyond_mdts_is_refused_at_once)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	const uint32_t len = 2 * NVMET_TCP_MAX_XFER;
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 5, 1, len);
+	sqe.cdw12 = len / 512 - 1;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 0, "nothing waits");
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID, "refused with a status");
+}
+
+/* A second I/O queue (qid 2) of the controller on connection i. */
+static struct tcp_sock *second_io_queue(unsigned i, uint16_t cntlid)
+{
+	struct tcp_sock *q = ftcp_connect(i, 8192);
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(2, 63, 0);
+	establish(q, 0);
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	ftcp_capsule(q, false, false, &sqe, cd, sizeof(cd));
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "Connect qid 2");
+	return q;
+}
+
+/* Waiting is per connection: a large read that cannot get its DRAM yet does not hold back
+ * a small read of another connection that can (issue 13, 2: one global FIFO did). */
+Test(nvmet_tcp, waiting_is_per_connection)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	struct tcp_sock *q2 = second_io_queue(2, 1);
+	const uint32_t big = NVMET_TCP_MAX_XFER, chunk = NVMET_TCP_BUF_SIZE;
+	const unsigned fit = NVMET_TCP_BUFS / (big / chunk);
+	struct nth_pdu p;
+	nvmet_tcp_set_p2p(false);
+	/* q holds every DRAM chunk but half a command's worth (reads not acknowledged) */
+	for (unsigned k = 0; k < fit; k++) {
+		uint32_t len = k + 1 < fit ? big : big / 2;
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
+		sqe.cdw12 = len / 512 - 1;
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	}
+	/* one more large read on q: it waits for chunks */
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 40, 1, big);
+	sqe.cdw12 = big / 512 - 1;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 1);
+	/* a 16 KiB read on the other connection fits in what is left: it runs now */
+	uint8_t r[16384];
+	sqe = ft_sqe(NVME_CMD_READ, 41, 1, sizeof(r));
+	sqe.cdw12 = sizeof(r) / 512 - 1;
+	ftcp_capsule(q2, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 1, "only the large read waits");
+	cr_assert_eq(host_resp(q2, NULL, r, NULL), 0, "the other connection's read completed");
+	/* the host acknowledges: the large read gets its chunks */
+	unsigned responses = 0;
+	for (int round = 0; round < 64 && responses <= fit; round++) {
+		while (host_next(q, &p))
+			responses += p.type == NVME_TCP_CAPSULE_RESP;
+		ftcp_ack(q);
+		nvmet_tcp_poll(64);
+	}
+	cr_assert_eq(responses, fit + 1, "every read of q answered");
+	cr_assert_eq(nvmet_tcp_waiting(), 0);
+	nvmet_tcp_set_p2p(true);
+	ftcp_ack(q2);
+}
+
+/* Nothing is committed before Connect: a write gets no R2T and no write budget, a read
+ * no buffer; both are answered Command Sequence Error (issue 13, 3). */
+Test(nvmet_tcp, nothing_committed_before_connect)
+{
+	struct tcp_sock *s = ftcp_connect(1, 4096);
+	struct nth_pdu p;
+	establish(s, 0);
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 7, 1, 131072);
+	sqe.cdw12 = 255;
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	cr_assert(host_next(s, &p));
+	cr_assert_eq(p.type, NVME_TCP_CAPSULE_RESP, "no R2T before Connect (got type %u)", p.type);
+	cr_assert_eq(nvmet_tcp_stats()->r2ts, 0);
+	s->tx_read -= p.plen;
+	cr_assert_eq(host_resp(s, NULL, NULL, NULL), NVMET_SC_CMD_SEQ_ERROR);
+	sqe = ft_sqe(NVME_CMD_READ, 8, 1, 131072);
+	sqe.cdw12 = 255;
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	cr_assert_eq(host_resp(s, NULL, NULL, NULL), NVMET_SC_CMD_SEQ_ERROR);
+	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_NO_CMB] + nvmet_tcp_stats()->p2p_reads, 0,
+		     "no buffer for the read");
+	ftcp_eof(s);
+}
+
+/* A connection that sends no ICReq, or no Connect after it, is closed after
+ * NVMET_TCP_CONNECT_TIMEOUT_MS (issue 13, 3). */
+Test(nvmet_tcp, icreq_and_connect_time_out)
+{
+	struct tcp_sock *silent = ftcp_connect(0, 4096);
+	struct tcp_sock *no_connect = ftcp_connect(1, 4096);
+	establish(no_connect, 0);
+	fake_clock_advance((NVMET_TCP_CONNECT_TIMEOUT_MS - 1) * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert(ftcp_open(silent) && ftcp_open(no_connect), "not yet");
+	fake_clock_advance(2 * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert_not(ftcp_open(silent), "no ICReq: closed");
+	cr_assert_not(ftcp_open(no_connect), "no Connect: closed");
+	cr_assert_eq(nvmet_tcp_stats()->timeouts, 2);
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+	cr_assert_eq(nvmet_queue_count(), 0);
+}
+
+/* An R2T whose data never comes ends the connection after NVMET_TCP_R2T_TIMEOUT_MS, and
+ * the write budget it held comes back (issue 13, 3). */
+Test(nvmet_tcp, r2t_data_that_never_comes_times_out)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	struct nth_pdu p;
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 9, 1, 131072);
+	sqe.cdw12 = 255;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	fake_clock_advance((NVMET_TCP_R2T_TIMEOUT_MS - 1) * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert(ftcp_open(q), "not yet");
+	fake_clock_advance(200 * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert_not(ftcp_open(q), "closed: the data never came");
+	cr_assert_eq(nvmet_tcp_stats()->timeouts, 1);
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 1, "the admin connection stays");
 }

@@ -1,7 +1,7 @@
-// sources: drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c tests/unit/drivers/nvme/target/fake_nvmet_sock.c
+// sources: drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c drivers/nic/netdev.c lib/crc32.c lib/ipv4_text.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c tests/unit/drivers/nvme/target/fake_tcp.c tests/unit/drivers/nvme/target/nvme_tcp_host.c
 /*
- * A hostile host against the real NVMe/TCP transport and target core (fake sockets,
- * RAM disk): malformed PDUs (bad HLEN/PLEN/PDO, types a host may not send, unknown
+ * A hostile host against the real NVMe/TCP transport and target core (the fake TCP
+ * layer, RAM disk): malformed PDUs (bad HLEN/PLEN/PDO, types a host may not send, unknown
  * types), a bad data digest, R2T violations (data beyond the R2T, wrong TTAG, DATAO
  * out of order, H2CData larger than MAXH2CDATA), in-capsule data beyond IOCCSZ, ICReq
  * with bad fields, more commands than the queue holds, unknown opcodes and SGL types,
@@ -22,8 +22,9 @@
 #include "lib/crc32.h"
 #include "lib/timer.h"
 #include "net/tcp/tcp.h"
-#include "fake_nvmet_sock.h"
 #include "fake_nvmet_transport.h"
+#include "fake_tcp.h"
+#include "nvme_tcp_host.h"
 #include "tests/unit/unit_support.h"
 
 #define HOST "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
@@ -36,46 +37,20 @@ static const char *const config_json =
 	"  \"subsystems\": [ { \"nqn\": \"" VOL0 "\", \"attr\": { \"allow_any_host\": \"1\" },\n"
 	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } } ] } ] }\n";
 
-void fsk_violation(const char *what)
-{
-	cr_assert_fail("fake socket: %s", what);
-}
-
 static struct nvmet_config cfg;
-
-static int ram_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
-{
-	(void)ctx;
-	(void)si;
-	(void)ns;
-	return nvmet_bdev_ram_open(out, 4096, 9);
-}
 
 static void setup(void)
 {
 	char err[200];
 	unit_pools_begin();
 	fake_clock_install();
-	timer_queue_init(&timer_default_queue);
-	fsk_reset();
-	cr_assert_eq(netbuf_pool_init(16), 0);
-	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0, "%s",
-		     err);
-	cr_assert_eq(nvmet_init(&cfg, ram_open, NULL), 0);
-	cr_assert_eq(nvmet_tcp_start(&fsk_ops, NULL), 0);
+	cr_assert_eq(ftcp_start(config_json, &cfg, ft_ram_open, NULL, err, sizeof(err)), 0, "%s", err);
 }
 
 static void teardown(void)
 {
-	nvmet_tcp_stop();
-	for (int i = 0; i < 10 && nvmet_tcp_conn_count(); i++)
-		nvmet_tcp_poll(64);
-	cr_assert_eq(nvmet_tcp_conn_count(), 0, "every connection freed");
-	cr_assert_eq(nvmet_queue_count(), 0, "every queue freed");
-	cr_assert_eq(nvmet_ctrl_count(), 0, "every controller freed");
-	nvmet_fini();
-	cr_assert_eq(fsk_released, fsk_handed, "every fragment released (%u of %u)", fsk_released, fsk_handed);
-	cr_assert_eq(netbuf_pool_destroy(), 0);
+	char why[120];
+	cr_assert_eq(ftcp_stop(why, sizeof(why)), 0, "%s", why);
 	unit_pools_end();
 }
 
@@ -83,69 +58,13 @@ TestSuite(tcp_hostile, .init = setup, .fini = teardown);
 
 /* --- the host's side --- */
 
-static void st16(uint8_t *p, uint16_t v)
+/* The next PDU the transport sent on s (a valid one), or NULL. */
+static const uint8_t *next_pdu(struct tcp_sock *s)
 {
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void st32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void icreq(struct tcp_sock *s, uint8_t dgst)
-{
-	uint8_t b[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
-	st32(b + 4, 128);
-	b[11] = dgst;
-	st32(b + 12, 0); /* MAXR2T (0's based) */
-	fsk_send(s, b, sizeof(b));
-}
-
-/* A CapsuleCmd with len bytes of in-capsule data; hd/dd: digests as negotiated. */
-static void capsule(struct tcp_sock *s, bool hd, bool dd, const struct nvme_sqe *sqe, const void *data, uint32_t len)
-{
-	static uint8_t b[72 + 4 + 65536 + 4];
-	uint32_t hl = 72 + (hd ? 4 : 0), plen = hl + len + (len && dd ? 4 : 0);
-	memset(b, 0, hl);
-	b[0] = NVME_TCP_CAPSULE_CMD;
-	b[1] = (uint8_t)((hd ? NVME_TCP_F_HDGSTF : 0) | (len && dd ? NVME_TCP_F_DDGSTF : 0));
-	b[2] = 72;
-	b[3] = len ? (uint8_t)hl : 0;
-	st32(b + 4, plen);
-	memcpy(b + 8, sqe, 64);
-	if (hd)
-		st32(b + 72, crc32c(0, b, 72));
-	if (len)
-		memcpy(b + hl, data, len);
-	if (len && dd)
-		st32(b + hl + len, crc32c(0, data, len));
-	fsk_send(s, b, plen);
-}
-
-static void h2c(struct tcp_sock *s, uint16_t cccid, uint16_t ttag, uint32_t datao, const void *data, uint32_t len,
-		bool last)
-{
-	static uint8_t b[24 + 262144];
-	memset(b, 0, 24);
-	b[0] = NVME_TCP_H2C_DATA;
-	b[1] = last ? NVME_TCP_F_LAST_PDU : 0;
-	b[2] = 24;
-	b[3] = 24;
-	st32(b + 4, 24 + len);
-	st16(b + 8, cccid);
-	st16(b + 10, ttag);
-	st32(b + 12, datao);
-	st32(b + 16, len);
-	memcpy(b + 24, data, len);
-	fsk_send(s, b, 24 + len);
+	struct nth_pdu p;
+	int rc = ftcp_next_pdu(s, &p);
+	cr_assert_geq(rc, 0, "the transport sent a malformed PDU");
+	return rc == 1 ? p.hdr : NULL;
 }
 
 /* What the transport answered, in order: a response status, an R2T, a termination. */
@@ -161,8 +80,7 @@ struct answer {
 static bool next(struct tcp_sock *s, struct answer *a)
 {
 	const uint8_t *p;
-	uint32_t plen;
-	while (fsk_next_pdu(s, &p, &plen)) {
+	while ((p = next_pdu(s))) {
 		memset(a, 0, sizeof(*a));
 		a->type = p[0];
 		if (p[0] == NVME_TCP_C2H_DATA || p[0] == NVME_TCP_ICRESP)
@@ -171,11 +89,11 @@ static bool next(struct tcp_sock *s, struct answer *a)
 			a->status = (uint16_t)((p[8 + 14] | p[8 + 15] << 8) >> 1 & 0x7ff);
 		else if (p[0] == NVME_TCP_C2H_TERM_REQ) {
 			a->fes = (uint16_t)(p[8] | p[9] << 8);
-			a->fei = ld32(p + 10);
+			a->fei = nth_ld32(p + 10);
 		} else if (p[0] == NVME_TCP_R2T) {
 			a->ttag = (uint16_t)(p[10] | p[11] << 8);
-			a->r2to = ld32(p + 12);
-			a->r2tl = ld32(p + 16);
+			a->r2to = nth_ld32(p + 12);
+			a->r2tl = nth_ld32(p + 16);
 		}
 		return true;
 	}
@@ -186,8 +104,8 @@ static bool next(struct tcp_sock *s, struct answer *a)
 static unsigned open_socks(void)
 {
 	unsigned n = 0;
-	for (unsigned i = 0; i < FSK_CONNS; i++)
-		n += fsk_conns[i].accepted && fsk_open(&fsk_conns[i]);
+	for (unsigned i = 0; i < FTCP_CONNS; i++)
+		n += ftcp_conns[i].accepted && ftcp_open(&ftcp_conns[i]);
 	return n;
 }
 
@@ -206,7 +124,7 @@ static void expect_gone(struct tcp_sock *s, bool term, uint16_t fes)
 		}
 	}
 	cr_assert_eq(got_term, term, "C2HTermReq %s", term ? "missing" : "unexpected");
-	cr_assert_not(fsk_open(s), "the connection is closed");
+	cr_assert_not(ftcp_open(s), "the connection is closed");
 	nvmet_tcp_poll(64);
 	cr_assert_eq(nvmet_tcp_conn_count(), open_socks(), "the closed connection freed");
 	cr_assert_eq(nvmet_queue_count(), open_socks(), "its queue destroyed");
@@ -220,16 +138,15 @@ static void expect_status(struct tcp_sock *s, uint16_t status)
 	cr_assert_eq(a.type, NVME_TCP_CAPSULE_RESP, "a CapsuleResp, got PDU type %u (FES %u FEI %u)", a.type, a.fes,
 		     a.fei);
 	cr_assert_eq(a.status, status, "status 0x%x, expected 0x%x", a.status, status);
-	cr_assert(fsk_open(s), "the connection lives on");
+	cr_assert(ftcp_open(s), "the connection lives on");
 }
 
 static struct tcp_sock *established(unsigned i, size_t frag, uint8_t dgst)
 {
-	struct tcp_sock *s = fsk_connect(i, frag);
+	struct tcp_sock *s = ftcp_connect(i, frag);
 	const uint8_t *p;
-	uint32_t plen;
-	icreq(s, dgst);
-	cr_assert(fsk_next_pdu(s, &p, &plen));
+	ftcp_icreq(s, 0, 0, dgst);
+	cr_assert((p = next_pdu(s)));
 	cr_assert_eq(p[0], NVME_TCP_ICRESP);
 	return s;
 }
@@ -240,15 +157,14 @@ static uint16_t admin_up(struct tcp_sock *s, bool dg)
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(0, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, 0xffff);
-	capsule(s, dg, dg, &sqe, cd, sizeof(cd));
+	ftcp_capsule(s, dg, dg, &sqe, cd, sizeof(cd));
 	const uint8_t *p;
-	uint32_t plen;
-	cr_assert(fsk_next_pdu(s, &p, &plen));
+	cr_assert((p = next_pdu(s)));
 	cr_assert_eq(p[0], NVME_TCP_CAPSULE_RESP);
 	cr_assert_eq((p[8 + 14] | p[8 + 15] << 8) >> 1, 0, "Connect");
 	uint16_t cntlid = (uint16_t)(p[8] | p[9] << 8);
 	sqe = ft_prop_sqe(true, false, NVMF_PROP_CC, NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
-	capsule(s, dg, dg, &sqe, NULL, 0);
+	ftcp_capsule(s, dg, dg, &sqe, NULL, 0);
 	expect_status(s, 0);
 	return cntlid;
 }
@@ -263,7 +179,7 @@ static struct tcp_sock *io_up(struct tcp_sock **admin, uint8_t dgst)
 	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, cntlid);
 	bool hd = dgst & NVME_TCP_DGST_HDGST_ENABLE, dd = dgst & NVME_TCP_DGST_DDGST_ENABLE;
-	capsule(s, hd, dd, &sqe, cd, sizeof(cd));
+	ftcp_capsule(s, hd, dd, &sqe, cd, sizeof(cd));
 	expect_status(s, 0);
 	return s;
 }
@@ -280,8 +196,8 @@ static struct nvme_sqe write_sqe(uint16_t cid, uint64_t slba, uint32_t nlb, uint
 /* Both connections of io_up closed by the host. */
 static void host_leaves(struct tcp_sock *a, struct tcp_sock *q)
 {
-	fsk_eof(q);
-	fsk_eof(a);
+	ftcp_eof(q);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
 	cr_assert_eq(nvmet_ctrl_count(), 0);
@@ -295,8 +211,8 @@ Test(tcp_hostile, capsule_with_wrong_hlen_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[80] = { NVME_TCP_CAPSULE_CMD, 0, 80, 0 };
-	st32(b + 4, 80);
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 4, 80);
+	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
 }
 
@@ -304,8 +220,8 @@ Test(tcp_hostile, plen_shorter_than_hlen_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[72] = { NVME_TCP_CAPSULE_CMD, 0, 72, 0 };
-	st32(b + 4, 40);
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 4, 40);
+	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
 }
 
@@ -313,8 +229,8 @@ Test(tcp_hostile, huge_plen_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[72] = { NVME_TCP_CAPSULE_CMD, 0, 72, 72 };
-	st32(b + 4, 0xfffffff0u);
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 4, 0xfffffff0u);
+	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, 0);
 }
 
@@ -322,8 +238,8 @@ Test(tcp_hostile, pdo_inside_the_header_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[72 + 16] = { NVME_TCP_CAPSULE_CMD, 0, 72, 8 };
-	st32(b + 4, sizeof(b));
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 4, sizeof(b));
+	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
 }
 
@@ -333,8 +249,8 @@ Test(tcp_hostile, unknown_pdu_type_terminates)
 	for (unsigned i = 0; i < sizeof(types); i++) {
 		struct tcp_sock *s = established(0, 4096, 0);
 		uint8_t b[24] = { types[i], 0, 24, 0 };
-		st32(b + 4, 24);
-		fsk_send(s, b, sizeof(b));
+		nth_st32(b + 4, 24);
+		ftcp_send(s, b, sizeof(b));
 		expect_gone(s, true, 0);
 	}
 }
@@ -347,8 +263,8 @@ Test(tcp_hostile, controller_to_host_pdus_from_the_host_terminate)
 	for (unsigned i = 0; i < sizeof(types); i++) {
 		struct tcp_sock *s = established(0, 4096, 0);
 		uint8_t b[128] = { types[i], 0, hlen[i], 0 };
-		st32(b + 4, hlen[i]);
-		fsk_send(s, b, hlen[i]);
+		nth_st32(b + 4, hlen[i]);
+		ftcp_send(s, b, hlen[i]);
 		expect_gone(s, true, 0);
 	}
 }
@@ -356,17 +272,17 @@ Test(tcp_hostile, controller_to_host_pdus_from_the_host_terminate)
 Test(tcp_hostile, icreq_with_bad_fields_terminates)
 {
 	/* PLEN 256 for an ICReq (HLEN = PLEN = 128) */
-	struct tcp_sock *s = fsk_connect(0, 4096);
+	struct tcp_sock *s = ftcp_connect(0, 4096);
 	uint8_t b[256] = { NVME_TCP_ICREQ, 0, 128, 0 };
-	st32(b + 4, 256);
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 4, 256);
+	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, 0);
 	/* HPDA 32 (at most 31) */
-	s = fsk_connect(0, 4096);
+	s = ftcp_connect(0, 4096);
 	uint8_t c[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
-	st32(c + 4, 128);
+	nth_st32(c + 4, 128);
 	c[10] = 32;
-	fsk_send(s, c, sizeof(c));
+	ftcp_send(s, c, sizeof(c));
 	expect_gone(s, true, 0);
 }
 
@@ -377,33 +293,32 @@ Test(tcp_hostile, icreq_with_the_largest_maxr2t_and_hpda)
 	static uint8_t data[65536];
 	struct tcp_sock *a = established(0, 4096, 0);
 	uint16_t cntlid = admin_up(a, false);
-	struct tcp_sock *s = fsk_connect(1, 4096);
+	struct tcp_sock *s = ftcp_connect(1, 4096);
 	uint8_t b[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
 	const uint8_t *p;
-	uint32_t plen;
-	st32(b + 4, 128);
+	nth_st32(b + 4, 128);
 	b[10] = 31;
-	st32(b + 12, 0xffffffffu);
-	fsk_send(s, b, sizeof(b));
-	cr_assert(fsk_next_pdu(s, &p, &plen));
+	nth_st32(b + 12, 0xffffffffu);
+	ftcp_send(s, b, sizeof(b));
+	cr_assert((p = next_pdu(s)));
 	cr_assert_eq(p[0], NVME_TCP_ICRESP);
-	cr_assert_leq(ld32(p + 12), NVMET_TCP_MAXH2CDATA, "MAXH2CDATA");
+	cr_assert_leq(nth_ld32(p + 12), NVMET_TCP_MAXH2CDATA, "MAXH2CDATA");
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, cntlid);
-	capsule(s, false, false, &sqe, cd, sizeof(cd));
+	ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 	expect_status(s, 0);
 	/* two writes: one R2T each, none beyond MAXH2CDATA */
 	struct answer r1 = write_r2t(s, 20, 65536), r2;
 	sqe = write_sqe(21, 256, 128, 65536);
-	capsule(s, false, false, &sqe, NULL, 0);
-	h2c(s, 20, r1.ttag, 0, data, sizeof(data), true);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_h2c(s, false, false, 20, r1.ttag, 0, data, sizeof(data), true);
 	unsigned r2ts = 0, ok = 0;
 	while (next(s, &r2)) {
 		if (r2.type == NVME_TCP_R2T) {
 			r2ts++;
 			cr_assert_leq(r2.r2tl, NVMET_TCP_MAXH2CDATA);
-			h2c(s, 21, r2.ttag, r2.r2to, data, r2.r2tl, r2.r2to + r2.r2tl == 65536);
+			ftcp_h2c(s, false, false, 21, r2.ttag, r2.r2to, data, r2.r2tl, r2.r2to + r2.r2tl == 65536);
 		} else {
 			cr_assert_eq(r2.type, NVME_TCP_CAPSULE_RESP);
 			cr_assert_eq(r2.status, 0);
@@ -421,10 +336,10 @@ Test(tcp_hostile, garbage_then_fin_frees_everything)
 	uint8_t b[40];
 	for (unsigned i = 0; i < sizeof(b); i++)
 		b[i] = (uint8_t)(i * 37 + 11);
-	fsk_send(s, b, 7); /* a partial header: nothing to say yet */
-	cr_assert(fsk_open(s));
-	fsk_eof(s);
-	cr_assert_not(fsk_open(s));
+	ftcp_send(s, b, 7); /* a partial header: nothing to say yet */
+	cr_assert(ftcp_open(s));
+	ftcp_eof(s);
+	cr_assert_not(ftcp_open(s));
 	nvmet_tcp_poll(64);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
 }
@@ -441,11 +356,11 @@ Test(tcp_hostile, bad_data_digest_ends_the_connection)
 	b[1] = NVME_TCP_F_DDGSTF;
 	b[2] = 72;
 	b[3] = 72;
-	st32(b + 4, sizeof(b));
+	nth_st32(b + 4, sizeof(b));
 	memcpy(b + 8, &sqe, 64);
 	memcpy(b + 72, data, sizeof(data));
-	st32(b + 72 + 4096, crc32c(0, data, sizeof(data)) ^ 1);
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 72 + 4096, crc32c(0, data, sizeof(data)) ^ 1);
+	ftcp_send(s, b, sizeof(b));
 	/* never a success: a Transient Transport Error status, or the connection goes */
 	struct answer ans;
 	while (next(s, &ans))
@@ -458,9 +373,9 @@ Test(tcp_hostile, missing_header_digest_terminates)
 {
 	struct tcp_sock *a, *s = io_up(&a, NVME_TCP_DGST_HDGST_ENABLE);
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, 3, 1, 0);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_gone(s, true, 0);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -469,12 +384,12 @@ Test(tcp_hostile, corrupt_header_digest_terminates)
 	struct tcp_sock *a, *s = io_up(&a, NVME_TCP_DGST_HDGST_ENABLE);
 	uint8_t b[76] = { NVME_TCP_CAPSULE_CMD, NVME_TCP_F_HDGSTF, 72, 0 };
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, 3, 1, 0);
-	st32(b + 4, 76);
+	nth_st32(b + 4, 76);
 	memcpy(b + 8, &sqe, 64);
-	st32(b + 72, crc32c(0, b, 72) + 1);
-	fsk_send(s, b, sizeof(b));
+	nth_st32(b + 72, crc32c(0, b, 72) + 1);
+	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_HEADER_DIGEST_ERROR);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -483,7 +398,7 @@ Test(tcp_hostile, corrupt_header_digest_terminates)
 static struct answer write_r2t(struct tcp_sock *s, uint16_t cid, uint32_t len)
 {
 	struct nvme_sqe sqe = write_sqe(cid, 16, len / 512, len);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	struct answer a;
 	cr_assert(next(s, &a));
 	cr_assert_eq(a.type, NVME_TCP_R2T, "an R2T, got type %u status 0x%x", a.type, a.status);
@@ -497,9 +412,9 @@ Test(tcp_hostile, h2c_beyond_the_r2t_terminates)
 	static uint8_t data[65536 + 512];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct answer r = write_r2t(s, 9, 65536);
-	h2c(s, 9, r.ttag, 0, data, sizeof(data), true);
+	ftcp_h2c(s, false, false, 9, r.ttag, 0, data, sizeof(data), true);
 	expect_gone(s, true, NVME_TCP_FES_DATA_OUT_OF_RANGE);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -508,9 +423,9 @@ Test(tcp_hostile, h2c_with_a_wrong_ttag_terminates)
 	static uint8_t data[4096];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct answer r = write_r2t(s, 9, 65536);
-	h2c(s, 9, (uint16_t)(r.ttag + 1), 0, data, sizeof(data), false);
+	ftcp_h2c(s, false, false, 9, (uint16_t)(r.ttag + 1), 0, data, sizeof(data), false);
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -519,9 +434,9 @@ Test(tcp_hostile, h2c_with_a_wrong_cccid_terminates)
 	static uint8_t data[4096];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct answer r = write_r2t(s, 9, 65536);
-	h2c(s, 10, r.ttag, 0, data, sizeof(data), false);
+	ftcp_h2c(s, false, false, 10, r.ttag, 0, data, sizeof(data), false);
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -530,10 +445,10 @@ Test(tcp_hostile, h2c_datao_gap_terminates)
 	static uint8_t data[4096];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct answer r = write_r2t(s, 9, 65536);
-	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
-	h2c(s, 9, r.ttag, 8192, data, sizeof(data), false); /* 4096..8191 skipped */
+	ftcp_h2c(s, false, false, 9, r.ttag, 0, data, sizeof(data), false);
+	ftcp_h2c(s, false, false, 9, r.ttag, 8192, data, sizeof(data), false); /* 4096..8191 skipped */
 	expect_gone(s, true, NVME_TCP_FES_DATA_OUT_OF_RANGE);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -542,9 +457,9 @@ Test(tcp_hostile, h2c_larger_than_maxh2cdata_terminates)
 	static uint8_t data[NVMET_TCP_MAXH2CDATA + 4096];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct answer r = write_r2t(s, 9, 256 * 1024);
-	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	ftcp_h2c(s, false, false, 9, r.ttag, 0, data, sizeof(data), false);
 	expect_gone(s, true, 0);
-	fsk_eof(a);
+	ftcp_eof(a);
 	nvmet_tcp_poll(64);
 }
 
@@ -553,7 +468,7 @@ Test(tcp_hostile, write_dropped_halfway_frees_its_buffers)
 	static uint8_t data[8192];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct answer r = write_r2t(s, 9, 65536);
-	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	ftcp_h2c(s, false, false, 9, r.ttag, 0, data, sizeof(data), false);
 	host_leaves(a, s); /* the rest never comes */
 }
 
@@ -564,7 +479,7 @@ Test(tcp_hostile, in_capsule_data_beyond_ioccsz_is_refused)
 	static uint8_t data[NVMET_TCP_IN_CAPSULE + 4096];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct nvme_sqe sqe = write_sqe(4, 0, sizeof(data) / 512, sizeof(data));
-	capsule(s, false, false, &sqe, data, sizeof(data));
+	ftcp_capsule(s, false, false, &sqe, data, sizeof(data));
 	/* either a clean status or the end of the connection: never a success */
 	struct answer ans;
 	while (next(s, &ans))
@@ -577,7 +492,7 @@ Test(tcp_hostile, in_capsule_length_mismatch_is_refused)
 	static uint8_t data[4096];
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct nvme_sqe sqe = write_sqe(4, 0, 16, 8192); /* SGL says 8 KiB, 4 KiB follow */
-	capsule(s, false, false, &sqe, data, sizeof(data));
+	ftcp_capsule(s, false, false, &sqe, data, sizeof(data));
 	struct answer ans;
 	while (next(s, &ans))
 		cr_assert(ans.type != NVME_TCP_CAPSULE_RESP || ans.status != 0, "a short in-capsule write succeeded");
@@ -588,19 +503,19 @@ Test(tcp_hostile, unknown_opcodes_get_invalid_opcode)
 {
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	struct nvme_sqe sqe = ft_sqe(0x7e, 1, 1, 0);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, NVMET_SC_INVALID_OPCODE);
 	sqe = ft_sqe(0xc3, 2, 0, 0);
-	capsule(a, false, false, &sqe, NULL, 0);
+	ftcp_capsule(a, false, false, &sqe, NULL, 0);
 	expect_status(a, NVMET_SC_INVALID_OPCODE);
 	/* an unknown fabrics command type */
 	sqe = ft_sqe(NVMF_OPC_FABRICS, 3, 0, 0);
 	((uint8_t *)&sqe)[4] = 0x3f;
-	capsule(a, false, false, &sqe, NULL, 0);
+	ftcp_capsule(a, false, false, &sqe, NULL, 0);
 	expect_status(a, NVMET_SC_INVALID_OPCODE);
 	/* and the queues still work */
 	sqe = ft_sqe(NVME_CMD_FLUSH, 4, 1, 0);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, 0);
 	host_leaves(a, s);
 }
@@ -614,15 +529,15 @@ Test(tcp_hostile, bad_sgl_types_and_prps_are_refused)
 	 * Descriptor Type Invalid, no R2T */
 	struct nvme_sqe sqe = write_sqe(6, 0, 8, 4096);
 	((uint8_t *)&sqe)[24 + 15] = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, NVMET_SC_SGL_TYPE_INVALID);
 	/* a keyed SGL data block (RDMA's) on TCP: never a success (the data may be fetched first) */
 	sqe = write_sqe(7, 0, 8, 4096);
 	((uint8_t *)&sqe)[24 + 15] = 0x40;
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert(next(s, &ans));
 	if (ans.type == NVME_TCP_R2T) {
-		h2c(s, 7, ans.ttag, 0, data, sizeof(data), true);
+		ftcp_h2c(s, false, false, 7, ans.ttag, 0, data, sizeof(data), true);
 		cr_assert(next(s, &ans));
 	}
 	cr_assert_eq(ans.type, NVME_TCP_CAPSULE_RESP);
@@ -630,15 +545,15 @@ Test(tcp_hostile, bad_sgl_types_and_prps_are_refused)
 	/* PRPs (PSDT 0) on a fabrics queue */
 	sqe = write_sqe(8, 0, 8, 4096);
 	sqe.cdw0 &= ~(3u << 14);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, NVMET_SC_INVALID_FIELD);
 	/* the transport's own descriptor works */
 	sqe = write_sqe(9, 0, 8, 4096);
 	((uint8_t *)&sqe)[24 + 15] = NVMF_SGL_ID_TRANSPORT;
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert(next(s, &ans));
 	cr_assert_eq(ans.type, NVME_TCP_R2T);
-	h2c(s, 9, ans.ttag, 0, data, sizeof(data), true);
+	ftcp_h2c(s, false, false, 9, ans.ttag, 0, data, sizeof(data), true);
 	expect_status(s, 0);
 	host_leaves(a, s);
 }
@@ -648,7 +563,7 @@ Test(tcp_hostile, write_larger_than_mdts_is_refused)
 	struct tcp_sock *a, *s = io_up(&a, 0);
 	uint32_t len = NVMET_TCP_MAX_XFER * 2;
 	struct nvme_sqe sqe = write_sqe(8, 0, len / 512, len);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	struct answer ans;
 	cr_assert(next(s, &ans));
 	cr_assert(ans.type != NVME_TCP_R2T, "an R2T for %u bytes beyond MDTS", len);
@@ -662,44 +577,44 @@ Test(tcp_hostile, bad_fabrics_commands_get_clean_statuses)
 	uint8_t cd[1024];
 	/* commands before Connect: sequence error */
 	struct nvme_sqe sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 1, 0, 0);
-	capsule(s, false, false, &sqe, NULL, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, NVMET_SC_CMD_SEQ_ERROR);
 	/* Connect with a short data block */
 	sqe = ft_connect_sqe(0, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, 0xffff);
-	capsule(s, false, false, &sqe, cd, 512);
+	ftcp_capsule(s, false, false, &sqe, cd, 512);
 	struct answer ans;
 	cr_assert(next(s, &ans));
 	cr_assert(ans.type == NVME_TCP_C2H_TERM_REQ || (ans.type == NVME_TCP_CAPSULE_RESP && ans.status != 0));
 	if (ans.type == NVME_TCP_CAPSULE_RESP) {
 		/* an unknown subsystem */
 		ft_connect_data(cd, HOST, "nqn.2026-11.org.p2pstore:nope", 0xffff);
-		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 		expect_status(s, NVMET_SC_CONNECT_INVALID_PARAM);
 		/* an I/O queue for a controller that does not exist */
 		sqe = ft_connect_sqe(1, 31, 0);
 		ft_connect_data(cd, HOST, VOL0, 77);
-		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 		expect_status(s, NVMET_SC_CONNECT_INVALID_PARAM);
 		/* sqsize 0 */
 		sqe = ft_connect_sqe(0, 0, 0);
 		ft_connect_data(cd, HOST, VOL0, 0xffff);
-		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 		expect_status(s, NVMET_SC_CONNECT_INVALID_PARAM);
 		/* now a good one, then a second Connect on the same queue */
 		admin_up(s, false);
 		sqe = ft_connect_sqe(0, 31, 0);
-		capsule(s, false, false, &sqe, cd, sizeof(cd));
+		ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 		expect_status(s, NVMET_SC_CMD_SEQ_ERROR);
 		/* Property Set of CAP (read-only), Property Get of an unknown offset */
 		sqe = ft_prop_sqe(true, true, NVMF_PROP_CAP, 0);
-		capsule(s, false, false, &sqe, NULL, 0);
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
 		expect_status(s, NVMET_SC_INVALID_FIELD);
 		sqe = ft_prop_sqe(false, false, 0x1000, 0);
-		capsule(s, false, false, &sqe, NULL, 0);
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
 		expect_status(s, NVMET_SC_INVALID_FIELD);
 	}
-	fsk_eof(s);
+	ftcp_eof(s);
 	nvmet_tcp_poll(64);
 }
 
@@ -712,10 +627,10 @@ Test(tcp_hostile, more_commands_than_the_queue_holds)
 	s->space = 0;
 	for (unsigned i = 0; i < 3 * NVMET_TCP_QUEUE_DEPTH; i++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, (uint16_t)i, 1, 0);
-		capsule(s, false, false, &sqe, NULL, 0);
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_leq(nvmet_tcp_conn_count(), 2);
-	fsk_ack(s);
+	ftcp_ack(s);
 	unsigned ok = 0;
 	struct answer ans;
 	while (next(s, &ans))
@@ -733,28 +648,27 @@ Test(tcp_hostile, keep_alive_expiry_with_a_write_waiting_for_data)
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(0, 31, 1000);
 	ft_connect_data(cd, HOST, VOL0, 0xffff);
-	capsule(a, false, false, &sqe, cd, sizeof(cd));
+	ftcp_capsule(a, false, false, &sqe, cd, sizeof(cd));
 	const uint8_t *p;
-	uint32_t plen;
-	cr_assert(fsk_next_pdu(a, &p, &plen));
+	cr_assert((p = next_pdu(a)));
 	uint16_t cntlid = (uint16_t)(p[8] | p[9] << 8);
 	sqe = ft_prop_sqe(true, false, NVMF_PROP_CC, NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
-	capsule(a, false, false, &sqe, NULL, 0);
+	ftcp_capsule(a, false, false, &sqe, NULL, 0);
 	expect_status(a, 0);
 	struct tcp_sock *s = established(1, 4096, 0);
 	sqe = ft_connect_sqe(1, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, cntlid);
-	capsule(s, false, false, &sqe, cd, sizeof(cd));
+	ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 	expect_status(s, 0);
 	struct answer r = write_r2t(s, 9, 65536);
-	h2c(s, 9, r.ttag, 0, data, sizeof(data), false);
+	ftcp_h2c(s, false, false, 9, r.ttag, 0, data, sizeof(data), false);
 	fake_clock_advance(1100 * NSEC_PER_MSEC);
 	timer_queue_run(&timer_default_queue, clock_now_ns());
 	cr_assert_eq(nvmet_stats()->kato_expired, 1);
 	for (int i = 0; i < 4; i++)
 		nvmet_tcp_poll(64);
-	cr_assert_not(fsk_open(a));
-	cr_assert_not(fsk_open(s));
+	cr_assert_not(ftcp_open(a));
+	cr_assert_not(ftcp_open(s));
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
 	cr_assert_eq(nvmet_ctrl_count(), 0);
 }
@@ -768,7 +682,7 @@ Test(tcp_hostile, queues_know_their_peer)
 	cr_assert_eq(nvmet_queue_count(), 2);
 	list_for_each(&nvmet_tgt.queues, it) {
 		const struct nvmet_queue *q = container_of(it, struct nvmet_queue, node);
-		cr_assert_eq(q->peer_addr, FSK_PEER_ADDR);
+		cr_assert_eq(q->peer_addr, FTCP_PEER_ADDR);
 		cr_assert_eq(q->peer_port, 40000 + q->qid, "qid %u came from connection %u", q->qid, q->qid);
 		seen++;
 	}

@@ -273,3 +273,11 @@ Test(tcp_pdu, term_req_too_long_and_resp_with_data)
 	ch(b, NVME_TCP_CAPSULE_RESP, 0, 24, 0, 28);
 	expect_fail(b, 24, p, NVME_TCP_FES_INVALID_HEADER_FIELD, 4);
 }
+
+/* PDO beyond PLEN must not wrap into a huge data length (issue 13, 7). */
+Test(tcp_pdu, pdo_beyond_plen_is_refused)
+{
+	uint8_t b[72] = { 0 };
+	ch(b, NVME_TCP_CAPSULE_CMD, 0, 72, 200, 80); /* PLEN 80: 8 bytes after the header, PDO 200 */
+	expect_fail(b, sizeof(b), params(false, false), NVME_TCP_FES_INVALID_HEADER_FIELD, 3);
+}

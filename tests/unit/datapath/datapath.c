@@ -1,0 +1,481 @@
+/*
+ * datapath.c - the executable data path of datapath.h: the harness (clock, poll loop,
+ * the drive's poller) and the host (a minimal TCP peer speaking NVMe/TCP through
+ * tests/unit/drivers/nvme/target/nvme_tcp_host.h).
+ */
+#include "datapath.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "drivers/nvme/target/nvmet.h"
+#include "drivers/nvme/target/nvmet_tcp.h"
+#include "drivers/nvme/target/nvmet_tcp_pdu.h"
+#include "drivers/nvme/target/nvmet_wire.h"
+#include "lib/clock.h"
+#include "lib/poller.h"
+#include "lib/timer.h"
+#include "mm/dma.h"
+#include "mm/pool.h"
+#include "net/net.h"
+#include "net/tcp/tcp.h"
+#include "net/wire.h"
+#include "tests/unit/drivers/nvme/target/fake_nvmet_transport.h"
+#include "tests/unit/drivers/nvme/target/nvme_tcp_host.h"
+#include "tests/unit/unit_support.h"
+
+#define DP_SPORT_ADMIN 40000
+#define DP_SPORT_IO 40001
+#define DP_HOST_WINDOW 65535
+#define DP_RUN_MAX_PASSES 100000
+
+/* --- the harness --- */
+
+/* The drive's poller (what drivers/nvme/nvme_pci.c's is on the appliance): completions
+ * of the registered controllers' queues. */
+static int dp_nvme_poll(unsigned budget)
+{
+	int work = 0;
+	for (unsigned i = 0; i < nvme_count(); i++) {
+		struct nvme_ctrl *c = nvme_at(i);
+		if (c->state != NVME_CTRL_LIVE)
+			continue;
+		for (unsigned q = 0; q < c->nio; q++) {
+			int n = c->io[q].outstanding ? nvme_qpair_poll(&c->io[q], budget) : 0;
+			work += n > 0 ? n : 0;
+		}
+	}
+	return work;
+}
+POLLER(dp_nvme, dp_nvme_poll);
+
+static int fail(struct dp *d, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->why, sizeof(d->why), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+unsigned dp_pass(struct dp *d)
+{
+	const struct poller *p;
+	unsigned progress = 0;
+
+	LINKER_SET_FOREACH(pollers, p) {
+		int rc = p->poll(64);
+		if (rc > 0)
+			progress += (unsigned)rc;
+	}
+	progress += timer_queue_run(&timer_default_queue, clock_now_ns());
+	d->passes++;
+	return progress;
+}
+
+/* Where the write data the NIC received may be read by the drive: in the harness the
+ * fake NIC's buffers (provider 1) are plain memory the fake drive reads, so the P2P rules
+ * allow it; read data goes through DRAM (no device memory for it here). */
+static int dp_mem_reach(const struct nvmet_bdev *b, uint16_t provider, const char **why)
+{
+	(void)b;
+	*why = provider == 1 ? NULL : "unknown provider";
+	return provider == 1 ? 0 : -ENODEV;
+}
+
+static int dp_mem_alloc(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *out, const char **why)
+{
+	(void)b;
+	(void)len;
+	(void)out;
+	*why = "no device memory for read data in the harness";
+	return -ENODEV;
+}
+
+static void dp_mem_free(const struct netdev_frag *f)
+{
+	(void)f;
+}
+
+static const struct nvmet_tcp_mem_ops dp_mem_ops = { .reach = dp_mem_reach, .alloc = dp_mem_alloc,
+						     .free = dp_mem_free };
+
+/* --- the host's TCP --- */
+
+static uint32_t appliance_addr(void)
+{
+	struct net_config nc;
+	net_config_get(&nc);
+	return nc.addr;
+}
+
+/* One segment from the host on c (SYN carries the MSS option). */
+static int inject(struct dp *d, struct dp_conn *c, uint8_t flags, const void *payload, size_t len)
+{
+	static uint8_t frame[FAKE_FRAME_MAX];
+	static const uint8_t mss[4] = { 2, 4, DP_MSS >> 8, DP_MSS & 0xff };
+	struct fake_tcp t = { .src = DP_HOST_ADDR, .dst = appliance_addr(), .sport = c->sport, .dport = DP_PORT,
+			      .seq = c->snd_nxt, .ack = (flags & TCP_ACK) ? c->rcv_nxt : 0, .flags = flags,
+			      .wnd = DP_HOST_WINDOW, .opts = (flags & TCP_SYN) ? mss : NULL,
+			      .optlen = (flags & TCP_SYN) ? sizeof(mss) : 0, .payload = payload, .len = len };
+	size_t n = fake_build_tcp(frame, &t);
+	int rc = fake_netdev_inject(&d->nic, frame, n);
+	if (rc == 0) {
+		d->frames_in++;
+		if (flags & TCP_ACK)
+			c->acked = c->rcv_nxt;
+	}
+	return rc;
+}
+
+static bool seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+/* What the appliance sent: acknowledgements, windows and in-order data per connection.
+ * Returns the frames taken. */
+static unsigned collect(struct dp *d)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < d->nic.ntx; i++) {
+		struct fake_parsed_tcp t;
+		if (!fake_parse_tcp(&d->nic.tx[i], &t) || t.dst != DP_HOST_ADDR)
+			continue; /* ARP */
+		struct dp_conn *c = t.dport == d->adm.sport ? &d->adm : t.dport == d->io.sport ? &d->io : NULL;
+		if (!c)
+			continue;
+		n++;
+		d->frames_out++;
+		if (t.flags & TCP_RST) {
+			c->reset = true;
+			continue;
+		}
+		if ((t.flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK)) {
+			if (!c->established) {
+				c->rcv_nxt = t.seq + 1;
+				c->snd_una = t.ack;
+				c->snd_wnd = t.wnd;
+				c->established = true;
+			}
+			continue;
+		}
+		if ((t.flags & TCP_ACK) && !seq_after(c->snd_una, t.ack)) {
+			c->snd_una = t.ack;
+			c->snd_wnd = t.wnd;
+		}
+		if (t.len && t.seq == c->rcv_nxt && t.len <= sizeof(c->stream) - c->len) {
+			memcpy(c->stream + c->len, t.payload, t.len);
+			c->len += t.len;
+			c->rcv_nxt += (uint32_t)t.len;
+		}
+		if ((t.flags & TCP_FIN) && t.seq + t.len == c->rcv_nxt)
+			c->rcv_nxt++;
+	}
+	d->nic.ntx = 0;
+	fake_netdev_clear(&d->nic);
+	return n;
+}
+
+/* Run the poll loop until nothing moves, the host acknowledging what it received. */
+static void run(struct dp *d)
+{
+	for (unsigned i = 0; i < DP_RUN_MAX_PASSES; i++) {
+		unsigned p = dp_pass(d);
+		unsigned got = collect(d);
+		struct dp_conn *cs[2] = { &d->adm, &d->io };
+		for (unsigned k = 0; k < 2; k++)
+			if (cs[k]->established && !cs[k]->reset && cs[k]->acked != cs[k]->rcv_nxt &&
+			    inject(d, cs[k], TCP_ACK, NULL, 0) == 0)
+				got++;
+		if (!p && !got)
+			return;
+	}
+}
+
+/* The host waits 1 ms (the clock moves only here), then the loop runs. */
+static void step(struct dp *d)
+{
+	fake_clock_advance(NSEC_PER_MSEC);
+	run(d);
+}
+
+static int tcp_open(struct dp *d, struct dp_conn *c, uint16_t sport)
+{
+	memset(c, 0, sizeof(*c));
+	c->sport = sport;
+	c->snd_nxt = 1000u * sport;
+	if (inject(d, c, TCP_SYN, NULL, 0))
+		return fail(d, -ENOBUFS, "SYN not received by the NIC");
+	c->snd_nxt++;
+	run(d);
+	if (!c->established)
+		return fail(d, -ECONNREFUSED, "no SYN-ACK on port %u", DP_PORT);
+	if (inject(d, c, TCP_ACK, NULL, 0))
+		return fail(d, -ENOBUFS, "ACK not received by the NIC");
+	run(d);
+	return 0;
+}
+
+/* Send len bytes in segments of at most the MSS inside the appliance's window. */
+static int send_bytes(struct dp *d, struct dp_conn *c, const void *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned waits = 0;
+
+	while (off < len) {
+		uint32_t inflight = c->snd_nxt - c->snd_una;
+		uint32_t win = c->snd_wnd > inflight ? c->snd_wnd - inflight : 0;
+		size_t n = len - off;
+		int rc;
+
+		if (c->reset)
+			return fail(d, -ECONNRESET, "connection %u reset by the appliance", c->sport);
+		if (n > DP_MSS)
+			n = DP_MSS;
+		if (n > win)
+			n = win;
+		if (!n || (rc = inject(d, c, TCP_ACK | TCP_PSH, (const uint8_t *)buf + off, n)) == -ENOBUFS) {
+			if (++waits > DP_WAIT_STEPS)
+				return fail(d, -ETIMEDOUT, "window closed for %u ms", DP_WAIT_STEPS);
+			step(d);
+			continue;
+		}
+		if (rc)
+			return fail(d, rc, "segment not received by the NIC (%d)", rc);
+		c->snd_nxt += (uint32_t)n;
+		off += n;
+		run(d);
+	}
+	return 0;
+}
+
+/* The next whole PDU from the appliance on c (pointing into c->stream until consume()). */
+static int next_pdu(struct dp *d, struct dp_conn *c, struct nth_pdu *p)
+{
+	for (unsigned waits = 0; waits <= DP_WAIT_STEPS; waits++) {
+		int rc = nth_parse(c->stream, c->len, p);
+		if (rc < 0)
+			return fail(d, rc, "malformed PDU or bad digest from the appliance");
+		if (rc == 1)
+			return 0;
+		if (c->reset)
+			return fail(d, -ECONNRESET, "connection %u reset by the appliance", c->sport);
+		step(d);
+	}
+	return fail(d, -ETIMEDOUT, "no PDU in %u ms", DP_WAIT_STEPS);
+}
+
+static void consume(struct dp_conn *c, uint32_t n)
+{
+	memmove(c->stream, c->stream + n, c->len - n);
+	c->len -= n;
+}
+
+/* --- NVMe/TCP --- */
+
+static int send_capsule(struct dp *d, struct dp_conn *c, bool ddgst, const struct nvme_sqe *sqe, const void *data,
+			uint32_t len)
+{
+	static uint8_t b[NTH_CAPSULE_MAX];
+	size_t n = nth_capsule(b, sizeof(b), false, ddgst, sqe, data, len);
+	return n ? send_bytes(d, c, b, n) : fail(d, -E2BIG, "capsule too large");
+}
+
+/* Collect one command's completion (its C2HData into rbuf). */
+static int response(struct dp *d, struct dp_conn *c, void *rbuf, uint32_t rcap, uint16_t *status,
+		    struct nvme_cqe *cqe)
+{
+	struct nth_resp r = { .rbuf = rbuf, .rcap = rcap };
+	while (!r.done) {
+		struct nth_pdu p;
+		int rc = next_pdu(d, c, &p);
+		if (rc)
+			return rc;
+		rc = nth_resp_feed(&r, &p);
+		consume(c, p.plen);
+		if (rc < 0)
+			return fail(d, rc, "unexpected PDU type %u", p.type);
+	}
+	if (rbuf && r.got != rcap && r.status == 0)
+		return fail(d, -EIO, "read %u bytes of %u", r.got, rcap);
+	*status = r.status;
+	if (cqe)
+		*cqe = r.cqe;
+	return 0;
+}
+
+static int icreq(struct dp *d, struct dp_conn *c, bool ddgst)
+{
+	uint8_t b[NVME_TCP_IC_LEN];
+	struct nth_pdu p;
+	int rc;
+
+	nth_icreq(b, sizeof(b), 0, 0, ddgst ? NVME_TCP_DGST_DDGST_ENABLE : 0, 0);
+	if ((rc = send_bytes(d, c, b, sizeof(b))) || (rc = next_pdu(d, c, &p)))
+		return rc;
+	if (p.type != NVME_TCP_ICRESP)
+		return fail(d, -EPROTO, "ICReq answered by PDU type %u", p.type);
+	consume(c, p.plen);
+	return 0;
+}
+
+static int connect_queue(struct dp *d, struct dp_conn *c, uint16_t qid, bool ddgst)
+{
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(qid, qid ? 63 : 31, 0);
+	struct nvme_cqe cqe;
+	uint16_t status;
+	int rc;
+
+	ft_connect_data(cd, NTH_HOSTNQN, DP_SUBNQN, qid ? d->cntlid : 0xffff);
+	if ((rc = send_capsule(d, c, ddgst, &sqe, cd, sizeof(cd))) || (rc = response(d, c, NULL, 0, &status, &cqe)))
+		return rc;
+	if (status)
+		return fail(d, -ECONNREFUSED, "Connect qid %u: status 0x%x", qid, status);
+	if (qid == 0) {
+		d->cntlid = (uint16_t)cqe.dw0;
+		sqe = ft_prop_sqe(true, false, NVMF_PROP_CC,
+				  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+		if ((rc = send_capsule(d, c, false, &sqe, NULL, 0)) || (rc = response(d, c, NULL, 0, &status, NULL)))
+			return rc;
+		if (status)
+			return fail(d, -EIO, "CC.EN: status 0x%x", status);
+	}
+	return 0;
+}
+
+int dp_start(struct dp *d, bool ddgst)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, zero[6] = { 0 };
+	static uint8_t frame[FAKE_FRAME_MAX];
+	char json[1024], addr[16];
+	struct net_config nc;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->ddgst = ddgst;
+	fake_clock_install();
+	fake_clock_set(1000 * NSEC_PER_SEC);
+	timer_queue_init(&timer_default_queue);
+	dma_counters_reset();
+	fake_nvme_init(&d->drive);
+	if ((rc = nvme_ctrl_init(&d->ctrl, "nvme0", &d->drive.bus, 1)) || (rc = nvme_register(&d->ctrl)))
+		return fail(d, rc, "the drive did not come up (%d)", rc);
+	fake_netdev_setup(&d->nic, NETDEV_F_RX_SPLIT);
+	if ((rc = net_init()))
+		return fail(d, rc, "net_init (%d)", rc);
+	net_config_default(&nc);
+	if ((rc = net_configure(&nc)))
+		return fail(d, rc, "net_configure (%d)", rc);
+	/* the host asks for the appliance's MAC: the stack learns the host's */
+	size_t n = fake_build_arp(frame, 1, fake_peer_mac, DP_HOST_ADDR, zero, nc.addr, bcast);
+	if ((rc = fake_netdev_inject(&d->nic, frame, n)))
+		return fail(d, rc, "ARP (%d)", rc);
+	fake_netdev_clear(&d->nic);
+
+	snprintf(json, sizeof(json),
+		 "{ \"hosts\": [], \"ports\": [ { \"portid\": 1, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\","
+		 " \"traddr\": \"%s\", \"trsvcid\": \"%u\" }, \"subsystems\": [ \"" DP_SUBNQN "\" ] } ],"
+		 " \"subsystems\": [ { \"nqn\": \"" DP_SUBNQN "\", \"attr\": { \"allow_any_host\": \"1\" },"
+		 " \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } } ] } ] }",
+		 net_format_ipv4(nc.addr, addr), DP_PORT);
+	if ((rc = nvmet_config_parse(json, strlen(json), &d->cfg, d->why, sizeof(d->why), NULL, NULL)))
+		return rc;
+	if ((rc = nvmet_init(&d->cfg, nvmet_bdev_nvme_open, NULL)))
+		return fail(d, rc, "nvmet_init (%d)", rc);
+	if ((rc = nvmet_tcp_start(&dp_mem_ops)))
+		return fail(d, rc, "nvmet_tcp_start (%d)", rc);
+
+	if ((rc = tcp_open(d, &d->adm, DP_SPORT_ADMIN)) || (rc = icreq(d, &d->adm, false)) ||
+	    (rc = connect_queue(d, &d->adm, 0, false)))
+		return rc;
+	if ((rc = tcp_open(d, &d->io, DP_SPORT_IO)) || (rc = icreq(d, &d->io, ddgst)) ||
+	    (rc = connect_queue(d, &d->io, 1, ddgst)))
+		return rc;
+	return 0;
+}
+
+int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_t len, uint16_t *status)
+{
+	static uint8_t h2c[NTH_H2C_HDR + NVMET_TCP_MAXH2CDATA + 4];
+	struct nvme_sqe sqe = nth_rw_sqe(true, cid, 1, slba, len / 512, len);
+	struct nth_pdu p;
+	uint16_t cccid, ttag;
+	uint32_t r2to, r2tl;
+	int rc;
+
+	if (len <= NVMET_TCP_IN_CAPSULE)
+		return send_capsule(d, &d->io, d->ddgst, &sqe, buf, len) ?: response(d, &d->io, NULL, 0, status, NULL);
+	sqe.dptr2 = (uint64_t)len | ((uint64_t)NVMF_SGL_ID_TRANSPORT << 56); /* SGL1: transport data block */
+	if ((rc = send_capsule(d, &d->io, d->ddgst, &sqe, NULL, 0)) || (rc = next_pdu(d, &d->io, &p)))
+		return rc;
+	if (nth_r2t(&p, &cccid, &ttag, &r2to, &r2tl)) /* refused at once: its CapsuleResp */
+		return response(d, &d->io, NULL, 0, status, NULL);
+	consume(&d->io, p.plen);
+	if (cccid != cid || r2to != 0 || r2tl != len)
+		return fail(d, -EPROTO, "R2T for cid %u: %u bytes at %u", cccid, r2tl, r2to);
+	for (uint32_t off = 0; off < len;) {
+		uint32_t n = len - off < NVMET_TCP_MAXH2CDATA ? len - off : NVMET_TCP_MAXH2CDATA;
+		size_t plen = nth_h2c(h2c, sizeof(h2c), false, d->ddgst, cid, ttag, off, (const uint8_t *)buf + off, n,
+				      off + n == len);
+		if ((rc = send_bytes(d, &d->io, h2c, plen)))
+			return rc;
+		off += n;
+	}
+	return response(d, &d->io, NULL, 0, status, NULL);
+}
+
+int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, uint16_t *status)
+{
+	struct nvme_sqe sqe = nth_rw_sqe(false, cid, 1, slba, len / 512, len);
+	int rc;
+
+	sqe.dptr2 = (uint64_t)len | ((uint64_t)NVMF_SGL_ID_TRANSPORT << 56); /* SGL1: transport data block */
+	if ((rc = send_capsule(d, &d->io, d->ddgst, &sqe, NULL, 0)))
+		return rc;
+	return response(d, &d->io, buf, len, status, NULL);
+}
+
+int dp_send_raw(struct dp *d, const void *buf, size_t len)
+{
+	int rc = send_bytes(d, &d->io, buf, len);
+	run(d);
+	return rc;
+}
+
+int dp_stop(struct dp *d)
+{
+	const char *bad = NULL;
+	unsigned lent;
+
+	/* the host goes away: a reset on each connection */
+	if (d->adm.established && !d->adm.reset)
+		inject(d, &d->adm, TCP_RST | TCP_ACK, NULL, 0);
+	if (d->io.established && !d->io.reset)
+		inject(d, &d->io, TCP_RST | TCP_ACK, NULL, 0);
+	run(d);
+	nvmet_tcp_stop();
+	for (unsigned i = 0; i < DP_WAIT_STEPS && nvmet_tcp_conn_count(); i++)
+		step(d);
+	if (nvmet_tcp_conn_count())
+		bad = "a target connection was not freed";
+	else if (nvmet_queue_count() || nvmet_ctrl_count())
+		bad = "a target queue or controller was not freed";
+	nvmet_fini();
+	nvme_unregister(&d->ctrl);
+	nvme_ctrl_fini(&d->ctrl);
+	if (!bad && mm_pool_total_in_use())
+		bad = "pool objects still in use";
+	if (net_shutdown() && !bad)
+		bad = "the stack did not shut down";
+	lent = fake_netdev_teardown(&d->nic);
+	if (lent && !bad)
+		bad = "NIC receive buffers never returned";
+	if (d->drive.dma_live && !bad)
+		bad = "the drive's DMA memory not freed";
+	fake_nvme_fini(&d->drive);
+	if (bad)
+		return fail(d, -1, "%s (pool objects %zu, NIC buffers %u)", bad, mm_pool_total_in_use(), lent);
+	return 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * datapath.h - the executable data path: a host's NVMe/TCP session through the REAL
+ * network stack (net/: Ethernet, ARP, IPv4, TCP), the REAL NVMe-oF target
+ * (drivers/nvme/target/: transport, framing, core) and the REAL NVMe host driver core
+ * (drivers/nvme/) over a fake NIC (tests/unit/net/fake_netdev.c, e1000e-style header
+ * split, payload in "device memory") and a fake drive (tests/unit/drivers/nvme/
+ * fake_nvme.c). It is docs/architecture.md's data path made runnable: the unit test
+ * (test_datapath.c), a libFuzzer target (tests/fuzz/fuzz_datapath.c) and what the
+ * performance work counts instructions on.
+ *
+ * Deterministic: the clock is the fake clock of tests/unit/unit_support.h (the fuzzer
+ * brings its own; it moves only when the host or the fake drive waits), the
+ * poll loop is run pass by pass as core/loop.c runs it (every registered poller, then
+ * due timers), and the host is a minimal TCP peer (no retransmission: nothing is lost).
+ */
+#ifndef TESTS_UNIT_DATAPATH_DATAPATH_H
+#define TESTS_UNIT_DATAPATH_DATAPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "drivers/nvme/nvme.h"
+#include "drivers/nvme/target/nvmet_config.h"
+#include "tests/unit/drivers/nvme/fake_nvme.h"
+#include "tests/unit/net/fake_netdev.h"
+
+#define DP_HOST_ADDR 0x0a0a0001u      /* 10.10.0.1: the host (the appliance is net's default) */
+#define DP_PORT 4420
+#define DP_MSS 1460
+#define DP_STREAM_MAX (512u * 1024)   /* bytes from the target not yet parsed, per connection */
+#define DP_WAIT_STEPS 2000            /* clock steps of 1 ms a host waits at most (2 s) */
+#define DP_SUBNQN "nqn.2026-11.org.p2pstore:dp"
+
+/* The host's end of one TCP connection. */
+struct dp_conn {
+	uint16_t sport;
+	uint32_t snd_nxt, snd_una, snd_wnd;  /* what the host sent, what the target acknowledged */
+	uint32_t rcv_nxt, acked;             /* what the host received, what it acknowledged */
+	bool established, reset;
+	uint8_t stream[DP_STREAM_MAX];       /* received bytes not yet parsed as PDUs */
+	size_t len;
+};
+
+struct dp {
+	struct fake_netdev nic;
+	struct fake_nvme drive;
+	struct nvme_ctrl ctrl;
+	struct nvmet_config cfg;
+	struct dp_conn adm, io;
+	uint16_t cntlid;
+	bool ddgst;                          /* data digests on the I/O connection */
+	uint64_t passes;                     /* poll-loop passes run */
+	uint64_t frames_in, frames_out;      /* host -> appliance, appliance -> host */
+	char why[160];                       /* the last failure */
+};
+
+/* Bring everything up and connect a host: the drive initialised and registered, the
+ * stack on the fake NIC, the target started from a one-namespace configuration on
+ * nvme0n1, then TCP + ICReq + Connect (+ CC.EN) on the admin queue and TCP + ICReq +
+ * Connect on I/O queue 1. 0, or -errno with d->why. */
+int dp_start(struct dp *d, bool ddgst);
+
+/* Write len bytes at slba (512-byte blocks): in-capsule when it fits in the target's
+ * in-capsule size, else after the target's R2T through H2CData PDUs. 0 with *status (the
+ * NVMe status, SCT << 8 | SC), or -errno (d->why). */
+int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_t len, uint16_t *status);
+
+/* Read len bytes at slba into buf: C2HData then CapsuleResp (or C2HData SUCCESS). */
+int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, uint16_t *status);
+
+/* The host sends raw bytes on the I/O connection (fuzzing), then runs the loop. */
+int dp_send_raw(struct dp *d, const void *buf, size_t len);
+
+/* Disconnect (the host resets both connections), stop the target, the stack, the drive.
+ * 0 when every connection, queue and controller is freed, every NIC buffer is back, every
+ * pool is empty and every DMA allocation of the drive freed; else -1 with d->why. */
+int dp_stop(struct dp *d);
+
+/* One poll-loop pass (every registered poller, then due timers): its progress. */
+unsigned dp_pass(struct dp *d);
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * fake_tcp.c - the fake net/tcp of fake_tcp.h: the tcp.h calls the NVMe/TCP transport
+ * makes, over byte streams in both directions, fragments counted by token.
+ */
+#include "fake_tcp.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "drivers/nvme/target/nvmet_tcp_pdu.h"
+#include "net/net.h"
+#include "fake_nvmet_transport.h"
+
+struct tcp_sock ftcp_listener;
+struct tcp_sock ftcp_conns[FTCP_CONNS];
+unsigned ftcp_handed, ftcp_released;
+static unsigned pending;               /* connection to accept, +1; 0 none */
+static uint8_t release_count[FTCP_TOKENS];
+
+void ftcp_violation(const char *what)
+{
+	fprintf(stderr, "fake_tcp: contract violation: %s\n", what);
+	abort();
+}
+
+static void frag_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	(void)o;
+	if (token >= FTCP_TOKENS || release_count[token]++)
+		ftcp_violation("fragment released twice (or unknown token)");
+	ftcp_released++;
+}
+static struct netdev_frag_owner ftcp_owner = { "fake-tcp", frag_release };
+
+bool ftcp_open(const struct tcp_sock *s)
+{
+	return !s->closed && !s->aborted;
+}
+
+/* --- net/tcp/tcp.h and net/net.h, as the transport uses them --- */
+
+void net_config_get(struct net_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->addr = FTCP_LOCAL_ADDR;
+	c->netmask = 0xffffff00u;
+}
+
+int tcp_listen(uint16_t port, unsigned backlog, const struct tcp_ops *ops, void *ctx, struct tcp_sock **out)
+{
+	(void)backlog;
+	if (ftcp_listener.listener)
+		ftcp_violation("a second listener");
+	ftcp_listener.listener = true;
+	ftcp_listener.port = port;
+	ftcp_listener.ops = ops;
+	ftcp_listener.ctx = ctx;
+	*out = &ftcp_listener;
+	return 0;
+}
+
+struct tcp_sock *tcp_accept(struct tcp_sock *l)
+{
+	if (l != &ftcp_listener)
+		ftcp_violation("accept on a socket that is not the listener");
+	if (!pending)
+		return NULL;
+	struct tcp_sock *s = &ftcp_conns[pending - 1];
+	pending = 0;
+	s->accepted = true;
+	return s;
+}
+
+void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx)
+{
+	s->ops = ops;
+	s->ctx = ctx;
+}
+
+void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->state = ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
+	out->laddr = s->laddr;
+	out->lport = ftcp_listener.port;
+	out->raddr = FTCP_PEER_ADDR;
+	out->rport = (uint16_t)(FTCP_PEER_PORT + (s - ftcp_conns));
+}
+
+int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
+{
+	unsigned n = 0;
+	if (!ftcp_open(s))
+		ftcp_violation("recv on a closed socket");
+	while (n < max && s->rx_off < s->rx_len && max_bytes && ftcp_handed < FTCP_TOKENS) {
+		size_t len = s->rx_len - s->rx_off;
+		if (len > s->frag_size)
+			len = s->frag_size;
+		if (len > max_bytes)
+			len = max_bytes;
+		out[n] = (struct netdev_frag){ .addr = dma_addr_host(s->rx + s->rx_off), .offset = s->rx_off,
+					       .len = (uint32_t)len, .token = ftcp_handed++, .owner = &ftcp_owner };
+		if (s->dev_frags) {
+			out[n].addr.cls = MEM_CLASS_DEVICE;
+			out[n].provider = 1;
+		}
+		s->rx_off += len;
+		max_bytes -= len;
+		n++;
+	}
+	return (int)n;
+}
+
+bool tcp_recv_eof(const struct tcp_sock *s)
+{
+	return s->eof && s->rx_off == s->rx_len;
+}
+
+size_t tcp_send_space(const struct tcp_sock *s)
+{
+	return s->space;
+}
+
+long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
+{
+	if (!ftcp_open(s))
+		ftcp_violation("send on a closed socket");
+	if (len > s->space)
+		len = s->space;
+	if (len > sizeof(s->tx) - s->tx_len)
+		ftcp_violation("fake TX buffer full: drop it in long runs");
+	memcpy(s->tx + s->tx_len, buf, len);
+	s->tx_len += len;
+	s->space -= len;
+	return (long)len;
+}
+
+/* Zero copy: the bytes go on the wire (copied here for the test to read), the fragments
+ * stay held until ftcp_ack(); on error the references are released (tcp.h's rule). */
+int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
+{
+	size_t total = 0;
+	if (!ftcp_open(s))
+		ftcp_violation("send on a closed socket");
+	for (unsigned i = 0; i < n; i++)
+		total += frags[i].len;
+	if (total > s->space || s->nheld + n > FTCP_HELD || total > sizeof(s->tx) - s->tx_len) {
+		for (unsigned i = 0; i < n; i++) {
+			struct netdev_frag f = frags[i];
+			netdev_frag_release(&f);
+		}
+		return -ENOBUFS;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(s->tx + s->tx_len, (const void *)(uintptr_t)frags[i].addr.bus, frags[i].len);
+		s->tx_len += frags[i].len;
+		s->frag_bytes[frags[i].addr.cls] += frags[i].len;
+		s->held[s->nheld++] = frags[i];
+	}
+	s->space -= total;
+	return 0;
+}
+
+static void release_held(struct tcp_sock *s)
+{
+	for (unsigned i = 0; i < s->nheld; i++)
+		netdev_frag_release(&s->held[i]);
+	s->nheld = 0;
+}
+
+void tcp_flush(struct tcp_sock *s)
+{
+	s->flushes++;
+}
+
+void tcp_close(struct tcp_sock *s)
+{
+	if (s == &ftcp_listener) {
+		s->listener = false;
+		return;
+	}
+	if (!ftcp_open(s))
+		ftcp_violation("socket closed twice");
+	s->closed = true;
+	release_held(s); /* as the stack does once the data is delivered or the socket dies */
+}
+
+void tcp_abort(struct tcp_sock *s)
+{
+	if (!ftcp_open(s))
+		ftcp_violation("socket closed twice");
+	s->aborted = true;
+	release_held(s);
+}
+
+/* --- the host's side --- */
+
+void ftcp_reset(void)
+{
+	memset(&ftcp_listener, 0, sizeof(ftcp_listener));
+	for (unsigned i = 0; i < FTCP_CONNS; i++) {
+		struct tcp_sock *s = &ftcp_conns[i];
+		s->rx_len = s->rx_off = s->tx_len = s->tx_read = 0;
+		s->nheld = 0;
+		s->ops = NULL;
+		s->listener = s->closed = s->aborted = s->eof = s->accepted = s->dev_frags = false;
+	}
+	memset(release_count, 0, sizeof(release_count));
+	ftcp_handed = ftcp_released = 0;
+	pending = 0;
+}
+
+struct tcp_sock *ftcp_arrive(unsigned i, size_t frag_size, uint32_t laddr)
+{
+	struct tcp_sock *s = &ftcp_conns[i];
+	s->rx_len = s->rx_off = s->tx_len = s->tx_read = 0;
+	s->nheld = s->flushes = 0;
+	memset(s->frag_bytes, 0, sizeof(s->frag_bytes));
+	s->ops = NULL;
+	s->closed = s->aborted = s->eof = s->accepted = s->dev_frags = false;
+	s->frag_size = frag_size ? frag_size : 1;
+	s->laddr = laddr;
+	s->space = TCP_SND_BUF;
+	pending = i + 1;
+	if (!ftcp_listener.listener)
+		ftcp_violation("connect without a listener");
+	ftcp_listener.ops->event(&ftcp_listener, ftcp_listener.ctx, TCP_EV_ACCEPT);
+	return s;
+}
+
+struct tcp_sock *ftcp_connect(unsigned i, size_t frag_size)
+{
+	struct tcp_sock *s = ftcp_arrive(i, frag_size, FTCP_LOCAL_ADDR);
+	if (!s->accepted || !s->ops || !ftcp_open(s))
+		ftcp_violation("the transport did not take the connection");
+	return s;
+}
+
+static uint8_t pdu_buf[NVME_TCP_CMD_HLEN + 4 + 256 * 1024 + 4];
+
+void ftcp_icreq(struct tcp_sock *s, uint16_t pfv, uint8_t hpda, uint8_t dgst)
+{
+	ftcp_send(s, pdu_buf, nth_icreq(pdu_buf, sizeof(pdu_buf), pfv, hpda, dgst, 0));
+}
+
+void ftcp_capsule(struct tcp_sock *s, bool hdgst, bool ddgst, const struct nvme_sqe *sqe, const void *data,
+		  uint32_t len)
+{
+	size_t n = nth_capsule(pdu_buf, sizeof(pdu_buf), hdgst, ddgst, sqe, data, len);
+	if (!n)
+		ftcp_violation("capsule larger than the host's buffer");
+	ftcp_send(s, pdu_buf, n);
+}
+
+void ftcp_h2c(struct tcp_sock *s, bool hdgst, bool ddgst, uint16_t cccid, uint16_t ttag, uint32_t datao,
+	      const void *data, uint32_t len, bool last)
+{
+	size_t n = nth_h2c(pdu_buf, sizeof(pdu_buf), hdgst, ddgst, cccid, ttag, datao, data, len, last);
+	if (!n)
+		ftcp_violation("H2CData larger than the host's buffer");
+	ftcp_send(s, pdu_buf, n);
+}
+
+/* TCP_EV_RECV, then poll passes (the transport receives from the poll loop) until the
+ * transport took every byte, closed s or stopped taking bytes. */
+static void deliver(struct tcp_sock *s)
+{
+	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	for (;;) {
+		size_t before = s->rx_off;
+		nvmet_tcp_poll(64);
+		if (!ftcp_open(s) || s->rx_off == s->rx_len || s->rx_off == before)
+			break;
+	}
+}
+
+void ftcp_send(struct tcp_sock *s, const void *buf, size_t len)
+{
+	if (!ftcp_open(s))
+		return; /* the transport closed it: the bytes go nowhere */
+	if (len > sizeof(s->rx) - s->rx_len)
+		len = sizeof(s->rx) - s->rx_len;
+	memcpy(s->rx + s->rx_len, buf, len);
+	s->rx_len += len;
+	deliver(s);
+}
+
+void ftcp_eof(struct tcp_sock *s)
+{
+	if (!ftcp_open(s))
+		return;
+	s->eof = true;
+	deliver(s);
+}
+
+void ftcp_ack(struct tcp_sock *s)
+{
+	if (!ftcp_open(s))
+		return;
+	release_held(s);
+	s->space = TCP_SND_BUF;
+	s->ops->event(s, s->ctx, TCP_EV_SENT);
+}
+
+void ftcp_tx_drop(struct tcp_sock *s)
+{
+	memmove(s->tx, s->tx + s->tx_read, s->tx_len - s->tx_read);
+	s->tx_len -= s->tx_read;
+	s->tx_read = 0;
+}
+
+int ftcp_next_pdu(struct tcp_sock *s, struct nth_pdu *p)
+{
+	int rc = nth_parse(s->tx + s->tx_read, s->tx_len - s->tx_read, p);
+	if (rc == 1)
+		s->tx_read += p->plen;
+	return rc;
+}
+
+int ftcp_resp(struct tcp_sock *s, struct nth_resp *r)
+{
+	struct nth_pdu p;
+	int rc;
+	while ((rc = ftcp_next_pdu(s, &p)) == 1)
+		if ((rc = nth_resp_feed(r, &p)) != 0)
+			return rc;
+	return rc;
+}
+
+/* --- the target over this fake --- */
+
+int ftcp_start(const char *json, struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn,
+	       const struct nvmet_tcp_mem_ops *mops, char *err, size_t cap)
+{
+	int rc;
+
+	ftcp_reset();
+	snprintf(err, cap, "setup");
+	if ((rc = netbuf_pool_init(16)))
+		return rc;
+	if ((rc = ft_target_start(json, cfg, open_fn, err, cap)))
+		goto fail_netbufs;
+	if ((rc = nvmet_tcp_start(mops)))
+		goto fail_target;
+	return 0;
+
+fail_target:
+	nvmet_fini();
+fail_netbufs:
+	netbuf_pool_destroy();
+	return rc;
+}
+
+int ftcp_stop(char *why, size_t cap)
+{
+	const char *bad = NULL;
+
+	nvmet_tcp_stop();
+	for (int i = 0; i < 16 && nvmet_tcp_conn_count(); i++)
+		nvmet_tcp_poll(64);
+	if (nvmet_tcp_conn_count())
+		bad = "a connection was not freed";
+	else if (ftcp_listener.listener)
+		bad = "the listener was not closed";
+	else if (nvmet_queue_count())
+		bad = "a queue was not freed";
+	else if (nvmet_ctrl_count())
+		bad = "a controller was not freed";
+	nvmet_fini();
+	if (!bad && ftcp_released != ftcp_handed)
+		bad = "a fragment was not released";
+	if (netbuf_pool_destroy() && !bad)
+		bad = "NIC buffers still out";
+	snprintf(why, cap, "%s (fragments released %u of %u)", bad ? bad : "ok", ftcp_released, ftcp_handed);
+	return bad ? -1 : 0;
+}
