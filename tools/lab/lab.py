@@ -287,8 +287,9 @@ class Appliance:
 
     NETDEV_ID = "net0"
 
-    def __init__(self, lab, name, esp, link, extra):
+    def __init__(self, lab, name, esp, link, extra, run_args=()):
         self.lab, self.name, self.esp, self.link, self.extra = lab, name, esp, link, list(extra)
+        self.run_args = list(run_args)  # tools/qemu-run options (e.g. --disks DIR)
         self.log = os.path.join(lab.rundir, f"{name}.serial.log")
         self.end = link.take_end()
         self.child = None
@@ -299,7 +300,7 @@ class Appliance:
         if not os.access(qemu_run, os.X_OK):
             raise LabError(f"{qemu_run} is missing: the appliance's QEMU command line lives there")
         extra = self.link.capture_args(self.NETDEV_ID) + self.extra
-        cmd = [qemu_run, "--esp", self.esp, "--netdev", self.link.netdev(self.end, None)]
+        cmd = [qemu_run, "--esp", self.esp, "--netdev", self.link.netdev(self.end, None)] + self.run_args
         return cmd + (["--"] + extra if extra else [])
 
     def start(self):
@@ -309,6 +310,7 @@ class Appliance:
         self.child = pexpect.spawn(cmd[0], cmd[1:], cwd=TOP, env=dict(os.environ, LAB_RUN=self.lab.rundir))
         self.lab.procs.adopt(self.name, self.child.pid)
         self._buf, self._pos, self._cond = "", 0, threading.Condition()
+        self._eof = False  # a second start() after the first QEMU exited (power-off, reboot)
         threading.Thread(target=self._drain, name=f"{self.name}-console", daemon=True).start()
         return self
 
@@ -387,10 +389,12 @@ class Lab:
         self.guests.append(g)
         return g
 
-    def appliance(self, esp, link, name="appliance", extra=()):
+    def appliance(self, esp, link, name="appliance", extra=(), run_args=()):
         """Declare the appliance booted from ESP directory esp, its NIC on link; start() starts it
-        (after the Linux guests, so a link's capture stays on the Linux side when it has one)."""
-        a = Appliance(self, name, esp, link, extra)
+        (after the Linux guests, so a link's capture stays on the Linux side when it has one).
+        run_args go to tools/qemu-run (--disks DIR keeps the drives across a power-off and a
+        second start())."""
+        a = Appliance(self, name, esp, link, extra, run_args)
         self.appliances.append(a)
         return a
 

@@ -126,6 +126,10 @@ typedef void (*nvmet_bio_done_fn)(struct nvmet_bio *bio, int rc);
  * -EIO, -EBUSY when the backend queue is full, -ENODEV namespace gone). */
 struct nvmet_bio {
 	uint8_t op;                      /* enum nvmet_bio_op */
+	bool fua;                        /* Force Unit Access (Read, Write, Write Zeroes) */
+	bool fua_flush;                  /* core: the Flush that completes an emulated FUA write */
+	uint16_t status;                 /* backend: the device's NVMe status (SCT << 8 | SC) when
+					  * it failed the command, 0 when it has none */
 	uint64_t slba;
 	uint32_t nlb;                    /* blocks (not 0's based); DSM: ranges */
 	uint32_t attr;                   /* DSM CDW11 attributes; write-zeroes DEAC */
@@ -133,6 +137,7 @@ struct nvmet_bio {
 	unsigned nsg;
 	nvmet_bio_done_fn done;
 	void *arg;
+	struct nvmet_bdev *bdev;         /* core: where it was submitted */
 };
 _Static_assert(sizeof(struct nvmet_bio) <= sizeof(((struct nvmet_req *)0)->bio_space), "bio fits");
 
@@ -142,6 +147,9 @@ struct nvmet_bdev_ops {
 	 * A negative return means not started (done is not called). */
 	int (*submit)(struct nvmet_bdev *b, struct nvmet_bio *bio);
 	void (*close)(struct nvmet_bdev *b);
+	/* Optional: write the volatile cache to media now, polling (namespace detach from the
+	 * console). 0 or a negative errno. */
+	int (*flush_sync)(struct nvmet_bdev *b);
 };
 
 struct nvmet_bdev {
@@ -150,6 +158,10 @@ struct nvmet_bdev {
 	unsigned lba_shift;              /* log2 of the block size */
 	uint32_t max_xfer;               /* bytes per command (0: no limit of its own) */
 	bool write_zeroes, dsm;          /* supported */
+	/* Durability (README "Durability"): vwc = a completed write may sit in a volatile
+	 * cache until a Flush; fua = the backend honours FUA itself (else the core follows a
+	 * FUA write with a Flush before completing it). */
+	bool vwc, fua;
 	bool has_nguid, has_uuid;
 	uint8_t nguid[16], uuid[16];
 	void *priv;                      /* the backend's own */
@@ -238,6 +250,9 @@ const char *nvmet_ctrl_state_name(enum nvmet_ctrl_state s);
 struct nvmet_stats {
 	uint64_t connects, connect_refused, ctrls_created, ctrls_freed, kato_expired;
 	uint64_t cmds, completions, errors, aens;
+	/* durability and backend faults */
+	uint64_t fua_writes, fua_emulated, flushes, flushes_skipped, shn_flushes, shn_flush_failures;
+	uint64_t backend_errors;      /* commands the backend failed (status passed through) */
 };
 const struct nvmet_stats *nvmet_stats(void);
 unsigned nvmet_ctrl_count(void);

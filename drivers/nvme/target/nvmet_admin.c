@@ -86,7 +86,9 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 		nvmet_st32(d + NVME_IDC_OAES, NVME_OAES_NS_ATTR);
 		nvmet_st32(d + NVME_IDC_NN, NVMET_MAX_NSID);
 		nvmet_st16(d + NVME_IDC_ONCS, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
-		d[NVME_IDC_VWC] = 1;   /* Flush is accepted (backends write through) */
+		/* bit 0: a volatile write cache when a backend has one (Flush and FUA then matter);
+		 * bits 2:1 = 10b: Flush with NSID FFFFFFFFh not supported (Invalid Namespace) */
+		d[NVME_IDC_VWC] = nvmet_subsys_vwc(s) ? (1u | (2u << 1)) : 0;
 	}
 	complete_with_scratch(req, NVME_ID_LEN);
 }
@@ -401,6 +403,12 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 		c->kato_ms = v;
 		nvmet_ctrl_keep_alive(c);
 		break;
+	case NVME_FEAT_VOLATILE_WC:
+		/* The drives' caches serve every host: one host may not turn them off for the
+		 * others, and FUA and Flush keep its data durable anyway (README "Durability"). */
+		return nvmet_req_complete(req, c->subsys->discovery || !nvmet_subsys_vwc(c->subsys)
+						       ? NVMET_SC_INVALID_FIELD
+						       : NVMET_SC_FEAT_NOT_CHANGEABLE);
 	case NVME_FEAT_ASYNC_EVENT:
 		/* only namespace attribute notices are generated (OAES); other bits are kept off */
 		c->aec = v & NVME_AEC_NS_ATTR;
@@ -443,7 +451,10 @@ static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 		req->cqe.dw0 = 0;
 		break;
 	case NVME_FEAT_VOLATILE_WC:
-		req->cqe.dw0 = c->subsys->discovery ? 0 : 1;
+		/* WCE: the backends' caches are on whenever one exists (they are not switched) */
+		if (c->subsys->discovery || !nvmet_subsys_vwc(c->subsys))
+			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
+		req->cqe.dw0 = 1;
 		break;
 	default:
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);

@@ -3,7 +3,9 @@
  * namespace /dev/nvmeXnY is namespace Y of the X-th registered controller. Commands are
  * submitted asynchronously on the controller's I/O queues (round robin) with the
  * request's segments as they are (host DRAM or a CMB: the driver builds PRPs/SGLs, in
- * the CMB when the data is there), and complete from the driver's poller.
+ * the CMB when the data is there), and complete from the driver's poller. FUA is passed in
+ * CDW12 (NVMe drives honour it), the drive's volatile write cache (Identify VWC) is reported
+ * to the core, and a drive's error status is handed back as is for the host.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +15,8 @@
 static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
 {
 	struct nvmet_bio *bio = arg;
-	(void)cqe;
+	if (rc && cqe)
+		bio->status = (uint16_t)((cqe->status >> 1) & 0x7ff); /* SCT << 8 | SC */
 	bio->done(bio, rc);
 }
 
@@ -25,7 +28,7 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 	static unsigned rr;
 
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
-		return -EIO;
+		return c->in_reset ? -EAGAIN : c->state == NVME_CTRL_REMOVED ? -ENODEV : -EIO;
 	memset(&rq, 0, sizeof(rq));
 	rq.nsid = b->priv_id;
 	switch (bio->op) {
@@ -34,7 +37,7 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 		rq.opc = bio->op == NVMET_BIO_READ ? NVME_CMD_READ : NVME_CMD_WRITE;
 		rq.cdw10 = (uint32_t)bio->slba;
 		rq.cdw11 = (uint32_t)(bio->slba >> 32);
-		rq.cdw12 = bio->nlb - 1;
+		rq.cdw12 = (bio->nlb - 1) | (bio->fua ? NVME_RW_FUA : 0);
 		rq.sg = bio->sg;
 		rq.nsg = bio->nsg;
 		rq.sgl_total = (uint64_t)bio->nlb << b->lba_shift;
@@ -48,7 +51,7 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 		rq.opc = NVME_CMD_WRITE_ZEROES;
 		rq.cdw10 = (uint32_t)bio->slba;
 		rq.cdw11 = (uint32_t)(bio->slba >> 32);
-		rq.cdw12 = (bio->nlb - 1) | (bio->attr & NVME_WZ_DEAC);
+		rq.cdw12 = (bio->nlb - 1) | (bio->attr & NVME_WZ_DEAC) | (bio->fua ? NVME_RW_FUA : 0);
 		break;
 	case NVMET_BIO_DSM:
 		rq.opc = NVME_CMD_DSM;
@@ -70,9 +73,16 @@ static void nvme_bdev_close(struct nvmet_bdev *b)
 	b->priv = NULL;
 }
 
+static int nvme_bdev_flush_sync(struct nvmet_bdev *b)
+{
+	struct nvme_ctrl *c = b->priv;
+	return c ? nvme_flush(c, b->priv_id) : -ENODEV;
+}
+
 static const struct nvmet_bdev_ops nvme_bdev_ops = {
 	.submit = nvme_bio_submit,
 	.close = nvme_bdev_close,
+	.flush_sync = nvme_bdev_flush_sync,
 };
 
 int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
@@ -95,6 +105,8 @@ int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, 
 	out->max_xfer = c->max_xfer;
 	out->write_zeroes = (c->oncs & NVME_ONCS_WRITE_ZEROES) != 0;
 	out->dsm = (c->oncs & NVME_ONCS_DSM) != 0;
+	out->vwc = nvme_ctrl_has_vwc(c);
+	out->fua = true; /* FUA is part of every NVMe Write and Write Zeroes */
 	out->has_nguid = ns->has_nguid;
 	memcpy(out->nguid, ns->nguid, 16);
 	out->has_uuid = ns->has_uuid;

@@ -148,6 +148,12 @@ static int cmd_nvmet(int argc, char **argv)
 	       (unsigned long long)st->kato_expired);
 	printf("commands %llu completions %llu errors %llu async events %llu\n", (unsigned long long)st->cmds,
 	       (unsigned long long)st->completions, (unsigned long long)st->errors, (unsigned long long)st->aens);
+	printf("durability: fua writes %llu (emulated %llu) flushes %llu (no cache: %llu) shutdown flushes %llu "
+	       "(failed %llu), backend errors %llu\n",
+	       (unsigned long long)st->fua_writes, (unsigned long long)st->fua_emulated,
+	       (unsigned long long)st->flushes, (unsigned long long)st->flushes_skipped,
+	       (unsigned long long)st->shn_flushes, (unsigned long long)st->shn_flush_failures,
+	       (unsigned long long)st->backend_errors);
 	show_tcp();
 	return 0;
 }

@@ -253,6 +253,17 @@ struct nvmet_subsys *nvmet_subsys_by_nqn(const char *nqn)
 
 static void ctrl_free(struct nvmet_ctrl *c)
 {
+	if (c->shn_pending) {
+		/* shutdown Flushes still at the drives point back here */
+		c->free_deferred = true;
+		return;
+	}
+	nvmet_ctrl_release(c);
+}
+
+/* Free a controller (ctrl_free, or the last shutdown Flush of a deferred one). */
+void nvmet_ctrl_release(struct nvmet_ctrl *c)
+{
 	timer_cancel(&timer_default_queue, &c->kato_timer);
 	log_info("ctrl %u (%s, host %s) freed", c->cntlid, c->subsys->cfg->nqn, c->hostnqn);
 	list_del(&c->node);
@@ -535,6 +546,14 @@ int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
 			return rc;
 		}
 		ns->opened = true;
+	}
+	if (!enabled && ns->opened && ns->bdev.vwc && ns->bdev.ops->flush_sync) {
+		/* detached: what hosts wrote leaves the drive's volatile cache now */
+		rc = ns->bdev.ops->flush_sync(&ns->bdev);
+		if (rc)
+			log_err("%s nsid %u: Flush of %s on detach failed (%d)", s->cfg->nqn, nsid, ns->bdev.name, rc);
+		else
+			log_info("%s nsid %u: %s flushed", s->cfg->nqn, nsid, ns->bdev.name);
 	}
 	ns->enabled = enabled;
 	log_info("%s nsid %u %s", s->cfg->nqn, nsid, enabled ? "enabled" : "disabled");

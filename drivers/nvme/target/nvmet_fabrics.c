@@ -176,7 +176,7 @@ static uint64_t ctrl_cap(const struct nvmet_ctrl *c)
 }
 
 /* A CC write: EN rising checks the entry sizes and sets CSTS.RDY, falling resets,
- * SHN sets CSTS.SHST complete (nothing to flush: backends write through). */
+ * SHN flushes the namespaces this controller wrote to, then CSTS.SHST complete (nvmet_io.c). */
 static void ctrl_update_cc(struct nvmet_ctrl *c, uint32_t cc)
 {
 	uint32_t old = c->cc;
@@ -199,10 +199,8 @@ static void ctrl_update_cc(struct nvmet_ctrl *c, uint32_t cc)
 		if (c->state == NVMET_CTRL_ENABLED)
 			nvmet_ctrl_set_state(c, NVMET_CTRL_CONNECTED);
 	}
-	if (NVME_GET(cc, NVME_CC_SHN) && !NVME_GET(old, NVME_CC_SHN)) {
-		c->csts = (uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_COMPLETE);
-		nvmet_ctrl_set_state(c, NVMET_CTRL_SHUTDOWN);
-	}
+	if (NVME_GET(cc, NVME_CC_SHN) && !NVME_GET(old, NVME_CC_SHN))
+		nvmet_ctrl_shutdown_start(c);
 	if (!NVME_GET(cc, NVME_CC_SHN) && NVME_GET(old, NVME_CC_SHN)) {
 		c->csts &= ~(uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_MASK);
 		if (c->state == NVMET_CTRL_SHUTDOWN)

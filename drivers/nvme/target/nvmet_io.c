@@ -7,7 +7,32 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../../../lib/log.h"
 #include "nvmet_priv.h"
+
+LOG_MODULE_USE(nvmet);
+
+/* The status a host sees for a backend's result: the device's own NVMe status when it has
+ * one (a media error stays a media error), Namespace Not Ready when the device is gone, else
+ * the errno conversion. */
+static uint16_t bio_status(const struct nvmet_bio *bio, int rc)
+{
+	if (rc == 0)
+		return NVMET_SC_SUCCESS;
+	nvmet_tgt.st.backend_errors++;
+	if (bio->status)
+		return bio->status;
+	if (rc == -ENODEV)
+		return NVMET_SC_NS_NOT_READY;
+	return nvmet_errno_status(rc);
+}
+
+static int bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
+{
+	bio->bdev = b;
+	bio->status = 0;
+	return b->ops->submit(b, bio);
+}
 
 static void bio_done(struct nvmet_bio *bio, int rc)
 {
@@ -20,7 +45,17 @@ static void bio_done(struct nvmet_bio *bio, int rc)
 	} else if (rc == 0 && bio->op == NVMET_BIO_WRITE) {
 		q->st.write_bytes += req->data.len;
 	}
-	nvmet_req_complete(req, nvmet_errno_status(rc));
+	if (rc == 0 && bio->fua && !bio->fua_flush && (bio->op == NVMET_BIO_WRITE || bio->op == NVMET_BIO_WRITE_ZEROES) &&
+	    bio->bdev->vwc && !bio->bdev->fua) {
+		/* FUA the backend cannot honour: the write is in its cache; complete only once a
+		 * Flush issued after it has completed */
+		nvmet_tgt.st.fua_emulated++;
+		bio->op = NVMET_BIO_FLUSH;
+		bio->fua_flush = true;
+		if ((rc = bio_submit(bio->bdev, bio)) == 0)
+			return;
+	}
+	nvmet_req_complete(req, bio_status(bio, rc));
 }
 
 static void submit(struct nvmet_req *req, struct nvmet_ns *ns, struct nvmet_bio *bio)
@@ -31,8 +66,15 @@ static void submit(struct nvmet_req *req, struct nvmet_ns *ns, struct nvmet_bio 
 	bio->nsg = req->data.nsg;
 	bio->done = bio_done;
 	bio->arg = req;
-	if ((rc = ns->bdev.ops->submit(&ns->bdev, bio)) < 0)
-		nvmet_req_complete(req, nvmet_errno_status(rc));
+	if ((rc = bio_submit(&ns->bdev, bio)) < 0)
+		nvmet_req_complete(req, rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc));
+}
+
+/* Remember that this controller wrote to ns (CC.SHN flushes it). */
+static void mark_written(struct nvmet_req *req, const struct nvmet_ns *ns)
+{
+	struct nvmet_ctrl *c = req->q->ctrl;
+	c->ns_written |= 1u << (unsigned)(ns - c->subsys->ns);
 }
 
 /* [slba, slba + nlb) inside the namespace? */
@@ -58,6 +100,7 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 	if (write) {
 		s->write_cmds++;
 		s->write_bytes += bytes;
+		mark_written(req, ns);
 	} else {
 		s->read_cmds++;
 		s->read_bytes += bytes;
@@ -66,6 +109,9 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 	bio->op = write ? NVMET_BIO_WRITE : NVMET_BIO_READ;
 	bio->slba = slba;
 	bio->nlb = nlb;
+	bio->fua = (req->sqe.cdw12 & NVME_RW_FUA) != 0; /* Read FUA passes through too */
+	if (write && bio->fua)
+		nvmet_tgt.st.fua_writes++;
 	submit(req, ns, bio);
 }
 
@@ -86,6 +132,10 @@ static void exec_write_zeroes(struct nvmet_req *req, struct nvmet_ns *ns)
 	bio->slba = slba;
 	bio->nlb = nlb;
 	bio->attr = req->sqe.cdw12 & NVME_WZ_DEAC;
+	bio->fua = (req->sqe.cdw12 & NVME_RW_FUA) != 0;
+	if (bio->fua)
+		nvmet_tgt.st.fua_writes++;
+	mark_written(req, ns);
 	submit(req, ns, bio);
 }
 
@@ -107,6 +157,7 @@ static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 	if (!(req->sqe.cdw11 & NVME_DSM_AD) || !ns->bdev.dsm)
 		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
 	memset(bio, 0, sizeof(*bio));
+	mark_written(req, ns);
 	bio->op = NVMET_BIO_DSM;
 	bio->nlb = nr;
 	bio->attr = req->sqe.cdw11;
@@ -139,6 +190,15 @@ void nvmet_exec_io(struct nvmet_req *req)
 	case NVME_CMD_FLUSH:
 		if (req->data.len)
 			return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
+		if (!ns->bdev.vwc) {
+			/* nothing volatile behind this namespace: every completed write is durable */
+			nvmet_tgt.st.flushes_skipped++;
+			return nvmet_req_complete(req, NVMET_SC_SUCCESS);
+		}
+		/* Ordering: a write is completed to the host only after its backend completed it,
+		 * so every write the host saw complete before this Flush has completed at the
+		 * drive before this Flush is submitted: the drive's Flush covers it. */
+		nvmet_tgt.st.flushes++;
 		memset(bio, 0, sizeof(*bio));
 		bio->op = NVMET_BIO_FLUSH;
 		return submit(req, ns, bio);
@@ -147,6 +207,80 @@ void nvmet_exec_io(struct nvmet_req *req)
 	default:
 		return exec_dsm(req, ns);
 	}
+}
+
+/* --- CC.SHN --- */
+
+bool nvmet_subsys_vwc(const struct nvmet_subsys *s)
+{
+	for (unsigned i = 0; i < s->nns; i++)
+		if (s->ns[i].opened && s->ns[i].bdev.vwc)
+			return true;
+	return false;
+}
+
+static void shn_set_complete(struct nvmet_ctrl *c)
+{
+	c->csts = (c->csts & ~(uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_MASK)) |
+		  (uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_COMPLETE);
+}
+
+static void shn_flush_done(struct nvmet_bio *bio, int rc)
+{
+	struct nvmet_ctrl *c = bio->arg;
+
+	if (rc) {
+		c->shn_failed = true;
+		nvmet_tgt.st.shn_flush_failures++;
+		log_err("ctrl %u: shutdown Flush of %s failed (%d): CSTS.SHST stays \"occurring\"", c->cntlid,
+			bio->bdev->name, rc);
+	}
+	if (--c->shn_pending)
+		return;
+	if (c->free_deferred) {
+		nvmet_ctrl_release(c);
+		return;
+	}
+	if (!c->shn_failed && c->state == NVMET_CTRL_SHUTDOWN && NVME_GET(c->cc, NVME_CC_SHN)) {
+		shn_set_complete(c);
+		log_info("ctrl %u: shutdown complete (caches flushed)", c->cntlid);
+	}
+}
+
+/* CC.SHN: flush what this controller wrote, then CSTS.SHST complete. */
+void nvmet_ctrl_shutdown_start(struct nvmet_ctrl *c)
+{
+	struct nvmet_subsys *s = c->subsys;
+
+	nvmet_ctrl_set_state(c, NVMET_CTRL_SHUTDOWN);
+	/* the controller stops processing (RDY 0, as before) and reports the shutdown */
+	c->csts = (uint32_t)NVME_SET(NVME_CSTS_SHST, NVME_CSTS_SHST_OCCURRING);
+	if (c->shn_pending)
+		return; /* a previous shutdown's Flushes are still out: they finish it */
+	c->shn_failed = false;
+	c->shn_pending = 1; /* held while submitting, so a Flush done inside submit cannot finish */
+	for (unsigned i = 0; s && i < s->nns; i++) {
+		struct nvmet_ns *ns = &s->ns[i];
+		if (!(c->ns_written & (1u << i)) || !ns->opened || !ns->bdev.vwc)
+			continue;
+		struct nvmet_bio *bio = &c->shn_bio[i];
+		memset(bio, 0, sizeof(*bio));
+		bio->op = NVMET_BIO_FLUSH;
+		bio->done = shn_flush_done;
+		bio->arg = c;
+		c->shn_pending++;
+		nvmet_tgt.st.shn_flushes++;
+		int rc = bio_submit(&ns->bdev, bio);
+		if (rc) {
+			c->shn_pending--;
+			c->shn_failed = true;
+			nvmet_tgt.st.shn_flush_failures++;
+			log_err("ctrl %u: shutdown Flush of %s not started (%d)", c->cntlid, ns->bdev.name, rc);
+		}
+	}
+	c->ns_written = 0;
+	struct nvmet_bio hold = { .arg = c, .bdev = NULL };
+	shn_flush_done(&hold, 0); /* drops the hold; completes at once when nothing was written */
 }
 
 /* The backend of an I/O Read/Write on a live I/O queue (for the transport's choice of

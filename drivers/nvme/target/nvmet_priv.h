@@ -97,7 +97,14 @@ struct nvmet_ctrl {
 	struct nvmet_err_entry errlog[NVMET_ERR_LOG_ENTRIES]; /* ring: entry n at (n - 1) % size */
 	struct timer kato_timer;
 	struct list_node node;
+	/* CC.SHN: Flush of every namespace this controller wrote to before CSTS.SHST = 10b */
+	uint32_t ns_written;   /* bit i: subsys->ns[i] got a write from this controller */
+	unsigned shn_pending;  /* Flushes in flight for the shutdown */
+	bool shn_failed;
+	bool free_deferred;    /* freed once the shutdown Flushes are back */
+	struct nvmet_bio shn_bio[NVMET_MAX_NS];
 };
+_Static_assert(NVMET_MAX_NS <= 32, "ns_written is 32 bits");
 
 struct nvmet_target {
 	bool running;
@@ -145,5 +152,13 @@ void nvmet_ctrl_aen_check(struct nvmet_ctrl *c);
 
 /* nvmet_io.c */
 void nvmet_exec_io(struct nvmet_req *req);
+/* CC.SHN written: CSTS.SHST = occurring, Flush every namespace c wrote to (volatile cache),
+ * CSTS.SHST = complete when all are back (stays occurring when one failed). */
+void nvmet_ctrl_shutdown_start(struct nvmet_ctrl *c);
+/* Does any opened namespace of s have a volatile write cache? (Identify VWC) */
+bool nvmet_subsys_vwc(const struct nvmet_subsys *s);
+
+/* nvmet_core.c: free a controller whose free was deferred by shutdown Flushes */
+void nvmet_ctrl_release(struct nvmet_ctrl *c);
 
 #endif

@@ -79,6 +79,7 @@ enum {
 #define NVMET_SC_AER_LIMIT NVME_SC(1, 0x05)           /* Asynchronous Event Request Limit Exceeded */
 #define NVMET_SC_INVALID_LOG_PAGE NVME_SC(1, 0x09)
 #define NVMET_SC_FEAT_NOT_SAVEABLE NVME_SC(1, 0x0d)
+#define NVMET_SC_FEAT_NOT_CHANGEABLE NVME_SC(1, 0x0e)  /* Feature Not Changeable */
 #define NVMET_SC_CONNECT_FORMAT NVME_SC(1, 0x80)      /* Incompatible Format */
 #define NVMET_SC_CONNECT_CTRL_BUSY NVME_SC(1, 0x81)   /* Controller Busy */
 #define NVMET_SC_CONNECT_INVALID_PARAM NVME_SC(1, 0x82)
