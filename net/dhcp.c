@@ -50,6 +50,15 @@ static uint16_t get16(const uint8_t *p)
 
 /* --- parser ------------------------------------------------------------------------- */
 
+/* Keep the first value of a 4-byte option (a repeated option does not override it). */
+static void first32(bool *has, uint32_t *dst, const uint8_t *v)
+{
+	if (!*has) {
+		*dst = get32(v);
+		*has = true;
+	}
+}
+
 /* One option: code, its value (n bytes, already inside the field). -EINVAL when a known
  * option has a length the RFC does not allow. */
 static int opt_one(struct dhcp_msg *m, uint8_t code, const uint8_t *v, size_t n, uint8_t *overload)
@@ -66,26 +75,13 @@ static int opt_one(struct dhcp_msg *m, uint8_t code, const uint8_t *v, size_t n,
 			return -EINVAL;
 		*overload = v[0];
 		break;
-	case OPT_SUBNET_MASK:
-		if (n != 4)
-			return -EINVAL;
-		if (!m->has_subnet_mask) {
-			m->subnet_mask = get32(v);
-			m->has_subnet_mask = true;
-		}
-		break;
-	case OPT_ROUTER:
-		if (n < 4 || n % 4)
-			return -EINVAL;
-		if (!m->has_router) {
-			m->router = get32(v);
-			m->has_router = true;
-		}
-		break;
+	case OPT_ROUTER:  /* a list: the first router */
 	case OPT_DNS:
 		if (n < 4 || n % 4)
 			return -EINVAL;
-		for (size_t i = 0; i + 4 <= n && m->ndns < DHCP_MAX_DNS; i += 4)
+		if (code == OPT_ROUTER)
+			first32(&m->has_router, &m->router, v);
+		for (size_t i = 0; code == OPT_DNS && i + 4 <= n && m->ndns < DHCP_MAX_DNS; i += 4)
 			m->dns[m->ndns++] = get32(v + i);
 		break;
 	case OPT_MTU:
@@ -96,22 +92,24 @@ static int opt_one(struct dhcp_msg *m, uint8_t code, const uint8_t *v, size_t n,
 			m->has_mtu = true;
 		}
 		break;
+	case OPT_SUBNET_MASK:
 	case OPT_LEASE:
 	case OPT_T1:
 	case OPT_T2:
-	case OPT_SERVER_ID: {
-		uint32_t *dst = code == OPT_LEASE ? &m->lease_s : code == OPT_T1 ? &m->t1_s : code == OPT_T2 ? &m->t2_s
-										: &m->server_id;
-		bool *has = code == OPT_LEASE ? &m->has_lease : code == OPT_T1 ? &m->has_t1 : code == OPT_T2 ? &m->has_t2
-									       : &m->has_server_id;
+	case OPT_SERVER_ID:
 		if (n != 4)
 			return -EINVAL;
-		if (!*has) {
-			*dst = get32(v);
-			*has = true;
-		}
+		if (code == OPT_SUBNET_MASK)
+			first32(&m->has_subnet_mask, &m->subnet_mask, v);
+		else if (code == OPT_LEASE)
+			first32(&m->has_lease, &m->lease_s, v);
+		else if (code == OPT_T1)
+			first32(&m->has_t1, &m->t1_s, v);
+		else if (code == OPT_T2)
+			first32(&m->has_t2, &m->t2_s, v);
+		else
+			first32(&m->has_server_id, &m->server_id, v);
 		break;
-	}
 	default:
 		break;  /* options we do not use */
 	}

@@ -17,15 +17,10 @@
 
 static struct dhcp_client cl;
 
+/* The stack as the other net/ tests have it; dhcp_start() then drops its static address. */
 static void dhcp_setup(void)
 {
-	unit_pools_begin();
-	fake_clock_install();
-	fake_clock_set(1000 * NSEC_PER_SEC);
-	timer_queue_init(&timer_default_queue);
-	dma_counters_reset();
-	fake_netdev_setup(&fnd, NETDEV_F_RX_SPLIT);
-	cr_assert_eq(net_init(), 0);
+	net_test_start(NETDEV_F_RX_SPLIT);
 }
 
 static void dhcp_teardown(void)
@@ -174,14 +169,21 @@ static void server_says(const struct reply *r)
 	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
 }
 
-/* DISCOVER -> OFFER -> REQUEST -> ACK with lease seconds. Returns the REQUEST's xid. */
-static uint32_t get_lease(uint32_t lease, uint32_t t1, uint32_t t2)
+/* DISCOVER -> OFFER of LEASED by SERVER; returns the REQUEST that follows. */
+static struct sent offer_taken(void)
 {
 	struct sent d = one_sent();
 	cr_assert_eq(d.m.msg_type, DHCPDISCOVER);
 	server_says(&(struct reply){ .type = DHCPOFFER, .xid = d.m.xid, .yiaddr = LEASED, .server = SERVER });
 	struct sent r = one_sent();
 	cr_assert_eq(r.m.msg_type, DHCPREQUEST);
+	return r;
+}
+
+/* DISCOVER -> OFFER -> REQUEST -> ACK with lease seconds. Returns the REQUEST's xid. */
+static uint32_t get_lease(uint32_t lease, uint32_t t1, uint32_t t2)
+{
+	struct sent r = offer_taken();
 	server_says(&(struct reply){ .type = DHCPACK, .xid = r.m.xid, .yiaddr = LEASED, .server = SERVER,
 				     .lease = lease, .t1 = t1, .t2 = t2 });
 	cr_assert_eq(cl.state, DHCP_BOUND);
@@ -285,9 +287,8 @@ Test(dhcp, lost_offers_are_retransmitted_with_backoff_and_jitter)
 Test(dhcp, nak_restarts_discovery_with_a_new_xid)
 {
 	start(0);
-	struct sent d = one_sent();
-	server_says(&(struct reply){ .type = DHCPOFFER, .xid = d.m.xid, .yiaddr = LEASED, .server = SERVER });
-	struct sent r = one_sent();
+	struct sent r = offer_taken();
+	uint32_t xid = r.m.xid;
 	server_says(&(struct reply){ .type = DHCPNAK, .xid = r.m.xid, .server = SERVER });
 	cr_assert_eq(cl.state, DHCP_INIT);
 	cr_assert_eq(cl.st.naks, 1);
@@ -296,16 +297,14 @@ Test(dhcp, nak_restarts_discovery_with_a_new_xid)
 	advance(1 * NSEC_PER_SEC);
 	struct sent d2 = one_sent();
 	cr_assert_eq(d2.m.msg_type, DHCPDISCOVER);
-	cr_assert_neq(d2.m.xid, d.m.xid);
+	cr_assert_neq(d2.m.xid, xid);
 	cr_assert_eq(cl.state, DHCP_SELECTING);
 }
 
 Test(dhcp, request_unanswered_goes_back_to_init)
 {
 	start(0);
-	struct sent d = one_sent();
-	server_says(&(struct reply){ .type = DHCPOFFER, .xid = d.m.xid, .yiaddr = LEASED, .server = SERVER });
-	one_sent();
+	offer_taken();
 	unsigned requests = 1;
 	for (unsigned i = 0; i < 200 && cl.state == DHCP_REQUESTING; i++) {
 		advance(1 * NSEC_PER_SEC);
@@ -436,9 +435,7 @@ Test(dhcp, mtu_option_within_the_nic_range)
 {
 	struct net_config nc;
 	start(0);
-	struct sent d = one_sent();
-	server_says(&(struct reply){ .type = DHCPOFFER, .xid = d.m.xid, .yiaddr = LEASED, .server = SERVER });
-	struct sent r = one_sent();
+	struct sent r = offer_taken();
 	server_says(&(struct reply){ .type = DHCPACK, .xid = r.m.xid, .yiaddr = LEASED, .server = SERVER, .mtu = 9000 });
 	net_config_get(&nc);
 	cr_assert_eq(nc.mtu, 9000);
@@ -456,9 +453,7 @@ Test(dhcp, router_off_the_subnet_is_ignored)
 {
 	struct net_config nc;
 	start(0);
-	struct sent d = one_sent();
-	server_says(&(struct reply){ .type = DHCPOFFER, .xid = d.m.xid, .yiaddr = LEASED, .server = SERVER });
-	struct sent r = one_sent();
+	struct sent r = offer_taken();
 	server_says(&(struct reply){ .type = DHCPACK, .xid = r.m.xid, .yiaddr = LEASED, .server = SERVER,
 				     .router = 0xc0a80101u });
 	cr_assert_eq(cl.state, DHCP_BOUND);
