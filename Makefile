@@ -3,6 +3,7 @@
 #   make run     install what is missing, build, boot the appliance in QEMU (serial on this terminal)
 #   make test    install what is missing, build, run every test (unit, fuzz corpus, link map, QEMU, lab)
 #   make image   just build build/esp/EFI/BOOT/BOOTX64.EFI
+#   make disk    build/p2pstore-x86_64.img: a GPT disk with the ESP, for dd to a USB stick or boot disk
 #   ARCH=arm64   any of these for aarch64 (QEMU virt + AAVMF), in build/arm64/: make ARCH=arm64 run
 #   make unit    host unit tests (Criterion, ASan/UBSan)      make unit T=mm/test_page_alloc
 #   make fuzz    replay the fuzz corpora                       make fuzz-run F=config (fuzz for real)
@@ -43,7 +44,7 @@ IMAGE_CFLAGS += -isystem $(THIRD_INC)
 LIBGCC     := $(shell $(IMAGE_CC) -print-libgcc-file-name)
 EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/$(EFI_BOOT_NAME)
 
-.PHONY: all image run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench
+.PHONY: all image disk run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench
 all: image
 
 setup:
@@ -95,9 +96,19 @@ $(EFI_IMAGE): $(BUILD)/p2pstore.so
 	@echo "  OBJCOPY $@"
 	$(Q)$(IMAGE_OBJCOPY) $(EFI_OBJCOPY_FLAGS) $< $@
 
+# The host's 127.0.0.1:4420 reaches the appliance's NVMe/TCP port (its DHCP address on QEMU's user network).
+RUN_NETDEV ?= user,hostfwd=tcp:127.0.0.1:4420-:4420
 run: image
 	@echo "Booting the $(ARCH) appliance (the firmware takes 5-15 s). Console: type 'help'; quit with 'poweroff' or Ctrl-A x."
-	@tools/qemu-run --esp $(BUILD)/esp
+	@tools/qemu-run --esp $(BUILD)/esp --netdev $(RUN_NETDEV)
+
+# A GPT disk image for dd (ESP: the EFI application and p2pstore/ files; DISK_FILES="a/p2pstore.cfg
+# b/nvmet.json" puts those in, else a commented p2pstore.cfg). tools/p2pstore-image edits it later.
+DISK_IMAGE := $(BUILD)/p2pstore-$(ARCH).img
+DISK_FILES ?=
+disk: image
+	@tools/p2pstore-image create $(DISK_IMAGE) --efi $(EFI_IMAGE) --boot-name $(EFI_BOOT_NAME) \
+		$(addprefix --file ,$(DISK_FILES))
 
 # --- host unit tests: real sources, Criterion, ASan + UBSan -------------------------------
 HOST_CFLAGS := -std=gnu11 -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all \

@@ -22,6 +22,7 @@
 #include "../drivers/nvme/nvme.h"
 #include "../drivers/nvme/target/nvmet.h"
 #include "../drivers/nvme/target/nvmet_config.h"
+#include "../drivers/nvme/target/nvmet_default.h"
 #include "../drivers/nvme/target/nvmet_tcp.h"
 #include "../lib/config_key.h"
 #include "../lib/log.h"
@@ -120,27 +121,14 @@ static void nvmet_boot_warn(void *ctx, const char *message)
 	log_warn("%s: %s", NVMET_CONFIG_FILE, message);
 }
 
-static int nvmet_boot(void)
+/* Start the target from nvmet_boot_cfg. */
+static void nvmet_boot_start(const char *source)
 {
-	const struct boot_info *bi = kernel_boot_info();
-	const struct boot_file *f = NULL;
-	char err[160];
 	int rc;
 
-	for (uint32_t i = 0; bi && i < bi->nfiles; i++)
-		if (strcmp(bi->files[i].name, NVMET_CONFIG_FILE) == 0)
-			f = &bi->files[i];
-	if (!f) {
-		log_info("nvmet: no %s, target not started", NVMET_CONFIG_FILE);
-		return 0;
-	}
-	if (nvmet_config_parse(f->data, (size_t)f->size, &nvmet_boot_cfg, err, sizeof(err), nvmet_boot_warn, NULL)) {
-		log_err("nvmet: %s refused: %s; running without a target", NVMET_CONFIG_FILE, err);
-		return 0;
-	}
 	if ((rc = nvmet_init(&nvmet_boot_cfg, nvmet_bdev_nvme_open, NULL))) {
-		log_err("nvmet: cannot start the target from %s (%d); running without a target", NVMET_CONFIG_FILE, rc);
-		return 0;
+		log_err("nvmet: cannot start the target from %s (%d); running without a target", source, rc);
+		return;
 	}
 	p2p_mode_apply();
 	if (p2p_mode == NVMET_BOOT_P2P_OFF)
@@ -148,10 +136,81 @@ static int nvmet_boot(void)
 	if ((rc = nvmet_tcp_start(&nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);
 		nvmet_fini();
-		return 0;
+		return;
 	}
-	log_info("nvmet: target started from %s: %u ports, %u subsystems", NVMET_CONFIG_FILE, nvmet_boot_cfg.nports,
+	log_info("nvmet: target started from %s: %u ports, %u subsystems", source, nvmet_boot_cfg.nports,
 		 nvmet_boot_cfg.nsubsys);
+}
+
+/* No nvmet.json: serve every local namespace on addr:4420 and say how to reach it. */
+static void nvmet_boot_default(uint32_t addr)
+{
+	const struct nvmet_cfg_subsys *s = &nvmet_boot_cfg.subsys[0];
+	char a[16];
+
+	if (nvmet_default_config(addr, &nvmet_boot_cfg)) {
+		log_info("nvmet: no %s and no local namespace: target not started", NVMET_CONFIG_FILE);
+		return;
+	}
+	if (nvmet_boot_cfg.warnings)
+		log_warn("nvmet: default configuration: only the first %u namespaces are exported", NVMET_CFG_MAX_NS);
+	nvmet_boot_start("the default configuration (no nvmet.json)");
+	if (!nvmet_running())
+		return;
+	net_format_ipv4(addr, a);
+	log_info("nvmet: serving %u namespaces as %s on %s:%u", s->nns, s->nqn, a, NVMET_DEFAULT_PORT);
+	log_info("nvmet:   nvme discover -t tcp -a %s -s %u", a, NVMET_DEFAULT_PORT);
+	log_info("nvmet:   nvme connect -t tcp -a %s -s %u -n %s", a, NVMET_DEFAULT_PORT, s->nqn);
+	log_warn("nvmet: ANY host may connect and read or write these drives: put a \\p2pstore\\%s on the ESP "
+		 "(allowed_hosts) to restrict it", NVMET_CONFIG_FILE);
+}
+
+enum nvmet_boot_pending { NVMET_BOOT_NONE = 0, NVMET_BOOT_FILE, NVMET_BOOT_DEFAULT };
+static enum nvmet_boot_pending nvmet_boot_pending;
+
+/* Start what is pending once the interface has an address. */
+static int nvmet_boot_poll(unsigned budget)
+{
+	struct net_config nc;
+	enum nvmet_boot_pending what = nvmet_boot_pending;
+	(void)budget;
+
+	if (what == NVMET_BOOT_NONE)
+		return 0;
+	net_config_get(&nc);
+	if (nc.addr == 0)
+		return 0;
+	nvmet_boot_pending = NVMET_BOOT_NONE;
+	if (what == NVMET_BOOT_FILE)
+		nvmet_boot_start(NVMET_CONFIG_FILE);
+	else
+		nvmet_boot_default(nc.addr);
+	return 1;
+}
+POLLER(nvmet_boot, nvmet_boot_poll);
+
+static int nvmet_boot(void)
+{
+	const struct boot_info *bi = kernel_boot_info();
+	const struct boot_file *f = NULL;
+	char err[160];
+
+	for (uint32_t i = 0; bi && i < bi->nfiles; i++)
+		if (strcmp(bi->files[i].name, NVMET_CONFIG_FILE) == 0)
+			f = &bi->files[i];
+	if (!f) {
+		nvmet_boot_pending = NVMET_BOOT_DEFAULT;
+	} else if (nvmet_config_parse(f->data, (size_t)f->size, &nvmet_boot_cfg, err, sizeof(err), nvmet_boot_warn,
+				      NULL)) {
+		log_err("nvmet: %s refused: %s; running without a target", NVMET_CONFIG_FILE, err);
+		return 0;
+	} else {
+		nvmet_boot_pending = NVMET_BOOT_FILE;
+	}
+	/* A static address starts the target now; DHCP's when it binds or falls back. */
+	nvmet_boot_poll(0);
+	if (nvmet_boot_pending)
+		log_info("nvmet: the target starts once the interface has an address (DHCP)");
 	return 0;
 }
 INITCALL(nvmet_boot, INIT_LEVEL_SERVICE, nvmet_boot);

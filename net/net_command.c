@@ -9,6 +9,7 @@
 #include "../lib/command.h"
 #include "../lib/stats.h"
 #include "../lib/timer.h"
+#include "dhcp.h"
 #include "net_internal.h"
 #include "tcp/tcp.h"
 
@@ -59,6 +60,7 @@ static int cmd_ip(int argc, char **argv)
 	(void)argv;
 	printf("address %s netmask %s gateway %s\n", net_format_ipv4(net_if0.addr, a),
 	       net_format_ipv4(net_if0.netmask, m), net_if0.gateway ? net_format_ipv4(net_if0.gateway, g) : "none");
+	dhcp_show();
 	if (!netdev_first())
 		printf("no network device\n");
 	netdev_foreach(show_dev, NULL);

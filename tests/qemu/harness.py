@@ -36,7 +36,9 @@ def strip_ansi(text):
 class Appliance:
     """One appliance boot in QEMU, driven over the serial console."""
 
-    def __init__(self, name, config="panic = exit\n", qemu_args=(), boot_timeout=None, netdev=None, files=None):
+    def __init__(self, name, config="panic = exit\n", qemu_args=(), boot_timeout=None, netdev=None, files=None,
+                 disk=None):
+        """disk: boot this disk image (tools/qemu-run --disk) instead of the ESP directory built here."""
         self.name = name
         self.esp = os.path.join(BUILD, "test-esp", name)
         self.log_path = os.path.join(BUILD, "test-logs", name + ".log")
@@ -54,7 +56,8 @@ class Appliance:
                 f.write(text)
         self.log = open(self.log_path, "w")
         self.started = time.monotonic()
-        args = ["--esp", self.esp, "--no-reboot"] + (["--netdev", netdev] if netdev else [])
+        args = (["--disk", disk] if disk else ["--esp", self.esp]) + ["--no-reboot"]
+        args += ["--netdev", netdev] if netdev else []
         args += ["--"] + list(qemu_args) if qemu_args else []
         self.proc = pexpect.spawn(os.path.join(TOP, "tools", "qemu-run"), args, encoding="utf-8",
                                   codec_errors="replace", timeout=30, logfile=self.log,

@@ -11,7 +11,8 @@ NVMETCLI = os.path.join(HERE, "..", "fuzz", "corpus", "nvmet_config", "seed-nvme
 
 
 def boot(name, text):
-    app = Appliance(name, files={"nvmet.json": text})
+    # the file's port is on 10.10.0.10: a static address, not DHCP's
+    app = Appliance(name, config="panic = exit\nnet.address = 10.10.0.10\n", files={"nvmet.json": text})
     app.boot()
     return app
 

@@ -7,6 +7,7 @@
 Addresses exist only on the lab's emulated link (QEMU dgram over host loopback UDP).
 """
 import os
+import re
 
 # lab.py is the runner these recipes drive (Lab, Guest.run).
 
@@ -27,10 +28,24 @@ def baseline(lab, nvme_mb=256):
     return target, initiator
 
 
-def appliance_topology(lab, esp, extra=()):
+def pin_static_address(esp):
+    """The lab's links have no DHCP server: unless the ESP's p2pstore.cfg sets net.address, pin the
+    appliance to APPLIANCE_IP (else it would wait net.dhcp_timeout for its fallback address)."""
+    cfg = os.path.join(esp, "p2pstore", "p2pstore.cfg")
+    text = open(cfg).read() if os.path.exists(cfg) else ""
+    if not re.search(r"^\s*net\.address\s*=", text, re.M):
+        os.makedirs(os.path.dirname(cfg), exist_ok=True)
+        with open(cfg, "w") as f:
+            f.write(text + ("" if text.endswith("\n") or not text else "\n") + f"net.address = {APPLIANCE_IP}\n")
+
+
+def appliance_topology(lab, esp, extra=(), static=True):
     """Topology (a): declare a Linux initiator and the appliance (from ESP directory esp, through
     tools/qemu-run) on one captured link; return (appliance, initiator). Call lab.start() next.
+    static: pin the appliance's address (pin_static_address); False leaves it to DHCP.
     The appliance-side checks belong to the NIC driver issue."""
+    if static:
+        pin_static_address(esp)
     link = lab.link("link0")
     initiator = lab.guest("initiator", ip=f"{INITIATOR_IP}/24", links=[link])
     appliance = lab.appliance(esp, link, extra=extra)
