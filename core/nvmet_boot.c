@@ -27,6 +27,7 @@
 #include "../lib/config_key.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
+#include "../net/net.h"
 #include "../pci/pci.h"
 #include "kernel.h"
 
