@@ -2,7 +2,7 @@
  * string_fast.h - the appliance's memcpy/memmove/memset and how they copy.
  *
  * newlib's x86_64 memcpy switches to non-temporal stores above 256 bytes and libefi's
- * is a byte loop (PLATFORM.md): both are slow for packet-sized copies, so the image
+ * is a byte loop (docs/platform.md): both are slow for packet-sized copies, so the image
  * links these instead (tools/check-linkmap proves it). Two copy engines exist because
  * the fastest one differs by platform: the CPU's own string copy (x86 `rep movsb`) wins
  * on hardware with ERMS, an unrolled 8-byte loop wins ~8x under QEMU TCG. string_calibrate() times both at boot

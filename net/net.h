@@ -10,7 +10,7 @@
  * path never needs them (NVMe/TCP rides on MSS-sized segments, RoCE v2 on PMTU-sized
  * datagrams with DF), reassembly would need host memory for payloads that belong in
  * device memory, and the one source seen in the lab, QEMU 7.2's e1000e TSO emitting
- * fragments with DF and MF both set (PLATFORM.md), is fixed by turning TSO off on the
+ * fragments with DF and MF both set (docs/platform.md), is fixed by turning TSO off on the
  * peer; a counter makes the trap visible instead of a silent stall.
  */
 #ifndef NET_NET_H

@@ -12,7 +12,7 @@
  *     data buffer is handed to the stack as a fragment whose token brings it back to the
  *     ring (netdev_frag_release) - the SO_DEVMEM_DONTNEED analogue;
  *   - plain: legacy 16-byte descriptors, one DRAM buffer per frame (the fallback).
- * Buffers are sized from the MTU so that no frame can overrun them (PLATFORM.md: a
+ * Buffers are sized from the MTU so that no frame can overrun them (docs/platform.md: a
  * longer frame silently overwrites the next slot).
  */
 #ifndef DRIVERS_NIC_E1000E_H

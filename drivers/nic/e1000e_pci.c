@@ -114,7 +114,7 @@ static int data_alloc(void *ctx, size_t bytes, dma_addr_t *addr, void **cpu, uin
 		return -ENODEV;
 	}
 	if (!(pci_read(pv->dev, PCI_COMMAND, 2) & PCI_COMMAND_MEMORY)) {
-		/* PLATFORM.md: DMA into a BAR whose decode is off completes and drops the data */
+		/* docs/platform.md: DMA into a BAR whose decode is off completes and drops the data */
 		snprintf(p->why, sizeof(p->why), "provider %s has memory decode off", pci_bdf_str(pv->dev->bdf, b));
 		*why = p->why;
 		return -ENODEV;

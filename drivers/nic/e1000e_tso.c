@@ -4,7 +4,7 @@
  *
  * The 82574L segments a TSO frame into TCP segments (datasheet: TCP segmentation). QEMU's
  * e1000e before 8.0 does not when its backend has no virtio-net header (dgram, socket,
- * user): it cuts the frame into IPv4 fragments of one oversized TCP segment (PLATFORM.md).
+ * user): it cuts the frame into IPv4 fragments of one oversized TCP segment (docs/platform.md).
  * A peer then reassembles, but the wire carries fragments, one lost fragment loses the
  * whole frame, and a middlebox may drop them. So `nic.tso = auto` sends one TSO frame of
  * E1000E_TSO_PROBE_PAYLOAD bytes to itself (RCTL.LBM = MAC loopback), looks at what comes
@@ -310,6 +310,6 @@ void e1000e_tso_setup(struct e1000e *dev, enum e1000e_tso_mode mode, uint64_t no
 	e1000e_tso_set(dev, false, v == E1000E_TSO_IP_FRAGMENTS
 					   ? "off (the loopback probe got IPv4 fragments, not TCP segments)"
 					   : "off (the loopback probe failed)");
-	log_info("%s: TSO off: %s (loopback probe, %u frames back; QEMU before 8.0 does this, PLATFORM.md); "
+	log_info("%s: TSO off: %s (loopback probe, %u frames back; QEMU before 8.0 does this, docs/platform.md); "
 		 "nic.tso = on forces it", dev->ndev.name, why ? why : "?", probe.n);
 }

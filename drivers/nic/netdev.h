@@ -11,7 +11,7 @@
  *     the stack never dereferences it. Each fragment carries a token and an owner: the
  *     buffer goes back to the NIC's ring when whoever holds the fragment last calls
  *     netdev_frag_release() (the SO_DEVMEM_DONTNEED analogue);
- *   - flags: NETBUF_RX_SPLIT (the NIC split the frame at hdr_len; PLATFORM.md: it may
+ *   - flags: NETBUF_RX_SPLIT (the NIC split the frame at hdr_len; docs/platform.md: it may
  *     split after L4 for TCP/UDP, after L3 for other IP and fragments, not at all for
  *     non-IP frames) and the RX checksum status (NETBUF_RX_L4_CSUM_OK/BAD).
  *   The driver calls netdev_rx(dev, nb): the stack takes ownership of nb. It returns

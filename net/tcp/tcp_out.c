@@ -82,7 +82,7 @@ static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool ws, bo
 
 /* How much of [seq, seq + len) one frame can carry so that the NIC gathers it in place:
  * at most the device's tx_dev_frags device-memory pieces of at most tx_dev_bytes each
- * (PLATFORM.md: QEMU 7.2's e1000e takes one of <= 4 KiB) and NETBUF_MAX_FRAGS pieces in
+ * (docs/platform.md: QEMU 7.2's e1000e takes one of <= 4 KiB) and NETBUF_MAX_FRAGS pieces in
  * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes). */
 uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len)
 {

@@ -4,7 +4,7 @@ capture check covers its frames.
 
 At attach the appliance's `nic.tso = auto` sends one TSO frame to its own e1000e in MAC loopback.
 QEMU 7.2 cuts it into IPv4 fragments of one oversized TCP segment instead of TCP segments
-(PLATFORM.md), so TSO must stay off and `nic` must say why. `nic tso on` then forces it for a
+(docs/platform.md), so TSO must stay off and `nic` must say why. `nic tso on` then forces it for a
 chargen transfer (its bytes sit in the stack's 2 KiB DRAM chunks, up to 8 per frame, so frames
 carry up to 16 KiB; echoed device-memory fragments cannot form TSO frames under QEMU 7.2, which
 gathers one device piece per frame): the stream must arrive byte-exact through Linux's reassembly

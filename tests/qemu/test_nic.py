@@ -100,7 +100,7 @@ def test_plain_mode_and_back(appliance):
 
 def test_tso_auto_probe_sees_qemu_ip_fragments_and_keeps_tso_off(appliance):
     """nic.tso = auto (the default) sends one TSO frame to itself in MAC loopback: QEMU 7.2's e1000e
-    cuts it into IPv4 fragments instead of TCP segments (PLATFORM.md), so TSO stays off and says why;
+    cuts it into IPv4 fragments instead of TCP segments (docs/platform.md), so TSO stays off and says why;
     `nic tso on|off` switch it for the stack (NETDEV_F_TSO, 0x10 in features)."""
     out = appliance.cmd("nic")
     assert "tso: off (the loopback probe got IPv4 fragments, not TCP segments)" in out, out

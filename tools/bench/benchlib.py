@@ -3,7 +3,7 @@
 The machine line for the docs (cores, CPU model, QEMU version, TCG, load), the host CPU time of a
 guest's QEMU process (/proc/PID/stat utime + stime, every thread), the appliance's host-DRAM byte
 counters (`stats dma`), a private ESP copy with a p2pstore.cfg (and an nvmet.json), and the doc writer.
-The lab runner (tools/lab/lab.py) boots the guests; benchmarks use uncaptured links (PLATFORM.md:
+The lab runner (tools/lab/lab.py) boots the guests; benchmarks use uncaptured links (docs/platform.md:
 captures cost ~15 %).
 """
 import datetime

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tools/bench/net.py - `make bench BENCH=net`: the appliance's NIC + TCP/IP stack against Linux (issue 7).
 
-One run, two labs booted together, each on an uncaptured link (captures cost ~15 %, PLATFORM.md),
+One run, two labs booted together, each on an uncaptured link (captures cost ~15 %, docs/platform.md),
 every guest a QEMU 7.2 TCG machine with one vCPU and an emulated e1000e (82574L) on a dgram link:
   (a) a Linux client guest (10.10.0.2) and the appliance (10.10.0.10): its TCP services discard (9),
       chargen (19, sent from host DRAM by design) and echo (7, the received device-memory fragments
@@ -38,7 +38,7 @@ SERVER_IP = topo.TARGET_IP                       # the Linux server guest in lab
 TRANSFERS = ("discard", "chargen", "echo", "chargen-tso")
 # chargen-tso: chargen again with TCP segmentation offload forced on in both servers (`nic tso on`,
 # `ethtool -K eth0 tso on`). QEMU 7.2's e1000e then sends IPv4 fragments, not TCP segments, for both
-# (PLATFORM.md; the appliance's nic.tso = auto keeps it off for that reason): the client reassembles.
+# (docs/platform.md; the appliance's nic.tso = auto keeps it off for that reason): the client reassembles.
 
 
 def timed(guest, cmd, timeout):

@@ -67,7 +67,7 @@ def main():
         f"Copy nvme0 -> nvme1 through nvme0's CMB: {copy['bytes'] >> 20} MiB in {copy['us'] / 1e6:.2f} s = "
         f"{copy['kbs'] / 1000:.1f} MB/s; host-DRAM DMA {copy['host']} B, device DMA {copy['dev']} B.",
         "The copy is the slow line under emulation: nvme1 reads nvme0's CMB through QEMU's MMIO",
-        "callbacks 8 bytes at a time (PLATFORM.md), while each drive reaches its own CMB directly.",
+        "callbacks 8 bytes at a time (docs/platform.md), while each drive reaches its own CMB directly.",
         "",
     ]
     text = "\n".join(lines)

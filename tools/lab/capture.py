@@ -1,7 +1,7 @@
 """tools/lab/capture.py: read the lab's link captures with tshark (Debian's tshark 4.0).
 
 tshark dissects NVMe/TCP on TCP 4420 and RoCE v2 on UDP 4791 (BTH opcodes), but does not check the
-RoCE ICRC (PLATFORM.md): a check of that belongs with the appliance's RoCE tests.
+RoCE ICRC (docs/platform.md): a check of that belongs with the appliance's RoCE tests.
 """
 import collections
 import os

@@ -12,7 +12,7 @@ the process groups it started (each QEMU runs in its own session).
         lab.start()
         print(b.run("ping -c1 10.10.0.1").out)
 
-Links are `-netdev dgram` pairs on loopback UDP ports (the fast choice, PLATFORM.md); the guests'
+Links are `-netdev dgram` pairs on loopback UDP ports (the fast choice, docs/platform.md); the guests'
 addresses live only on that emulated link. Commands travel on the guest's second serial port (ttyS1),
 base64-encoded, and end with a marker line carrying the exit code; the kernel console (ttyS0) goes to a
 log file in the run directory.

@@ -180,7 +180,7 @@ void fake_netdev_clear(struct fake_netdev *fd)
 	fd->ntx = 0;
 }
 
-/* Where e1000e splits (PLATFORM.md): after L4 for unfragmented TCP/UDP, after IP for
+/* Where e1000e splits (docs/platform.md): after L4 for unfragmented TCP/UDP, after IP for
  * other IP and fragments, nowhere for non-IP. 0: no split. */
 static size_t split_point(const uint8_t *f, size_t len)
 {

@@ -2,7 +2,7 @@
  * fake_netdev.h - a netdev for host tests and fuzzing: captures transmitted frames
  * (applying TX checksum offload and TCP segmentation offload the way a NIC would: a TSO
  * frame is captured as its segments) and injects received frames split
- * the way QEMU 7.2's e1000e packet split does (PLATFORM.md): headers into a host
+ * the way QEMU 7.2's e1000e packet split does (docs/platform.md): headers into a host
  * "header buffer", the rest into "device memory" data buffers that come back through
  * fragment tokens. Also a minimal peer: builders and parsers for crafted frames.
  */
