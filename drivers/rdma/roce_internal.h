@@ -50,6 +50,22 @@ struct roce_srq {
 	struct roce_recv_wr ring[ROCE_MAX_WR];
 };
 
+/* The responder's side of an RC QP (IBTA 9.7.5; rxe_resp.c's role). */
+enum roce_resp_msg { ROCE_RESP_IDLE, ROCE_RESP_SEND, ROCE_RESP_WRITE };
+
+struct roce_resp_state {
+	uint32_t epsn;               /* ePSN: the next PSN expected */
+	uint32_t msn;                /* MSN: messages completed (24 bits) */
+	bool nak_seq_sent;           /* a PSN sequence error NAK is out for epsn (9.7.5.1.2: one only) */
+	enum roce_resp_msg msg;      /* the multi-packet message in progress */
+	bool has_wqe;                /* wqe holds the receive WR of the SEND in progress */
+	struct roce_recv_wr wqe;
+	uint32_t offset;             /* bytes of the message placed so far */
+	uint64_t va;                 /* RDMA WRITE: where the next byte goes */
+	uint32_t rkey, remaining;    /* RDMA WRITE: the RETH's R_Key, bytes still to come */
+	uint64_t acks, naks_seq, naks_inv, naks_access, naks_op, naks_rnr, dups;
+};
+
 struct roce_qp {
 	struct roce_dev *dev;
 	struct roce_pd *pd;
@@ -63,6 +79,7 @@ struct roce_qp {
 	struct roce_send_wr sq_ring[ROCE_MAX_WR];
 	struct roce_recv_wr rq_ring[ROCE_MAX_WR];
 	uint64_t flushed;            /* WRs completed with FLUSH_ERR */
+	struct roce_resp_state resp;
 };
 
 struct roce_dev {

@@ -7,7 +7,9 @@
 #include "../../lib/log.h"
 #include "../../net/wire.h"
 #include "roce_icrc.h"
+#include "roce_internal.h"
 #include "roce_net.h"
+#include "roce_resp.h"
 
 LOG_MODULE_USE(rdma);
 
@@ -150,6 +152,27 @@ static void roce_net_gsi_rx(struct roce_net *rn, const struct udp_meta *m, const
 		 mad.req_local_comm_id, (unsigned long long)mad.req_service_id);
 }
 
+/* An RC request: only from the QP's peer (its path's address), then the responder; its
+ * answer (ACK, NAK, RNR NAK) goes back to the peer's QP. */
+static void roce_net_rc_request(struct roce_net *rn, struct roce_qp *qp, const struct udp_meta *m,
+				const struct roce_pkt *p, const struct netbuf *nb)
+{
+	struct roce_resp_out out;
+	uint32_t peer;
+
+	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer) || peer != m->src_addr) {
+		rn->st.rx_bad_src++;
+		return;
+	}
+	roce_resp_rx(qp, p, nb, &out);
+	if (out.answer == ROCE_ANSWER_NONE)
+		return;
+	struct roce_pkt ack = { .opcode = ROCE_RC_ACK, .pkey = ROCE_PKEY_DEFAULT, .destqp = qp->attr.dest_qp_num,
+				.psn = out.psn, .syndrome = out.syndrome, .msn = out.msn };
+	if (roce_net_xmit(rn, peer, &ack, NULL, 0) == 0)
+		rn->st.acks_tx++;
+}
+
 void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *nb)
 {
 	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
@@ -192,10 +215,23 @@ void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *n
 		roce_net_gsi_rx(rn, m, &p, nb);
 		return;
 	}
+	if (qp->type == ROCE_QPT_RC && (p.flags & ROCE_F_REQUEST)) {
+		roce_net_rc_request(rn, qp, m, &p, nb);
+		return;
+	}
 	rn->st.rx_no_transport++;
 }
 
 int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
+{
+	int rc;
+	p->psn = rn->gsi_psn;
+	if ((rc = roce_net_xmit(rn, dst_ip, p, payload, len)) == 0)
+		rn->gsi_psn = (rn->gsi_psn + 1) & ROCE_PSN_MASK;
+	return rc;
+}
+
+int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
 {
 	static const uint8_t zero[4];
 	uint8_t pkt[ROCE_HDR_MAX + ROCE_UD_MAX + 8];
@@ -210,13 +246,13 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 		goto fail;
 	}
 	p->payload_len = (uint32_t)len;
-	p->psn = rn->gsi_psn;
 	if ((hlen = roce_build(p, pkt, ROCE_HDR_MAX)) < 0) {
 		rc = hlen;
 		goto fail;
 	}
 	n = (size_t)hlen;
-	memcpy(pkt + n, payload, len);
+	if (len)
+		memcpy(pkt + n, payload, len);
 	n += len;
 	memcpy(pkt + n, zero, roce_pad((uint32_t)len));
 	n += roce_pad((uint32_t)len);
@@ -239,7 +275,6 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 						  n - sizeof(struct roce_bth)));
 	if ((rc = udp_sendto(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, total)))
 		goto fail;
-	rn->gsi_psn = (rn->gsi_psn + 1) & ROCE_PSN_MASK;
 	rn->st.tx_pkts++;
 	rn->st.tx_bytes += total;
 	return 0;
