@@ -14,7 +14,8 @@
 LOG_MODULE_USE(rdma);
 
 #define ROCE_ICRC_CHUNK 256          /* bytes read per step while summing a packet */
-#define ROCE_UD_MAX 4096             /* the largest UD payload (path MTU 4096) */
+#define ROCE_UD_MAX 4096             /* the largest payload of one packet (path MTU 4096) */
+#define ROCE_NET_RX_TX_BUDGET 16     /* packets a received request may send at once; the poller sends the rest */
 
 static void roce_net_udp_rx(struct udp_sock *s, void *ctx, const struct udp_meta *m, struct netbuf *nb)
 {
@@ -152,25 +153,55 @@ static void roce_net_gsi_rx(struct roce_net *rn, const struct udp_meta *m, const
 		 mad.req_local_comm_id, (unsigned long long)mad.req_service_id);
 }
 
-/* An RC request: only from the QP's peer (its path's address), then the responder; its
- * answer (ACK, NAK, RNR NAK) goes back to the peer's QP. */
+/* Send up to budget of the packets qp's responder owes its peer. Returns how many went out. */
+static unsigned roce_net_resp_flush(struct roce_net *rn, struct roce_qp *qp, unsigned budget)
+{
+	struct roce_resp_tx tx;
+	unsigned n = 0;
+	uint32_t peer;
+
+	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer))
+		return 0;
+	while (n < budget && roce_resp_tx_next(qp, &tx)) {
+		if (tx.len)
+			dma_account_cpu(tx.mem.cls, tx.len);
+		if (roce_net_xmit(rn, peer, &tx.pkt, (const void *)(uintptr_t)tx.mem.bus, tx.len))
+			break;  /* the NIC is full: offered again on the next pass */
+		roce_resp_tx_done(qp, &tx);
+		rn->st.resp_tx++;
+		n++;
+	}
+	return n;
+}
+
+/* An RC request: only from the QP's peer (its path's address), then the responder; what
+ * it owes (ACK, NAK, RNR NAK, READ responses, atomic ACK) goes back to the peer's QP. */
 static void roce_net_rc_request(struct roce_net *rn, struct roce_qp *qp, const struct udp_meta *m,
 				const struct roce_pkt *p, const struct netbuf *nb)
 {
-	struct roce_resp_out out;
 	uint32_t peer;
 
 	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer) || peer != m->src_addr) {
 		rn->st.rx_bad_src++;
 		return;
 	}
-	roce_resp_rx(qp, p, nb, &out);
-	if (out.answer == ROCE_ANSWER_NONE)
-		return;
-	struct roce_pkt ack = { .opcode = ROCE_RC_ACK, .pkey = ROCE_PKEY_DEFAULT, .destqp = qp->attr.dest_qp_num,
-				.psn = out.psn, .syndrome = out.syndrome, .msn = out.msn };
-	if (roce_net_xmit(rn, peer, &ack, NULL, 0) == 0)
-		rn->st.acks_tx++;
+	roce_resp_rx(qp, p, nb);
+	roce_net_resp_flush(rn, qp, ROCE_NET_RX_TX_BUDGET);
+}
+
+int roce_net_poll(struct roce_net *rn, unsigned budget)
+{
+	struct roce_dev *dev = rn->dev;
+	unsigned done = 0;
+
+	if (!dev)
+		return 0;
+	for (unsigned i = 0; i < ROCE_MAX_QP && done < budget; i++) {
+		struct roce_qp *qp = dev->qps[i];
+		if (qp && qp->type == ROCE_QPT_RC)
+			done += roce_net_resp_flush(rn, qp, budget - done);
+	}
+	return (int)done;
 }
 
 void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *nb)

@@ -1,13 +1,18 @@
 /*
  * roce_resp.h - the RC responder (IBTA vol. 1 9.7.5; the role of Linux rxe_resp.c): checks
  * each request packet's PSN against ePSN (24-bit serial arithmetic), the opcode sequence,
- * lengths against the path MTU, keys and bounds through the MR checks, places SEND
+ * lengths against the path MTU, keys and bounds through the MR checks; places SEND
  * payloads in the posted receive WR's buffers and RDMA WRITE payloads at the RETH's
- * address, completes receive WRs, and says what to answer: an ACK (when the requester
- * asked for one, or for a duplicate), a NAK (PSN sequence error, invalid request, remote
- * access error, remote operational error) or an RNR NAK. Sending the answer is the
- * caller's: the responder is a pure function of the QP's state and the packet, so it runs
- * the same under the unit tests' fake wire and under the poll loop.
+ * address, completes receive WRs; executes RDMA READ (responses segmented by the path
+ * MTU) and the atomics Compare&Swap and Fetch&Add, keeping each as a responder resource so
+ * a retried READ is executed again from the retry's PSN and a retried atomic is answered
+ * with its saved result, never executed twice.
+ *
+ * The responder does not send: roce_resp_rx updates the QP's responder state, and the
+ * packets it owes (READ responses, atomic ACKs, the coalesced ACK or a NAK / RNR NAK)
+ * are taken one at a time with roce_resp_tx_next / roce_resp_tx_done in PSN order, so the
+ * caller sends them under its budget, and a packet the NIC refused is offered again. It
+ * runs the same under the unit tests and the poll loop.
  */
 #ifndef DRIVERS_RDMA_ROCE_RESP_H
 #define DRIVERS_RDMA_ROCE_RESP_H
@@ -29,25 +34,33 @@ static inline uint32_t roce_psn_add(uint32_t psn, uint32_t n)
 	return (psn + n) & ROCE_PSN_MASK;
 }
 
-/* What the responder answers with. */
-enum roce_resp_answer {
-	ROCE_ANSWER_NONE,            /* nothing (an ACK is not due yet, or the packet is dropped silently) */
-	ROCE_ANSWER_ACK,             /* ACK: AETH syndrome credits, psn = the acknowledged PSN */
-	ROCE_ANSWER_NAK,             /* AETH syndrome NAK | code */
-	ROCE_ANSWER_RNR,             /* AETH syndrome RNR NAK | the QP's min RNR timer */
+/* One packet the responder owes its requester: the headers in pkt (opcode, DestQP, PSN,
+ * AETH, AtomicAckETH; pkt.payload_len = len) and, for a READ response, len payload bytes
+ * at mem (host DRAM or device memory, identity-mapped). */
+struct roce_resp_tx {
+	struct roce_pkt pkt;
+	dma_addr_t mem;
+	uint32_t len;
 };
 
-struct roce_resp_out {
-	enum roce_resp_answer answer;
-	uint8_t syndrome;            /* the AETH syndrome to send */
-	uint32_t psn;                /* BTH.PSN of the answer */
-	uint32_t msn;                /* AETH.MSN */
-};
+/* Handle one request packet p for RC QP qp, whose payload (p->payload_len bytes) starts
+ * p->hdr_len bytes into nb. Requests outside RTR/RTS/SQD are dropped silently (10.3.1).
+ * A fatal error (remote access, invalid request, operational) queues its NAK, completes
+ * the receive WR in progress with an error and moves the QP to ERR (flushing the rest);
+ * completions go to the QP's receive CQ. Does not free nb. */
+void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct netbuf *nb);
 
-/* Handle one request packet p for RC QP qp (RTR, RTS or SQD), whose payload
- * (p->payload_len bytes) starts p->hdr_len bytes into nb. Fills *out with the answer.
- * A fatal error (remote access, invalid request, operational) moves the QP to ERR after
- * its NAK is decided; completions go to the QP's receive CQ. */
-void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct netbuf *nb, struct roce_resp_out *out);
+/* The next packet the responder owes, in PSN order (READ responses and atomic ACKs before
+ * an ACK that covers them). true with *tx filled; the same packet is offered until
+ * roce_resp_tx_done says it went out. A READ whose MR went away since the request becomes
+ * a remote access NAK (and the QP goes to ERR). */
+bool roce_resp_tx_next(struct roce_qp *qp, struct roce_resp_tx *tx);
+
+/* The packet roce_resp_tx_next offered was sent. */
+void roce_resp_tx_done(struct roce_qp *qp, const struct roce_resp_tx *tx);
+
+/* The AETH credit count code (9.7.7.2.5, table 45) for `avail` posted receive WRs: the
+ * largest code whose count is <= avail (0 for none). */
+uint8_t roce_resp_credit_code(unsigned avail);
 
 #endif
