@@ -41,6 +41,12 @@ static int roce_boot(void)
 }
 INITCALL(roce_boot, INIT_LEVEL_SERVICE, roce_boot);
 
+static int roce_boot_poll(unsigned budget)
+{
+	return roce_boot_dev ? roce_net_poll(&roce_boot_net, budget) : 0;
+}
+POLLER(rdma, roce_boot_poll);
+
 static void roce_show_counters(const struct roce_net_stats *s)
 {
 	printf("rx: packets %llu bytes %llu good %llu short %llu bad-opcode %llu bad-tver %llu bad-pad %llu "
@@ -50,6 +56,7 @@ static void roce_show_counters(const struct roce_net_stats *s)
 	       U(s->rx_icrc_bad), U(s->rx_no_ip_hdr), U(s->rx_bad_pkey), U(s->rx_bad_qkey), U(s->rx_no_qp),
 	       U(s->rx_no_transport));
 	printf("tx: packets %llu bytes %llu errors %llu\n", U(s->tx_pkts), U(s->tx_bytes), U(s->tx_errors));
+	printf("rc responder: packets sent %llu, requests from a stranger %llu\n", U(s->resp_tx), U(s->rx_bad_src));
 	printf("gsi: mads %llu bad %llu; cm: req %llu other %llu rej-tx %llu\n", U(s->gsi_rx), U(s->gsi_bad_mad),
 	       U(s->cm_req), U(s->cm_other), U(s->cm_rej_tx));
 }
@@ -78,10 +85,15 @@ static int cmd_rdma(int argc, char **argv)
 		const struct roce_qp *qp = dev->qps[i];
 		if (!qp)
 			continue;
-		printf("    qpn %#x %s %s sq-psn %#x rq-psn %#x dest-qpn %#x mtu %u sq %u/%u rq %u/%u flushed %llu\n",
+		printf("    qpn %#x %s %s sq-psn %#x epsn %#x msn %u dest-qpn %#x mtu %u sq %u/%u rq %u/%u flushed %llu\n",
 		       qp->qpn, qp->type == ROCE_QPT_RC ? "RC" : "UD", roce_qp_state_name(qp->state), qp->attr.sq_psn,
-		       qp->attr.rq_psn, qp->attr.dest_qp_num, roce_mtu_bytes(qp->attr.path_mtu), qp->sq.count,
-		       qp->sq.size, qp->rq.count, qp->rq.size, U(qp->flushed));
+		       qp->resp.epsn, qp->resp.msn, qp->attr.dest_qp_num, roce_mtu_bytes(qp->attr.path_mtu),
+		       qp->sq.count, qp->sq.size, qp->rq.count, qp->rq.size, U(qp->flushed));
+		printf("      responder: acks %llu dups %llu replays %llu reads %llu (responses %llu) atomics %llu "
+		       "naks seq %llu inv %llu access %llu op %llu rnr %llu\n",
+		       U(qp->resp.acks), U(qp->resp.dups), U(qp->resp.replays), U(qp->resp.reads),
+		       U(qp->resp.read_resps), U(qp->resp.atomics), U(qp->resp.naks_seq), U(qp->resp.naks_inv),
+		       U(qp->resp.naks_access), U(qp->resp.naks_op), U(qp->resp.naks_rnr));
 	}
 	printf("  mrs:%s\n", dev->mr_pool.in_use ? "" : " none");
 	for (unsigned i = 0; i < ROCE_MAX_MR; i++) {

@@ -7,12 +7,15 @@
 #include "../../lib/log.h"
 #include "../../net/wire.h"
 #include "roce_icrc.h"
+#include "roce_internal.h"
 #include "roce_net.h"
+#include "roce_resp.h"
 
 LOG_MODULE_USE(rdma);
 
 #define ROCE_ICRC_CHUNK 256          /* bytes read per step while summing a packet */
-#define ROCE_UD_MAX 4096             /* the largest UD payload (path MTU 4096) */
+#define ROCE_UD_MAX 4096             /* the largest payload of one packet (path MTU 4096) */
+#define ROCE_NET_RX_TX_BUDGET 16     /* packets a received request may send at once; the poller sends the rest */
 
 static void roce_net_udp_rx(struct udp_sock *s, void *ctx, const struct udp_meta *m, struct netbuf *nb)
 {
@@ -150,6 +153,57 @@ static void roce_net_gsi_rx(struct roce_net *rn, const struct udp_meta *m, const
 		 mad.req_local_comm_id, (unsigned long long)mad.req_service_id);
 }
 
+/* Send up to budget of the packets qp's responder owes its peer. Returns how many went out. */
+static unsigned roce_net_resp_flush(struct roce_net *rn, struct roce_qp *qp, unsigned budget)
+{
+	struct roce_resp_tx tx;
+	unsigned n = 0;
+	uint32_t peer;
+
+	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer))
+		return 0;
+	while (n < budget && roce_resp_tx_next(qp, &tx)) {
+		if (tx.len)
+			dma_account_cpu(tx.mem.cls, tx.len);
+		if (roce_net_xmit(rn, peer, &tx.pkt, (const void *)(uintptr_t)tx.mem.bus, tx.len))
+			break;  /* the NIC is full: offered again on the next pass */
+		roce_resp_tx_done(qp, &tx);
+		rn->st.resp_tx++;
+		n++;
+	}
+	return n;
+}
+
+/* An RC request: only from the QP's peer (its path's address), then the responder; what
+ * it owes (ACK, NAK, RNR NAK, READ responses, atomic ACK) goes back to the peer's QP. */
+static void roce_net_rc_request(struct roce_net *rn, struct roce_qp *qp, const struct udp_meta *m,
+				const struct roce_pkt *p, const struct netbuf *nb)
+{
+	uint32_t peer;
+
+	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer) || peer != m->src_addr) {
+		rn->st.rx_bad_src++;
+		return;
+	}
+	roce_resp_rx(qp, p, nb);
+	roce_net_resp_flush(rn, qp, ROCE_NET_RX_TX_BUDGET);
+}
+
+int roce_net_poll(struct roce_net *rn, unsigned budget)
+{
+	struct roce_dev *dev = rn->dev;
+	unsigned done = 0;
+
+	if (!dev)
+		return 0;
+	for (unsigned i = 0; i < ROCE_MAX_QP && done < budget; i++) {
+		struct roce_qp *qp = dev->qps[i];
+		if (qp && qp->type == ROCE_QPT_RC)
+			done += roce_net_resp_flush(rn, qp, budget - done);
+	}
+	return (int)done;
+}
+
 void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *nb)
 {
 	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
@@ -192,10 +246,23 @@ void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *n
 		roce_net_gsi_rx(rn, m, &p, nb);
 		return;
 	}
+	if (qp->type == ROCE_QPT_RC && (p.flags & ROCE_F_REQUEST)) {
+		roce_net_rc_request(rn, qp, m, &p, nb);
+		return;
+	}
 	rn->st.rx_no_transport++;
 }
 
 int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
+{
+	int rc;
+	p->psn = rn->gsi_psn;
+	if ((rc = roce_net_xmit(rn, dst_ip, p, payload, len)) == 0)
+		rn->gsi_psn = (rn->gsi_psn + 1) & ROCE_PSN_MASK;
+	return rc;
+}
+
+int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
 {
 	static const uint8_t zero[4];
 	uint8_t pkt[ROCE_HDR_MAX + ROCE_UD_MAX + 8];
@@ -210,13 +277,13 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 		goto fail;
 	}
 	p->payload_len = (uint32_t)len;
-	p->psn = rn->gsi_psn;
 	if ((hlen = roce_build(p, pkt, ROCE_HDR_MAX)) < 0) {
 		rc = hlen;
 		goto fail;
 	}
 	n = (size_t)hlen;
-	memcpy(pkt + n, payload, len);
+	if (len)
+		memcpy(pkt + n, payload, len);
 	n += len;
 	memcpy(pkt + n, zero, roce_pad((uint32_t)len));
 	n += roce_pad((uint32_t)len);
@@ -239,7 +306,6 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 						  n - sizeof(struct roce_bth)));
 	if ((rc = udp_sendto(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, total)))
 		goto fail;
-	rn->gsi_psn = (rn->gsi_psn + 1) & ROCE_PSN_MASK;
 	rn->st.tx_pkts++;
 	rn->st.tx_bytes += total;
 	return 0;

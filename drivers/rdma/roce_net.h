@@ -2,9 +2,10 @@
  * roce_net.h - a RoCE v2 device on the IPv4/UDP stack: the receive path of UDP port
  * 4791 (headers parsed from bounded reads, the ICRC checked over the host part and the
  * device-memory fragments through the counted accessor, dispatch by DestQP) and the
- * send path of UD datagrams (headers, payload, pad and ICRC over the IPv4/UDP headers the
- * stack will put in front). The GSI QP's MADs go to the CM (roce_net_cm_rx); RC traffic
- * is counted and dropped until the RC transport (requester/responder/completer) lands.
+ * send path (headers, payload, pad and ICRC over the IPv4/UDP headers the stack will put
+ * in front). The GSI QP's MADs go to the CM; RC requests from a QP's peer go to the
+ * responder (roce_resp.h), and what it owes goes back (some at once, the rest from the
+ * poller); RC responses are counted and dropped until the requester and completer land.
  */
 #ifndef DRIVERS_RDMA_ROCE_NET_H
 #define DRIVERS_RDMA_ROCE_NET_H
@@ -20,6 +21,8 @@ struct roce_net_stats {
 	uint64_t rx_parse[ROCE_PARSE_PAD + 1];  /* by enum roce_parse_err (ok counts good packets) */
 	uint64_t rx_no_ip_hdr;       /* the IPv4 header in front of UDP not found or with options */
 	uint64_t rx_icrc_bad, rx_no_qp, rx_bad_pkey, rx_bad_qkey, rx_no_transport;
+	uint64_t rx_bad_src;         /* an RC request from another address than the QP's peer */
+	uint64_t resp_tx;            /* responder packets sent: ACK/NAK/RNR NAK, READ responses, atomic ACKs */
 	uint64_t gsi_rx, gsi_bad_mad, cm_req, cm_other, cm_rej_tx;
 };
 
@@ -42,6 +45,15 @@ void roce_net_stop(struct roce_net *rn);
 /* Send one UD packet from QP srcqp to dst_ip's QP p->destqp: p names the opcode and BTH/
  * DETH fields, payload (len bytes, host memory) follows the headers. 0 or errno. */
 int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len);
+
+/* Send one packet: p names the opcode and header fields (PSN included), payload (len
+ * bytes, host memory) follows the headers. 0 or errno. */
+int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len);
+
+/* The poller's work: send what the RC QPs' responders still owe (READ responses beyond
+ * what a request may send at once, packets the NIC refused), up to budget packets.
+ * Returns how many went out. */
+int roce_net_poll(struct roce_net *rn, unsigned budget);
 
 /* Receive entry (the UDP callback; public for tests): one datagram of UDP 4791, nb->data
  * at the BTH. Does not free nb. */

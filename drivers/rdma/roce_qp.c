@@ -340,6 +340,11 @@ int roce_modify_qp(struct roce_qp *qp, const struct roce_qp_attr *attr, unsigned
 		qp->sq.head = qp->sq.count = 0;
 		qp->rq.head = qp->rq.count = 0;
 	}
+	if (cur == ROCE_QPS_INIT && next == ROCE_QPS_RTR) {
+		/* the responder starts at the RQ PSN with MSN 0 (9.7.5.1) */
+		memset(&qp->resp, 0, sizeof(qp->resp));
+		qp->resp.epsn = qp->attr.rq_psn;
+	}
 	roce_qp_set_state(qp, next);
 	if (next == ROCE_QPS_ERR)
 		roce_qp_flush(qp);

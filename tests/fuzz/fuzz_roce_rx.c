@@ -1,13 +1,16 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_net.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c
 /*
  * libFuzzer harness: the RoCE v2 receive path (UDP 4791 -> parse -> ICRC -> QP 1 -> MAD
- * -> CM) through the fake e1000e, on a fresh stack and device per input.
+ * -> CM, and -> RC QP 0x101 -> responder) through the fake e1000e, on a fresh stack and
+ * device per input. QP 0x101 is an RC QP in RTS whose peer is the sender, with every
+ * remote access to a 16 KiB MR at iova 0 and receive WRs posted.
  * Input: byte 0 = mode (bit 0: NIC split on, so the BTH onwards is a payload fragment;
  * bit 1: write the correct ICRC into the last 4 bytes before sending, so mutated headers
  * and MADs get past the ICRC into the GSI/CM code), then one or more records
  * [len hi][len lo][UDP payload bytes]. Invariants: no crash/UB/leak; every packet is
- * counted exactly once as good or under one parse reason; every answer is a REJ with a
- * valid ICRC; every pool and receive buffer comes back.
+ * counted exactly once as good or under one parse reason; every answer is a REJ, or an
+ * RC ACK / atomic ACK / READ response to QP 0x77, with a valid ICRC and its payload
+ * within the path MTU; every pool and receive buffer comes back.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -19,6 +22,7 @@
 #include "net/net_internal.h"
 #include "drivers/rdma/roce_icrc.h"
 #include "drivers/rdma/roce_net.h"
+#include "drivers/rdma/roce_verbs.h"
 #include "tests/unit/net/fake_netdev.h"
 
 static struct fake_netdev fnd;
@@ -41,9 +45,61 @@ static void check_answers(void)
 		size_t len = be16_get(uh.length) - 8;
 		const uint8_t *pkt = f->b + 42;
 		assert(roce_parse(pkt, len, len, &p) == ROCE_PARSE_OK);
-		assert(p.opcode == ROCE_UD_SEND_ONLY && p.payload_len == ROCE_MAD_LEN);
+		if (p.opcode == ROCE_UD_SEND_ONLY)
+			assert(p.payload_len == ROCE_MAD_LEN);
+		else
+			assert(p.destqp == 0x77 && (p.flags & (ROCE_F_ACK | ROCE_F_READ_RESP)) && p.payload_len <= 1024);
 		assert(roce_icrc_get(pkt + len - 4) == roce_icrc_packet(&ip, &uh, pkt, len));
 	}
+}
+
+static struct roce_pd *rc_pd;
+static struct roce_cq *rc_cq;
+static struct roce_qp *rc_qp;
+static struct roce_mr *rc_mr;
+static uint8_t rc_mem[16384];
+
+/* RC QP 0x101 in RTS (ePSN 0, path MTU 1024, peer QP 0x77 at the sender's address). */
+static void rc_setup(struct roce_dev *dev)
+{
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC,
+					  .cap = { .max_send_wr = 4, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 2 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL,
+				  .path_mtu = ROCE_MTU_1024, .dest_qp_num = 0x77, .rq_psn = 0, .min_rnr_timer = 1,
+				  .sq_psn = 0, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_dest_rd_atomic = 4,
+				  .max_rd_atomic = 4 };
+	assert(roce_alloc_pd(dev, &rc_pd) == 0);
+	assert(roce_create_cq(dev, 64, NULL, NULL, &rc_cq) == 0);
+	init.send_cq = init.recv_cq = rc_cq;
+	assert(roce_create_qp(rc_pd, &init, &rc_qp) == 0);
+	assert(roce_qp_num(rc_qp) == 0x101);
+	roce_gid_from_ipv4(0x0a0a0001, &a.ah_attr.dgid);
+	assert(roce_modify_qp(rc_qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS) == 0);
+	a.qp_state = ROCE_QPS_RTR;
+	assert(roce_modify_qp(rc_qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
+					   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER) == 0);
+	a.qp_state = ROCE_QPS_RTS;
+	assert(roce_modify_qp(rc_qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
+					   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC) == 0);
+	assert(roce_reg_mr(rc_pd, 0, sizeof(rc_mem), dma_addr_host(rc_mem), ROCE_ACCESS_ALL, &rc_mr) == 0);
+	for (unsigned i = 0; i < 4; i++) {
+		struct roce_recv_wr w = { .wr_id = i, .num_sge = 2,
+					  .sg_list = { { 0, 3000, roce_mr_lkey(rc_mr) }, { 8192, 4096, roce_mr_lkey(rc_mr) } } };
+		assert(roce_post_recv(rc_qp, &w) == 0);
+	}
+}
+
+static void rc_teardown(void)
+{
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_ERR };
+	struct roce_wc wc[16];
+	roce_modify_qp(rc_qp, &a, ROCE_QP_STATE);
+	while (roce_poll_cq(rc_cq, 16, wc) > 0)
+		;
+	roce_dereg_mr(rc_mr);
+	assert(roce_destroy_qp(rc_qp) == 0);
+	assert(roce_destroy_cq(rc_cq) == 0);
+	assert(roce_dealloc_pd(rc_pd) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -68,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(roce_dev_init(&dev, "rxe_fuzz") == 0);
 	roce_dev_set_addr(dev, 0x0a0a000a, 1500);
 	assert(roce_net_start(&rn, dev) == 0);
+	rc_setup(dev);
 	fnd.ntx = 0;
 
 	while (size - off >= 2) {
@@ -91,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fake_netdev_inject(&fnd, frame, n);
 		sent++;
+		roce_net_poll(&rn, 64);
 		check_answers();
 		fnd.ntx = 0;
 	}
@@ -100,6 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(rn.st.rx_pkts == sent && counted == sent);
 	assert(rn.st.cm_rej_tx <= rn.st.cm_req);
 
+	rc_teardown();
 	roce_net_stop(&rn);
 	assert(roce_dev_destroy(dev) == 0);
 	assert(net_shutdown() == 0);

@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_net.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c
 /*
  * RoCE v2 on the stack, through a fake e1000e (header split: the BTH and everything after
  * it arrive as a payload fragment; and plain): a CM REQ to QP 1 with no listener is
@@ -277,5 +277,114 @@ Test(roce_net, the_req_captured_from_linux_rxe_is_accepted_and_answered)
 	cr_assert_eq(fake_netdev_inject(&fnd, f, 14 + v->len), 0);
 	cr_assert_eq(rn.st.rx_icrc_bad, 1);
 	cr_assert_eq(rn.st.cm_req, 1);
+	rdma_down();
+}
+
+Test(roce_net, rc_send_from_the_peer_is_placed_and_acked_on_the_wire)
+{
+	struct roce_pd *pd;
+	struct roce_cq *cq;
+	struct roce_qp *qp;
+	struct roce_mr *mr;
+	static uint8_t buf[256];
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC,
+					  .cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_LOCAL_WRITE,
+				  .path_mtu = ROCE_MTU_1024, .dest_qp_num = 0x55, .rq_psn = 0x100, .min_rnr_timer = 1,
+				  .sq_psn = 0, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 };
+	struct roce_wc wc;
+
+	cr_assert_eq(roce_alloc_pd(dev, &pd), 0);
+	cr_assert_eq(roce_create_cq(dev, 8, NULL, NULL, &cq), 0);
+	init.send_cq = init.recv_cq = cq;
+	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
+	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
+	a.qp_state = ROCE_QPS_RTR;
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
+						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	memset(buf, 0, sizeof(buf));
+	cr_assert_eq(roce_reg_mr(pd, 0, sizeof(buf), dma_addr_host(buf), ROCE_ACCESS_LOCAL_WRITE, &mr), 0);
+	struct roce_recv_wr w = { .wr_id = 42, .num_sge = 1, .sg_list = { { 0, sizeof(buf), roce_mr_lkey(mr) } } };
+	cr_assert_eq(roce_post_recv(qp, &w), 0);
+
+	/* SEND only, AckReq, 13 bytes (pad 3) from the peer's QP 0x55 */
+	struct roce_pkt p = { .opcode = ROCE_RC_SEND_ONLY, .pkey = 0xffff, .destqp = roce_qp_num(qp), .psn = 0x100,
+			      .ackreq = true, .payload_len = 13 };
+	uint8_t pkt[64], ipudp[28];
+	int h = roce_build(&p, pkt, sizeof(pkt));
+	memcpy(pkt + h, "hello, rdma!!", 13);
+	size_t n = (size_t)h + 13 + 3 + 4;
+	memset(pkt + h + 13, 0, 7);
+	size_t fl = fake_build_udp(frame, PEER, US, 0xe000, ROCE_UDP_PORT, pkt, n);
+	memcpy(ipudp, frame + 14, 28);
+	roce_icrc_put(pkt + n - 4, roce_icrc_packet((const struct ipv4_hdr *)ipudp,
+						    (const struct udp_hdr *)(ipudp + 20), pkt, n));
+	fl = fake_build_udp(frame, PEER, US, 0xe000, ROCE_UDP_PORT, pkt, n);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, fl), 0);
+
+	cr_assert_eq(roce_poll_cq(cq, 1, &wc), 1);
+	cr_assert_eq(wc.wr_id, 42);
+	cr_assert_eq(wc.byte_len, 13);
+	cr_assert_eq(memcmp(buf, "hello, rdma!!", 13), 0);
+	cr_assert_eq(fnd.ntx, 1, "one ACK");
+	const uint8_t *ack = fnd.tx[0].b + 42;
+	struct udp_hdr uh;
+	struct roce_pkt q;
+	memcpy(&uh, fnd.tx[0].b + 34, sizeof(uh));
+	size_t len = be16_get(uh.length) - 8;
+	cr_assert_eq(roce_parse(ack, len, len, &q), ROCE_PARSE_OK);
+	cr_assert_eq(q.opcode, ROCE_RC_ACK);
+	cr_assert_eq(q.destqp, 0x55);
+	cr_assert_eq(q.psn, 0x100);
+	cr_assert_eq(q.syndrome, AETH_TYPE_ACK | 0, "its one receive WR used: no credits left");
+	cr_assert_eq(q.msn, 1);
+	cr_assert_eq(roce_icrc_get(ack + len - 4),
+		     roce_icrc_packet((const struct ipv4_hdr *)(fnd.tx[0].b + 14), &uh, ack, len));
+	cr_assert_eq(rn.st.resp_tx, 1);
+	fake_netdev_clear(&fnd);
+
+	roce_dereg_mr(mr);
+	roce_destroy_qp(qp);
+	roce_destroy_cq(cq);
+	roce_dealloc_pd(pd);
+	rdma_down();
+}
+
+Test(roce_net, rc_request_from_a_stranger_is_dropped)
+{
+	struct roce_pd *pd;
+	struct roce_cq *cq;
+	struct roce_qp *qp;
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC,
+					  .cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .path_mtu = ROCE_MTU_1024,
+				  .dest_qp_num = 0x55, .rq_psn = 0x100 };
+
+	cr_assert_eq(roce_alloc_pd(dev, &pd), 0);
+	cr_assert_eq(roce_create_cq(dev, 8, NULL, NULL, &cq), 0);
+	init.send_cq = init.recv_cq = cq;
+	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
+	roce_gid_from_ipv4(0x0a0a0063, &a.ah_attr.dgid);  /* the QP's peer is 10.10.0.99, not PEER */
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
+	a.qp_state = ROCE_QPS_RTR;
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
+						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	struct roce_pkt p = { .opcode = ROCE_RC_SEND_ONLY, .pkey = 0xffff, .destqp = roce_qp_num(qp), .psn = 0x100,
+			      .ackreq = true };
+	uint8_t pkt[32];
+	int h = roce_build(&p, pkt, sizeof(pkt));
+	size_t n = (size_t)h + 4;
+	size_t fl = fake_build_udp(frame, PEER, US, 0xe000, ROCE_UDP_PORT, pkt, n);
+	roce_icrc_put(pkt + h, roce_icrc_packet((const struct ipv4_hdr *)(frame + 14),
+						(const struct udp_hdr *)(frame + 34), pkt, n));
+	fl = fake_build_udp(frame, PEER, US, 0xe000, ROCE_UDP_PORT, pkt, n);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, fl), 0);
+	cr_assert_eq(rn.st.rx_bad_src, 1);
+	cr_assert_eq(fnd.ntx, 0);
+	cr_assert_eq(roce_qp_rq_count(qp), 0);
+	roce_destroy_qp(qp);
+	roce_destroy_cq(cq);
+	roce_dealloc_pd(pd);
 	rdma_down();
 }
