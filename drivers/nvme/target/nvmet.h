@@ -49,7 +49,10 @@
 #define NVMET_MAX_SUBSYS NVMET_CFG_MAX_SUBSYS
 #define NVMET_MAX_NS NVMET_CFG_MAX_NS
 #define NVMET_MAX_NSID 1024u         /* Identify Controller NN */
-#define NVMET_MAX_CTRLS 32u          /* live controllers, all subsystems */
+#define NVMET_MAX_CTRLS 64u          /* live controllers, all subsystems */
+#define NVMET_CTRLS_PER_PEER 8u      /* controllers one host address may hold (admin Connects) */
+#define NVMET_DISC_KATO_MS 120000u   /* keep-alive of a discovery controller connected with KATO 0
+				      * (as Linux nvmet): a stale discovery session is reaped */
 #define NVMET_MAX_QUEUES 256u        /* queues, bound or not */
 #define NVMET_MAX_IO_QUEUES 16u      /* per controller */
 #define NVMET_MAX_QUEUE_SIZE 128u    /* entries per queue (CAP.MQES + 1) */
@@ -211,10 +214,19 @@ void nvmet_queue_set_peer(struct nvmet_queue *q, uint32_t addr, uint16_t port);
 /* Queue ID (0 admin) and controller ID of a connected queue, -1 when not connected. */
 int nvmet_queue_qid(const struct nvmet_queue *q);
 int nvmet_queue_cntlid(const struct nvmet_queue *q);
+/* Entries of a connected queue (SQSIZE + 1 from its Connect): the most commands the host
+ * may have outstanding on it; 0 when not connected. */
+unsigned nvmet_queue_size(const struct nvmet_queue *q);
 
 /* Execute one command: see the contract above. Always completes through done. */
 void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 		const struct nvmet_data *data, nvmet_done_fn done, void *arg);
+
+/* A command the host sent while it already had nvmet_queue_size() commands outstanding
+ * on q (the transport counts them): completed through done with Command Sequence Error
+ * without running it (as nvmet_exec() otherwise). */
+void nvmet_exec_sq_overflow(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+			    nvmet_done_fn done, void *arg);
 
 /* Bytes of data the command in sqe moves as the host described it (SGL1 length) and
  * its direction (DMA_TO_DEVICE: host to target). */
@@ -249,6 +261,8 @@ const char *nvmet_ctrl_state_name(enum nvmet_ctrl_state s);
 /* Counters for the console and tests. */
 struct nvmet_stats {
 	uint64_t connects, connect_refused, ctrls_created, ctrls_freed, kato_expired;
+	uint64_t peer_ctrl_limit;     /* admin Connects refused: the host address holds NVMET_CTRLS_PER_PEER */
+	uint64_t sq_overflows;        /* commands beyond the queue's SQSIZE + 1 (Command Sequence Error) */
 	uint64_t cmds, completions, errors, aens;
 	/* durability and backend faults */
 	uint64_t fua_writes, fua_emulated, flushes, flushes_skipped, shn_flushes, shn_flush_failures;

@@ -65,7 +65,7 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 	d[NVME_IDC_AERL] = NVMET_AERL - 1;
 	d[NVME_IDC_LPA] = 1u << 2;  /* extended data for Get Log Page (offsets, NUMDU) */
 	d[NVME_IDC_ELPE] = NVMET_ERR_LOG_ENTRIES - 1;
-	nvmet_st32(d + NVME_IDC_CTRATT, NVME_CTRATT_HID128);
+	nvmet_st32(d + NVME_IDC_CTRATT, NVME_CTRATT_HID128 | NVME_CTRATT_TBKAS);
 	nvmet_st16(d + NVME_IDC_KAS, NVMET_KAS_100MS);
 	d[NVME_IDC_SQES] = (6 << 4) | 6;
 	d[NVME_IDC_CQES] = (4 << 4) | 4;

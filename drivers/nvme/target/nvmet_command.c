@@ -142,10 +142,11 @@ static int cmd_nvmet(int argc, char **argv)
 	show_ports();
 	show_subsystems();
 	show_ctrls();
-	printf("connects %llu refused %llu, controllers created %llu freed %llu, keep-alive expiries %llu\n",
+	printf("connects %llu refused %llu (%llu: the host address held %u controllers), controllers created %llu "
+	       "freed %llu, keep-alive expiries %llu\n",
 	       (unsigned long long)st->connects, (unsigned long long)st->connect_refused,
-	       (unsigned long long)st->ctrls_created, (unsigned long long)st->ctrls_freed,
-	       (unsigned long long)st->kato_expired);
+	       (unsigned long long)st->peer_ctrl_limit, NVMET_CTRLS_PER_PEER, (unsigned long long)st->ctrls_created,
+	       (unsigned long long)st->ctrls_freed, (unsigned long long)st->kato_expired);
 	printf("commands %llu completions %llu errors %llu async events %llu\n", (unsigned long long)st->cmds,
 	       (unsigned long long)st->completions, (unsigned long long)st->errors, (unsigned long long)st->aens);
 	printf("durability: fua writes %llu (emulated %llu) flushes %llu (no cache: %llu) shutdown flushes %llu "

@@ -9,8 +9,13 @@
  * 0xFFFF creates one, with the lowest free ID of the subsystem's cntlid range at or after
  * the last one handed out; I/O-queue Connects name it. A controller lives while any of
  * its queues does: it dies (FAILED) on keep-alive expiry, CSTS.CFS or an admin
- * Disconnect, its transport is asked to close every queue, and it is freed when the
- * last queue is destroyed.
+ * Disconnect, its transport is asked to close every queue, and it is freed after the
+ * last queue is destroyed: from the poll loop (a zero-delay timer), never inside the
+ * call that unbound the queue, since that may run inside a completion or inside
+ * nvmet_ctrl_kill() walking the controller. Keep-alive is traffic based (CTRATT.TBKAS,
+ * as Linux nvmet): the timer restarts on Keep Alive, and when it fires after any
+ * command came in the meantime; a discovery controller connected with KATO 0 gets
+ * NVMET_DISC_KATO_MS so that an idle discovery session cannot hold a controller.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -181,10 +186,17 @@ uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
 	return m;
 }
 
+static void kato_restart(struct nvmet_ctrl *c);
+
 static void kato_expired(struct timer *t, void *arg)
 {
 	struct nvmet_ctrl *c = arg;
 	(void)t;
+	if (c->traffic) {
+		/* traffic based keep-alive: a command came within the last KATO */
+		kato_restart(c);
+		return;
+	}
 	log_warn("ctrl %u (%s, host %s): keep-alive timeout (%u ms), tearing it down", c->cntlid,
 		 c->subsys->cfg->nqn, c->hostnqn, c->kato_ms);
 	nvmet_tgt.st.kato_expired++;
@@ -196,6 +208,7 @@ static void kato_expired(struct timer *t, void *arg)
 static void kato_restart(struct nvmet_ctrl *c)
 {
 	timer_cancel(&timer_default_queue, &c->kato_timer);
+	c->traffic = false;
 	if (c->kato_ms && c->state != NVMET_CTRL_FAILED)
 		timer_arm(&timer_default_queue, &c->kato_timer,
 			  clock_now_ns() + (uint64_t)c->kato_ms * NSEC_PER_MSEC);
@@ -230,6 +243,8 @@ void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason)
 	}
 }
 
+static void ctrl_reap(struct timer *t, void *arg);
+
 struct nvmet_ctrl *nvmet_ctrl_alloc(void)
 {
 	struct nvmet_ctrl *c = mm_pool_zalloc(&ctrl_pool);
@@ -238,6 +253,7 @@ struct nvmet_ctrl *nvmet_ctrl_alloc(void)
 		return NULL;
 	c->state = NVMET_CTRL_NEW;
 	timer_init(&c->kato_timer, "nvmet-kato", kato_expired, c);
+	timer_init(&c->reap_timer, "nvmet-ctrl-reap", ctrl_reap, c);
 	return c;
 }
 
@@ -251,8 +267,15 @@ struct nvmet_subsys *nvmet_subsys_by_nqn(const char *nqn)
 	return NULL;
 }
 
-static void ctrl_free(struct nvmet_ctrl *c)
+/* The controller's last queue is gone (from the poll loop). */
+static void ctrl_reap(struct timer *t, void *arg)
 {
+	struct nvmet_ctrl *c = arg;
+	(void)t;
+	if (c->nqueues) {
+		c->reaping = false; /* cannot happen: a FAILED controller binds no queue */
+		return;
+	}
 	if (c->shn_pending) {
 		/* shutdown Flushes still at the drives point back here */
 		c->free_deferred = true;
@@ -261,10 +284,20 @@ static void ctrl_free(struct nvmet_ctrl *c)
 	nvmet_ctrl_release(c);
 }
 
+/* The last queue went: free the controller from the poll loop, not inside this call. */
+static void ctrl_free(struct nvmet_ctrl *c)
+{
+	if (c->reaping)
+		return;
+	c->reaping = true;
+	timer_arm(&timer_default_queue, &c->reap_timer, clock_now_ns());
+}
+
 /* Free a controller (ctrl_free, or the last shutdown Flush of a deferred one). */
 void nvmet_ctrl_release(struct nvmet_ctrl *c)
 {
 	timer_cancel(&timer_default_queue, &c->kato_timer);
+	timer_cancel(&timer_default_queue, &c->reap_timer);
 	log_info("ctrl %u (%s, host %s) freed", c->cntlid, c->subsys->cfg->nqn, c->hostnqn);
 	list_del(&c->node);
 	c->subsys->nctrls--;
@@ -347,6 +380,11 @@ int nvmet_queue_qid(const struct nvmet_queue *q)
 int nvmet_queue_cntlid(const struct nvmet_queue *q)
 {
 	return q->ctrl ? q->ctrl->cntlid : -1;
+}
+
+unsigned nvmet_queue_size(const struct nvmet_queue *q)
+{
+	return q->ctrl ? q->size : 0;
 }
 
 /* --- completion --- */
@@ -452,11 +490,11 @@ bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe
 	return opc == NVMF_OPC_FABRICS || !q || !q->ctrl || q->qid == 0 || opc == NVME_CMD_DSM;
 }
 
-void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
-		const struct nvmet_data *data, nvmet_done_fn done, void *arg)
+/* Take a command in: the request set up, counted, the SQ head moved, traffic noted for
+ * the keep-alive. */
+static void exec_start(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+		       const struct nvmet_data *data, nvmet_done_fn done, void *arg)
 {
-	uint64_t total = 0;
-
 	memcpy(&req->sqe, sqe, sizeof(req->sqe));
 	memset(&req->data, 0, sizeof(req->data));
 	if (data)
@@ -474,7 +512,24 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 	nvmet_tgt.st.cmds++;
 	if (q->state == NVMET_Q_LIVE && q->size)
 		q->sqhd = (uint16_t)((q->sqhd + 1u) % q->size);
+	if (q->state == NVMET_Q_LIVE && q->ctrl)
+		q->ctrl->traffic = true;
+}
 
+void nvmet_exec_sq_overflow(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+			    nvmet_done_fn done, void *arg)
+{
+	exec_start(q, req, sqe, NULL, done, arg);
+	nvmet_tgt.st.sq_overflows++;
+	nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+}
+
+void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+		const struct nvmet_data *data, nvmet_done_fn done, void *arg)
+{
+	uint64_t total = 0;
+
+	exec_start(q, req, sqe, data, done, arg);
 	if (q->state == NVMET_Q_DEAD || q->state == NVMET_Q_DESTROYED)
 		return nvmet_req_complete(req, NVMET_SC_ABORT_SQ_DELETED);
 	/* the transport's segments must describe exactly what the host's SGL did */
@@ -672,6 +727,11 @@ void nvmet_fini(void)
 	}
 	list_for_each_safe(&t->queues, it, tmp)
 		queue_free(container_of(it, struct nvmet_queue, node));
+	list_for_each_safe(&t->ctrls, it, tmp) {
+		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
+		if (c->reaping && !c->shn_pending)
+			nvmet_ctrl_release(c); /* its reap timer had not run yet */
+	}
 	mm_pool_destroy(&queue_pool);
 	mm_pool_destroy(&ctrl_pool);
 	close_namespaces();

@@ -33,6 +33,18 @@ static struct nvmet_ctrl *ctrl_find(const struct nvmet_subsys *s, uint16_t cntli
 	return NULL;
 }
 
+/* Controllers held by the host address addr (0: unknown, not counted). */
+static unsigned peer_ctrls(uint32_t addr)
+{
+	struct list_node *it;
+	unsigned n = 0;
+	if (!addr)
+		return 0;
+	list_for_each(&nvmet_tgt.ctrls, it)
+		n += container_of(it, struct nvmet_ctrl, node)->peer_addr == addr;
+	return n;
+}
+
 /* Lowest free controller ID of s at or after its cursor (wrapping in the range), or 0. */
 static uint16_t cntlid_alloc(struct nvmet_subsys *s)
 {
@@ -125,15 +137,23 @@ static void fabrics_connect(struct nvmet_req *req)
 		if (cntlid != NVMF_CNTLID_DYNAMIC)
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
 					    "static controller ID", cd);
+		if (peer_ctrls(q->peer_addr) >= NVMET_CTRLS_PER_PEER) {
+			nvmet_tgt.st.peer_ctrl_limit++;
+			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0,
+					    "this host address holds its share of controllers", cd);
+		}
 		if (!(cntlid = cntlid_alloc(s)) || !(c = nvmet_ctrl_alloc()))
 			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", cd);
 		c->subsys = s;
 		c->port = q->port;
 		c->cntlid = cntlid;
 		c->ops = q->ops;
+		c->peer_addr = q->peer_addr;
 		memcpy(c->hostnqn, hostnqn, sizeof(c->hostnqn));
 		memcpy(c->hostid, cd + NVMF_CD_OFF_HOSTID, sizeof(c->hostid));
-		c->kato_ms = kato;
+		/* a discovery controller without keep-alive is still reaped when idle (Linux
+		 * nvmet does the same): it cannot hold a controller forever */
+		c->kato_ms = kato || !s->discovery ? kato : NVMET_DISC_KATO_MS;
 		c->nr_io_queues = NVMET_MAX_IO_QUEUES;
 		c->sqsize_max = (uint16_t)(q->ops->max_queue_size < NVMET_MAX_QUEUE_SIZE ? q->ops->max_queue_size
 											 : NVMET_MAX_QUEUE_SIZE);
@@ -145,7 +165,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		nvmet_ctrl_set_state(c, NVMET_CTRL_CONNECTED);
 		nvmet_ctrl_keep_alive(c);
 		log_info("ctrl %u created for %s on %s (port %u, kato %u ms)", cntlid, hostnqn, s->cfg->nqn,
-			 nvmet_tgt.cfg.ports[q->port].portid, kato);
+			 nvmet_tgt.cfg.ports[q->port].portid, c->kato_ms);
 	} else {
 		if (s->discovery || qid > NVMET_MAX_IO_QUEUES)
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_QID, "qid", cd);

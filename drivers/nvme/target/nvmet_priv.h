@@ -80,7 +80,10 @@ struct nvmet_ctrl {
 	uint8_t hostid[16];
 	const struct nvmet_transport_ops *ops;
 	uint32_t cc, csts;
-	uint32_t kato_ms;
+	uint32_t kato_ms;      /* keep-alive timeout in force (0: none) */
+	bool traffic;          /* a command came since the keep-alive timer was (re)started:
+				* traffic based keep-alive (CTRATT.TBKAS), checked when it fires */
+	uint32_t peer_addr;    /* the host address of the admin queue (NVMET_CTRLS_PER_PEER) */
 	uint32_t aec;          /* Asynchronous Event Configuration */
 	uint16_t nr_io_queues; /* allowed I/O queues (Set Features Number of Queues) */
 	uint16_t sqsize_max;
@@ -96,6 +99,9 @@ struct nvmet_ctrl {
 	uint64_t err_count;    /* errors so far (Error Count of the newest entry) */
 	struct nvmet_err_entry errlog[NVMET_ERR_LOG_ENTRIES]; /* ring: entry n at (n - 1) % size */
 	struct timer kato_timer;
+	struct timer reap_timer; /* no queue left: freed from the poll loop, never inside a call
+				  * that may still use it (a completion, nvmet_ctrl_kill) */
+	bool reaping;
 	struct list_node node;
 	/* CC.SHN: Flush of every namespace this controller wrote to before CSTS.SHST = 10b */
 	uint32_t ns_written;   /* bit i: subsys->ns[i] got a write from this controller */

@@ -310,6 +310,11 @@ static void req_done(struct nvmet_req *req, void *arg)
 	(void)req;
 
 	c->inflight--;
+	if (!c->authorised && c->sock && c->q && nvmet_queue_qid(c->q) >= 0) {
+		/* Connect succeeded: TCP no longer evicts this connection for a newcomer */
+		c->authorised = true;
+		tcp_set_authorised(c->sock);
+	}
 	/* received data is no longer needed: the NIC buffers go back now */
 	nvmet_tcp_req_release_frags(r);
 	nvmet_tcp_req_unhold(r);
@@ -738,6 +743,64 @@ static int port_for(uint16_t tcp_port, uint32_t laddr)
 	return any;
 }
 
+/* Connections (any state, until freed) of host address raddr. */
+static unsigned conns_of(uint32_t raddr)
+{
+	struct list_node *it;
+	unsigned n = 0;
+	list_for_each(&nvmet_tcp.conns, it)
+		n += container_of(it, struct nvmet_tcp_conn, node)->raddr == raddr;
+	return n;
+}
+
+/* Has c not completed Connect (holding nothing at the core)? Such a connection may be
+ * evicted for a newcomer. */
+static bool conn_evictable(const struct nvmet_tcp_conn *c)
+{
+	return c->sock && !c->authorised && c->inflight == 0 && !c->in_rx &&
+	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
+	       (!c->q || nvmet_queue_qid(c->q) < 0);
+}
+
+/* Close and free the oldest evictable connection (of host raddr, or of any host when
+ * raddr is 0). 0, or -EBUSY when there is none. */
+static int conn_evict_oldest(uint32_t raddr)
+{
+	struct nvmet_tcp_conn *old = NULL;
+	struct list_node *it;
+
+	if (nvmet_tcp.in_poll)
+		return -EBUSY; /* the poll walks the list: never from there */
+	list_for_each(&nvmet_tcp.conns, it) {
+		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
+		if ((!raddr || c->raddr == raddr) && conn_evictable(c) && (!old || c->seq < old->seq))
+			old = c;
+	}
+	if (!old)
+		return -EBUSY;
+	log_warn("tcp: port %u: evicting a connection that did not complete Connect (%s)", old->port,
+		 raddr ? "its host holds its share" : "the pool is full");
+	nvmet_tcp.st.evicted++;
+	conn_close(old, NVMET_TCP_CLOSING, false, "evicted");
+	conn_free(old); /* nothing of it at the core */
+	return 0;
+}
+
+/* Room for a connection from raddr: within its host's share and the pool, evicting the
+ * oldest connection that never completed Connect when needed. 0 or -EBUSY (refuse). */
+static int conn_admit(uint32_t raddr)
+{
+	if (conns_of(raddr) >= NVMET_TCP_CONNS_PER_PEER && conn_evict_oldest(raddr)) {
+		nvmet_tcp.st.peer_refused++;
+		return -EBUSY;
+	}
+	if (nvmet_tcp.nconns >= NVMET_TCP_MAX_CONNS && conn_evict_oldest(0)) {
+		nvmet_tcp.st.refused++;
+		return -EBUSY;
+	}
+	return 0;
+}
+
 static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 {
 	struct nvmet_tcp_listener *l = ctx;
@@ -758,17 +821,25 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 			tcp_abort(s);
 			continue;
 		}
-		struct nvmet_tcp_conn *c = mm_pool_alloc(&nvmet_tcp.conn_pool);
-		if (!c) {
+		struct nvmet_tcp_conn *c = NULL;
+		int rc = conn_admit(ti.raddr);
+		if (!rc && !(c = mm_pool_alloc(&nvmet_tcp.conn_pool))) {
 			nvmet_tcp.st.refused++;
-			log_warn("tcp: port %u: connection refused, %u connections in use", l->tcp_port,
-				 NVMET_TCP_MAX_CONNS);
+			rc = -ENOMEM;
+		}
+		if (rc) {
+			char a[16];
+			addr_text(ti.raddr, a, sizeof(a));
+			log_warn("tcp: port %u: connection from %s refused: %u connections in use (%u of that host), "
+				 "none to evict", l->tcp_port, a, nvmet_tcp.nconns, conns_of(ti.raddr));
 			tcp_abort(s);
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
 		c->state = NVMET_TCP_WAIT_ICREQ;
 		c->port = (unsigned)port;
+		c->raddr = ti.raddr;
+		c->seq = ++nvmet_tcp.accept_seq;
 		c->sock = s;
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
 		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
@@ -780,6 +851,8 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.st.accepted++;
+		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
+				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
 		tcp_set_ops(s, &conn_tcp_ops, c); /* may deliver events: c last */
 	}
 }
@@ -841,6 +914,8 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 	nvmet_tcp.freed = false;
 	nvmet_tcp.nconns = 0;
 	nvmet_tcp.nlisteners = 0;
+	nvmet_tcp.accept_seq = 0;
+	nvmet_tcp.in_poll = false;
 	if ((rc = mm_pool_init(&nvmet_tcp.conn_pool, "nvmet_tcp_conn", sizeof(struct nvmet_tcp_conn),
 			       NVMET_TCP_MAX_CONNS)))
 		goto fail;
@@ -969,6 +1044,7 @@ int nvmet_tcp_poll(unsigned budget)
 
 	if (!nvmet_tcp.live)
 		return 0;
+	nvmet_tcp.in_poll = true;
 	/* first the connections closed by the last pass whose commands are all done, then
 	 * the waiting commands (before new ones take what came back) */
 	work += conns_reap();
@@ -998,6 +1074,7 @@ int nvmet_tcp_poll(unsigned budget)
 	}
 	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
 		work += resume_waiters(); /* buffers this pass gave back */
+	nvmet_tcp.in_poll = false;
 	pools_destroy_if_idle();
 	return work;
 }

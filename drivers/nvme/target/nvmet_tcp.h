@@ -9,6 +9,13 @@
  * framing (nvmet_tcp_rx.h, whole PDUs whose data stays in the NIC's fragments) and the core
  * (nvmet.h, the transport contract in its header comment).
  *
+ * Admission: at most NVMET_TCP_MAX_CONNS connections, NVMET_TCP_CONNS_PER_PEER from one
+ * host address. A connection that completed Connect is authorised (tcp_set_authorised:
+ * TCP never evicts it for a newcomer); when a limit is reached, the oldest connection
+ * that did not (of that host, or of any host when the pool is full) is evicted before
+ * a new one is refused. Every connection has TCP keep-alive (a vanished host's queue
+ * goes even when its controller has no keep-alive timeout).
+ *
  * Connection states (one set_state(), transitions logged at debug level):
  *   WAIT_ICREQ   accepted; the only PDU allowed is an ICReq. A valid ICReq creates the
  *                nvmet queue, sets the digests/alignment and sends the ICResp. ICReq and
@@ -33,7 +40,11 @@
 #include "../../nic/netdev.h"
 
 #define NVMET_TCP_MAX_LISTENERS 8        /* TCP ports listened on */
-#define NVMET_TCP_MAX_CONNS 32           /* connections (NVMe queues), all ports */
+#define NVMET_TCP_MAX_CONNS 96           /* connections (NVMe queues), all ports */
+#define NVMET_TCP_CONNS_PER_PEER 40      /* ... from one host address: two controllers of 16 I/O
+					  * queues and discovery; beyond it (and when the pool is
+					  * full) the oldest connection that never completed Connect
+					  * is evicted, else the new one is refused */
 #define NVMET_TCP_LISTEN_BACKLOG 16
 #define NVMET_TCP_QUEUE_DEPTH 64         /* commands per connection (CAP.MQES + 1) */
 #define NVMET_TCP_INLINE_SEGS 16         /* data segments a request holds without a table */
@@ -54,6 +65,9 @@
 #define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
 #define NVMET_TCP_CONNECT_TIMEOUT_MS 10000 /* from accept to a Connected queue (ICReq + Connect) */
 #define NVMET_TCP_R2T_TIMEOUT_MS 30000   /* from an R2T to the last byte of its data */
+#define NVMET_TCP_KEEPALIVE_IDLE_MS 30000 /* TCP keep-alive on every connection: probes after 30 s */
+#define NVMET_TCP_KEEPALIVE_INTVL_MS 5000 /* idle, every 5 s, the connection closed after */
+#define NVMET_TCP_KEEPALIVE_PROBES 4     /* 4 unanswered (a vanished host found in ~50 s) */
 
 struct nvmet_bdev;
 
@@ -100,6 +114,9 @@ const char *nvmet_tcp_conn_state_name(enum nvmet_tcp_conn_state s);
 
 struct nvmet_tcp_stats {
 	uint64_t accepted, refused;           /* refused: connection pool exhausted */
+	uint64_t peer_refused;                /* refused: the host address holds its share */
+	uint64_t evicted;                     /* closed for a newcomer before completing Connect */
+	uint64_t sq_overflows;                /* commands beyond the queue's SQSIZE + 1 */
 	uint64_t wrong_addr;                  /* connections to an address that is not the port's traddr */
 	uint64_t icreqs, term_sent, term_recv;
 	uint64_t capsules, responses, c2h_pdus, c2h_bytes;

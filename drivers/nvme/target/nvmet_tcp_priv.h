@@ -91,6 +91,9 @@ struct nvmet_tcp_conn {
 	struct list_node node;           /* in nvmet_tcp.conns */
 	enum nvmet_tcp_conn_state state;
 	unsigned port;                   /* nvmet port index */
+	uint32_t raddr;                  /* the host's address (per-peer limits) */
+	uint64_t seq;                    /* accept order: the oldest is evicted first */
+	bool authorised;                 /* Connect succeeded: told TCP (tcp_set_authorised) */
 	struct tcp_sock *sock;           /* NULL once closed */
 	struct nvmet_queue *q;           /* NULL before ICReq and once destroyed */
 	struct nvme_tcp_params params;
@@ -127,6 +130,8 @@ struct nvmet_tcp_state {
 	struct list_node conns;
 	unsigned nconns;
 	unsigned nlisteners;
+	uint64_t accept_seq;             /* accept order of connections */
+	bool in_poll;                    /* inside nvmet_tcp_poll (walking conns: free nothing) */
 	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
 	unsigned nwaiting;               /* requests waiting for buffers, all connections */
 	unsigned resume_turn;            /* the connection resume_waiters() starts with, round robin */

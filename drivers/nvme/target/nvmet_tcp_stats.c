@@ -28,5 +28,10 @@ static void nvmet_tcp_stats_show(void)
 	       (unsigned long long)st->h2c_pdus, (unsigned long long)st->h2c_bytes);
 	printf("  nvmet-tcp timeouts: %llu (no ICReq/Connect in %u ms, or R2T data not in %u ms)\n",
 	       (unsigned long long)st->timeouts, NVMET_TCP_CONNECT_TIMEOUT_MS, NVMET_TCP_R2T_TIMEOUT_MS);
+	printf("  nvmet-tcp admission: %u of %u connections (%u per host address), refused %llu (pool) %llu "
+	       "(host's share), evicted before Connect %llu, commands beyond SQSIZE %llu\n",
+	       nvmet_tcp_conn_count(), NVMET_TCP_MAX_CONNS, NVMET_TCP_CONNS_PER_PEER,
+	       (unsigned long long)st->refused, (unsigned long long)st->peer_refused,
+	       (unsigned long long)st->evicted, (unsigned long long)st->sq_overflows);
 }
 STATS_SECTION(nvmet_tcp, nvmet_tcp_stats_show);

@@ -97,6 +97,7 @@ static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
 #define NVME_IDC_OAES 92         /* Optional Asynchronous Events Supported (4): bit 8 NS attribute notices */
 #define NVME_IDC_CTRATT 96       /* Controller Attributes (4) */
 #define NVME_CTRATT_HID128 (1u << 0) /* CTRATT bit 0: 128-bit Host Identifier (the only one accepted) */
+#define NVME_CTRATT_TBKAS (1u << 6)  /* CTRATT bit 6: Traffic Based Keep Alive Support */
 #define NVME_IDC_CNTRLTYPE 111   /* Controller Type: 1 I/O, 2 discovery, 3 administrative */
 #define NVME_IDC_AERL 259        /* Asynchronous Event Request Limit, 0's based */
 #define NVME_IDC_LPA 261         /* Log Page Attributes: bit 2 extended data (offsets) */

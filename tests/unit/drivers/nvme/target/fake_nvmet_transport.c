@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fake_nvmet_transport.h"
+#include "lib/clock.h"
 #include "lib/timer.h"
 
 static void ft_kill(void *tctx, int reason)
@@ -39,6 +40,9 @@ void ft_close(struct ft_conn *c)
 {
 	nvmet_queue_destroy(c->q);
 	c->q = NULL;
+	/* the poll loop after the close: due timers run (a controller without queues is
+	 * freed from there, not inside nvmet_queue_destroy) */
+	timer_queue_run(&timer_default_queue, clock_now_ns());
 }
 
 static void ft_done(struct nvmet_req *req, void *arg)

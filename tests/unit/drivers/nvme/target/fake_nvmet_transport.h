@@ -38,7 +38,8 @@ extern const struct nvmet_transport_ops ft_ops;
 
 /* Open a connection on port index port. */
 void ft_open(struct ft_conn *c, unsigned port);
-/* The transport closes it (nvmet_queue_destroy). */
+/* The transport closes it (nvmet_queue_destroy), then the due timers run as the poll
+ * loop would run them (a controller whose last queue went is freed there). */
 void ft_close(struct ft_conn *c);
 
 /* Start a command in slot `slot` with len data bytes (copied from data when non-NULL,

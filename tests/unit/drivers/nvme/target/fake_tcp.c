@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "drivers/nvme/target/nvmet_tcp_pdu.h"
+#include "lib/clock.h"
+#include "lib/timer.h"
 #include "net/net.h"
 #include "fake_nvmet_transport.h"
 
@@ -77,13 +79,27 @@ void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx)
 	s->ctx = ctx;
 }
 
+void tcp_set_authorised(struct tcp_sock *s)
+{
+	if (!ftcp_open(s))
+		ftcp_violation("tcp_set_authorised on a closed socket");
+	s->authorised = true;
+}
+
+void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count)
+{
+	(void)intvl_ns;
+	(void)count;
+	s->keepalive_idle_ns = idle_ns;
+}
+
 void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->state = ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
 	out->laddr = s->laddr;
 	out->lport = ftcp_listener.port;
-	out->raddr = FTCP_PEER_ADDR;
+	out->raddr = s->raddr;
 	out->rport = (uint16_t)(FTCP_PEER_PORT + (s - ftcp_conns));
 }
 
@@ -127,7 +143,7 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 		ftcp_violation("send on a closed socket");
 	if (len > s->space)
 		len = s->space;
-	if (len > sizeof(s->tx) - s->tx_len)
+	if (len > FTCP_TX_MAX - s->tx_len)
 		ftcp_violation("fake TX buffer full: drop it in long runs");
 	memcpy(s->tx + s->tx_len, buf, len);
 	s->tx_len += len;
@@ -144,7 +160,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		ftcp_violation("send on a closed socket");
 	for (unsigned i = 0; i < n; i++)
 		total += frags[i].len;
-	if (total > s->space || s->nheld + n > FTCP_HELD || total > sizeof(s->tx) - s->tx_len) {
+	if (total > s->space || s->nheld + n > FTCP_HELD || total > FTCP_TX_MAX - s->tx_len) {
 		for (unsigned i = 0; i < n; i++) {
 			struct netdev_frag f = frags[i];
 			netdev_frag_release(&f);
@@ -210,9 +226,14 @@ void ftcp_reset(void)
 	pending = 0;
 }
 
-struct tcp_sock *ftcp_arrive(unsigned i, size_t frag_size, uint32_t laddr)
+static struct tcp_sock *arrive(unsigned i, size_t frag_size, uint32_t laddr, uint32_t raddr)
 {
 	struct tcp_sock *s = &ftcp_conns[i];
+	if (!s->rx && (!(s->rx = malloc(FTCP_RX_MAX)) || !(s->tx = malloc(FTCP_TX_MAX))))
+		ftcp_violation("out of memory for a socket's buffers");
+	s->raddr = raddr;
+	s->authorised = false;
+	s->keepalive_idle_ns = 0;
 	s->rx_len = s->rx_off = s->tx_len = s->tx_read = 0;
 	s->nheld = s->flushes = 0;
 	memset(s->frag_bytes, 0, sizeof(s->frag_bytes));
@@ -226,6 +247,16 @@ struct tcp_sock *ftcp_arrive(unsigned i, size_t frag_size, uint32_t laddr)
 		ftcp_violation("connect without a listener");
 	ftcp_listener.ops->event(&ftcp_listener, ftcp_listener.ctx, TCP_EV_ACCEPT);
 	return s;
+}
+
+struct tcp_sock *ftcp_arrive(unsigned i, size_t frag_size, uint32_t laddr)
+{
+	return arrive(i, frag_size, laddr, FTCP_PEER_ADDR);
+}
+
+struct tcp_sock *ftcp_arrive_from(unsigned i, size_t frag_size, uint32_t raddr)
+{
+	return arrive(i, frag_size, FTCP_LOCAL_ADDR, raddr);
 }
 
 struct tcp_sock *ftcp_connect(unsigned i, size_t frag_size)
@@ -269,6 +300,7 @@ static void deliver(struct tcp_sock *s)
 	for (;;) {
 		size_t before = s->rx_off;
 		nvmet_tcp_poll(64);
+		timer_queue_run(&timer_default_queue, clock_now_ns()); /* as the poll loop does */
 		if (!ftcp_open(s) || s->rx_off == s->rx_len || s->rx_off == before)
 			break;
 	}
@@ -278,8 +310,8 @@ void ftcp_send(struct tcp_sock *s, const void *buf, size_t len)
 {
 	if (!ftcp_open(s))
 		return; /* the transport closed it: the bytes go nowhere */
-	if (len > sizeof(s->rx) - s->rx_len)
-		len = sizeof(s->rx) - s->rx_len;
+	if (len > FTCP_RX_MAX - s->rx_len)
+		len = FTCP_RX_MAX - s->rx_len;
 	memcpy(s->rx + s->rx_len, buf, len);
 	s->rx_len += len;
 	deliver(s);
@@ -358,6 +390,7 @@ int ftcp_stop(char *why, size_t cap)
 	nvmet_tcp_stop();
 	for (int i = 0; i < 16 && nvmet_tcp_conn_count(); i++)
 		nvmet_tcp_poll(64);
+	timer_queue_run(&timer_default_queue, clock_now_ns()); /* controllers without queues are freed */
 	if (nvmet_tcp_conn_count())
 		bad = "a connection was not freed";
 	else if (ftcp_listener.listener)

@@ -25,7 +25,7 @@
 #include "net/tcp/tcp.h"
 #include "nvme_tcp_host.h"
 
-#define FTCP_CONNS 4
+#define FTCP_CONNS (NVMET_TCP_MAX_CONNS + 8) /* beyond the transport's pool (its limits) */
 #define FTCP_RX_MAX (1024 * 1024)
 #define FTCP_TX_MAX (6 * 1024 * 1024)
 #define FTCP_TOKENS 65536
@@ -38,13 +38,18 @@ struct tcp_sock {
 	bool listener, closed, aborted, eof, accepted;
 	uint16_t port;
 	uint32_t laddr;            /* the local address the host connected to */
+	uint32_t raddr;            /* the host's address (FTCP_PEER_ADDR unless chosen) */
+	bool authorised;           /* tcp_set_authorised() was called */
+	uint64_t keepalive_idle_ns; /* tcp_set_keepalive()'s idle time, 0 none */
 	const struct tcp_ops *ops;
 	void *ctx;
-	uint8_t rx[FTCP_RX_MAX];   /* the byte stream from the host */
+	uint8_t *rx;               /* the byte stream from the host (FTCP_RX_MAX bytes, allocated
+				    * at the socket's first use and kept) */
 	size_t rx_len, rx_off;     /* queued, handed out */
 	size_t frag_size;          /* cut into fragments of this size */
 	bool dev_frags;            /* hand them out as device memory (a CMB) of provider 1 */
-	uint8_t tx[FTCP_TX_MAX];   /* what the transport sent (ftcp_tx_drop() forgets it) */
+	uint8_t *tx;               /* what the transport sent, FTCP_TX_MAX bytes (ftcp_tx_drop()
+				    * forgets it) */
 	size_t tx_len, tx_read;
 	size_t space;              /* send space left */
 	unsigned flushes;
@@ -75,6 +80,8 @@ void ftcp_reset(void);
 /* Connection i arrives on the listener, made to local address laddr, its bytes cut into
  * fragments of frag_size; whatever the transport does with it. */
 struct tcp_sock *ftcp_arrive(unsigned i, size_t frag_size, uint32_t laddr);
+/* ftcp_arrive() to FTCP_LOCAL_ADDR from the host address raddr. */
+struct tcp_sock *ftcp_arrive_from(unsigned i, size_t frag_size, uint32_t raddr);
 /* ftcp_arrive() to FTCP_LOCAL_ADDR; the transport must take the connection. */
 struct tcp_sock *ftcp_connect(unsigned i, size_t frag_size);
 /* The host sends len bytes on s: TCP_EV_RECV, then nvmet_tcp_poll() passes until the

@@ -295,7 +295,8 @@ Test(nvmet, identify_fields)
 	cr_assert_eq(nvme_ld16(id + NVME_IDC_ICDOFF), 0);
 	cr_assert_eq(id[NVME_IDC_MSDBD], 1);
 	cr_assert_eq(nvme_ld32(id + NVME_IDC_SGLS), 1u | NVME_SGLS_OFFSET);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_CTRATT), NVME_CTRATT_HID128, "only the 128-bit host ID exists");
+	cr_assert_eq(nvme_ld32(id + NVME_IDC_CTRATT), NVME_CTRATT_HID128 | NVME_CTRATT_TBKAS,
+		     "only the 128-bit host ID exists; keep-alive is traffic based");
 	cr_assert_eq(id[NVME_IDC_ELPE], 15, "16 error log entries");
 	cr_assert_eq(nvme_ld32(id + NVME_IDC_NN), NVMET_MAX_NSID);
 	cr_assert_eq(id[NVME_IDC_SQES], 0x66);

@@ -184,7 +184,7 @@ Test(nvmet_tcp, receive_drained_by_the_poll_loop_under_a_budget)
 	const size_t per_pass = NVMET_TCP_RX_BATCHES * NVMET_TCP_RX_BATCH;
 	struct tcp_sock *s = ftcp_connect(0, 1); /* one byte per fragment */
 	struct nth_pdu p;
-	s->rx_len = nth_icreq(s->rx, sizeof(s->rx), 0, 0, 0, 0);
+	s->rx_len = nth_icreq(s->rx, FTCP_RX_MAX, 0, 0, 0, 0);
 	cr_assert_gt(s->rx_len, per_pass, "the ICReq takes more than one pass");
 	s->ops->event(s, s->ctx, TCP_EV_RECV);
 	cr_assert_eq(s->rx_off, 0, "nothing received inside the event");
@@ -346,6 +346,11 @@ Test(nvmet_tcp, keep_alive_expiry_closes_from_the_poll_loop)
 	/* an AER is held at the core and must come back when the queue goes */
 	sqe = ft_sqe(NVME_ADM_AER, 9, 0, 0);
 	ftcp_capsule(a, false, false, &sqe, NULL, 0);
+	/* traffic based keep-alive (as Linux): a command came within the first KATO, so
+	 * the timer restarts once, then expires */
+	fake_clock_advance(1100 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_eq(nvmet_tcp_stats()->kills, 0, "traffic came in the first KATO");
 	fake_clock_advance(1100 * NSEC_PER_MSEC);
 	timer_queue_run(&timer_default_queue, clock_now_ns());
 	cr_assert_eq(nvmet_tcp_stats()->kills, 2);
@@ -354,6 +359,8 @@ Test(nvmet_tcp, keep_alive_expiry_closes_from_the_poll_loop)
 	cr_assert(a->closed && q->closed);
 	nvmet_tcp_poll(8);
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+	cr_assert_eq(nvmet_ctrl_count(), 1, "freed from the poll loop's timers, not inside the close");
+	timer_queue_run(&timer_default_queue, clock_now_ns());
 	cr_assert_eq(nvmet_ctrl_count(), 0);
 }
 

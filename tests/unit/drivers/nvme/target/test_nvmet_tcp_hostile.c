@@ -662,11 +662,17 @@ Test(tcp_hostile, keep_alive_expiry_with_a_write_waiting_for_data)
 	expect_status(s, 0);
 	struct answer r = write_r2t(s, 9, 65536);
 	ftcp_h2c(s, false, false, 9, r.ttag, 0, data, sizeof(data), false);
+	/* traffic based keep-alive: the commands after Connect count as traffic for the
+	 * first KATO, so the controller expires one KATO later */
+	fake_clock_advance(1100 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_eq(nvmet_stats()->kato_expired, 0);
 	fake_clock_advance(1100 * NSEC_PER_MSEC);
 	timer_queue_run(&timer_default_queue, clock_now_ns());
 	cr_assert_eq(nvmet_stats()->kato_expired, 1);
 	for (int i = 0; i < 4; i++)
 		nvmet_tcp_poll(64);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
 	cr_assert_not(ftcp_open(a));
 	cr_assert_not(ftcp_open(s));
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
@@ -688,4 +694,191 @@ Test(tcp_hostile, queues_know_their_peer)
 	}
 	cr_assert_eq(seen, 2);
 	host_leaves(a, s);
+}
+
+/* --- admission: connections and controllers per host address, eviction, keep-alive --- */
+
+#define PEER(n) (0x0b000000u + (n)) /* 11.0.0.n: hosts other than FTCP_PEER_ADDR */
+
+/* Connection i from host address raddr, through its ICReq (not Connected). */
+static struct tcp_sock *icreq_from(unsigned i, uint32_t raddr)
+{
+	struct tcp_sock *s = ftcp_arrive_from(i, 4096, raddr);
+	const uint8_t *p;
+	cr_assert(s->accepted && ftcp_open(s), "connection %u taken", i);
+	ftcp_icreq(s, 0, 0, 0);
+	cr_assert((p = next_pdu(s)));
+	cr_assert_eq(p[0], NVME_TCP_ICRESP);
+	return s;
+}
+
+/* Admin Connect to subnqn with kato on s: the Connect's status (SCT << 8 | SC); *cntlid
+ * gets the controller ID. */
+static uint16_t connect_admin_to(struct tcp_sock *s, const char *subnqn, uint32_t kato, uint16_t *cntlid)
+{
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(0, 31, kato);
+	struct nth_resp r = { 0 };
+	ft_connect_data(cd, HOST, subnqn, 0xffff);
+	ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
+	cr_assert_eq(ftcp_resp(s, &r), 1, "the Connect is answered");
+	if (cntlid)
+		*cntlid = (uint16_t)r.cqe.dw0;
+	return r.status;
+}
+
+/* I/O queue qid of controller cntlid on s: the Connect's status. */
+static uint16_t connect_io_to(struct tcp_sock *s, uint16_t cntlid, uint16_t qid)
+{
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(qid, 31, 0);
+	struct nth_resp r = { 0 };
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
+	cr_assert_eq(ftcp_resp(s, &r), 1, "the Connect is answered");
+	return r.status;
+}
+
+/* Every connection closed by its host, everything freed (the teardown checks the rest). */
+static void all_leave(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ftcp_conns[i].accepted && ftcp_open(&ftcp_conns[i]))
+			ftcp_eof(&ftcp_conns[i]);
+	nvmet_tcp_poll(64);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+}
+
+/* Issue 13.5: a full connection pool evicts the oldest connection that never completed
+ * Connect instead of refusing a newcomer; a Connected one is never evicted, and TCP is
+ * told so (tcp_set_authorised). Every connection gets TCP keep-alive. */
+Test(tcp_hostile, a_full_pool_evicts_the_oldest_connection_that_never_connected)
+{
+	struct tcp_sock *a = icreq_from(0, FTCP_PEER_ADDR);
+	cr_assert_not(a->authorised, "not before Connect");
+	cr_assert_eq(a->keepalive_idle_ns, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC);
+	cr_assert_eq(connect_admin_to(a, VOL0, 0, NULL), 0);
+	cr_assert(a->authorised, "told TCP once Connect succeeded");
+	/* idle ICReqs from many hosts fill the pool */
+	for (unsigned i = 1; i < NVMET_TCP_MAX_CONNS; i++)
+		icreq_from(i, PEER(i));
+	cr_assert_eq(nvmet_tcp_conn_count(), NVMET_TCP_MAX_CONNS);
+	/* a newcomer: the oldest unconnected (connection 1) goes, not the Connected one */
+	struct tcp_sock *n = icreq_from(NVMET_TCP_MAX_CONNS, PEER(200));
+	cr_assert(ftcp_conns[1].aborted, "the oldest connection without Connect evicted");
+	cr_assert(ftcp_open(a), "the Connected connection stays");
+	cr_assert(ftcp_open(&ftcp_conns[2]));
+	cr_assert_eq(nvmet_tcp_stats()->evicted, 1);
+	cr_assert_eq(nvmet_tcp_conn_count(), NVMET_TCP_MAX_CONNS);
+	cr_assert_eq(nvmet_queue_count(), NVMET_TCP_MAX_CONNS);
+	/* and the newcomer works */
+	cr_assert_eq(connect_admin_to(n, VOL0, 0, NULL), 0);
+	all_leave(NVMET_TCP_MAX_CONNS + 1);
+}
+
+/* Issue 13.5: one host address holds at most NVMET_TCP_CONNS_PER_PEER connections: beyond
+ * it its own oldest unconnected one is evicted (never another host's), and when all of
+ * its connections are Connected the newcomer is refused. */
+Test(tcp_hostile, one_host_address_holds_at_most_its_share_of_connections)
+{
+	struct tcp_sock *other = icreq_from(0, PEER(1));
+	for (unsigned i = 1; i <= NVMET_TCP_CONNS_PER_PEER; i++)
+		icreq_from(i, PEER(2));
+	cr_assert_eq(nvmet_tcp_stats()->evicted, 0);
+	icreq_from(NVMET_TCP_CONNS_PER_PEER + 1, PEER(2));
+	cr_assert_eq(nvmet_tcp_stats()->evicted, 1);
+	cr_assert(ftcp_conns[1].aborted, "the host's own oldest goes");
+	cr_assert(ftcp_open(other), "never another host's");
+	cr_assert_eq(nvmet_tcp_conn_count(), NVMET_TCP_CONNS_PER_PEER + 1);
+	all_leave(NVMET_TCP_CONNS_PER_PEER + 2);
+
+	/* all Connected: 3 controllers, I/O queues up to the share; one more is refused */
+	unsigned i = 0, q = 0;
+	uint16_t cntlid = 0;
+	while (i < NVMET_TCP_CONNS_PER_PEER) {
+		struct tcp_sock *s = icreq_from(i++, PEER(3));
+		if (q == 0 || q == NVMET_MAX_IO_QUEUES) {
+			cr_assert_eq(connect_admin_to(s, VOL0, 0, &cntlid), 0);
+			struct nvme_sqe sqe = ft_prop_sqe(true, false, NVMF_PROP_CC,
+							  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) |
+								  (4u << NVME_CC_IOCQES_SHIFT));
+			ftcp_capsule(s, false, false, &sqe, NULL, 0);
+			expect_status(s, 0);
+			q = 1;
+			continue;
+		}
+		cr_assert_eq(connect_io_to(s, cntlid, (uint16_t)q++), 0, "I/O queue %u", q - 1);
+	}
+	struct tcp_sock *late = ftcp_arrive_from(i, 4096, PEER(3));
+	cr_assert(late->aborted, "refused: every connection of that host is Connected");
+	cr_assert_eq(nvmet_tcp_stats()->peer_refused, 1);
+	cr_assert_eq(nvmet_tcp_stats()->evicted, 1, "nothing evicted");
+	struct tcp_sock *b = icreq_from(i + 1, PEER(4));
+	cr_assert_eq(connect_admin_to(b, VOL0, 0, NULL), 0, "another host still gets in");
+	all_leave(i + 2);
+}
+
+/* Issue 13.5: controllers per host address are bounded (a peer cannot fill the
+ * controller pool with discovery controllers); another host still gets one. */
+Test(tcp_hostile, one_host_address_holds_at_most_its_share_of_controllers)
+{
+	unsigned i;
+	for (i = 0; i < NVMET_CTRLS_PER_PEER; i++)
+		cr_assert_eq(connect_admin_to(icreq_from(i, PEER(5)), NVMET_DISCOVERY_NQN, 0, NULL), 0);
+	struct tcp_sock *s = icreq_from(i++, PEER(5));
+	cr_assert_eq(connect_admin_to(s, NVMET_DISCOVERY_NQN, 0, NULL), NVMET_SC_CONNECT_CTRL_BUSY);
+	cr_assert_eq(connect_admin_to(s, VOL0, 0, NULL), NVMET_SC_CONNECT_CTRL_BUSY, "any subsystem");
+	cr_assert_eq(nvmet_stats()->peer_ctrl_limit, 2);
+	cr_assert_eq(connect_admin_to(icreq_from(i++, PEER(6)), NVMET_DISCOVERY_NQN, 0, NULL), 0);
+	cr_assert_eq(nvmet_ctrl_count(), NVMET_CTRLS_PER_PEER + 1);
+	/* a discovery controller goes with its connection */
+	ftcp_eof(&ftcp_conns[0]);
+	cr_assert_eq(nvmet_ctrl_count(), NVMET_CTRLS_PER_PEER);
+	cr_assert_eq(connect_admin_to(s, NVMET_DISCOVERY_NQN, 0, NULL), 0, "room again for that host");
+	all_leave(i);
+}
+
+/* Issue 13.5: a discovery controller connected with KATO 0 is reaped after
+ * NVMET_DISC_KATO_MS without commands (as Linux nvmet), its connection closed. */
+Test(tcp_hostile, an_idle_discovery_controller_with_kato_0_is_reaped)
+{
+	struct tcp_sock *s = icreq_from(0, PEER(7));
+	cr_assert_eq(connect_admin_to(s, NVMET_DISCOVERY_NQN, 0, NULL), 0);
+	fake_clock_advance((NVMET_DISC_KATO_MS - 1000) * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	nvmet_tcp_poll(64);
+	cr_assert(ftcp_open(s));
+	fake_clock_advance(2000 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	nvmet_tcp_poll(64);
+	nvmet_tcp_poll(64);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_not(ftcp_open(s), "closed after %u ms idle", NVMET_DISC_KATO_MS);
+	cr_assert_eq(nvmet_stats()->kato_expired, 1);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+}
+
+/* Keep-alive is traffic based, as Linux nvmet's (CTRATT.TBKAS): commands other than Keep
+ * Alive keep a controller alive; without any command it expires within 2 x KATO. */
+Test(tcp_hostile, keep_alive_is_traffic_based)
+{
+	struct tcp_sock *s = icreq_from(0, PEER(8));
+	cr_assert_eq(connect_admin_to(s, VOL0, 1000, NULL), 0);
+	for (int i = 0; i < 10; i++) {
+		struct nvme_sqe sqe = ft_prop_sqe(false, false, NVMF_PROP_CSTS, 0);
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
+		expect_status(s, 0);
+		fake_clock_advance(600 * NSEC_PER_MSEC);
+		timer_queue_run(&timer_default_queue, clock_now_ns());
+	}
+	nvmet_tcp_poll(64);
+	cr_assert(ftcp_open(s), "6 s of Property Gets, no Keep Alive: alive");
+	cr_assert_eq(nvmet_stats()->kato_expired, 0);
+	fake_clock_advance(2000 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_eq(nvmet_stats()->kato_expired, 1, "silent for 2 x KATO: expired");
+	all_leave(1);
 }
