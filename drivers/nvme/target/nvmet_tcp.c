@@ -872,6 +872,8 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 			log_err("tcp: cannot listen on TCP port %u (%d)", p->trsvcid, rc);
 			goto fail_listeners;
 		}
+		/* Connections idle for long (KATO 0) whose host vanished are reset (net/tcp/tcp.h). */
+		tcp_set_keepalive(l->sock, TCP_KEEPALIVE_IDLE_NS, TCP_KEEPALIVE_INTVL_NS, TCP_KEEPALIVE_PROBES);
 		nvmet_tcp.nlisteners++;
 		char a[16];
 		addr_text(p->traddr, a, sizeof(a));

@@ -77,6 +77,13 @@ void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx)
 	s->ctx = ctx;
 }
 
+/* Keep-alive is the stack's (test_tcp_hostile): accepted on the listener, never fires here. */
+void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count)
+{
+	if (s != &ftcp_listener || !idle_ns || !intvl_ns || !count)
+		ftcp_violation("keep-alive set other than on the listener, or without values");
+}
+
 void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out)
 {
 	memset(out, 0, sizeof(*out));
