@@ -199,6 +199,14 @@ void tcp_enter_time_wait(struct tcp_sock *s)
 	timer_arm(&timer_default_queue, &s->t_keep, clock_now_ns() + 2 * TCP_MSL_NS);
 }
 
+/* (Re)arm the keep-alive timer from the peer's last segment: only with keep-alive on, in
+ * ESTABLISHED or CLOSE_WAIT (t_keep serves TIME_WAIT and FIN_WAIT_2 otherwise). */
+void tcp_keep_arm(struct tcp_sock *s)
+{
+	if (s->keep_idle_ns && (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT))
+		timer_arm(&timer_default_queue, &s->t_keep, s->last_rx_ns + s->keep_idle_ns);
+}
+
 /* t_keep: TIME_WAIT end, FIN_WAIT_2 timeout, or keepalive. */
 static void keep_timer(struct timer *t, void *arg)
 {
@@ -217,7 +225,12 @@ static void keep_timer(struct timer *t, void *arg)
 	if (!s->keep_idle_ns || (s->state != TCP_ESTABLISHED && s->state != TCP_CLOSE_WAIT))
 		return;
 	if (now - s->last_rx_ns < s->keep_idle_ns) {
-		timer_arm(&timer_default_queue, &s->t_keep, s->last_rx_ns + s->keep_idle_ns);
+		tcp_keep_arm(s);
+		return;
+	}
+	if (s->snd_una != s->snd_end) {
+		/* Data in flight or queued: retransmission and persist bound this wait. */
+		timer_arm(&timer_default_queue, &s->t_keep, now + s->keep_idle_ns);
 		return;
 	}
 	if (s->keep_probes >= s->keep_count) {
@@ -363,8 +376,10 @@ void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, 
 	s->keep_intvl_ns = intvl_ns ? intvl_ns : NSEC_PER_SEC;
 	s->keep_count = count ? count : 1;
 	s->keep_probes = 0;
+	if (s->state == TCP_LISTEN)
+		return; /* inherited by the connections it accepts */
 	if (idle_ns)
-		timer_arm(&timer_default_queue, &s->t_keep, s->last_rx_ns + idle_ns);
+		tcp_keep_arm(s);
 	else if (s->state != TCP_TIME_WAIT && s->state != TCP_FIN_WAIT_2)
 		timer_cancel(&timer_default_queue, &s->t_keep);
 }

@@ -57,6 +57,13 @@
 #define TCP_SYNACK_RETRIES 3                         /* a half-open connection: 1+2+4+8 = 15 s */
 #define TCP_DATA_RETRIES 12
 #define TCP_PERSIST_MAX_NS (60ull * 1000 * 1000 * 1000) /* zero-window probing before the abort */
+/* Keep-alive values for connections that may sit idle (the NVMe/TCP listener's, the test
+ * services'): the first probe after 30 s without a segment from the peer, then one every
+ * 5 s; the 4th unanswered probe resets the connection, at most 50 s after the peer's last
+ * segment. Off unless a user sets them (RFC 9293 3.8.4). */
+#define TCP_KEEPALIVE_IDLE_NS (30ull * 1000 * 1000 * 1000)
+#define TCP_KEEPALIVE_INTVL_NS (5ull * 1000 * 1000 * 1000)
+#define TCP_KEEPALIVE_PROBES 4
 #define TCP_RCV_BUF (256u * 1024)                    /* receive window bytes per socket */
 #define TCP_RCV_WSCALE 3                             /* our shift when the peer offers WS */
 #define TCP_SND_BUF (256u * 1024)                    /* queued send bytes per socket */
@@ -143,8 +150,12 @@ void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx);
  * Limits per source (TCP_CONN_PER_SOURCE, TCP_HALF_OPEN_PER_SOURCE) apply to both. */
 void tcp_set_authorised(struct tcp_sock *s);
 
-/* Enable keepalive (the target should, on every connection): probe after idle_ns without traffic, every intvl_ns, give up after
- * count unanswered probes (TCP_EV_CLOSED, -ETIMEDOUT). idle_ns 0 disables. */
+/* Keep-alive (RFC 9293 3.8.4, off by default): once ESTABLISHED, probe after idle_ns without
+ * a segment from the peer, then every intvl_ns; after count unanswered probes the
+ * connection is reset (TCP_EV_CLOSED, -ETIMEDOUT). On a listener, the values are those of
+ * every connection it accepts from then on, armed as the handshake completes (so a peer
+ * that never sends a byte is probed too). idle_ns 0 disables. The TCP_KEEPALIVE_* values
+ * suit connections that may sit idle (e.g. controllers with KATO 0). */
 void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count);
 
 /* Bytes readable in order. */

@@ -544,6 +544,9 @@ static void rx_listen(struct tcp_sock *l, struct tcp_seg *g, uint32_t src, uint3
 	c->rport = sport;
 	c->ops = l->ops;
 	c->ctx = l->ctx;
+	c->keep_idle_ns = l->keep_idle_ns; /* the listener's keep-alive, armed once ESTABLISHED */
+	c->keep_intvl_ns = l->keep_intvl_ns;
+	c->keep_count = l->keep_count;
 	c->irs = g->seq;
 	c->rcv_nxt = g->seq + 1;
 	c->rcv_adv = c->rcv_nxt; /* the SYN-ACK advertises what the buffer budget allows */
@@ -598,6 +601,7 @@ static void rx_syn_sent(struct tcp_sock *s, struct tcp_seg *g)
 		}
 		timer_cancel(&timer_default_queue, &s->t_rexmit);
 		tcp_set_state(s, TCP_ESTABLISHED);
+		tcp_keep_arm(s);
 		tcp_counters.connected++;
 		s->ack_now = true;
 		s->pending_events |= TCP_EV_CONNECTED;
@@ -691,6 +695,7 @@ static void rx_sync(struct tcp_sock *s, struct tcp_seg *g, struct seg_payload *p
 		s->backoff = 0;
 		timer_cancel(&timer_default_queue, &s->t_rexmit);
 		tcp_set_state(s, TCP_ESTABLISHED);
+		tcp_keep_arm(s);
 		if (s->listener) {
 			/* Announced by tcp_rx once this segment is fully processed: the
 			 * user's accept handler may close the child. */
@@ -791,8 +796,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 	s->segs_in++;
 	s->last_rx_ns = clock_now_ns();
 	s->keep_probes = 0;
-	if (s->keep_idle_ns && (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT))
-		timer_arm(&timer_default_queue, &s->t_keep, s->last_rx_ns + s->keep_idle_ns);
+	tcp_keep_arm(s);
 	if (s->state == TCP_SYN_SENT) {
 		rx_syn_sent(s, &g);
 		if (s->state != TCP_CLOSED)

@@ -208,6 +208,8 @@ struct tcp_sock *tcp_sock_new(void);
 unsigned tcp_sock_free_slots(void);
 void tcp_sock_free(struct tcp_sock *s);
 void tcp_enter_time_wait(struct tcp_sock *s);
+/* (Re)arm keep-alive from the peer's last segment when it is on and the state has it. */
+void tcp_keep_arm(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);

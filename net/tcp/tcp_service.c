@@ -93,6 +93,7 @@ int tcp_services_start(void)
 			tcp_services_stop();
 			return rc;
 		}
+		tcp_set_keepalive(svc_listener[k], TCP_KEEPALIVE_IDLE_NS, TCP_KEEPALIVE_INTVL_NS, TCP_KEEPALIVE_PROBES);
 	}
 	return 0;
 }

@@ -291,3 +291,57 @@ Test(tcp_hostile, backlogs_fit_the_table)
 	tcp_close(b);
 	tcp_close(c);
 }
+
+/* Keep-alive probes (segments at SND.NXT - 1, no data) sent to sport's connection. */
+static unsigned probes_to(uint16_t sport, uint32_t iss)
+{
+	struct fake_parsed_tcp p;
+	unsigned n = 0;
+	for (unsigned i = 0; i < fnd.ntx; i++)
+		n += fake_parse_tcp(&fnd.tx[i], &p) && p.dport == sport && p.flags == TCP_ACK && p.seq == iss &&
+		     p.len == 0;
+	return n;
+}
+
+/* Item 5: keep-alive on idle connections. The listener's values reach every connection
+ * it accepts, armed when the handshake completes: a peer that sent nothing after its ACK
+ * and vanished gets TCP_KEEPALIVE_PROBES probes from TCP_KEEPALIVE_IDLE_NS on and a reset
+ * 50 s after its last segment; a peer whose kernel answers the probes stays. Before, no
+ * listener had keep-alive and such a connection (a KATO 0 controller's) lived for ever. */
+Test(tcp_hostile, keepalive_resets_a_vanished_idle_peer)
+{
+	struct tcp_sock *l;
+	closed_aborted = 0;
+	cr_assert_eq(tcp_listen(SRV_PORT, 16, &accept_closing_ops, NULL, &l), 0);
+	tcp_set_keepalive(l, TCP_KEEPALIVE_IDLE_NS, TCP_KEEPALIVE_INTVL_NS, TCP_KEEPALIVE_PROBES);
+	uint32_t iss_gone = handshake(PEER, PEER_PORT, SRV_PORT, 65535);
+	struct tcp_sock *gone = last_conn;
+	uint32_t iss_live = handshake(PEER, PEER_PORT + 1, SRV_PORT, 65535);
+	struct tcp_sock *live = last_conn;
+	cr_assert(iss_gone && iss_live && gone != live);
+	fake_netdev_clear(&fnd);
+	uint64_t probes0 = tcp_stats()->keepalive_probes;
+	/* 120 s, 1 s at a time: the live peer answers each probe, the other never. */
+	unsigned answered = 0, rst_at = 0;
+	for (unsigned t = 1; t <= 120; t++) {
+		unsigned before = probes_to(PEER_PORT + 1, iss_live);
+		advance_long(NSEC_PER_SEC);
+		if (probes_to(PEER_PORT + 1, iss_live) > before) {
+			seg_ip(PEER, PEER_PORT + 1, SRV_PORT, TCP_ACK, 1001, iss_live + 1, 65535, NULL, 0);
+			answered++;
+		}
+		if (!rst_at && count_tcp(TCP_RST | TCP_ACK))
+			rst_at = t;
+		if (t == TCP_KEEPALIVE_IDLE_NS / NSEC_PER_SEC - 1)
+			cr_assert_eq(probes_to(PEER_PORT, iss_gone), 0, "no probe before the idle time");
+	}
+	cr_assert_eq(probes_to(PEER_PORT, iss_gone), TCP_KEEPALIVE_PROBES);
+	cr_assert_eq(rst_at, (TCP_KEEPALIVE_IDLE_NS + TCP_KEEPALIVE_PROBES * TCP_KEEPALIVE_INTVL_NS) / NSEC_PER_SEC,
+		     "reset %u s after the last segment", rst_at);
+	cr_assert_geq(answered, 3, "the live peer was probed every idle period (%u)", answered);
+	cr_assert_eq(tcp_stats()->keepalive_probes - probes0, TCP_KEEPALIVE_PROBES + answered);
+	cr_assert_eq(tcp_state(live), TCP_ESTABLISHED);
+	cr_assert_eq(count_state(TCP_ESTABLISHED), 1, "the vanished peer's connection is gone");
+	tcp_abort(live);
+	close_listener(l);
+}
