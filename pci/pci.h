@@ -219,10 +219,12 @@ const char *pci_cap_name(uint16_t id, bool ext);
 /* Link speed in GT/s times ten (25, 50, 80, 160, ...), 0 unknown. */
 unsigned pci_link_speed_x10(uint8_t speed);
 
-/* --- ACS (acs.c) --- */
+/* --- routes (route.c) --- */
 
 /* Does this function have ACS redirection (RR, CR or EC) enabled now? Read live. */
 bool pci_acs_redirects(const struct pci_dev *d);
+
+/* --- ACS (acs.c) --- */
 
 /* Apply t->policy to every ACS capability; each write is read back and compared.
  * Returns the number of ports whose read-back disagreed (0 when all verified). */

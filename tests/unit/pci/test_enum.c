@@ -1,4 +1,4 @@
-// sources: pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
+// sources: pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
 /*
  * Enumeration on synthetic segments: the tree, capabilities, links, BAR sizing with decode
  * off and restored, windows, validation, placement of unassigned BARs, mapping, and config
