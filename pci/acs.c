@@ -40,7 +40,7 @@ const char *pci_acs_mode_name(enum pci_acs_mode m)
 	}
 }
 
-const char *pci_acs_decision_name(uint8_t d)
+const char *pci_acs_decision_name(enum pci_acs_decision d)
 {
 	switch (d) {
 	case PCI_ACS_P2P: return "p2p-path";

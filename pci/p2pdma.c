@@ -196,8 +196,8 @@ struct p2p_provider *p2p_provider_add(struct pci_dev *dev, unsigned bar, uint64_
 	if (!dev || bar >= dev->nbars)
 		return NULL;
 	struct pci_bar *r = &dev->bars[bar];
-	if (!r->size || r->bad || !r->addr || r->outside_window || r->kind == PCI_BAR_KIND_IO ||
-	    offset > r->size || size > r->size - offset || size == 0)
+	if (!r->size || r->state == PCI_BAR_BAD || !r->addr || r->state == PCI_BAR_OUTSIDE_WINDOW ||
+	    r->kind == PCI_BAR_KIND_IO || offset > r->size || size > r->size - offset || size == 0)
 		return NULL;
 	if (!granule)
 		granule = P2P_DEFAULT_GRANULE;
