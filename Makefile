@@ -155,6 +155,7 @@ fuzz-run: setup $(BUILD)/fuzz/fuzz_$(F)
 check-linkmap: image
 	@tools/check-config-readme
 	@tools/check-linkmap $(BUILD)/p2pstore.map $(BUILD)/p2pstore.so
+	@tools/check-layers $(BUILD)/image
 
 qemu-test: image
 	@tests/qemu/run-tests $(T)

@@ -7,10 +7,10 @@
  * It also gives the NVMe/TCP transport its payload memory under the P2P rules: write
  * data stays in the NIC's receive fragments when the namespace's drive may reach their
  * provider; read data goes to the drive's own CMB when the NIC may gather from it, else
- * to the provider nearest to both (p2p_find), else DRAM with the verdict as the reason.
+ * to the provider nearest to both, else DRAM with the verdict as the reason. The
+ * placement decisions are pci/p2p_placement.c's; nvmet.p2p is the transport's own key
+ * (drivers/nvme/target/nvmet_tcp_settings.c).
  *
- *   nvmet.p2p = auto|off   device memory where the P2P rules allow it (auto), or every
- *                          NVMe/TCP payload through host DRAM (off: benchmarks, diagnosis)
  *   nvmet.peer_sgl = off|on  may a drive read write data in place from ANOTHER device's CMB
  *                          (the NIC's) with byte-granular SGLs? off (default): QEMU 7.2's nvme
  *                          corrupts such reads (measured); the data then goes through DRAM
@@ -41,22 +41,8 @@ static struct nvmet_config nvmet_boot_cfg;
 
 static char mem_why[160];
 
-enum nvmet_boot_p2p_mode {
-	NVMET_BOOT_P2P_AUTO = 0, /* device memory where the P2P rules allow it */
-	NVMET_BOOT_P2P_OFF = 1,  /* every payload through host DRAM */
-};
-static enum nvmet_boot_p2p_mode p2p_mode;
 static bool peer_sgl; /* a drive may read write data from another device's CMB */
 
-static int p2p_mode_apply(void)
-{
-	nvmet_tcp_set_p2p(p2p_mode == NVMET_BOOT_P2P_AUTO);
-	return 0;
-}
-static const struct config_choice p2p_choices[] = {
-	{ "auto", NVMET_BOOT_P2P_AUTO }, { "off", NVMET_BOOT_P2P_OFF }, { NULL, 0 } };
-CONFIG_ENUM(nvmet_p2p, "nvmet.p2p", &p2p_mode, p2p_choices, "auto", p2p_mode_apply,
-	    "NVMe/TCP payloads in device memory where the P2P rules allow it (auto), or all through host DRAM (off)");
 CONFIG_BOOL(nvmet_peer_sgl, "nvmet.peer_sgl", &peer_sgl, "off", CONFIG_RUNTIME,
 	    "may a drive read write data in place from another device's CMB with byte-granular SGLs "
 	    "(QEMU 7.2's nvme corrupts such reads)");
@@ -131,8 +117,7 @@ static void nvmet_boot_start(const char *source)
 		log_err("nvmet: cannot start the target from %s (%d); running without a target", source, rc);
 		return;
 	}
-	p2p_mode_apply();
-	if (p2p_mode == NVMET_BOOT_P2P_OFF)
+	if (!nvmet_tcp_p2p())
 		log_info("nvmet: nvmet.p2p = off: every NVMe/TCP payload goes through host DRAM");
 	if ((rc = nvmet_tcp_start(&nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);

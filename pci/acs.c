@@ -7,7 +7,7 @@
  * to stay below their common bridge, and everything else isolated:
  *
  * - mode auto (default): a function with ACS is "on a wanted path" when it lies on the
- *   route (Linux's walk, see p2pdma.c) between two peer-to-peer candidates (storage,
+ *   route (Linux's walk, see route.c) between two peer-to-peer candidates (storage,
  *   network, display, accelerator endpoints) whose route is allowed: below a common
  *   bridge, or through an allowlisted host bridge. On such functions Request Redirect,
  *   Completion Redirect and Egress Control are cleared and Source Validation is turned
@@ -29,14 +29,6 @@ LOG_MODULE_USE(pci);
 
 #define ACS_ISOLATE_BITS (PCI_ACS_SV | PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_UF)
 
-bool pci_acs_redirects(const struct pci_dev *d)
-{
-	if (!d->acs_off)
-		return false;
-	uint32_t ctrl = pci_read(d, (uint16_t)(d->acs_off + PCI_ACS_CTRL), 2);
-	return ctrl != 0xffff && (ctrl & PCI_ACS_REDIR);
-}
-
 const char *pci_acs_mode_name(enum pci_acs_mode m)
 {
 	switch (m) {
@@ -48,7 +40,7 @@ const char *pci_acs_mode_name(enum pci_acs_mode m)
 	}
 }
 
-const char *pci_acs_decision_name(uint8_t d)
+const char *pci_acs_decision_name(enum pci_acs_decision d)
 {
 	switch (d) {
 	case PCI_ACS_P2P: return "p2p-path";

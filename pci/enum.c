@@ -236,7 +236,7 @@ static void size_bars(struct pci_dev *d)
 		if (rb == 0)
 			continue; /* not implemented */
 		if ((rb & PCI_BAR_IO) != (orig & PCI_BAR_IO)) {
-			b->bad = true;
+			b->state = PCI_BAR_BAD;
 			anomaly(d, "BAR%u changed type while sizing (0x%08x -> 0x%08x); ignored", i, orig, rb);
 			continue;
 		}
@@ -252,7 +252,7 @@ static void size_bars(struct pci_dev *d)
 			b->prefetch = (orig & PCI_BAR_MEM_PREFETCH) != 0;
 			if (type == PCI_BAR_MEM_TYPE_64) {
 				if (i + 1 >= n) {
-					b->bad = true;
+					b->state = PCI_BAR_BAD;
 					anomaly(d, "BAR%u is 64-bit but has no upper half; ignored", i);
 					continue;
 				}
@@ -268,14 +268,14 @@ static void size_bars(struct pci_dev *d)
 				b->kind = PCI_BAR_KIND_MEM32;
 				b->addr = orig & PCI_BAR_MEM_MASK;
 			} else {
-				b->bad = true;
+				b->state = PCI_BAR_BAD;
 				anomaly(d, "BAR%u has the reserved memory type 3 (0x%08x); ignored", i, orig);
 				continue;
 			}
 		}
 		size = ~mask + 1;
 		if (!good_mask(mask, size)) {
-			b->bad = true;
+			b->state = PCI_BAR_BAD;
 			anomaly(d, "BAR%u sizing read back 0x%08x%s: not a size mask; ignored", i, rb,
 				b->kind == PCI_BAR_KIND_MEM64 ? " (64-bit)" : "");
 			b->kind = PCI_BAR_NONE;
@@ -437,7 +437,7 @@ static void validate(struct pci_dev *d)
 	struct pci_dev *p = d->parent;
 	for (unsigned i = 0; i < d->nbars; i++) {
 		struct pci_bar *b = &d->bars[i];
-		if (!b->size || b->bad || !b->addr || !p)
+		if (!b->size || b->state == PCI_BAR_BAD || !b->addr || !p)
 			continue;
 		bool ok;
 		if (b->kind == PCI_BAR_KIND_IO)
@@ -448,7 +448,7 @@ static void validate(struct pci_dev *d)
 			ok = in_window(&p->mem_win, b->addr, b->size);
 		if (!ok) {
 			char pb[8];
-			b->outside_window = true;
+			b->state = PCI_BAR_OUTSIDE_WINDOW;
 			anomaly(d, "BAR%u [0x%llx size 0x%llx] is outside bridge %s's windows: not decoded, not mapped", i,
 				(unsigned long long)b->addr, (unsigned long long)b->size, pci_bdf_str(p->bdf, pb));
 		}
@@ -472,7 +472,7 @@ static bool range_busy(struct pci_topo *t, struct pci_dev *p, uint64_t a, uint64
 			continue;
 		for (unsigned j = 0; j < d->nbars; j++) {
 			struct pci_bar *b = &d->bars[j];
-			if (!b->size || b->bad || !b->addr || (b->kind == PCI_BAR_KIND_IO) != io)
+			if (!b->size || b->state == PCI_BAR_BAD || !b->addr || (b->kind == PCI_BAR_KIND_IO) != io)
 				continue;
 			if (a < b->addr + b->size && b->addr < a + size)
 				return true;
@@ -508,7 +508,7 @@ static void assign(struct pci_dev *d)
 
 	for (unsigned i = 0; i < d->nbars; i++) {
 		struct pci_bar *b = &d->bars[i];
-		if (!b->size || b->bad || b->addr)
+		if (!b->size || b->state == PCI_BAR_BAD || b->addr)
 			continue;
 		bool io = b->kind == PCI_BAR_KIND_IO;
 		uint64_t a = 0;
@@ -532,7 +532,7 @@ static void assign(struct pci_dev *d)
 			where = "pci.assign is off";
 		}
 		if (!a) {
-			b->unassigned = true;
+			b->state = PCI_BAR_UNASSIGNED;
 			anomaly(d, "BAR%u (size 0x%llx) left unassigned by firmware: %s", i, (unsigned long long)b->size,
 				where);
 			continue;
@@ -547,13 +547,13 @@ static void assign(struct pci_dev *d)
 		if (b->kind == PCI_BAR_KIND_MEM64)
 			rb |= (uint64_t)pci_read(d, (uint16_t)(off + 4), 4) << 32;
 		if (rb != a) {
-			b->unassigned = true;
+			b->state = PCI_BAR_UNASSIGNED;
 			anomaly(d, "BAR%u: wrote 0x%llx, read back 0x%llx; left unassigned", i, (unsigned long long)a,
 				(unsigned long long)rb);
 			continue;
 		}
 		b->addr = a;
-		b->assigned_by_us = true;
+		b->state = PCI_BAR_PLACED;
 		uint16_t decode = io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY;
 		d->command |= decode;
 		pci_write(d, PCI_COMMAND, 2, d->command);
@@ -569,7 +569,8 @@ int pci_bar_map(struct pci_dev *d, unsigned bar, int cache)
 	if (bar >= d->nbars)
 		return -EINVAL;
 	struct pci_bar *b = &d->bars[bar];
-	if (!b->size || b->bad || !b->addr || b->outside_window || b->kind == PCI_BAR_KIND_IO)
+	if (!b->size || b->state == PCI_BAR_BAD || !b->addr || b->state == PCI_BAR_OUTSIDE_WINDOW ||
+	    b->kind == PCI_BAR_KIND_IO)
 		return -EINVAL;
 	if (!d->topo->map) {
 		b->cache = (int8_t)cache;
@@ -612,7 +613,8 @@ int pci_enumerate(struct pci_topo *t)
 	for (unsigned i = 0; i < t->ndevs; i++)
 		for (unsigned j = 0; j < t->devs[i].nbars; j++)
 			if (t->devs[i].bars[j].size && t->devs[i].bars[j].kind != PCI_BAR_KIND_IO &&
-			    t->devs[i].bars[j].addr && !t->devs[i].bars[j].outside_window && !t->devs[i].bars[j].bad)
+			    t->devs[i].bars[j].addr && t->devs[i].bars[j].state != PCI_BAR_OUTSIDE_WINDOW &&
+			    t->devs[i].bars[j].state != PCI_BAR_BAD)
 				pci_bar_map(&t->devs[i], j, 2 /* ARCH_CACHE_UC */);
 	t->enum_ns = clock_now_ns() - t0;
 	return (int)t->ndevs;

@@ -34,60 +34,6 @@ static bool provider_pool_ready;
 static struct p2p_provider *providers[P2P_MAX_PROVIDERS];
 static unsigned nproviders;
 
-/* Is `up` d or one of d's upstream bridges? Counts hops into *dist. */
-static bool reaches(struct pci_dev *d, struct pci_dev *up, int *dist)
-{
-	int n = 0;
-	for (; d; d = pci_upstream(d), n++) {
-		if (d == up) {
-			*dist = n;
-			return true;
-		}
-		if (n > 256)
-			break; /* a parent loop cannot happen after enumeration; stay bounded anyway */
-	}
-	*dist = n;
-	return false;
-}
-
-struct pci_dev *p2p_common_upstream(struct pci_dev *a, struct pci_dev *b, int *dist_a, int *dist_b)
-{
-	int da = 0, db = 0;
-	for (struct pci_dev *x = a; x && da <= 256; x = pci_upstream(x), da++) {
-		if (reaches(b, x, &db)) {
-			*dist_a = da;
-			*dist_b = db;
-			return x;
-		}
-	}
-	*dist_a = da;
-	*dist_b = db;
-	return NULL;
-}
-
-struct pci_dev *pci_host_bridge(struct pci_topo *t)
-{
-	struct pci_dev *h = pci_find(t, PCI_BDF(t->cfg.bus_start, 0, 0));
-	return h && (h->class >> 8) == 0x0600 ? h : NULL;
-}
-
-bool pci_host_bridge_allowed(struct pci_topo *t)
-{
-	struct pci_dev *h = pci_host_bridge(t);
-	if (!h)
-		return false;
-	for (unsigned i = 0; i < t->policy.n_allow; i++)
-		if (t->policy.host_bridge_allow[i] == ((uint32_t)h->vendor << 16 | h->device))
-			return true;
-	return false;
-}
-
-bool p2p_candidate(const struct pci_dev *d)
-{
-	unsigned base = d->class >> 16;
-	return d->hdr_type == 0 && (base == 0x01 || base == 0x02 || base == 0x03 || base == 0x12);
-}
-
 static void note_acs(struct p2p_verdict *v, struct pci_dev *d)
 {
 	if (pci_acs_redirects(d) && v->nacs < P2P_MAX_ACS_BRIDGES)
@@ -250,8 +196,8 @@ struct p2p_provider *p2p_provider_add(struct pci_dev *dev, unsigned bar, uint64_
 	if (!dev || bar >= dev->nbars)
 		return NULL;
 	struct pci_bar *r = &dev->bars[bar];
-	if (!r->size || r->bad || !r->addr || r->outside_window || r->kind == PCI_BAR_KIND_IO ||
-	    offset > r->size || size > r->size - offset || size == 0)
+	if (!r->size || r->state == PCI_BAR_BAD || !r->addr || r->state == PCI_BAR_OUTSIDE_WINDOW ||
+	    r->kind == PCI_BAR_KIND_IO || offset > r->size || size > r->size - offset || size == 0)
 		return NULL;
 	if (!granule)
 		granule = P2P_DEFAULT_GRANULE;

@@ -78,15 +78,21 @@ int pci_mcfg_parse(const void *table, size_t len, struct pci_mcfg_alloc *out, un
 
 enum pci_bar_kind { PCI_BAR_NONE = 0, PCI_BAR_KIND_IO, PCI_BAR_KIND_MEM32, PCI_BAR_KIND_MEM64 };
 
+/* What enumeration made of a BAR (one outcome per BAR). */
+enum pci_bar_state {
+	PCI_BAR_FIRMWARE = 0,   /* as the firmware left it (or not implemented: size 0) */
+	PCI_BAR_PLACED,         /* firmware left it at 0 and enumeration placed it */
+	PCI_BAR_UNASSIGNED,     /* address 0 and could not be placed (reported) */
+	PCI_BAR_OUTSIDE_WINDOW, /* not inside the upstream bridge's window (reported) */
+	PCI_BAR_BAD,            /* sizing returned garbage (reported, not used) */
+};
+
 struct pci_bar {
 	uint64_t addr;        /* bus address (== CPU physical: identity: no host-bridge offset on the supported machines) */
 	uint64_t size;        /* 0: not implemented */
-	uint8_t kind;         /* enum pci_bar_kind */
+	enum pci_bar_kind kind;
 	bool prefetch;
-	bool assigned_by_us;  /* firmware left it at 0 and enumeration placed it */
-	bool unassigned;      /* address 0 and could not be placed (reported) */
-	bool outside_window;  /* not inside the upstream bridge's window (reported) */
-	bool bad;             /* sizing returned garbage (reported, not used) */
+	enum pci_bar_state state;
 	int8_t cache;         /* enum arch_cache it is mapped with, -1 when unmapped */
 };
 
@@ -101,6 +107,14 @@ struct pci_cap {
 };
 
 struct pci_driver;
+
+/* What ACS programming decided for a function (acs.c). */
+enum pci_acs_decision {
+	PCI_ACS_NONE = 0,       /* no ACS capability */
+	PCI_ACS_P2P,            /* on a wanted and allowed P2P path: RR/CR/EC cleared, SV on */
+	PCI_ACS_ISOLATED,       /* not on such a path: SV/RR/CR/UF on where implemented */
+	PCI_ACS_FIRMWARE,       /* left as found */
+};
 
 struct pci_dev {
 	struct pci_topo *topo;
@@ -130,7 +144,7 @@ struct pci_dev {
 	/* ACS (acs.c) */
 	uint16_t acs_off;       /* 0: no ACS capability */
 	uint16_t acs_cap, acs_ctrl_found, acs_ctrl;
-	uint8_t acs_decision;   /* enum pci_acs_decision */
+	enum pci_acs_decision acs_decision;
 	bool acs_verified;
 	/* driver model (driver.c) */
 	const struct pci_driver *driver;
@@ -144,13 +158,6 @@ enum pci_acs_mode {
 	PCI_ACS_MODE_ISOLATE,   /* isolate every ACS port (P2P only below ports without ACS) */
 	PCI_ACS_MODE_OPEN,      /* clear RR/CR/EC on every ACS port (SV kept) */
 	PCI_ACS_MODE_FIRMWARE,  /* leave ACS as the firmware set it */
-};
-
-enum pci_acs_decision {
-	PCI_ACS_NONE = 0,       /* no ACS capability */
-	PCI_ACS_P2P,            /* on a wanted and allowed P2P path: RR/CR/EC cleared, SV on */
-	PCI_ACS_ISOLATED,       /* not on such a path: SV/RR/CR/UF on where implemented */
-	PCI_ACS_FIRMWARE,       /* left as found */
 };
 
 #define PCI_POLICY_MAX_LIST 8
@@ -219,17 +226,19 @@ const char *pci_cap_name(uint16_t id, bool ext);
 /* Link speed in GT/s times ten (25, 50, 80, 160, ...), 0 unknown. */
 unsigned pci_link_speed_x10(uint8_t speed);
 
-/* --- ACS (acs.c) --- */
+/* --- routes (route.c) --- */
 
 /* Does this function have ACS redirection (RR, CR or EC) enabled now? Read live. */
 bool pci_acs_redirects(const struct pci_dev *d);
+
+/* --- ACS (acs.c) --- */
 
 /* Apply t->policy to every ACS capability; each write is read back and compared.
  * Returns the number of ports whose read-back disagreed (0 when all verified). */
 int pci_acs_apply(struct pci_topo *t);
 
 const char *pci_acs_mode_name(enum pci_acs_mode m);
-const char *pci_acs_decision_name(uint8_t d);
+const char *pci_acs_decision_name(enum pci_acs_decision d);
 /* "SV RR CR" style list of ACS bits into buf; returns buf. */
 char *pci_acs_bits_str(uint16_t bits, char *buf, size_t cap);
 

@@ -63,9 +63,9 @@ static void print_details(const struct pci_dev *d)
 	       d->multifunction ? " multi-function" : "", (unsigned)pci_read(d, PCI_COMMAND, 2));
 	for (unsigned i = 0; i < d->nbars; i++) {
 		const struct pci_bar *b = &d->bars[i];
-		if (!b->size && !b->bad)
+		if (!b->size && b->state != PCI_BAR_BAD)
 			continue;
-		if (b->bad) {
+		if (b->state == PCI_BAR_BAD) {
 			printf("    BAR%u invalid (sizing returned garbage)\n", i);
 			continue;
 		}
@@ -75,11 +75,11 @@ static void print_details(const struct pci_dev *d)
 		       b->prefetch ? " prefetchable" : "", (unsigned long long)b->addr, s, (unsigned long long)b->size);
 		if (b->cache >= 0 && b->cache <= 2)
 			printf(" [%s]", cache_names[(int)b->cache]);
-		if (b->assigned_by_us)
+		if (b->state == PCI_BAR_PLACED)
 			printf(" [assigned here]");
-		if (b->unassigned)
+		if (b->state == PCI_BAR_UNASSIGNED)
 			printf(" [UNASSIGNED]");
-		if (b->outside_window)
+		if (b->state == PCI_BAR_OUTSIDE_WINDOW)
 			printf(" [OUTSIDE BRIDGE WINDOW]");
 		printf("\n");
 	}

@@ -1,5 +1,6 @@
 /*
- * pci_internal.h - what the files of pci/ share with each other and nobody else.
+ * pci_internal.h - what the files of pci/ share with each other and nobody else. The route
+ * facts below are route.c's; acs.c and p2pdma.c both use them and never call each other.
  */
 #ifndef PCI_PCI_INTERNAL_H
 #define PCI_PCI_INTERNAL_H

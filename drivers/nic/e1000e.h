@@ -106,6 +106,13 @@ struct e1000e_tx_slot {
 	bool first;
 };
 
+/* Where one receive buffer is. */
+enum e1000e_buf_state {
+	E1000E_BUF_FREE = 0, /* on the free stack */
+	E1000E_BUF_RING,     /* posted to a receive descriptor */
+	E1000E_BUF_OUT,      /* handed up as a fragment, until netdev_frag_release */
+};
+
 /* One receive buffer array (header/frame buffers or data buffers) with a free stack. */
 struct e1000e_bufs {
 	void *cpu;
@@ -115,14 +122,11 @@ struct e1000e_bufs {
 	unsigned n;
 	uint32_t *free;      /* stack of free indices */
 	unsigned nfree;
-	uint8_t *state;      /* E1000E_BUF_* */
+	enum e1000e_buf_state *state; /* per buffer */
 	uint16_t provider;   /* NETDEV_PROVIDER_HOST or the provider id */
 	uint64_t offset;     /* of buffer 0 inside the provider */
 	bool from_data_alloc;
 };
-#define E1000E_BUF_FREE 0
-#define E1000E_BUF_RING 1
-#define E1000E_BUF_OUT 2
 
 #define E1000E_ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 

@@ -181,7 +181,7 @@ enum nvme_cmd_state {
 };
 
 struct nvme_cmd {
-	uint8_t state;       /* enum nvme_cmd_state */
+	enum nvme_cmd_state state;
 	uint8_t opc;
 	uint16_t cid;
 	uint64_t deadline_ns;

@@ -134,7 +134,7 @@ static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 
 	(void)id;
 	struct pci_bar *b0 = &d->bars[0];
-	if (d->nbars == 0 || !b0->addr || b0->size < 0x2000 || b0->bad ||
+	if (d->nbars == 0 || !b0->addr || b0->size < 0x2000 || b0->state == PCI_BAR_BAD ||
 	    (b0->kind != PCI_BAR_KIND_MEM32 && b0->kind != PCI_BAR_KIND_MEM64))
 		return -ENODEV;
 	if (!(np = calloc(1, sizeof(*np))))
@@ -148,7 +148,8 @@ static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 	};
 	for (unsigned i = 0; i < d->nbars && i < 6; i++) {
 		struct pci_bar *b = &d->bars[i];
-		if (!b->addr || !b->size || b->bad || b->outside_window || b->kind == PCI_BAR_KIND_IO)
+		if (!b->addr || !b->size || b->state == PCI_BAR_BAD || b->state == PCI_BAR_OUTSIDE_WINDOW ||
+		    b->kind == PCI_BAR_KIND_IO)
 			continue;
 		np->bus.bar_bus[i] = b->addr;
 		np->bus.bar_size[i] = b->size;

@@ -1,4 +1,4 @@
-// sources: pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c lib/clock.c
+// sources: pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c lib/clock.c
 /*
  * libFuzzer harness: firmware tables and config spaces are input the appliance did not
  * write. The input's first byte gives the length of an MCFG table that follows (parsed by

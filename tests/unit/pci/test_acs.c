@@ -1,4 +1,4 @@
-// sources: pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
+// sources: pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
 /*
  * ACS policy decisions on the reference topology: auto opens exactly the ports on allowed
  * P2P paths (RR/CR/EC cleared, SV on) and isolates the rest (SV RR CR UF), the allowlist

@@ -1,4 +1,4 @@
-// sources: pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
+// sources: pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
 /*
  * The PCI driver model: drivers in the pci_drivers linker set, id and class match tables,
  * probe order, a failed probe falling through to the next driver, remove in reverse.

@@ -1,4 +1,4 @@
-// sources: pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
+// sources: pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
 /*
  * Enumeration on synthetic segments: the tree, capabilities, links, BAR sizing with decode
  * off and restored, windows, validation, placement of unassigned BARs, mapping, and config
@@ -139,7 +139,7 @@ Test(pci_enum, bar_outside_the_bridge_window_is_flagged_and_not_mapped)
 	nmaps = 0;
 	pci_enumerate(f.topo);
 	struct pci_dev *d = pci_find(f.topo, BDF(4, 0, 0));
-	cr_assert(d->bars[0].outside_window);
+	cr_assert(d->bars[0].state == PCI_BAR_OUTSIDE_WINDOW);
 	cr_assert_eq(d->anomalies, 1);
 	for (unsigned i = 0; i < nmaps; i++)
 		cr_assert_neq(maps[i].phys, 0xd0000000ull);
@@ -157,7 +157,7 @@ Test(pci_enum, unassigned_bars_are_placed_in_the_window)
 	fake_w16(&f, BDF(4, 0, 0), PCI_COMMAND, 0);
 	pci_enumerate(f.topo);
 	struct pci_dev *d = pci_find(f.topo, BDF(4, 0, 0));
-	cr_assert(d->bars[0].assigned_by_us);
+	cr_assert(d->bars[0].state == PCI_BAR_PLACED);
 	cr_assert_eq(d->bars[0].addr, 0xc0200000);
 	cr_assert_eq(d->bars[2].addr, 0xe040000000ull, "64-bit prefetchable goes to the prefetchable window");
 	cr_assert_eq(fake_r32(&f, BDF(4, 0, 0), 0x18) & ~0xfu, 0x40000000u);
@@ -177,7 +177,7 @@ Test(pci_enum, placement_avoids_siblings_and_reports_when_full)
 	pci_enumerate(f.topo);
 	struct pci_dev *d = pci_find(f.topo, BDF(5, 0, 1));
 	cr_assert_eq(d->bars[0].addr, 0xc0420000);
-	cr_assert(d->bars[1].unassigned);
+	cr_assert(d->bars[1].state == PCI_BAR_UNASSIGNED);
 	cr_assert_eq(d->bars[1].addr, 0);
 	cr_assert_geq(d->anomalies, 1);
 	fake_free(&f);
@@ -190,7 +190,7 @@ Test(pci_enum, assignment_can_be_turned_off)
 	fake_bar(&f, BDF(4, 0, 0), 0, 0x4000, 0, 1, 0, 0);
 	f.topo->policy.assign_bars = false;
 	pci_enumerate(f.topo);
-	cr_assert(pci_find(f.topo, BDF(4, 0, 0))->bars[0].unassigned);
+	cr_assert(pci_find(f.topo, BDF(4, 0, 0))->bars[0].state == PCI_BAR_UNASSIGNED);
 	fake_free(&f);
 }
 
@@ -202,7 +202,7 @@ Test(pci_enum, garbage_bar_sizing_is_ignored)
 	b->garbage = 0x12345670; /* not a mask of the form 1..10..0 */
 	pci_enumerate(f.topo);
 	struct pci_dev *d = pci_find(f.topo, BDF(3, 0, 0));
-	cr_assert(d->bars[4].bad);
+	cr_assert(d->bars[4].state == PCI_BAR_BAD);
 	cr_assert_eq(d->bars[4].size, 0);
 	cr_assert_eq(d->anomalies, 1);
 	cr_assert_eq(d->bars[2].size, 64 << 20, "other BARs unaffected");
@@ -216,7 +216,7 @@ Test(pci_enum, sixty_four_bit_bar_in_the_last_slot)
 	fake_w32(&f, BDF(6, 0, 0), PCI_BAR0 + 20, PCI_BAR_MEM_TYPE_64);
 	f.bars[f.nbars++] = (struct fake_bar){ BDF(6, 0, 0), 5, 0x1000, PCI_BAR_MEM_TYPE_64, 0 };
 	pci_enumerate(f.topo);
-	cr_assert(pci_find(f.topo, BDF(6, 0, 0))->bars[5].bad);
+	cr_assert(pci_find(f.topo, BDF(6, 0, 0))->bars[5].state == PCI_BAR_BAD);
 	fake_free(&f);
 }
 

@@ -1,4 +1,4 @@
-// sources: pci/p2p_placement.c pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
+// sources: pci/p2p_placement.c pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
 /*
  * Peer-to-peer placement (pci/p2p_placement.c) on the reference topology of fake_cfg.h:
  * provider ids, whether a drive may use a NIC fragment's memory in place (own memory

@@ -1,4 +1,4 @@
-// sources: pci/enum.c pci/ecam.c pci/acs.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
+// sources: pci/enum.c pci/ecam.c pci/acs.c pci/route.c pci/p2pdma.c pci/driver.c lib/log.c mm/pool.c tests/unit/pci/fake_cfg.c
 /*
  * Peer-to-peer distance with Linux's outcomes on synthetic topologies: same function, same
  * (multi-function) device, behind one switch, across root ports with and without the host
