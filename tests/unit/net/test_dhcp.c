@@ -5,6 +5,7 @@
  * 255.255.255.255, BROADCAST flag, xid, chaddr, options 50/54), replies of other
  * transactions ignored, lost offers retransmitted with backoff and jitter, NAK, renewal
  * unicast at T1, rebinding broadcast at T2, expiry, the static fallback, the MTU option,
+ * the leased router and MTU used on the wire (next hop off the subnet, the SYN's MSS),
  * and the parser's length checks.
  */
 #include "net/dhcp.h"
@@ -459,6 +460,66 @@ Test(dhcp, router_off_the_subnet_is_ignored)
 	cr_assert_eq(cl.state, DHCP_BOUND);
 	net_config_get(&nc);
 	cr_assert_eq(nc.gateway, 0);
+}
+
+static void no_tcp_event(struct tcp_sock *s, void *ctx, unsigned events)
+{
+	(void)s;
+	(void)ctx;
+	(void)events;
+}
+
+/* The ARP request among the captured frames: the address it asks for, 0 if none. */
+static uint32_t arp_asked(void)
+{
+	for (unsigned i = 0; i < fnd.ntx; i++) {
+		const uint8_t *f = fnd.tx[i].b;
+		if (f[12] == 0x08 && f[13] == 0x06 && f[21] == 1)
+			return get32(f + 38);
+	}
+	return 0;
+}
+
+/* Where the lease's router and MTU matter: traffic off the subnet goes to the router's MAC,
+ * traffic on it straight to its destination, and a connection's SYN announces the MSS of
+ * the leased MTU (9000 - 40), not of the NIC's 1500. */
+Test(dhcp, leased_router_and_mtu_are_used_on_the_wire)
+{
+	const uint32_t router = 0x0a000201u, far = 0x08080808u, near = 0x0a000207u;
+	static const struct tcp_ops ops = { no_tcp_event };
+	struct udp_sock *u;
+	struct tcp_sock *t;
+	struct fake_parsed_tcp syn;
+	start(0);
+	struct sent r = offer_taken();
+	server_says(&(struct reply){ .type = DHCPACK, .xid = r.m.xid, .yiaddr = LEASED, .server = SERVER,
+				     .router = router, .mtu = 9000 });
+	cr_assert_eq(cl.state, DHCP_BOUND);
+	cr_assert_eq(fnd.dev.mtu, 9000, "option 26 set on the NIC");
+	fake_netdev_clear(&fnd);
+
+	cr_assert_eq(udp_bind(4000, NULL, NULL, &u), 0);
+	cr_assert_eq(udp_sendto(u, near, 9, "x", 1), 0);
+	cr_assert_eq(arp_asked(), near, "on the leased subnet: no router");
+	fake_netdev_clear(&fnd);
+	size_t n = fake_build_arp(frame, 2, fake_peer_mac, near, fake_our_mac, LEASED, fake_our_mac);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	cr_assert_eq(fnd.ntx, 1, "the datagram that waited for the neighbour's MAC");
+	fake_netdev_clear(&fnd);
+
+	cr_assert_eq(tcp_connect(far, 4420, &ops, NULL, &t), 0);
+	cr_assert_eq(arp_asked(), router, "off the subnet: the leased router is the next hop");
+	fake_netdev_clear(&fnd);
+	n = fake_build_arp(frame, 2, fake_peer_mac, router, fake_our_mac, LEASED, fake_our_mac);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	cr_assert_eq(fnd.ntx, 1, "the SYN that waited for the router's MAC");
+	cr_assert(fake_parse_tcp(&fnd.tx[0], &syn));
+	cr_assert_eq(memcmp(fnd.tx[0].b, fake_peer_mac, 6), 0, "sent to the router's MAC");
+	cr_assert_eq(syn.dst, far);
+	cr_assert_eq(syn.mss, 9000 - 40, "MSS of the leased MTU");
+	tcp_abort(t);
+	udp_close(u);
+	fake_netdev_clear(&fnd);
 }
 
 /* --- parser ------------------------------------------------------------------------- */
