@@ -12,10 +12,12 @@ import time
 
 import pytest
 
-from harness import Appliance, BUILD
+from harness import ARCH, Appliance, BUILD
 
-ECAM = 0xB0000000
+# The host bridge each machine puts at 00:00.0: q35's MCH, virt's generic PCIe host bridge.
+HOST_BRIDGE = {"x86_64": "8086:29c0", "arm64": "1b36:0008"}[ARCH]
 BDF_LINE = re.compile(r"^[|+\- ]*([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ([0-9a-f]{4}):([0-9a-f]{4}) (.*)$")
+CMD_LINE = re.compile(r"^    class [0-9a-f]{6} .* command 0x([0-9a-f]{4})$")
 BAR_LINE = re.compile(r"^    BAR(\d) (io|mem32|mem64)( prefetchable)? 0x([0-9a-f]+) size \S+ \(0x([0-9a-f]+)\)(.*)$")
 
 
@@ -60,11 +62,16 @@ class Qmp:
 
 
 def boot(name, config):
+    os.makedirs(os.path.join(BUILD, "run"), exist_ok=True)
     qmp_path = os.path.join(BUILD, "run", f"{name}.qmp")
     if os.path.exists(qmp_path):
         os.unlink(qmp_path)
     app = Appliance(name, config=config, qemu_args=["-qmp", f"unix:{qmp_path},server=on,wait=off"])
     app.boot()
+    # the ECAM window the appliance found in ACPI's MCFG (q35: 0xb0000000, virt: 0x4010000000)
+    m = re.search(r"pci: ECAM 0x([0-9a-f]+) segment 0 ", app.boot_text)
+    assert m, app.boot_text[-2000:]
+    app.ecam = int(m.group(1), 16)
     return app, Qmp(qmp_path)
 
 
@@ -95,18 +102,22 @@ def qmp_devices(qmp):
 
 
 def parse_lspci(text):
-    """{(bus, dev, fn): {"vendor", "device", "rest", "bars": {n: (kind, pref, addr, size, flags)}, "lines"}}"""
+    """{(bus, dev, fn): {"vendor", "device", "rest", "command", "bars": {n: (kind, pref, addr, size, flags)},
+    "lines"}}"""
     funcs, cur = {}, None
     for line in text.splitlines():
         m = BDF_LINE.match(line)
         if m:
             key = (int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16))
             cur = funcs[key] = {"vendor": int(m.group(4), 16), "device": int(m.group(5), 16),
-                                "rest": m.group(6), "bars": {}, "lines": [line]}
+                                "rest": m.group(6), "command": None, "bars": {}, "lines": [line]}
             continue
         if cur is None:
             continue
         cur["lines"].append(line)
+        c = CMD_LINE.match(line)
+        if c:
+            cur["command"] = int(c.group(1), 16)
         b = BAR_LINE.match(line)
         if b:
             cur["bars"][int(b.group(1))] = (b.group(2), bool(b.group(3)), int(b.group(4), 16),
@@ -114,10 +125,18 @@ def parse_lspci(text):
     return funcs
 
 
-def ecam_read16(qmp, bus, dev, fn, off):
-    addr = ECAM + (bus << 20) + (dev << 15) + (fn << 12) + off
+def ecam_read16(app, qmp, bus, dev, fn, off):
+    addr = app.ecam + (bus << 20) + (dev << 15) + (fn << 12) + off
     out = qmp.hmp(f"xp /1hx {addr:#x}")
     return int(out.split(":")[1].split()[0], 16)
+
+
+def matrix_row(out, provider):
+    """The `p2p` distance matrix's row of one provider: {client BDF: entry} (columns follow the tree)."""
+    header = re.search(r"^distance \(provider row.*\n\s+(.*)$", out, re.M).group(1).split()
+    row = re.search(rf"^{provider}\s+(.*)$", out, re.M).group(1).split()
+    assert len(row) == len(header), out
+    return dict(zip(header, row))
 
 
 def find(funcs, pred):
@@ -141,6 +160,12 @@ def test_lspci_matches_qemu_query_pci(machine):
         for r in q.get("regions", []):
             assert r["bar"] in f["bars"], f"{bdf(key)} BAR{r['bar']} missing:\n" + "\n".join(f["lines"])
             kind, pref, addr, size, _ = f["bars"][r["bar"]]
+            # QEMU reports a BAR whose decode is off in the command register as unmapped (-1):
+            # AAVMF leaves its boot disk's memory decode off after ExitBootServices
+            decode = 0x1 if r["type"] == "io" else 0x2
+            assert f["command"] is not None, "\n".join(f["lines"])
+            if not f["command"] & decode:
+                addr = -1
             assert (addr, size) == (r["address"], r["size"]), f"{bdf(key)} BAR{r['bar']}: {addr:#x}/{size:#x} vs {r}"
             assert (kind == "io") == (r["type"] == "io")
             if r["type"] == "memory":
@@ -190,7 +215,7 @@ def test_capabilities_link_and_acs_bits(machine):
         # auto policy without an allowlisted host bridge: no allowed path crosses a root port
         assert m.group(3) == "isolated" and m.group(1) == "001d" and m.group(2) == "SV RR CR UF", block
         # read back independently through QEMU's monitor (a physical read of the ECAM window)
-        assert ecam_read16(qmp, k[0], k[1], k[2], 0x148 + 6) == 0x001D
+        assert ecam_read16(app, qmp, k[0], k[1], k[2], 0x148 + 6) == 0x001D
         assert "link: x1 2.5GT/s" in block
     for k in find(mine, lambda f: "switch" in f["rest"]):
         assert "ACS" not in "\n".join(mine[k]["lines"]), "x3130 ports have no ACS in QEMU"
@@ -199,7 +224,7 @@ def test_capabilities_link_and_acs_bits(machine):
 def test_p2p_matrix_and_reasons(machine):
     app, _ = machine
     out = app.cmd("p2p")
-    assert "policy: pci.acs=auto; host bridge 00:00.0 8086:29c0 not allowlisted" in out, out
+    assert f"policy: pci.acs=auto; host bridge 00:00.0 {HOST_BRIDGE} not allowlisted" in out, out
     mine = parse_lspci(app.cmd("lspci"))
     nvme = sorted(find(mine, lambda f: (f["vendor"], f["device"]) == (0x1B36, 0x0010)))
     nic = find(mine, lambda f: (f["vendor"], f["device"]) == (0x8086, 0x10D3))[0]
@@ -209,9 +234,9 @@ def test_p2p_matrix_and_reasons(machine):
         assert re.search(rf"^  {x} -> {y}: distance 4, below common upstream switch upstream port {ups}$", out, re.M), out
     for x in (a, b, bdf(nic)):
         assert re.search(rf"^  {x} -> {far}: refused: no common upstream bridge and host bridge 00:00.0 "
-                         r"\(8086:29c0\) is not on p2p.host_bridge_allowlist$", out, re.M), out
-    row = re.search(rf"^{a}\s+(.*)$", out, re.M).group(1).split()
-    assert row[:4] == ["0", "4", "4", "-"], row
+                         rf"\({HOST_BRIDGE}\) is not on p2p.host_bridge_allowlist$", out, re.M), out
+    row = matrix_row(out, a)
+    assert [row[k] for k in (a, b, bdf(nic), far)] == ["0", "4", "4", "-"], row
 
 
 def test_publish_cmb_write_combining_find_and_alloc(machine):
@@ -263,7 +288,7 @@ def test_publish_cmb_write_combining_find_and_alloc(machine):
 
 @pytest.fixture(scope="module")
 def allowlisted():
-    app, qmp = boot("test_pci_allow", "panic = exit\np2p.host_bridge_allowlist = 8086:29c0\n"
+    app, qmp = boot("test_pci_allow", f"panic = exit\np2p.host_bridge_allowlist = {HOST_BRIDGE}\n"
                                       "pci.acs.isolate = 00:11.0\n")
     try:
         yield app, qmp
@@ -280,16 +305,17 @@ def test_allowlist_and_isolate_list_from_the_config_file(allowlisted):
     opened, forced = roots
     assert bdf(forced) == "00:11.0"
     assert "policy p2p-path verified" in "\n".join(mine[opened]["lines"])
-    assert ecam_read16(qmp, *opened, 0x148 + 6) == 0x0001, "SV only: RR/CR/EC clear"
+    assert ecam_read16(app, qmp, *opened, 0x148 + 6) == 0x0001, "SV only: RR/CR/EC clear"
     assert "policy isolated verified" in "\n".join(mine[forced]["lines"])
-    assert ecam_read16(qmp, *forced, 0x148 + 6) == 0x001D
+    assert ecam_read16(app, qmp, *forced, 0x148 + 6) == 0x001D
     out = app.cmd("p2p")
-    assert "host bridge 00:00.0 8086:29c0 allowlisted" in out
+    assert f"host bridge 00:00.0 {HOST_BRIDGE} allowlisted" in out
     nvme = sorted(find(mine, lambda f: (f["vendor"], f["device"]) == (0x1B36, 0x0010)))
     a, far = bdf(nvme[0]), bdf(nvme[2])
     # the far drive's port is isolated: its ACS redirect forces traffic up, and the host bridge
     # is allowlisted, so the route goes through it (Linux: PCI_P2PDMA_MAP_THRU_HOST_BRIDGE)
     assert re.search(rf"^  {a} -> {far}: distance 6, no common upstream bridge: through host bridge 00:00.0 "
-                     r"\(8086:29c0\), allowlisted$", out, re.M), out
-    row = re.search(rf"^{a}\s+(.*)$", out, re.M).group(1).split()
-    assert row[:4] == ["0", "4", "4", "h6"], row
+                     rf"\({HOST_BRIDGE}\), allowlisted$", out, re.M), out
+    nic = bdf(find(mine, lambda f: (f["vendor"], f["device"]) == (0x8086, 0x10D3))[0])
+    row = matrix_row(out, a)
+    assert [row[k] for k in (a, bdf(nvme[1]), nic, far)] == ["0", "4", "4", "h6"], row
