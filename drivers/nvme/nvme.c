@@ -450,8 +450,11 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 		account(c, slot);
 	} else {
 		q->st.errors++;
-		log_debug("%s: q%u cid %u opcode 0x%02x: status 0x%03x %s", c->name, q->qid, slot->cid,
-			  slot->opc, (e->status >> 1) & 0x7ff, nvme_status_str(e->status));
+		c->last_error_status = (uint16_t)((e->status >> 1) & 0x7ff);
+		/* a drive's error on an I/O queue is news (media errors, write faults); admin
+		 * errors are usually probes of optional features */
+		log_at(q->qid ? LOG_WARN : LOG_DEBUG, "%s: q%u cid %u opcode 0x%02x: status 0x%03x %s", c->name,
+		       q->qid, slot->cid, slot->opc, (e->status >> 1) & 0x7ff, nvme_status_str(e->status));
 	}
 	nvme_cmd_finish(q, slot, rc, e);
 }

@@ -317,6 +317,7 @@ struct nvme_ctrl {
 	const char *reset_reason;
 	uint64_t next_health_ns;
 	struct nvme_recovery_stats rec;
+	uint16_t last_error_status;  /* SCT << 8 | SC of the last failed command */
 	/* called after a reset re-initialised the controller (the attach republishes its CMB
 	 * provider) or when it is removed; may be NULL */
 	void (*on_reset)(struct nvme_ctrl *c, int rc);

@@ -79,6 +79,10 @@ static void id_ctrl(struct nvme_ctrl *c)
 	       (unsigned long long)(c->reset_ns / 1000), c->nio, c->io_depth,
 	       (unsigned long long)(c->cmd_timeout_ns / 1000000),
 	       (unsigned long long)(c->abort_timeout_ns / 1000000));
+	if (c->nio)
+		printf("  I/O SQ 1 at bus address 0x%llx (%s), %u x 64 B entries\n",
+		       (unsigned long long)c->io[0].sq_addr.bus, c->io[0].sq_in_cmb ? "CMB" : "host DRAM",
+		       c->io_depth);
 }
 
 static void id_ns(struct nvme_ctrl *c)
@@ -182,7 +186,7 @@ static uint64_t dev_dma(void)
 	       queue_dma(MEM_CLASS_DEVICE);
 }
 
-/* write / read / verify N slba nlb [seed] [cmb] */
+/* write / read / verify N slba nlb [seed] [cmb] [fua]: fua sends the writes with CDW12.FUA */
 static int rwv(int argc, char **argv, int op)
 {
 	if (argc < 5)
@@ -193,10 +197,12 @@ static int rwv(int argc, char **argv, int op)
 	uint64_t slba = strtoull(argv[3], NULL, 0);
 	uint64_t nlb = strtoull(argv[4], NULL, 0);
 	unsigned seed = 0;
-	bool cmb = false;
+	bool cmb = false, fua = false;
 	for (int i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "cmb"))
 			cmb = true;
+		else if (!strcmp(argv[i], "fua") && op == 'w')
+			fua = true;
 		else
 			seed = (unsigned)strtoul(argv[i], NULL, 0) & 0xff;
 	}
@@ -221,7 +227,7 @@ static int rwv(int argc, char **argv, int op)
 			for (uint32_t k = 0; k < bytes / 8; k++)
 				w[k] = pattern_word(seed, base + 8ull * k);
 			dma_account_cpu(b.addr.cls, bytes);
-			rc = nvme_write(c, 1, slba + done, n, &sg, 1);
+			rc = fua ? nvme_write_fua(c, 1, slba + done, n, &sg, 1) : nvme_write(c, 1, slba + done, n, &sg, 1);
 		} else {
 			rc = nvme_read(c, 1, slba + done, n, &sg, 1);
 			if (rc == 0 && op == 'v') {
@@ -247,8 +253,9 @@ static int rwv(int argc, char **argv, int op)
 	if (rc)
 		return rc;
 	uint64_t bytes = nlb << shift;
-	printf("%s: %s %llu B from %s buffer in %llu us (%llu KB/s): host-dram-dma %llu B device-dma %llu B\n",
+	printf("%s: %s %llu B%s from %s buffer in %llu us (%llu KB/s): host-dram-dma %llu B device-dma %llu B\n",
 	       c->name, op == 'w' ? "wrote" : op == 'r' ? "read" : "verified", (unsigned long long)bytes,
+	       fua ? " with FUA" : "",
 	       cmb ? "cmb" : "host", (unsigned long long)us,
 	       (unsigned long long)(us ? bytes * 1000 / us : 0), (unsigned long long)(host_dma() - h0),
 	       (unsigned long long)(dev_dma() - d0));
@@ -435,7 +442,7 @@ static int nvme_command(int argc, char **argv)
 		return bench(argc, argv);
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb] | flush N [NSID] | shutdown N | reset N]",
+CONSOLE_COMMAND(nvme, "[list | id-ctrl N | id-ns N | cmb N | write|read|verify N SLBA NLB [SEED] [cmb] [fua] | copy A B SLBA NLB [DSLBA] | bench N read|write BYTES COUNT [cmb] | flush N [NSID] | shutdown N | reset N]",
 		"NVMe drives: identify, CMB, pattern I/O from host or CMB buffers, P2P copy, flush, shutdown notification, controller reset", nvme_command);
 
 static void nvme_stats_show(void)
@@ -454,6 +461,8 @@ static void nvme_stats_show(void)
 		       (unsigned long long)s->queue_bytes[MEM_CLASS_HOST],
 		       (unsigned long long)s->queue_bytes[MEM_CLASS_DEVICE], (unsigned long long)q->timeouts,
 		       (unsigned long long)q->aborts_sent);
+		printf("  %s: last error status 0x%03x %s\n", c->name, c->last_error_status,
+		       c->last_error_status ? nvme_status_str((uint16_t)(c->last_error_status << 1)) : "-");
 		printf("  %s: state %s errors %llu timeouts %llu aborts %llu lost %llu resets %llu (failed %llu, last %llu ms: %s) cfs %llu removals %llu failed-back %llu\n",
 		       c->name, nvme_ctrl_state_name(c->state), (unsigned long long)q->errors,
 		       (unsigned long long)q->timeouts, (unsigned long long)q->aborts_sent,

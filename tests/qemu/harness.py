@@ -17,6 +17,9 @@ import signal
 import subprocess
 import time
 
+import json
+import socket
+
 import pexpect
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -37,8 +40,9 @@ class Appliance:
     """One appliance boot in QEMU, driven over the serial console."""
 
     def __init__(self, name, config="panic = exit\n", qemu_args=(), boot_timeout=None, netdev=None, files=None,
-                 disk=None):
-        """disk: boot this disk image (tools/qemu-run --disk) instead of the ESP directory built here."""
+                 disk=None, run_args=()):
+        """disk: boot this disk image (tools/qemu-run --disk) instead of the ESP directory built here;
+        run_args: more tools/qemu-run options (e.g. --fault-drive CONF)."""
         self.name = name
         self.esp = os.path.join(BUILD, "test-esp", name)
         self.log_path = os.path.join(BUILD, "test-logs", name + ".log")
@@ -58,6 +62,7 @@ class Appliance:
         self.started = time.monotonic()
         args = (["--disk", disk] if disk else ["--esp", self.esp]) + ["--no-reboot"]
         args += ["--netdev", netdev] if netdev else []
+        args += list(run_args)
         args += ["--"] + list(qemu_args) if qemu_args else []
         self.proc = pexpect.spawn(os.path.join(TOP, "tools", "qemu-run"), args, encoding="utf-8",
                                   codec_errors="replace", timeout=30, logfile=self.log,
@@ -140,6 +145,47 @@ class Appliance:
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.close(force=True)
         self.log.close()
+
+
+class Qmp:
+    """A minimal QMP client on a unix socket (QEMU's -qmp unix:PATH,server=on,wait=off)."""
+
+    def __init__(self, path, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        self.file = self.sock.makefile("rw")
+        self.events = []
+        json.loads(self.file.readline())  # greeting
+        self.execute("qmp_capabilities")
+
+    def execute(self, command, **args):
+        msg = {"execute": command}
+        if args:
+            msg["arguments"] = args
+        self.file.write(json.dumps(msg) + "\n")
+        self.file.flush()
+        while True:
+            reply = json.loads(self.file.readline())
+            if "return" in reply:
+                return reply["return"]
+            if "error" in reply:
+                raise RuntimeError(reply["error"])
+            self.events.append(reply)  # asynchronous events, in order
+
+    def hmp(self, line):
+        return self.execute("human-monitor-command", **{"command-line": line})
+
+    def close(self):
+        self.sock.close()
 
 
 def symbolize(offsets):

@@ -4,61 +4,18 @@ on its own), ACS bits written by the policy and read back both by the appliance 
 through QEMU's monitor (physical reads of ECAM), the `p2p` matrix with reasons, P2P memory mapped
 write-combining, provider choice and allocation; a second boot with the host bridge allowlisted
 and a port forced isolated through the config file."""
-import json
 import os
 import re
-import socket
-import time
 
 import pytest
 
-from harness import ARCH, Appliance, BUILD
+from harness import ARCH, Appliance, BUILD, Qmp
 
 # The host bridge each machine puts at 00:00.0: q35's MCH, virt's generic PCIe host bridge.
 HOST_BRIDGE = {"x86_64": "8086:29c0", "arm64": "1b36:0008"}[ARCH]
 BDF_LINE = re.compile(r"^[|+\- ]*([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ([0-9a-f]{4}):([0-9a-f]{4}) (.*)$")
 CMD_LINE = re.compile(r"^    class [0-9a-f]{6} .* command 0x([0-9a-f]{4})$")
 BAR_LINE = re.compile(r"^    BAR(\d) (io|mem32|mem64)( prefetchable)? 0x([0-9a-f]+) size \S+ \(0x([0-9a-f]+)\)(.*)$")
-
-
-class Qmp:
-    """A minimal QMP client on a unix socket."""
-
-    def __init__(self, path, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        self.file = self.sock.makefile("rw")
-        json.loads(self.file.readline())  # greeting
-        self.execute("qmp_capabilities")
-
-    def execute(self, command, **args):
-        msg = {"execute": command}
-        if args:
-            msg["arguments"] = args
-        self.file.write(json.dumps(msg) + "\n")
-        self.file.flush()
-        while True:
-            reply = json.loads(self.file.readline())
-            if "return" in reply:
-                return reply["return"]
-            if "error" in reply:
-                raise RuntimeError(reply["error"])
-            # asynchronous events: skip
-
-    def hmp(self, line):
-        return self.execute("human-monitor-command", **{"command-line": line})
-
-    def close(self):
-        self.sock.close()
 
 
 def boot(name, config):

@@ -169,6 +169,7 @@ Test(recovery, a_drive_error_reaches_the_owner_with_its_status)
 	cr_assert_eq(ok.calls, 1);
 	cr_assert_eq(ok.rc, 0, "other LBAs unaffected");
 	cr_assert_eq(c.rec.resets, 0, "a media error is no reason to reset");
+	cr_assert_eq(c.last_error_status, 0x281, "the console shows SCT 2 SC 0x81 (0x%x)", c.last_error_status);
 }
 
 Test(recovery, surprise_removal_fails_everything_with_enodev_and_takes_the_namespaces)

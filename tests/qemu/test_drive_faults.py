@@ -1,0 +1,99 @@
+"""Drive faults injected by QEMU itself on a fourth NVMe drive (tools/qemu-run --fault-drive: QEMU's
+blkdebug driver under nvme9, alone on a hotplug-capable root port), one boot (~40 s):
+- media errors: a read of a poisoned LBA fails with the drive's own status (Unrecovered Read
+  Error), a write of another poisoned LBA with Write Fault; the LBAs around them and the other
+  drives keep working, with no controller reset; the per-drive state and counters show it;
+- a drive that stops answering (QMP block_set_io_throttle at 1 B/s): the command times out, the
+  Abort is not honoured, the controller is reset (QEMU drains the stuck request when CC.EN drops),
+  the command comes back failed, the drive is live again with its CMB provider republished, and
+  once the throttle is lifted it serves I/O; the other drives never notice.
+A console reset of the faulty drive re-initialises it and it serves I/O again."""
+import os
+import re
+import time
+
+from harness import BUILD, Appliance, Qmp
+
+# blkdebug sectors are 512-byte sectors of the image: LBA 100 fails reads, LBA 200 fails writes.
+BLKDEBUG = """[inject-error]
+event = "read_aio"
+errno = "5"
+sector = "100"
+
+[inject-error]
+event = "write_aio"
+errno = "5"
+sector = "200"
+"""
+
+
+def boot(name):
+    tmp = os.path.join(BUILD, "test-logs", name)
+    os.makedirs(tmp, exist_ok=True)
+    conf = os.path.join(tmp, "blkdebug.conf")
+    with open(conf, "w") as f:
+        f.write(BLKDEBUG)
+    qmp_path = os.path.join(BUILD, "run", name + ".qmp")
+    if os.path.exists(qmp_path):
+        os.unlink(qmp_path)
+    app = Appliance(name, "panic = exit\n", run_args=["--fault-drive", conf],
+                    qemu_args=["-qmp", f"unix:{qmp_path},server=on,wait=off"])
+    app.boot()
+    out = app.cmd("nvme list")
+    m = re.search(r"^(\d+) (nvme\d+) \S+ live .*sn \"p2pfaulty\"", out, re.M)
+    assert m, out
+    return app, Qmp(qmp_path), m.group(1), m.group(2)
+
+
+def throttle(qmp, bps):
+    qmp.execute("block_set_io_throttle", id="nvme9", bps=bps, bps_rd=0, bps_wr=0, iops=0, iops_rd=0, iops_wr=0)
+
+
+def test_media_errors_and_a_drive_that_stops_answering():
+    app, qmp, n, name = boot("test_drive_faults")
+    try:
+        out = app.cmd(f"nvme read {n} 100 1")
+        assert f"{name}: lba 100: read failed: -5" in out, out
+        assert re.search(rf"{name}: q1 cid \d+ opcode 0x02: status 0x281 unrecovered read error", out), out
+        out = app.cmd(f"nvme write {n} 200 1 7")
+        assert f"{name}: lba 200: write failed: -5" in out, out
+        assert re.search(rf"{name}: q1 cid \d+ opcode 0x01: status 0x280 write fault", out), out
+        # neighbours and other drives are fine
+        for cmd in (f"nvme write {n} 96 4 3", f"nvme verify {n} 96 4 3", f"nvme write {n} 201 8 4",
+                    f"nvme verify {n} 201 8 4", "nvme write 0 0 8 5", "nvme verify 0 0 8 5"):
+            out = app.cmd(cmd)
+            assert "failed" not in out and "mismatch" not in out, (cmd, out)
+        out = app.cmd("stats nvme")
+        assert re.search(rf"{name}: last error status 0x280 write fault", out), out
+        assert re.search(rf"{name}: state live errors 2 timeouts 0 aborts 0 lost 0 resets 0", out), out
+
+        # stops answering: the first request after the throttle passes and fills the bucket
+        # (512 B at 1 B/s), the next one would wait ~8 minutes
+        throttle(qmp, 1)
+        app.cmd(f"nvme read {n} 0 1")
+        t0 = time.monotonic()
+        out = app.cmd(f"nvme write {n} 300 8 6", timeout=60)
+        fail_s = time.monotonic() - t0
+        m = re.search(rf"{name}: lba 300: write failed: (-\d+)", out)
+        assert m and m.group(1) in ("-116", "-11"), out   # newlib -ETIMEDOUT / -EAGAIN: retry it
+        assert re.search(rf"{name}: controller reset: ", out), out
+        assert re.search(rf"{name}: reset complete in \d+ ms", out), out
+        assert f"{name}: CMB provider published again after the reset" in out, out
+        out = app.cmd("stats nvme")
+        m = re.search(rf"{name}: state live errors \d+ timeouts 1 aborts 1 lost \d+ resets 1 \(failed 0, "
+                      rf"last (\d+) ms", out)
+        assert m, out
+        print(f"stopped answering: the write failed after {fail_s:.1f} s, reset {m.group(1)} ms")
+        app.cmd("nvme verify 0 0 8 5")  # the others never noticed
+        throttle(qmp, 0)
+        for cmd in (f"nvme write {n} 300 8 6", f"nvme verify {n} 300 8 6", f"nvme verify {n} 201 8 4"):
+            out = app.cmd(cmd)
+            assert "failed" not in out and "MISMATCH" not in out, (cmd, out)
+
+        out = app.cmd(f"nvme reset {n}")
+        assert re.search(rf"{name}: reset done \(\d+ ms\), state live", out), out
+        out = app.cmd(f"nvme verify {n} 201 8 4")
+        assert "verify: ok" in out, out
+    finally:
+        qmp.close()
+        app.close()
