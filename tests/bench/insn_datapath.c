@@ -83,16 +83,22 @@ static int run_job(const struct job *j, unsigned n)
 		fprintf(stderr, "insn: %s: start: %s\n", j->name, d.why);
 		return -1;
 	}
-	for (unsigned i = 0; i < WARMUP + n && rc == 0; i++)
+	uint64_t passes = 0, in = 0, out = 0;
+	for (unsigned i = 0; i < WARMUP + n && rc == 0; i++) {
+		if (i == WARMUP)
+			passes = d.passes, in = d.frames_in, out = d.frames_out;
 		rc = one_io(j, i, i >= WARMUP);
+	}
+	passes = d.passes - passes, in = d.frames_in - in, out = d.frames_out - out;
 	snprintf(what, sizeof(what), "job %s %u", j->name, n);
 	CALLGRIND_DUMP_STATS_AT(what);
 	if (dp_stop(&d)) {
 		fprintf(stderr, "insn: %s: stop: %s\n", j->name, d.why);
 		return -1;
 	}
-	if (rc == 0)
-		printf("insn: %s: %u I/Os, %llu poll-loop passes in all\n", j->name, n, (unsigned long long)d.passes);
+	if (rc == 0) /* tools/bench/insn.py reads this line */
+		printf("job %s: %u I/Os, %llu poll-loop passes, %llu frames in, %llu frames out\n", j->name, n,
+		       (unsigned long long)passes, (unsigned long long)in, (unsigned long long)out);
 	return rc;
 }
 
