@@ -44,7 +44,7 @@ IMAGE_CFLAGS += -isystem $(THIRD_INC)
 LIBGCC     := $(shell $(IMAGE_CC) -print-libgcc-file-name)
 EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/$(EFI_BOOT_NAME)
 
-.PHONY: all image disk run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench
+.PHONY: all image disk run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench insn-check
 all: image
 
 setup:
@@ -151,6 +151,21 @@ fuzz: setup $(FUZZ_BINS)
 fuzz-run: setup $(BUILD)/fuzz/fuzz_$(F)
 	$(BUILD)/fuzz/fuzz_$(F) -max_total_time=$${SECONDS_:-60} $(addprefix -dict=,$(wildcard tests/fuzz/$(F).dict)) tests/fuzz/corpus/$(F)
 
+# --- instructions per I/O: the data path built as the image is (-O2, no sanitizers) for callgrind.
+# (Host -O2 inlines across files differently from the image build: its maybe-uninitialized
+# false positives are not errors here; the image and the unit builds keep them.)
+BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Wno-maybe-uninitialized -fno-omit-frame-pointer -DHOST_TEST -DSTRING_FAST_PREFIX=lib_ -I.
+
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/unit/.sources-stamp
+	@mkdir -p $(@D)
+	@echo "  CC-BENCH $@"
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) -lcriterion -o $@
+
+# The regression guard of `make test`: instructions per I/O under callgrind within the bounds
+# of tools/bench/insn.py (docs/bench-insn.md).
+insn-check: setup $(BUILD)/bench/insn_datapath
+	@$(PYTHON) tools/bench/insn.py --check
+
 # --- checks on the image -------------------------------------------------------------------
 check-linkmap: image
 	@tools/check-config-readme
@@ -171,11 +186,12 @@ test: setup
 
 # Benchmarks are not tests: each prints ratios against a peer measured in the same run and
 # writes its figures, dated, to docs/bench-*.md. BENCH picks parts: nvme (host driver, issue 5),
-# net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8).
-BENCH ?= nvme net nvmet
-bench: image
+# net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8),
+# insn (instructions per I/O of the data path under callgrind, issue 18).
+BENCH ?= nvme net nvmet insn
+bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath)
 	@for b in $(BENCH); do \
-	  case $$b in nvme|net|nvmet) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet)"; exit 2;; esac; \
+	  case $$b in nvme|net|nvmet|insn) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, insn)"; exit 2;; esac; \
 	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:

@@ -486,12 +486,17 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
-/* Send the R2Ts not sent yet, each when the socket has room. PDUs sent or -errno. */
+/* Send the R2Ts not sent yet, each when the socket has room. PDUs sent or -errno. The
+ * slots are looked at only while c->r2t_due says one may wait (set when a request enters
+ * R2T, cleared once a look found every R2T out): not on every transmit of every pass. */
 static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 {
 	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	int sent = 0, rc;
 
+	if (!c->r2t_due)
+		return 0;
+	c->r2t_due = false;
 	for (unsigned i = 0; c->sock && i < NVMET_TCP_QUEUE_DEPTH; i++) {
 		struct nvmet_tcp_req *r = &c->reqs[i];
 		if (r->state != NVMET_TCP_REQ_R2T || r->r2t_sent)
@@ -499,6 +504,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
 		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
+			c->r2t_due = true; /* the rest go when the socket has room */
 			break;
 		}
 		if ((rc = conn_send(c, hdr, hl)))

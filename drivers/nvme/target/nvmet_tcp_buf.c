@@ -462,6 +462,7 @@ int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
 	r->held = true;
 	r->r2t_len = r->len;
 	r->state = NVMET_TCP_REQ_R2T;
+	r->conn->r2t_due = true;
 	nvmet_tcp.st.r2ts++;
 	return 0;
 }

@@ -102,6 +102,7 @@ struct nvmet_tcp_conn {
 	int kill_reason;
 	bool in_rx;                      /* inside conn_recv (no re-entry) */
 	bool rx_ready;                   /* TCP_EV_RECV came: the poll loop drains the socket */
+	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
 	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
 	unsigned inflight;               /* requests in EXEC */

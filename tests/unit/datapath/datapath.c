@@ -347,6 +347,11 @@ static int connect_queue(struct dp *d, struct dp_conn *c, uint16_t qid, bool ddg
 
 int dp_start(struct dp *d, bool ddgst)
 {
+	return dp_start_nic(d, ddgst, NETDEV_F_RX_SPLIT);
+}
+
+int dp_start_nic(struct dp *d, bool ddgst, uint32_t nic_features)
+{
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, zero[6] = { 0 };
 	static uint8_t frame[FAKE_FRAME_MAX];
 	char json[1024], addr[16];
@@ -362,7 +367,7 @@ int dp_start(struct dp *d, bool ddgst)
 	fake_nvme_init(&d->drive);
 	if ((rc = nvme_ctrl_init(&d->ctrl, "nvme0", &d->drive.bus, 1)) || (rc = nvme_register(&d->ctrl)))
 		return fail(d, rc, "the drive did not come up (%d)", rc);
-	fake_netdev_setup(&d->nic, NETDEV_F_RX_SPLIT);
+	fake_netdev_setup(&d->nic, nic_features);
 	if ((rc = net_init()))
 		return fail(d, rc, "net_init (%d)", rc);
 	net_config_default(&nc);

@@ -60,6 +60,11 @@ struct dp {
  * Connect on I/O queue 1. 0, or -errno with d->why. */
 int dp_start(struct dp *d, bool ddgst);
 
+/* dp_start with the fake NIC offering nic_features (NETDEV_F_*) instead of header split
+ * alone: the instruction count (tests/bench/insn_datapath.c) gives it the e1000e's
+ * offloads so that the stack does not checksum in software what the NIC checks. */
+int dp_start_nic(struct dp *d, bool ddgst, uint32_t nic_features);
+
 /* Write len bytes at slba (512-byte blocks): in-capsule when it fits in the target's
  * in-capsule size, else after the target's R2T through H2CData PDUs. 0 with *status (the
  * NVMe status, SCT << 8 | SC), or -errno (d->why). */

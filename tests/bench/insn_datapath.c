@@ -1,0 +1,117 @@
+/*
+ * insn_datapath.c - instructions per I/O on the executable data path
+ * (tests/unit/datapath/datapath.h): the real net/, NVMe/TCP target and NVMe host driver
+ * core over the fake NIC (with the e1000e's offloads: header split, receive and transmit
+ * checksums, transmit gather from device memory) and the fake drive, run under Debian's
+ * valgrind --tool=callgrind by tools/bench/insn.py.
+ *
+ * For each job (4 KiB and 128 KiB writes and reads, no digests; then 4 KiB with data
+ * digests) the host connects once, runs a few I/Os to warm the pools and the TCP windows,
+ * then runs N I/Os with callgrind collecting and dumps one profile per job
+ * ("job <name> <N>"). Collection is off everywhere else (setup, checks, teardown), so
+ * each dump holds the poll-loop passes, the host's frames and the fakes of N I/Os;
+ * tools/bench/insn.py keeps only the appliance's own code from it. Every I/O's bytes are
+ * checked (outside the collection) and the teardown must find every pool empty, so a
+ * count is never taken on a broken path.
+ *
+ *   insn_datapath [N]    N I/Os per job (default 64); exit 0 when every job ran clean
+ */
+// sources: tests/unit/datapath/datapath.c drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c tests/unit/net/fake_netdev.c mm/pool.c mm/dma.c lib/timer.c lib/log.c drivers/nvme/target/nvmet_tcp.c drivers/nvme/target/nvmet_tcp_buf.c drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_config.c drivers/nvme/target/nvmet_bdev_nvme.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/nvme.c drivers/nvme/nvme_shutdown.c lib/shutdown.c drivers/nvme/nvme_reset.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c lib/crc32.c tests/unit/drivers/nvme/fake_nvme.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c tests/unit/drivers/nvme/target/nvme_tcp_host.c tests/unit/unit_support.c lib/clock.c
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <valgrind/callgrind.h>
+#include "mm/pool.h"
+#include "tests/unit/datapath/datapath.h"
+
+#define WARMUP 4
+#define MAX_LEN (128u * 1024)
+
+struct job {
+	const char *name;
+	bool write, ddgst;
+	uint32_t len;
+};
+
+static const struct job jobs[] = {
+	{ "write-4k", true, false, 4096 },    { "read-4k", false, false, 4096 },
+	{ "write-128k", true, false, MAX_LEN }, { "read-128k", false, false, MAX_LEN },
+	{ "write-4k-ddgst", true, true, 4096 }, { "read-4k-ddgst", false, true, 4096 },
+};
+
+static struct dp d;
+static uint8_t wbuf[MAX_LEN], rbuf[MAX_LEN];
+
+static void fill(uint8_t *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 131 + seed + (i >> 9));
+}
+
+/* One I/O of job j at slot i (its own LBA range), checked; 0 or -1 with a message. */
+static int one_io(const struct job *j, unsigned i, bool collect)
+{
+	uint64_t slba = (uint64_t)(i % 8) * (MAX_LEN / 512);
+	uint16_t cid = (uint16_t)(1 + i % 60), status = 0xffff;
+	int rc;
+
+	fill(wbuf, j->len, i);
+	if (!j->write) /* what the read must find: written outside the collection */
+		memcpy(d.drive.media + slba * 512, wbuf, j->len);
+	if (collect)
+		CALLGRIND_TOGGLE_COLLECT;
+	rc = j->write ? dp_write(&d, cid, slba, wbuf, j->len, &status) : dp_read(&d, cid, slba, rbuf, j->len, &status);
+	if (collect)
+		CALLGRIND_TOGGLE_COLLECT;
+	if (rc || status) {
+		fprintf(stderr, "insn: %s I/O %u: rc %d status 0x%x: %s\n", j->name, i, rc, status, d.why);
+		return -1;
+	}
+	if (memcmp(j->write ? d.drive.media + slba * 512 : rbuf, wbuf, j->len)) {
+		fprintf(stderr, "insn: %s I/O %u: wrong bytes %s\n", j->name, i, j->write ? "on the drive" : "read back");
+		return -1;
+	}
+	return 0;
+}
+
+static int run_job(const struct job *j, unsigned n)
+{
+	char what[64];
+	int rc = dp_start_nic(&d, j->ddgst,
+			      NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV);
+	if (rc) {
+		fprintf(stderr, "insn: %s: start: %s\n", j->name, d.why);
+		return -1;
+	}
+	uint64_t passes = 0, in = 0, out = 0;
+	for (unsigned i = 0; i < WARMUP + n && rc == 0; i++) {
+		if (i == WARMUP)
+			passes = d.passes, in = d.frames_in, out = d.frames_out;
+		rc = one_io(j, i, i >= WARMUP);
+	}
+	passes = d.passes - passes, in = d.frames_in - in, out = d.frames_out - out;
+	snprintf(what, sizeof(what), "job %s %u", j->name, n);
+	CALLGRIND_DUMP_STATS_AT(what);
+	if (dp_stop(&d)) {
+		fprintf(stderr, "insn: %s: stop: %s\n", j->name, d.why);
+		return -1;
+	}
+	if (rc == 0) /* tools/bench/insn.py reads this line */
+		printf("job %s: %u I/Os, %llu poll-loop passes, %llu frames in, %llu frames out\n", j->name, n,
+		       (unsigned long long)passes, (unsigned long long)in, (unsigned long long)out);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : 64;
+	int bad = 0;
+
+	if (n == 0 || n > 100000) {
+		fprintf(stderr, "usage: insn_datapath [N I/Os per job, 1..100000]\n");
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+		bad |= run_job(&jobs[i], n) != 0;
+	return bad;
+}
