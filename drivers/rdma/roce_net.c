@@ -136,23 +136,11 @@ static void roce_net_gsi_rx(struct roce_net *rn, const struct udp_meta *m, const
 		rn->st.gsi_bad_mad++;
 		return;
 	}
-	if (mad.attr_id != CM_ATTR_REQ || mad.method != MAD_METHOD_SEND) {
+	if (mad.attr_id == CM_ATTR_REQ)
+		rn->st.cm_req++;
+	else
 		rn->st.cm_other++;
-		return;
-	}
-	/* No listeners yet: every REQ is answered as Linux's CM answers one without a listener
-	 * (12.6.7, reason 8 invalid service ID), so the active side fails at once instead of
-	 * retrying into a timeout. */
-	rn->st.cm_req++;
-	uint8_t rej[ROCE_MAD_LEN];
-	struct roce_pkt out = { .opcode = ROCE_UD_SEND_ONLY, .pkey = ROCE_PKEY_DEFAULT, .destqp = p->srcqp,
-				.qkey = ROCE_GSI_QKEY, .srcqp = ROCE_GSI_QPN };
-	char a[16];
-	roce_cm_build_rej(rej, &mad, CM_REJ_INVALID_SERVICE_ID);
-	if (roce_net_send_ud(rn, m->src_addr, &out, rej, sizeof(rej)) == 0)
-		rn->st.cm_rej_tx++;
-	log_info("cm: REQ from %s comm id %#x service id %#llx: no listener, REJ sent", net_format_ipv4(m->src_addr, a),
-		 mad.req_local_comm_id, (unsigned long long)mad.req_service_id);
+	roce_cm_rx(rn, m->src_addr, mad_buf, &mad);
 }
 
 /* Send up to budget of the packets qp's responder owes its peer. Returns how many went out. */
@@ -223,6 +211,7 @@ int roce_net_poll(struct roce_net *rn, unsigned budget)
 
 	if (!dev)
 		return 0;
+	done += (unsigned)roce_cm_poll(rn, now);
 	for (unsigned i = 0; i < ROCE_MAX_QP && done < budget; i++) {
 		struct roce_qp *qp = dev->qps[i];
 		if (!qp || qp->type != ROCE_QPT_RC)

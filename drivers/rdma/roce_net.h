@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include "../../net/net.h"
+#include "roce_cm.h"
 #include "roce_mad.h"
 #include "roce_verbs.h"
 #include "roce_wire.h"
@@ -36,6 +37,7 @@ struct roce_net {
 	struct roce_cq *gsi_cq;
 	uint32_t gsi_psn;            /* PSN of the next UD packet QP 1 sends */
 	struct roce_net_stats st;
+	struct roce_cm cm;           /* the communication manager on QP 1 */
 };
 
 /* Bind UDP 4791 for dev and create its GSI QP (in RTS). 0 or errno (nothing held then). */
