@@ -56,7 +56,8 @@ static void roce_show_counters(const struct roce_net_stats *s)
 	       U(s->rx_icrc_bad), U(s->rx_no_ip_hdr), U(s->rx_bad_pkey), U(s->rx_bad_qkey), U(s->rx_no_qp),
 	       U(s->rx_no_transport));
 	printf("tx: packets %llu bytes %llu errors %llu\n", U(s->tx_pkts), U(s->tx_bytes), U(s->tx_errors));
-	printf("rc responder: packets sent %llu, requests from a stranger %llu\n", U(s->resp_tx), U(s->rx_bad_src));
+	printf("rc: requester packets sent %llu, responder packets sent %llu, from a stranger %llu\n", U(s->req_tx),
+	       U(s->resp_tx), U(s->rx_bad_src));
 	printf("gsi: mads %llu bad %llu; cm: req %llu other %llu rej-tx %llu\n", U(s->gsi_rx), U(s->gsi_bad_mad),
 	       U(s->cm_req), U(s->cm_other), U(s->cm_rej_tx));
 }
@@ -89,6 +90,11 @@ static int cmd_rdma(int argc, char **argv)
 		       qp->qpn, qp->type == ROCE_QPT_RC ? "RC" : "UD", roce_qp_state_name(qp->state), qp->attr.sq_psn,
 		       qp->resp.epsn, qp->resp.msn, qp->attr.dest_qp_num, roce_mtu_bytes(qp->attr.path_mtu),
 		       qp->sq.count, qp->sq.size, qp->rq.count, qp->rq.size, U(qp->flushed));
+		printf("      requester: psn %#x una %#x wr %u/%u packets %llu retransmits %llu timeouts %llu "
+		       "naks seq %llu rnr %llu implied %llu dup-resps %llu completions %llu\n",
+		       qp->req.psn, qp->req.una, qp->req.started, qp->sq.count, U(qp->req.pkts), U(qp->req.retransmits),
+		       U(qp->req.timeouts), U(qp->req.seq_naks), U(qp->req.rnr_naks), U(qp->req.implied_naks),
+		       U(qp->req.dup_resps), U(qp->req.completions));
 		printf("      responder: acks %llu dups %llu replays %llu reads %llu (responses %llu) atomics %llu "
 		       "naks seq %llu inv %llu access %llu op %llu rnr %llu\n",
 		       U(qp->resp.acks), U(qp->resp.dups), U(qp->resp.replays), U(qp->resp.reads),

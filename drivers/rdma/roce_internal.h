@@ -95,6 +95,32 @@ struct roce_resp_state {
 	uint64_t reads, read_resps, atomics, replays;
 };
 
+/* The requester's record of one send WR (by its slot in the send queue ring). */
+struct roce_req_wqe {
+	uint32_t psn_first, psn_last; /* the PSNs it takes (assigned when it starts; a retry reuses them) */
+	uint32_t len;                /* message length (the SGEs' sum) */
+	uint32_t read_got;           /* READ: response bytes placed so far */
+	bool done;                   /* acknowledged (or failed): completes when it reaches the head */
+	enum roce_wc_status status;
+};
+
+/* The requester and completer of an RC QP (IBTA 9.7.4, 9.7.6; rxe_req.c, rxe_comp.c). */
+struct roce_req_state {
+	uint32_t psn;                /* the next PSN to send */
+	uint32_t una;                /* the oldest PSN not acknowledged */
+	uint32_t psn_hi;             /* one past the highest PSN sent (a retry goes back, this does not) */
+	unsigned cur;                /* the WR being sent: its distance from the send queue's head */
+	uint32_t cur_off;            /* bytes of it sent */
+	unsigned started;            /* WRs from the head that have been started */
+	bool halted;                 /* a local error: nothing more is sent */
+	bool retrying;               /* a retry is under way: more evidence of the same loss is ignored */
+	uint64_t deadline;           /* retransmit timer (ns; 0: not running) */
+	uint64_t rnr_until;          /* after an RNR NAK: nothing is sent before (ns) */
+	uint8_t retry_left, rnr_left;
+	struct roce_req_wqe wqe[ROCE_MAX_WR];
+	uint64_t pkts, retransmits, timeouts, seq_naks, rnr_naks, implied_naks, dup_resps, completions;
+};
+
 struct roce_qp {
 	struct roce_dev *dev;
 	struct roce_pd *pd;
@@ -109,6 +135,7 @@ struct roce_qp {
 	struct roce_recv_wr rq_ring[ROCE_MAX_WR];
 	uint64_t flushed;            /* WRs completed with FLUSH_ERR */
 	struct roce_resp_state resp;
+	struct roce_req_state req;
 };
 
 struct roce_dev {

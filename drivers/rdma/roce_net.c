@@ -9,7 +9,9 @@
 #include "roce_icrc.h"
 #include "roce_internal.h"
 #include "roce_net.h"
+#include "roce_req.h"
 #include "roce_resp.h"
+#include "../../lib/clock.h"
 
 LOG_MODULE_USE(rdma);
 
@@ -134,38 +136,24 @@ static void roce_net_gsi_rx(struct roce_net *rn, const struct udp_meta *m, const
 		rn->st.gsi_bad_mad++;
 		return;
 	}
-	if (mad.attr_id != CM_ATTR_REQ || mad.method != MAD_METHOD_SEND) {
+	if (mad.attr_id == CM_ATTR_REQ)
+		rn->st.cm_req++;
+	else
 		rn->st.cm_other++;
-		return;
-	}
-	/* No listeners yet: every REQ is answered as Linux's CM answers one without a listener
-	 * (12.6.7, reason 8 invalid service ID), so the active side fails at once instead of
-	 * retrying into a timeout. */
-	rn->st.cm_req++;
-	uint8_t rej[ROCE_MAD_LEN];
-	struct roce_pkt out = { .opcode = ROCE_UD_SEND_ONLY, .pkey = ROCE_PKEY_DEFAULT, .destqp = p->srcqp,
-				.qkey = ROCE_GSI_QKEY, .srcqp = ROCE_GSI_QPN };
-	char a[16];
-	roce_cm_build_rej(rej, &mad, CM_REJ_INVALID_SERVICE_ID);
-	if (roce_net_send_ud(rn, m->src_addr, &out, rej, sizeof(rej)) == 0)
-		rn->st.cm_rej_tx++;
-	log_info("cm: REQ from %s comm id %#x service id %#llx: no listener, REJ sent", net_format_ipv4(m->src_addr, a),
-		 mad.req_local_comm_id, (unsigned long long)mad.req_service_id);
+	roce_cm_rx(rn, m->src_addr, mad_buf, &mad);
 }
 
 /* Send up to budget of the packets qp's responder owes its peer. Returns how many went out. */
 static unsigned roce_net_resp_flush(struct roce_net *rn, struct roce_qp *qp, unsigned budget)
 {
-	struct roce_resp_tx tx;
+	struct roce_tx tx;
 	unsigned n = 0;
 	uint32_t peer;
 
 	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer))
 		return 0;
 	while (n < budget && roce_resp_tx_next(qp, &tx)) {
-		if (tx.len)
-			dma_account_cpu(tx.mem.cls, tx.len);
-		if (roce_net_xmit(rn, peer, &tx.pkt, (const void *)(uintptr_t)tx.mem.bus, tx.len))
+		if (roce_net_tx(rn, peer, &tx))
 			break;  /* the NIC is full: offered again on the next pass */
 		roce_resp_tx_done(qp, &tx);
 		rn->st.resp_tx++;
@@ -174,32 +162,65 @@ static unsigned roce_net_resp_flush(struct roce_net *rn, struct roce_qp *qp, uns
 	return n;
 }
 
-/* An RC request: only from the QP's peer (its path's address), then the responder; what
- * it owes (ACK, NAK, RNR NAK, READ responses, atomic ACK) goes back to the peer's QP. */
-static void roce_net_rc_request(struct roce_net *rn, struct roce_qp *qp, const struct udp_meta *m,
-				const struct roce_pkt *p, const struct netbuf *nb)
+/* Send up to budget of qp's request packets. Returns how many went out. */
+static unsigned roce_net_req_flush(struct roce_net *rn, struct roce_qp *qp, uint64_t now, unsigned budget)
 {
+	struct roce_tx tx;
+	unsigned n = 0;
+	uint32_t peer;
+
+	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer))
+		return 0;
+	while (n < budget && roce_req_tx_next(qp, now, &tx)) {
+		if (roce_net_tx(rn, peer, &tx))
+			break;  /* the NIC is full: offered again on the next pass */
+		roce_req_tx_done(qp, now, &tx);
+		rn->st.req_tx++;
+		n++;
+	}
+	return n;
+}
+
+/* An RC packet: only from the QP's peer (its path's address). A request goes to the
+ * responder, a response (ACK, NAK, READ response, atomic ACK) to the completer; then what
+ * the QP owes its peer goes out (a bounded part at once, the rest from the poller). */
+static void roce_net_rc_rx(struct roce_net *rn, struct roce_qp *qp, const struct udp_meta *m,
+			   const struct roce_pkt *p, const struct netbuf *nb)
+{
+	uint64_t now = clock_now_ns();
 	uint32_t peer;
 
 	if (roce_gid_to_ipv4(&qp->attr.ah_attr.dgid, &peer) || peer != m->src_addr) {
 		rn->st.rx_bad_src++;
 		return;
 	}
-	roce_resp_rx(qp, p, nb);
-	roce_net_resp_flush(rn, qp, ROCE_NET_RX_TX_BUDGET);
+	if (p->flags & ROCE_F_REQUEST) {
+		roce_resp_rx(qp, p, nb);
+		roce_net_resp_flush(rn, qp, ROCE_NET_RX_TX_BUDGET);
+		return;
+	}
+	roce_comp_rx(qp, p, nb, now);
+	roce_net_req_flush(rn, qp, now, ROCE_NET_RX_TX_BUDGET);
 }
 
 int roce_net_poll(struct roce_net *rn, unsigned budget)
 {
 	struct roce_dev *dev = rn->dev;
+	uint64_t now = clock_now_ns();
 	unsigned done = 0;
 
 	if (!dev)
 		return 0;
+	done += (unsigned)roce_cm_poll(rn, now);
 	for (unsigned i = 0; i < ROCE_MAX_QP && done < budget; i++) {
 		struct roce_qp *qp = dev->qps[i];
-		if (qp && qp->type == ROCE_QPT_RC)
-			done += roce_net_resp_flush(rn, qp, budget - done);
+		if (!qp || qp->type != ROCE_QPT_RC)
+			continue;
+		if (roce_req_tick(qp, now))
+			done++;
+		done += roce_net_resp_flush(rn, qp, budget - done);
+		if (done < budget)
+			done += roce_net_req_flush(rn, qp, now, budget - done);
 	}
 	return (int)done;
 }
@@ -246,8 +267,8 @@ void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *n
 		roce_net_gsi_rx(rn, m, &p, nb);
 		return;
 	}
-	if (qp->type == ROCE_QPT_RC && (p.flags & ROCE_F_REQUEST)) {
-		roce_net_rc_request(rn, qp, m, &p, nb);
+	if (qp->type == ROCE_QPT_RC && !(p.flags & ROCE_F_UD)) {
+		roce_net_rc_rx(rn, qp, m, &p, nb);
 		return;
 	}
 	rn->st.rx_no_transport++;
@@ -262,16 +283,22 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 	return rc;
 }
 
-int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
+/* Build and send one packet: headers from p, payload gathered from nseg pieces (counted as
+ * CPU reads of their memory class when account), pad, ICRC. */
+static int roce_net_emit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const struct roce_tx_seg *seg,
+			 unsigned nseg, bool account)
 {
 	static const uint8_t zero[4];
 	uint8_t pkt[ROCE_HDR_MAX + ROCE_UD_MAX + 8];
+	size_t len = 0;
 	struct net_config cfg;
 	struct ipv4_hdr ip;
 	struct udp_hdr uh;
 	size_t n, total;
 	int hlen, rc;
 
+	for (unsigned i = 0; i < nseg; i++)
+		len += seg[i].len;
 	if (len > ROCE_UD_MAX) {
 		rc = -EMSGSIZE;
 		goto fail;
@@ -282,9 +309,14 @@ int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, cons
 		goto fail;
 	}
 	n = (size_t)hlen;
-	if (len)
-		memcpy(pkt + n, payload, len);
-	n += len;
+	for (unsigned i = 0; i < nseg; i++) {
+		if (!seg[i].len)
+			continue;
+		memcpy(pkt + n, (const void *)(uintptr_t)seg[i].mem.bus, seg[i].len);
+		if (account)
+			dma_account_cpu(seg[i].mem.cls, seg[i].len);
+		n += seg[i].len;
+	}
 	memcpy(pkt + n, zero, roce_pad((uint32_t)len));
 	n += roce_pad((uint32_t)len);
 	total = n + ROCE_ICRC_LEN;
@@ -312,4 +344,19 @@ int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, cons
 fail:
 	rn->st.tx_errors++;
 	return rc;
+}
+
+int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len)
+{
+	struct roce_tx_seg seg = { .mem = dma_addr_host(payload), .len = (uint32_t)len };
+	if (len > ROCE_UD_MAX) {
+		rn->st.tx_errors++;
+		return -EMSGSIZE;
+	}
+	return roce_net_emit(rn, dst_ip, p, &seg, len ? 1 : 0, false);
+}
+
+int roce_net_tx(struct roce_net *rn, uint32_t dst_ip, struct roce_tx *tx)
+{
+	return roce_net_emit(rn, dst_ip, &tx->pkt, tx->seg, tx->nseg, true);
 }

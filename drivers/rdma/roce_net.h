@@ -4,14 +4,16 @@
  * device-memory fragments through the counted accessor, dispatch by DestQP) and the
  * send path (headers, payload, pad and ICRC over the IPv4/UDP headers the stack will put
  * in front). The GSI QP's MADs go to the CM; RC requests from a QP's peer go to the
- * responder (roce_resp.h), and what it owes goes back (some at once, the rest from the
- * poller); RC responses are counted and dropped until the requester and completer land.
+ * responder (roce_resp.h), RC responses to the completer (roce_req.h); what each role has
+ * to send goes out partly at once and the rest from the poller, which also runs the
+ * requesters' timers and sends what was posted.
  */
 #ifndef DRIVERS_RDMA_ROCE_NET_H
 #define DRIVERS_RDMA_ROCE_NET_H
 
 #include <stdint.h>
 #include "../../net/net.h"
+#include "roce_cm.h"
 #include "roce_mad.h"
 #include "roce_verbs.h"
 #include "roce_wire.h"
@@ -22,6 +24,7 @@ struct roce_net_stats {
 	uint64_t rx_no_ip_hdr;       /* the IPv4 header in front of UDP not found or with options */
 	uint64_t rx_icrc_bad, rx_no_qp, rx_bad_pkey, rx_bad_qkey, rx_no_transport;
 	uint64_t rx_bad_src;         /* an RC request from another address than the QP's peer */
+	uint64_t req_tx;             /* requester packets sent (retransmissions included) */
 	uint64_t resp_tx;            /* responder packets sent: ACK/NAK/RNR NAK, READ responses, atomic ACKs */
 	uint64_t gsi_rx, gsi_bad_mad, cm_req, cm_other, cm_rej_tx;
 };
@@ -34,6 +37,7 @@ struct roce_net {
 	struct roce_cq *gsi_cq;
 	uint32_t gsi_psn;            /* PSN of the next UD packet QP 1 sends */
 	struct roce_net_stats st;
+	struct roce_cm cm;           /* the communication manager on QP 1 */
 };
 
 /* Bind UDP 4791 for dev and create its GSI QP (in RTS). 0 or errno (nothing held then). */
@@ -50,9 +54,15 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
  * bytes, host memory) follows the headers. 0 or errno. */
 int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len);
 
-/* The poller's work: send what the RC QPs' responders still owe (READ responses beyond
- * what a request may send at once, packets the NIC refused), up to budget packets.
- * Returns how many went out. */
+/* Send one RC packet: the payload is gathered from tx's pieces of registered memory (CPU
+ * reads counted by memory class). 0 or errno. */
+struct roce_tx;
+int roce_net_tx(struct roce_net *rn, uint32_t dst_ip, struct roce_tx *tx);
+
+/* The poller's work, up to budget packets: the RC QPs' retransmit/RNR timers, what their
+ * responders still owe (READ responses beyond what a request may send at once, packets
+ * the NIC refused) and their requesters' packets (posted WRs, retransmissions). Returns
+ * the packets sent plus timer events. */
 int roce_net_poll(struct roce_net *rn, unsigned budget);
 
 /* Receive entry (the UDP callback; public for tests): one datagram of UDP 4791, nb->data

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "../../lib/log.h"
 #include "roce_internal.h"
+#include "roce_req.h"
 #include "roce_wire.h"
 
 LOG_MODULE_USE(rdma);
@@ -348,6 +349,10 @@ int roce_modify_qp(struct roce_qp *qp, const struct roce_qp_attr *attr, unsigned
 	roce_qp_set_state(qp, next);
 	if (next == ROCE_QPS_ERR)
 		roce_qp_flush(qp);
+	/* the requester starts at the SQ PSN on entering RTS, and forgets everything when the
+	 * send queue is flushed or reset */
+	if ((cur == ROCE_QPS_RTR && next == ROCE_QPS_RTS) || next == ROCE_QPS_ERR || next == ROCE_QPS_RESET)
+		roce_req_reset(qp);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
  * a retried READ is executed again from the retry's PSN and a retried atomic is answered
  * with its saved result, never executed twice.
  *
- * The responder does not send: roce_resp_rx updates the QP's responder state, and the
+ * The responder does not send (roce_rc.h): roce_resp_rx updates the QP's responder state, and the
  * packets it owes (READ responses, atomic ACKs, the coalesced ACK or a NAK / RNR NAK)
  * are taken one at a time with roce_resp_tx_next / roce_resp_tx_done in PSN order, so the
  * caller sends them under its budget, and a packet the NIC refused is offered again. It
@@ -20,28 +20,8 @@
 #include <stdint.h>
 #include "../nic/netdev.h"
 #include "roce_verbs.h"
+#include "roce_rc.h"
 #include "roce_wire.h"
-
-/* Serial arithmetic on 24-bit PSNs: a - b as a signed distance in (-2^23, 2^23]. */
-static inline int32_t roce_psn_diff(uint32_t a, uint32_t b)
-{
-	uint32_t d = (a - b) & ROCE_PSN_MASK;
-	return d & 0x800000u ? (int32_t)d - 0x1000000 : (int32_t)d;
-}
-
-static inline uint32_t roce_psn_add(uint32_t psn, uint32_t n)
-{
-	return (psn + n) & ROCE_PSN_MASK;
-}
-
-/* One packet the responder owes its requester: the headers in pkt (opcode, DestQP, PSN,
- * AETH, AtomicAckETH; pkt.payload_len = len) and, for a READ response, len payload bytes
- * at mem (host DRAM or device memory, identity-mapped). */
-struct roce_resp_tx {
-	struct roce_pkt pkt;
-	dma_addr_t mem;
-	uint32_t len;
-};
 
 /* Handle one request packet p for RC QP qp, whose payload (p->payload_len bytes) starts
  * p->hdr_len bytes into nb. Requests outside RTR/RTS/SQD are dropped silently (10.3.1).
@@ -54,10 +34,10 @@ void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
  * an ACK that covers them). true with *tx filled; the same packet is offered until
  * roce_resp_tx_done says it went out. A READ whose MR went away since the request becomes
  * a remote access NAK (and the QP goes to ERR). */
-bool roce_resp_tx_next(struct roce_qp *qp, struct roce_resp_tx *tx);
+bool roce_resp_tx_next(struct roce_qp *qp, struct roce_tx *tx);
 
 /* The packet roce_resp_tx_next offered was sent. */
-void roce_resp_tx_done(struct roce_qp *qp, const struct roce_resp_tx *tx);
+void roce_resp_tx_done(struct roce_qp *qp, const struct roce_tx *tx);
 
 /* The AETH credit count code (9.7.7.2.5, table 45) for `avail` posted receive WRs: the
  * largest code whose count is <= avail (0 for none). */

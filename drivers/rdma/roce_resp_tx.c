@@ -48,14 +48,17 @@ static struct roce_resp_res *roce_resp_res_due(struct roce_qp *qp)
 }
 
 /* Fill tx with the next response of READ resource res. false when its memory is gone. */
-static bool roce_resp_read_next(struct roce_qp *qp, struct roce_resp_res *res, struct roce_resp_tx *tx)
+static bool roce_resp_read_next(struct roce_qp *qp, struct roce_resp_res *res, struct roce_tx *tx)
 {
 	uint32_t pmtu = roce_mtu_bytes(qp->attr.path_mtu);
 	bool last = res->remaining <= pmtu;
 	uint32_t len = last ? res->remaining : pmtu;
 
-	if (len && roce_mr_check(qp->dev, qp->pd, res->rkey, true, ROCE_ACCESS_REMOTE_READ, res->va, len, &tx->mem))
+	if (len && roce_mr_check(qp->dev, qp->pd, res->rkey, true, ROCE_ACCESS_REMOTE_READ, res->va, len,
+				 &tx->seg[0].mem))
 		return false;
+	tx->seg[0].len = len;
+	tx->nseg = len ? 1 : 0;
 	tx->len = len;
 	tx->pkt.opcode = res->first ? (last ? ROCE_RC_READ_RESP_ONLY : ROCE_RC_READ_RESP_FIRST)
 				    : (last ? ROCE_RC_READ_RESP_LAST : ROCE_RC_READ_RESP_MIDDLE);
@@ -66,7 +69,7 @@ static bool roce_resp_read_next(struct roce_qp *qp, struct roce_resp_res *res, s
 	return true;
 }
 
-bool roce_resp_tx_next(struct roce_qp *qp, struct roce_resp_tx *tx)
+bool roce_resp_tx_next(struct roce_qp *qp, struct roce_tx *tx)
 {
 	struct roce_resp_state *r = &qp->resp;
 	struct roce_resp_res *res = NULL;
@@ -111,7 +114,7 @@ bool roce_resp_tx_next(struct roce_qp *qp, struct roce_resp_tx *tx)
 	return true;
 }
 
-void roce_resp_tx_done(struct roce_qp *qp, const struct roce_resp_tx *tx)
+void roce_resp_tx_done(struct roce_qp *qp, const struct roce_tx *tx)
 {
 	struct roce_resp_state *r = &qp->resp;
 

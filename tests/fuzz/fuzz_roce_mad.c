@@ -1,7 +1,7 @@
 // sources: drivers/rdma/roce_mad.c
 /*
- * libFuzzer harness: MADs as QP 1 receives them (the UD payload), parsed, and a REJ built
- * for every accepted CM REQ. Invariants: only 256-byte MADs of base version 1 (and CM
+ * libFuzzer harness: MADs as QP 1 receives them (the UD payload), parsed, and for every
+ * accepted CM REQ its fields parsed and a REJ built. Invariants: only 256-byte MADs of base version 1 (and CM
  * class version 2) are accepted; the REJ carries the REQ's TransactionID and
  * Communication ID and nothing else beyond its fixed fields (no stale bytes).
  */
@@ -22,6 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(m.mgmt_class != MAD_CLASS_CM || m.class_version == MAD_CM_CLASS_VERSION);
 	if (m.mgmt_class != MAD_CLASS_CM || m.attr_id != CM_ATTR_REQ)
 		return 0;
+	struct roce_cm_req q;
+	roce_cm_parse_req(data, &q);
+	assert(q.local_comm_id == m.req_local_comm_id && q.service_id == m.req_service_id);
+	assert(q.local_qpn <= 0xffffff && q.starting_psn <= 0xffffff && q.path_mtu <= 15 && q.retry_cnt <= 7 &&
+	       q.rnr_retry <= 7 && q.transport <= 3);
 	memset(rej, 0xa5, sizeof(rej));
 	roce_cm_build_rej(rej, &m, CM_REJ_INVALID_SERVICE_ID);
 	assert(roce_mad_parse(rej, sizeof(rej), &r) == ROCE_MAD_OK);

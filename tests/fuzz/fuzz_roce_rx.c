@@ -1,16 +1,18 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/clock.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c
 /*
  * libFuzzer harness: the RoCE v2 receive path (UDP 4791 -> parse -> ICRC -> QP 1 -> MAD
  * -> CM, and -> RC QP 0x101 -> responder) through the fake e1000e, on a fresh stack and
  * device per input. QP 0x101 is an RC QP in RTS whose peer is the sender, with every
- * remote access to a 16 KiB MR at iova 0 and receive WRs posted.
+ * remote access to a 16 KiB MR at iova 0, receive WRs posted, and a SEND, a READ and an
+ * atomic sent (so responses in the input reach the completer); the CM listens on rdma_cm
+ * port 7174 and accepts every REQ with a new QP.
  * Input: byte 0 = mode (bit 0: NIC split on, so the BTH onwards is a payload fragment;
  * bit 1: write the correct ICRC into the last 4 bytes before sending, so mutated headers
- * and MADs get past the ICRC into the GSI/CM code), then one or more records
+ * and MADs get past the ICRC into the GSI/CM code; bit 2: the clock moves 100 ms before
+ * each packet, so retransmit timers fire), then one or more records
  * [len hi][len lo][UDP payload bytes]. Invariants: no crash/UB/leak; every packet is
  * counted exactly once as good or under one parse reason; every answer is a REJ, or an
- * RC ACK / atomic ACK / READ response to QP 0x77, with a valid ICRC and its payload
- * within the path MTU; every pool and receive buffer comes back.
+ * RC packet to QP 0x77, with a valid ICRC and its payload within the path MTU; every pool and receive buffer comes back.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -48,7 +50,7 @@ static void check_answers(void)
 		if (p.opcode == ROCE_UD_SEND_ONLY)
 			assert(p.payload_len == ROCE_MAD_LEN);
 		else
-			assert(p.destqp == 0x77 && (p.flags & (ROCE_F_ACK | ROCE_F_READ_RESP)) && p.payload_len <= 1024);
+			assert(p.destqp == 0x77 && !(p.flags & ROCE_F_UD) && p.payload_len <= 1024);
 		assert(roce_icrc_get(pkt + len - 4) == roce_icrc_packet(&ip, &uh, pkt, len));
 	}
 }
@@ -87,12 +89,55 @@ static void rc_setup(struct roce_dev *dev)
 					  .sg_list = { { 0, 3000, roce_mr_lkey(rc_mr) }, { 8192, 4096, roce_mr_lkey(rc_mr) } } };
 		assert(roce_post_recv(rc_qp, &w) == 0);
 	}
+	/* the requester's side: a SEND of 3 packets (PSNs 0-2), a READ of 3 responses (3-5),
+	 * a Compare&Swap (6), sent by the first poll; responses in the input reach the completer */
+	struct roce_send_wr s = { .wr_id = 1, .opcode = ROCE_WR_SEND, .num_sge = 1, .send_flags = ROCE_SEND_SIGNALED,
+				  .sg_list = { { 0, 2100, roce_mr_lkey(rc_mr) } } };
+	assert(roce_post_send(rc_qp, &s) == 0);
+	s.wr_id = 2;
+	s.opcode = ROCE_WR_RDMA_READ;
+	s.sg_list[0] = (struct roce_sge){ 4096, 2500, roce_mr_lkey(rc_mr) };
+	s.remote_addr = 0x1000;
+	s.rkey = 0x1234;
+	assert(roce_post_send(rc_qp, &s) == 0);
+	s.wr_id = 3;
+	s.opcode = ROCE_WR_ATOMIC_CMP_AND_SWP;
+	s.sg_list[0] = (struct roce_sge){ 8000, 8, roce_mr_lkey(rc_mr) };
+	assert(roce_post_send(rc_qp, &s) == 0);
+}
+
+/* A listener on rdma_cm port 7174 that accepts every REQ with a new QP (the CM bounds them). */
+static struct roce_qp *cm_qps[ROCE_CM_MAX_CONN];
+static unsigned cm_nqps;
+
+static int cm_on_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint32_t peer, void *ctx)
+{
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = rc_cq, .recv_cq = rc_cq,
+					  .cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
+	struct roce_qp *qp;
+	(void)req, (void)peer, (void)ctx;
+	if (cm_nqps == ROCE_CM_MAX_CONN || roce_create_qp(rc_pd, &init, &qp))
+		return CM_REJ_NO_QP;
+	cm_qps[cm_nqps++] = qp;
+	assert(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS) == 0);
+	if (roce_cm_accept(c, qp, NULL, 0))
+		return CM_REJ_CONSUMER;
+	return 0;
 }
 
 static void rc_teardown(void)
 {
-	struct roce_qp_attr a = { .qp_state = ROCE_QPS_ERR };
 	struct roce_wc wc[16];
+	for (unsigned i = 0; i < cm_nqps; i++) {
+		struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
+		roce_modify_qp(cm_qps[i], &e, ROCE_QP_STATE);
+		while (roce_poll_cq(rc_cq, 16, wc) > 0)
+			;
+		assert(roce_destroy_qp(cm_qps[i]) == 0);
+	}
+	cm_nqps = 0;
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_ERR };
 	roce_modify_qp(rc_qp, &a, ROCE_QP_STATE);
 	while (roce_poll_cq(rc_cq, 16, wc) > 0)
 		;
@@ -125,9 +170,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	roce_dev_set_addr(dev, 0x0a0a000a, 1500);
 	assert(roce_net_start(&rn, dev) == 0);
 	rc_setup(dev);
+	assert(roce_cm_listen(&rn, ROCE_CM_PS_TCP_SID(7174), cm_on_req, NULL, NULL) == 0);
+	roce_net_poll(&rn, 64);
+	check_answers();
 	fnd.ntx = 0;
 
 	while (size - off >= 2) {
+		if (data[0] & 4)
+			now_ns += 100 * NSEC_PER_MSEC;  /* let the retransmit timer fire between packets */
 		size_t len = (size_t)data[off] << 8 | data[off + 1];
 		uint8_t pkt[1400];
 		off += 2;
@@ -148,6 +198,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fake_netdev_inject(&fnd, frame, n);
 		sent++;
+		check_answers();
+		fnd.ntx = 0;
 		roce_net_poll(&rn, 64);
 		check_answers();
 		fnd.ntx = 0;

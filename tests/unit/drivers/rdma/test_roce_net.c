@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c
 /*
  * RoCE v2 on the stack, through a fake e1000e (header split: the BTH and everything after
  * it arrive as a payload fragment; and plain): a CM REQ to QP 1 with no listener is
@@ -222,6 +222,9 @@ Test(roce_net, bad_qkey_unknown_qp_bad_opcode_short_are_dropped_and_counted)
 	n = ud_frame(frame, 1, ROCE_GSI_QKEY, mad, sizeof(mad), SIZE_MAX);
 	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
 	cr_assert_eq(rn.st.cm_other, 1);
+	cr_assert_eq(fnd.ntx, 1, "a DREQ for no connection is still answered (DREP)");
+	cr_assert_eq(rn.cm.st.drep_tx, 1);
+	fake_netdev_clear(&fnd);
 	/* bad opcode and short, straight as UDP payloads */
 	uint8_t junk[16] = { 0x15, 0, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 0 };
 	n = fake_build_udp(frame, PEER, US, 0xd000, ROCE_UDP_PORT, junk, sizeof(junk));

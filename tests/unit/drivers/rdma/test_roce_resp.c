@@ -1,4 +1,4 @@
-// sources: drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_wire.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
+// sources: drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_wire.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
 /*
  * The RC responder, packet by packet: PSN serial arithmetic across the 24-bit wrap, a
  * multi-packet SEND across the wrap into two SGEs, duplicates re-ACKed and not executed
@@ -94,13 +94,13 @@ struct out {
 };
 
 #define MAX_TX 64
-static struct roce_resp_tx sent[MAX_TX];
+static struct roce_tx sent[MAX_TX];
 static unsigned nsent;
 
 /* Take every packet the responder owes, as the caller's send loop does. */
 static unsigned drain(void)
 {
-	struct roce_resp_tx tx;
+	struct roce_tx tx;
 	nsent = 0;
 	while (roce_resp_tx_next(qp, &tx)) {
 		cr_assert_lt(nsent, MAX_TX);
@@ -110,7 +110,7 @@ static unsigned drain(void)
 	return nsent;
 }
 
-static struct out decode(const struct roce_resp_tx *tx)
+static struct out decode(const struct roce_tx *tx)
 {
 	struct out o = { .syndrome = tx->pkt.syndrome, .psn = tx->pkt.psn, .msn = tx->pkt.msn };
 	cr_assert_eq(tx->pkt.destqp, 0x77);
@@ -334,12 +334,16 @@ static void rx_only(struct req q)
 
 static void expect_read_resp(unsigned i, uint8_t opcode, uint32_t psn, uint32_t msn, uint64_t off, uint32_t len)
 {
-	const struct roce_resp_tx *t = &sent[i];
+	const struct roce_tx *t = &sent[i];
 	cr_assert_eq(t->pkt.opcode, opcode, "packet %u: %s", i, roce_opcode_name(t->pkt.opcode));
 	cr_assert_eq(t->pkt.psn, psn, "packet %u psn %#x want %#x", i, t->pkt.psn, psn);
 	cr_assert_eq(t->len, len);
 	cr_assert_eq(t->pkt.payload_len, len);
-	cr_assert_eq(t->mem.bus, (uintptr_t)mem + off);
+	if (len) {
+		cr_assert_eq(t->nseg, 1);
+		cr_assert_eq(t->seg[0].mem.bus, (uintptr_t)mem + off);
+		cr_assert_eq(t->seg[0].len, len);
+	}
 	if (opcode != ROCE_RC_READ_RESP_MIDDLE) {
 		cr_assert_eq(t->pkt.msn, msn);
 		cr_assert_eq(t->pkt.syndrome & AETH_SYNDROME_TYPE_MASK, AETH_TYPE_ACK);
@@ -421,7 +425,7 @@ Test(roce_resp, read_with_a_bad_rkey_is_a_remote_access_error)
 
 Test(roce_resp, read_of_an_mr_deregistered_midway_is_a_remote_access_nak)
 {
-	struct roce_resp_tx tx;
+	struct roce_tx tx;
 	rx_only((struct req){ ROCE_RC_READ_REQUEST, 0xfffffe, true, 0, 0, 0x100000, roce_mr_rkey(mr), 3000 });
 	cr_assert(roce_resp_tx_next(qp, &tx));
 	cr_assert_eq(tx.pkt.opcode, ROCE_RC_READ_RESP_FIRST);
