@@ -458,6 +458,13 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		nvmet_tcp_pdu_release(pdu);
 		r->len = 0;
 		nvmet_tcp_req_exec(r, 0);
+	} else if (nvmet_queue_qid(c->q) >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > nvmet_queue_size(c->q)) {
+		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
+		 * Command Sequence Error, nothing placed, nothing run */
+		nvmet_tcp_pdu_release(pdu);
+		nvmet_tcp.st.sq_overflows++;
+		c->inflight++;
+		nvmet_exec_sq_overflow(c->q, &r->req, &r->sqe, req_done, r);
 	} else if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
 		/* data for a command that has none to receive, or not the length its SGL
 		 * describes: refused before any placement, so no buffer is ever sent to the
