@@ -12,12 +12,14 @@
  * the core completed it (then they go back to the NIC). A data buffer (read data, or
  * write data gathered into DRAM) belongs to its command and to TCP for every fragment of
  * it queued as C2HData: it is freed when both let go (the peer acknowledged the data).
- * A command that finds no buffer (table, DRAM, device memory, write budget) waits in its
- * connection's FIFO and is resumed from the poll loop or a socket event when buffers come
- * back, connection by connection in turn, so that it holds back only its own connection;
- * a command larger than NVMET_TCP_MAX_XFER never fits and is refused at once. A
- * connection is freed only when no command of it is left at the core, so a late done
- * callback always finds its connection.
+ * A command that finds no buffer (table, DRAM, device memory, write budget), or whose
+ * host address already holds its share of them (1/NVMET_TCP_HOST_SHARE of each pool),
+ * waits in its connection's FIFO and is resumed from the poll loop or a socket event
+ * when buffers come back, connection by connection in turn, so that it holds back only
+ * its own connection and one peer cannot starve another; a command larger than
+ * NVMET_TCP_MAX_XFER never fits and is refused at once. A connection is freed only when
+ * no command of it is left at the core and TCP gave back every data buffer it was
+ * sending, so a late done callback or buffer release always finds its connection.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -770,7 +772,7 @@ static unsigned conns_of(uint32_t raddr)
  * evicted for a newcomer. */
 static bool conn_evictable(const struct nvmet_tcp_conn *c)
 {
-	return c->sock && !c->authorised && c->inflight == 0 && !c->in_rx &&
+	return c->sock && !c->authorised && c->inflight == 0 && c->ndbufs == 0 && !c->in_rx &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (!c->q || nvmet_queue_qid(c->q) < 0);
 }
@@ -1015,7 +1017,8 @@ static int conns_reap(void)
 	int work = 0;
 	list_for_each_safe(&nvmet_tcp.conns, it, tmp) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) && c->inflight == 0) {
+		if ((c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) && c->inflight == 0 &&
+		    c->ndbufs == 0) {
 			conn_free(c);
 			work++;
 		}

@@ -918,3 +918,27 @@ Test(tcp_hostile, commands_beyond_sqsize_are_refused)
 	expect_status(s, 0);
 	host_leaves(a, s);
 }
+
+/* One peer cannot starve another (issue 13, 4 on the target's pools): a host that never
+ * reads its socket fills its share of the DRAM data buffers with unacknowledged reads
+ * (more wait on its own connection), and another host still connects a new controller
+ * and gets a Write and a Read through (before the shares, the reads took every chunk
+ * and the other host's Read waited forever). */
+Test(tcp_hostile, a_peer_that_never_reads_cannot_starve_another_host)
+{
+	char why[160];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	const uint32_t len = NVMET_TCP_MAX_XFER;
+	nvmet_tcp_set_p2p(false); /* every read's data in DRAM chunks */
+	s->space = 0;
+	for (unsigned k = 0; k < NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE) + 4; k++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
+		sqe.cdw12 = len / 512 - 1;
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	}
+	cr_assert_gt(nvmet_tcp_waiting(), 0, "the hostile host's own reads wait");
+	cr_assert_eq(ftcp_liveness(HOST, VOL0, why, sizeof(why)), 0, "%s", why);
+	cr_assert_gt(nvmet_tcp_stats()->host_share, 0);
+	nvmet_tcp_set_p2p(true);
+	host_leaves(a, s);
+}
