@@ -375,11 +375,24 @@ static int live_cmd(struct tcp_sock *s, const struct nvme_sqe *sqe, const void *
 	return r.status;
 }
 
+/* Socket s (one of ftcp_conns) arrives from FTCP_LIVE_ADDR and exchanges ICReq/ICResp:
+ * NULL, or what went wrong. */
+static const char *live_open(struct tcp_sock *s)
+{
+	struct nth_pdu p;
+	ftcp_arrive_from((unsigned)(s - ftcp_conns), 4096, FTCP_LIVE_ADDR);
+	if (!s->accepted || !ftcp_open(s))
+		return "a fresh connection was refused";
+	ftcp_icreq(s, 0, 0, 0);
+	if (ftcp_next_pdu(s, &p) != 1 || p.type != NVME_TCP_ICRESP)
+		return "no ICResp";
+	return NULL;
+}
+
 int ftcp_liveness(const char *hostnqn, const char *subnqn, char *why, size_t cap)
 {
 	static uint8_t cd[1024], w[512], rd[512];
 	struct tcp_sock *adm, *io;
-	struct nth_pdu p;
 	struct nvme_sqe sqe;
 	const char *bad = NULL;
 	uint32_t cntlid = 0;
@@ -387,17 +400,9 @@ int ftcp_liveness(const char *hostnqn, const char *subnqn, char *why, size_t cap
 
 	for (unsigned i = 0; i < sizeof(w); i++)
 		w[i] = (uint8_t)(i * 7 + 3);
-	adm = ftcp_arrive_from(FTCP_CONNS - 2, 4096, FTCP_LIVE_ADDR);
 	io = &ftcp_conns[FTCP_CONNS - 1];
-	if (!adm->accepted || !ftcp_open(adm)) {
-		bad = "a fresh connection was refused";
+	if ((bad = live_open(adm = &ftcp_conns[FTCP_CONNS - 2])))
 		goto out;
-	}
-	ftcp_icreq(adm, 0, 0, 0);
-	if (ftcp_next_pdu(adm, &p) != 1 || p.type != NVME_TCP_ICRESP) {
-		bad = "no ICResp";
-		goto out;
-	}
 	sqe = ft_connect_sqe(0, 31, 0);
 	ft_connect_data(cd, hostnqn, subnqn, 0xffff);
 	if ((st = live_cmd(adm, &sqe, cd, sizeof(cd), NULL, 0, &cntlid))) {
@@ -409,16 +414,8 @@ int ftcp_liveness(const char *hostnqn, const char *subnqn, char *why, size_t cap
 		bad = "CC.EN";
 		goto out;
 	}
-	io = ftcp_arrive_from(FTCP_CONNS - 1, 4096, FTCP_LIVE_ADDR);
-	if (!io->accepted || !ftcp_open(io)) {
-		bad = "a fresh I/O connection was refused";
+	if ((bad = live_open(io)))
 		goto out;
-	}
-	ftcp_icreq(io, 0, 0, 0);
-	if (ftcp_next_pdu(io, &p) != 1 || p.type != NVME_TCP_ICRESP) {
-		bad = "no ICResp on the I/O connection";
-		goto out;
-	}
 	sqe = ft_connect_sqe(1, 31, 0);
 	ft_connect_data(cd, hostnqn, subnqn, (uint16_t)cntlid);
 	if ((st = live_cmd(io, &sqe, cd, sizeof(cd), NULL, 0, NULL))) {
