@@ -5,8 +5,10 @@
  * a list of operations on the I/O queue: a write of 1..256 blocks at a chosen LBA
  * (in-capsule when it fits, else R2T + H2CData), a read, or raw bytes the host sends.
  * Invariants: no crash or sanitizer report; until the first raw bytes, every read returns
- * what the writes left (a shadow of the drive); after the host leaves, every connection,
- * queue and controller is freed, every NIC buffer back and every pool empty.
+ * what the writes left (a shadow of the drive); at the end, whatever the I/O connection
+ * holds, a new controller on two fresh connections gets a Write and a Read through
+ * (dp_liveness); after the host leaves, every connection, queue and controller is freed,
+ * every NIC buffer back and every pool empty.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -83,6 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p += n;
 		}
 	}
+	if (dp_liveness(&d))
+		die("liveness: another session is not served");
 	if (dp_stop(&d))
 		die("stop");
 	return 0;

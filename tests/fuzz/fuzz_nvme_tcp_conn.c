@@ -8,8 +8,11 @@
  * space changes, polls, a peer close or reset. The first two bytes choose the fragment
  * size, device or DRAM fragments, nvmet.p2p, the fake device memory's answers (ok, full,
  * P2P refused, none), digests and SQ flow control.
- * Invariants: no crash or sanitizer report; after stop every NIC fragment was released
- * exactly once, every device-memory allocation freed and every pool is back to zero.
+ * Invariants: no crash or sanitizer report; at the end, with this connection still
+ * holding whatever the input left it, another host connects a fresh controller and
+ * queue and a Write and a Read complete there (ftcp_liveness); after stop every NIC
+ * fragment was released exactly once, every device-memory allocation freed and every
+ * pool is back to zero.
  */
 #include <assert.h>
 #include <errno.h>
@@ -199,6 +202,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 
+	/* liveness: whatever this connection holds, another host is still served */
+	if (ftcp_liveness(HOST, VOL0, err, sizeof(err)))
+		ftcp_violation(err);
 	if (ftcp_stop(err, sizeof(err)))
 		ftcp_violation(err);
 	assert(fcmb_in_use == 0);

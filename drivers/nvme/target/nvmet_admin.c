@@ -205,33 +205,34 @@ static void ip4_text(uint32_t a, char *buf, size_t n)
 	snprintf(buf, n, "%u.%u.%u.%u", (a >> 24) & 0xff, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
 }
 
-/* Discovery log record i (in port-major order) visible to this host, built into e;
- * returns false past the last record. */
+/* Discovery log record i visible to this host, built into e; returns false past the
+ * last record. Only the port the discovery controller was connected on is listed (as
+ * Linux nvmet does): a host learns the subsystems reachable where it asked, not the
+ * addresses of every other port. */
 static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, uint64_t *count)
 {
+	const struct nvmet_cfg_port *port = &nvmet_tgt.cfg.ports[c->port];
 	uint64_t n = 0;
-	for (unsigned p = 0; p < nvmet_tgt.cfg.nports; p++) {
-		const struct nvmet_cfg_port *port = &nvmet_tgt.cfg.ports[p];
-		for (unsigned k = 0; k < port->nsubsys; k++) {
-			const struct nvmet_subsys *s = &nvmet_tgt.subsys[port->subsys[k]];
-			if (!nvmet_host_allowed(s, c->hostnqn))
-				continue;
-			if (e && n == want) {
-				memset(e, 0, NVMF_DISC_ENTRY_LEN);
-				e[NVMF_DE_TRTYPE] = (uint8_t)port->trtype;
-				e[NVMF_DE_ADRFAM] = NVMF_ADRFAM_IPV4;
-				e[NVMF_DE_SUBTYPE] = NVMF_SUBTYPE_NVME;
-				e[NVMF_DE_TREQ] = NVMF_TREQ_NOT_REQUIRED;
-				nvmet_st16(e + NVMF_DE_PORTID, port->portid);
-				nvmet_st16(e + NVMF_DE_CNTLID, NVMF_CNTLID_DYNAMIC);
-				nvmet_st16(e + NVMF_DE_ASQSZ, 32);
-				snprintf((char *)e + NVMF_DE_TRSVCID, 32, "%u", port->trsvcid);
-				memcpy(e + NVMF_DE_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
-				ip4_text(port->traddr, (char *)e + NVMF_DE_TRADDR, 256);
-				return true; /* TSAS: SECTYPE 0 (none) */
-			}
-			n++;
+
+	for (unsigned k = 0; k < port->nsubsys; k++) {
+		const struct nvmet_subsys *s = &nvmet_tgt.subsys[port->subsys[k]];
+		if (!nvmet_host_allowed(s, c->hostnqn))
+			continue;
+		if (e && n == want) {
+			memset(e, 0, NVMF_DISC_ENTRY_LEN);
+			e[NVMF_DE_TRTYPE] = (uint8_t)port->trtype;
+			e[NVMF_DE_ADRFAM] = NVMF_ADRFAM_IPV4;
+			e[NVMF_DE_SUBTYPE] = NVMF_SUBTYPE_NVME;
+			e[NVMF_DE_TREQ] = NVMF_TREQ_NOT_REQUIRED;
+			nvmet_st16(e + NVMF_DE_PORTID, port->portid);
+			nvmet_st16(e + NVMF_DE_CNTLID, NVMF_CNTLID_DYNAMIC);
+			nvmet_st16(e + NVMF_DE_ASQSZ, 32);
+			snprintf((char *)e + NVMF_DE_TRSVCID, 32, "%u", port->trsvcid);
+			memcpy(e + NVMF_DE_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
+			ip4_text(port->traddr, (char *)e + NVMF_DE_TRADDR, 256);
+			return true; /* TSAS: SECTYPE 0 (none) */
 		}
+		n++;
 	}
 	if (count)
 		*count = n;
@@ -378,9 +379,10 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 
 /* --- features --- */
 
-static uint32_t num_queues_result(void)
+/* Number of Queues: NSQA and NCQA (0's based) of the I/O queues granted. */
+static uint32_t num_queues_result(const struct nvmet_ctrl *c)
 {
-	uint32_t n = NVMET_MAX_IO_QUEUES - 1;
+	uint32_t n = c->nr_io_queues - 1u;
 	return n | (n << 16);
 }
 
@@ -394,11 +396,20 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 	if (req->data.len)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
 	switch (fid) {
-	case NVME_FEAT_NUM_QUEUES:
-		if (c->subsys->discovery || (v & 0xffff) == 0xffff || (v >> 16) == 0xffff)
+	case NVME_FEAT_NUM_QUEUES: {
+		uint32_t nsqr = v & 0xffff, ncqr = v >> 16, n;
+		if (c->subsys->discovery || nsqr == 0xffff || ncqr == 0xffff)
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		req->cqe.dw0 = num_queues_result();
+		/* NVMe Base 2.0 5.27.1.5: only before any I/O queue exists */
+		if (c->nqueues > 1)
+			return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+		/* granted: what was asked for (the fewer of SQs and CQs: fabrics pairs them),
+		 * at most NVMET_MAX_IO_QUEUES; I/O queue Connects are checked against it */
+		n = (nsqr < ncqr ? nsqr : ncqr) + 1;
+		c->nr_io_queues = (uint16_t)(n < NVMET_MAX_IO_QUEUES ? n : NVMET_MAX_IO_QUEUES);
+		req->cqe.dw0 = num_queues_result(c);
 		break;
+	}
 	case NVME_FEAT_KATO:
 		c->kato_ms = v;
 		nvmet_ctrl_keep_alive(c);
@@ -437,7 +448,7 @@ static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_FEAT_NUM_QUEUES:
 		if (c->subsys->discovery)
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		req->cqe.dw0 = num_queues_result();
+		req->cqe.dw0 = num_queues_result(c);
 		break;
 	case NVME_FEAT_KATO:
 		req->cqe.dw0 = c->kato_ms;

@@ -173,6 +173,12 @@ static void fabrics_connect(struct nvmet_req *req)
 		if (!c || strcmp(c->hostnqn, hostnqn) != 0 || c->state == NVMET_CTRL_FAILED)
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
 					    "no such controller for this host", cd);
+		if (c->port != q->port)
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID,
+					    "the controller is on another port", cd);
+		if (qid > c->nr_io_queues)
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_PARAM, NVMF_CONNECT_OFF_QID,
+					    "qid beyond the Number of Queues granted", cd);
 		if (c->state != NVMET_CTRL_ENABLED || c->queues[qid])
 			return connect_fail(req, NVMET_SC_CMD_SEQ_ERROR, 0, "controller not ready or qid in use",
 					    cd);

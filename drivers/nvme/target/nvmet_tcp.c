@@ -12,12 +12,14 @@
  * the core completed it (then they go back to the NIC). A data buffer (read data, or
  * write data gathered into DRAM) belongs to its command and to TCP for every fragment of
  * it queued as C2HData: it is freed when both let go (the peer acknowledged the data).
- * A command that finds no buffer (table, DRAM, device memory, write budget) waits in its
- * connection's FIFO and is resumed from the poll loop or a socket event when buffers come
- * back, connection by connection in turn, so that it holds back only its own connection;
- * a command larger than NVMET_TCP_MAX_XFER never fits and is refused at once. A
- * connection is freed only when no command of it is left at the core, so a late done
- * callback always finds its connection.
+ * A command that finds no buffer (table, DRAM, device memory, write budget), or whose
+ * host address already holds its share of them (1/NVMET_TCP_HOST_SHARE of each pool),
+ * waits in its connection's FIFO and is resumed from the poll loop or a socket event
+ * when buffers come back, connection by connection in turn, so that it holds back only
+ * its own connection and one peer cannot starve another; a command larger than
+ * NVMET_TCP_MAX_XFER never fits and is refused at once. A connection is freed only when
+ * no command of it is left at the core and TCP gave back every data buffer it was
+ * sending, so a late done callback or buffer release always finds its connection.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -458,6 +460,13 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		nvmet_tcp_pdu_release(pdu);
 		r->len = 0;
 		nvmet_tcp_req_exec(r, 0);
+	} else if (nvmet_queue_qid(c->q) >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > nvmet_queue_size(c->q)) {
+		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
+		 * Command Sequence Error, nothing placed, nothing run */
+		nvmet_tcp_pdu_release(pdu);
+		nvmet_tcp.st.sq_overflows++;
+		c->inflight++;
+		nvmet_exec_sq_overflow(c->q, &r->req, &r->sqe, req_done, r);
 	} else if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
 		/* data for a command that has none to receive, or not the length its SGL
 		 * describes: refused before any placement, so no buffer is ever sent to the
@@ -763,7 +772,7 @@ static unsigned conns_of(uint32_t raddr)
  * evicted for a newcomer. */
 static bool conn_evictable(const struct nvmet_tcp_conn *c)
 {
-	return c->sock && !c->authorised && c->inflight == 0 && !c->in_rx &&
+	return c->sock && !c->authorised && c->inflight == 0 && c->ndbufs == 0 && !c->in_rx &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (!c->q || nvmet_queue_qid(c->q) < 0);
 }
@@ -1008,7 +1017,8 @@ static int conns_reap(void)
 	int work = 0;
 	list_for_each_safe(&nvmet_tcp.conns, it, tmp) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) && c->inflight == 0) {
+		if ((c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) && c->inflight == 0 &&
+		    c->ndbufs == 0) {
 			conn_free(c);
 			work++;
 		}

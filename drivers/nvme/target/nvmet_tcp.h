@@ -61,6 +61,10 @@
 #define NVMET_TCP_DBUFS 256              /* data buffers (read data, gathered writes) alive, all connections */
 #define NVMET_TCP_WRITE_HELD_MAX (512u * 1024) /* write bytes between R2T and completion, all
 					  * connections: bounds the NIC receive buffers writes hold */
+#define NVMET_TCP_HOST_SHARE 2           /* one host address holds at most 1/2 of the data
+					  * buffers, DRAM chunks, segment tables and write budget
+					  * (each share still fits the largest command): another
+					  * host always finds the other half */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
 #define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
 #define NVMET_TCP_CONNECT_TIMEOUT_MS 10000 /* from accept to a Connected queue (ICReq + Connect) */
@@ -123,6 +127,7 @@ struct nvmet_tcp_stats {
 	uint64_t success_flags;               /* reads completed by C2HData SUCCESS (no CapsuleResp) */
 	uint64_t tx_waits;                    /* a completion waited for send space */
 	uint64_t no_bufs;                     /* DRAM data buffers exhausted */
+	uint64_t host_share;                  /* a buffer refused: the host holds its share (the command waits) */
 	uint64_t gathers;                     /* write data copied from NIC fragments into DRAM */
 	uint64_t r2ts, h2c_pdus, h2c_bytes;   /* writes whose data came after an R2T */
 	uint64_t ddgst_errors;                /* data digest mismatches (the connection is closed) */

@@ -28,6 +28,49 @@ void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason
 	}
 }
 
+/* --- shares per host address --- */
+
+enum host_pool { HOST_DBUFS, HOST_CHUNKS, HOST_TABLES, HOST_WRITE };
+
+static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
+{
+	switch (k) {
+	case HOST_DBUFS:
+		return c->ndbufs;
+	case HOST_CHUNKS:
+		return c->nchunks;
+	case HOST_TABLES:
+		return c->ntables;
+	default:
+		return c->write_held;
+	}
+}
+
+/* May the host of c take n more of pool k? Every host address holds at most
+ * 1/NVMET_TCP_HOST_SHARE of each pool, so that one peer (whatever its connections do:
+ * zero window, R2T data that never comes) cannot starve another; the write budget lets
+ * a host with nothing held take one command of any size. */
+static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
+{
+	static const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
+					 [HOST_TABLES] = NVMET_TCP_SEG_TABLES,
+					 [HOST_WRITE] = NVMET_TCP_WRITE_HELD_MAX };
+	struct list_node *it;
+	uint64_t held = 0;
+
+	list_for_each(&nvmet_tcp.conns, it) {
+		const struct nvmet_tcp_conn *o = container_of(it, struct nvmet_tcp_conn, node);
+		if (o->raddr == c->raddr)
+			held += conn_holds(o, k);
+	}
+	if (k == HOST_WRITE && held == 0)
+		return true;
+	if (held + n <= size[k] / NVMET_TCP_HOST_SHARE)
+		return true;
+	nvmet_tcp.st.host_share++;
+	return false;
+}
+
 /* --- data buffers --- */
 
 static void chunks_free(void **chunks, unsigned n)
@@ -56,6 +99,8 @@ void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 	if (b->device && nvmet_tcp.mops)
 		nvmet_tcp.mops->free(&b->mem);
 	chunks_free(b->chunks, b->nchunks);
+	b->conn->ndbufs--;
+	b->conn->nchunks -= b->nchunks;
 	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 	nvmet_tcp.freed = true;
 }
@@ -69,27 +114,31 @@ static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
 static struct netdev_frag_owner dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
 
 /* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
-struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(uint32_t len, const struct netdev_frag *dev)
+struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev)
 {
-	struct nvmet_tcp_dbuf *b = mm_pool_alloc(&nvmet_tcp.dbuf_pool);
-	if (!b) {
+	unsigned n = dev ? 0 : (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
+	struct nvmet_tcp_dbuf *b;
+
+	if (n > NVMET_TCP_CHUNKS_PER_CMD || !host_may(c, HOST_DBUFS, 1) || (n && !host_may(c, HOST_CHUNKS, n)))
+		return NULL;
+	if (!(b = mm_pool_alloc(&nvmet_tcp.dbuf_pool))) {
 		nvmet_tcp.st.no_bufs++;
 		return NULL;
 	}
 	memset(b, 0, sizeof(*b));
 	b->refs = 1;
 	b->len = len;
+	b->conn = c;
 	if (dev) {
 		b->device = true;
 		b->mem = *dev;
-		return b;
-	}
-	unsigned n = (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
-	if (n > NVMET_TCP_CHUNKS_PER_CMD || chunks_alloc(b->chunks, n)) {
+	} else if (chunks_alloc(b->chunks, n)) {
 		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 		return NULL;
 	}
 	b->nchunks = n;
+	c->ndbufs++;
+	c->nchunks += n;
 	return b;
 }
 
@@ -194,10 +243,13 @@ static int req_table(struct nvmet_tcp_req *r)
 	struct nvmet_tcp_table *t;
 	if (r->table)
 		return 0;
+	if (!host_may(r->conn, HOST_TABLES, 1))
+		return -ENOMEM;
 	if (!(t = mm_pool_alloc(&nvmet_tcp.table_pool))) {
 		nvmet_tcp.st.no_bufs++;
 		return -ENOMEM;
 	}
+	r->conn->ntables++;
 	memcpy(t->frags, r->frags, r->nfrags * sizeof(*t->frags));
 	r->table = t;
 	r->frags = t->frags;
@@ -217,6 +269,7 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
 {
 	if (r->held) {
 		nvmet_tcp.write_held -= r->r2t_len;
+		r->conn->write_held -= r->r2t_len;
 		r->held = false;
 		nvmet_tcp.freed = true;
 	}
@@ -234,6 +287,7 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	nvmet_tcp_req_unhold(r);
 	if (r->table) {
 		mm_pool_free(&nvmet_tcp.table_pool, r->table);
+		r->conn->ntables--;
 		r->table = NULL;
 		nvmet_tcp.freed = true;
 	}
@@ -363,7 +417,7 @@ static enum nvmet_tcp_dram_reason write_placement(struct nvmet_tcp_req *r, const
  * changed: the caller waits). */
 int nvmet_tcp_req_gather(struct nvmet_tcp_req *r)
 {
-	struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(r->len, NULL);
+	struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(r->conn, r->len, NULL);
 	if (!b)
 		return -ENOMEM;
 	int rc = nvmet_tcp_dbuf_copy_in(b, 0, r->frags, r->nfrags);
@@ -428,7 +482,7 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 	else {
 		int rc = nvmet_tcp.mops->alloc(r->bdev, r->len, &mem, &why);
 		if (rc == 0) {
-			struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(r->len, &mem);
+			struct nvmet_tcp_dbuf *b = nvmet_tcp_dbuf_get(r->conn, r->len, &mem);
 			if (!b) {
 				nvmet_tcp.mops->free(&mem);
 				return -ENOMEM;
@@ -442,7 +496,7 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 		reason = rc == -ENOMEM ? NVMET_TCP_DRAM_ALLOC : rc == -EXDEV ? NVMET_TCP_DRAM_P2P_REFUSED
 									 : NVMET_TCP_DRAM_NO_CMB;
 	}
-	if (!(r->dbuf = nvmet_tcp_dbuf_get(r->len, NULL)))
+	if (!(r->dbuf = nvmet_tcp_dbuf_get(r->conn, r->len, NULL)))
 		return -ENOMEM;
 	if (reason != NVMET_TCP_REASON_NONE)
 		nvmet_tcp_dram_fallback(r, reason, why);
@@ -458,7 +512,10 @@ int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
 		return -ENOMEM;
 	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > NVMET_TCP_WRITE_HELD_MAX)
 		return -ENOMEM;
+	if (!host_may(r->conn, HOST_WRITE, r->len))
+		return -ENOMEM;
 	nvmet_tcp.write_held += r->len;
+	r->conn->write_held += r->len;
 	r->held = true;
 	r->r2t_len = r->len;
 	r->state = NVMET_TCP_REQ_R2T;

@@ -50,6 +50,7 @@ struct nvmet_tcp_table {
  */
 struct nvmet_tcp_dbuf {
 	unsigned refs;
+	struct nvmet_tcp_conn *conn;     /* charged to (kept until its last buffer is back) */
 	bool device;                     /* mem: a device-memory allocation from mops->alloc */
 	struct netdev_frag mem;
 	uint32_t len;
@@ -106,6 +107,12 @@ struct nvmet_tcp_conn {
 	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
 	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
 	unsigned inflight;               /* requests in EXEC */
+	/* what it holds of the shared pools (its host may hold NVMET_TCP_HOST_SHARE of each) */
+	unsigned ndbufs;                 /* data buffers alive (also those only TCP still holds:
+					  * the connection is freed after the last) */
+	unsigned nchunks;                /* DRAM chunks of those buffers */
+	unsigned ntables;                /* segment tables */
+	uint32_t write_held;             /* bytes of its writes between R2T and completion */
 	unsigned nfree;
 	struct list_node tx_backlog;     /* requests in TX, completion order */
 	struct list_node waitq;          /* its requests waiting for buffers, FIFO */
@@ -155,9 +162,10 @@ void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r);
 void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail);
 /* Drop a reference on b; the last one frees its memory (device allocation or chunks). */
 void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b);
-/* A data buffer of len bytes in DRAM chunks (dev NULL) or over the device allocation
- * dev (the buffer owns it from then on). NULL when the pools are empty. */
-struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(uint32_t len, const struct netdev_frag *dev);
+/* A data buffer of len bytes for connection c in DRAM chunks (dev NULL) or over the
+ * device allocation dev (the buffer owns it from then on), charged to c. NULL when the
+ * pools are empty or c's host holds its share of them. */
+struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev);
 /* Fragments for [off, off + len) of b into out, each holding a reference on b that TCP
  * gives back when the peer acknowledged it; how many (at most
  * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1). */

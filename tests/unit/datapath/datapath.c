@@ -26,6 +26,8 @@
 
 #define DP_SPORT_ADMIN 40000
 #define DP_SPORT_IO 40001
+#define DP_SPORT_LIVE_ADMIN 40002
+#define DP_SPORT_LIVE_IO 40003
 #define DP_HOST_WINDOW 65535
 #define DP_RUN_MAX_PASSES 100000
 
@@ -142,7 +144,10 @@ static unsigned collect(struct dp *d)
 		struct fake_parsed_tcp t;
 		if (!fake_parse_tcp(&d->nic.tx[i], &t) || t.dst != DP_HOST_ADDR)
 			continue; /* ARP */
-		struct dp_conn *c = t.dport == d->adm.sport ? &d->adm : t.dport == d->io.sport ? &d->io : NULL;
+		struct dp_conn *cs[4] = { &d->adm, &d->io, &d->live_adm, &d->live_io }, *c = NULL;
+		for (unsigned k = 0; k < 4 && !c; k++)
+			if (cs[k]->sport && t.dport == cs[k]->sport)
+				c = cs[k];
 		if (!c)
 			continue;
 		n++;
@@ -183,8 +188,8 @@ static void run(struct dp *d)
 	for (unsigned i = 0; i < DP_RUN_MAX_PASSES; i++) {
 		unsigned p = dp_pass(d);
 		unsigned got = collect(d);
-		struct dp_conn *cs[2] = { &d->adm, &d->io };
-		for (unsigned k = 0; k < 2; k++)
+		struct dp_conn *cs[4] = { &d->adm, &d->io, &d->live_adm, &d->live_io };
+		for (unsigned k = 0; k < 4; k++)
 			if (cs[k]->established && !cs[k]->reset && cs[k]->acked != cs[k]->rcv_nxt &&
 			    inject(d, cs[k], TCP_ACK, NULL, 0) == 0)
 				got++;
@@ -445,6 +450,44 @@ int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, 
 int dp_send_raw(struct dp *d, const void *buf, size_t len)
 {
 	int rc = send_bytes(d, &d->io, buf, len);
+	run(d);
+	return rc;
+}
+
+int dp_liveness(struct dp *d)
+{
+	static uint8_t w[512], r[512];
+	struct nvme_sqe sqe;
+	uint16_t cntlid = d->cntlid, status = 0;
+	int rc;
+
+	for (unsigned i = 0; i < sizeof(w); i++)
+		w[i] = (uint8_t)(i * 13 + 5);
+	if ((rc = tcp_open(d, &d->live_adm, DP_SPORT_LIVE_ADMIN)) || (rc = icreq(d, &d->live_adm, false)) ||
+	    (rc = connect_queue(d, &d->live_adm, 0, false)) || (rc = tcp_open(d, &d->live_io, DP_SPORT_LIVE_IO)) ||
+	    (rc = icreq(d, &d->live_io, false)) || (rc = connect_queue(d, &d->live_io, 1, false)))
+		goto out;
+	sqe = nth_rw_sqe(true, 1, 1, 0, 1, sizeof(w));
+	if ((rc = send_capsule(d, &d->live_io, false, &sqe, w, sizeof(w))) ||
+	    (rc = response(d, &d->live_io, NULL, 0, &status, NULL)))
+		goto out;
+	if (status) {
+		rc = fail(d, -EIO, "liveness: the Write got status 0x%x", status);
+		goto out;
+	}
+	sqe = nth_rw_sqe(false, 2, 1, 0, 1, sizeof(r));
+	sqe.dptr2 = (uint64_t)sizeof(r) | ((uint64_t)NVMF_SGL_ID_TRANSPORT << 56);
+	if ((rc = send_capsule(d, &d->live_io, false, &sqe, NULL, 0)) ||
+	    (rc = response(d, &d->live_io, r, sizeof(r), &status, NULL)))
+		goto out;
+	if (status || memcmp(r, w, sizeof(r)))
+		rc = fail(d, -EIO, "liveness: the Read got status 0x%x or other bytes", status);
+out:
+	d->cntlid = cntlid;
+	if (d->live_io.established && !d->live_io.reset)
+		inject(d, &d->live_io, TCP_RST | TCP_ACK, NULL, 0);
+	if (d->live_adm.established && !d->live_adm.reset)
+		inject(d, &d->live_adm, TCP_RST | TCP_ACK, NULL, 0);
 	run(d);
 	return rc;
 }

@@ -47,6 +47,7 @@ struct dp {
 	struct nvme_ctrl ctrl;
 	struct nvmet_config cfg;
 	struct dp_conn adm, io;
+	struct dp_conn live_adm, live_io;    /* dp_liveness()'s session */
 	uint16_t cntlid;
 	bool ddgst;                          /* data digests on the I/O connection */
 	uint64_t passes;                     /* poll-loop passes run */
@@ -75,6 +76,11 @@ int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, 
 
 /* The host sends raw bytes on the I/O connection (fuzzing), then runs the loop. */
 int dp_send_raw(struct dp *d, const void *buf, size_t len);
+
+/* Liveness: whatever the I/O connection holds (fuzzing), the host opens two fresh
+ * connections, connects a new controller and an I/O queue on them, writes 512 bytes in
+ * the capsule at LBA 0 and reads them back, then resets both. 0, or -errno (d->why). */
+int dp_liveness(struct dp *d);
 
 /* Disconnect (the host resets both connections), stop the target, the stack, the drive.
  * 0 when every connection, queue and controller is freed, every NIC buffer is back, every

@@ -51,6 +51,11 @@ static void ft_done(struct nvmet_req *req, void *arg)
 	(void)req;
 	cmd->completions++;
 	cmd->busy = false;
+	if (cmd->conn && cmd->conn->close_in_done && cmd->conn->q) {
+		struct nvmet_queue *q = cmd->conn->q;
+		cmd->conn->q = NULL;
+		nvmet_queue_destroy(q);
+	}
 }
 
 struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe *sqe, const void *data, uint32_t len)
@@ -74,6 +79,7 @@ struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe
 	}
 	cmd->completions = 0;
 	cmd->busy = true;
+	cmd->conn = c;
 	nvmet_exec(c->q, &cmd->req, sqe, &d, ft_done, cmd);
 	return cmd;
 }

@@ -23,6 +23,7 @@ struct ft_cmd {
 	uint8_t buf[FT_BUF];
 	unsigned completions;    /* must end at exactly 1 */
 	bool busy;
+	struct ft_conn *conn;
 };
 
 struct ft_conn {
@@ -31,6 +32,8 @@ struct ft_conn {
 	int kill_reason;
 	unsigned kills;
 	uint64_t completions;
+	bool close_in_done;      /* a completion finds the peer gone: the transport destroys the
+				  * queue inside its done callback (re-entrant teardown) */
 	struct ft_cmd cmds[FT_MAX_CMDS];
 };
 

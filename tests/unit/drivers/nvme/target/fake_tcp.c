@@ -359,6 +359,95 @@ int ftcp_resp(struct tcp_sock *s, struct nth_resp *r)
 	return rc;
 }
 
+/* --- liveness: another host is still served --- */
+
+/* One command on s, answered: its status (SCT << 8 | SC), or -1 when no answer came. */
+static int live_cmd(struct tcp_sock *s, const struct nvme_sqe *sqe, const void *data, uint32_t len, void *rbuf,
+		    uint32_t rcap, uint32_t *dw0)
+{
+	struct nth_resp r = { .rbuf = rbuf, .rcap = rcap };
+	ftcp_capsule(s, false, false, sqe, data, len);
+	if (ftcp_resp(s, &r) != 1)
+		return -1;
+	ftcp_ack(s); /* the host read it all: zero-copy data goes back */
+	if (dw0)
+		*dw0 = r.cqe.dw0;
+	return r.status;
+}
+
+/* Socket s (one of ftcp_conns) arrives from FTCP_LIVE_ADDR and exchanges ICReq/ICResp:
+ * NULL, or what went wrong. */
+static const char *live_open(struct tcp_sock *s)
+{
+	struct nth_pdu p;
+	ftcp_arrive_from((unsigned)(s - ftcp_conns), 4096, FTCP_LIVE_ADDR);
+	if (!s->accepted || !ftcp_open(s))
+		return "a fresh connection was refused";
+	ftcp_icreq(s, 0, 0, 0);
+	if (ftcp_next_pdu(s, &p) != 1 || p.type != NVME_TCP_ICRESP)
+		return "no ICResp";
+	return NULL;
+}
+
+int ftcp_liveness(const char *hostnqn, const char *subnqn, char *why, size_t cap)
+{
+	static uint8_t cd[1024], w[512], rd[512];
+	struct tcp_sock *adm, *io;
+	struct nvme_sqe sqe;
+	const char *bad = NULL;
+	uint32_t cntlid = 0;
+	int st = 0;
+
+	for (unsigned i = 0; i < sizeof(w); i++)
+		w[i] = (uint8_t)(i * 7 + 3);
+	io = &ftcp_conns[FTCP_CONNS - 1];
+	if ((bad = live_open(adm = &ftcp_conns[FTCP_CONNS - 2])))
+		goto out;
+	sqe = ft_connect_sqe(0, 31, 0);
+	ft_connect_data(cd, hostnqn, subnqn, 0xffff);
+	if ((st = live_cmd(adm, &sqe, cd, sizeof(cd), NULL, 0, &cntlid))) {
+		bad = "admin Connect";
+		goto out;
+	}
+	sqe = ft_prop_sqe(true, false, NVMF_PROP_CC, NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+	if ((st = live_cmd(adm, &sqe, NULL, 0, NULL, 0, NULL))) {
+		bad = "CC.EN";
+		goto out;
+	}
+	if ((bad = live_open(io)))
+		goto out;
+	sqe = ft_connect_sqe(1, 31, 0);
+	ft_connect_data(cd, hostnqn, subnqn, (uint16_t)cntlid);
+	if ((st = live_cmd(io, &sqe, cd, sizeof(cd), NULL, 0, NULL))) {
+		bad = "I/O queue Connect";
+		goto out;
+	}
+	sqe = nth_rw_sqe(true, 7, 1, 0, 1, sizeof(w));
+	if ((st = live_cmd(io, &sqe, w, sizeof(w), NULL, 0, NULL))) {
+		bad = "a 512-byte in-capsule Write";
+		goto out;
+	}
+	sqe = nth_rw_sqe(false, 8, 1, 0, 1, sizeof(rd));
+	memset(rd, 0, sizeof(rd));
+	if ((st = live_cmd(io, &sqe, NULL, 0, rd, sizeof(rd), NULL))) {
+		bad = "a 512-byte Read";
+		goto out;
+	}
+	if (memcmp(rd, w, sizeof(w)))
+		bad = "the Read did not return what was written";
+out:
+	if (bad)
+		snprintf(why, cap, "liveness: %s (%s)", bad, st < 0 ? "no answer" : "refused with a status");
+	if (io->accepted)
+		ftcp_eof(io);
+	if (adm->accepted)
+		ftcp_eof(adm);
+	for (int i = 0; i < 4; i++)
+		nvmet_tcp_poll(64);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	return bad ? -1 : 0;
+}
+
 /* --- the target over this fake --- */
 
 int ftcp_start(const char *json, struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn,

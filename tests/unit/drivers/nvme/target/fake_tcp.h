@@ -33,6 +33,7 @@
 #define FTCP_LOCAL_ADDR 0x0a000001u  /* 10.0.0.1: the appliance, the port's traddr */
 #define FTCP_PEER_ADDR 0x0a000002u   /* 10.0.0.2: the host */
 #define FTCP_PEER_PORT 40000         /* + connection index */
+#define FTCP_LIVE_ADDR 0x0a000003u   /* 10.0.0.3: the host of ftcp_liveness() */
 
 struct tcp_sock {
 	bool listener, closed, aborted, eof, accepted;
@@ -71,6 +72,12 @@ int ftcp_start(const char *json, struct nvmet_config *cfg, nvmet_bdev_open_fn op
  * every connection, queue, controller and listener is gone, every fragment handed out
  * came back exactly once and the NIC buffer pool is empty; else -1 and why. */
 int ftcp_stop(char *why, size_t cap);
+
+/* Liveness (fuzzers, hostile tests): another host (FTCP_LIVE_ADDR) connects a new
+ * controller of subnqn on the last two sockets, writes 512 bytes in the capsule at LBA 0
+ * of nsid 1, reads them back and leaves, whatever the other connections hold. 0, or -1
+ * with why (a refused connection, a command without an answer or with a status). */
+int ftcp_liveness(const char *hostnqn, const char *subnqn, char *why, size_t cap);
 
 /* Print what and abort. */
 void ftcp_violation(const char *what) __attribute__((noreturn));

@@ -345,12 +345,15 @@ Test(nvmet, identify_fields)
 	ft_close(&a);
 }
 
-/* Get the discovery log page (whole, len bytes) from a discovery controller for host. */
-static void get_disc_log(const char *host, uint8_t *log, uint32_t len)
+/* Get the discovery log page (whole, len bytes) from a discovery controller for host,
+ * connected on port index port. */
+static void get_disc_log(const char *host, unsigned port, uint8_t *log, uint32_t len)
 {
 	struct ft_conn a;
 	static uint8_t id[4096];
-	connect_all(&a, NULL, host, DISC, 0);
+	ft_open(&a, port);
+	cr_assert_geq(ft_connect_admin(&a, host, DISC, 0), 1);
+	cr_assert_eq(ft_enable(&a), 0);
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_CTRL, 0, id, 4096, NULL), 0);
 	cr_assert_eq(id[NVME_IDC_CNTRLTYPE], NVME_CNTRLTYPE_DISCOVERY);
 	cr_assert_str_eq((const char *)id + NVME_IDC_SUBNQN, DISC);
@@ -380,18 +383,24 @@ Test(nvmet, discovery_log_with_allowlist)
 {
 	static uint8_t log[5 * 1024];
 
-	get_disc_log(HOST_A, log, sizeof(log));
+	/* only the port the discovery controller is on is listed (issue 13.7, as Linux nvmet) */
+	memset(log, 0, sizeof(log));
+	get_disc_log(HOST_A, 0, log, sizeof(log));
 	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_GENCTR), 1);
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 3, "host A sees vol0@1, vol1@1, vol1@2");
+	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 2, "host A sees vol0@1, vol1@1 on port 1");
 	check_entry(log + 1024, 1, "10.0.0.1", "4420", VOL0);
 	check_entry(log + 2048, 1, "10.0.0.1", "4420", VOL1);
-	check_entry(log + 3072, 2, "10.0.0.2", "4421", VOL1);
-	cr_assert_eq(log[4096], 0, "nothing past the records");
+	cr_assert_eq(log[3072], 0, "nothing past the records: port 2 is not listed");
 
-	get_disc_log(HOST_B, log, sizeof(log));
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 2, "host B is not allowed on vol0");
+	memset(log, 0, sizeof(log));
+	get_disc_log(HOST_A, 1, log, sizeof(log));
+	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1, "on port 2: vol1@2 only");
+	check_entry(log + 1024, 2, "10.0.0.2", "4421", VOL1);
+	cr_assert_eq(log[2048], 0);
+
+	get_disc_log(HOST_B, 0, log, sizeof(log));
+	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1, "host B is not allowed on vol0");
 	check_entry(log + 1024, 1, "10.0.0.1", "4420", VOL1);
-	check_entry(log + 2048, 2, "10.0.0.2", "4421", VOL1);
 
 	/* the header alone, then one record by offset (how hosts read it) */
 	struct ft_conn a;
@@ -400,12 +409,12 @@ Test(nvmet, discovery_log_with_allowlist)
 	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 16);
 	s.cdw10 = NVME_LOG_DISCOVERY | (3u << 16);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 16, part, NULL), 0);
-	cr_assert_eq(nvme_ld64(part + 8), 3);
+	cr_assert_eq(nvme_ld64(part + 8), 2);
 	s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 1024);
 	s.cdw10 = NVME_LOG_DISCOVERY | (255u << 16);
-	s.cdw12 = 3072;
+	s.cdw12 = 2048;
 	cr_assert_eq(ft_exec(&a, &s, NULL, 1024, part, NULL), 0);
-	check_entry(part, 2, "10.0.0.2", "4421", VOL1);
+	check_entry(part, 1, "10.0.0.1", "4420", VOL1);
 	/* misaligned offset */
 	s.cdw12 = 3;
 	cr_assert_eq(ft_exec(&a, &s, NULL, 1024, part, NULL), NVMET_SC_INVALID_FIELD);
@@ -501,8 +510,14 @@ Test(nvmet, features_and_queues)
 	struct nvme_cqe cqe;
 
 	connect_all(&a, NULL, HOST_A, VOL0, 5000);
+	cr_assert_eq(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, 0, NULL, 0, &cqe), 0);
+	cr_assert_eq(cqe.dw0, ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1), "all, until set");
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (3u << 16) | 3u, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1));
+	cr_assert_eq(cqe.dw0, (3u << 16) | 3u, "4 granted as asked");
+	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (99u << 16) | 5u, NULL, 0, &cqe), 0);
+	cr_assert_eq(cqe.dw0, (5u << 16) | 5u, "the fewer of SQs and CQs");
+	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (99u << 16) | 99u, NULL, 0, &cqe), 0);
+	cr_assert_eq(cqe.dw0, ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1), "at most the maximum");
 	cr_assert_eq(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_KATO, 0, NULL, 0, &cqe), 0);
 	cr_assert_eq(cqe.dw0, 5000);
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_KATO, 7000, NULL, 0, NULL), 0);
@@ -841,4 +856,62 @@ Test(nvmet, hostile_admin_and_io_fields)
 	cr_assert_eq(nvme_ld64(buf), failures, "%lu errors logged, %u failures", (unsigned long)nvme_ld64(buf), failures);
 	ft_close(&q);
 	ft_close(&a);
+}
+
+/* Issue 13.7: an I/O queue Connect names a controller of the port it arrives on, and a
+ * qid within the Number of Queues granted; Number of Queues cannot change once an I/O
+ * queue exists. */
+Test(nvmet, io_queue_connect_checks_the_port_and_the_queues_granted)
+{
+	struct ft_conn a, q, other, q3;
+	struct nvme_cqe cqe;
+	int cntlid = connect_all(&a, NULL, HOST_A, VOL1, 0);
+	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (1u << 16) | 1u, NULL, 0, &cqe), 0);
+	cr_assert_eq(cqe.dw0, (1u << 16) | 1u, "2 I/O queues granted");
+	/* VOL1 is on both ports: the controller lives on port index 0 */
+	ft_open(&other, 1);
+	cr_assert_eq(ft_connect_io(&other, 1, (uint16_t)cntlid, HOST_A, VOL1), NVMET_SC_CONNECT_INVALID_PARAM,
+		     "a queue on another port");
+	ft_open(&q3, 0);
+	cr_assert_eq(ft_connect_io(&q3, 3, (uint16_t)cntlid, HOST_A, VOL1), NVMET_SC_CONNECT_INVALID_PARAM,
+		     "qid 3 beyond the 2 granted");
+	ft_open(&q, 0);
+	cr_assert_eq(ft_connect_io(&q, 2, (uint16_t)cntlid, HOST_A, VOL1), 0, "qid 2 is granted");
+	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (7u << 16) | 7u, NULL, 0, NULL),
+		     NVMET_SC_CMD_SEQ_ERROR, "not once an I/O queue exists");
+	cr_assert_eq(nvmet_stats()->connect_refused, 2);
+	ft_close(&q3);
+	ft_close(&other);
+	ft_close(&q);
+	ft_close(&a);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+	cr_assert_eq(nvmet_queue_count(), 0);
+}
+
+/* Issue 13.7: the transport destroys the admin queue from inside the completion of a
+ * held AER while the controller is being killed (keep-alive expiry): the controller is
+ * not freed under nvmet_ctrl_kill() (use after free before the fix), but from the poll
+ * loop's timers afterwards. */
+Test(nvmet, teardown_from_inside_a_completion_is_deferred)
+{
+	struct ft_conn a;
+	connect_all(&a, NULL, HOST_A, VOL0, 1000);
+	struct nvme_sqe aer = ft_sqe(NVME_ADM_AER, 20, 0, 0);
+	ft_submit(&a, 1, &aer, NULL, 0);
+	aer = ft_sqe(NVME_ADM_AER, 21, 0, 0);
+	ft_submit(&a, 2, &aer, NULL, 0);
+	cr_assert(a.cmds[1].busy && a.cmds[2].busy, "both AERs held");
+	a.close_in_done = true;
+	/* traffic based keep-alive: expiry after two KATOs without a command */
+	fake_clock_advance(1100 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	fake_clock_advance(1100 * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	cr_assert_eq(nvmet_stats()->kato_expired, 1);
+	timer_queue_run(&timer_default_queue, clock_now_ns()); /* the next pass of the poll loop */
+	cr_assert_eq(a.cmds[1].completions, 1);
+	cr_assert_eq(a.cmds[2].completions, 1);
+	cr_assert_null(a.q, "the transport destroyed the queue inside the completion");
+	cr_assert_eq(nvmet_ctrl_count(), 0, "freed from the timer, after the kill returned");
+	cr_assert_eq(nvmet_queue_count(), 0);
 }

@@ -25,6 +25,10 @@
 #include "nvme_tcp_host.h"
 #include "tests/unit/unit_support.h"
 
+/* What one host address may hold (NVMET_TCP_HOST_SHARE): the tests' connections all
+ * come from FTCP_PEER_ADDR. */
+#define HOST_BUFS (NVMET_TCP_BUFS / NVMET_TCP_HOST_SHARE)
+#define HOST_WRITE_MAX (NVMET_TCP_WRITE_HELD_MAX / NVMET_TCP_HOST_SHARE)
 #define HOST "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
 #define VOL0 "nqn.2026-11.org.p2pstore:vol0"
 
@@ -684,13 +688,14 @@ Test(nvmet_tcp, read_success_flag_without_sq_flow_control)
 	ftcp_ack(q);
 }
 
-/* Writes hold NIC buffers from R2T to completion: past NVMET_TCP_WRITE_HELD_MAX the next
- * write waits for its R2T and gets it when an earlier write completes. */
+/* Writes hold NIC buffers from R2T to completion: past its host's share of
+ * NVMET_TCP_WRITE_HELD_MAX the next write waits for its R2T and gets it when an earlier
+ * write completes. */
 Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 {
 	struct tcp_sock *q = io_queue_with(8192, false, true, false);
 	static uint8_t w[131072];
-	const unsigned n = NVMET_TCP_WRITE_HELD_MAX / sizeof(w);
+	const unsigned n = HOST_WRITE_MAX / sizeof(w);
 	struct nth_pdu p;
 	uint16_t ttag[8];
 	for (size_t i = 0; i < sizeof(w); i++)
@@ -727,12 +732,13 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 }
 
 /* Reads whose data waits for acknowledgement hold DRAM chunks (nvmet.p2p = off): when
- * they are all taken the next read waits, and runs when an acknowledgement frees some. */
+ * the host's share of them is taken the next read waits, and runs when an
+ * acknowledgement frees some. */
 Test(nvmet_tcp, read_waits_for_buffers_and_resumes_on_ack)
 {
 	struct tcp_sock *q = io_queue_with(8192, false, true, false);
 	const uint32_t len = NVMET_TCP_MAX_XFER;
-	const unsigned fit = NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE);
+	const unsigned fit = HOST_BUFS / (len / NVMET_TCP_BUF_SIZE);
 	nvmet_tcp_set_p2p(false);
 	for (unsigned k = 0; k <= fit; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
@@ -740,7 +746,7 @@ Test(nvmet_tcp, read_waits_for_buffers_and_resumes_on_ack)
 		sqe.cdw12 = len / 512 - 1;
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
-	cr_assert_eq(nvmet_tcp_waiting(), 1, "the read past the DRAM chunks waits");
+	cr_assert_eq(nvmet_tcp_waiting(), 1, "the read past the host's DRAM chunks waits");
 	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_OFF], fit);
 	/* the peer acknowledges as data arrives: every read completes, the waiting one too */
 	unsigned responses = 0;
@@ -860,7 +866,7 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 {
 	struct tcp_sock *q = io_queue_with(8192, false, true, false);
 	const uint32_t len = NVMET_TCP_MAX_XFER;
-	const unsigned fit = NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE);
+	const unsigned fit = HOST_BUFS / (len / NVMET_TCP_BUF_SIZE);
 	static uint8_t w[16384], r[16384];
 	struct nth_pdu p;
 	for (size_t i = 0; i < sizeof(w); i++)
@@ -872,7 +878,7 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 		sqe.cdw12 = len / 512 - 1;
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
-	cr_assert_eq(nvmet_tcp_waiting(), 0, "the reads hold every chunk");
+	cr_assert_eq(nvmet_tcp_waiting(), 0, "the reads hold the host's share of the chunks");
 	/* the write's R2T cannot go out either (no space): give room for the R2T only */
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(w));
 	sqe.cdw10 = 3000;
@@ -970,10 +976,11 @@ Test(nvmet_tcp, waiting_is_per_connection)
 	struct tcp_sock *q = io_queue_with(8192, false, false, false);
 	struct tcp_sock *q2 = second_io_queue(2, 1);
 	const uint32_t big = NVMET_TCP_MAX_XFER, chunk = NVMET_TCP_BUF_SIZE;
-	const unsigned fit = NVMET_TCP_BUFS / (big / chunk);
+	const unsigned fit = HOST_BUFS / (big / chunk);
 	struct nth_pdu p;
 	nvmet_tcp_set_p2p(false);
-	/* q holds every DRAM chunk but half a command's worth (reads not acknowledged) */
+	/* q holds its host's share of the DRAM chunks but half a command's worth (reads not
+	 * acknowledged) */
 	for (unsigned k = 0; k < fit; k++) {
 		uint32_t len = k + 1 < fit ? big : big / 2;
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);

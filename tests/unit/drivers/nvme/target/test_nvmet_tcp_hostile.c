@@ -882,3 +882,63 @@ Test(tcp_hostile, keep_alive_is_traffic_based)
 	cr_assert_eq(nvmet_stats()->kato_expired, 1, "silent for 2 x KATO: expired");
 	all_leave(1);
 }
+
+/* Issue 13.7: a host with more commands outstanding than its queue's SQSIZE + 1 entries
+ * gets Command Sequence Error for the extra ones (nothing run, nothing placed); the
+ * queue goes on once its answers are out. */
+Test(tcp_hostile, commands_beyond_sqsize_are_refused)
+{
+	struct tcp_sock *a = established(0, 4096, 0);
+	uint16_t cntlid = admin_up(a, false);
+	struct tcp_sock *s = established(1, 4096, 0);
+	uint8_t cd[1024];
+	struct nvme_sqe sqe = ft_connect_sqe(1, 3, 0); /* SQSIZE 3: 4 entries */
+	ft_connect_data(cd, HOST, VOL0, cntlid);
+	ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
+	expect_status(s, 0);
+	s->space = 0; /* the answers cannot go out: the commands stay outstanding */
+	for (unsigned i = 0; i < 6; i++) {
+		sqe = ft_sqe(NVME_CMD_FLUSH, (uint16_t)(100 + i), 1, 0);
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	}
+	cr_assert_eq(nvmet_tcp_stats()->sq_overflows, 2);
+	cr_assert_eq(nvmet_stats()->sq_overflows, 2);
+	ftcp_ack(s);
+	unsigned ok = 0, seq = 0;
+	struct answer ans;
+	while (next(s, &ans)) {
+		cr_assert_eq(ans.type, NVME_TCP_CAPSULE_RESP);
+		ok += ans.status == 0;
+		seq += ans.status == NVMET_SC_CMD_SEQ_ERROR;
+	}
+	cr_assert_eq(ok, 4, "SQSIZE + 1 commands run");
+	cr_assert_eq(seq, 2, "the rest refused");
+	sqe = ft_sqe(NVME_CMD_FLUSH, 200, 1, 0);
+	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	expect_status(s, 0);
+	host_leaves(a, s);
+}
+
+/* One peer cannot starve another (issue 13, 4 on the target's pools): a host that never
+ * reads its socket fills its share of the DRAM data buffers with unacknowledged reads
+ * (more wait on its own connection), and another host still connects a new controller
+ * and gets a Write and a Read through (before the shares, the reads took every chunk
+ * and the other host's Read waited forever). */
+Test(tcp_hostile, a_peer_that_never_reads_cannot_starve_another_host)
+{
+	char why[160];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	const uint32_t len = NVMET_TCP_MAX_XFER;
+	nvmet_tcp_set_p2p(false); /* every read's data in DRAM chunks */
+	s->space = 0;
+	for (unsigned k = 0; k < NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE) + 4; k++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
+		sqe.cdw12 = len / 512 - 1;
+		ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	}
+	cr_assert_gt(nvmet_tcp_waiting(), 0, "the hostile host's own reads wait");
+	cr_assert_eq(ftcp_liveness(HOST, VOL0, why, sizeof(why)), 0, "%s", why);
+	cr_assert_gt(nvmet_tcp_stats()->host_share, 0);
+	nvmet_tcp_set_p2p(true);
+	host_leaves(a, s);
+}
