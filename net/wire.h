@@ -1,28 +1,14 @@
 /*
  * wire.h - wire formats of Ethernet, ARP, IPv4, ICMP, UDP and TCP: packed structs with
- * explicit big-endian field types and accessors, no bitfields. Field names follow the
- * RFCs. Received headers are copied into locals of these types before any field is read
+ * explicit big-endian field types (be16_t, be32_t of lib/byteorder.h), no bitfields. Field
+ * names follow the RFCs. Received headers are copied into locals of these types before any field is read
  * (DESIGN.md convention 4); nothing is converted in place.
  */
 #ifndef NET_WIRE_H
 #define NET_WIRE_H
 
 #include <stdint.h>
-
-typedef struct { uint8_t b[2]; } __attribute__((packed)) be16_t;
-typedef struct { uint8_t b[4]; } __attribute__((packed)) be32_t;
-
-static inline uint16_t be16_get(be16_t v) { return (uint16_t)(v.b[0] << 8 | v.b[1]); }
-static inline uint32_t be32_get(be32_t v)
-{
-	return (uint32_t)v.b[0] << 24 | (uint32_t)v.b[1] << 16 | (uint32_t)v.b[2] << 8 | v.b[3];
-}
-static inline be16_t be16_make(uint16_t x) { be16_t v = { { (uint8_t)(x >> 8), (uint8_t)x } }; return v; }
-static inline be32_t be32_make(uint32_t x)
-{
-	be32_t v = { { (uint8_t)(x >> 24), (uint8_t)(x >> 16), (uint8_t)(x >> 8), (uint8_t)x } };
-	return v;
-}
+#include "../lib/byteorder.h"
 
 #define ETH_ALEN 6
 #define ETH_HLEN 14

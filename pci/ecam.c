@@ -8,10 +8,23 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../lib/byteorder.h"
 #include "pci.h"
 
 #define MCFG_HEADER_LEN 44u /* ACPI header (36) + 8 reserved bytes */
-#define MCFG_ENTRY_LEN 16u
+#define ACPI_HDR_LENGTH 4u  /* ACPI table header: Length (4), the whole table in bytes */
+
+/* MCFG configuration space base address allocation (PCI Firmware Specification 3.2,
+ * table 4-3). */
+struct mcfg_entry {
+	le64_t base;         /* Base Address of the enhanced configuration mechanism */
+	le16_t segment;      /* PCI Segment Group Number */
+	uint8_t bus_start;   /* Start Bus Number */
+	uint8_t bus_end;     /* End Bus Number */
+	uint8_t rsvd[4];
+} __attribute__((packed));
+_Static_assert(sizeof(struct mcfg_entry) == 16, "MCFG allocation entry is 16 bytes");
+#define MCFG_ENTRY_LEN ((uint32_t)sizeof(struct mcfg_entry))
 #define ECAM_BUS_SHIFT 20
 #define ECAM_DEVFN_SHIFT 12
 
@@ -95,14 +108,6 @@ void pci_ecam_cfg(struct pci_cfg *cfg, struct pci_ecam *ecam)
 	cfg->bus_end = ecam->bus_end;
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* Parse MCFG. */
 int pci_mcfg_parse(const void *table, size_t len, struct pci_mcfg_alloc *out, unsigned max)
 {
@@ -112,16 +117,17 @@ int pci_mcfg_parse(const void *table, size_t len, struct pci_mcfg_alloc *out, un
 
 	if (!t || len < MCFG_HEADER_LEN || memcmp(t, "MCFG", 4) != 0)
 		return -EINVAL;
-	tlen = (uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
+	tlen = le32_load(t + ACPI_HDR_LENGTH);
 	if (tlen < MCFG_HEADER_LEN || tlen > len)
 		return -EINVAL;
 	for (size_t off = MCFG_HEADER_LEN; tlen - off >= MCFG_ENTRY_LEN && n < max; off += MCFG_ENTRY_LEN) {
-		const uint8_t *e = t + off;
+		struct mcfg_entry e;
+		memcpy(&e, t + off, sizeof(e));
 		struct pci_mcfg_alloc a = {
-			.base = le64(e),
-			.segment = (uint16_t)(e[8] | e[9] << 8),
-			.bus_start = e[10],
-			.bus_end = e[11],
+			.base = le64_get(e.base),
+			.segment = le16_get(e.segment),
+			.bus_start = e.bus_start,
+			.bus_end = e.bus_end,
 		};
 		if (a.base == 0 || a.bus_end < a.bus_start)
 			continue;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../arch/arch.h"
+#include "../lib/byteorder.h"
 #include "../lib/clock.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
@@ -41,7 +42,7 @@ static int pci_init(void)
 		log_warn("no ACPI MCFG table: no PCIe configuration access, no devices");
 		return -ENODEV;
 	}
-	uint32_t len = (uint32_t)mcfg[4] | (uint32_t)mcfg[5] << 8 | (uint32_t)mcfg[6] << 16 | (uint32_t)mcfg[7] << 24;
+	uint32_t len = le32_load(mcfg + 4); /* the ACPI header's Length */
 	n = pci_mcfg_parse(mcfg, len, allocs, MCFG_MAX_ALLOCS);
 	if (n <= 0) {
 		log_err("MCFG table unusable (%d)", n);

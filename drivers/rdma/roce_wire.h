@@ -25,24 +25,6 @@
 #define ROCE_PSN_MASK 0x00ffffffu
 #define ROCE_HDR_MAX 40              /* BTH + AtomicETH: the longest header run */
 
-typedef struct { uint8_t b[8]; } __attribute__((packed)) be64_t;
-
-static inline uint64_t be64_get(be64_t v)
-{
-	uint64_t x = 0;
-	for (int i = 0; i < 8; i++)
-		x = x << 8 | v.b[i];
-	return x;
-}
-
-static inline be64_t be64_make(uint64_t x)
-{
-	be64_t v;
-	for (int i = 7; i >= 0; i--, x >>= 8)
-		v.b[i] = (uint8_t)x;
-	return v;
-}
-
 /* Base Transport Header (9.2), 12 bytes. */
 #define BTH_SE 0x80                  /* flags: solicited event */
 #define BTH_MIGREQ 0x40              /* flags: migration request (M) */
