@@ -109,8 +109,9 @@ class Link:
 class Guest:
     """A Linux peer guest: Debian kernel + lab initramfs, a NIC per link, optional emulated NVMe drive."""
 
-    def __init__(self, lab, name, ip, links, mem_mb=1024, nvme_mb=0, nvme_cmb_mb=0):
+    def __init__(self, lab, name, ip, links, mem_mb=1024, nvme_mb=0, nvme_cmb_mb=0, user_net=False):
         self.lab, self.name, self.ip = lab, name, ip
+        self.user_net = user_net         # a NIC on QEMU's user network after the links: the host is 10.0.2.2
         self.addr = ip.split("/")[0] if ip else None
         self.links, self.mem_mb, self.nvme_mb = links, mem_mb, nvme_mb
         self.nvme_cmb_mb = nvme_cmb_mb   # a CMB on the drive, as the appliance's drives have
@@ -139,6 +140,9 @@ class Guest:
             args += ["-netdev", link.netdev(link.take_end(), nid),
                      "-device", f"e1000e,netdev={nid},mac={self.lab.mac()},romfile="]
             args += link.capture_args(nid)
+        if self.user_net:
+            args += ["-netdev", "user,id=netu,net=10.0.2.0/24",
+                     "-device", f"e1000e,netdev=netu,mac={self.lab.mac()},romfile="]
         if self.nvme_mb:
             img = os.path.join(self.lab.rundir, f"{self.name}.nvme.img")
             with open(img, "wb") as f:
