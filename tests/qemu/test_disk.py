@@ -4,15 +4,15 @@ that `p2pstore-image put` placed in it without mounting, and the image's own fil
 import os
 import subprocess
 
-from harness import Appliance, BUILD, TOP
+from harness import EFI_NAME, Appliance, BUILD, TOP
 
 TOOL = os.path.join(TOP, "tools", "p2pstore-image")
 
 
 def test_disk_image_boots_with_a_config_put_into_it():
     img = os.path.join(BUILD, "test-disk.img")
-    efi = os.path.join(BUILD, "esp", "EFI", "BOOT", "BOOTX64.EFI")
-    out = subprocess.run([TOOL, "create", img, "--efi", efi], check=True, capture_output=True, text=True).stdout
+    efi = os.path.join(BUILD, "esp", "EFI", "BOOT", EFI_NAME)
+    out = subprocess.run([TOOL, "create", img, "--efi", efi, "--boot-name", EFI_NAME], check=True, capture_output=True, text=True).stdout
     assert "66 MiB GPT disk, ESP 64 MiB FAT32 at LBA 2048" in out, out
     template = subprocess.run([TOOL, "get", img, "p2pstore.cfg"], check=True, capture_output=True, text=True).stdout
     assert "# net.address = dhcp" in template, template
