@@ -3,12 +3,15 @@
  *
  * PSCI (Arm DEN 0022) is reached with SMC or HVC as ACPI's FADT says (ARM_BOOT_ARCH:
  * PSCI_COMPLIANT, PSCI_USE_HVC); the firmware's ResetSystem is tried first, as on x86.
+ * Power-off and reset run the shutdown hooks first (lib/shutdown.h); halt and the
+ * semihosting exit do not.
  */
 #include <stdint.h>
 #include <string.h>
 #include "../acpi.h"
 #include "../cpu_ops.h"
 #include "arch.h"
+#include "../../lib/shutdown.h"
 
 #define BOOT_RESET_COLD 0
 #define BOOT_RESET_SHUTDOWN 2
@@ -75,6 +78,7 @@ void arch_qemu_exit(uint32_t code)
 /* Power off: UEFI ResetSystem(EfiResetShutdown), then PSCI SYSTEM_OFF (QEMU exits 0). */
 void arch_poweroff(void)
 {
+	shutdown_run_hooks(SHUTDOWN_POWEROFF); /* drive caches flushed, CC.SHN sent */
 	if (firmware_reset)
 		firmware_reset(BOOT_RESET_SHUTDOWN);
 	psci_call(PSCI_SYSTEM_OFF);
@@ -84,6 +88,7 @@ void arch_poweroff(void)
 /* Reset: UEFI ResetSystem(EfiResetCold), then PSCI SYSTEM_RESET. */
 void arch_reboot(void)
 {
+	shutdown_run_hooks(SHUTDOWN_REBOOT); /* also reached by a panic with panic = reboot */
 	if (firmware_reset)
 		firmware_reset(BOOT_RESET_COLD);
 	psci_call(PSCI_SYSTEM_RESET);
