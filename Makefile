@@ -191,7 +191,7 @@ test: setup
 BENCH ?= nvme net nvmet insn
 bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath)
 	@for b in $(BENCH); do \
-	  case $$b in nvme|net|nvmet|insn) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, insn)"; exit 2;; esac; \
+	  case $$b in nvme|net|nvmet|nvmet_profile|insn) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_profile, insn)"; exit 2;; esac; \
 	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:

@@ -5,6 +5,8 @@
  * the vector number, an error code (0 when the CPU pushes none) and the CPU's own
  * RIP/CS/RFLAGS/RSP/SS, then calls arch_exception(regs).
  */
+#include "../prof.h"
+
 	.text
 
 .macro ISR_NOERR vec
@@ -54,12 +56,42 @@ ISR_ERR 29
 ISR_ERR 30
 ISR_NOERR 31
 
-/* LAPIC timer: it only ends an idle halt (lapic.c). Acknowledge and return. */
+/*
+ * LAPIC timer (lapic.c): it ends an idle halt; while the sampling profiler runs
+ * (arch_prof.on, ../prof.h) it also records the interrupted RIP in arch_prof.ring and,
+ * in TSC-deadline mode (arch_prof.period != 0), arms the next sample at TSC + period.
+ * Only general registers are touched (saved here), so the interrupted code, which may
+ * be anywhere, sees nothing. Acknowledge (EOI) and return.
+ */
 	.globl arch_isr_timer
 arch_isr_timer:
 	pushq %rax
-	movq arch_lapic_eoi_register(%rip), %rax
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	leaq arch_prof(%rip), %rsi
+	cmpl $0, ARCH_PROF_OFF_ON(%rsi)
+	je 1f
+	movq ARCH_PROF_OFF_HEAD(%rsi), %rcx
+	andl $(ARCH_PROF_RING - 1), %ecx
+	movq 32(%rsp), %rax                    /* the CPU's frame: RIP first */
+	movq %rax, ARCH_PROF_OFF_RING(%rsi,%rcx,8)
+	incq ARCH_PROF_OFF_HEAD(%rsi)
+	cmpq $0, ARCH_PROF_OFF_PERIOD(%rsi)
+	je 1f
+	rdtsc
+	shlq $32, %rdx
+	orq %rdx, %rax
+	addq ARCH_PROF_OFF_PERIOD(%rsi), %rax
+	movq %rax, %rdx
+	shrq $32, %rdx
+	movl $0x6e0, %ecx                      /* IA32_TSC_DEADLINE */
+	wrmsr
+1:	movq arch_lapic_eoi_register(%rip), %rax
 	movl $0, (%rax)
+	popq %rsi
+	popq %rdx
+	popq %rcx
 	popq %rax
 	iretq
 

@@ -8,10 +8,17 @@
  * timer's interrupt only ends the halt: its handler writes EOI and returns. Interrupts
  * are enabled only inside that one instruction window, the legacy 8259 PICs are masked
  * and LINT0 is masked, so no other interrupt can arrive.
+ *
+ * The sampling profiler (../prof.h, `prof` on the console) borrows the same timer: while
+ * it runs, the timer interrupts periodically (TSC-deadline mode: re-armed by the stub;
+ * one-shot mode: switched to periodic), isr.S records the interrupted RIP, interrupts
+ * stay enabled, and an idle halt is a plain `hlt` that the next sample ends.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "../../lib/clock.h"
+#include "../prof.h"
 #include "arch.h"
 #include "cpu.h"
 
@@ -33,6 +40,7 @@
 #define SVR_APIC_ENABLE (1u << 8)
 #define LVT_MASKED (1u << 16)
 #define LVT_TIMER_ONESHOT (0u << 17)
+#define LVT_TIMER_PERIODIC (1u << 17)
 #define LVT_TIMER_TSC_DEADLINE (2u << 17)
 #define TIMER_DIVIDE_BY_16 0x3
 #define CPUID1_ECX_TSC_DEADLINE (1u << 24)
@@ -109,6 +117,15 @@ uint64_t arch_idle(uint64_t until_ns)
 
 	if (!lapic || until_ns <= now)
 		return 0;
+	if (arch_prof.on) {
+		/* sampling: the timer is the profiler's, interrupts are on; the next sample
+		 * (at most one period away) ends the halt */
+		__asm__ volatile("hlt" ::: "memory");
+		uint64_t slept = clock_now_ns() - now;
+		halts++;
+		halted_ns += slept;
+		return slept;
+	}
 	__asm__ volatile("cli");
 	if (tsc_deadline_mode) {
 		wrmsr(MSR_IA32_TSC_DEADLINE, arch_ns_to_tsc(until_ns));
@@ -133,4 +150,57 @@ void arch_idle_stats(uint64_t *n_halts, uint64_t *ns_halted, const char **mode)
 	*n_halts = halts;
 	*ns_halted = halted_ns;
 	*mode = !lapic ? "off (spinning)" : tsc_deadline_mode ? "LAPIC TSC-deadline" : "LAPIC one-shot";
+}
+
+/* --- the sampling profiler's timer (../prof.h) --- */
+
+struct arch_prof arch_prof;
+_Static_assert(offsetof(struct arch_prof, on) == ARCH_PROF_OFF_ON, "isr.S offsets");
+_Static_assert(offsetof(struct arch_prof, head) == ARCH_PROF_OFF_HEAD, "isr.S offsets");
+_Static_assert(offsetof(struct arch_prof, period) == ARCH_PROF_OFF_PERIOD, "isr.S offsets");
+_Static_assert(offsetof(struct arch_prof, ring) == ARCH_PROF_OFF_RING, "isr.S offsets");
+
+/* Start sampling: the timer periodic at hz, interrupts on. */
+int arch_prof_start(unsigned hz)
+{
+	if (hz < ARCH_PROF_HZ_MIN || hz > ARCH_PROF_HZ_MAX)
+		return -EINVAL;
+	if (arch_prof.on)
+		return -EBUSY;
+	if (!lapic)
+		return -ENODEV;
+	__asm__ volatile("cli");
+	arch_prof.head = 0;
+	arch_prof.hz = hz;
+	arch_prof.start_ns = clock_now_ns();
+	arch_prof.stop_ns = 0;
+	if (tsc_deadline_mode) {
+		arch_prof.period = arch_counter_hz() / hz;
+		arch_prof.on = 1;
+		wrmsr(MSR_IA32_TSC_DEADLINE, rdtsc() + arch_prof.period);
+	} else {
+		uint64_t ticks = timer_hz / hz;
+		arch_prof.period = 0;
+		arch_prof.on = 1;
+		lapic_write(LAPIC_LVT_TIMER, LVT_TIMER_PERIODIC | ARCH_VECTOR_TIMER);
+		lapic_write(LAPIC_TIMER_INITIAL, ticks > 0xffffffffu ? 0xffffffffu : ticks ? (uint32_t)ticks : 1);
+	}
+	__asm__ volatile("sti" ::: "memory");
+	return 0;
+}
+
+/* Stop sampling: interrupts off, the timer disarmed and back in its idle mode. */
+void arch_prof_stop(void)
+{
+	if (!arch_prof.on)
+		return;
+	__asm__ volatile("cli" ::: "memory");
+	arch_prof.on = 0;
+	if (tsc_deadline_mode) {
+		wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+	} else {
+		lapic_write(LAPIC_TIMER_INITIAL, 0);
+		lapic_write(LAPIC_LVT_TIMER, LVT_TIMER_ONESHOT | ARCH_VECTOR_TIMER);
+	}
+	arch_prof.stop_ns = clock_now_ns();
 }
