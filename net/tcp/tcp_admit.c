@@ -5,8 +5,10 @@
  * - Half-open connections (SYN_RECEIVED children of a listener) live at most
  *   TCP_SYNACK_RETRIES SYN-ACK retransmissions (about 15 s), are at most
  *   TCP_HALF_OPEN_MAX in all (a bounded SYN cache) and TCP_HALF_OPEN_PER_SOURCE per
- *   source address. A full cache (or a listener's full backlog) drops its oldest entry
- *   for the new SYN, as BSD's syncache does, so a stale flood entry never blocks a host.
+ *   source address. A SYN beyond its source's share is dropped (the source retransmits
+ *   it; its handshakes under way stay intact). A full cache (or a listener's full
+ *   backlog) drops its oldest entry for the new SYN, as BSD's syncache does, so a stale
+ *   flood entry from other sources never blocks a host.
  * - One source address holds at most TCP_CONN_PER_SOURCE sockets.
  * - Listener backlogs together stay within TCP_BACKLOG_TOTAL (half the socket table).
  * - When the table is full, a new connection takes the slot of, in order: the oldest
@@ -72,11 +74,6 @@ static bool pick_half_open_of(const struct tcp_sock *s, const void *l)
 	return half_open(s) && s->listener == l;
 }
 
-static bool pick_half_open_from(const struct tcp_sock *s, const void *addr)
-{
-	return half_open(s) && s->raddr == *(const uint32_t *)addr;
-}
-
 static bool pick_time_wait(const struct tcp_sock *s, const void *arg)
 {
 	(void)arg;
@@ -107,8 +104,9 @@ bool tcp_admit_syn(struct tcp_sock *l, uint32_t src)
 		tcp_counters.conn_per_source_drops++;
 		return false;
 	}
-	if (from_source(src, true) >= TCP_HALF_OPEN_PER_SOURCE &&
-	    !evict_half_open(oldest(pick_half_open_from, &src))) {
+	if (from_source(src, true) >= TCP_HALF_OPEN_PER_SOURCE) {
+		/* Dropped, not traded for its own oldest entry: that handshake's ACK would
+		 * meet no socket and be reset, while this SYN comes back by retransmission. */
 		tcp_counters.syn_per_source_drops++;
 		return false;
 	}

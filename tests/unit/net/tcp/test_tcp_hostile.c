@@ -180,6 +180,25 @@ Test(tcp_hostile, syn_flood_leaves_room_for_a_host)
 	close_listener(l);
 }
 
+/* Item 5: one host opening many connections at once (100 socat clients in the lab's
+ * net_concurrent) must not lose the handshakes already under way: its SYN beyond its
+ * half-open share is dropped (it retransmits it), not traded for its own oldest
+ * half-open entry, whose ACK would then meet no socket and get a RST. */
+Test(tcp_hostile, a_hosts_burst_of_syns_keeps_its_handshakes)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 16, &listen_ops, NULL, &l), 0);
+	arp_for(PEER);
+	for (unsigned k = 0; k < TCP_HALF_OPEN_PER_SOURCE; k++)
+		seg_ip(PEER, (uint16_t)(30000 + k), SRV_PORT, TCP_SYN, 1000, 0, 65535, NULL, 0);
+	cr_assert_eq(half_open_from(PEER), TCP_HALF_OPEN_PER_SOURCE);
+	cr_assert_eq(handshake(PEER, 31000, SRV_PORT, 65535), 0, "the SYN beyond the share is dropped");
+	cr_assert_eq(half_open_from(PEER), TCP_HALF_OPEN_PER_SOURCE, "no handshake under way was lost");
+	cr_assert_eq(tcp_stats()->syn_evicted, 0);
+	cr_assert_eq(tcp_stats()->syn_per_source_drops, 1);
+	close_listener(l);
+}
+
 /* Item 5: a half-open connection lives about 15 s (3 SYN-ACK retransmissions), not a
  * minute. */
 Test(tcp_hostile, half_open_lifetime_is_short)
