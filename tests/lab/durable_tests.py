@@ -81,6 +81,7 @@ def test_nvmet_durable(s):
             f.write(NVMET_JSON)
         with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
             f.write("panic = exit\n")
+        topo.pin_static_address(esp)  # no DHCP server on the lab's link
         link = lab.link("link0")
         linux = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
         dev = lab.appliance(esp, link, run_args=["--disks", disks])
