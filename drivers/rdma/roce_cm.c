@@ -107,6 +107,12 @@ static void roce_cm_closed(struct roce_cm_conn *c, uint64_t now)
 	c->qp = NULL;  /* the owner may destroy it from now on */
 }
 
+void roce_cm_detach(struct roce_cm_conn *c)
+{
+	c->qp = NULL;
+	c->l = NULL;
+}
+
 static void roce_cm_established(struct roce_cm_conn *c)
 {
 	roce_cm_set_state(c, ROCE_CM_ESTABLISHED);

@@ -97,6 +97,10 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 /* Disconnect an established connection: QP to ERR, DREQ sent (retried), DREP awaited. */
 int roce_cm_disconnect(struct roce_cm_conn *c);
 
+/* The owner lets go of c: its QP is no longer touched and no more events come (call before
+ * destroying the QP of a connection that has not been reported disconnected). */
+void roce_cm_detach(struct roce_cm_conn *c);
+
 /* A CM MAD from peer_ip (the GSI's receive path; mad: the 256 bytes, m: parsed). */
 void roce_cm_rx(struct roce_net *rn, uint32_t peer_ip, const uint8_t *mad, const struct roce_mad *m);
 

@@ -314,8 +314,9 @@ void roce_req_tx_done(struct roce_qp *qp, uint64_t now, const struct roce_tx *tx
 
 	for (unsigned i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (q->cur_off == 0 && (wr->opcode != ROCE_WR_RDMA_READ || w->read_got == 0)) {
-		/* the WR starts (again): its PSNs from here */
+	if (q->cur == q->started || (q->cur_off == 0 && w->read_got == 0)) {
+		/* the WR starts (a first time, or again from its start): its PSNs from here; the
+		 * slot's record is a previous WR's until then */
 		*w = (struct roce_req_wqe){ .psn_first = q->psn, .len = len,
 					    .psn_last = roce_psn_add(q->psn, roce_req_psns(qp, wr, len) - 1) };
 	}
