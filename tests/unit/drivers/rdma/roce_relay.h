@@ -28,6 +28,14 @@ static int pass_all(unsigned n, const struct roce_pkt *p)
 	return 0;
 }
 
+/* Drop the last packet of every relay_period (set it before using the policy). */
+static unsigned relay_period;
+static int drop_periodic(unsigned n, const struct roce_pkt *p)
+{
+	(void)p;
+	return n % relay_period == relay_period - 1;
+}
+
 #define RELAY_MADS 16
 static uint8_t relay_mads[RELAY_MADS][ROCE_MAD_LEN];
 static unsigned relay_nmads;

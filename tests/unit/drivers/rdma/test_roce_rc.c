@@ -184,15 +184,10 @@ Test(roce_rc, send_write_read_atomics_complete_in_order)
 	cr_assert_eq(qa->req.timeouts, 0);
 }
 
-static int drop_third(unsigned n, const struct roce_pkt *p)
-{
-	(void)p;
-	return n % 3 == 2;
-}
-
 Test(roce_rc, every_third_packet_lost_still_completes_intact)
 {
-	policy = drop_third;
+	policy = drop_periodic;
+	relay_period = 3;
 	all_ops(8192);
 	cr_assert_gt(dropped, 0);
 	cr_assert_gt(qa->req.retransmits, 0);

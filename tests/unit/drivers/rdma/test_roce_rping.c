@@ -199,15 +199,10 @@ Test(roce_rping, rounds_echo_the_start_buffer)
 	disconnect();
 }
 
-static int drop_fifth(unsigned n, const struct roce_pkt *p)
-{
-	(void)p;
-	return n % 5 == 4;
-}
-
 Test(roce_rping, rounds_survive_loss)
 {
-	policy = drop_fifth;
+	policy = drop_periodic;
+	relay_period = 5;
 	rounds(3);
 	cr_assert_gt(dropped, 0);
 	disconnect();
