@@ -189,8 +189,8 @@ Test(roce_cm, connect_established_disconnect_by_the_peer)
 	roce_query_qp(qps[0], &a, NULL);
 	cr_assert_eq(a.qp_state, ROCE_QPS_RTS);
 	cr_assert_eq(a.dest_qp_num, 0x11);
-	cr_assert_eq(a.rq_psn, 0x796285);
-	cr_assert_eq(a.sq_psn, be24_get(rep.starting_psn));
+	cr_assert_eq(a.sq_psn, 0x796285, "the REQ's Starting PSN is what the peer expects");
+	cr_assert_eq(a.rq_psn, be24_get(rep.starting_psn), "the REP's is what we expect");
 	cr_assert_eq(a.path_mtu, ROCE_MTU_1024);
 	cr_assert_eq(a.timeout, 19);
 	cr_assert_eq(a.retry_cnt, 7);

@@ -121,13 +121,13 @@ static void connect(void)
 	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
 	a.path_mtu = ROCE_MTU_1024;
 	a.dest_qp_num = be24_get(rep.local_qpn);
-	a.rq_psn = be24_get(rep.starting_psn);
+	a.rq_psn = 0xfffffa;  /* the REQ's Starting PSN: what we expect */
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	cr_assert_eq(roce_modify_qp(qc, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
 						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
 	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = 0xfffffa;
+	a.sq_psn = be24_get(rep.starting_psn);  /* what the server expects (Linux's CM does so) */
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
