@@ -13,6 +13,7 @@
 #include "../../lib/stats.h"
 #include "roce_internal.h"
 #include "roce_net.h"
+#include "roce_pingpong.h"
 #include "roce_rping.h"
 #include "../../lib/clock.h"
 
@@ -23,6 +24,7 @@ LOG_MODULE_USE(rdma);
 static struct roce_net roce_boot_net;
 static struct roce_dev *roce_boot_dev;
 static struct roce_rping roce_boot_rping;
+static struct roce_pp roce_boot_pp;
 
 static int roce_boot(void)
 {
@@ -41,8 +43,10 @@ static int roce_boot(void)
 	}
 	if ((rc = roce_rping_start(&roce_boot_rping, &roce_boot_net)))
 		log_err("rxe0: rping server on rdma_cm port %u failed to start (%d)", ROCE_RPING_PORT, rc);
-	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1, rping server on rdma_cm port %u", ROCE_UDP_PORT,
-		 ROCE_RPING_PORT);
+	if ((rc = roce_pp_start(&roce_boot_pp, &roce_boot_net)))
+		log_err("rxe0: ibv_rc_pingpong server on TCP %u failed to start (%d)", ROCE_PP_PORT, rc);
+	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1, rping server on rdma_cm port %u, ibv_rc_pingpong server on TCP %u",
+		 ROCE_UDP_PORT, ROCE_RPING_PORT, ROCE_PP_PORT);
 	return 0;
 }
 INITCALL(roce_boot, INIT_LEVEL_SERVICE, roce_boot);
@@ -53,7 +57,8 @@ static int roce_boot_poll(unsigned budget)
 	if (!roce_boot_dev)
 		return 0;
 	n = roce_net_poll(&roce_boot_net, budget);
-	return n + roce_rping_poll(&roce_boot_rping, clock_now_ns());
+	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
+	return n + roce_pp_poll(&roce_boot_pp, clock_now_ns());
 }
 POLLER(rdma, roce_boot_poll);
 
@@ -72,7 +77,7 @@ static void roce_show_counters(const struct roce_net_stats *s)
 	       U(s->cm_req), U(s->cm_other), U(s->cm_rej_tx));
 }
 
-static void roce_show_cm(const struct roce_cm *cm, const struct roce_rping *rp)
+static void roce_show_cm(const struct roce_cm *cm, const struct roce_rping *rp, const struct roce_pp *pp)
 {
 	const struct roce_cm_stats *c = &cm->st;
 	char a[16];
@@ -92,6 +97,8 @@ static void roce_show_cm(const struct roce_cm *cm, const struct roce_rping *rp)
 	}
 	printf("rping server (port %u): sessions %llu rounds %llu errors %llu\n", ROCE_RPING_PORT, U(rp->sessions),
 	       U(rp->rounds), U(rp->errors));
+	printf("ibv_rc_pingpong server (TCP %u): sessions %llu messages %llu errors %llu\n", ROCE_PP_PORT,
+	       U(pp->sessions), U(pp->msgs), U(pp->errors));
 }
 
 static int cmd_rdma(int argc, char **argv)
@@ -142,7 +149,7 @@ static int cmd_rdma(int argc, char **argv)
 		       mr->access, mr->mem.cls == MEM_CLASS_DEVICE ? "device memory" : "host DRAM");
 	}
 	roce_show_counters(&roce_boot_net.st);
-	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping);
+	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 	return 0;
 }
 CONSOLE_COMMAND(rdma, "", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
@@ -152,6 +159,6 @@ static void roce_stats_show(void)
 	if (!roce_boot_dev)
 		return;
 	roce_show_counters(&roce_boot_net.st);
-	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping);
+	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 }
 STATS_SECTION(rdma, roce_stats_show);

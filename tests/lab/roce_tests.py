@@ -7,6 +7,9 @@ rdma_cm port 7174: Linux's CM REQ -> our REP -> Linux's RTU; then per round Linu
 buffer's address, we RDMA READ it and SEND "go", Linux SENDs its sink buffer, we RDMA WRITE the data
 back and SEND "go"; -V makes rping compare every byte; at the end Linux's DREQ gets our DREP.
 
+roce_pingpong: Linux's `ibv_rc_pingpong -g 1` (rdma-core's example) against the appliance's server:
+the QPN/PSN/GID exchange over TCP 18515, then 200 ping-pongs of 4 KiB SENDs over RC.
+
 roce_cm_rej: Linux's rping connects to a port of the appliance that has no listener (7175):
 Linux's CM sends a REQ MAD to QP 1 as a UD SEND over RoCE v2, and the appliance must answer with a
 REJ (reason 8, invalid service ID) that Linux's rxe accepts (it drops a packet whose ICRC does not
@@ -152,4 +155,20 @@ def test_roce_rping(s):
     return f"rping -V: 5 rounds of 4000 B verified by Linux; REP {d['rep']}, RTU {d['rtu']}, DREP {d['drep']}"
 
 
+def test_roce_pingpong(s):
+    """ibv_rc_pingpong -g 1 -n 200 -s 4096 against the appliance: 200 SENDs each way over RC."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    r = linux.run(f"timeout 120 ibv_rc_pingpong -d rxe0 -g 1 -n 200 -s 4096 {APP} 2>&1; echo rc=$?", timeout=150)
+    text = app.cmd("rdma")
+    m = re.search(r"(\d+) bytes in ([\d.]+) seconds = ([\d.]+) Mbit/sec", r.out)
+    it = re.search(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter", r.out)
+    expect("rc=0" in r.out and m and int(m.group(1)) == 2 * 200 * 4096 and it,
+           f"ibv_rc_pingpong failed:\n{r.out[-1200:]}\n{text[-1500:]}")
+    pm = re.search(r"ibv_rc_pingpong server.*messages (\d+) errors (\d+)", text)
+    expect(pm and int(pm.group(1)) >= 200, f"appliance counters:\n{text[-1500:]}")
+    return f"ibv_rc_pingpong 200 x 4 KiB: {it.group(3)} usec/iter ({m.group(3)} Mbit/s), appliance answered {pm.group(1)}"
+
+
 TESTS = [("roce_rping", test_roce_rping), ("roce_cm_rej", test_roce_cm_rej)]
+OPTIONAL = [("roce_pingpong", test_roce_pingpong)]
