@@ -180,8 +180,8 @@ Test(roce_rc, send_write_read_atomics_complete_in_order)
 {
 	policy = pass_all;
 	all_ops(3000);
-	cr_assert_eq(qa->req.retransmits, 0);
-	cr_assert_eq(qa->req.timeouts, 0);
+	cr_assert_eq(qa->req.n.retransmits, 0);
+	cr_assert_eq(qa->req.n.timeouts, 0);
 }
 
 Test(roce_rc, every_third_packet_lost_still_completes_intact)
@@ -190,7 +190,7 @@ Test(roce_rc, every_third_packet_lost_still_completes_intact)
 	relay_period = 3;
 	all_ops(8192);
 	cr_assert_gt(dropped, 0);
-	cr_assert_gt(qa->req.retransmits, 0);
+	cr_assert_gt(qa->req.n.retransmits, 0);
 }
 
 static int swap_pairs(unsigned n, const struct roce_pkt *p)
@@ -203,7 +203,7 @@ Test(roce_rc, neighbours_swapped_still_completes_intact)
 {
 	policy = swap_pairs;
 	all_ops(8192);
-	cr_assert_gt(qa->req.retransmits, 0, "reordering costs retries");
+	cr_assert_gt(qa->req.n.retransmits, 0, "reordering costs retries");
 }
 
 Test(roce_rc, rnr_retry_after_the_timer_then_success)
@@ -212,7 +212,7 @@ Test(roce_rc, rnr_retry_after_the_timer_then_success)
 	post_send(1, ROCE_WR_SEND, IOVA_A, 100, 0);
 	roce_net_poll(&rn, 16);
 	/* the SEND met no receive WR: RNR NAK; post one, and the retry after the timer lands */
-	for (int i = 0; i < 3 && !qa->req.rnr_naks; i++) {
+	for (int i = 0; i < 3 && !qa->req.n.rnr_naks; i++) {
 		unsigned n = fnd.ntx;
 		static struct fake_frame out[4];
 		cr_assert_leq(n, 4);
@@ -224,7 +224,7 @@ Test(roce_rc, rnr_retry_after_the_timer_then_success)
 			inject_from_peer(out[k].b + 42, be16_get(uh.length) - 8u);
 		}
 	}
-	cr_assert_eq(qa->req.rnr_naks, 1);
+	cr_assert_eq(qa->req.n.rnr_naks, 1);
 	post_recv_b(7, IOVA_B, 128);
 	pump(rc_idle);
 	expect_wc(cqa, 1, ROCE_WC_SUCCESS, ROCE_WC_SEND, 100);
@@ -238,7 +238,7 @@ Test(roce_rc, rnr_retry_exhausted_fails_the_wr)
 	post_send(1, ROCE_WR_SEND, IOVA_A, 100, 0);
 	pump(rc_idle);
 	expect_wc(cqa, 1, ROCE_WC_RNR_RETRY_EXC_ERR, ROCE_WC_SEND, 0);
-	cr_assert_eq(qa->req.rnr_naks, 3, "the first try and rnr_retry (2) retries");
+	cr_assert_eq(qa->req.n.rnr_naks, 3, "the first try and rnr_retry (2) retries");
 	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
 }
 
@@ -257,7 +257,7 @@ Test(roce_rc, a_silent_peer_fails_the_wr_after_retry_cnt_timeouts)
 	pump(rc_idle);
 	expect_wc(cqa, 1, ROCE_WC_RETRY_EXC_ERR, ROCE_WC_RDMA_WRITE, 0);
 	expect_wc(cqa, 2, ROCE_WC_WR_FLUSH_ERR, ROCE_WC_RDMA_WRITE, 0);
-	cr_assert_eq(qa->req.timeouts, 4, "the first try and retry_cnt (3) retries");
+	cr_assert_eq(qa->req.n.timeouts, 4, "the first try and retry_cnt (3) retries");
 	cr_assert_eq(relayed, 8, "each try sends both WRITEs");
 }
 
