@@ -8,6 +8,7 @@
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
 #include "../../net/tcp/tcp.h"
+#include "roce_app.h"
 #include "roce_internal.h"
 #include "roce_net.h"
 #include "roce_pingpong.h"
@@ -22,27 +23,15 @@ static void roce_pp_free(struct roce_pp_session *s)
 {
 	if (s->sock)
 		tcp_abort(s->sock);
-	if (s->qp) {
-		struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
-		struct roce_wc wc[8];
-		roce_modify_qp(s->qp, &e, ROCE_QP_STATE);
-		while (roce_poll_cq(s->cq, 8, wc) > 0)
-			;
-		roce_destroy_qp(s->qp);
-	}
-	if (s->mr)
-		roce_dereg_mr(s->mr);
-	if (s->cq)
-		roce_destroy_cq(s->cq);
-	free(s->mem);
+	roce_conn_res_free(&s->r);
 	memset(s, 0, sizeof(*s));
 }
 
 static int roce_pp_post_recv(struct roce_pp_session *s, unsigned i)
 {
 	struct roce_recv_wr w = { .wr_id = i, .num_sge = 1,
-				  .sg_list = { { PP_IOVA + (uint64_t)i * ROCE_PP_MAX_SIZE, ROCE_PP_MAX_SIZE, roce_mr_lkey(s->mr) } } };
-	return roce_post_recv(s->qp, &w);
+				  .sg_list = { { PP_IOVA + (uint64_t)i * ROCE_PP_MAX_SIZE, ROCE_PP_MAX_SIZE, roce_mr_lkey(s->r.mr) } } };
+	return roce_post_recv(s->r.qp, &w);
 }
 
 /* The client's address arrived: our QP towards it, and our answer. */
@@ -60,12 +49,12 @@ static int roce_pp_connect(struct roce_pp_session *s, const struct roce_pp_dest 
 
 	if (roce_gid_to_ipv4(&rem->gid, &ip))
 		return -EINVAL;  /* the client must name its RoCE v2 GID (-g) */
-	if (!(s->mem = calloc(1, PP_MEM_LEN)) || roce_create_cq(pp->pd->dev, 2 * ROCE_PP_RECVS + 2, NULL, NULL, &s->cq))
+	if (!(s->r.mem = calloc(1, PP_MEM_LEN)) || roce_create_cq(pp->pd->dev, 2 * ROCE_PP_RECVS + 2, NULL, NULL, &s->r.cq))
 		return -ENOMEM;
-	init.send_cq = init.recv_cq = s->cq;
-	if (roce_create_qp(pp->pd, &init, &s->qp) ||
-	    roce_reg_mr(pp->pd, PP_IOVA, PP_MEM_LEN, dma_addr_host(s->mem), ROCE_ACCESS_LOCAL_WRITE, &s->mr) ||
-	    roce_modify_qp(s->qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS))
+	init.send_cq = init.recv_cq = s->r.cq;
+	if (roce_create_qp(pp->pd, &init, &s->r.qp) ||
+	    roce_reg_mr(pp->pd, PP_IOVA, PP_MEM_LEN, dma_addr_host(s->r.mem), ROCE_ACCESS_LOCAL_WRITE, &s->r.mr) ||
+	    roce_modify_qp(s->r.qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS))
 		return -ENOMEM;
 	for (unsigned i = 0; i < ROCE_PP_RECVS; i++)
 		if (roce_pp_post_recv(s, i))
@@ -80,11 +69,11 @@ static int roce_pp_connect(struct roce_pp_session *s, const struct roce_pp_dest 
 	a.rq_psn = rem->psn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
-	if (roce_modify_qp(s->qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN |
+	if (roce_modify_qp(s->r.qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN |
 					     ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER))
 		return -EINVAL;
 	memset(&ours, 0, sizeof(ours));
-	ours.qpn = roce_qp_num(s->qp);
+	ours.qpn = roce_qp_num(s->r.qp);
 	ours.psn = (uint32_t)(clock_now_ns() >> 10) & ROCE_PSN_MASK;
 	roce_query_gid(pp->pd->dev, 0, &ours.gid);
 	a.qp_state = ROCE_QPS_RTS;
@@ -93,7 +82,7 @@ static int roce_pp_connect(struct roce_pp_session *s, const struct roce_pp_dest 
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	if (roce_modify_qp(s->qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
+	if (roce_modify_qp(s->r.qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
 					     ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC))
 		return -EINVAL;
 	roce_pp_format(&ours, msg);
@@ -211,7 +200,7 @@ int roce_pp_poll(struct roce_pp *pp, uint64_t now)
 		}
 		if (s->state != ROCE_PP_RUNNING)
 			continue;
-		n = roce_poll_cq(s->cq, 8, wc);
+		n = roce_poll_cq(s->r.cq, 8, wc);
 		for (int k = 0; k < n; k++) {
 			s->last = now;
 			work++;
@@ -229,10 +218,10 @@ int roce_pp_poll(struct roce_pp *pp, uint64_t now)
 			struct roce_send_wr w = { .wr_id = PP_SEND_WRID, .opcode = ROCE_WR_SEND,
 						  .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
 						  .sg_list = { { PP_IOVA + (uint64_t)ROCE_PP_RECVS * ROCE_PP_MAX_SIZE,
-								 wc[k].byte_len, roce_mr_lkey(s->mr) } } };
+								 wc[k].byte_len, roce_mr_lkey(s->r.mr) } } };
 			s->msgs++;
 			pp->msgs++;
-			if (roce_pp_post_recv(s, (unsigned)wc[k].wr_id) || roce_post_send(s->qp, &w)) {
+			if (roce_pp_post_recv(s, (unsigned)wc[k].wr_id) || roce_post_send(s->r.qp, &w)) {
 				n = -1;
 				break;
 			}

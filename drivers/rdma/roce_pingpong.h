@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "roce_app.h"
 #include "roce_verbs.h"
 
 #define ROCE_PP_PORT 18515
@@ -43,10 +44,7 @@ struct roce_pp_session {
 	enum roce_pp_state state;
 	struct roce_pp *pp;
 	struct tcp_sock *sock;       /* during the exchange */
-	struct roce_cq *cq;
-	struct roce_qp *qp;
-	struct roce_mr *mr;
-	uint8_t *mem;                /* ROCE_PP_RECVS receive buffers + one send buffer */
+	struct roce_conn_res r;       /* CQ, QP, MR and buffers */
 	uint64_t last, msgs;
 };
 

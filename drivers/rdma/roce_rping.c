@@ -6,6 +6,7 @@
 #include <string.h>
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
+#include "roce_app.h"
 #include "roce_internal.h"
 #include "roce_net.h"
 #include "roce_rping.h"
@@ -23,35 +24,23 @@ static void roce_rping_free(struct roce_rping_session *s)
 {
 	if (s->conn)
 		roce_cm_detach(s->conn);
-	if (s->qp) {
-		struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
-		struct roce_wc wc[8];
-		roce_modify_qp(s->qp, &e, ROCE_QP_STATE);
-		while (roce_poll_cq(s->cq, 8, wc) > 0)
-			;
-		roce_destroy_qp(s->qp);
-	}
-	if (s->mr)
-		roce_dereg_mr(s->mr);
-	if (s->cq)
-		roce_destroy_cq(s->cq);
-	free(s->mem);
+	roce_conn_res_free(&s->r);
 	memset(s, 0, sizeof(*s));
 }
 
 static int roce_rping_post_recv(struct roce_rping_session *s)
 {
 	struct roce_recv_wr w = { .wr_id = WR_RECV, .num_sge = 1,
-				  .sg_list = { { RP_IOVA + RP_RECV, sizeof(struct roce_rping_info), roce_mr_lkey(s->mr) } } };
-	return roce_post_recv(s->qp, &w);
+				  .sg_list = { { RP_IOVA + RP_RECV, sizeof(struct roce_rping_info), roce_mr_lkey(s->r.mr) } } };
+	return roce_post_recv(s->r.qp, &w);
 }
 
 static int roce_rping_post(struct roce_rping_session *s, enum roce_wr_opcode op, uint64_t id, uint64_t laddr,
 			   uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct roce_send_wr w = { .wr_id = id, .opcode = op, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
-				  .sg_list = { { laddr, len, roce_mr_lkey(s->mr) } }, .remote_addr = raddr, .rkey = rkey };
-	return roce_post_send(s->qp, &w);
+				  .sg_list = { { laddr, len, roce_mr_lkey(s->r.mr) } }, .remote_addr = raddr, .rkey = rkey };
+	return roce_post_send(s->r.qp, &w);
 }
 
 static struct roce_rping_session *roce_rping_of(struct roce_rping *rp, struct roce_cm_conn *c)
@@ -78,21 +67,21 @@ static int roce_rping_req(struct roce_cm_conn *c, const struct roce_cm_req *req,
 	if (!s)
 		return CM_REJ_NO_RESOURCES;
 	memset(s, 0, sizeof(*s));
-	if (!(s->mem = calloc(1, RP_DATA + ROCE_RPING_MAX_SIZE)))
+	if (!(s->r.mem = calloc(1, RP_DATA + ROCE_RPING_MAX_SIZE)))
 		goto fail;
-	if (roce_create_cq(rp->pd->dev, 8, NULL, NULL, &s->cq))
+	if (roce_create_cq(rp->pd->dev, 8, NULL, NULL, &s->r.cq))
 		goto fail;
-	init.send_cq = init.recv_cq = s->cq;
-	if (roce_create_qp(rp->pd, &init, &s->qp))
+	init.send_cq = init.recv_cq = s->r.cq;
+	if (roce_create_qp(rp->pd, &init, &s->r.qp))
 		goto fail;
-	if (roce_reg_mr(rp->pd, RP_IOVA, RP_DATA + ROCE_RPING_MAX_SIZE, dma_addr_host(s->mem), ROCE_ACCESS_LOCAL_WRITE,
-			&s->mr))
+	if (roce_reg_mr(rp->pd, RP_IOVA, RP_DATA + ROCE_RPING_MAX_SIZE, dma_addr_host(s->r.mem), ROCE_ACCESS_LOCAL_WRITE,
+			&s->r.mr))
 		goto fail;
-	if (roce_modify_qp(s->qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS))
+	if (roce_modify_qp(s->r.qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS))
 		goto fail;
 	s->state = ROCE_RPING_CONNECTING;
 	s->last = clock_now_ns();
-	if (roce_rping_post_recv(s) || roce_cm_accept(c, s->qp, NULL, 0))
+	if (roce_rping_post_recv(s) || roce_cm_accept(c, s->r.qp, NULL, 0))
 		goto fail;
 	s->conn = c;
 	rp->sessions++;
@@ -158,7 +147,7 @@ static int roce_rping_step(struct roce_rping *rp, struct roce_rping_session *s, 
 	case WR_RECV:
 		if (wc->byte_len < sizeof(info))
 			return -EIO;
-		memcpy(&info, s->mem + RP_RECV, sizeof(info));
+		memcpy(&info, s->r.mem + RP_RECV, sizeof(info));
 		if (roce_rping_post_recv(s))
 			return -EIO;
 		if (s->state == ROCE_RPING_CONNECTING)
@@ -204,7 +193,7 @@ int roce_rping_poll(struct roce_rping *rp, uint64_t now)
 
 		if (s->state == ROCE_RPING_FREE)
 			continue;
-		n = roce_poll_cq(s->cq, 4, wc);
+		n = roce_poll_cq(s->r.cq, 4, wc);
 		for (int k = 0; k < n; k++) {
 			s->last = now;
 			work++;

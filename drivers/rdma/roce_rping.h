@@ -11,6 +11,7 @@
 #define DRIVERS_RDMA_ROCE_RPING_H
 
 #include <stdint.h>
+#include "roce_app.h"
 #include "roce_cm.h"
 
 #define ROCE_RPING_PORT 7174
@@ -40,10 +41,7 @@ enum roce_rping_state {
 struct roce_rping_session {
 	enum roce_rping_state state;
 	struct roce_cm_conn *conn;
-	struct roce_cq *cq;
-	struct roce_qp *qp;
-	struct roce_mr *mr;          /* recv, send and data buffers, one registration */
-	uint8_t *mem;                /* [recv 16][send 16][data ROCE_RPING_MAX_SIZE] */
+	struct roce_conn_res r;       /* CQ, QP, MR and buffers */
 	uint32_t len;                /* bytes read from the client */
 	uint64_t last;               /* the last progress (ns) */
 	uint64_t rounds;
