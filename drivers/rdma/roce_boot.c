@@ -13,6 +13,9 @@
 #include "../../lib/stats.h"
 #include "roce_internal.h"
 #include "roce_net.h"
+#include "roce_pingpong.h"
+#include "roce_rping.h"
+#include "../../lib/clock.h"
 
 LOG_MODULE_USE(rdma);
 
@@ -20,6 +23,8 @@ LOG_MODULE_USE(rdma);
 
 static struct roce_net roce_boot_net;
 static struct roce_dev *roce_boot_dev;
+static struct roce_rping roce_boot_rping;
+static struct roce_pp roce_boot_pp;
 
 static int roce_boot(void)
 {
@@ -36,14 +41,24 @@ static int roce_boot(void)
 		roce_boot_dev = NULL;
 		return rc;
 	}
-	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1", ROCE_UDP_PORT);
+	if ((rc = roce_rping_start(&roce_boot_rping, &roce_boot_net)))
+		log_err("rxe0: rping server on rdma_cm port %u failed to start (%d)", ROCE_RPING_PORT, rc);
+	if ((rc = roce_pp_start(&roce_boot_pp, &roce_boot_net)))
+		log_err("rxe0: ibv_rc_pingpong server on TCP %u failed to start (%d)", ROCE_PP_PORT, rc);
+	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1, rping server on rdma_cm port %u, ibv_rc_pingpong server on TCP %u",
+		 ROCE_UDP_PORT, ROCE_RPING_PORT, ROCE_PP_PORT);
 	return 0;
 }
 INITCALL(roce_boot, INIT_LEVEL_SERVICE, roce_boot);
 
 static int roce_boot_poll(unsigned budget)
 {
-	return roce_boot_dev ? roce_net_poll(&roce_boot_net, budget) : 0;
+	int n;
+	if (!roce_boot_dev)
+		return 0;
+	n = roce_net_poll(&roce_boot_net, budget);
+	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
+	return n + roce_pp_poll(&roce_boot_pp, clock_now_ns());
 }
 POLLER(rdma, roce_boot_poll);
 
@@ -60,6 +75,30 @@ static void roce_show_counters(const struct roce_net_stats *s)
 	       U(s->resp_tx), U(s->rx_bad_src));
 	printf("gsi: mads %llu bad %llu; cm: req %llu other %llu rej-tx %llu\n", U(s->gsi_rx), U(s->gsi_bad_mad),
 	       U(s->cm_req), U(s->cm_other), U(s->cm_rej_tx));
+}
+
+static void roce_show_cm(const struct roce_cm *cm, const struct roce_rping *rp, const struct roce_pp *pp)
+{
+	const struct roce_cm_stats *c = &cm->st;
+	char a[16];
+	printf("cm: req %llu rep %llu (retx %llu) rtu %llu rej tx %llu rx %llu dreq rx %llu tx %llu drep tx %llu rx %llu "
+	       "mra %llu dup-req %llu timeouts %llu no-listener %llu no-room %llu unknown %llu\n",
+	       U(c->req), U(c->rep_tx), U(c->rep_retx), U(c->rtu), U(c->rej_tx), U(c->rej_rx), U(c->dreq_rx),
+	       U(c->dreq_tx), U(c->drep_tx), U(c->drep_rx), U(c->mra), U(c->dup_req), U(c->timeouts),
+	       U(c->no_listener), U(c->no_room), U(c->unknown));
+	for (unsigned i = 0; i < ROCE_CM_MAX_LISTEN; i++)
+		if (cm->ls[i].used)
+			printf("  listen service id %#llx: %llu REQs\n", U(cm->ls[i].service_id), U(cm->ls[i].reqs));
+	for (unsigned i = 0; i < ROCE_CM_MAX_CONN; i++) {
+		const struct roce_cm_conn *x = &cm->conns[i];
+		if (x->state != ROCE_CM_FREE)
+			printf("  conn %#x <-> %s comm id %#x qpn %#x: %s\n", x->local_id, net_format_ipv4(x->peer, a),
+			       x->remote_id, x->req.local_qpn, roce_cm_state_name(x->state));
+	}
+	printf("rping server (port %u): sessions %llu rounds %llu errors %llu\n", ROCE_RPING_PORT, U(rp->sessions),
+	       U(rp->rounds), U(rp->errors));
+	printf("ibv_rc_pingpong server (TCP %u): sessions %llu messages %llu errors %llu\n", ROCE_PP_PORT,
+	       U(pp->sessions), U(pp->msgs), U(pp->errors));
 }
 
 static int cmd_rdma(int argc, char **argv)
@@ -92,9 +131,9 @@ static int cmd_rdma(int argc, char **argv)
 		       qp->sq.count, qp->sq.size, qp->rq.count, qp->rq.size, U(qp->flushed));
 		printf("      requester: psn %#x una %#x wr %u/%u packets %llu retransmits %llu timeouts %llu "
 		       "naks seq %llu rnr %llu implied %llu dup-resps %llu completions %llu\n",
-		       qp->req.psn, qp->req.una, qp->req.started, qp->sq.count, U(qp->req.pkts), U(qp->req.retransmits),
-		       U(qp->req.timeouts), U(qp->req.seq_naks), U(qp->req.rnr_naks), U(qp->req.implied_naks),
-		       U(qp->req.dup_resps), U(qp->req.completions));
+		       qp->req.psn, qp->req.una, qp->req.started, qp->sq.count, U(qp->req.n.pkts), U(qp->req.n.retransmits),
+		       U(qp->req.n.timeouts), U(qp->req.n.seq_naks), U(qp->req.n.rnr_naks), U(qp->req.n.implied_naks),
+		       U(qp->req.n.dup_resps), U(qp->req.n.completions));
 		printf("      responder: acks %llu dups %llu replays %llu reads %llu (responses %llu) atomics %llu "
 		       "naks seq %llu inv %llu access %llu op %llu rnr %llu\n",
 		       U(qp->resp.acks), U(qp->resp.dups), U(qp->resp.replays), U(qp->resp.reads),
@@ -110,13 +149,16 @@ static int cmd_rdma(int argc, char **argv)
 		       mr->access, mr->mem.cls == MEM_CLASS_DEVICE ? "device memory" : "host DRAM");
 	}
 	roce_show_counters(&roce_boot_net.st);
+	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 	return 0;
 }
 CONSOLE_COMMAND(rdma, "", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
 
 static void roce_stats_show(void)
 {
-	if (roce_boot_dev)
-		roce_show_counters(&roce_boot_net.st);
+	if (!roce_boot_dev)
+		return;
+	roce_show_counters(&roce_boot_net.st);
+	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 }
 STATS_SECTION(rdma, roce_stats_show);

@@ -107,6 +107,12 @@ static void roce_cm_closed(struct roce_cm_conn *c, uint64_t now)
 	c->qp = NULL;  /* the owner may destroy it from now on */
 }
 
+void roce_cm_detach(struct roce_cm_conn *c)
+{
+	c->qp = NULL;
+	c->l = NULL;
+}
+
 static void roce_cm_established(struct roce_cm_conn *c)
 {
 	roce_cm_set_state(c, ROCE_CM_ESTABLISHED);
@@ -131,7 +137,7 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 	struct roce_port_attr port;
 	struct roce_qp_attr a;
 	struct roce_cm_rep_msg rep;
-	uint32_t sq_psn;
+	uint32_t rq_psn;
 	enum roce_mtu mtu;
 
 	if (c->state != ROCE_CM_REQ_RCVD || roce_qp_state(qp) != ROCE_QPS_INIT || len > CM_REP_PRIVATE_LEN)
@@ -147,7 +153,11 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 	a.ah_attr.traffic_class = q->traffic_class;
 	a.path_mtu = mtu;
 	a.dest_qp_num = q->local_qpn;
-	a.rq_psn = q->starting_psn;
+	/* each side announces the PSN it expects to receive: the REQ's Starting PSN is where
+	 * our send queue starts, the REP's where the peer's does (Linux's CM, checked against
+	 * rxe in the lab: its first SEND carries the REP's PSN) */
+	rq_psn = (uint32_t)(clock_now_ns() >> 10 ^ c->local_id * 2654435761u) & ROCE_PSN_MASK;
+	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = q->initiator_depth > ROCE_MAX_RD_ATOMIC ? ROCE_MAX_RD_ATOMIC : q->initiator_depth;
 	a.min_rnr_timer = ROCE_CM_MIN_RNR_TIMER;
 	if (roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN |
@@ -155,9 +165,8 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 		return -EINVAL;
 	/* the passive side may send as soon as the active side can take it: rdma_cm moves it
 	 * to RTS on accept; the application waits for the established event */
-	sq_psn = (uint32_t)(clock_now_ns() >> 10 ^ c->local_id * 2654435761u) & ROCE_PSN_MASK;
 	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = sq_psn;
+	a.sq_psn = q->starting_psn;
 	a.timeout = q->ack_timeout;
 	a.retry_cnt = q->retry_cnt;
 	a.rnr_retry = q->rnr_retry;
@@ -171,7 +180,7 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 	rep.local_comm_id = be32_make(c->local_id);
 	rep.remote_comm_id = be32_make(c->remote_id);
 	be24_put(rep.local_qpn, roce_qp_num(qp));
-	be24_put(rep.starting_psn, sq_psn);
+	be24_put(rep.starting_psn, rq_psn);
 	rep.responder_resources = a.max_dest_rd_atomic;
 	rep.initiator_depth = a.max_rd_atomic;
 	rep.tad_fo_e2e = ROCE_CM_TARGET_ACK_DELAY << 3;
@@ -181,6 +190,7 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 		memcpy(rep.private_data, priv, len);
 	roce_cm_build_rep(c->mad, c->tid, &rep);
 	c->qp = qp;
+	c->rq_psn = rq_psn;
 	roce_cm_set_state(c, ROCE_CM_REP_SENT);
 	c->rto = roce_cm_rto((uint8_t)(q->local_cm_timeout + 1));
 	c->retries_left = q->max_cm_retries;
@@ -348,7 +358,7 @@ int roce_cm_poll(struct roce_net *rn, uint64_t now)
 		switch (c->state) {
 		case ROCE_CM_REP_SENT:
 			/* 12.9.7: the first request on the QP means the RTU was lost */
-			if (c->qp && roce_psn_diff(c->qp->resp.epsn, c->req.starting_psn) != 0) {
+			if (c->qp && roce_psn_diff(c->qp->resp.epsn, c->rq_psn) != 0) {
 				roce_cm_established(c);
 				events++;
 				break;

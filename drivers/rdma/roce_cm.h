@@ -2,8 +2,9 @@
  * roce_cm.h - the passive side of the InfiniBand communication manager (IBTA vol. 1
  * chapter 12) over the GSI QP, as Linux rdma_cm speaks it over RoCE v2: listeners by
  * ServiceID (rdma_cm's port space 0x0106 | port for TCP-like RC), REQ -> the listener
- * accepts with a QP (moved INIT -> RTR -> RTS with the REQ's path, PSNs, depths and retry
- * counts) -> REP (retransmitted until the RTU or the first request, up to the REQ's Max
+ * accepts with a QP (moved INIT -> RTR -> RTS with the REQ's path, depths and retry counts;
+ * the send queue starts at the REQ's Starting PSN, the receive queue at the one our REP
+ * announces) -> REP (retransmitted until the RTU or the first request, up to the REQ's Max
  * CM Retries, then REJ timeout) -> established; DREQ -> DREP with the QP to ERR and a
  * time-wait that answers retransmitted DREQs; REJ; MRA extends the REP's wait; our own
  * disconnect sends DREQ (retried, bounded) and waits for the DREP. A duplicate REQ gets
@@ -67,6 +68,7 @@ struct roce_cm_conn {
 	uint64_t tid;                /* TransactionID of the REQ (REP, RTU) or of our DREQ */
 	struct roce_cm_req req;
 	struct roce_qp *qp;
+	uint32_t rq_psn;             /* the PSN our REP announced: the peer's first request */
 	uint8_t mad[ROCE_MAD_LEN];   /* the REP or DREQ, for retransmission */
 	uint64_t deadline, rto;
 	unsigned retries_left;
@@ -96,6 +98,10 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 
 /* Disconnect an established connection: QP to ERR, DREQ sent (retried), DREP awaited. */
 int roce_cm_disconnect(struct roce_cm_conn *c);
+
+/* The owner lets go of c: its QP is no longer touched and no more events come (call before
+ * destroying the QP of a connection that has not been reported disconnected). */
+void roce_cm_detach(struct roce_cm_conn *c);
 
 /* A CM MAD from peer_ip (the GSI's receive path; mad: the 256 bytes, m: parsed). */
 void roce_cm_rx(struct roce_net *rn, uint32_t peer_ip, const uint8_t *mad, const struct roce_mad *m);

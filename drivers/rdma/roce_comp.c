@@ -45,7 +45,7 @@ static void roce_comp_retry(struct roce_qp *qp)
 	q->retry_left--;
 	q->deadline = 0;
 	roce_req_rewind(qp);
-	q->retransmits++;
+	q->n.retransmits++;
 }
 
 /* Progress: the retry counters start again, the timer runs while anything is outstanding. */
@@ -85,7 +85,7 @@ static bool roce_comp_ack_upto(struct roce_qp *qp, uint32_t psn, uint64_t now)
 			if (progress)
 				roce_comp_progress(qp, now);
 			if (!q->retrying)
-				q->implied_naks++;
+				q->n.implied_naks++;
 			roce_comp_retry(qp);
 			return false;
 		}
@@ -140,19 +140,19 @@ static void roce_comp_read_resp(struct roce_qp *qp, const struct roce_pkt *p, co
 	const struct roce_send_wr *wr;
 
 	if (k < 0 || roce_req_wr_at(qp, (unsigned)k)->opcode != ROCE_WR_RDMA_READ) {
-		q->dup_resps++;
+		q->n.dup_resps++;
 		return;
 	}
 	w = roce_req_wqe_at(qp, (unsigned)k);
 	wr = roce_req_wr_at(qp, (unsigned)k);
 	int32_t d = roce_psn_diff(p->psn, roce_psn_add(w->psn_first, w->read_got / pmtu));
 	if (d < 0) {
-		q->dup_resps++;
+		q->n.dup_resps++;
 		return;
 	}
 	if (d > 0) {
 		/* a response is missing: ask again from the first byte not placed */
-		q->seq_naks++;
+		q->n.seq_naks++;
 		roce_comp_retry(qp);
 		return;
 	}
@@ -185,7 +185,7 @@ static void roce_comp_atomic_ack(struct roce_qp *qp, const struct roce_pkt *p, u
 	dma_addr_t m;
 
 	if (k < 0) {
-		q->dup_resps++;
+		q->n.dup_resps++;
 		return;
 	}
 	w = roce_req_wqe_at(qp, (unsigned)k);
@@ -193,7 +193,7 @@ static void roce_comp_atomic_ack(struct roce_qp *qp, const struct roce_pkt *p, u
 	if ((wr->opcode != ROCE_WR_ATOMIC_CMP_AND_SWP && wr->opcode != ROCE_WR_ATOMIC_FETCH_AND_ADD) ||
 	    w->psn_first != p->psn) {
 		if (roce_psn_diff(p->psn, w->psn_first) < 0)
-			q->dup_resps++;
+			q->n.dup_resps++;
 		else
 			roce_comp_fail(qp, ROCE_WC_BAD_RESP_ERR);
 		return;
@@ -220,7 +220,7 @@ void roce_comp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
 		return;
 	if (!q->started || roce_psn_diff(p->psn, hi) > 0 ||
 	    roce_psn_diff(p->psn, roce_psn_add(q->una, ROCE_PSN_MASK)) < 0) {
-		q->dup_resps++;  /* for nothing outstanding, beyond what was sent, or older than una - 1 */
+		q->n.dup_resps++;  /* for nothing outstanding, beyond what was sent, or older than una - 1 */
 		return;
 	}
 	/* a response or NAK at PSN p acknowledges everything before it */
@@ -246,7 +246,7 @@ void roce_comp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
 		return;
 	case AETH_TYPE_RNR_NAK:
 		/* 9.7.5.2.8: wait the responder's timer, then send again from the PSN it named */
-		q->rnr_naks++;
+		q->n.rnr_naks++;
 		if (!q->rnr_left) {
 			roce_comp_fail(qp, ROCE_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -256,12 +256,12 @@ void roce_comp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
 		q->rnr_until = now + roce_rnr_timer_ns(p->syndrome & 0x1f);
 		q->deadline = 0;
 		roce_req_rewind(qp);
-		q->retransmits++;
+		q->n.retransmits++;
 		return;
 	case AETH_TYPE_NAK:
 		switch (p->syndrome & 0x1f) {
 		case AETH_NAK_PSN_SEQ:
-			q->seq_naks++;
+			q->n.seq_naks++;
 			roce_comp_retry(qp);
 			return;
 		case AETH_NAK_INVALID_REQ:
@@ -278,7 +278,7 @@ void roce_comp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
 			return;
 		}
 	default:
-		q->dup_resps++;  /* reserved syndrome type: ignored */
+		q->n.dup_resps++;  /* reserved syndrome type: ignored */
 		return;
 	}
 }

@@ -118,7 +118,9 @@ struct roce_req_state {
 	uint64_t rnr_until;          /* after an RNR NAK: nothing is sent before (ns) */
 	uint8_t retry_left, rnr_left;
 	struct roce_req_wqe wqe[ROCE_MAX_WR];
-	uint64_t pkts, retransmits, timeouts, seq_naks, rnr_naks, implied_naks, dup_resps, completions;
+	struct roce_req_counters {
+		uint64_t pkts, retransmits, timeouts, seq_naks, rnr_naks, implied_naks, dup_resps, completions;
+	} n;                         /* kept across resets */
 };
 
 struct roce_qp {

@@ -56,12 +56,10 @@ uint32_t roce_req_psns(const struct roce_qp *qp, const struct roce_send_wr *wr, 
 void roce_req_reset(struct roce_qp *qp)
 {
 	struct roce_req_state *q = &qp->req;
-	uint64_t keep[8] = { q->pkts, q->retransmits, q->timeouts, q->seq_naks,
-			     q->rnr_naks, q->implied_naks, q->dup_resps, q->completions };
+	struct roce_req_counters keep = q->n;
 
 	memset(q, 0, sizeof(*q));
-	q->pkts = keep[0], q->retransmits = keep[1], q->timeouts = keep[2], q->seq_naks = keep[3];
-	q->rnr_naks = keep[4], q->implied_naks = keep[5], q->dup_resps = keep[6], q->completions = keep[7];
+	q->n = keep;
 	q->psn = q->una = q->psn_hi = qp->attr.sq_psn & ROCE_PSN_MASK;
 	q->retry_left = qp->attr.retry_cnt;
 	q->rnr_left = qp->attr.rnr_retry;
@@ -104,7 +102,7 @@ void roce_req_complete(struct roce_qp *qp)
 			q->cur--;
 		else
 			q->cur_off = 0;  /* it failed before it was sent */
-		q->completions++;
+		q->n.completions++;
 		if (st != ROCE_WC_SUCCESS) {
 			struct roce_qp_attr a = { .qp_state = ROCE_QPS_ERR };
 			log_info("qp %#x: send WR %#llx failed (status %d), QP to ERR", qp->qpn,
@@ -314,8 +312,9 @@ void roce_req_tx_done(struct roce_qp *qp, uint64_t now, const struct roce_tx *tx
 
 	for (unsigned i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (q->cur_off == 0 && (wr->opcode != ROCE_WR_RDMA_READ || w->read_got == 0)) {
-		/* the WR starts (again): its PSNs from here */
+	if (q->cur == q->started || (q->cur_off == 0 && w->read_got == 0)) {
+		/* the WR starts (a first time, or again from its start): its PSNs from here; the
+		 * slot's record is a previous WR's until then */
 		*w = (struct roce_req_wqe){ .psn_first = q->psn, .len = len,
 					    .psn_last = roce_psn_add(q->psn, roce_req_psns(qp, wr, len) - 1) };
 	}
@@ -335,7 +334,7 @@ void roce_req_tx_done(struct roce_qp *qp, uint64_t now, const struct roce_tx *tx
 	}
 	if (roce_psn_diff(q->psn, q->psn_hi) > 0)
 		q->psn_hi = q->psn;
-	q->pkts++;
+	q->n.pkts++;
 	if (!q->deadline)
 		q->deadline = now + roce_req_timeout_ns(qp->attr.timeout);
 	q->rnr_until = 0;
@@ -349,7 +348,7 @@ bool roce_req_tick(struct roce_qp *qp, uint64_t now)
 		return false;
 	if (!q->deadline || now < q->deadline || !q->started)
 		return false;
-	q->timeouts++;
+	q->n.timeouts++;
 	q->deadline = 0;
 	if (!q->retry_left) {
 		struct roce_req_wqe *w = roce_req_wqe_at(qp, 0);
@@ -362,6 +361,6 @@ bool roce_req_tick(struct roce_qp *qp, uint64_t now)
 	}
 	q->retry_left--;
 	roce_req_rewind(qp);
-	q->retransmits++;
+	q->n.retransmits++;
 	return true;
 }

@@ -2,7 +2,15 @@
 (rdma_rxe) on the shared captured appliance lab of net_tests.py; run-tests puts these before
 net_tshark, whose malformation check then covers their frames too.
 
-roce_cm_rej: Linux's rping, as an rdma_cm client, connects to the appliance, which has no listener:
+roce_rping: Linux's `rping -c -V` (librdmacm's example) against the appliance's rping server on
+rdma_cm port 7174: Linux's CM REQ -> our REP -> Linux's RTU; then per round Linux SENDs its start
+buffer's address, we RDMA READ it and SEND "go", Linux SENDs its sink buffer, we RDMA WRITE the data
+back and SEND "go"; -V makes rping compare every byte; at the end Linux's DREQ gets our DREP.
+
+roce_pingpong: Linux's `ibv_rc_pingpong -g 1` (rdma-core's example) against the appliance's server:
+the QPN/PSN/GID exchange over TCP 18515, then 200 ping-pongs of 4 KiB SENDs over RC.
+
+roce_cm_rej: Linux's rping connects to a port of the appliance that has no listener (7175):
 Linux's CM sends a REQ MAD to QP 1 as a UD SEND over RoCE v2, and the appliance must answer with a
 REJ (reason 8, invalid service ID) that Linux's rxe accepts (it drops a packet whose ICRC does not
 verify, so rping seeing RDMA_CM_EVENT_REJECTED proves the ICRC, the UD headers and the MAD). Then
@@ -61,6 +69,19 @@ def roce_icrc_check(frame):
     return src, udp[8], struct.unpack("<I", udp[-4:])[0], icrc
 
 
+def cm_counters(app):
+    """The appliance's CM and rping server counters from `rdma`."""
+    out = app.cmd("rdma")
+    c = {}
+    for key, rx in (("rep", r"rep (\d+) \(retx"), ("rtu", r"rtu (\d+)"), ("dreq", r"dreq rx (\d+)"),
+                    ("drep", r"drep tx (\d+)"), ("rounds", r"rounds (\d+)"), ("errors", r"rping server.*errors (\d+)"),
+                    ("icrc_bad", r"icrc-bad (\d+)")):
+        m = re.search(rx, out)
+        expect(m, f"no {key} counter in `rdma`:\n{out[-1500:]}")
+        c[key] = int(m.group(1))
+    return c, out
+
+
 def counters(app):
     """The appliance's RoCE counters from `rdma`."""
     out = app.cmd("rdma")
@@ -79,7 +100,7 @@ def test_roce_cm_rej(s):
     app, linux = net(s)
     topo.rxe_up(linux)
     before, _ = counters(app)
-    r = linux.run(f"timeout 60 rping -c -a {APP} -C 1 -v 2>&1; echo rc=$?", timeout=90)
+    r = linux.run(f"timeout 60 rping -c -a {APP} -p 7175 -C 1 -v 2>&1; echo rc=$?", timeout=90)
     after, text = counters(app)
     expect("RDMA_CM_EVENT_REJECTED" in r.out,
            f"rping did not see the appliance's REJ:\n{r.out[-800:]}\n{text[-800:]}")
@@ -109,4 +130,45 @@ def test_roce_cm_rej(s):
             f"{len(ours)} appliance + {len(theirs)} Linux RoCE frames; {nroce} dissected, none malformed")
 
 
-TESTS = [("roce_cm_rej", test_roce_cm_rej)]
+def test_roce_rping(s):
+    """rping -c -V (5 rounds of 4000 bytes) against the appliance's rping server: connect, READ, WRITE,
+    SENDs both ways, every byte compared by rping, disconnect."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    before, _ = cm_counters(app)
+    r = linux.run(f"timeout 120 rping -c -a {APP} -p 7174 -C 5 -S 4000 -v -V 2>&1; echo rc=$?", timeout=150)
+    after, text = cm_counters(app)
+    d = {k: after[k] - before[k] for k in after}
+    pings = len(re.findall(r"ping data: rdma-ping-\d+", r.out))
+    expect("rc=0" in r.out and pings == 5,
+           f"rping failed ({pings} pings):\n{r.out[-1200:]}\n{text[-1500:]}")
+    expect(d["rep"] >= 1 and d["rtu"] >= 1 and d["rounds"] == 5 and d["errors"] == 0 and d["icrc_bad"] == 0,
+           f"appliance counters: {d}\n{text[-1500:]}")
+    # rping disconnects at the end: our DREP answers its DREQ (it may still be in flight)
+    for _ in range(20):
+        if d["drep"] >= 1:
+            break
+        app.cmd("")
+        after, text = cm_counters(app)
+        d = {k: after[k] - before[k] for k in after}
+    expect(d["dreq"] >= 1 and d["drep"] >= 1, f"no DREQ/DREP: {d}\n{text[-800:]}")
+    return f"rping -V: 5 rounds of 4000 B verified by Linux; REP {d['rep']}, RTU {d['rtu']}, DREP {d['drep']}"
+
+
+def test_roce_pingpong(s):
+    """ibv_rc_pingpong -g 1 -n 200 -s 4096 against the appliance: 200 SENDs each way over RC."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    r = linux.run(f"timeout 120 ibv_rc_pingpong -d rxe0 -g 1 -n 200 -s 4096 {APP} 2>&1; echo rc=$?", timeout=150)
+    text = app.cmd("rdma")
+    m = re.search(r"(\d+) bytes in ([\d.]+) seconds = ([\d.]+) Mbit/sec", r.out)
+    it = re.search(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter", r.out)
+    expect("rc=0" in r.out and m and int(m.group(1)) == 2 * 200 * 4096 and it,
+           f"ibv_rc_pingpong failed:\n{r.out[-1200:]}\n{text[-1500:]}")
+    pm = re.search(r"ibv_rc_pingpong server.*messages (\d+) errors (\d+)", text)
+    expect(pm and int(pm.group(1)) >= 200, f"appliance counters:\n{text[-1500:]}")
+    return f"ibv_rc_pingpong 200 x 4 KiB: {it.group(3)} usec/iter ({m.group(3)} Mbit/s), appliance answered {pm.group(1)}"
+
+
+TESTS = [("roce_rping", test_roce_rping), ("roce_cm_rej", test_roce_cm_rej)]
+OPTIONAL = [("roce_pingpong", test_roce_pingpong)]

@@ -7,7 +7,8 @@
  * disconnected, time-wait answering a repeated DREQ, then the slot is free; a duplicate
  * REQ gets the same REP; an unanswered REP is sent Max CM Retries more times, then REJ
  * (timeout); no listener -> REJ 8, a refusing listener -> REJ 28, the ninth connection
- * of one peer -> REJ 3; our disconnect sends DREQ and completes on the DREP.
+ * of one peer -> REJ 3; our disconnect sends DREQ and completes on the DREP; with the RTU
+ * lost, the peer's first SEND (at the PSN our REP announced) establishes the connection.
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_icrc.h"
@@ -114,19 +115,27 @@ static void req_mad(uint8_t mad[ROCE_MAD_LEN], uint64_t tid, uint32_t comm_id, u
 	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
 }
 
-static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
+/* A packet from PEER: headers from p, len payload bytes, pad, ICRC. */
+static void inject_pkt(struct roce_pkt *p, const void *payload, uint32_t len)
 {
-	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
-			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
 	uint8_t pkt[512];
-	int h = roce_build(&p, pkt, sizeof(pkt));
-	size_t n = (size_t)h + ROCE_MAD_LEN + 4;
-	memcpy(pkt + h, mad, ROCE_MAD_LEN);
+	p->payload_len = len;
+	int h = roce_build(p, pkt, sizeof(pkt));
+	size_t n = (size_t)h + len + roce_pad(len) + 4;
+	memset(pkt + h, 0, n - (size_t)h);
+	memcpy(pkt + h, payload, len);
 	size_t fl = fake_build_udp(frame, PEER, US, 0xe000, ROCE_UDP_PORT, pkt, n);
 	roce_icrc_put(pkt + n - 4, roce_icrc_packet((const struct ipv4_hdr *)(frame + 14),
 						    (const struct udp_hdr *)(frame + 34), pkt, n));
 	fl = fake_build_udp(frame, PEER, US, 0xe000, ROCE_UDP_PORT, pkt, n);
 	cr_assert_eq(fake_netdev_inject(&fnd, frame, fl), 0);
+}
+
+static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
+{
+	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
+			      .qkey = ROCE_GSI_QKEY, .srcqp = 1 };
+	inject_pkt(&p, mad, ROCE_MAD_LEN);
 }
 
 /* The MAD of the i-th frame sent (a UD SEND to QP 1 with a valid ICRC). */
@@ -189,8 +198,8 @@ Test(roce_cm, connect_established_disconnect_by_the_peer)
 	roce_query_qp(qps[0], &a, NULL);
 	cr_assert_eq(a.qp_state, ROCE_QPS_RTS);
 	cr_assert_eq(a.dest_qp_num, 0x11);
-	cr_assert_eq(a.rq_psn, 0x796285);
-	cr_assert_eq(a.sq_psn, be24_get(rep.starting_psn));
+	cr_assert_eq(a.sq_psn, 0x796285, "the REQ's Starting PSN is what the peer expects");
+	cr_assert_eq(a.rq_psn, be24_get(rep.starting_psn), "the REP's is what we expect");
 	cr_assert_eq(a.path_mtu, ROCE_MTU_1024);
 	cr_assert_eq(a.timeout, 19);
 	cr_assert_eq(a.retry_cnt, 7);
@@ -340,4 +349,31 @@ Test(roce_cm, our_disconnect_sends_dreq_and_ends_on_the_drep)
 	inject_mad(mad);
 	cr_assert_eq(disconnected, 1);
 	cr_assert_eq(last_conn->state, ROCE_CM_TIMEWAIT);
+}
+
+Test(roce_cm, the_first_request_establishes_when_the_rtu_is_lost)
+{
+	uint8_t mad[ROCE_MAD_LEN];
+	static uint8_t buf[64];
+	struct roce_cm_rep_msg rep;
+	struct roce_mr *mr;
+
+	req_mad(mad, 7, 0x77, SID);
+	inject_mad(mad);
+	memcpy(&rep, sent_mad(0, CM_ATTR_REP) + ROCE_MAD_HDR_LEN, sizeof(rep));
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(roce_reg_mr(pd, 0, sizeof(buf), dma_addr_host(buf), ROCE_ACCESS_LOCAL_WRITE, &mr), 0);
+	struct roce_recv_wr w = { .wr_id = 1, .num_sge = 1, .sg_list = { { 0, sizeof(buf), roce_mr_lkey(mr) } } };
+	cr_assert_eq(roce_post_recv(qps[0], &w), 0);
+	roce_net_poll(&rn, 16);
+	cr_assert_eq(established, 0);
+	/* no RTU: the peer's first SEND, at the PSN our REP announced */
+	struct roce_pkt p = { .opcode = ROCE_RC_SEND_ONLY, .pkey = 0xffff, .destqp = be24_get(rep.local_qpn),
+			      .psn = be24_get(rep.starting_psn), .ackreq = true };
+	inject_pkt(&p, "12345678", 8);
+	cr_assert_eq(memcmp(buf, "12345678", 8), 0);
+	roce_net_poll(&rn, 16);
+	cr_assert_eq(established, 1);
+	cr_assert_eq(last_conn->state, ROCE_CM_ESTABLISHED);
+	roce_dereg_mr(mr);
 }

@@ -17,9 +17,9 @@
 #include "drivers/rdma/roce_internal.h"
 #include "drivers/rdma/roce_net.h"
 #include "drivers/rdma/roce_req.h"
+#include "tests/unit/drivers/rdma/roce_relay.h"
 
 static struct roce_dev *dev;
-static struct roce_net rn;
 static struct roce_pd *pd;
 static struct roce_cq *cqa, *cqb;
 static struct roce_qp *qa, *qb;
@@ -93,97 +93,9 @@ static void teardown(void)
 
 TestSuite(roce_rc, .init = setup, .fini = teardown);
 
-/* The relay's policy for the n-th RoCE packet: 0 pass, 1 drop, 2 hold back behind the next. */
-static int (*policy)(unsigned n, const struct roce_pkt *p);
-static unsigned relayed, dropped;
-static int pass_all(unsigned n, const struct roce_pkt *p)
+static bool rc_idle(void)
 {
-	(void)n;
-	(void)p;
-	return 0;
-}
-
-static void inject_from_peer(const uint8_t *pkt, size_t len)
-{
-	static uint8_t buf[FAKE_FRAME_MAX];
-	memcpy(buf, pkt, len);
-	size_t fl = fake_build_udp(frame, PEER, US, 0xc123, ROCE_UDP_PORT, buf, len);
-	roce_icrc_put(buf + len - 4, roce_icrc_packet((const struct ipv4_hdr *)(frame + 14),
-						      (const struct udp_hdr *)(frame + 34), buf, len));
-	fl = fake_build_udp(frame, PEER, US, 0xc123, ROCE_UDP_PORT, buf, len);
-	cr_assert_eq(fake_netdev_inject(&fnd, frame, fl), 0);
-}
-
-/* Turn the device's frames around until nothing moves (a few per round, from a FIFO, so
- * the answers they cause fit the capture); when idle with work outstanding, let the clock
- * run so the timers fire. */
-#define RELAY_Q 2048
-static uint8_t relay_q[RELAY_Q][1400];
-static size_t relay_len[RELAY_Q];
-
-static void pump(void)
-{
-	static uint8_t held[1400];
-	size_t held_len = 0;
-	unsigned head = 0, count = 0;
-
-	for (int round = 0; round < 20000; round++) {
-		roce_net_poll(&rn, 32);
-		cr_assert_eq(fnd.tx_dropped, 0);
-		for (unsigned i = 0; i < fnd.ntx; i++) {
-			struct udp_hdr uh;
-			struct roce_pkt p;
-			const struct fake_frame *f = &fnd.tx[i];
-			memcpy(&uh, f->b + 34, sizeof(uh));
-			cr_assert_eq(be16_get(uh.dst_port), ROCE_UDP_PORT);
-			size_t len = be16_get(uh.length) - 8;
-			const uint8_t *pkt = f->b + 42;
-			cr_assert_eq(roce_parse(pkt, len, len, &p), ROCE_PARSE_OK);
-			cr_assert_eq(roce_icrc_get(pkt + len - 4),
-				     roce_icrc_packet((const struct ipv4_hdr *)(f->b + 14), &uh, pkt, len));
-			cr_assert_lt(count, RELAY_Q);
-			cr_assert_leq(len, sizeof(relay_q[0]));
-			unsigned t = (head + count++) % RELAY_Q;
-			memcpy(relay_q[t], pkt, len);
-			relay_len[t] = len;
-		}
-		fake_netdev_clear(&fnd);
-		if (!count) {
-			if (held_len) {
-				inject_from_peer(held, held_len);
-				held_len = 0;
-				continue;
-			}
-			if (!qa->sq.count && !qb->sq.count)
-				return;
-			advance(20 * NSEC_PER_MSEC);
-			continue;
-		}
-		for (unsigned k = 0; k < 4 && count; k++) {
-			const uint8_t *pkt = relay_q[head];
-			size_t len = relay_len[head];
-			struct roce_pkt p;
-			head = (head + 1) % RELAY_Q;
-			count--;
-			cr_assert_eq(roce_parse(pkt, len, len, &p), ROCE_PARSE_OK);
-			int what = policy(relayed++, &p);
-			if (what == 1) {
-				dropped++;
-				continue;
-			}
-			if (what == 2 && !held_len) {
-				memcpy(held, pkt, len);
-				held_len = len;
-				continue;
-			}
-			inject_from_peer(pkt, len);
-			if (held_len) {
-				inject_from_peer(held, held_len);
-				held_len = 0;
-			}
-		}
-	}
-	cr_assert_fail("the relay never settled");
+	return !qa->sq.count && !qb->sq.count;
 }
 
 static void post_send(uint64_t id, enum roce_wr_opcode op, uint64_t la, uint32_t len, uint64_t ra)
@@ -242,7 +154,7 @@ static void all_ops(uint32_t big)
 	memcpy(want_b + 0x4000, mema + 0x4000, big);
 	memcpy(want_a + 0x8000, memb + 0x9000, big);
 
-	pump();
+	pump(rc_idle);
 
 	expect_wc(cqa, 1, ROCE_WC_SUCCESS, ROCE_WC_SEND, big);
 	expect_wc(cqa, 2, ROCE_WC_SUCCESS, ROCE_WC_RDMA_WRITE, big);
@@ -268,22 +180,17 @@ Test(roce_rc, send_write_read_atomics_complete_in_order)
 {
 	policy = pass_all;
 	all_ops(3000);
-	cr_assert_eq(qa->req.retransmits, 0);
-	cr_assert_eq(qa->req.timeouts, 0);
-}
-
-static int drop_third(unsigned n, const struct roce_pkt *p)
-{
-	(void)p;
-	return n % 3 == 2;
+	cr_assert_eq(qa->req.n.retransmits, 0);
+	cr_assert_eq(qa->req.n.timeouts, 0);
 }
 
 Test(roce_rc, every_third_packet_lost_still_completes_intact)
 {
-	policy = drop_third;
+	policy = drop_periodic;
+	relay_period = 3;
 	all_ops(8192);
 	cr_assert_gt(dropped, 0);
-	cr_assert_gt(qa->req.retransmits, 0);
+	cr_assert_gt(qa->req.n.retransmits, 0);
 }
 
 static int swap_pairs(unsigned n, const struct roce_pkt *p)
@@ -296,7 +203,7 @@ Test(roce_rc, neighbours_swapped_still_completes_intact)
 {
 	policy = swap_pairs;
 	all_ops(8192);
-	cr_assert_gt(qa->req.retransmits, 0, "reordering costs retries");
+	cr_assert_gt(qa->req.n.retransmits, 0, "reordering costs retries");
 }
 
 Test(roce_rc, rnr_retry_after_the_timer_then_success)
@@ -305,7 +212,7 @@ Test(roce_rc, rnr_retry_after_the_timer_then_success)
 	post_send(1, ROCE_WR_SEND, IOVA_A, 100, 0);
 	roce_net_poll(&rn, 16);
 	/* the SEND met no receive WR: RNR NAK; post one, and the retry after the timer lands */
-	for (int i = 0; i < 3 && !qa->req.rnr_naks; i++) {
+	for (int i = 0; i < 3 && !qa->req.n.rnr_naks; i++) {
 		unsigned n = fnd.ntx;
 		static struct fake_frame out[4];
 		cr_assert_leq(n, 4);
@@ -317,9 +224,9 @@ Test(roce_rc, rnr_retry_after_the_timer_then_success)
 			inject_from_peer(out[k].b + 42, be16_get(uh.length) - 8u);
 		}
 	}
-	cr_assert_eq(qa->req.rnr_naks, 1);
+	cr_assert_eq(qa->req.n.rnr_naks, 1);
 	post_recv_b(7, IOVA_B, 128);
-	pump();
+	pump(rc_idle);
 	expect_wc(cqa, 1, ROCE_WC_SUCCESS, ROCE_WC_SEND, 100);
 	expect_wc(cqb, 7, ROCE_WC_SUCCESS, ROCE_WC_RECV, 100);
 	cr_assert_eq(memcmp(memb, mema, 100), 0);
@@ -329,9 +236,9 @@ Test(roce_rc, rnr_retry_exhausted_fails_the_wr)
 {
 	policy = pass_all;
 	post_send(1, ROCE_WR_SEND, IOVA_A, 100, 0);
-	pump();
+	pump(rc_idle);
 	expect_wc(cqa, 1, ROCE_WC_RNR_RETRY_EXC_ERR, ROCE_WC_SEND, 0);
-	cr_assert_eq(qa->req.rnr_naks, 3, "the first try and rnr_retry (2) retries");
+	cr_assert_eq(qa->req.n.rnr_naks, 3, "the first try and rnr_retry (2) retries");
 	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
 }
 
@@ -347,10 +254,10 @@ Test(roce_rc, a_silent_peer_fails_the_wr_after_retry_cnt_timeouts)
 	policy = drop_all;
 	post_send(1, ROCE_WR_RDMA_WRITE, IOVA_A, 100, IOVA_B);
 	post_send(2, ROCE_WR_RDMA_WRITE, IOVA_A, 100, IOVA_B);
-	pump();
+	pump(rc_idle);
 	expect_wc(cqa, 1, ROCE_WC_RETRY_EXC_ERR, ROCE_WC_RDMA_WRITE, 0);
 	expect_wc(cqa, 2, ROCE_WC_WR_FLUSH_ERR, ROCE_WC_RDMA_WRITE, 0);
-	cr_assert_eq(qa->req.timeouts, 4, "the first try and retry_cnt (3) retries");
+	cr_assert_eq(qa->req.n.timeouts, 4, "the first try and retry_cnt (3) retries");
 	cr_assert_eq(relayed, 8, "each try sends both WRITEs");
 }
 
@@ -361,7 +268,7 @@ Test(roce_rc, remote_access_error_completes_with_its_status)
 				  .sg_list = { { IOVA_A, 64, roce_mr_lkey(mra) } }, .remote_addr = IOVA_B + sizeof(memb) - 8,
 				  .rkey = roce_mr_rkey(mrb) };
 	cr_assert_eq(roce_post_send(qa, &w), 0);
-	pump();
+	pump(rc_idle);
 	expect_wc(cqa, 9, ROCE_WC_REM_ACCESS_ERR, ROCE_WC_RDMA_WRITE, 0);
 	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
 	cr_assert_eq(roce_qp_state(qb), ROCE_QPS_ERR);
@@ -373,7 +280,7 @@ Test(roce_rc, a_bad_lkey_is_a_local_protection_error)
 	struct roce_send_wr w = { .wr_id = 3, .opcode = ROCE_WR_SEND, .num_sge = 1,
 				  .sg_list = { { IOVA_A, 64, roce_mr_lkey(mra) ^ 1 } } };
 	cr_assert_eq(roce_post_send(qa, &w), 0);
-	pump();
+	pump(rc_idle);
 	expect_wc(cqa, 3, ROCE_WC_LOC_PROT_ERR, ROCE_WC_SEND, 0);
 	cr_assert_eq(relayed, 0, "nothing was sent");
 	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);

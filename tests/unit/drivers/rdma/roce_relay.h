@@ -1,0 +1,143 @@
+/*
+ * roce_relay.h - the wire of the RC tests: every RoCE frame the device sends to the peer
+ * address is parsed (its ICRC checked), put through a policy (pass, drop, hold back behind
+ * the next one) and injected again as coming from the peer, a few per round from a FIFO
+ * so the answers they cause fit the fake NIC's capture. MADs (UD to QP 1) are not turned
+ * around but kept for the test (the peer's CM is the test). When nothing moves and the
+ * test's idle() says work is outstanding, the clock runs so the timers fire.
+ * Include after net_test.h; the test defines `rn` (its struct roce_net) before.
+ */
+#ifndef TESTS_UNIT_DRIVERS_RDMA_ROCE_RELAY_H
+#define TESTS_UNIT_DRIVERS_RDMA_ROCE_RELAY_H
+
+#include "drivers/rdma/roce_icrc.h"
+#include "drivers/rdma/roce_mad.h"
+#include "drivers/rdma/roce_net.h"
+
+static struct roce_net rn;
+
+/* The relay's policy for the n-th RC packet: 0 pass, 1 drop, 2 hold back behind the next. */
+static int (*policy)(unsigned n, const struct roce_pkt *p);
+static unsigned relayed, dropped;
+static void (*relay_extra_poll)(void);  /* an application polled with the device (may be NULL) */
+
+static int pass_all(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	(void)p;
+	return 0;
+}
+
+/* Drop the last packet of every relay_period (set it before using the policy). */
+static unsigned relay_period;
+static int drop_periodic(unsigned n, const struct roce_pkt *p)
+{
+	(void)p;
+	return n % relay_period == relay_period - 1;
+}
+
+#define RELAY_MADS 16
+static uint8_t relay_mads[RELAY_MADS][ROCE_MAD_LEN];
+static unsigned relay_nmads;
+
+static void inject_from_peer(const uint8_t *pkt, size_t len)
+{
+	static uint8_t buf[FAKE_FRAME_MAX];
+	memcpy(buf, pkt, len);
+	size_t fl = fake_build_udp(frame, PEER, US, 0xc123, ROCE_UDP_PORT, buf, len);
+	roce_icrc_put(buf + len - 4, roce_icrc_packet((const struct ipv4_hdr *)(frame + 14),
+						      (const struct udp_hdr *)(frame + 34), buf, len));
+	fl = fake_build_udp(frame, PEER, US, 0xc123, ROCE_UDP_PORT, buf, len);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, fl), 0);
+}
+
+#define RELAY_Q 2048
+static uint8_t relay_q[RELAY_Q][1400];
+static size_t relay_len[RELAY_Q];
+
+/* Move the captured frames into the FIFO (MADs aside). Returns how many RC packets came. */
+static unsigned relay_collect(unsigned head, unsigned *count)
+{
+	unsigned got = 0;
+	for (unsigned i = 0; i < fnd.ntx; i++) {
+		struct udp_hdr uh;
+		struct roce_pkt p;
+		const struct fake_frame *f = &fnd.tx[i];
+		if ((f->b[12] << 8 | f->b[13]) != 0x0800)
+			continue;  /* ARP */
+		memcpy(&uh, f->b + 34, sizeof(uh));
+		cr_assert_eq(be16_get(uh.dst_port), ROCE_UDP_PORT);
+		size_t len = be16_get(uh.length) - 8;
+		const uint8_t *pkt = f->b + 42;
+		cr_assert_eq(roce_parse(pkt, len, len, &p), ROCE_PARSE_OK);
+		cr_assert_eq(roce_icrc_get(pkt + len - 4),
+			     roce_icrc_packet((const struct ipv4_hdr *)(f->b + 14), &uh, pkt, len));
+		if (p.flags & ROCE_F_UD) {
+			cr_assert_lt(relay_nmads, RELAY_MADS);
+			cr_assert_eq(p.payload_len, ROCE_MAD_LEN);
+			memcpy(relay_mads[relay_nmads++], pkt + p.hdr_len, ROCE_MAD_LEN);
+			continue;
+		}
+		cr_assert_lt(*count, RELAY_Q);
+		cr_assert_leq(len, sizeof(relay_q[0]));
+		unsigned t = (head + (*count)++) % RELAY_Q;
+		memcpy(relay_q[t], pkt, len);
+		relay_len[t] = len;
+		got++;
+	}
+	fake_netdev_clear(&fnd);
+	return got;
+}
+
+/* Relay until nothing moves and idle() holds. */
+static void pump(bool (*idle)(void))
+{
+	static uint8_t held[1400];
+	size_t held_len = 0;
+	unsigned head = 0, count = 0;
+
+	for (int round = 0; round < 20000; round++) {
+		roce_net_poll(&rn, 32);
+		if (relay_extra_poll)
+			relay_extra_poll();
+		cr_assert_eq(fnd.tx_dropped, 0);
+		relay_collect(head, &count);
+		if (!count) {
+			if (held_len) {
+				inject_from_peer(held, held_len);
+				held_len = 0;
+				continue;
+			}
+			if (idle())
+				return;
+			advance(20 * NSEC_PER_MSEC);
+			continue;
+		}
+		for (unsigned k = 0; k < 4 && count; k++) {
+			const uint8_t *pkt = relay_q[head];
+			size_t len = relay_len[head];
+			struct roce_pkt p;
+			head = (head + 1) % RELAY_Q;
+			count--;
+			cr_assert_eq(roce_parse(pkt, len, len, &p), ROCE_PARSE_OK);
+			int what = policy(relayed++, &p);
+			if (what == 1) {
+				dropped++;
+				continue;
+			}
+			if (what == 2 && !held_len) {
+				memcpy(held, pkt, len);
+				held_len = len;
+				continue;
+			}
+			inject_from_peer(pkt, len);
+			if (held_len) {
+				inject_from_peer(held, held_len);
+				held_len = 0;
+			}
+		}
+	}
+	cr_assert_fail("the relay never settled");
+}
+
+#endif
