@@ -411,7 +411,8 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 		break;
 	}
 	case NVME_FEAT_KATO:
-		c->kato_ms = v;
+		/* a discovery controller keeps a keep-alive (as at Connect): never unbounded */
+		c->kato_ms = v || !c->subsys->discovery ? v : NVMET_DISC_KATO_MS;
 		nvmet_ctrl_keep_alive(c);
 		break;
 	case NVME_FEAT_VOLATILE_WC:
