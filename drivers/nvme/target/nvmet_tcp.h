@@ -29,7 +29,8 @@
  *                closed, the queue destroyed; waits for commands still at the backend.
  *   CLOSING      closed without a protocol error (peer FIN/RST, H2CTermReq, controller
  *                killed by the core, stop); waits like FAILED.
- * A FAILED or CLOSING connection with no command left is freed by nvmet_tcp_poll().
+ * A FAILED or CLOSING connection with no command left and no data buffer still held by
+ * TCP is freed by nvmet_tcp_poll().
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_TCP_H
 #define DRIVERS_NVME_TARGET_NVMET_TCP_H
