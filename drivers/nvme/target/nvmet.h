@@ -211,6 +211,10 @@ void nvmet_queue_destroy(struct nvmet_queue *q);
  * the console; the transport sets it once it knows (optional). */
 void nvmet_queue_set_peer(struct nvmet_queue *q, uint32_t addr, uint16_t port);
 
+/* The appliance's address the host connected to (IPv4 host order): what the discovery
+ * log gives as TRADDR for a port listening on any address (0.0.0.0), as Linux nvmet. */
+void nvmet_queue_set_local(struct nvmet_queue *q, uint32_t addr);
+
 /* Queue ID (0 admin) and controller ID of a connected queue, -1 when not connected. */
 int nvmet_queue_qid(const struct nvmet_queue *q);
 int nvmet_queue_cntlid(const struct nvmet_queue *q);

@@ -229,7 +229,8 @@ static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, ui
 			nvmet_st16(e + NVMF_DE_ASQSZ, 32);
 			snprintf((char *)e + NVMF_DE_TRSVCID, 32, "%u", port->trsvcid);
 			memcpy(e + NVMF_DE_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
-			ip4_text(port->traddr, (char *)e + NVMF_DE_TRADDR, 256);
+			/* a port on any address: the address this host reached (as Linux nvmet) */
+			ip4_text(port->traddr ? port->traddr : c->local_addr, (char *)e + NVMF_DE_TRADDR, 256);
 			return true; /* TSAS: SECTYPE 0 (none) */
 		}
 		n++;
@@ -411,7 +412,8 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 		break;
 	}
 	case NVME_FEAT_KATO:
-		c->kato_ms = v;
+		/* a discovery controller keeps a keep-alive (as at Connect): never unbounded */
+		c->kato_ms = v || !c->subsys->discovery ? v : NVMET_DISC_KATO_MS;
 		nvmet_ctrl_keep_alive(c);
 		break;
 	case NVME_FEAT_VOLATILE_WC:

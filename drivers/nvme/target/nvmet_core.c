@@ -372,6 +372,11 @@ void nvmet_queue_set_peer(struct nvmet_queue *q, uint32_t addr, uint16_t port)
 	q->peer_port = port;
 }
 
+void nvmet_queue_set_local(struct nvmet_queue *q, uint32_t addr)
+{
+	q->local_addr = addr;
+}
+
 int nvmet_queue_qid(const struct nvmet_queue *q)
 {
 	return q->ctrl ? q->qid : -1;

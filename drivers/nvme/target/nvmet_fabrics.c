@@ -149,6 +149,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		c->cntlid = cntlid;
 		c->ops = q->ops;
 		c->peer_addr = q->peer_addr;
+		c->local_addr = q->local_addr;
 		memcpy(c->hostnqn, hostnqn, sizeof(c->hostnqn));
 		memcpy(c->hostid, cd + NVMF_CD_OFF_HOSTID, sizeof(c->hostid));
 		/* a discovery controller without keep-alive is still reaped when idle (Linux

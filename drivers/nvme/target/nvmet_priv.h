@@ -66,6 +66,7 @@ struct nvmet_queue {
 	bool destroying;       /* inside nvmet_queue_destroy() */
 	uint32_t peer_addr;    /* the host's IPv4 address (host order), 0 unknown */
 	uint16_t peer_port;    /* its transport port (TCP source port) */
+	uint32_t local_addr;   /* the appliance's address it was made to, 0 unknown */
 	unsigned inflight;     /* commands started and not yet completed (held AERs included) */
 	struct nvmet_queue_stats st;
 	struct list_node node; /* all queues */
@@ -84,6 +85,7 @@ struct nvmet_ctrl {
 	bool traffic;          /* a command came since the keep-alive timer was (re)started:
 				* traffic based keep-alive (CTRATT.TBKAS), checked when it fires */
 	uint32_t peer_addr;    /* the host address of the admin queue (NVMET_CTRLS_PER_PEER) */
+	uint32_t local_addr;   /* the appliance's address the admin queue was made to */
 	uint32_t aec;          /* Asynchronous Event Configuration */
 	uint16_t nr_io_queues; /* allowed I/O queues (Set Features Number of Queues) */
 	uint16_t sqsize_max;

@@ -586,6 +586,7 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	struct tcp_info ti;
 	tcp_get_info(c->sock, &ti);
 	nvmet_queue_set_peer(c->q, ti.raddr, ti.rport);
+	nvmet_queue_set_local(c->q, ti.laddr);
 	size_t len = nvme_tcp_build_icresp(buf, 0, dgst, NVMET_TCP_MAXH2CDATA);
 	if (tcp_send_space(c->sock) < len || (rc = conn_send(c, buf, len)))
 		return rc ? rc : -ENOBUFS;

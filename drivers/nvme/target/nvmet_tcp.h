@@ -29,7 +29,8 @@
  *                closed, the queue destroyed; waits for commands still at the backend.
  *   CLOSING      closed without a protocol error (peer FIN/RST, H2CTermReq, controller
  *                killed by the core, stop); waits like FAILED.
- * A FAILED or CLOSING connection with no command left is freed by nvmet_tcp_poll().
+ * A FAILED or CLOSING connection with no command left and no data buffer still held by
+ * TCP is freed by nvmet_tcp_poll().
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_TCP_H
 #define DRIVERS_NVME_TARGET_NVMET_TCP_H
@@ -65,6 +66,8 @@
 					  * buffers, DRAM chunks, segment tables and write budget
 					  * (each share still fits the largest command): another
 					  * host always finds the other half */
+#define NVMET_TCP_HOST_DEVICE_MAX (16u << 20) /* device memory (read data) one host address
+					  * holds at most; beyond it its reads go through DRAM */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
 #define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
 #define NVMET_TCP_CONNECT_TIMEOUT_MS 10000 /* from accept to a Connected queue (ICReq + Connect) */

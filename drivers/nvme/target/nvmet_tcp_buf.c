@@ -30,7 +30,7 @@ void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason
 
 /* --- shares per host address --- */
 
-enum host_pool { HOST_DBUFS, HOST_CHUNKS, HOST_TABLES, HOST_WRITE };
+enum host_pool { HOST_DBUFS, HOST_CHUNKS, HOST_TABLES, HOST_WRITE, HOST_DEVICE };
 
 static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
 {
@@ -41,6 +41,8 @@ static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
 		return c->nchunks;
 	case HOST_TABLES:
 		return c->ntables;
+	case HOST_DEVICE:
+		return c->dev_bytes;
 	default:
 		return c->write_held;
 	}
@@ -49,12 +51,15 @@ static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
 /* May the host of c take n more of pool k? Every host address holds at most
  * 1/NVMET_TCP_HOST_SHARE of each pool, so that one peer (whatever its connections do:
  * zero window, R2T data that never comes) cannot starve another; the write budget lets
- * a host with nothing held take one command of any size. */
+ * a host with nothing held take one command of any size. Device memory for read data
+ * has no pool size here (the providers' allocator has its own): a host holds at most
+ * NVMET_TCP_HOST_DEVICE_MAX bytes of it, its further reads go through DRAM. */
 static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
 {
 	static const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
 					 [HOST_TABLES] = NVMET_TCP_SEG_TABLES,
-					 [HOST_WRITE] = NVMET_TCP_WRITE_HELD_MAX };
+					 [HOST_WRITE] = NVMET_TCP_WRITE_HELD_MAX,
+					 [HOST_DEVICE] = NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE };
 	struct list_node *it;
 	uint64_t held = 0;
 
@@ -101,6 +106,8 @@ void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 	chunks_free(b->chunks, b->nchunks);
 	b->conn->ndbufs--;
 	b->conn->nchunks -= b->nchunks;
+	if (b->device)
+		b->conn->dev_bytes -= b->len;
 	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 	nvmet_tcp.freed = true;
 }
@@ -132,6 +139,7 @@ struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len
 	if (dev) {
 		b->device = true;
 		b->mem = *dev;
+		c->dev_bytes += len;
 	} else if (chunks_alloc(b->chunks, n)) {
 		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 		return NULL;
@@ -479,6 +487,8 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 		reason = NVMET_TCP_DRAM_DIGEST;
 	else if (!nvmet_tcp.mops)
 		reason = NVMET_TCP_DRAM_NO_CMB;
+	else if (!host_may(r->conn, HOST_DEVICE, r->len))
+		reason = NVMET_TCP_DRAM_ALLOC, why = "the host holds its share of device memory";
 	else {
 		int rc = nvmet_tcp.mops->alloc(r->bdev, r->len, &mem, &why);
 		if (rc == 0) {

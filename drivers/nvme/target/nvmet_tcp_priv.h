@@ -113,6 +113,7 @@ struct nvmet_tcp_conn {
 	unsigned nchunks;                /* DRAM chunks of those buffers */
 	unsigned ntables;                /* segment tables */
 	uint32_t write_held;             /* bytes of its writes between R2T and completion */
+	uint32_t dev_bytes;              /* device memory of its read data buffers */
 	unsigned nfree;
 	struct list_node tx_backlog;     /* requests in TX, completion order */
 	struct list_node waitq;          /* its requests waiting for buffers, FIFO */

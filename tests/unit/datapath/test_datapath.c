@@ -63,6 +63,9 @@ Test(datapath, write_and_read_4k_in_capsule_and_128k_through_r2t)
 	cr_assert_eq(st->gathers, 0, "no write copied");
 	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_NO_CMB], 2, "reads through DRAM: no device memory in the harness");
 	cr_assert_eq(d.drive.io_commands, 4, "one NVMe command per host I/O");
+	/* the fuzzer's liveness check: a new controller on two fresh connections is served */
+	cr_assert_eq(dp_liveness(&d), 0, "%s", d.why);
+	cr_assert_eq(d.drive.io_commands, 6, "its Write and Read reached the drive");
 	down();
 }
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "drivers/nvme/target/nvmet_tcp.h"
 
-#define FCMB_SIZE (2u * 1024 * 1024)
+#define FCMB_SIZE (40u * 1024 * 1024) /* more than a host's share (NVMET_TCP_HOST_DEVICE_MAX) */
 #define FCMB_GRANULE 4096u
 
 extern const struct nvmet_tcp_mem_ops fcmb_ops;

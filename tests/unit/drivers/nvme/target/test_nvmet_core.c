@@ -29,6 +29,8 @@ static const char *const config_json =
 	"    { \"portid\": 1, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.1\", \"trsvcid\": \"4420\" },\n"
 	"      \"subsystems\": [ \"" VOL0 "\", \"" VOL1 "\" ] },\n"
 	"    { \"portid\": 2, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.2\", \"trsvcid\": \"4421\" },\n"
+	"      \"subsystems\": [ \"" VOL1 "\" ] },\n"
+	"    { \"portid\": 3, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"0.0.0.0\", \"trsvcid\": \"4422\" },\n"
 	"      \"subsystems\": [ \"" VOL1 "\" ] } ],\n"
 	"  \"subsystems\": [\n"
 	"    { \"nqn\": \"" VOL0 "\", \"allowed_hosts\": [ \"" HOST_A "\" ],\n"
@@ -352,6 +354,7 @@ static void get_disc_log(const char *host, unsigned port, uint8_t *log, uint32_t
 	struct ft_conn a;
 	static uint8_t id[4096];
 	ft_open(&a, port);
+	nvmet_queue_set_local(a.q, 0x0a090807); /* 10.9.8.7: the address the host connected to */
 	cr_assert_geq(ft_connect_admin(&a, host, DISC, 0), 1);
 	cr_assert_eq(ft_enable(&a), 0);
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_CTRL, 0, id, 4096, NULL), 0);
@@ -397,6 +400,12 @@ Test(nvmet, discovery_log_with_allowlist)
 	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1, "on port 2: vol1@2 only");
 	check_entry(log + 1024, 2, "10.0.0.2", "4421", VOL1);
 	cr_assert_eq(log[2048], 0);
+
+	/* a port on any address (0.0.0.0): TRADDR is the address the host reached (as Linux) */
+	memset(log, 0, sizeof(log));
+	get_disc_log(HOST_A, 2, log, sizeof(log));
+	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1);
+	check_entry(log + 1024, 3, "10.9.8.7", "4422", VOL1);
 
 	get_disc_log(HOST_B, 0, log, sizeof(log));
 	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1, "host B is not allowed on vol0");

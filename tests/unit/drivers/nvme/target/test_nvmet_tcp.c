@@ -1078,3 +1078,39 @@ Test(nvmet_tcp, r2t_data_that_never_comes_times_out)
 	nvmet_tcp_poll(64);
 	cr_assert_eq(nvmet_tcp_conn_count(), 1, "the admin connection stays");
 }
+
+/* Device memory for read data is shared per host address too: a host whose unacknowledged
+ * reads hold NVMET_TCP_HOST_DEVICE_MAX of it gets its next read through DRAM (counted as
+ * cmb-full), the rest of the device memory stays for other hosts. */
+Test(nvmet_tcp, a_host_holds_at_most_its_share_of_device_memory)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, false, false);
+	struct tcp_sock *q2 = second_io_queue(2, 1);
+	const uint32_t len = NVMET_TCP_MAX_XFER;
+	const unsigned fit = NVMET_TCP_HOST_DEVICE_MAX / len;
+	struct nth_pdu p;
+	cr_assert_leq(fit, NVMET_TCP_QUEUE_DEPTH);
+	q->space = 0; /* the reads stay unacknowledged, their device memory held */
+	for (unsigned k = 0; k < fit; k++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
+		sqe.cdw12 = len / 512 - 1;
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	}
+	cr_assert_eq(nvmet_tcp_stats()->p2p_reads, fit);
+	cr_assert_eq(fcmb_in_use, NVMET_TCP_HOST_DEVICE_MAX / FCMB_GRANULE);
+	uint8_t r[4096];
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 99, 1, sizeof(r));
+	sqe.cdw12 = sizeof(r) / 512 - 1;
+	ftcp_capsule(q2, false, false, &sqe, NULL, 0);
+	cr_assert_eq(host_resp(q2, NULL, r, NULL), 0, "served, through DRAM");
+	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_ALLOC], 1, "the host's share is used up");
+	cr_assert_eq(nvmet_tcp_stats()->p2p_reads, fit);
+	for (int round = 0; round < 64 && fcmb_in_use; round++) {
+		while (host_next(q, &p))
+			;
+		ftcp_ack(q);
+		nvmet_tcp_poll(64);
+	}
+	cr_assert_eq(fcmb_in_use, 0);
+	ftcp_ack(q2);
+}

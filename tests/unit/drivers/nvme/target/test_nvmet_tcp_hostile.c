@@ -942,3 +942,40 @@ Test(tcp_hostile, a_peer_that_never_reads_cannot_starve_another_host)
 	nvmet_tcp_set_p2p(true);
 	host_leaves(a, s);
 }
+
+/* A capsule without data on s: its status (SCT << 8 | SC), DW0 in *dw0. */
+static uint16_t status_of(struct tcp_sock *s, const struct nvme_sqe *sqe, uint32_t *dw0)
+{
+	struct nth_resp r = { 0 };
+	ftcp_capsule(s, false, false, sqe, NULL, 0);
+	cr_assert_eq(ftcp_resp(s, &r), 1, "answered");
+	if (dw0)
+		*dw0 = r.cqe.dw0;
+	return r.status;
+}
+
+/* Set Features Keep Alive Timer 0 on a discovery controller keeps NVMET_DISC_KATO_MS, as
+ * at Connect: a discovery session cannot make itself unbounded. */
+Test(tcp_hostile, a_discovery_controller_cannot_switch_its_keep_alive_off)
+{
+	struct tcp_sock *s = icreq_from(0, PEER(9));
+	uint32_t kato = 0;
+	cr_assert_eq(connect_admin_to(s, NVMET_DISCOVERY_NQN, 30000, NULL), 0);
+	struct nvme_sqe sqe = ft_prop_sqe(true, false, NVMF_PROP_CC,
+					  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+	cr_assert_eq(status_of(s, &sqe, NULL), 0);
+	sqe = ft_sqe(NVME_ADM_SET_FEATURES, 30, 0, 0);
+	sqe.cdw10 = NVME_FEAT_KATO;
+	sqe.cdw11 = 0;
+	cr_assert_eq(status_of(s, &sqe, NULL), 0);
+	sqe = ft_sqe(NVME_ADM_GET_FEATURES, 31, 0, 0);
+	sqe.cdw10 = NVME_FEAT_KATO;
+	cr_assert_eq(status_of(s, &sqe, &kato), 0);
+	cr_assert_eq(kato, NVMET_DISC_KATO_MS);
+	for (int i = 0; i < 3; i++) {
+		fake_clock_advance(NVMET_DISC_KATO_MS * NSEC_PER_MSEC);
+		timer_queue_run(&timer_default_queue, clock_now_ns());
+	}
+	cr_assert_eq(nvmet_stats()->kato_expired, 1, "reaped when idle");
+	all_leave(1);
+}
