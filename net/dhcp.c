@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "../lib/byteorder.h"
 #include "../lib/clock.h"
 #include "../lib/log.h"
 #include "dhcp.h"
@@ -38,23 +39,13 @@ enum {
 
 static struct dhcp_client *dhcp_active;  /* the client the console shows */
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* --- parser ------------------------------------------------------------------------- */
 
 /* Keep the first value of a 4-byte option (a repeated option does not override it). */
 static void first32(bool *has, uint32_t *dst, const uint8_t *v)
 {
 	if (!*has) {
-		*dst = get32(v);
+		*dst = be32_load(v);
 		*has = true;
 	}
 }
@@ -82,13 +73,13 @@ static int opt_one(struct dhcp_msg *m, uint8_t code, const uint8_t *v, size_t n,
 		if (code == OPT_ROUTER)
 			first32(&m->has_router, &m->router, v);
 		for (size_t i = 0; code == OPT_DNS && i + 4 <= n && m->ndns < DHCP_MAX_DNS; i += 4)
-			m->dns[m->ndns++] = get32(v + i);
+			m->dns[m->ndns++] = be32_load(v + i);
 		break;
 	case OPT_MTU:
 		if (n != 2)
 			return -EINVAL;
 		if (!m->has_mtu) {
-			m->mtu = get16(v);
+			m->mtu = be16_load(v);
 			m->has_mtu = true;
 		}
 		break;
@@ -149,19 +140,19 @@ int dhcp_parse(const void *buf, size_t len, struct dhcp_msg *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (len < OFF_OPTIONS || get32(p + DHCP_FIXED_LEN) != DHCP_MAGIC)
+	if (len < OFF_OPTIONS || be32_load(p + DHCP_FIXED_LEN) != DHCP_MAGIC)
 		return -EINVAL;
 	memset(&m, 0, sizeof(m));
 	m.op = p[OFF_OP];
 	m.htype = p[OFF_HTYPE];
 	m.hlen = p[OFF_HLEN];
-	m.xid = get32(p + OFF_XID);
-	m.secs = get16(p + OFF_SECS);
-	m.flags = get16(p + OFF_FLAGS);
-	m.ciaddr = get32(p + OFF_CIADDR);
-	m.yiaddr = get32(p + OFF_YIADDR);
-	m.siaddr = get32(p + OFF_SIADDR);
-	m.giaddr = get32(p + OFF_GIADDR);
+	m.xid = be32_load(p + OFF_XID);
+	m.secs = be16_load(p + OFF_SECS);
+	m.flags = be16_load(p + OFF_FLAGS);
+	m.ciaddr = be32_load(p + OFF_CIADDR);
+	m.yiaddr = be32_load(p + OFF_YIADDR);
+	m.siaddr = be32_load(p + OFF_SIADDR);
+	m.giaddr = be32_load(p + OFF_GIADDR);
 	memcpy(m.chaddr, p + OFF_CHADDR, sizeof(m.chaddr));
 	if ((rc = opt_walk(&m, p + OFF_OPTIONS, len - OFF_OPTIONS, &overload)))
 		return rc;
@@ -224,16 +215,9 @@ static uint8_t *opt_put(uint8_t *o, uint8_t code, const void *v, uint8_t n)
 
 static uint8_t *opt_put32(uint8_t *o, uint8_t code, uint32_t v)
 {
-	const uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
+	uint8_t b[4];
+	be32_store(b, v);
 	return opt_put(o, code, b, 4);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 /* Build and send one client message: DISCOVER, or REQUEST in the current state. */
@@ -251,15 +235,15 @@ static int dhcp_send(struct dhcp_client *c, uint8_t type)
 	msg[OFF_OP] = DHCP_BOOTREQUEST;
 	msg[OFF_HTYPE] = 1;  /* Ethernet */
 	msg[OFF_HLEN] = 6;
-	put32(msg + OFF_XID, c->xid);
+	be32_store(msg + OFF_XID, c->xid);
 	msg[OFF_SECS] = (uint8_t)((secs > 0xffff ? 0xffff : secs) >> 8);
 	msg[OFF_SECS + 1] = (uint8_t)(secs > 0xffff ? 0xffff : secs);
 	if (!bound)
 		msg[OFF_FLAGS] = DHCP_FLAG_BROADCAST >> 8;  /* no address yet: answer by broadcast */
 	else
-		put32(msg + OFF_CIADDR, c->lease.addr); /* RFC 2131 4.3.2: ciaddr in RENEWING/REBINDING */
+		be32_store(msg + OFF_CIADDR, c->lease.addr); /* RFC 2131 4.3.2: ciaddr in RENEWING/REBINDING */
 	memcpy(msg + OFF_CHADDR, c->mac, 6);
-	put32(msg + DHCP_FIXED_LEN, DHCP_MAGIC);
+	be32_store(msg + DHCP_FIXED_LEN, DHCP_MAGIC);
 	o = msg + OFF_OPTIONS;
 	o = opt_put(o, OPT_MSG_TYPE, &type, 1);
 	client_id[0] = 1;

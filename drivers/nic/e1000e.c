@@ -106,12 +106,12 @@ static void parse_common(uint32_t staterr, struct e1000e_rx_info *out)
 /* Packet-split write-back into locals. */
 void e1000e_rx_parse_ps(const struct e1000e_rx_desc_ps_wb *wb, struct e1000e_rx_info *out)
 {
-	uint16_t hs = wb->header_status;
+	uint16_t hs = le16_get(wb->header_status);
 
 	memset(out, 0, sizeof(*out));
-	parse_common(wb->status_error, out);
-	out->len0 = wb->length0;
-	out->len1 = wb->length[0];
+	parse_common(le32_get(wb->status_error), out);
+	out->len0 = le16_get(wb->length0);
+	out->len1 = le16_get(wb->length[0]);
 	out->split = hs & E1000E_RXDPS_HDRSP;
 	if (out->split) {
 		out->hdr_len = hs & E1000E_RXDPS_HDRLEN_MASK;
@@ -127,7 +127,7 @@ void e1000e_rx_parse_legacy(const struct e1000e_rx_desc_legacy *d, struct e1000e
 		parse_common((d->status & (E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP)) | ((uint32_t)d->errors << 24), out);
 	else
 		parse_common(d->status | (uint32_t)d->errors << 24, out);
-	out->len0 = d->length;
+	out->len0 = le16_get(d->length);
 }
 
 /* Transmit descriptors for one netbuf. */
@@ -177,18 +177,19 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 		memset(c, 0, sizeof(*c));
 		c->tucss = (uint8_t)nb->csum_start;
 		c->tucso = (uint8_t)(nb->csum_start + nb->csum_offset);
-		c->tucse = 0; /* to the end of the packet */
-		c->cmd_and_length = E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT |
-				    (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0); /* TCP's field is at 16, UDP's at 6 */
+		c->tucse = le16_make(0); /* to the end of the packet */
+		uint32_t cmd_and_length = E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT |
+					  (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0); /* TCP's field is at 16, UDP's at 6 */
 		if (tso) {
 			/* The IPv4 header checksum of every segment too: IPCSS..IPCSE, the field at 10. */
 			c->ipcss = 14;
 			c->ipcso = 14 + 10;
-			c->ipcse = (uint16_t)(nb->csum_start - 1);
-			c->cmd_and_length |= E1000E_TUCMD_TSE | E1000E_TUCMD_IP | (uint32_t)(total - hdr_len);
+			c->ipcse = le16_make((uint16_t)(nb->csum_start - 1));
+			cmd_and_length |= E1000E_TUCMD_TSE | E1000E_TUCMD_IP | (uint32_t)(total - hdr_len);
 			c->hdr_len = (uint8_t)hdr_len;
-			c->mss = nb->gso_size;
+			c->mss = le16_make(nb->gso_size);
 		}
+		c->cmd_and_length = le32_make(cmd_and_length);
 		*ctx_used = true;
 	}
 	for (unsigned i = 0; i < npieces; i++) {
@@ -196,13 +197,13 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 		union e1000e_tx_desc *d = &out[k++];
 		memset(d, 0, sizeof(*d));
 		if (csum) {
-			d->data.buffer_addr = addr[i].bus;
-			d->data.lower = len[i] | E1000E_TXD_DTYP_DATA | E1000E_DCMD_DEXT | E1000E_DCMD_IFCS |
-					(last ? E1000E_DCMD_EOP | E1000E_DCMD_RS : 0) | (tso ? E1000E_DCMD_TSE : 0);
-			d->data.upper = E1000E_POPTS_TXSM | (tso ? E1000E_POPTS_IXSM : 0);
+			d->data.buffer_addr = le64_make(addr[i].bus);
+			d->data.lower = le32_make(len[i] | E1000E_TXD_DTYP_DATA | E1000E_DCMD_DEXT | E1000E_DCMD_IFCS |
+						  (last ? E1000E_DCMD_EOP | E1000E_DCMD_RS : 0) | (tso ? E1000E_DCMD_TSE : 0));
+			d->data.upper = le32_make(E1000E_POPTS_TXSM | (tso ? E1000E_POPTS_IXSM : 0));
 		} else {
-			d->legacy.buffer_addr = addr[i].bus;
-			d->legacy.length = (uint16_t)len[i];
+			d->legacy.buffer_addr = le64_make(addr[i].bus);
+			d->legacy.length = le16_make((uint16_t)len[i]);
 			d->legacy.cmd = E1000E_TXD_CMD_IFCS | (last ? E1000E_TXD_CMD_EOP | E1000E_TXD_CMD_RS : 0);
 		}
 	}
@@ -349,14 +350,14 @@ static void rx_refill(struct e1000e *dev)
 			d = bufs_pop(&dev->data);
 			/* buffer 1's address overlays status_error: DD reads 0 because data buffers
 			 * are at least 2-byte aligned (1 KiB multiples here). */
-			ps->read.buffer_addr[0] = dev->hdr.dma.bus + (uint64_t)h * dev->hdr.size;
-			ps->read.buffer_addr[1] = dev->data.dma.bus + (uint64_t)d * dev->data.size;
-			ps->read.buffer_addr[2] = 0;
-			ps->read.buffer_addr[3] = 0;
+			ps->read.buffer_addr[0] = le64_make(dev->hdr.dma.bus + (uint64_t)h * dev->hdr.size);
+			ps->read.buffer_addr[1] = le64_make(dev->data.dma.bus + (uint64_t)d * dev->data.size);
+			ps->read.buffer_addr[2] = le64_make(0);
+			ps->read.buffer_addr[3] = le64_make(0);
 		} else {
 			struct e1000e_rx_desc_legacy *l = (struct e1000e_rx_desc_legacy *)dev->rx_ring + i;
 			memset(l, 0, sizeof(*l));
-			l->buffer_addr = dev->hdr.dma.bus + (uint64_t)h * dev->hdr.size;
+			l->buffer_addr = le64_make(dev->hdr.dma.bus + (uint64_t)h * dev->hdr.size);
 		}
 		dev->rx_sw[i].hdr = h;
 		dev->rx_sw[i].data = d;
@@ -825,8 +826,8 @@ static int read_mac(struct e1000e *dev)
 	}
 	if (m[0] & 1)
 		return -EINVAL; /* a multicast address is no station address */
-	wr32(dev, E1000E_RAL0, (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24);
-	wr32(dev, E1000E_RAH0, (uint32_t)m[4] | (uint32_t)m[5] << 8 | E1000E_RAH_AV);
+	wr32(dev, E1000E_RAL0, le32_load(m));
+	wr32(dev, E1000E_RAH0, le16_load(m + 4) | E1000E_RAH_AV);
 	return 0;
 }
 

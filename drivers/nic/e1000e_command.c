@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../lib/byteorder.h"
 #include "../../lib/clock.h"
 #include "../../lib/command.h"
 #include "../../lib/log.h"
@@ -98,12 +99,6 @@ static uint16_t csum_fold(uint32_t s)
 	return (uint16_t)s;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* Ethernet + IPv4 + UDP header for payload len; UDP checksum field = pseudo-header sum. */
 static void st_header(uint8_t *h, const uint8_t mac[6], unsigned i, unsigned len)
 {
@@ -112,26 +107,26 @@ static void st_header(uint8_t *h, const uint8_t mac[6], unsigned i, unsigned len
 
 	memcpy(h, mac, 6);
 	memcpy(h + 6, mac, 6);
-	put16(h + 12, 0x0800);
+	be16_store(h + 12, 0x0800);
 	uint8_t *iph = h + 14;
 	memset(iph, 0, 20);
 	iph[0] = 0x45;
-	put16(iph + 2, (uint16_t)(20 + 8 + len));
-	put16(iph + 4, (uint16_t)i);
-	put16(iph + 6, 0x4000); /* DF */
+	be16_store(iph + 2, (uint16_t)(20 + 8 + len));
+	be16_store(iph + 4, (uint16_t)i);
+	be16_store(iph + 6, 0x4000); /* DF */
 	iph[8] = 64;
 	iph[9] = 17;
 	memcpy(iph + 12, ip, 4);
 	memcpy(iph + 16, ip, 4);
 	for (unsigned k = 0; k < 20; k += 2)
-		s += (uint32_t)iph[k] << 8 | iph[k + 1];
-	put16(iph + 10, (uint16_t)~csum_fold(s));
+		s += be16_load(iph + k);
+	be16_store(iph + 10, (uint16_t)~csum_fold(s));
 	uint8_t *udp = iph + 20;
-	put16(udp, 40000);
-	put16(udp + 2, 9);
-	put16(udp + 4, (uint16_t)(8 + len));
-	s = (uint32_t)(ip[0] << 8 | ip[1]) * 2 + (uint32_t)(ip[2] << 8 | ip[3]) * 2 + 17 + 8 + len;
-	put16(udp + 6, csum_fold(s)); /* CHECKSUM_PARTIAL: the pseudo-header sum, not inverted */
+	be16_store(udp, 40000);
+	be16_store(udp + 2, 9);
+	be16_store(udp + 4, (uint16_t)(8 + len));
+	s = (uint32_t)be16_load(ip) * 2 + (uint32_t)be16_load(ip + 2) * 2 + 17 + 8 + len;
+	be16_store(udp + 6, csum_fold(s)); /* CHECKSUM_PARTIAL: the pseudo-header sum, not inverted */
 }
 
 /* Does the received UDP checksum (inserted by TX offload) verify over pseudo-header,
@@ -141,12 +136,12 @@ static bool st_udp_csum_ok(const uint8_t *h, const uint8_t *payload, unsigned le
 	uint32_t s = 0;
 	const uint8_t *iph = h + 14, *udp = h + 34;
 	for (unsigned k = 12; k < 20; k += 2)
-		s += (uint32_t)iph[k] << 8 | iph[k + 1];
+		s += be16_load(iph + k);
 	s += 17 + 8 + len;
 	for (unsigned k = 0; k < 8; k += 2)
-		s += (uint32_t)udp[k] << 8 | udp[k + 1];
+		s += be16_load(udp + k);
 	for (unsigned k = 0; k + 1 < len; k += 2)
-		s += (uint32_t)payload[k] << 8 | payload[k + 1];
+		s += be16_load(payload + k);
 	if (len & 1)
 		s += (uint32_t)payload[len - 1] << 8;
 	return csum_fold(s) == 0xffff && (udp[6] | udp[7]) != 0;

@@ -1,17 +1,15 @@
 /*
  * e1000e_regs.h - Intel 82574L (e1000e) registers and descriptor formats, with the names
  * of the 82574 GbE Controller Family datasheet (section 10 registers, section 7
- * descriptors). Only what this driver uses. All fields are little-endian; the appliance
- * runs little-endian only, so the le types are plain integers named for what they are.
+ * descriptors). Only what this driver uses. Descriptor fields are little-endian, typed
+ * with lib/byteorder.h (le16_t, le32_t, le64_t: read and written through le*_get/make).
+ * Registers are read and written through the bus accessors as plain integers.
  */
 #ifndef DRIVERS_NIC_E1000E_REGS_H
 #define DRIVERS_NIC_E1000E_REGS_H
 
 #include <stdint.h>
-
-typedef uint16_t e1000e_le16;
-typedef uint32_t e1000e_le32;
-typedef uint64_t e1000e_le64;
+#include "../../lib/byteorder.h"
 
 /* --- register offsets (BAR0) --- */
 #define E1000E_CTRL     0x00000u /* Device Control */
@@ -131,30 +129,30 @@ typedef uint64_t e1000e_le64;
 
 /* Legacy receive descriptor (16 bytes), read and write-back in one. */
 struct e1000e_rx_desc_legacy {
-	e1000e_le64 buffer_addr;
-	e1000e_le16 length;   /* bytes written to the buffer */
-	e1000e_le16 csum;     /* packet checksum */
+	le64_t buffer_addr;
+	le16_t length;   /* bytes written to the buffer */
+	le16_t csum;     /* packet checksum */
 	uint8_t status;       /* E1000E_RXD_STAT_* bits 7:0 */
 	uint8_t errors;       /* E1000E_RXD_ERR_* >> 24 */
-	e1000e_le16 special;
+	le16_t special;
 } __attribute__((packed));
 
 /* Packet-split receive descriptor (32 bytes): read format. */
 struct e1000e_rx_desc_ps_read {
-	e1000e_le64 buffer_addr[4]; /* 0: header buffer (BSIZE0), 1-3: data buffers (BSIZE1-3) */
+	le64_t buffer_addr[4]; /* 0: header buffer (BSIZE0), 1-3: data buffers (BSIZE1-3) */
 } __attribute__((packed));
 
 /* Packet-split receive descriptor: write-back format. */
 struct e1000e_rx_desc_ps_wb {
-	e1000e_le32 mrq;          /* RSS type / queue (or packet checksum with PCSD=0) */
-	e1000e_le16 ip_id;        /* IP identification */
-	e1000e_le16 csum;         /* packet checksum */
-	e1000e_le32 status_error; /* E1000E_RXD_STAT_* | E1000E_RXD_ERR_* */
-	e1000e_le16 length0;      /* bytes in buffer 0 */
-	e1000e_le16 vlan;
-	e1000e_le16 header_status; /* HDRLEN | HDRSP */
-	e1000e_le16 length[3];    /* bytes in buffers 1-3 */
-	e1000e_le64 reserved;
+	le32_t mrq;          /* RSS type / queue (or packet checksum with PCSD=0) */
+	le16_t ip_id;        /* IP identification */
+	le16_t csum;         /* packet checksum */
+	le32_t status_error; /* E1000E_RXD_STAT_* | E1000E_RXD_ERR_* */
+	le16_t length0;      /* bytes in buffer 0 */
+	le16_t vlan;
+	le16_t header_status; /* HDRLEN | HDRSP */
+	le16_t length[3];    /* bytes in buffers 1-3 */
+	le64_t reserved;
 } __attribute__((packed));
 
 union e1000e_rx_desc_ps {
@@ -166,13 +164,13 @@ union e1000e_rx_desc_ps {
 
 /* Legacy transmit descriptor. */
 struct e1000e_tx_desc_legacy {
-	e1000e_le64 buffer_addr;
-	e1000e_le16 length;
+	le64_t buffer_addr;
+	le16_t length;
 	uint8_t cso;          /* Checksum Offset (legacy IC) */
 	uint8_t cmd;          /* E1000E_TXD_CMD_* */
 	uint8_t status;       /* E1000E_TXD_STAT_DD */
 	uint8_t css;          /* Checksum Start */
-	e1000e_le16 special;
+	le16_t special;
 } __attribute__((packed));
 
 #define E1000E_TXD_CMD_EOP  (1u << 0) /* End Of Packet */
@@ -186,14 +184,14 @@ struct e1000e_tx_desc_legacy {
 struct e1000e_tx_desc_ctx {
 	uint8_t ipcss;            /* IP checksum start */
 	uint8_t ipcso;            /* IP checksum offset (field location) */
-	e1000e_le16 ipcse;        /* IP checksum end (inclusive, 0: end of packet) */
+	le16_t ipcse;        /* IP checksum end (inclusive, 0: end of packet) */
 	uint8_t tucss;            /* TCP/UDP checksum start */
 	uint8_t tucso;            /* TCP/UDP checksum offset (field location) */
-	e1000e_le16 tucse;        /* TCP/UDP checksum end (inclusive, 0: end of packet) */
-	e1000e_le32 cmd_and_length; /* PAYLEN 19:0, DTYP 23:20, TUCMD 31:24 */
+	le16_t tucse;        /* TCP/UDP checksum end (inclusive, 0: end of packet) */
+	le32_t cmd_and_length; /* PAYLEN 19:0, DTYP 23:20, TUCMD 31:24 */
 	uint8_t status;           /* STA: DD bit 0 */
 	uint8_t hdr_len;          /* TSO header length */
-	e1000e_le16 mss;          /* TSO maximum segment size */
+	le16_t mss;          /* TSO maximum segment size */
 } __attribute__((packed));
 
 #define E1000E_TXD_DTYP_SHIFT 20           /* DTYP field of cmd_and_length / lower.data */
@@ -209,9 +207,9 @@ struct e1000e_tx_desc_ctx {
 
 /* Extended data descriptor (DEXT=1, DTYP=0001). */
 struct e1000e_tx_desc_data {
-	e1000e_le64 buffer_addr;
-	e1000e_le32 lower;        /* DTALEN 19:0, DTYP 23:20, DCMD 31:24 */
-	e1000e_le32 upper;        /* STA 3:0, POPTS 15:8, special 31:16 */
+	le64_t buffer_addr;
+	le32_t lower;        /* DTALEN 19:0, DTYP 23:20, DCMD 31:24 */
+	le32_t upper;        /* STA 3:0, POPTS 15:8, special 31:16 */
 } __attribute__((packed));
 
 #define E1000E_DCMD_EOP  (1u << 24)  /* DCMD.EOP: end of packet */
@@ -229,7 +227,7 @@ union e1000e_tx_desc {
 	struct e1000e_tx_desc_legacy legacy;
 	struct e1000e_tx_desc_ctx ctx;
 	struct e1000e_tx_desc_data data;
-	e1000e_le64 raw[2];
+	le64_t raw[2];
 };
 
 _Static_assert(sizeof(union e1000e_rx_desc_ps) == 32, "packet-split descriptor is 32 bytes");

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../../lib/byteorder.h"
 #include "../../lib/log.h"
 #include "e1000e.h"
 
@@ -33,21 +34,10 @@ static uint8_t pattern(uint32_t i)
 	return (uint8_t)(i * 13u + (i >> 8) + 1u);
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
 {
 	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
+		s += be16_load(p + i);
 	if (n & 1)
 		s += (uint32_t)p[n - 1] << 8;
 	return s;
@@ -129,7 +119,7 @@ static void probe_rx(struct netdev *nd, struct netbuf *nb)
 	size_t total = netbuf_host_len(nb) + netbuf_frag_len(nb);
 
 	if (total < 14 + 20 || netbuf_copy_out(nb, 0, h, total < PROBE_HDR ? total : PROBE_HDR) ||
-	    get16(h + 12) != 0x0800 || memcmp(h + 14 + 12, probe_ip, 4) || memcmp(h + 14 + 16, probe_ip, 4) ||
+	    be16_load(h + 12) != 0x0800 || memcmp(h + 14 + 12, probe_ip, 4) || memcmp(h + 14 + 16, probe_ip, 4) ||
 	    h[14 + 9] != 6) {
 		if (probe.next)
 			probe.next(nd, nb);
@@ -140,15 +130,15 @@ static void probe_rx(struct netdev *nd, struct netbuf *nb)
 	if (probe.n < E1000E_TSO_PROBE_MAX) {
 		struct e1000e_tso_seen *s = &probe.seen[probe.n++];
 		memset(s, 0, sizeof(*s));
-		s->ip_len = get16(h + 14 + 2);
-		s->frag = get16(h + 14 + 6);
+		s->ip_len = be16_load(h + 14 + 2);
+		s->frag = be16_load(h + 14 + 6);
 		s->ip_csum_ok = fold(sum16(h + 14, 20, 0)) == 0xffff;
 		s->has_tcp = !(s->frag & IPV4_OFFSET_BITS) && total >= PROBE_HDR;
 		if (s->has_tcp) {
 			const uint8_t *t = h + 34;
 			uint8_t buf[PROBE_PAY_MAX];
 			size_t l4 = total - 34;
-			s->seq = (uint32_t)get16(t + 4) << 16 | get16(t + 6);
+			s->seq = be32_load(t + 4);
 			s->tcp_flags = t[13];
 			s->tcp_hlen = (uint16_t)((t[12] >> 4) * 4);
 			if (s->tcp_hlen == 20 && l4 >= 20 && l4 - 20 <= sizeof(buf) && s->ip_len == 20 + l4 &&
@@ -184,25 +174,25 @@ static struct netbuf *probe_frame(struct e1000e *dev, dma_addr_t pay)
 	memset(h, 0, PROBE_HDR);
 	memcpy(h, dev->ndev.mac, 6);
 	memcpy(h + 6, dev->ndev.mac, 6);
-	put16(h + 12, 0x0800);
+	be16_store(h + 12, 0x0800);
 	h[14] = 0x45;
-	put16(h + 14 + 2, (uint16_t)(20 + 20 + E1000E_TSO_PROBE_PAYLOAD));
-	put16(h + 14 + 4, 0x5150);
-	put16(h + 14 + 6, 0x4000); /* DF */
+	be16_store(h + 14 + 2, (uint16_t)(20 + 20 + E1000E_TSO_PROBE_PAYLOAD));
+	be16_store(h + 14 + 4, 0x5150);
+	be16_store(h + 14 + 6, 0x4000); /* DF */
 	h[14 + 8] = 64;
 	h[14 + 9] = 6;
 	memcpy(h + 14 + 12, probe_ip, 4);
 	memcpy(h + 14 + 16, probe_ip, 4);
-	put16(h + 14 + 10, (uint16_t)~fold(sum16(h + 14, 20, 0)));
+	be16_store(h + 14 + 10, (uint16_t)~fold(sum16(h + 14, 20, 0)));
 	uint8_t *t = h + 34;
-	put16(t, PROBE_PORT);
-	put16(t + 2, PROBE_PORT);
-	put16(t + 4, (uint16_t)(PROBE_SEQ >> 16));
-	put16(t + 6, (uint16_t)PROBE_SEQ);
+	be16_store(t, PROBE_PORT);
+	be16_store(t + 2, PROBE_PORT);
+	be16_store(t + 4, (uint16_t)(PROBE_SEQ >> 16));
+	be16_store(t + 6, (uint16_t)PROBE_SEQ);
 	t[12] = 5 << 4;
 	t[13] = 0x18; /* ACK | PSH */
-	put16(t + 14, 0xffff);
-	put16(t + 16, fold(sum16(h + 14 + 12, 8, 6)));
+	be16_store(t + 14, 0xffff);
+	be16_store(t + 16, fold(sum16(h + 14 + 12, 8, 6)));
 	struct netdev_frag f = { .addr = pay, .len = E1000E_TSO_PROBE_PAYLOAD, .provider = NETDEV_PROVIDER_HOST };
 	netbuf_add_frag(nb, &f);
 	nb->flags |= NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TSO;

@@ -709,14 +709,14 @@ static void parse_idctrl(struct nvme_ctrl *c)
 	copy_id_string(c->mn, id + NVME_IDC_MN, 40);
 	copy_id_string(c->fr, id + NVME_IDC_FR, 8);
 	c->mdts = id[NVME_IDC_MDTS];
-	c->cntlid = nvme_ld16(id + NVME_IDC_CNTLID);
-	c->ver = nvme_ld32(id + NVME_IDC_VER);
+	c->cntlid = le16_load(id + NVME_IDC_CNTLID);
+	c->ver = le32_load(id + NVME_IDC_VER);
 	c->acl = id[NVME_IDC_ACL];
-	c->nn = nvme_ld32(id + NVME_IDC_NN);
-	c->oncs = nvme_ld16(id + NVME_IDC_ONCS);
+	c->nn = le32_load(id + NVME_IDC_NN);
+	c->oncs = le16_load(id + NVME_IDC_ONCS);
 	c->vwc = id[NVME_IDC_VWC];
-	c->rtd3e = nvme_ld32(id + NVME_IDC_RTD3E);
-	c->sgls = nvme_ld32(id + NVME_IDC_SGLS);
+	c->rtd3e = le32_load(id + NVME_IDC_RTD3E);
+	c->sgls = le32_load(id + NVME_IDC_SGLS);
 	uint64_t mpsmin = 4096ull << NVME_GET(c->cap, NVME_CAP_MPSMIN);
 	uint64_t max = NVME_MAX_XFER;
 	if (c->mdts && c->mdts < 32 && (mpsmin << c->mdts) < max)
@@ -728,11 +728,11 @@ static int parse_idns(struct nvme_ctrl *c, uint32_t nsid, const uint8_t *id, str
 {
 	memset(ns, 0, sizeof(*ns));
 	ns->nsid = nsid;
-	ns->nsze = nvme_ld64(id + NVME_IDNS_NSZE);
-	ns->ncap = nvme_ld64(id + NVME_IDNS_NCAP);
-	ns->nuse = nvme_ld64(id + NVME_IDNS_NUSE);
+	ns->nsze = le64_load(id + NVME_IDNS_NSZE);
+	ns->ncap = le64_load(id + NVME_IDNS_NCAP);
+	ns->nuse = le64_load(id + NVME_IDNS_NUSE);
 	unsigned fmt = id[NVME_IDNS_FLBAS] & 0xf;
-	uint32_t lbaf = nvme_ld32(id + NVME_IDNS_LBAF + 4 * fmt);
+	uint32_t lbaf = le32_load(id + NVME_IDNS_LBAF + 4 * fmt);
 	ns->ms = lbaf & 0xffff;
 	ns->lba_shift = (lbaf >> 16) & 0xff;
 	if (ns->nsze == 0)
@@ -757,7 +757,7 @@ static int scan_namespaces(struct nvme_ctrl *c)
 			return rc;
 		const uint8_t *p = c->idctrl;
 		for (unsigned i = 0; i < 1024 && n < NVME_MAX_NS; i++) {
-			uint32_t id = nvme_ld32(p + 4 * i);
+			uint32_t id = le32_load(p + 4 * i);
 			if (id == 0)
 				break;
 			list[n++] = id;

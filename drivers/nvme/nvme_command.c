@@ -66,7 +66,7 @@ static void list_ctrls(void)
 static void id_ctrl(struct nvme_ctrl *c)
 {
 	printf("%s: vid 0x%04x cntlid %u ver %u.%u mn \"%s\" sn \"%s\" fr \"%s\"\n", c->name,
-	       nvme_ld16(c->idctrl + NVME_IDC_VID), c->cntlid, c->ver >> 16, (c->ver >> 8) & 0xff, c->mn,
+	       le16_load(c->idctrl + NVME_IDC_VID), c->cntlid, c->ver >> 16, (c->ver >> 8) & 0xff, c->mn,
 	       c->sn, c->fr);
 	printf("  CAP 0x%016llx (MQES %u TO %u ms DSTRD %u) VS 0x%08x\n", (unsigned long long)c->cap,
 	       (unsigned)NVME_GET(c->cap, NVME_CAP_MQES) + 1,

@@ -11,6 +11,7 @@
 #define DRIVERS_NVME_NVME_REGS_H
 
 #include <stdint.h>
+#include "../../lib/byteorder.h"
 
 typedef uint16_t le16;
 typedef uint32_t le32;
@@ -253,19 +254,5 @@ enum {
 #define NVME_IDNS_NLBAF 25      /* Number of LBA Formats, 0's based */
 #define NVME_IDNS_FLBAS 26      /* Formatted LBA Size: format index 3:0 */
 #define NVME_IDNS_LBAF 128      /* LBA Format 0..15, 4 bytes each: MS 15:0, LBADS 23:16, RP 25:24 */
-
-/* Little-endian loads from Identify data. */
-static inline uint16_t nvme_ld16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-static inline uint32_t nvme_ld32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-static inline uint64_t nvme_ld64(const uint8_t *p)
-{
-	return (uint64_t)nvme_ld32(p) | ((uint64_t)nvme_ld32(p + 4) << 32);
-}
 
 #endif

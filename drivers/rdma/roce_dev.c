@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../lib/byteorder.h"
 #include "../../lib/log.h"
 #include "roce_internal.h"
 #include "roce_wire.h"
@@ -44,8 +45,7 @@ int roce_gid_to_ipv4(const struct roce_gid *gid, uint32_t *out)
 	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	if (memcmp(gid->raw, prefix, sizeof(prefix)))
 		return -EINVAL;
-	*out = (uint32_t)gid->raw[12] << 24 | (uint32_t)gid->raw[13] << 16 | (uint32_t)gid->raw[14] << 8 |
-	       gid->raw[15];
+	*out = be32_load(gid->raw + 12);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * (lib/crc32.c's crc32_ieee). See roce_icrc.h for what is covered.
  */
 #include <string.h>
+#include "../../lib/byteorder.h"
 #include "../../lib/crc32.h"
 #include "roce_icrc.h"
 #include "roce_wire.h"
@@ -36,15 +37,12 @@ uint32_t roce_icrc_update(uint32_t crc, const void *p, size_t len)
 
 void roce_icrc_put(uint8_t out[4], uint32_t icrc)
 {
-	out[0] = (uint8_t)icrc;
-	out[1] = (uint8_t)(icrc >> 8);
-	out[2] = (uint8_t)(icrc >> 16);
-	out[3] = (uint8_t)(icrc >> 24);
+	le32_store(out, icrc);
 }
 
 uint32_t roce_icrc_get(const uint8_t in[4])
 {
-	return (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+	return le32_load(in);
 }
 
 uint32_t roce_icrc_packet(const struct ipv4_hdr *ip, const struct udp_hdr *uh, const uint8_t *pkt, size_t pkt_len)

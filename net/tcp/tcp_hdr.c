@@ -7,12 +7,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../../lib/byteorder.h"
 #include "tcp_internal.h"
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* Options (RFC 9293 3.2): malformed ones end parsing, unknown ones are skipped. */
 static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
@@ -32,7 +28,7 @@ static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 		uint8_t olen = p[i + 1];
 		if (kind == TCP_OPT_MSS && olen == 4) {
 			o->has_mss = true;
-			o->mss = (uint16_t)(p[i + 2] << 8 | p[i + 3]);
+			o->mss = be16_load(p + i + 2);
 		} else if (kind == TCP_OPT_WS && olen == 3) {
 			o->has_ws = true;
 			o->ws = p[i + 2] > 14 ? 14 : p[i + 2]; /* RFC 7323 2.3 */
@@ -41,8 +37,8 @@ static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 		} else if (kind == TCP_OPT_SACK && olen >= 10 && (olen - 2) % 8 == 0 && !o->has_sack) {
 			/* RFC 2018 3: only the first block matters here (D-SACK, RFC 2883). */
 			o->has_sack = true;
-			o->sack_left = get32(p + i + 2);
-			o->sack_right = get32(p + i + 6);
+			o->sack_left = be32_load(p + i + 2);
+			o->sack_right = be32_load(p + i + 6);
 		}
 		i += olen;
 	}

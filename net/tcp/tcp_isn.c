@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include "../../arch/entropy.h"
+#include "../../lib/byteorder.h"
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
 #include "tcp_internal.h"
@@ -41,14 +42,6 @@ static void sip_round(uint64_t v[4])
 	v[2] = ROTL(v[2], 32);
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t r = 0;
-	for (int i = 7; i >= 0; i--)
-		r = r << 8 | p[i];
-	return r;
-}
-
 /* SipHash-2-4 of len bytes at m under the 128-bit key k (k[0]: bytes 0-7, little-endian). */
 uint64_t tcp_siphash(const uint64_t k[2], const void *m, size_t len)
 {
@@ -59,7 +52,7 @@ uint64_t tcp_siphash(const uint64_t k[2], const void *m, size_t len)
 	size_t i;
 
 	for (i = 0; len - i >= 8; i += 8) {
-		uint64_t w = le64(p + i);
+		uint64_t w = le64_load(p + i);
 		v[3] ^= w;
 		sip_round(v);
 		sip_round(v);

@@ -8,6 +8,7 @@
  * A segment that arrived entirely below RCV.NXT is reported once as a D-SACK block in
  * front of them (RFC 2883 section 4), which lets the sender see spurious retransmissions.
  */
+#include "../../lib/byteorder.h"
 #include "tcp_internal.h"
 
 /* Remember that a segment starting at seq went to the out-of-order queue: its block is
@@ -54,14 +55,6 @@ static bool emitted(uint32_t (*b)[2], unsigned n, uint32_t l)
 		if (b[i][0] == l)
 			return true;
 	return false;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 /* Write the SACK option of the next ACK into p (at most room bytes, NOP-padded to a
@@ -130,8 +123,8 @@ size_t tcp_sack_option(struct tcp_sock *s, uint8_t *p, size_t room)
 	p[2] = TCP_OPT_SACK;
 	p[3] = (uint8_t)(2 + 8 * n);
 	for (unsigned i = 0; i < n; i++) {
-		put32(p + 4 + 8 * i, b[i][0]);
-		put32(p + 8 + 8 * i, b[i][1]);
+		be32_store(p + 4 + 8 * i, b[i][0]);
+		be32_store(p + 8 + 8 * i, b[i][1]);
 	}
 	tcp_counters.sack_blocks_out += n;
 	return 4 + 8 * n;

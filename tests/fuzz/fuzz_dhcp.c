@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "lib/byteorder.h"
 #include "lib/clock.h"
 #include "lib/timer.h"
 #include "mm/pool.h"
@@ -43,14 +44,6 @@ static void run_for(uint64_t ns)
 	}
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* A well-formed server message of type t to the client's transaction. */
 static void scripted(uint8_t t)
 {
@@ -59,10 +52,10 @@ static void scripted(uint8_t t)
 	m[0] = 2;
 	m[1] = 1;
 	m[2] = 6;
-	put32(m + 4, cl.xid);
-	put32(m + 16, LEASED);
+	be32_store(m + 4, cl.xid);
+	be32_store(m + 16, LEASED);
 	memcpy(m + 28, fake_our_mac, 6);
-	put32(m + 236, DHCP_MAGIC);
+	be32_store(m + 236, DHCP_MAGIC);
 	const uint8_t opts[] = { 53, 1, t, 54, 4, 10, 0, 2, 2, 1, 4, 255, 255, 255, 0, 51, 4, 0, 0, 0, 100, 255 };
 	memcpy(m + 240, opts, sizeof(opts));
 	fake_netdev_inject(&fnd, frame, fake_build_udp(frame, SERVER, 0xffffffffu, 67, 68, m, sizeof(m)));
@@ -76,7 +69,7 @@ static void deliver(const uint8_t *data, size_t size)
 		size = sizeof(m);
 	memcpy(m, data, size);
 	if (size >= 34) {
-		put32(m + 4, cl.xid);
+		be32_store(m + 4, cl.xid);
 		memcpy(m + 28, fake_our_mac, 6);
 	}
 	fake_netdev_inject(&fnd, frame, fake_build_udp(frame, SERVER, 0xffffffffu, 67, 68, m, size));

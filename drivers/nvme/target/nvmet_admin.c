@@ -59,33 +59,33 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 	put_ascii(d + NVME_IDC_FR, 8, "p2ps0.1");
 	d[NVME_IDC_RAB] = 6;
 	d[NVME_IDC_MDTS] = (uint8_t)(mdts >= NVME_PAGE_SIZE ? ilog2(mdts / NVME_PAGE_SIZE) : 0);
-	nvmet_st16(d + NVME_IDC_CNTLID, c->cntlid);
-	nvmet_st32(d + NVME_IDC_VER, NVME_VS(1, 3));
+	le16_store(d + NVME_IDC_CNTLID, c->cntlid);
+	le32_store(d + NVME_IDC_VER, NVME_VS(1, 3));
 	d[NVME_IDC_ACL] = 3;
 	d[NVME_IDC_AERL] = NVMET_AERL - 1;
 	d[NVME_IDC_LPA] = 1u << 2;  /* extended data for Get Log Page (offsets, NUMDU) */
 	d[NVME_IDC_ELPE] = NVMET_ERR_LOG_ENTRIES - 1;
-	nvmet_st32(d + NVME_IDC_CTRATT, NVME_CTRATT_HID128 | NVME_CTRATT_TBKAS);
-	nvmet_st16(d + NVME_IDC_KAS, NVMET_KAS_100MS);
+	le32_store(d + NVME_IDC_CTRATT, NVME_CTRATT_HID128 | NVME_CTRATT_TBKAS);
+	le16_store(d + NVME_IDC_KAS, NVMET_KAS_100MS);
 	d[NVME_IDC_SQES] = (6 << 4) | 6;
 	d[NVME_IDC_CQES] = (4 << 4) | 4;
-	nvmet_st16(d + NVME_IDC_MAXCMD, c->sqsize_max);
-	nvmet_st32(d + NVME_IDC_SGLS, 1u | c->ops->sgls_extra);
+	le16_store(d + NVME_IDC_MAXCMD, c->sqsize_max);
+	le32_store(d + NVME_IDC_SGLS, 1u | c->ops->sgls_extra);
 	memcpy(d + NVME_IDC_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
-	nvmet_st32(d + NVME_IDC_IOCCSZ, (uint32_t)(sizeof(struct nvme_sqe) + c->ops->in_capsule_data) / 16);
-	nvmet_st32(d + NVME_IDC_IORCSZ, (uint32_t)sizeof(struct nvme_cqe) / 16);
-	nvmet_st16(d + NVME_IDC_ICDOFF, 0);
+	le32_store(d + NVME_IDC_IOCCSZ, (uint32_t)(sizeof(struct nvme_sqe) + c->ops->in_capsule_data) / 16);
+	le32_store(d + NVME_IDC_IORCSZ, (uint32_t)sizeof(struct nvme_cqe) / 16);
+	le16_store(d + NVME_IDC_ICDOFF, 0);
 	d[NVME_IDC_FCATT] = 0;     /* dynamic controller model */
 	d[NVME_IDC_MSDBD] = c->ops->msdbd ? c->ops->msdbd : 1;
-	nvmet_st16(d + NVME_IDC_OFCS, 1); /* Disconnect supported */
+	le16_store(d + NVME_IDC_OFCS, 1); /* Disconnect supported */
 	if (s->discovery) {
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_DISCOVERY;
 	} else {
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_IO;
 		d[NVME_IDC_CMIC] = 1u << 1; /* may have several controllers */
-		nvmet_st32(d + NVME_IDC_OAES, NVME_OAES_NS_ATTR);
-		nvmet_st32(d + NVME_IDC_NN, NVMET_MAX_NSID);
-		nvmet_st16(d + NVME_IDC_ONCS, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
+		le32_store(d + NVME_IDC_OAES, NVME_OAES_NS_ATTR);
+		le32_store(d + NVME_IDC_NN, NVMET_MAX_NSID);
+		le16_store(d + NVME_IDC_ONCS, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
 		/* bit 0: a volatile write cache when a backend has one (Flush and FUA then matter);
 		 * bits 2:1 = 10b: Flush with NSID FFFFFFFFh not supported (Invalid Namespace) */
 		d[NVME_IDC_VWC] = nvmet_subsys_vwc(s) ? (1u | (2u << 1)) : 0;
@@ -103,8 +103,8 @@ static void make_nguid(const struct nvmet_subsys *s, uint32_t nsid, uint8_t out[
 	h2 = h1;
 	for (int i = 0; i < 4; i++)
 		h2 = (h2 ^ ((nsid >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-	nvmet_st64(out, h1);
-	nvmet_st64(out + 8, h2);
+	le64_store(out, h1);
+	le64_store(out + 8, h2);
 }
 
 static void ns_nguid(const struct nvmet_subsys *s, const struct nvmet_ns *ns, uint8_t out[16])
@@ -124,14 +124,14 @@ static void identify_ns(struct nvmet_req *req, struct nvmet_ctrl *c, uint32_t ns
 		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
 	memset(d, 0, NVME_ID_LEN);
 	if ((ns = nvmet_ns_find(c->subsys, nsid))) { /* an inactive NSID reads as zeroes */
-		nvmet_st64(d + NVME_IDNS_NSZE, ns->bdev.nblocks);
-		nvmet_st64(d + NVME_IDNS_NCAP, ns->bdev.nblocks);
-		nvmet_st64(d + NVME_IDNS_NUSE, ns->bdev.nblocks);
+		le64_store(d + NVME_IDNS_NSZE, ns->bdev.nblocks);
+		le64_store(d + NVME_IDNS_NCAP, ns->bdev.nblocks);
+		le64_store(d + NVME_IDNS_NUSE, ns->bdev.nblocks);
 		d[NVME_IDNS_NLBAF] = 0;
 		d[NVME_IDNS_FLBAS] = 0;
 		d[NVME_IDNS_NMIC] = 1;  /* may be attached to several controllers */
 		ns_nguid(c->subsys, ns, d + NVME_IDNS_NGUID);
-		nvmet_st32(d + NVME_IDNS_LBAF, (uint32_t)ns->bdev.lba_shift << 16);
+		le32_store(d + NVME_IDNS_LBAF, (uint32_t)ns->bdev.lba_shift << 16);
 	}
 	complete_with_scratch(req, NVME_ID_LEN);
 }
@@ -154,7 +154,7 @@ static void identify_active_list(struct nvmet_req *req, struct nvmet_ctrl *c, ui
 			ids[k - 1] = t;
 		}
 	for (unsigned i = 0; i < n; i++)
-		nvmet_st32(scratch + 4 * i, ids[i]);
+		le32_store(scratch + 4 * i, ids[i]);
 	complete_with_scratch(req, NVME_ID_LEN);
 }
 
@@ -224,9 +224,9 @@ static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, ui
 			e[NVMF_DE_ADRFAM] = NVMF_ADRFAM_IPV4;
 			e[NVMF_DE_SUBTYPE] = NVMF_SUBTYPE_NVME;
 			e[NVMF_DE_TREQ] = NVMF_TREQ_NOT_REQUIRED;
-			nvmet_st16(e + NVMF_DE_PORTID, port->portid);
-			nvmet_st16(e + NVMF_DE_CNTLID, NVMF_CNTLID_DYNAMIC);
-			nvmet_st16(e + NVMF_DE_ASQSZ, 32);
+			le16_store(e + NVMF_DE_PORTID, port->portid);
+			le16_store(e + NVMF_DE_CNTLID, NVMF_CNTLID_DYNAMIC);
+			le16_store(e + NVMF_DE_ASQSZ, 32);
 			snprintf((char *)e + NVMF_DE_TRSVCID, 32, "%u", port->trsvcid);
 			memcpy(e + NVMF_DE_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
 			/* a port on any address: the address this host reached (as Linux nvmet) */
@@ -253,9 +253,9 @@ static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t 
 		uint32_t n = NVMF_DISC_ENTRY_LEN - in < len - done ? NVMF_DISC_ENTRY_LEN - in : len - done;
 		memset(scratch, 0, NVMF_DISC_ENTRY_LEN);
 		if (rec == 0) {
-			nvmet_st64(scratch + NVMF_DISC_OFF_GENCTR, nvmet_tgt.genctr);
-			nvmet_st64(scratch + NVMF_DISC_OFF_NUMREC, numrec);
-			nvmet_st16(scratch + NVMF_DISC_OFF_RECFMT, 0);
+			le64_store(scratch + NVMF_DISC_OFF_GENCTR, nvmet_tgt.genctr);
+			le64_store(scratch + NVMF_DISC_OFF_NUMREC, numrec);
+			le16_store(scratch + NVMF_DISC_OFF_RECFMT, 0);
 		} else if (rec - 1 < numrec) {
 			disc_entry(c, rec - 1, scratch, NULL);
 		}
@@ -275,13 +275,13 @@ static void log_errors(const struct nvmet_ctrl *c, uint8_t *page)
 		uint64_t n = c->err_count - i;
 		const struct nvmet_err_entry *e = &c->errlog[(n - 1) % NVMET_ERR_LOG_ENTRIES];
 		uint8_t *d = page + i * NVME_LOG_ERROR_ENTRY_LEN;
-		nvmet_st64(d + 0, e->count);      /* Error Count */
-		nvmet_st16(d + 8, e->sqid);       /* Submission Queue ID */
-		nvmet_st16(d + 10, e->cid);       /* Command ID */
-		nvmet_st16(d + 12, e->status);    /* Status Field (bit 0: phase tag, 0) */
-		nvmet_st16(d + 14, 0xffff);       /* Parameter Error Location: not reported */
-		nvmet_st64(d + 16, e->lba);       /* LBA */
-		nvmet_st32(d + 24, e->nsid);      /* Namespace */
+		le64_store(d + 0, e->count);      /* Error Count */
+		le16_store(d + 8, e->sqid);       /* Submission Queue ID */
+		le16_store(d + 10, e->cid);       /* Command ID */
+		le16_store(d + 12, e->status);    /* Status Field (bit 0: phase tag, 0) */
+		le16_store(d + 14, 0xffff);       /* Parameter Error Location: not reported */
+		le64_store(d + 16, e->lba);       /* LBA */
+		le32_store(d + 24, e->nsid);      /* Namespace */
 		d[29] = (uint8_t)c->ops->trtype;  /* Transport Type */
 	}
 }
@@ -290,7 +290,7 @@ static void log_errors(const struct nvmet_ctrl *c, uint8_t *page)
 static void put128(uint8_t *p, uint64_t v)
 {
 	memset(p, 0, 16);
-	nvmet_st64(p, v);
+	le64_store(p, v);
 }
 
 static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
@@ -331,7 +331,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 		page = NVMET_ERR_LOG_ENTRIES * NVME_LOG_ERROR_ENTRY_LEN;
 		log_errors(c, scratch);
 	} else if (lid == NVME_LOG_SMART) {
-		nvmet_st16(scratch + 1, 273 + 35);   /* Composite Temperature, kelvin */
+		le16_store(scratch + 1, 273 + 35);   /* Composite Temperature, kelvin */
 		scratch[3] = 100;                     /* Available Spare */
 		scratch[4] = 10;                      /* Available Spare Threshold */
 		put128(scratch + 32, (s->read_bytes + 511999) / 512000);  /* Data Units Read */
@@ -346,10 +346,10 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	} else {
 		page = NVME_LOG_CHANGED_NS_LEN;
 		if (c->changed_overflow) {
-			nvmet_st32(scratch, 0xffffffffu);
+			le32_store(scratch, 0xffffffffu);
 		} else {
 			for (unsigned i = 0; i < c->nchanged; i++)
-				nvmet_st32(scratch + 4 * i, c->changed_ns[i]);
+				le32_store(scratch + 4 * i, c->changed_ns[i]);
 		}
 		if (!rae) {
 			c->nchanged = 0;

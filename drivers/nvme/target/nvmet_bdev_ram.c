@@ -67,8 +67,8 @@ static int ram_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 				rc = -EINVAL;
 				break;
 			}
-			uint32_t nlb = nvme_ld32(range + 4);
-			uint64_t slba = nvme_ld64(range + 8);
+			uint32_t nlb = le32_load(range + 4);
+			uint64_t slba = le64_load(range + 8);
 			if (!in_range(b, slba, nlb))
 				rc = -ERANGE;
 			else

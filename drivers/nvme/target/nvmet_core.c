@@ -475,7 +475,7 @@ uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
 	const uint8_t *b = (const uint8_t *)sqe;
 	if ((sqe->cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL || !sgl1_known(b[24 + 15]))
 		return 0; /* nvmet_exec() refuses it: nothing to fetch */
-	return nvme_ld32(b + 24 + 8); /* SGL1 length */
+	return le32_load(b + 24 + 8); /* SGL1 length */
 }
 
 enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe)

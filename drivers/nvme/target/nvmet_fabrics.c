@@ -65,12 +65,12 @@ static uint16_t cntlid_alloc(struct nvmet_subsys *s)
 
 static uint16_t ld16(const void *sqe, unsigned off)
 {
-	return nvme_ld16((const uint8_t *)sqe + off);
+	return le16_load((const uint8_t *)sqe + off);
 }
 
 static uint32_t ld32(const void *sqe, unsigned off)
 {
-	return nvme_ld32((const uint8_t *)sqe + off);
+	return le32_load((const uint8_t *)sqe + off);
 }
 
 /* Refuse a Connect with status sc (DW0: the invalid parameter's location) and say why,
@@ -120,7 +120,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
 	cd[NVMF_CD_OFF_SUBNQN + NVMF_NQN_FIELD_LEN - 1] = 0;
 	cd[NVMF_CD_OFF_HOSTNQN + NVMF_NQN_FIELD_LEN - 1] = 0;
-	cntlid = nvme_ld16(cd + NVMF_CD_OFF_CNTLID);
+	cntlid = le16_load(cd + NVMF_CD_OFF_CNTLID);
 
 	if (recfmt != 0)
 		return connect_fail(req, NVMET_SC_CONNECT_FORMAT, 0, "record format", cd);

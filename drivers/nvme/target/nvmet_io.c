@@ -150,7 +150,7 @@ static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 		uint8_t r[sizeof(struct nvme_dsm_range)];
 		if (nvmet_copy_from_req(req, i * (uint32_t)sizeof(r), r, sizeof(r)) < 0)
 			return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
-		if (!lba_ok(ns, nvme_ld64(r + 8), nvme_ld32(r + 4)))
+		if (!lba_ok(ns, le64_load(r + 8), le32_load(r + 4)))
 			return nvmet_req_complete(req, NVMET_SC_LBA_RANGE);
 	}
 	/* without Attribute - Deallocate the ranges are hints only */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../../../lib/byteorder.h"
 #include "../../../lib/crc32.h"
 #include "nvmet_tcp_pdu.h"
 
@@ -28,11 +29,6 @@
 #define DATA_TTAG 10
 #define DATA_DATAO 12    /* R2TO in R2T */
 #define DATA_DATAL 16    /* R2TL in R2T */
-
-static inline uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static inline uint32_t ld32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-static inline void st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static inline void st32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
 
 static int fail(struct nvme_tcp_error *err, uint16_t fes, uint32_t fei, const char *what)
 {
@@ -80,7 +76,7 @@ int nvme_tcp_header_size(const uint8_t *ch, size_t avail, const struct nvme_tcp_
 	if (avail < NVME_TCP_CH_LEN)
 		return 0;
 	uint8_t type = ch[CH_TYPE], flags = ch[CH_FLAGS], hlen = ch[CH_HLEN];
-	uint32_t plen = ld32(ch + CH_PLEN);
+	uint32_t plen = le32_load(ch + CH_PLEN);
 	unsigned want = expected_hlen(type);
 
 	if (!want)
@@ -148,12 +144,12 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 	out->flags = hdr[CH_FLAGS];
 	out->hlen = hdr[CH_HLEN];
 	out->pdo = hdr[CH_PDO];
-	out->plen = ld32(hdr + CH_PLEN);
+	out->plen = le32_load(hdr + CH_PLEN);
 	out->hdr_bytes = (uint32_t)size;
 
 	if (digests_apply(out->type) && p->hdgst) {
 		uint32_t want = crc32c(0, hdr, out->hlen);
-		if (ld32(hdr + out->hlen) != want)
+		if (le32_load(hdr + out->hlen) != want)
 			return fail(err, NVME_TCP_FES_HEADER_DIGEST_ERROR, 0, "header digest mismatch");
 	}
 
@@ -166,10 +162,10 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO set on ICReq/ICResp");
 		if (out->flags)
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "flags set on ICReq/ICResp");
-		out->u.ic.pfv = ld16(hdr + IC_PFV);
+		out->u.ic.pfv = le16_load(hdr + IC_PFV);
 		out->u.ic.pda = hdr[IC_PDA];
 		out->u.ic.dgst = hdr[IC_DGST];
-		out->u.ic.maxr2t_or_maxh2cdata = ld32(hdr + IC_MAXR2T);
+		out->u.ic.maxr2t_or_maxh2cdata = le32_load(hdr + IC_MAXR2T);
 		if (out->u.ic.pfv != NVME_TCP_PFV_1_0)
 			return fail(err, NVME_TCP_FES_UNSUPPORTED_PARAMETER, IC_PFV, "unsupported PDU format version");
 		if (out->u.ic.pda > NVME_TCP_MAX_HPDA)
@@ -181,8 +177,8 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 	case NVME_TCP_C2H_TERM_REQ:
 		if (out->plen - out->hlen > NVME_TCP_TERM_MAX_DATA)
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "termination request too long");
-		out->u.term.fes = ld16(hdr + TERM_FES);
-		out->u.term.fei = ld32(hdr + TERM_FEI);
+		out->u.term.fes = le16_load(hdr + TERM_FES);
+		out->u.term.fei = le32_load(hdr + TERM_FEI);
 		out->data_off = out->hlen;
 		out->data_len = out->plen - out->hlen;
 		return 0;
@@ -195,10 +191,10 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 		if (out->type == NVME_TCP_CAPSULE_RESP) {
 			memcpy(out->u.cmd.sqe, hdr + RESP_CQE, 16);
 		} else {
-			out->u.data.cccid = ld16(hdr + DATA_CCCID);
-			out->u.data.ttag = ld16(hdr + DATA_TTAG);
-			out->u.data.offset = ld32(hdr + DATA_DATAO);
-			out->u.data.length = ld32(hdr + DATA_DATAL);
+			out->u.data.cccid = le16_load(hdr + DATA_CCCID);
+			out->u.data.ttag = le16_load(hdr + DATA_TTAG);
+			out->u.data.offset = le32_load(hdr + DATA_DATAO);
+			out->u.data.length = le32_load(hdr + DATA_DATAL);
 		}
 		return 0;
 	default:
@@ -214,10 +210,10 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 			return fail(err, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, CH_PLEN, "in-capsule data above the limit");
 		return 0;
 	}
-	out->u.data.cccid = ld16(hdr + DATA_CCCID);
-	out->u.data.ttag = ld16(hdr + DATA_TTAG);
-	out->u.data.offset = ld32(hdr + DATA_DATAO);
-	out->u.data.length = ld32(hdr + DATA_DATAL);
+	out->u.data.cccid = le16_load(hdr + DATA_CCCID);
+	out->u.data.ttag = le16_load(hdr + DATA_TTAG);
+	out->u.data.offset = le32_load(hdr + DATA_DATAO);
+	out->u.data.length = le32_load(hdr + DATA_DATAL);
 	if (out->u.data.length == 0 || out->u.data.length != out->data_len)
 		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, DATA_DATAL, "DATAL does not match PLEN and PDO");
 	if (out->type == NVME_TCP_H2C_DATA && out->u.data.length > p->maxh2cdata)
@@ -233,7 +229,7 @@ static void build_ch(uint8_t *buf, uint8_t type, uint8_t flags, uint8_t hlen, ui
 	buf[CH_FLAGS] = flags;
 	buf[CH_HLEN] = hlen;
 	buf[CH_PDO] = pdo;
-	st32(buf + CH_PLEN, plen);
+	le32_store(buf + CH_PLEN, plen);
 }
 
 /* Append the header digest when negotiated; returns the header bytes. */
@@ -241,7 +237,7 @@ static size_t finish_header(uint8_t *buf, const struct nvme_tcp_params *p, size_
 {
 	if (!p->hdgst)
 		return hlen;
-	st32(buf + hlen, crc32c(0, buf, hlen));
+	le32_store(buf + hlen, crc32c(0, buf, hlen));
 	return hlen + NVME_TCP_DIGEST_LEN;
 }
 
@@ -250,10 +246,10 @@ size_t nvme_tcp_build_icresp(uint8_t *buf, uint8_t cpda, uint8_t dgst, uint32_t 
 {
 	memset(buf, 0, NVME_TCP_IC_LEN);
 	build_ch(buf, NVME_TCP_ICRESP, 0, NVME_TCP_IC_LEN, 0, NVME_TCP_IC_LEN);
-	st16(buf + IC_PFV, NVME_TCP_PFV_1_0);
+	le16_store(buf + IC_PFV, NVME_TCP_PFV_1_0);
 	buf[IC_PDA] = cpda;
 	buf[IC_DGST] = dgst;
-	st32(buf + IC_MAXR2T, maxh2cdata);
+	le32_store(buf + IC_MAXR2T, maxh2cdata);
 	return NVME_TCP_IC_LEN;
 }
 
@@ -279,9 +275,9 @@ size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, ui
 	memset(buf, 0, pdo);
 	build_ch(buf, NVME_TCP_C2H_DATA, flags, NVME_TCP_DATA_HLEN, (uint8_t)pdo,
 		 (uint32_t)(pdo + datal + (p->ddgst ? NVME_TCP_DIGEST_LEN : 0)));
-	st16(buf + DATA_CCCID, cccid);
-	st32(buf + DATA_DATAO, datao);
-	st32(buf + DATA_DATAL, datal);
+	le16_store(buf + DATA_CCCID, cccid);
+	le32_store(buf + DATA_DATAO, datao);
+	le32_store(buf + DATA_DATAL, datal);
 	finish_header(buf, p, NVME_TCP_DATA_HLEN);
 	return pdo;
 }
@@ -293,10 +289,10 @@ size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_
 	size_t plen = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
 	memset(buf, 0, NVME_TCP_DATA_HLEN);
 	build_ch(buf, NVME_TCP_R2T, p->hdgst ? NVME_TCP_F_HDGSTF : 0, NVME_TCP_DATA_HLEN, 0, (uint32_t)plen);
-	st16(buf + DATA_CCCID, cccid);
-	st16(buf + DATA_TTAG, ttag);
-	st32(buf + DATA_DATAO, r2to);
-	st32(buf + DATA_DATAL, r2tl);
+	le16_store(buf + DATA_CCCID, cccid);
+	le16_store(buf + DATA_TTAG, ttag);
+	le32_store(buf + DATA_DATAO, r2to);
+	le32_store(buf + DATA_DATAL, r2tl);
 	return finish_header(buf, p, NVME_TCP_DATA_HLEN);
 }
 
@@ -306,8 +302,8 @@ size_t nvme_tcp_build_c2h_term_req(uint8_t *buf, uint16_t fes, uint32_t fei, con
 	size_t quote = hdr_len < NVME_TCP_TERM_MAX_DATA ? hdr_len : NVME_TCP_TERM_MAX_DATA;
 	memset(buf, 0, NVME_TCP_TERM_HLEN);
 	build_ch(buf, NVME_TCP_C2H_TERM_REQ, 0, NVME_TCP_TERM_HLEN, 0, (uint32_t)(NVME_TCP_TERM_HLEN + quote));
-	st16(buf + TERM_FES, fes);
-	st32(buf + TERM_FEI, fei);
+	le16_store(buf + TERM_FES, fes);
+	le32_store(buf + TERM_FEI, fei);
 	if (quote)
 		memcpy(buf + NVME_TCP_TERM_HLEN, hdr, quote);
 	return NVME_TCP_TERM_HLEN + quote;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "../../../lib/byteorder.h"
 #include "../../../lib/crc32.h"
 #include "nvmet_tcp_rx.h"
 
@@ -179,8 +180,7 @@ int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_
 			frag_consume(f, n);
 			if (rx->ddgst_have < NVME_TCP_DIGEST_LEN)
 				break;
-			uint32_t want = (uint32_t)rx->ddgst[0] | (uint32_t)rx->ddgst[1] << 8 | (uint32_t)rx->ddgst[2] << 16 |
-					(uint32_t)rx->ddgst[3] << 24;
+			uint32_t want = le32_load(rx->ddgst);
 			rx->cur.ddgst_ok = want == rx->crc;
 			if (!rx->cur.ddgst_ok)
 				rx->st.ddgst_errors++;

@@ -186,21 +186,4 @@ static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
 #define NVME_CSTS_SHST_COMPLETE 0x2u
 #define NVME_CC_SHN_NONE 0x0u
 
-/* Little-endian stores into buffers built for the host. */
-static inline void nvmet_st16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-static inline void nvmet_st32(uint8_t *p, uint32_t v)
-{
-	nvmet_st16(p, (uint16_t)v);
-	nvmet_st16(p + 2, (uint16_t)(v >> 16));
-}
-static inline void nvmet_st64(uint8_t *p, uint64_t v)
-{
-	nvmet_st32(p, (uint32_t)v);
-	nvmet_st32(p + 4, (uint32_t)(v >> 32));
-}
-
 #endif

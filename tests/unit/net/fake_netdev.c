@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "lib/byteorder.h"
 #include "net/wire.h"
 #include "fake_netdev.h"
 
@@ -20,12 +21,6 @@ uint16_t fake_csum(const void *p, size_t len, uint32_t init)
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)s;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
 }
 
 /* Segment a NETBUF_TX_TSO frame as the 82574L does (netdev.h): hdr_len bytes of headers in
@@ -60,10 +55,10 @@ static void fake_tso_segment(struct fake_netdev *fd, const struct netbuf *nb)
 		f->len = hl + pay;
 		uint8_t *iph = f->b + ip, *t = f->b + th;
 		size_t l4 = hl - th + pay;
-		put16(iph + 2, (uint16_t)(th - ip + l4));
-		put16(iph + 4, (uint16_t)(id + k));
-		put16(iph + 10, 0);
-		put16(iph + 10, (uint16_t)~fake_csum(iph, th - ip, 0));
+		be16_store(iph + 2, (uint16_t)(th - ip + l4));
+		be16_store(iph + 4, (uint16_t)(id + k));
+		be16_store(iph + 10, 0);
+		be16_store(iph + 10, (uint16_t)~fake_csum(iph, th - ip, 0));
 		uint32_t sq = seq + (uint32_t)(off - hl);
 		t[4] = (uint8_t)(sq >> 24);
 		t[5] = (uint8_t)(sq >> 16);
@@ -71,8 +66,8 @@ static void fake_tso_segment(struct fake_netdev *fd, const struct netbuf *nb)
 		t[7] = (uint8_t)sq;
 		if (!last)
 			t[13] &= (uint8_t)~(TCP_PSH | TCP_FIN);
-		put16(t + 16, partial);
-		put16(t + 16, (uint16_t)~fake_csum(t, l4, (uint32_t)l4));
+		be16_store(t + 16, partial);
+		be16_store(t + 16, (uint16_t)~fake_csum(t, l4, (uint32_t)l4));
 	}
 }
 
@@ -284,12 +279,6 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 
 /* --- peer ------------------------------------------------------------------------------ */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
 static uint32_t pseudo(uint32_t src, uint32_t dst, uint8_t proto, size_t len)
 {
 	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + (uint32_t)len;
@@ -300,18 +289,18 @@ size_t fake_build_ipv4(uint8_t *out, uint32_t src, uint32_t dst, uint8_t proto, 
 {
 	memcpy(out, fake_our_mac, 6);
 	memcpy(out + 6, fake_peer_mac, 6);
-	put16(out + 12, 0x0800);
+	be16_store(out + 12, 0x0800);
 	uint8_t *ip = out + 14;
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)(20 + len));
-	put16(ip + 4, 0x1234);
-	put16(ip + 6, flags_fragoff);
+	be16_store(ip + 2, (uint16_t)(20 + len));
+	be16_store(ip + 4, 0x1234);
+	be16_store(ip + 6, flags_fragoff);
 	ip[8] = 64;
 	ip[9] = proto;
-	put32(ip + 12, src);
-	put32(ip + 16, dst);
-	put16(ip + 10, (uint16_t)~fake_csum(ip, 20, 0));
+	be32_store(ip + 12, src);
+	be32_store(ip + 16, dst);
+	be16_store(ip + 10, (uint16_t)~fake_csum(ip, 20, 0));
 	memcpy(ip + 20, l4, len);
 	size_t total = 14 + 20 + len;
 	if (total < 60) {
@@ -326,13 +315,13 @@ size_t fake_build_tcp(uint8_t *out, const struct fake_tcp *t)
 	uint8_t seg[FAKE_FRAME_MAX];
 	size_t hlen = 20 + ((t->optlen + 3) & ~(size_t)3);
 	memset(seg, 0, hlen);
-	put16(seg, t->sport);
-	put16(seg + 2, t->dport);
-	put32(seg + 4, t->seq);
-	put32(seg + 8, t->ack);
+	be16_store(seg, t->sport);
+	be16_store(seg + 2, t->dport);
+	be32_store(seg + 4, t->seq);
+	be32_store(seg + 8, t->ack);
 	seg[12] = (uint8_t)((hlen / 4) << 4);
 	seg[13] = t->flags;
-	put16(seg + 14, t->wnd);
+	be16_store(seg + 14, t->wnd);
 	if (t->optlen)
 		memcpy(seg + 20, t->opts, t->optlen);
 	if (t->len)
@@ -340,7 +329,7 @@ size_t fake_build_tcp(uint8_t *out, const struct fake_tcp *t)
 	uint16_t c = (uint16_t)~fake_csum(seg, hlen + t->len, pseudo(t->src, t->dst, IP_PROTO_TCP, hlen + t->len));
 	if (t->bad_csum)
 		c ^= 0x5555;
-	put16(seg + 16, c);
+	be16_store(seg + 16, c);
 	return fake_build_ipv4(out, t->src, t->dst, IP_PROTO_TCP, seg, hlen + t->len, 0x4000);
 }
 
@@ -348,13 +337,13 @@ size_t fake_build_udp(uint8_t *out, uint32_t src, uint32_t dst, uint16_t sport, 
 		      size_t len)
 {
 	uint8_t seg[FAKE_FRAME_MAX];
-	put16(seg, sport);
-	put16(seg + 2, dport);
-	put16(seg + 4, (uint16_t)(8 + len));
-	put16(seg + 6, 0);
+	be16_store(seg, sport);
+	be16_store(seg + 2, dport);
+	be16_store(seg + 4, (uint16_t)(8 + len));
+	be16_store(seg + 6, 0);
 	memcpy(seg + 8, data, len);
 	uint16_t c = (uint16_t)~fake_csum(seg, 8 + len, pseudo(src, dst, IP_PROTO_UDP, 8 + len));
-	put16(seg + 6, c ? c : 0xffff);
+	be16_store(seg + 6, c ? c : 0xffff);
 	return fake_build_ipv4(out, src, dst, IP_PROTO_UDP, seg, 8 + len, 0x4000);
 }
 
@@ -364,23 +353,18 @@ size_t fake_build_arp(uint8_t *out, uint16_t oper, const uint8_t sha[6], uint32_
 	memset(out, 0, 60);
 	memcpy(out, dst_mac, 6);
 	memcpy(out + 6, sha, 6);
-	put16(out + 12, 0x0806);
+	be16_store(out + 12, 0x0806);
 	uint8_t *a = out + 14;
-	put16(a, 1);
-	put16(a + 2, 0x0800);
+	be16_store(a, 1);
+	be16_store(a + 2, 0x0800);
 	a[4] = 6;
 	a[5] = 4;
-	put16(a + 6, oper);
+	be16_store(a + 6, oper);
 	memcpy(a + 8, sha, 6);
-	put32(a + 14, spa);
+	be32_store(a + 14, spa);
 	memcpy(a + 18, tha, 6);
-	put32(a + 24, tpa);
+	be32_store(a + 24, tpa);
 	return 60;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
@@ -395,8 +379,8 @@ bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
 		return false;
 	const uint8_t *t = b + 34;
 	size_t l4 = tot - 20;
-	o->src = get32(b + 26);
-	o->dst = get32(b + 30);
+	o->src = be32_load(b + 26);
+	o->dst = be32_load(b + 30);
 	if (fake_csum(t, l4, pseudo(o->src, o->dst, IP_PROTO_TCP, l4)) != 0xffff)
 		return false;
 	size_t hlen = (size_t)(t[12] >> 4) * 4;
@@ -404,8 +388,8 @@ bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
 		return false;
 	o->sport = (uint16_t)(t[0] << 8 | t[1]);
 	o->dport = (uint16_t)(t[2] << 8 | t[3]);
-	o->seq = get32(t + 4);
-	o->ack = get32(t + 8);
+	o->seq = be32_load(t + 4);
+	o->ack = be32_load(t + 8);
 	o->flags = t[13];
 	o->wnd = (uint16_t)(t[14] << 8 | t[15]);
 	o->mss = o->ws = -1;
@@ -429,8 +413,8 @@ bool fake_parse_tcp(const struct fake_frame *f, struct fake_parsed_tcp *o)
 			o->sack_perm = true;
 		if (t[i] == 5 && t[i + 1] >= 10 && (t[i + 1] - 2) % 8 == 0 && i + t[i + 1] <= hlen) {
 			for (unsigned k = 0; k < (unsigned)(t[i + 1] - 2) / 8 && k < 4; k++) {
-				o->sack[k][0] = get32(t + i + 2 + 8 * k);
-				o->sack[k][1] = get32(t + i + 6 + 8 * k);
+				o->sack[k][0] = be32_load(t + i + 2 + 8 * k);
+				o->sack[k][1] = be32_load(t + i + 6 + 8 * k);
 				o->nsack = k + 1;
 			}
 		}

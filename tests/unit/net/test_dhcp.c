@@ -8,6 +8,7 @@
  * the leased router and MTU used on the wire (next hop off the subnet, the SYN's MSS),
  * and the parser's length checks.
  */
+#include "lib/byteorder.h"
 #include "net/dhcp.h"
 #include "tests/unit/net/net_test.h"
 
@@ -51,11 +52,6 @@ struct sent {
 	size_t len;
 };
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Answer the ARP requests among the captured frames (the server's MAC), then return the
  * DHCP messages sent, in order. */
 static unsigned sent_msgs(struct sent *out, unsigned max)
@@ -65,7 +61,7 @@ static unsigned sent_msgs(struct sent *out, unsigned max)
 		const uint8_t *f = fnd.tx[i].b;
 		if (f[12] == 0x08 && f[13] == 0x06 && f[21] == 1) {
 			uint8_t arp[64];
-			size_t k = fake_build_arp(arp, 2, fake_peer_mac, get32(f + 38), fake_our_mac, get32(f + 28),
+			size_t k = fake_build_arp(arp, 2, fake_peer_mac, be32_load(f + 38), fake_our_mac, be32_load(f + 28),
 						  fake_our_mac);
 			cr_assert_eq(fake_netdev_inject(&fnd, arp, k), 0);
 			continue;
@@ -74,8 +70,8 @@ static unsigned sent_msgs(struct sent *out, unsigned max)
 			continue;
 		struct sent *s = &out[n++];
 		memset(s, 0, sizeof(*s));
-		s->src = get32(f + 26);
-		s->dst = get32(f + 30);
+		s->src = be32_load(f + 26);
+		s->dst = be32_load(f + 30);
 		s->sport = (uint16_t)(f[34] << 8 | f[35]);
 		s->dport = (uint16_t)(f[36] << 8 | f[37]);
 		s->raw = f + 42;
@@ -83,7 +79,7 @@ static unsigned sent_msgs(struct sent *out, unsigned max)
 		cr_assert_eq(dhcp_parse(s->raw, s->len, &s->m), 0, "our own message parses");
 		for (size_t o = 240; o + 1 < s->len && s->raw[o] != 255; o += 2 + s->raw[o + 1])
 			if (s->raw[o] == 50 && s->raw[o + 1] == 4)
-				s->requested_ip = get32(s->raw + o + 2);
+				s->requested_ip = be32_load(s->raw + o + 2);
 	}
 	return n;
 }
@@ -112,19 +108,11 @@ struct reply {
 	uint16_t mtu;
 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 static uint8_t *opt32(uint8_t *o, uint8_t code, uint32_t v)
 {
 	o[0] = code;
 	o[1] = 4;
-	put32(o + 2, v);
+	be32_store(o + 2, v);
 	return o + 6;
 }
 
@@ -136,13 +124,13 @@ static void server_says(const struct reply *r)
 	msg[0] = 2;
 	msg[1] = 1;
 	msg[2] = 6;
-	put32(msg + 4, r->xid);
-	put32(msg + 16, r->yiaddr);
-	put32(msg + 20, r->server);
+	be32_store(msg + 4, r->xid);
+	be32_store(msg + 16, r->yiaddr);
+	be32_store(msg + 20, r->server);
 	memcpy(msg + 28, fake_our_mac, 6);
 	if (r->wrong_mac)
 		msg[33] ^= 1;
-	put32(msg + 236, DHCP_MAGIC);
+	be32_store(msg + 236, DHCP_MAGIC);
 	o = msg + 240;
 	*o++ = 53;
 	*o++ = 1;
@@ -475,7 +463,7 @@ static uint32_t arp_asked(void)
 	for (unsigned i = 0; i < fnd.ntx; i++) {
 		const uint8_t *f = fnd.tx[i].b;
 		if (f[12] == 0x08 && f[13] == 0x06 && f[21] == 1)
-			return get32(f + 38);
+			return be32_load(f + 38);
 	}
 	return 0;
 }
@@ -528,7 +516,7 @@ static size_t base_msg(uint8_t *m)
 {
 	memset(m, 0, 300);
 	m[0] = 2;
-	put32(m + 236, DHCP_MAGIC);
+	be32_store(m + 236, DHCP_MAGIC);
 	return 240;
 }
 

@@ -247,23 +247,23 @@ Test(e1000e_tx, checksum_partial_uses_a_context_descriptor_and_extended_data)
 	cr_assert(ctx);
 	cr_assert_eq(d[0].ctx.tucss, 34);
 	cr_assert_eq(d[0].ctx.tucso, 50);
-	cr_assert_eq(d[0].ctx.tucse, 0, "to the end of the packet");
-	cr_assert_eq(d[0].ctx.ipcss | d[0].ctx.ipcso | d[0].ctx.ipcse, 0, "IPv4 checksum is the stack's");
-	cr_assert_eq(d[0].ctx.cmd_and_length, E1000E_TUCMD_DEXT | E1000E_TUCMD_TCP, "DTYP 0, no TSE, PAYLEN 0");
+	cr_assert_eq(le16_get(d[0].ctx.tucse), 0, "to the end of the packet");
+	cr_assert_eq(d[0].ctx.ipcss | d[0].ctx.ipcso | le16_get(d[0].ctx.ipcse), 0, "IPv4 checksum is the stack's");
+	cr_assert_eq(le32_get(d[0].ctx.cmd_and_length), E1000E_TUCMD_DEXT | E1000E_TUCMD_TCP, "DTYP 0, no TSE, PAYLEN 0");
 	uint32_t len[3] = { 54, 1000, 446 };
 	for (unsigned i = 1; i < 4; i++) {
-		uint32_t lo = d[i].data.lower;
+		uint32_t lo = le32_get(d[i].data.lower);
 		cr_assert_eq(lo & E1000E_TXD_PAYLEN_MASK, len[i - 1]);
 		cr_assert_eq(lo & (0xfu << 20), E1000E_TXD_DTYP_DATA);
 		cr_assert(lo & E1000E_DCMD_DEXT);
 		cr_assert(lo & E1000E_DCMD_IFCS);
 		cr_assert_eq(!!(lo & E1000E_DCMD_EOP), i == 3, "EOP on the last only");
 		cr_assert_eq(!!(lo & E1000E_DCMD_RS), i == 3, "RS on the last only");
-		cr_assert_eq(d[i].data.upper, E1000E_POPTS_TXSM);
+		cr_assert_eq(le32_get(d[i].data.upper), E1000E_POPTS_TXSM);
 	}
-	cr_assert_eq(d[1].data.buffer_addr, (uint64_t)(uintptr_t)nb->data, "header from DRAM first");
-	cr_assert_eq(d[2].data.buffer_addr, nb->frags[0].addr.bus, "then the device-memory payload");
-	cr_assert_eq(d[3].data.buffer_addr, nb->frags[1].addr.bus);
+	cr_assert_eq(le64_get(d[1].data.buffer_addr), (uint64_t)(uintptr_t)nb->data, "header from DRAM first");
+	cr_assert_eq(le64_get(d[2].data.buffer_addr), nb->frags[0].addr.bus, "then the device-memory payload");
+	cr_assert_eq(le64_get(d[3].data.buffer_addr), nb->frags[1].addr.bus);
 	netbuf_free(nb);
 }
 
@@ -278,7 +278,7 @@ Test(e1000e_tx, udp_checksum_clears_tucmd_tcp)
 	nb->csum_offset = 6;
 	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 3);
 	cr_assert_eq(d[0].ctx.tucso, 40);
-	cr_assert_not(d[0].ctx.cmd_and_length & E1000E_TUCMD_TCP);
+	cr_assert_not(le32_get(d[0].ctx.cmd_and_length) & E1000E_TUCMD_TCP);
 	netbuf_free(nb);
 }
 
@@ -290,11 +290,11 @@ Test(e1000e_tx, no_offload_uses_legacy_descriptors)
 	bool ctx;
 	cr_assert_eq(e1000e_tx_build(nb, d, E1000E_TX_MAX_DESCS, &ctx), 2);
 	cr_assert_not(ctx);
-	cr_assert_eq(d[0].legacy.length, 54);
+	cr_assert_eq(le16_get(d[0].legacy.length), 54);
 	cr_assert_eq(d[0].legacy.cmd, E1000E_TXD_CMD_IFCS);
-	cr_assert_eq(d[1].legacy.length, 1400);
+	cr_assert_eq(le16_get(d[1].legacy.length), 1400);
 	cr_assert_eq(d[1].legacy.cmd, E1000E_TXD_CMD_IFCS | E1000E_TXD_CMD_EOP | E1000E_TXD_CMD_RS);
-	cr_assert_eq(d[1].legacy.buffer_addr, nb->frags[0].addr.bus);
+	cr_assert_eq(le64_get(d[1].legacy.buffer_addr), nb->frags[0].addr.bus);
 	cr_assert_not(d[1].legacy.cmd & E1000E_TXD_CMD_DEXT);
 	netbuf_free(nb);
 }
@@ -349,22 +349,22 @@ Test(e1000e_tx, tso_context_carries_mss_hdrlen_paylen_and_the_ip_checksum_offset
 	const struct e1000e_tx_desc_ctx *c = &d[0].ctx;
 	cr_assert_eq(c->ipcss, 14, "IPv4 header after Ethernet");
 	cr_assert_eq(c->ipcso, 24, "its checksum field");
-	cr_assert_eq(c->ipcse, 33, "IPCSE: the IPv4 header's last byte");
+	cr_assert_eq(le16_get(c->ipcse), 33, "IPCSE: the IPv4 header's last byte");
 	cr_assert_eq(c->tucss, 34);
 	cr_assert_eq(c->tucso, 50);
-	cr_assert_eq(c->tucse, 0);
+	cr_assert_eq(le16_get(c->tucse), 0);
 	cr_assert_eq(c->hdr_len, 54, "HDRLEN: Ethernet + IPv4 + TCP");
-	cr_assert_eq(c->mss, 1460);
-	cr_assert_eq(c->cmd_and_length & E1000E_TXD_PAYLEN_MASK, 5096, "PAYLEN: the TCP payload only");
-	cr_assert_eq(c->cmd_and_length & ~E1000E_TXD_PAYLEN_MASK,
+	cr_assert_eq(le16_get(c->mss), 1460);
+	cr_assert_eq(le32_get(c->cmd_and_length) & E1000E_TXD_PAYLEN_MASK, 5096, "PAYLEN: the TCP payload only");
+	cr_assert_eq(le32_get(c->cmd_and_length) & ~E1000E_TXD_PAYLEN_MASK,
 		     E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT | E1000E_TUCMD_TCP | E1000E_TUCMD_IP | E1000E_TUCMD_TSE);
 	uint32_t len[3] = { 54, 4096, 1000 };
 	for (unsigned i = 1; i < 4; i++) {
-		uint32_t lo = d[i].data.lower;
+		uint32_t lo = le32_get(d[i].data.lower);
 		cr_assert_eq(lo & E1000E_TXD_PAYLEN_MASK, len[i - 1]);
 		cr_assert(lo & E1000E_DCMD_TSE, "DCMD.TSE on every data descriptor of the frame");
 		cr_assert_eq(!!(lo & E1000E_DCMD_EOP), i == 3);
-		cr_assert_eq(d[i].data.upper, E1000E_POPTS_TXSM | E1000E_POPTS_IXSM, "IPv4 and TCP checksums per segment");
+		cr_assert_eq(le32_get(d[i].data.upper), E1000E_POPTS_TXSM | E1000E_POPTS_IXSM, "IPv4 and TCP checksums per segment");
 	}
 	cr_assert_eq(netbuf_tso_segs(nb), 4, "5096 bytes in 1460-byte segments");
 	netbuf_free(nb);
@@ -404,10 +404,10 @@ Test(e1000e_rx, split_tcp_with_good_checksums)
 {
 	struct e1000e_rx_desc_ps_wb wb = { 0 };
 	struct e1000e_rx_info in;
-	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_TCPCS;
-	wb.length0 = 54;
-	wb.header_status = 54 | E1000E_RXDPS_HDRSP;
-	wb.length[0] = 1446;
+	wb.status_error = le32_make(E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_TCPCS);
+	wb.length0 = le16_make(54);
+	wb.header_status = le16_make(54 | E1000E_RXDPS_HDRSP);
+	wb.length[0] = le16_make(1446);
 	e1000e_rx_parse_ps(&wb, &in);
 	cr_assert(in.done && in.eop && in.split && !in.frame_error);
 	cr_assert_eq(in.hdr_len, 54);
@@ -420,24 +420,24 @@ Test(e1000e_rx, not_split_and_checksum_errors)
 {
 	struct e1000e_rx_desc_ps_wb wb = { 0 };
 	struct e1000e_rx_info in;
-	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP; /* ARP: no checksum status */
-	wb.length0 = 60;
-	wb.header_status = 60; /* HDRLEN without HDRSP: no split */
+	wb.status_error = le32_make(E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP); /* ARP: no checksum status */
+	wb.length0 = le16_make(60);
+	wb.header_status = le16_make(60); /* HDRLEN without HDRSP: no split */
 	e1000e_rx_parse_ps(&wb, &in);
 	cr_assert_not(in.split);
 	cr_assert_eq(in.hdr_len, 0);
 	cr_assert_eq(in.nb_flags, 0);
 
-	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_UDPCS |
-			  E1000E_RXD_ERR_TCPE | E1000E_RXD_ERR_IPE;
+	wb.status_error = le32_make(E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_UDPCS |
+			  E1000E_RXD_ERR_TCPE | E1000E_RXD_ERR_IPE);
 	e1000e_rx_parse_ps(&wb, &in);
 	cr_assert_eq(in.nb_flags, NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_BAD);
 	cr_assert_not(in.frame_error, "checksum errors are flags, not drops");
 
-	wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_ERR_RXE;
+	wb.status_error = le32_make(E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_ERR_RXE);
 	e1000e_rx_parse_ps(&wb, &in);
 	cr_assert(in.frame_error);
-	wb.status_error = 0;
+	wb.status_error = le32_make(0);
 	e1000e_rx_parse_ps(&wb, &in);
 	cr_assert_not(in.done);
 }
@@ -448,7 +448,7 @@ Test(e1000e_rx, legacy_writeback)
 	struct e1000e_rx_info in;
 	d.status = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_TCPCS;
 	d.errors = E1000E_RXD_ERR_TCPE >> 24;
-	d.length = 1514;
+	d.length = le16_make(1514);
 	e1000e_rx_parse_legacy(&d, &in);
 	cr_assert(in.done && in.eop);
 	cr_assert_eq(in.len0, 1514);
@@ -468,17 +468,18 @@ Test(e1000e_rx, legacy_writeback)
 static void nic_receive_ps(unsigned i, unsigned hdr, unsigned pay, bool split, uint32_t extra)
 {
 	union e1000e_rx_desc_ps *d = (union e1000e_rx_desc_ps *)dev.rx_ring + i;
-	uint8_t *b0 = (uint8_t *)(uintptr_t)d->read.buffer_addr[0];
-	uint8_t *b1 = (uint8_t *)(uintptr_t)d->read.buffer_addr[1];
+	uint8_t *b0 = (uint8_t *)(uintptr_t)le64_get(d->read.buffer_addr[0]);
+	uint8_t *b1 = (uint8_t *)(uintptr_t)le64_get(d->read.buffer_addr[1]);
 	for (unsigned k = 0; k < hdr; k++)
 		b0[k] = (uint8_t)(0x40 + k);
 	for (unsigned k = 0; k < pay; k++)
 		b1[k] = (uint8_t)(k * 7);
 	memset(d, 0, sizeof(*d));
-	d->wb.status_error = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_TCPCS | extra;
-	d->wb.length0 = (uint16_t)hdr;
-	d->wb.header_status = (uint16_t)(split ? (hdr | E1000E_RXDPS_HDRSP) : hdr);
-	d->wb.length[0] = (uint16_t)pay;
+	d->wb.status_error =
+		le32_make(E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS | E1000E_RXD_STAT_TCPCS | extra);
+	d->wb.length0 = le16_make((uint16_t)hdr);
+	d->wb.header_status = le16_make((uint16_t)(split ? (hdr | E1000E_RXDPS_HDRSP) : hdr));
+	d->wb.length[0] = le16_make((uint16_t)pay);
 	regs[E1000E_RDH / 4] = e1000e_ring_reg(i + 1, 2);
 }
 
@@ -503,8 +504,8 @@ Test(e1000e_dev, bring_up_programs_packet_split)
 	cr_assert_null(dev.mode_why, "data buffers in device memory");
 	cr_assert_eq(dev.data.dma.cls, MEM_CLASS_DEVICE);
 	union e1000e_rx_desc_ps *d = dev.rx_ring;
-	cr_assert_eq(d[0].read.buffer_addr[2], 0);
-	cr_assert_eq(d[0].read.buffer_addr[1] & 1, 0, "buffer 1's bit 0 overlays DD");
+	cr_assert_eq(le64_get(d[0].read.buffer_addr[2]), 0);
+	cr_assert_eq(le64_get(d[0].read.buffer_addr[1]) & 1, 0, "buffer 1's bit 0 overlays DD");
 	bring_down();
 }
 
@@ -566,7 +567,8 @@ Test(e1000e_dev, unsplit_error_and_chained_frames)
 	nic_receive_ps(0, 60, 0, false, 0); /* ARP: all in the header buffer */
 	nic_receive_ps(1, 54, 100, true, E1000E_RXD_ERR_RXE);
 	nic_receive_ps(2, 54, 100, true, 0);
-	((union e1000e_rx_desc_ps *)dev.rx_ring)[2].wb.status_error &= ~E1000E_RXD_STAT_EOP; /* spans descriptors */
+	struct e1000e_rx_desc_ps_wb *wb2 = &((union e1000e_rx_desc_ps *)dev.rx_ring)[2].wb;
+	wb2->status_error = le32_make(le32_get(wb2->status_error) & ~E1000E_RXD_STAT_EOP); /* spans descriptors */
 	nic_receive_ps(3, 0, 100, false, 0); /* its tail: dropped too */
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 4);
 	cr_assert_eq(ngot, 1);
@@ -607,7 +609,7 @@ Test(e1000e_dev, transmit_reclaim_and_ring_full)
 	cr_assert_eq(dev.ndev.stats.tx_bytes_device, 1000);
 	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST], 54);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0, "not done yet");
-	dev.tx_ring[2].data.upper |= E1000E_TXD_STAT_DD;
+	dev.tx_ring[2].data.upper = le32_make(le32_get(dev.tx_ring[2].data.upper) | E1000E_TXD_STAT_DD);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
 	cr_assert_eq(tx_done_calls, 1);
 	/* fill the ring: 255 usable descriptors, 2 per legacy frame */
@@ -664,8 +666,8 @@ Test(e1000e_dev, dram_fallback_and_plain_mode)
 	cr_assert_not(regs[E1000E_RFCTL / 4] & E1000E_RFCTL_EXTEN);
 	cr_assert_eq(regs[E1000E_RDT / 4], 255, "legacy descriptors: 1 unit each");
 	struct e1000e_rx_desc_legacy *l = dev.rx_ring;
-	memset((void *)(uintptr_t)l[0].buffer_addr, 0x5a, 1514);
-	l[0].length = 1514;
+	memset((void *)(uintptr_t)le64_get(l[0].buffer_addr), 0x5a, 1514);
+	l[0].length = le16_make(1514);
 	l[0].status = E1000E_RXD_STAT_DD | E1000E_RXD_STAT_EOP | E1000E_RXD_STAT_IPCS;
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
 	cr_assert_eq(netbuf_host_len(got[1]), 1514);
@@ -692,8 +694,8 @@ Test(e1000e_dev, frames_the_device_cannot_gather_are_bounced_through_dram)
 	const uint8_t *src0 = (const uint8_t *)(uintptr_t)nb->frags[0].addr.bus;
 	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
 	cr_assert_eq(regs[E1000E_TDT / 4], 2, "header + one bounce buffer");
-	uint8_t *bounce = (uint8_t *)(uintptr_t)dev.tx_ring[1].legacy.buffer_addr;
-	cr_assert_eq(dev.tx_ring[1].legacy.length, 2000);
+	uint8_t *bounce = (uint8_t *)(uintptr_t)le64_get(dev.tx_ring[1].legacy.buffer_addr);
+	cr_assert_eq(le16_get(dev.tx_ring[1].legacy.length), 2000);
 	cr_assert_eq(memcmp(bounce, src0, 1000), 0);
 	cr_assert_eq(dev.c.tx_bounced, 1);
 	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_DEVICE], 0, "the NIC reads only DRAM");
@@ -757,9 +759,9 @@ Test(e1000e_dev, a_frame_under_the_context_in_force_skips_its_context_descriptor
 	cr_assert_eq(regs[E1000E_TDT / 4], 3 + 2 + 3, "context + 2, then 2 under the same context, then 3");
 	cr_assert_eq(dev.c.tx_ctx, 2);
 	cr_assert_eq(dev.c.tx_ctx_reused, 1);
-	cr_assert_eq(dev.tx_ring[5].ctx.cmd_and_length & E1000E_TXD_DTYP_CTX, E1000E_TXD_DTYP_CTX);
+	cr_assert_eq(le32_get(dev.tx_ring[5].ctx.cmd_and_length) & E1000E_TXD_DTYP_CTX, E1000E_TXD_DTYP_CTX);
 	for (unsigned i = 0; i < dev.tx_n; i++)
-		dev.tx_ring[i].data.upper |= E1000E_TXD_STAT_DD;
+		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 3);
 	bring_down();
 }
@@ -775,8 +777,8 @@ Test(e1000e_dev, tso_frames_go_out_only_while_tso_is_on_and_count_their_segments
 	cr_assert(dev.ndev.features & NETDEV_F_TSO);
 	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
 	cr_assert_eq(regs[E1000E_TDT / 4], 3, "context + header + one device piece");
-	cr_assert(dev.tx_ring[0].ctx.cmd_and_length & E1000E_TUCMD_TSE);
-	cr_assert_eq(dev.tx_ring[0].ctx.mss, 1460);
+	cr_assert(le32_get(dev.tx_ring[0].ctx.cmd_and_length) & E1000E_TUCMD_TSE);
+	cr_assert_eq(le16_get(dev.tx_ring[0].ctx.mss), 1460);
 	cr_assert_eq(dev.ndev.stats.tx_tso, 1);
 	cr_assert_eq(dev.ndev.stats.tx_tso_segs, 3, "4096 bytes: 1460 + 1460 + 1176");
 	cr_assert_eq(dev.c.tx_bounced, 0, "one device piece of 4 KiB: gathered in place");
@@ -790,7 +792,7 @@ Test(e1000e_dev, tso_frames_go_out_only_while_tso_is_on_and_count_their_segments
 	cr_assert_eq(e1000e_rx_reconfigure(&dev, E1000E_RX_SPLIT, 1500), 0);
 	cr_assert(dev.ndev.features & NETDEV_F_TSO);
 	for (unsigned i = 0; i < dev.tx_n; i++)
-		dev.tx_ring[i].data.upper |= E1000E_TXD_STAT_DD;
+		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
 	bring_down();
 }

@@ -119,9 +119,9 @@ struct nvme_sqe ft_connect_sqe(uint16_t qid, uint16_t sqsize, uint32_t kato)
 	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 1, 0, 1024);
 	uint8_t *b = (uint8_t *)&s;
 	b[4] = NVMF_FCTYPE_CONNECT;
-	nvmet_st16(b + NVMF_CONNECT_OFF_QID, qid);
-	nvmet_st16(b + NVMF_CONNECT_OFF_SQSIZE, sqsize);
-	nvmet_st32(b + NVMF_CONNECT_OFF_KATO, kato);
+	le16_store(b + NVMF_CONNECT_OFF_QID, qid);
+	le16_store(b + NVMF_CONNECT_OFF_SQSIZE, sqsize);
+	le32_store(b + NVMF_CONNECT_OFF_KATO, kato);
 	return s;
 }
 
@@ -130,7 +130,7 @@ void ft_connect_data(uint8_t cd[1024], const char *hostnqn, const char *subnqn, 
 	memset(cd, 0, 1024);
 	for (int i = 0; i < 16; i++)
 		cd[i] = (uint8_t)(0xa0 + i);
-	nvmet_st16(cd + NVMF_CD_OFF_CNTLID, cntlid);
+	le16_store(cd + NVMF_CD_OFF_CNTLID, cntlid);
 	snprintf((char *)cd + NVMF_CD_OFF_SUBNQN, 256, "%s", subnqn);
 	snprintf((char *)cd + NVMF_CD_OFF_HOSTNQN, 256, "%s", hostnqn);
 }
@@ -141,8 +141,8 @@ struct nvme_sqe ft_prop_sqe(bool set, bool size8, uint32_t off, uint64_t value)
 	uint8_t *b = (uint8_t *)&s;
 	b[4] = set ? NVMF_FCTYPE_PROPERTY_SET : NVMF_FCTYPE_PROPERTY_GET;
 	b[NVMF_PROP_OFF_ATTRIB] = size8 ? 1 : 0;
-	nvmet_st32(b + NVMF_PROP_OFF_OFFSET, off);
-	nvmet_st64(b + NVMF_PROP_OFF_VALUE, value);
+	le32_store(b + NVMF_PROP_OFF_OFFSET, off);
+	le64_store(b + NVMF_PROP_OFF_VALUE, value);
 	return s;
 }
 

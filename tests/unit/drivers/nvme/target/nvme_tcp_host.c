@@ -8,28 +8,6 @@
 #include "lib/crc32.h"
 #include "fake_nvmet_transport.h"
 
-void nth_st16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-void nth_st32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-uint16_t nth_ld16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-uint32_t nth_ld32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The common header: type, flags, HLEN, PDO, PLEN. */
 static void ch(uint8_t *out, uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pdo, uint32_t plen)
 {
@@ -37,7 +15,7 @@ static void ch(uint8_t *out, uint8_t type, uint8_t flags, uint8_t hlen, uint8_t 
 	out[1] = flags;
 	out[2] = hlen;
 	out[3] = pdo;
-	nth_st32(out + 4, plen);
+	le32_store(out + 4, plen);
 }
 
 size_t nth_icreq(uint8_t *out, size_t cap, uint16_t pfv, uint8_t hpda, uint8_t dgst, uint32_t maxr2t)
@@ -46,10 +24,10 @@ size_t nth_icreq(uint8_t *out, size_t cap, uint16_t pfv, uint8_t hpda, uint8_t d
 		return 0;
 	memset(out, 0, NVME_TCP_IC_LEN);
 	ch(out, NVME_TCP_ICREQ, 0, NVME_TCP_IC_LEN, 0, NVME_TCP_IC_LEN);
-	nth_st16(out + 8, pfv);
+	le16_store(out + 8, pfv);
 	out[10] = hpda;
 	out[11] = dgst;
-	nth_st32(out + 12, maxr2t);
+	le32_store(out + 12, maxr2t);
 	return NVME_TCP_IC_LEN;
 }
 
@@ -67,11 +45,11 @@ size_t nth_capsule(uint8_t *out, size_t cap, bool hdgst, bool ddgst, const struc
 	   NVME_TCP_CMD_HLEN, len ? (uint8_t)hl : 0, (uint32_t)plen);
 	memcpy(out + NVME_TCP_CH_LEN, sqe, sizeof(*sqe));
 	if (hdgst)
-		nth_st32(out + NVME_TCP_CMD_HLEN, crc32c(0, out, NVME_TCP_CMD_HLEN));
+		le32_store(out + NVME_TCP_CMD_HLEN, crc32c(0, out, NVME_TCP_CMD_HLEN));
 	if (len)
 		memcpy(out + hl, data, len);
 	if (dd)
-		nth_st32(out + hl + len, crc32c(0, data, len));
+		le32_store(out + hl + len, crc32c(0, data, len));
 	return plen;
 }
 
@@ -87,15 +65,15 @@ size_t nth_h2c(uint8_t *out, size_t cap, bool hdgst, bool ddgst, uint16_t cccid,
 		return 0;
 	memset(out, 0, hl);
 	ch(out, NVME_TCP_H2C_DATA, flags, NTH_H2C_HDR, (uint8_t)hl, (uint32_t)plen);
-	nth_st16(out + 8, cccid);
-	nth_st16(out + 10, ttag);
-	nth_st32(out + 12, datao);
-	nth_st32(out + 16, len);
+	le16_store(out + 8, cccid);
+	le16_store(out + 10, ttag);
+	le32_store(out + 12, datao);
+	le32_store(out + 16, len);
 	if (hdgst)
-		nth_st32(out + NTH_H2C_HDR, crc32c(0, out, NTH_H2C_HDR));
+		le32_store(out + NTH_H2C_HDR, crc32c(0, out, NTH_H2C_HDR));
 	memcpy(out + hl, data, len);
 	if (ddgst)
-		nth_st32(out + hl + len, crc32c(0, data, len));
+		le32_store(out + hl + len, crc32c(0, data, len));
 	return plen;
 }
 
@@ -105,7 +83,7 @@ size_t nth_h2c_term(uint8_t *out, size_t cap, uint16_t fes)
 		return 0;
 	memset(out, 0, NVME_TCP_TERM_HLEN);
 	ch(out, NVME_TCP_H2C_TERM_REQ, 0, NVME_TCP_TERM_HLEN, 0, NVME_TCP_TERM_HLEN);
-	nth_st16(out + 8, fes);
+	le16_store(out + 8, fes);
 	return NVME_TCP_TERM_HLEN;
 }
 
@@ -122,7 +100,7 @@ int nth_parse(const uint8_t *buf, size_t len, struct nth_pdu *p)
 {
 	if (len < NVME_TCP_CH_LEN)
 		return 0;
-	struct nth_pdu q = { .type = buf[0], .flags = buf[1], .hlen = buf[2], .pdo = buf[3], .plen = nth_ld32(buf + 4),
+	struct nth_pdu q = { .type = buf[0], .flags = buf[1], .hlen = buf[2], .pdo = buf[3], .plen = le32_load(buf + 4),
 			     .hdr = buf };
 	uint32_t hd = (q.flags & NVME_TCP_F_HDGSTF) ? NVME_TCP_DIGEST_LEN : 0;
 	uint32_t dd = (q.flags & NVME_TCP_F_DDGSTF) ? NVME_TCP_DIGEST_LEN : 0;
@@ -133,12 +111,12 @@ int nth_parse(const uint8_t *buf, size_t len, struct nth_pdu *p)
 		return -EBADMSG;
 	if (q.plen > len)
 		return 0;
-	if (hd && nth_ld32(buf + q.hlen) != crc32c(0, buf, q.hlen))
+	if (hd && le32_load(buf + q.hlen) != crc32c(0, buf, q.hlen))
 		return -EBADMSG;
 	if (q.pdo) {
 		q.data = buf + q.pdo;
 		q.datal = q.plen - q.pdo - dd;
-		if (dd && nth_ld32(q.data + q.datal) != crc32c(0, q.data, q.datal))
+		if (dd && le32_load(q.data + q.datal) != crc32c(0, q.data, q.datal))
 			return -EBADMSG;
 	}
 	*p = q;
@@ -148,7 +126,7 @@ int nth_parse(const uint8_t *buf, size_t len, struct nth_pdu *p)
 int nth_resp_feed(struct nth_resp *r, const struct nth_pdu *p)
 {
 	if (p->type == NVME_TCP_C2H_DATA) {
-		if (p->hlen != NVME_TCP_DATA_HLEN || nth_ld32(p->hdr + 12) != r->got || nth_ld32(p->hdr + 16) != p->datal)
+		if (p->hlen != NVME_TCP_DATA_HLEN || le32_load(p->hdr + 12) != r->got || le32_load(p->hdr + 16) != p->datal)
 			return -EPROTO; /* DATAO in order, DATAL = the data carried */
 		if (p->datal > r->rcap - r->got && r->rbuf)
 			return -EPROTO;
@@ -157,7 +135,7 @@ int nth_resp_feed(struct nth_resp *r, const struct nth_pdu *p)
 		r->got += p->datal;
 		if (p->flags & NVME_TCP_F_SUCCESS) {
 			memset(&r->cqe, 0, sizeof(r->cqe));
-			r->cqe.cid = nth_ld16(p->hdr + 8);
+			r->cqe.cid = le16_load(p->hdr + 8);
 			r->status = 0;
 			r->success_flag = r->done = true;
 			return 1;
@@ -176,9 +154,9 @@ int nth_r2t(const struct nth_pdu *p, uint16_t *cccid, uint16_t *ttag, uint32_t *
 {
 	if (p->type != NVME_TCP_R2T || p->hlen != NVME_TCP_DATA_HLEN)
 		return -EPROTO;
-	*cccid = nth_ld16(p->hdr + 8);
-	*ttag = nth_ld16(p->hdr + 10);
-	*r2to = nth_ld32(p->hdr + 12);
-	*r2tl = nth_ld32(p->hdr + 16);
+	*cccid = le16_load(p->hdr + 8);
+	*ttag = le16_load(p->hdr + 10);
+	*r2to = le32_load(p->hdr + 12);
+	*r2tl = le32_load(p->hdr + 16);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "drivers/nvme/nvme_regs.h"
+#include "lib/byteorder.h" /* le16/32_load/_store for the PDU bytes */
 
 #define NTH_HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
 #define NTH_CAPSULE_MAX (72u + 4 + 8192 + 4)   /* CapsuleCmd with the largest in-capsule data */
@@ -74,11 +75,5 @@ int nth_resp_feed(struct nth_resp *r, const struct nth_pdu *p);
 
 /* R2T fields: CCCID, TTAG, R2TO, R2TL. -EPROTO when p is not an R2T. */
 int nth_r2t(const struct nth_pdu *p, uint16_t *cccid, uint16_t *ttag, uint32_t *r2to, uint32_t *r2tl);
-
-/* Little-endian stores and loads on byte buffers. */
-void nth_st16(uint8_t *p, uint16_t v);
-void nth_st32(uint8_t *p, uint32_t v);
-uint16_t nth_ld16(const uint8_t *p);
-uint32_t nth_ld32(const uint8_t *p);
 
 #endif

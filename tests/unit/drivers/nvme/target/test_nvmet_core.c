@@ -288,47 +288,47 @@ Test(nvmet, identify_fields)
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_CTRL, 0, id, 4096, &cqe), 0);
 	cr_assert_eq(memcmp(id + NVME_IDC_SN, "SER0                ", 20), 0);
 	cr_assert_eq(memcmp(id + NVME_IDC_MN, "MODEL0 ", 7), 0);
-	cr_assert_eq(nvme_ld16(id + NVME_IDC_CNTLID), cntlid);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_VER), 0x10300);
+	cr_assert_eq(le16_load(id + NVME_IDC_CNTLID), cntlid);
+	cr_assert_eq(le32_load(id + NVME_IDC_VER), 0x10300);
 	cr_assert_eq(id[NVME_IDC_CNTRLTYPE], NVME_CNTRLTYPE_IO);
 	cr_assert_str_eq((const char *)id + NVME_IDC_SUBNQN, VOL0);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_IOCCSZ), (64 + 8192) / 16);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_IORCSZ), 1);
-	cr_assert_eq(nvme_ld16(id + NVME_IDC_ICDOFF), 0);
+	cr_assert_eq(le32_load(id + NVME_IDC_IOCCSZ), (64 + 8192) / 16);
+	cr_assert_eq(le32_load(id + NVME_IDC_IORCSZ), 1);
+	cr_assert_eq(le16_load(id + NVME_IDC_ICDOFF), 0);
 	cr_assert_eq(id[NVME_IDC_MSDBD], 1);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_SGLS), 1u | NVME_SGLS_OFFSET);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_CTRATT), NVME_CTRATT_HID128 | NVME_CTRATT_TBKAS,
+	cr_assert_eq(le32_load(id + NVME_IDC_SGLS), 1u | NVME_SGLS_OFFSET);
+	cr_assert_eq(le32_load(id + NVME_IDC_CTRATT), NVME_CTRATT_HID128 | NVME_CTRATT_TBKAS,
 		     "only the 128-bit host ID exists; keep-alive is traffic based");
 	cr_assert_eq(id[NVME_IDC_ELPE], 15, "16 error log entries");
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_NN), NVMET_MAX_NSID);
+	cr_assert_eq(le32_load(id + NVME_IDC_NN), NVMET_MAX_NSID);
 	cr_assert_eq(id[NVME_IDC_SQES], 0x66);
 	cr_assert_eq(id[NVME_IDC_CQES], 0x44);
-	cr_assert_eq(nvme_ld16(id + NVME_IDC_MAXCMD), 128);
-	cr_assert_eq(nvme_ld16(id + NVME_IDC_KAS), NVMET_KAS_100MS);
+	cr_assert_eq(le16_load(id + NVME_IDC_MAXCMD), 128);
+	cr_assert_eq(le16_load(id + NVME_IDC_KAS), NVMET_KAS_100MS);
 	cr_assert_eq(id[NVME_IDC_MDTS], 8, "1 MiB / 4 KiB = 2^8");
-	cr_assert(nvme_ld32(id + NVME_IDC_OAES) & NVME_OAES_NS_ATTR);
-	cr_assert_eq(nvme_ld16(id + NVME_IDC_ONCS), NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
+	cr_assert(le32_load(id + NVME_IDC_OAES) & NVME_OAES_NS_ATTR);
+	cr_assert_eq(le16_load(id + NVME_IDC_ONCS), NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
 
 	/* namespace 1: 2048 x 512 B, NGUID from the config */
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 1, NVME_ID_CNS_NS, 0, id, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld64(id + NVME_IDNS_NSZE), 2048);
-	cr_assert_eq(nvme_ld64(id + NVME_IDNS_NCAP), 2048);
-	cr_assert_eq((nvme_ld32(id + NVME_IDNS_LBAF) >> 16) & 0xff, 9);
+	cr_assert_eq(le64_load(id + NVME_IDNS_NSZE), 2048);
+	cr_assert_eq(le64_load(id + NVME_IDNS_NCAP), 2048);
+	cr_assert_eq((le32_load(id + NVME_IDNS_LBAF) >> 16) & 0xff, 9);
 	cr_assert_eq(id[NVME_IDNS_NGUID], 0x00);
 	cr_assert_eq(id[NVME_IDNS_NGUID + 15], 0xff);
 	/* an inactive NSID reads as zeroes; 0 and broadcast are invalid */
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 5, NVME_ID_CNS_NS, 0, id, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld64(id + NVME_IDNS_NSZE), 0);
+	cr_assert_eq(le64_load(id + NVME_IDNS_NSZE), 0);
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_NS, 0, id, 4096, NULL), NVMET_SC_INVALID_NS);
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0xffffffff, NVME_ID_CNS_NS, 0, id, 4096, NULL), NVMET_SC_INVALID_NS);
 	/* active list: 1, 3 (5 disabled); after 1: only 3 */
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_NS_ACTIVE_LIST, 0, id, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld32(id), 1);
-	cr_assert_eq(nvme_ld32(id + 4), 3);
-	cr_assert_eq(nvme_ld32(id + 8), 0);
+	cr_assert_eq(le32_load(id), 1);
+	cr_assert_eq(le32_load(id + 4), 3);
+	cr_assert_eq(le32_load(id + 8), 0);
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 1, NVME_ID_CNS_NS_ACTIVE_LIST, 0, id, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld32(id), 3);
-	cr_assert_eq(nvme_ld32(id + 4), 0);
+	cr_assert_eq(le32_load(id), 3);
+	cr_assert_eq(le32_load(id + 4), 0);
 	/* descriptors: NGUID of ns 1 from the config; ns 3 gets a generated stable one */
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 1, NVME_ID_CNS_NS_DESC_LIST, 0, id, 4096, NULL), 0);
 	cr_assert_eq(id[0], NVME_NIDT_NGUID);
@@ -360,7 +360,7 @@ static void get_disc_log(const char *host, unsigned port, uint8_t *log, uint32_t
 	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 0, NVME_ID_CNS_CTRL, 0, id, 4096, NULL), 0);
 	cr_assert_eq(id[NVME_IDC_CNTRLTYPE], NVME_CNTRLTYPE_DISCOVERY);
 	cr_assert_str_eq((const char *)id + NVME_IDC_SUBNQN, DISC);
-	cr_assert_eq(nvme_ld32(id + NVME_IDC_NN), 0);
+	cr_assert_eq(le32_load(id + NVME_IDC_NN), 0);
 	uint32_t numd = len / 4 - 1;
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_DISCOVERY | (numd << 16), 0, log, len, NULL), 0);
 	/* I/O-only commands and queues are refused */
@@ -375,8 +375,8 @@ static void check_entry(const uint8_t *e, uint16_t portid, const char *traddr, c
 	cr_assert_eq(e[NVMF_DE_TRTYPE], NVMET_TRTYPE_TCP);
 	cr_assert_eq(e[NVMF_DE_ADRFAM], NVMF_ADRFAM_IPV4);
 	cr_assert_eq(e[NVMF_DE_SUBTYPE], NVMF_SUBTYPE_NVME);
-	cr_assert_eq(nvme_ld16(e + NVMF_DE_PORTID), portid);
-	cr_assert_eq(nvme_ld16(e + NVMF_DE_CNTLID), 0xffff);
+	cr_assert_eq(le16_load(e + NVMF_DE_PORTID), portid);
+	cr_assert_eq(le16_load(e + NVMF_DE_CNTLID), 0xffff);
 	cr_assert_str_eq((const char *)e + NVMF_DE_TRADDR, traddr);
 	cr_assert_str_eq((const char *)e + NVMF_DE_TRSVCID, trsvcid);
 	cr_assert_str_eq((const char *)e + NVMF_DE_SUBNQN, nqn);
@@ -389,15 +389,15 @@ Test(nvmet, discovery_log_with_allowlist)
 	/* only the port the discovery controller is on is listed (issue 13.7, as Linux nvmet) */
 	memset(log, 0, sizeof(log));
 	get_disc_log(HOST_A, 0, log, sizeof(log));
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_GENCTR), 1);
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 2, "host A sees vol0@1, vol1@1 on port 1");
+	cr_assert_eq(le64_load(log + NVMF_DISC_OFF_GENCTR), 1);
+	cr_assert_eq(le64_load(log + NVMF_DISC_OFF_NUMREC), 2, "host A sees vol0@1, vol1@1 on port 1");
 	check_entry(log + 1024, 1, "10.0.0.1", "4420", VOL0);
 	check_entry(log + 2048, 1, "10.0.0.1", "4420", VOL1);
 	cr_assert_eq(log[3072], 0, "nothing past the records: port 2 is not listed");
 
 	memset(log, 0, sizeof(log));
 	get_disc_log(HOST_A, 1, log, sizeof(log));
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1, "on port 2: vol1@2 only");
+	cr_assert_eq(le64_load(log + NVMF_DISC_OFF_NUMREC), 1, "on port 2: vol1@2 only");
 	check_entry(log + 1024, 2, "10.0.0.2", "4421", VOL1);
 	cr_assert_eq(log[2048], 0);
 
@@ -408,7 +408,7 @@ Test(nvmet, discovery_log_with_allowlist)
 	check_entry(log + 1024, 3, "10.9.8.7", "4422", VOL1);
 
 	get_disc_log(HOST_B, 0, log, sizeof(log));
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1, "host B is not allowed on vol0");
+	cr_assert_eq(le64_load(log + NVMF_DISC_OFF_NUMREC), 1, "host B is not allowed on vol0");
 	check_entry(log + 1024, 1, "10.0.0.1", "4420", VOL1);
 
 	/* the header alone, then one record by offset (how hosts read it) */
@@ -418,7 +418,7 @@ Test(nvmet, discovery_log_with_allowlist)
 	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 16);
 	s.cdw10 = NVME_LOG_DISCOVERY | (3u << 16);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 16, part, NULL), 0);
-	cr_assert_eq(nvme_ld64(part + 8), 2);
+	cr_assert_eq(le64_load(part + 8), 2);
 	s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 1024);
 	s.cdw10 = NVME_LOG_DISCOVERY | (255u << 16);
 	s.cdw12 = 2048;
@@ -480,10 +480,10 @@ Test(nvmet, io_round_trip_and_errors)
 	s.cdw10 = 2046;
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_LBA_RANGE);
 	uint8_t ranges[32] = { 0 };
-	nvmet_st32(ranges + 4, 2);      /* range 0: 2 blocks at 104 */
-	nvmet_st64(ranges + 8, 104);
-	nvmet_st32(ranges + 16 + 4, 1); /* range 1: 1 block at 107 */
-	nvmet_st64(ranges + 16 + 8, 107);
+	le32_store(ranges + 4, 2);      /* range 0: 2 blocks at 104 */
+	le64_store(ranges + 8, 104);
+	le32_store(ranges + 16 + 4, 1); /* range 1: 1 block at 107 */
+	le64_store(ranges + 16 + 8, 107);
 	s = ft_sqe(NVME_CMD_DSM, 4, 1, 32);
 	s.cdw10 = 1;
 	s.cdw11 = NVME_DSM_AD;
@@ -493,7 +493,7 @@ Test(nvmet, io_round_trip_and_errors)
 	cr_assert_eq(rbuf[1023], 0);
 	cr_assert_eq(rbuf[1024], wbuf[3072]);
 	cr_assert_eq(rbuf[1536], 0);
-	nvmet_st64(ranges + 8, 2047);   /* 2 blocks at 2047: out of range */
+	le64_store(ranges + 8, 2047);   /* 2 blocks at 2047: out of range */
 	cr_assert_eq(ft_exec(&q, &s, ranges, 32, NULL, NULL), NVMET_SC_LBA_RANGE);
 	/* 4 KiB blocks on vol1 */
 	struct ft_conn a1, q1;
@@ -506,7 +506,7 @@ Test(nvmet, io_round_trip_and_errors)
 	/* SMART counts what went through */
 	static uint8_t smart[512];
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0xffffffff, NVME_LOG_SMART | (127u << 16), 0, smart, 512, NULL), 0);
-	cr_assert_geq(nvme_ld64(smart + 80), 2, "host write commands");
+	cr_assert_geq(le64_load(smart + 80), 2, "host write commands");
 	ft_close(&q1);
 	ft_close(&a1);
 	ft_close(&q);
@@ -610,13 +610,13 @@ Test(nvmet, aer_on_namespace_change)
 	cr_assert_eq(left->completions, 0);
 	cr_assert_eq(rw(&q, false, 3, 0, 1, buf, 512), NVMET_SC_INVALID_NS);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld32(log), 5);
-	cr_assert_eq(nvme_ld32(log + 4), 3);
-	cr_assert_eq(nvme_ld32(log + 8), 0);
+	cr_assert_eq(le32_load(log), 5);
+	cr_assert_eq(le32_load(log + 4), 3);
+	cr_assert_eq(le32_load(log + 8), 0);
 	/* reading the log unmasks: the pending notice completes the other AER */
 	cr_assert_eq(left->completions, 1);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld32(log), 0, "cleared by the previous read");
+	cr_assert_eq(le32_load(log), 0, "cleared by the previous read");
 	/* AER limit, then held AERs abort when the admin queue goes */
 	for (unsigned i = 0; i < NVMET_AERL; i++) {
 		s.cdw0 = (s.cdw0 & 0xffff) | ((30u + i) << 16);
@@ -772,28 +772,28 @@ Test(nvmet, error_log_records_failures)
 	cr_assert_eq(admin(&a, 0xc3, 0, 0, 0, NULL, 0, NULL), NVMET_SC_INVALID_OPCODE);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (255u << 16), 0, page, 1024, NULL), 0);
 	/* newest first: the admin opcode error (count 2, SQID 0, CID 7), then the read */
-	cr_assert_eq(nvme_ld64(page + 0), 2);
-	cr_assert_eq(nvme_ld16(page + 8), 0);
-	cr_assert_eq(nvme_ld16(page + 10), 7);
-	cr_assert_eq(nvme_ld16(page + 12) >> 1 & 0x7ff, NVMET_SC_INVALID_OPCODE);
-	cr_assert_eq(nvme_ld64(page + 64), 1);
-	cr_assert_eq(nvme_ld16(page + 64 + 8), 1, "SQID of the I/O queue");
-	cr_assert_eq(nvme_ld16(page + 64 + 10), 0x1234);
-	cr_assert_eq(nvme_ld16(page + 64 + 12), cqe.status, "the CQE's status field, DNR included");
-	cr_assert(nvme_ld16(page + 64 + 12) & NVME_STATUS_DNR);
-	cr_assert_eq(nvme_ld16(page + 64 + 14), 0xffff);
-	cr_assert_eq(nvme_ld64(page + 64 + 16), 2048, "LBA");
-	cr_assert_eq(nvme_ld32(page + 64 + 24), 1, "NSID");
+	cr_assert_eq(le64_load(page + 0), 2);
+	cr_assert_eq(le16_load(page + 8), 0);
+	cr_assert_eq(le16_load(page + 10), 7);
+	cr_assert_eq(le16_load(page + 12) >> 1 & 0x7ff, NVMET_SC_INVALID_OPCODE);
+	cr_assert_eq(le64_load(page + 64), 1);
+	cr_assert_eq(le16_load(page + 64 + 8), 1, "SQID of the I/O queue");
+	cr_assert_eq(le16_load(page + 64 + 10), 0x1234);
+	cr_assert_eq(le16_load(page + 64 + 12), cqe.status, "the CQE's status field, DNR included");
+	cr_assert(le16_load(page + 64 + 12) & NVME_STATUS_DNR);
+	cr_assert_eq(le16_load(page + 64 + 14), 0xffff);
+	cr_assert_eq(le64_load(page + 64 + 16), 2048, "LBA");
+	cr_assert_eq(le32_load(page + 64 + 24), 1, "NSID");
 	cr_assert_eq(page[64 + 29], ft_ops.trtype);
-	cr_assert_eq(nvme_ld64(page + 128), 0, "no third error");
+	cr_assert_eq(le64_load(page + 128), 0, "no third error");
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_SMART | (127u << 16), 0, smart, 512, NULL), 0);
-	cr_assert_eq(nvme_ld64(smart + 176), 2, "SMART: Number of Error Information Log Entries");
+	cr_assert_eq(le64_load(smart + 176), 2, "SMART: Number of Error Information Log Entries");
 	/* 18 more: the ring keeps the newest 16, counts 20..5 */
 	for (unsigned i = 0; i < 18; i++)
 		cr_assert_eq(admin(&a, 0xc3, 0, 0, 0, NULL, 0, NULL), NVMET_SC_INVALID_OPCODE);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (255u << 16), 0, page, 1024, NULL), 0);
 	for (unsigned i = 0; i < 16; i++)
-		cr_assert_eq(nvme_ld64(page + 64 * i), 20 - i);
+		cr_assert_eq(le64_load(page + 64 * i), 20 - i);
 	ft_close(&q);
 	ft_close(&a);
 }
@@ -862,7 +862,7 @@ Test(nvmet, hostile_admin_and_io_fields)
 
 	/* every failure is in the error log: its newest entry counts them */
 	cr_assert_eq(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_ERROR | (15u << 16), 0, buf, 64, NULL), 0);
-	cr_assert_eq(nvme_ld64(buf), failures, "%lu errors logged, %u failures", (unsigned long)nvme_ld64(buf), failures);
+	cr_assert_eq(le64_load(buf), failures, "%lu errors logged, %u failures", (unsigned long)le64_load(buf), failures);
 	ft_close(&q);
 	ft_close(&a);
 }

@@ -291,10 +291,10 @@ Test(durable, a_media_error_reaches_the_host_as_the_same_status_with_its_lba_log
 	cr_assert_eq(run(NVME_CMD_READ, 0, 4, 0, NULL, 2048, NULL), 0, "other LBAs fine");
 	cr_assert_eq(nvmet_stats()->backend_errors, 1);
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_ERROR | (31u << 16), 0, page, 128, NULL), 0);
-	cr_assert_eq(nvme_ld64(page + 0), 1, "one error");
-	cr_assert_eq(nvme_ld16(page + 12), cqe.status);
-	cr_assert_eq(nvme_ld64(page + 16), 98, "LBA of the failed command");
-	cr_assert_eq(nvme_ld32(page + 24), 1, "NSID");
+	cr_assert_eq(le64_load(page + 0), 1, "one error");
+	cr_assert_eq(le16_load(page + 12), cqe.status);
+	cr_assert_eq(le64_load(page + 16), 98, "LBA of the failed command");
+	cr_assert_eq(le32_load(page + 24), 1, "NSID");
 }
 
 Test(durable, a_drive_that_stops_answering_is_reset_and_the_host_gets_a_retryable_status)

@@ -137,7 +137,7 @@ static void establish(struct tcp_sock *s, uint8_t dgst)
 	cr_assert_eq(p.hdr[8] | p.hdr[9] << 8, 0, "PFV 0");
 	cr_assert_eq(p.hdr[10], 0, "CPDA 0");
 	cr_assert_eq(p.hdr[11], dgst, "digests as requested");
-	cr_assert_eq(nth_ld32(p.hdr + 12), NVMET_TCP_MAXH2CDATA);
+	cr_assert_eq(le32_load(p.hdr + 12), NVMET_TCP_MAXH2CDATA);
 }
 
 static uint16_t cmd(struct tcp_sock *s, bool dg, const struct nvme_sqe *sqe, const void *data, uint32_t len,
@@ -259,7 +259,7 @@ Test(nvmet_tcp, h2c_term_req_closes)
 	struct tcp_sock *s = ftcp_connect(0, 4096);
 	establish(s, 0);
 	uint8_t t[24] = { NVME_TCP_H2C_TERM_REQ, 0, 24, 0 };
-	nth_st32(t + 4, 24);
+	le32_store(t + 4, 24);
 	t[8] = NVME_TCP_FES_INVALID_HEADER_FIELD;
 	ftcp_send(s, t, sizeof(t));
 	cr_assert(s->closed);
@@ -290,7 +290,7 @@ static void admin_session(bool dg, size_t frag)
 	cr_assert_eq(got, sizeof(id));
 	cr_assert_eq(cqe.cid, 5);
 	cr_assert_eq(memcmp(id + 4, "SER0", 4), 0, "SN");
-	cr_assert_eq(nth_ld32(id + 78) & 0xffff, (uint32_t)cntlid, "CNTLID");
+	cr_assert_eq(le32_load(id + 78) & 0xffff, (uint32_t)cntlid, "CNTLID");
 	/* Keep Alive */
 	sqe = ft_sqe(NVME_ADM_KEEP_ALIVE, 6, 0, 0);
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, NULL, NULL, NULL), 0);
@@ -437,8 +437,8 @@ static void write_through_r2t(size_t frag_size)
 	memcpy(&cccid, p.hdr + 8, 2);
 	memcpy(&ttag, p.hdr + 10, 2);
 	cr_assert_eq(cccid, 40);
-	cr_assert_eq(nth_ld32(p.hdr + 12), 0, "R2TO");
-	cr_assert_eq(nth_ld32(p.hdr + 16), sizeof(wbuf), "R2TL: all of it");
+	cr_assert_eq(le32_load(p.hdr + 12), 0, "R2TO");
+	cr_assert_eq(le32_load(p.hdr + 16), sizeof(wbuf), "R2TL: all of it");
 	ftcp_h2c(q, false, true, cccid, ttag, 0, wbuf, 32768, false);
 	cr_assert_not(host_next(q, &p), "nothing before the last H2CData");
 	ftcp_h2c(q, false, true, cccid, ttag, 32768, wbuf + 32768, 32768, true);
@@ -489,7 +489,7 @@ Test(nvmet_tcp, h2c_data_out_of_order_terminates)
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
 	cr_assert_eq(p.hdr[8], NVME_TCP_FES_DATA_OUT_OF_RANGE);
-	cr_assert_eq(nth_ld32(p.hdr + 10), 12, "FEI: DATAO");
+	cr_assert_eq(le32_load(p.hdr + 10), 12, "FEI: DATAO");
 	nvmet_tcp_poll(8);
 	cr_assert_eq(ftcp_released, ftcp_handed);
 }
@@ -503,7 +503,7 @@ Test(nvmet_tcp, h2c_data_without_r2t_terminates)
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
 	cr_assert_eq(p.hdr[8], NVME_TCP_FES_INVALID_HEADER_FIELD);
-	cr_assert_eq(nth_ld32(p.hdr + 10), 10, "FEI: TTAG");
+	cr_assert_eq(le32_load(p.hdr + 10), 10, "FEI: TTAG");
 	nvmet_tcp_poll(8);
 	cr_assert_eq(ftcp_released, ftcp_handed);
 }
@@ -529,7 +529,7 @@ static void host_write_r2t(struct tcp_sock *q, uint16_t cid, uint32_t slba, cons
 	cr_assert_eq(p.type, NVME_TCP_R2T);
 	uint16_t ttag;
 	memcpy(&ttag, p.hdr + 10, 2);
-	cr_assert_eq(nth_ld32(p.hdr + 16), len);
+	cr_assert_eq(le32_load(p.hdr + 16), len);
 	for (uint32_t off = 0; off < len; off += pdu)
 		ftcp_h2c(q, false, false, cid, ttag, off, data + off, len - off < pdu ? len - off : pdu, off + pdu >= len);
 }
@@ -547,7 +547,7 @@ static uint16_t host_read(struct tcp_sock *q, uint16_t cid, uint32_t slba, uint8
 	*success = false;
 	while (host_next(q, &p)) {
 		if (p.type == NVME_TCP_C2H_DATA) {
-			cr_assert_eq(nth_ld32(p.hdr + 12), got, "C2HData in order");
+			cr_assert_eq(le32_load(p.hdr + 12), got, "C2HData in order");
 			cr_assert_eq(p.hdr[8] | p.hdr[9] << 8, cid, "CCCID");
 			cr_assert_leq(got + p.datal, len);
 			memcpy(buf + got, p.data, p.datal);

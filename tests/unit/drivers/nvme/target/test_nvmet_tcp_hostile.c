@@ -89,11 +89,11 @@ static bool next(struct tcp_sock *s, struct answer *a)
 			a->status = (uint16_t)((p[8 + 14] | p[8 + 15] << 8) >> 1 & 0x7ff);
 		else if (p[0] == NVME_TCP_C2H_TERM_REQ) {
 			a->fes = (uint16_t)(p[8] | p[9] << 8);
-			a->fei = nth_ld32(p + 10);
+			a->fei = le32_load(p + 10);
 		} else if (p[0] == NVME_TCP_R2T) {
 			a->ttag = (uint16_t)(p[10] | p[11] << 8);
-			a->r2to = nth_ld32(p + 12);
-			a->r2tl = nth_ld32(p + 16);
+			a->r2to = le32_load(p + 12);
+			a->r2tl = le32_load(p + 16);
 		}
 		return true;
 	}
@@ -211,7 +211,7 @@ Test(tcp_hostile, capsule_with_wrong_hlen_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[80] = { NVME_TCP_CAPSULE_CMD, 0, 80, 0 };
-	nth_st32(b + 4, 80);
+	le32_store(b + 4, 80);
 	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
 }
@@ -220,7 +220,7 @@ Test(tcp_hostile, plen_shorter_than_hlen_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[72] = { NVME_TCP_CAPSULE_CMD, 0, 72, 0 };
-	nth_st32(b + 4, 40);
+	le32_store(b + 4, 40);
 	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
 }
@@ -229,7 +229,7 @@ Test(tcp_hostile, huge_plen_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[72] = { NVME_TCP_CAPSULE_CMD, 0, 72, 72 };
-	nth_st32(b + 4, 0xfffffff0u);
+	le32_store(b + 4, 0xfffffff0u);
 	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, 0);
 }
@@ -238,7 +238,7 @@ Test(tcp_hostile, pdo_inside_the_header_terminates)
 {
 	struct tcp_sock *s = established(0, 4096, 0);
 	uint8_t b[72 + 16] = { NVME_TCP_CAPSULE_CMD, 0, 72, 8 };
-	nth_st32(b + 4, sizeof(b));
+	le32_store(b + 4, sizeof(b));
 	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_INVALID_HEADER_FIELD);
 }
@@ -249,7 +249,7 @@ Test(tcp_hostile, unknown_pdu_type_terminates)
 	for (unsigned i = 0; i < sizeof(types); i++) {
 		struct tcp_sock *s = established(0, 4096, 0);
 		uint8_t b[24] = { types[i], 0, 24, 0 };
-		nth_st32(b + 4, 24);
+		le32_store(b + 4, 24);
 		ftcp_send(s, b, sizeof(b));
 		expect_gone(s, true, 0);
 	}
@@ -263,7 +263,7 @@ Test(tcp_hostile, controller_to_host_pdus_from_the_host_terminate)
 	for (unsigned i = 0; i < sizeof(types); i++) {
 		struct tcp_sock *s = established(0, 4096, 0);
 		uint8_t b[128] = { types[i], 0, hlen[i], 0 };
-		nth_st32(b + 4, hlen[i]);
+		le32_store(b + 4, hlen[i]);
 		ftcp_send(s, b, hlen[i]);
 		expect_gone(s, true, 0);
 	}
@@ -274,13 +274,13 @@ Test(tcp_hostile, icreq_with_bad_fields_terminates)
 	/* PLEN 256 for an ICReq (HLEN = PLEN = 128) */
 	struct tcp_sock *s = ftcp_connect(0, 4096);
 	uint8_t b[256] = { NVME_TCP_ICREQ, 0, 128, 0 };
-	nth_st32(b + 4, 256);
+	le32_store(b + 4, 256);
 	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, 0);
 	/* HPDA 32 (at most 31) */
 	s = ftcp_connect(0, 4096);
 	uint8_t c[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
-	nth_st32(c + 4, 128);
+	le32_store(c + 4, 128);
 	c[10] = 32;
 	ftcp_send(s, c, sizeof(c));
 	expect_gone(s, true, 0);
@@ -296,13 +296,13 @@ Test(tcp_hostile, icreq_with_the_largest_maxr2t_and_hpda)
 	struct tcp_sock *s = ftcp_connect(1, 4096);
 	uint8_t b[128] = { NVME_TCP_ICREQ, 0, 128, 0 };
 	const uint8_t *p;
-	nth_st32(b + 4, 128);
+	le32_store(b + 4, 128);
 	b[10] = 31;
-	nth_st32(b + 12, 0xffffffffu);
+	le32_store(b + 12, 0xffffffffu);
 	ftcp_send(s, b, sizeof(b));
 	cr_assert((p = next_pdu(s)));
 	cr_assert_eq(p[0], NVME_TCP_ICRESP);
-	cr_assert_leq(nth_ld32(p + 12), NVMET_TCP_MAXH2CDATA, "MAXH2CDATA");
+	cr_assert_leq(le32_load(p + 12), NVMET_TCP_MAXH2CDATA, "MAXH2CDATA");
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(1, 31, 0);
 	ft_connect_data(cd, HOST, VOL0, cntlid);
@@ -356,10 +356,10 @@ Test(tcp_hostile, bad_data_digest_ends_the_connection)
 	b[1] = NVME_TCP_F_DDGSTF;
 	b[2] = 72;
 	b[3] = 72;
-	nth_st32(b + 4, sizeof(b));
+	le32_store(b + 4, sizeof(b));
 	memcpy(b + 8, &sqe, 64);
 	memcpy(b + 72, data, sizeof(data));
-	nth_st32(b + 72 + 4096, crc32c(0, data, sizeof(data)) ^ 1);
+	le32_store(b + 72 + 4096, crc32c(0, data, sizeof(data)) ^ 1);
 	ftcp_send(s, b, sizeof(b));
 	/* never a success: a Transient Transport Error status, or the connection goes */
 	struct answer ans;
@@ -384,9 +384,9 @@ Test(tcp_hostile, corrupt_header_digest_terminates)
 	struct tcp_sock *a, *s = io_up(&a, NVME_TCP_DGST_HDGST_ENABLE);
 	uint8_t b[76] = { NVME_TCP_CAPSULE_CMD, NVME_TCP_F_HDGSTF, 72, 0 };
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_FLUSH, 3, 1, 0);
-	nth_st32(b + 4, 76);
+	le32_store(b + 4, 76);
 	memcpy(b + 8, &sqe, 64);
-	nth_st32(b + 72, crc32c(0, b, 72) + 1);
+	le32_store(b + 72, crc32c(0, b, 72) + 1);
 	ftcp_send(s, b, sizeof(b));
 	expect_gone(s, true, NVME_TCP_FES_HEADER_DIGEST_ERROR);
 	ftcp_eof(a);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include "drivers/nvme/target/nvmet_tcp_pdu.h"
+#include "lib/byteorder.h"
 #include "lib/crc32.h"
 
 static struct nvme_tcp_params params(bool hdgst, bool ddgst)
@@ -28,12 +29,6 @@ static void ch(uint8_t *b, uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pd
 	b[7] = (uint8_t)(plen >> 24);
 }
 
-static void put32(uint8_t *b, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Parse and expect a failure with this FES/FEI. */
 static void expect_fail(const uint8_t *hdr, size_t len, struct nvme_tcp_params p, uint16_t fes, uint32_t fei)
 {
@@ -53,7 +48,7 @@ static void icreq(uint8_t *b, uint16_t pfv, uint8_t hpda, uint8_t dgst)
 	b[9] = (uint8_t)(pfv >> 8);
 	b[10] = hpda;
 	b[11] = dgst;
-	put32(b + 12, 3);
+	le32_store(b + 12, 3);
 }
 
 Test(tcp_pdu, icreq_valid_and_each_bad_field)
@@ -78,7 +73,7 @@ Test(tcp_pdu, icreq_valid_and_each_bad_field)
 	icreq(b, 0, 0, 0x04);
 	expect_fail(b, 128, p, NVME_TCP_FES_UNSUPPORTED_PARAMETER, 11);
 	icreq(b, 0, 0, 0);
-	put32(b + 4, 129);
+	le32_store(b + 4, 129);
 	expect_fail(b, 129, p, NVME_TCP_FES_INVALID_HEADER_FIELD, 4);
 	icreq(b, 0, 0, 0);
 	b[1] = NVME_TCP_F_HDGSTF;
@@ -159,7 +154,7 @@ Test(tcp_pdu, digests_are_checked)
 
 	ch(b, NVME_TCP_CAPSULE_CMD, NVME_TCP_F_HDGSTF | NVME_TCP_F_DDGSTF, 72, 76, 76 + 512 + 4);
 	b[8] = 0x02;
-	put32(b + 72, crc32c(0, b, 72));
+	le32_store(b + 72, crc32c(0, b, 72));
 	cr_assert_eq(nvme_tcp_pdu_parse(b, 76, &p, &pdu, &err), 0);
 	cr_assert_eq(pdu.data_len, 512);
 	cr_assert(pdu.has_ddgst);
@@ -167,10 +162,10 @@ Test(tcp_pdu, digests_are_checked)
 	expect_fail(b, 76, p, NVME_TCP_FES_HEADER_DIGEST_ERROR, 0);
 	b[20] ^= 1;
 	ch(b, NVME_TCP_CAPSULE_CMD, NVME_TCP_F_HDGSTF, 72, 76, 76 + 512 + 4);
-	put32(b + 72, crc32c(0, b, 72));
+	le32_store(b + 72, crc32c(0, b, 72));
 	expect_fail(b, 76, p, NVME_TCP_FES_INVALID_HEADER_FIELD, 1); /* data digest negotiated, DDGSTF missing */
 	ch(b, NVME_TCP_CAPSULE_CMD, NVME_TCP_F_HDGSTF | NVME_TCP_F_DDGSTF, 72, 76, 76 + 4);
-	put32(b + 72, crc32c(0, b, 72));
+	le32_store(b + 72, crc32c(0, b, 72));
 	expect_fail(b, 76, p, NVME_TCP_FES_INVALID_HEADER_FIELD, 4); /* only a digest, no data */
 }
 
@@ -180,8 +175,8 @@ static void h2c(uint8_t *b, uint8_t flags, uint32_t plen, uint8_t pdo, uint32_t 
 	ch(b, NVME_TCP_H2C_DATA, flags, 24, pdo, plen);
 	b[8] = 7;    /* CCCID */
 	b[10] = 9;   /* TTAG */
-	put32(b + 12, datao);
-	put32(b + 16, datal);
+	le32_store(b + 12, datao);
+	le32_store(b + 16, datal);
 }
 
 Test(tcp_pdu, h2c_data_limits)

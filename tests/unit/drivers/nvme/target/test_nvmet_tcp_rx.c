@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "drivers/nvme/target/nvmet_tcp_rx.h"
+#include "lib/byteorder.h"
 #include "lib/crc32.h"
 #include "tests/unit/unit_support.h"
 
@@ -61,7 +62,8 @@ static void put(const void *p, size_t n)
 
 static void put32(uint32_t v)
 {
-	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	uint8_t b[4];
+	le32_store(b, v);
 	put(b, 4);
 }
 
