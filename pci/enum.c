@@ -80,7 +80,7 @@ bool pci_is_bridge(const struct pci_dev *d)
 struct pci_dev *pci_find(struct pci_topo *t, uint16_t bdf)
 {
 	for (unsigned i = 0; i < t->ndevs; i++)
-		if (t->devs[i].bdf == bdf)
+		if (t->devs[i].bdf == bdf && !t->devs[i].removed)
 			return &t->devs[i];
 	return NULL;
 }
@@ -336,6 +336,9 @@ struct scan {
 
 static void scan_bus(struct scan *s, unsigned bus, struct pci_dev *parent, unsigned depth);
 
+static void read_function(struct pci_topo *t, struct pci_dev *d, uint16_t bdf, struct pci_dev *parent,
+			  unsigned depth);
+
 static struct pci_dev *add_function(struct scan *s, uint16_t bdf, struct pci_dev *parent, unsigned depth)
 {
 	struct pci_topo *t = s->t;
@@ -344,6 +347,14 @@ static struct pci_dev *add_function(struct scan *s, uint16_t bdf, struct pci_dev
 		return NULL;
 	}
 	struct pci_dev *d = &t->devs[t->ndevs++];
+	read_function(t, d, bdf, parent, depth);
+	return d;
+}
+
+/* Fill d from the config space of the function at bdf. */
+static void read_function(struct pci_topo *t, struct pci_dev *d, uint16_t bdf, struct pci_dev *parent,
+			  unsigned depth)
+{
 	memset(d, 0, sizeof(*d));
 	d->topo = t;
 	d->parent = parent;
@@ -370,7 +381,6 @@ static struct pci_dev *add_function(struct scan *s, uint16_t bdf, struct pci_dev
 		d->subordinate = (uint8_t)pci_read(d, PCI_SUBORDINATE_BUS, 1);
 		read_windows(d);
 	}
-	return d;
 }
 
 static void scan_bridge(struct scan *s, struct pci_dev *d, unsigned bus, unsigned depth)
@@ -561,6 +571,30 @@ static void assign(struct pci_dev *d)
 		log_info("%s: BAR%u placed at 0x%llx (size 0x%llx)", pci_bdf_str(d->bdf, bdf), i,
 			 (unsigned long long)a, (unsigned long long)b->size);
 	}
+}
+
+/* Hot-add one function below parent. */
+struct pci_dev *pci_add_function(struct pci_topo *t, struct pci_dev *parent, uint16_t bdf)
+{
+	struct pci_dev *d = NULL;
+	for (unsigned i = 0; i < t->ndevs && !d; i++)
+		if (t->devs[i].removed && t->devs[i].bdf == bdf)
+			d = &t->devs[i];
+	if (!d) {
+		if (t->ndevs >= PCI_MAX_DEVS) {
+			t->truncated++;
+			return NULL;
+		}
+		d = &t->devs[t->ndevs++];
+	}
+	read_function(t, d, bdf, parent, parent ? parent->depth + 1u : 0u);
+	validate(d);
+	assign(d);
+	for (unsigned j = 0; j < d->nbars; j++)
+		if (d->bars[j].size && d->bars[j].kind != PCI_BAR_KIND_IO && d->bars[j].addr &&
+		    d->bars[j].state != PCI_BAR_OUTSIDE_WINDOW && d->bars[j].state != PCI_BAR_BAD)
+			pci_bar_map(d, j, 2 /* ARCH_CACHE_UC */);
+	return d;
 }
 
 /* Map a memory BAR. */

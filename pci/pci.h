@@ -150,6 +150,7 @@ struct pci_dev {
 	const struct pci_driver *driver;
 	void *driver_data;
 	unsigned anomalies;     /* problems found in this function's config space */
+	bool removed;           /* hot-removed (hotplug.c): the entry waits for a card in its slot */
 };
 
 /* ACS policy (acs.c); filled from the settings file by core/pci_config.c. */
@@ -194,8 +195,23 @@ void pci_policy_default(struct pci_policy *p);
  * Returns the number of functions found, or -EINVAL for an unusable cfg. */
 int pci_enumerate(struct pci_topo *t);
 
-/* The function at bdf, or NULL. */
+/* The function at bdf, or NULL (hot-removed functions are not found). */
 struct pci_dev *pci_find(struct pci_topo *t, uint16_t bdf);
+
+/* Hot-add (hotplug.c): record the function at bdf below bridge parent (reusing the entry a
+ * hot-removal left at the same bdf), size its BARs, place them in parent's windows, validate
+ * and map them. Returns it, or NULL when devs[] is full. Bridges are recorded, not scanned. */
+struct pci_dev *pci_add_function(struct pci_topo *t, struct pci_dev *parent, uint16_t bdf);
+
+/* Hot-plug slots (hotplug.c): look for hot-plug capable ports in t (after enumeration) and
+ * handle their slot events from the poll loop. Returns how many slots are watched. */
+int pci_hotplug_init(struct pci_topo *t);
+
+/* One pass over the watched slots (the poller calls it; tests call it directly): attention
+ * button on a powered slot = detach the drivers below and power it off (the device may go);
+ * a card present in a slot without one = power on, wait for the link, add and bind it;
+ * presence lost = detach. Returns >0 when something happened, 0 when idle. */
+int pci_hotplug_poll(uint64_t now_ns);
 
 /* Parse "BB:DD.F" (hex). Returns the BDF or -EINVAL. */
 int pci_parse_bdf(const char *s);

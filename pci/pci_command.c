@@ -127,7 +127,7 @@ static int lspci_command(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < t->ndevs; i++) {
 		const struct pci_dev *d = &t->devs[i];
-		if (only >= 0 && d->bdf != only)
+		if ((only >= 0 && d->bdf != only) || d->removed)
 			continue;
 		print_line(d);
 		if (verbose || only >= 0)
@@ -171,7 +171,7 @@ static void p2p_overview(struct pci_topo *t)
 		       p->published ? "published" : "private");
 	}
 	for (unsigned i = 0; i < t->ndevs; i++)
-		if (p2p_candidate(&t->devs[i]))
+		if (p2p_candidate(&t->devs[i]) && !t->devs[i].removed)
 			c[n++] = &t->devs[i];
 	printf("distance (provider row -> client column; - refused, hN through the host bridge):\n%-9s", "");
 	for (unsigned j = 0; j < n; j++)

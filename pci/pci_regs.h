@@ -75,13 +75,35 @@
 #define PCI_EXP_TYPE_PCIE_BRIDGE 0x8  /*   PCI-to-PCIe bridge */
 #define PCI_EXP_TYPE_RC_END 0x9       /*   root complex integrated endpoint */
 #define PCI_EXP_TYPE_RC_EC 0xa        /*   root complex event collector */
+#define PCI_EXP_FLAGS_SLOT 0x0100     /*   slot implemented (ports connected to a slot) */
 #define PCI_EXP_LNKCAP 0x0c         /* 32 bits: link capabilities */
 #define PCI_EXP_LNKCAP_SPEED 0xfu     /*   max link speed, bits 3:0 (1 = 2.5 GT/s ... 6 = 64 GT/s) */
 #define PCI_EXP_LNKCAP_WIDTH_SHIFT 4  /*   max link width, bits 9:4 */
 #define PCI_EXP_LNKSTA 0x12         /* 16 bits: link status */
 #define PCI_EXP_LNKSTA_SPEED 0xfu     /*   current link speed, bits 3:0 */
 #define PCI_EXP_LNKSTA_WIDTH_SHIFT 4  /*   negotiated width, bits 9:4 */
+#define PCI_EXP_LNKSTA_DLLLA 0x2000   /*   data link layer link active */
 #define PCI_EXP_LNK_WIDTH_MASK 0x3fu
+/* slot registers (PCIe 5.0 7.5.3.9-11), valid when PCI_EXP_FLAGS_SLOT */
+#define PCI_EXP_SLTCAP 0x14         /* 32 bits: slot capabilities */
+#define PCI_EXP_SLTCAP_PCP 0x00000002u  /*   power controller present */
+#define PCI_EXP_SLTCAP_HPC 0x00000040u  /*   hot-plug capable */
+#define PCI_EXP_SLTCTL 0x18         /* 16 bits: slot control */
+#define PCI_EXP_SLTCTL_AIC 0x00c0       /*   attention indicator control: */
+#define PCI_EXP_SLTCTL_AIC_OFF 0x00c0   /*     11b off */
+#define PCI_EXP_SLTCTL_PIC 0x0300       /*   power indicator control: */
+#define PCI_EXP_SLTCTL_PIC_ON 0x0100    /*     01b on */
+#define PCI_EXP_SLTCTL_PIC_OFF 0x0300   /*     11b off */
+#define PCI_EXP_SLTCTL_PCC 0x0400       /*   power controller control: 1 = power off */
+#define PCI_EXP_SLTSTA 0x1a         /* 16 bits: slot status (event bits are RW1C) */
+#define PCI_EXP_SLTSTA_ABP 0x0001       /*   attention button pressed */
+#define PCI_EXP_SLTSTA_PFD 0x0002       /*   power fault detected */
+#define PCI_EXP_SLTSTA_MRLSC 0x0004     /*   MRL sensor changed */
+#define PCI_EXP_SLTSTA_PDC 0x0008       /*   presence detect changed */
+#define PCI_EXP_SLTSTA_CC 0x0010        /*   command completed */
+#define PCI_EXP_SLTSTA_PDS 0x0040       /*   presence detect state: a card is present */
+#define PCI_EXP_SLTSTA_DLLSC 0x0100     /*   data link layer state changed */
+#define PCI_EXP_SLTSTA_EVENTS 0x011f    /*   every RW1C event bit above */
 
 /* --- extended capabilities (from offset 0x100; header: ID 15:0, version 19:16, next 31:20) --- */
 #define PCI_EXT_CAP_START 0x100

@@ -484,7 +484,8 @@ void nvme_ctrl_mark_removed(struct nvme_ctrl *c)
 {
 	if (c->state == NVME_CTRL_REMOVED)
 		return;
-	log_err("%s: registers read all-ones: device removed; failing every command", c->name);
+	log_err("%s: device removed (hot-unplugged or registers read all-ones): failing every command, namespaces not ready",
+		c->name);
 	set_state(c, NVME_CTRL_REMOVED);
 	c->error = -ENODEV;
 	c->rec.removals++;

@@ -369,6 +369,13 @@ int nvme_ctrl_check(struct nvme_ctrl *c, uint64_t now);
  * shut down or never brought up. */
 int nvme_ctrl_shutdown(struct nvme_ctrl *c);
 
+/* Hot removal (nvme_reset.c): a device still present (removal on request) is flushed and sent
+ * CC.SHN (or at least disabled); then every command left fails with -ENODEV, the namespaces
+ * go not ready, the attach is told (-ENODEV) and the queue memory is freed. The controller
+ * stays registered in state removed, so users holding it see a removed drive, not a
+ * dangling pointer; a later nvme_ctrl_init() on the same struct brings it back. */
+void nvme_ctrl_detach(struct nvme_ctrl *c, bool present);
+
 /* nvme_ctrl_shutdown() for every registered controller (the shutdown hook runs this).
  * Returns how many failed. */
 unsigned nvme_shutdown_all(void);

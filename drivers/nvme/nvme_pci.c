@@ -8,6 +8,9 @@
  * health check (CSTS.CFS, surprise removal, resets). During a controller reset the CMB
  * provider is withdrawn from allocation and published again when the controller is live
  * with the same CMB layout; a removed or failed controller's provider stays withdrawn.
+ * Hot-plug (pci/hotplug.c): a removed drive's controller stays registered in state removed
+ * (the target's namespaces keep pointing at it) and its CMB provider is taken away; a drive
+ * hot-added at the same PCI address takes the same controller (same name) back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@ struct nvme_pci {
 	struct pci_dev *pdev;
 	volatile uint8_t *regs;
 	struct p2p_provider *cmb;
+	bool parked;             /* hot-removed: waits for a card at pdev's address */
 };
 
 static unsigned nvme_pci_count;
@@ -126,21 +130,18 @@ struct pci_dev *nvme_pci_dev(struct nvme_ctrl *c)
 	return np ? np->pdev : NULL;
 }
 
-static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
+static bool bar0_usable(const struct pci_dev *d)
 {
-	char bdf[8], name[16];
-	struct nvme_pci *np;
-	int rc;
+	const struct pci_bar *b0 = &d->bars[0];
+	return d->nbars && b0->addr && b0->size >= 0x2000 && b0->state != PCI_BAR_BAD &&
+	       (b0->kind == PCI_BAR_KIND_MEM32 || b0->kind == PCI_BAR_KIND_MEM64);
+}
 
-	(void)id;
-	struct pci_bar *b0 = &d->bars[0];
-	if (d->nbars == 0 || !b0->addr || b0->size < 0x2000 || b0->state == PCI_BAR_BAD ||
-	    (b0->kind != PCI_BAR_KIND_MEM32 && b0->kind != PCI_BAR_KIND_MEM64))
-		return -ENODEV;
-	if (!(np = calloc(1, sizeof(*np))))
-		return -ENOMEM;
+/* Registers and BARs of d for the core. */
+static void bus_setup(struct nvme_pci *np, struct pci_dev *d)
+{
 	np->pdev = d;
-	np->regs = (volatile uint8_t *)(uintptr_t)b0->addr;
+	np->regs = (volatile uint8_t *)(uintptr_t)d->bars[0].addr;
 	np->bus = (struct nvme_bus){
 		.read32 = pci_rd32, .read64 = pci_rd64, .write32 = pci_wr32, .write64 = pci_wr64,
 		.dma_alloc = pci_dma_alloc, .dma_free = pci_dma_free, .cmb_alloc = pci_cmb_alloc,
@@ -156,22 +157,82 @@ static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 		np->bus.bar_cpu[i] = (void *)(uintptr_t)b->addr; /* identity-mapped */
 	}
 	pci_enable(d, true);
+}
+
+/* Publish the CMB past the SQs the core carved at its start. */
+static void cmb_publish(struct nvme_pci *np, struct pci_dev *d)
+{
+	struct nvme_cmb *m = &np->ctrl.cmb;
+	if (!m->usable)
+		return;
+	np->cmb = p2p_provider_add(d, m->info.bir, m->info.offset + m->reserved, m->size - m->reserved, 0);
+	if (np->cmb)
+		p2p_provider_publish(np->cmb, true);
+	else
+		log_warn("%s: CMB not published as P2P memory (pci/ refused it)", np->ctrl.name);
+}
+
+/* The hot-removed controller that waits for a card at d's address, or NULL. */
+static struct nvme_pci *parked_for(const struct pci_dev *d)
+{
+	for (unsigned i = 0; i < nvme_count(); i++) {
+		struct nvme_ctrl *c = nvme_at(i);
+		struct nvme_pci *np = c->on_reset == nvme_pci_on_reset ? c->attach : NULL;
+		if (np && np->parked && np->pdev == d)
+			return np;
+	}
+	return NULL;
+}
+
+/* A card hot-added where a removed drive was: the same controller (name, registry slot,
+ * counters) comes back. */
+static int reattach(struct nvme_pci *np, struct pci_dev *d)
+{
+	char name[sizeof(np->ctrl.name)], bdf[8];
+	struct nvme_recovery_stats rec = np->ctrl.rec;
+	int rc;
+
+	snprintf(name, sizeof(name), "%s", np->ctrl.name);
+	bus_setup(np, d);
+	rc = nvme_ctrl_init(&np->ctrl, name, &np->bus, 1);
+	np->ctrl.attach = np; /* init zeroed the struct */
+	np->ctrl.on_reset = nvme_pci_on_reset;
+	np->ctrl.rec = rec;
+	if (rc) {
+		log_err("%s: hot-added at %s but its bring-up failed (%d): stays removed", name,
+			pci_bdf_str(d->bdf, bdf), rc);
+		nvme_ctrl_detach(&np->ctrl, true);
+		return rc;
+	}
+	cmb_publish(np, d);
+	np->parked = false;
+	d->driver_data = np;
+	log_info("%s: %s hot-added: live again with %u namespace(s)%s", name, pci_bdf_str(d->bdf, bdf),
+		 np->ctrl.nns, np->cmb ? ", CMB published" : "");
+	return 0;
+}
+
+static int nvme_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
+{
+	char bdf[8], name[16];
+	struct nvme_pci *np;
+	int rc;
+
+	(void)id;
+	if (!bar0_usable(d))
+		return -ENODEV;
+	if ((np = parked_for(d)))
+		return reattach(np, d);
+	if (!(np = calloc(1, sizeof(*np))))
+		return -ENOMEM;
+	bus_setup(np, d);
 	snprintf(name, sizeof(name), "nvme%u", nvme_pci_count);
 	np->ctrl.attach = np;
 	if ((rc = nvme_ctrl_init(&np->ctrl, name, &np->bus, 1)))
 		goto fail;
 	np->ctrl.attach = np; /* init zeroed the struct */
 	np->ctrl.on_reset = nvme_pci_on_reset;
-
-	struct nvme_cmb *m = &np->ctrl.cmb;
-	if (m->usable) {
-		/* the first m->reserved bytes hold the I/O SQs: publish the rest */
-		np->cmb = p2p_provider_add(d, m->info.bir, m->info.offset + m->reserved, m->size - m->reserved, 0);
-		if (np->cmb)
-			p2p_provider_publish(np->cmb, true);
-		else
-			log_warn("%s: CMB not published as P2P memory (pci/ refused it)", name);
-	}
+	cmb_publish(np, d);
 	if ((rc = nvme_register(&np->ctrl)))
 		goto fail_provider;
 	d->driver_data = np;
@@ -188,19 +249,24 @@ fail:
 	return rc;
 }
 
+/* The device is going away (hot-plug) or the appliance unbinds it. */
 static void nvme_pci_remove(struct pci_dev *d)
 {
 	struct nvme_pci *np = d->driver_data;
 	if (!np)
 		return;
-	nvme_unregister(&np->ctrl);
-	nvme_ctrl_fini(&np->ctrl);
+	bool present = pci_read(d, PCI_VENDOR_ID, 2) != 0xffff;
+	nvme_ctrl_detach(&np->ctrl, present);
 	if (np->cmb) {
 		p2p_provider_publish(np->cmb, false);
-		p2p_provider_remove(np->cmb);
+		uint64_t used = np->cmb->bytes_in_use;
+		if (p2p_provider_remove(np->cmb))
+			log_warn("%s: %llu B of its CMB still allocated: the slot stays powered until they are freed",
+				 np->ctrl.name, (unsigned long long)used);
+		np->cmb = NULL;
 	}
+	np->parked = true;
 	d->driver_data = NULL;
-	free(np);
 }
 
 static const struct pci_device_id nvme_pci_ids[] = {

@@ -5,7 +5,7 @@
  * buffers are safe now, quarantined ones included), bring it up again with the same queues,
  * CMB layout and namespaces, and tell the attach (which republishes the CMB provider).
  * Also the periodic health check that finds CSTS.CFS and surprise removal (all-ones reads)
- * while nothing times out.
+ * while nothing times out, and the detach of a hot-removed controller.
  */
 #include <errno.h>
 #include <string.h>
@@ -138,4 +138,22 @@ int nvme_ctrl_check(struct nvme_ctrl *c, uint64_t now)
 		return 1;
 	}
 	return 0;
+}
+
+/* Detach a controller whose device is being hot-removed (present) or is gone. */
+void nvme_ctrl_detach(struct nvme_ctrl *c, bool present)
+{
+	if (!c->bus)
+		return;
+	if (present && c->state == NVME_CTRL_LIVE && !c->in_reset) {
+		/* removal on request: what hosts wrote leaves the drive's cache first */
+		int rc = nvme_ctrl_shutdown(c);
+		if (rc)
+			log_err("%s: shutdown before removal failed (%d)", c->name, rc);
+	} else if (present && c->state != NVME_CTRL_NEW && c->state != NVME_CTRL_REMOVED &&
+		   c->state != NVME_CTRL_SHUTDOWN) {
+		(void)nvme_ctrl_disable(c); /* no DMA from here on, as far as it listens */
+	}
+	nvme_ctrl_mark_removed(c);
+	release_memory(c);
 }

@@ -184,6 +184,24 @@ class Qmp:
     def hmp(self, line):
         return self.execute("human-monitor-command", **{"command-line": line})
 
+    def wait_event(self, name, timeout=30):
+        """The next asynchronous event called name (already received ones first)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, ev in enumerate(self.events):
+                if ev.get("event") == name:
+                    return self.events.pop(i)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"QMP event {name} not seen in {timeout}s: {self.events[-5:]}")
+            self.sock.settimeout(left)
+            try:
+                line = self.file.readline()
+            finally:
+                self.sock.settimeout(None)
+            if line:
+                self.events.append(json.loads(line))
+
     def close(self):
         self.sock.close()
 

@@ -145,6 +145,8 @@ struct nvmet_bio {
 _Static_assert(sizeof(struct nvmet_bio) <= sizeof(((struct nvmet_req *)0)->bio_space), "bio fits");
 
 struct nvmet_bdev;
+#define NVMET_NS_CHECK_MS 100 /* backend readiness poll period (ops->ready) */
+
 struct nvmet_bdev_ops {
 	/* Start bio; done runs exactly once (possibly inside submit) when submit returned 0.
 	 * A negative return means not started (done is not called). */
@@ -153,6 +155,9 @@ struct nvmet_bdev_ops {
 	/* Optional: write the volatile cache to media now, polling (namespace detach from the
 	 * console). 0 or a negative errno. */
 	int (*flush_sync)(struct nvmet_bdev *b);
+	/* Optional: false while the device is gone (hot-removed). The core polls it every
+	 * NVMET_NS_CHECK_MS; a change is a namespace attribute change notice to the hosts. */
+	bool (*ready)(const struct nvmet_bdev *b);
 };
 
 struct nvmet_bdev {
@@ -271,6 +276,7 @@ struct nvmet_stats {
 	/* durability and backend faults */
 	uint64_t fua_writes, fua_emulated, flushes, flushes_skipped, shn_flushes, shn_flush_failures;
 	uint64_t backend_errors;      /* commands the backend failed (status passed through) */
+	uint64_t ns_gone;             /* namespaces whose backend device went away */
 };
 const struct nvmet_stats *nvmet_stats(void);
 unsigned nvmet_ctrl_count(void);

@@ -12,6 +12,8 @@
 #include <string.h>
 #include "nvmet.h"
 
+static bool nvme_bdev_ready(const struct nvmet_bdev *b);
+
 static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
 {
 	struct nvmet_bio *bio = arg;
@@ -29,6 +31,8 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
 		return c->in_reset ? -EAGAIN : c->state == NVME_CTRL_REMOVED ? -ENODEV : -EIO;
+	if (!nvme_bdev_ready(b))
+		return -ENODEV; /* another drive came back in its place */
 	memset(&rq, 0, sizeof(rq));
 	rq.nsid = b->priv_id;
 	switch (bio->op) {
@@ -79,10 +83,24 @@ static int nvme_bdev_flush_sync(struct nvmet_bdev *b)
 	return c ? nvme_flush(c, b->priv_id) : -ENODEV;
 }
 
+/* Gone while the drive is removed (hot-unplugged, all-ones registers); back once a drive
+ * hot-added in its place brought the same namespace up with the same size. */
+static bool nvme_bdev_ready(const struct nvmet_bdev *b)
+{
+	struct nvme_ctrl *c = b->priv;
+	if (!c || c->state == NVME_CTRL_REMOVED)
+		return false;
+	if (c->state != NVME_CTRL_LIVE)
+		return true; /* resetting or failed: answered per command, not a removal */
+	struct nvme_ns *ns = nvme_ns_get(c, b->priv_id);
+	return ns && ns->nsze == b->nblocks && ns->lba_shift == b->lba_shift;
+}
+
 static const struct nvmet_bdev_ops nvme_bdev_ops = {
 	.submit = nvme_bio_submit,
 	.close = nvme_bdev_close,
 	.flush_sync = nvme_bdev_flush_sync,
+	.ready = nvme_bdev_ready,
 };
 
 int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)

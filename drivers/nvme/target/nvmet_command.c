@@ -36,8 +36,8 @@ static void show_subsystems(void)
 		printf("\n");
 		for (unsigned k = 0; k < s->nns; k++) {
 			const struct nvmet_ns *ns = &s->ns[k];
-			printf("  ns %u: %s %s", ns->nsid, ns->opened ? ns->bdev.name : "-",
-			       ns->enabled ? "enabled" : "disabled");
+			printf("  ns %u: %s %s%s", ns->nsid, ns->opened ? ns->bdev.name : "-",
+			       ns->enabled ? "enabled" : "disabled", ns->gone ? ", device gone (not ready)" : "");
 			if (ns->opened)
 				printf(", %llu blocks of %u B", (unsigned long long)ns->bdev.nblocks, 1u << ns->bdev.lba_shift);
 			printf("\n");
@@ -150,11 +150,11 @@ static int cmd_nvmet(int argc, char **argv)
 	printf("commands %llu completions %llu errors %llu async events %llu\n", (unsigned long long)st->cmds,
 	       (unsigned long long)st->completions, (unsigned long long)st->errors, (unsigned long long)st->aens);
 	printf("durability: fua writes %llu (emulated %llu) flushes %llu (no cache: %llu) shutdown flushes %llu "
-	       "(failed %llu), backend errors %llu\n",
+	       "(failed %llu), backend errors %llu, devices gone %llu\n",
 	       (unsigned long long)st->fua_writes, (unsigned long long)st->fua_emulated,
 	       (unsigned long long)st->flushes, (unsigned long long)st->flushes_skipped,
 	       (unsigned long long)st->shn_flushes, (unsigned long long)st->shn_flush_failures,
-	       (unsigned long long)st->backend_errors);
+	       (unsigned long long)st->backend_errors, (unsigned long long)st->ns_gone);
 	show_tcp();
 	return 0;
 }

@@ -625,6 +625,37 @@ int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
 	return 0;
 }
 
+/* A backend device went away or came back: tell every controller of the subsystem. */
+static void ns_check(struct timer *tm, void *arg)
+{
+	struct nvmet_target *t = arg;
+	struct list_node *it;
+
+	for (unsigned i = 0; i < t->nsubsys; i++) {
+		struct nvmet_subsys *s = &t->subsys[i];
+		for (unsigned k = 0; k < s->nns; k++) {
+			struct nvmet_ns *ns = &s->ns[k];
+			if (!ns->opened || !ns->bdev.ops->ready)
+				continue;
+			bool gone = !ns->bdev.ops->ready(&ns->bdev);
+			if (gone == ns->gone)
+				continue;
+			ns->gone = gone;
+			t->st.ns_gone += gone;
+			log_warn("%s nsid %u: %s %s", s->cfg->nqn, ns->nsid, ns->bdev.name,
+				 gone ? "is gone: its I/O answers Namespace Not Ready" : "is back: serving again");
+			if (!ns->enabled)
+				continue;
+			list_for_each(&t->ctrls, it) {
+				struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
+				if (c->subsys == s)
+					ctrl_ns_changed(c, ns->nsid);
+			}
+		}
+	}
+	timer_arm(&timer_default_queue, tm, clock_now_ns() + (uint64_t)NVMET_NS_CHECK_MS * NSEC_PER_MSEC);
+}
+
 /* --- init / fini --- */
 
 static void close_namespaces(void)
@@ -700,6 +731,12 @@ int nvmet_init(const struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, void 
 	if ((rc = mm_pool_init(&queue_pool, "nvmet-queue", sizeof(struct nvmet_queue), NVMET_MAX_QUEUES)))
 		goto fail_ctrl_pool;
 	t->running = true;
+	timer_init(&t->ns_check, "nvmet-ns-check", ns_check, t);
+	for (unsigned i = 0; i < t->nsubsys; i++)
+		for (unsigned k = 0; k < t->subsys[i].nns; k++)
+			if (t->subsys[i].ns[k].opened && t->subsys[i].ns[k].bdev.ops->ready && !t->ns_check.armed)
+				timer_arm(&timer_default_queue, &t->ns_check,
+					  clock_now_ns() + (uint64_t)NVMET_NS_CHECK_MS * NSEC_PER_MSEC);
 	log_info("target: %u ports, %u subsystems", cfg->nports, cfg->nsubsys);
 	return 0;
 
@@ -718,6 +755,7 @@ void nvmet_fini(void)
 
 	if (!t->running)
 		return;
+	timer_cancel(&timer_default_queue, &t->ns_check);
 	/* transports are stopped: no queue_kill calls, just release everything */
 	list_for_each_safe(&t->ctrls, it, tmp) {
 		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);

@@ -18,6 +18,7 @@ struct nvmet_ns {
 	uint32_t nsid;
 	bool enabled;          /* active: visible and accepting I/O */
 	bool opened;           /* bdev valid */
+	bool gone;             /* the backend's device went away (I/O: Namespace Not Ready) */
 	struct nvmet_bdev bdev;
 	const struct nvmet_cfg_ns *cfg;
 };
@@ -126,6 +127,7 @@ struct nvmet_target {
 	struct list_node queues;
 	unsigned nctrls, nqueues;
 	struct nvmet_stats st;
+	struct timer ns_check;  /* backend readiness poll, armed when a backend reports it */
 };
 
 extern struct nvmet_target nvmet_tgt;

@@ -54,6 +54,18 @@ static int fake_write(void *ctx, uint16_t bdf, uint16_t off, unsigned width, uin
 	}
 	if (width == 2 && bdf == f->acs_stuck_bdf && f->acs_stuck_bits && off == FAKE_ACS_CAP + PCI_ACS_CTRL)
 		val &= ~(uint32_t)f->acs_stuck_bits;
+	if (f->slot_port && bdf == f->slot_port && width == 2 && off == FAKE_PCIE_CAP + PCI_EXP_SLTSTA) {
+		val = fake_r16(f, bdf, off) & ~(val & PCI_EXP_SLTSTA_EVENTS); /* RW1C */
+	} else if (f->slot_port && bdf == f->slot_port && width == 2 && off == FAKE_PCIE_CAP + PCI_EXP_SLTCTL) {
+		uint16_t old = fake_r16(f, bdf, off);
+		bool off_now = (val & PCI_EXP_SLTCTL_PCC) && (val & PCI_EXP_SLTCTL_PIC) == PCI_EXP_SLTCTL_PIC_OFF;
+		bool off_before = (old & PCI_EXP_SLTCTL_PCC) && (old & PCI_EXP_SLTCTL_PIC) == PCI_EXP_SLTCTL_PIC_OFF;
+		if (off_now && !off_before && (fake_r16(f, bdf, FAKE_PCIE_CAP + PCI_EXP_SLTSTA) & PCI_EXP_SLTSTA_PDS)) {
+			memset(fake_space(f, f->slot_card), 0xff, PCI_CFG_SIZE);
+			f->slot_unplugs++;
+			fake_slot_event(f, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_DLLSC, 0);
+		}
+	}
 	return pci_ecam_ops.write(&f->ecam, bdf, off, width, val);
 }
 
@@ -235,4 +247,25 @@ void fake_reference(struct fake *f)
 	fake_endpoint(f, BDF(6, 0, 0), 0x1b36, 0x0010, 0x010802, 0, 0);
 	fake_bar(f, BDF(6, 0, 0), 0, 0x4000, 0, 1, 0, 0xc0800000);
 	fake_bar(f, BDF(6, 0, 0), 2, 16 << 20, 0, 1, 1, 0xe100000000);
+}
+
+void fake_slot(struct fake *f, uint16_t port, uint16_t card)
+{
+	f->slot_port = port;
+	f->slot_card = card;
+	uint16_t flags = fake_r16(f, port, FAKE_PCIE_CAP + PCI_EXP_FLAGS);
+	fake_w16(f, port, FAKE_PCIE_CAP + PCI_EXP_FLAGS, flags | PCI_EXP_FLAGS_SLOT);
+	fake_w32(f, port, FAKE_PCIE_CAP + PCI_EXP_SLTCAP, 0x1 | PCI_EXP_SLTCAP_PCP | 0x8 | 0x10 | 0x20 | PCI_EXP_SLTCAP_HPC);
+	fake_w16(f, port, FAKE_PCIE_CAP + PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PIC_ON | PCI_EXP_SLTCTL_AIC_OFF);
+	fake_slot_event(f, 0, fake_r16(f, card, PCI_VENDOR_ID) != 0xffff);
+}
+
+void fake_slot_event(struct fake *f, uint16_t events, int present)
+{
+	uint16_t sta = fake_r16(f, f->slot_port, FAKE_PCIE_CAP + PCI_EXP_SLTSTA) | events;
+	uint16_t lnk = fake_r16(f, f->slot_port, FAKE_PCIE_CAP + PCI_EXP_LNKSTA);
+	sta = present ? (uint16_t)(sta | PCI_EXP_SLTSTA_PDS) : (uint16_t)(sta & ~PCI_EXP_SLTSTA_PDS);
+	lnk = present ? (uint16_t)(lnk | PCI_EXP_LNKSTA_DLLLA) : (uint16_t)(lnk & ~PCI_EXP_LNKSTA_DLLLA);
+	fake_w16(f, f->slot_port, FAKE_PCIE_CAP + PCI_EXP_SLTSTA, sta);
+	fake_w16(f, f->slot_port, FAKE_PCIE_CAP + PCI_EXP_LNKSTA, lnk);
 }

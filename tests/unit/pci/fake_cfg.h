@@ -32,6 +32,10 @@ struct fake {
 	uint16_t acs_stuck_bdf;  /* this function's ACS control ignores writes of acs_stuck_bits */
 	uint16_t acs_stuck_bits;
 	unsigned writes;
+	/* one hot-plug slot modelled like QEMU's pcie-root-port (fake_slot) */
+	uint16_t slot_port;      /* 0: none */
+	uint16_t slot_card;      /* the card's function 0 */
+	unsigned slot_unplugs;   /* times the slot was powered off with its card in it (card dropped) */
 };
 
 /* A segment decoding buses [bus_start, bus_start + nbus); topo is calloc'ed. */
@@ -58,6 +62,13 @@ void fake_windows(struct fake *f, uint16_t bdf, uint64_t mem_base, uint64_t mem_
 /* A memory BAR (64-bit when mem64, which also takes idx + 1) or an I/O BAR at addr. */
 struct fake_bar *fake_bar(struct fake *f, uint16_t bdf, unsigned idx, uint64_t size, int io, int mem64,
 			  int prefetch, uint64_t addr);
+
+/* Make bridge port a hot-plug slot (Slot Implemented, HPC, power controller) whose card is at
+ * card. Slot Status event bits are RW1C; powering the slot off (PCC with the power indicator
+ * off) drops the card as QEMU does: its config space reads all-ones, PDS clears, PDC sets. */
+void fake_slot(struct fake *f, uint16_t port, uint16_t card);
+/* Raise slot events (attention button, presence changed) with the presence state given. */
+void fake_slot_event(struct fake *f, uint16_t events, int present);
 
 /* The reference topology used by most tests (QEMU's default plus ACS on the switch ports):
  *   00:00.0 host bridge 8086:29c0

@@ -1,4 +1,4 @@
-// sources: drivers/nvme/nvme.c drivers/nvme/nvme_reset.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c tests/unit/drivers/nvme/fake_nvme.c
+// sources: drivers/nvme/nvme.c drivers/nvme/nvme_reset.c drivers/nvme/nvme_shutdown.c drivers/nvme/nvme_prp.c drivers/nvme/nvme_queue.c drivers/nvme/nvme_cmb.c drivers/nvme/nvme_status.c mm/dma.c lib/log.c lib/shutdown.c tests/unit/drivers/nvme/fake_nvme.c
 /*
  * The controller core against a fake controller: reset of a controller left enabled,
  * bounded waits (never ready, fatal status), Identify, queues, read/write through PRPs and

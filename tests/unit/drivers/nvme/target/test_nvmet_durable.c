@@ -10,7 +10,8 @@
  * host disconnects at once); detaching a namespace flushes it. Drive faults (issue 22): a
  * media error reaches the host as the same status with its LBA in the Error log; a drive
  * that stops answering is reset and the host's command fails retryable; a removed drive
- * answers Namespace Not Ready. Pools back to zero after every test.
+ * answers Namespace Not Ready; a hot-removed drive and its return are Namespace Attribute
+ * Changed notices to the hosts. Pools back to zero after every test.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -323,6 +324,50 @@ Test(durable, a_removed_drive_answers_namespace_not_ready)
 	f.removed = false;
 	f.cc = 0;
 	f.csts = 0;
+}
+
+/* The target's namespace check runs on the timer queue every NVMET_NS_CHECK_MS. */
+static void run_timers_for(uint64_t ms)
+{
+	for (uint64_t i = 0; i < ms; i++) {
+		fake_clock_advance(NSEC_PER_MSEC);
+		timer_queue_run(&timer_default_queue, clock_now_ns());
+	}
+}
+
+Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_hosts)
+{
+	static uint8_t log[4096];
+	start(true);
+	cr_assert_eq(admin(NVME_ADM_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_AEC_NS_ATTR, NULL, 0, NULL), 0);
+	struct nvme_sqe s = ft_sqe(NVME_ADM_AER, 40, 0, 0);
+	struct ft_cmd *aer = ft_submit(&a, 0, &s, NULL, 0);
+	run_timers_for(NVMET_NS_CHECK_MS);
+	cr_assert_eq(aer->completions, 0, "nothing changed yet");
+
+	nvme_ctrl_detach(&dc, true); /* removal on request: flushed, CC.SHN, then removed */
+	cr_assert_eq(dc.state, NVME_CTRL_REMOVED);
+	run_timers_for(NVMET_NS_CHECK_MS);
+	cr_assert_eq(aer->completions, 1, "Namespace Attribute Changed within %u ms", NVMET_NS_CHECK_MS);
+	cr_assert_eq(aer->req.cqe.dw0, NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
+	cr_assert_eq(nvme_ld32(log), 1);
+	cr_assert_eq(nvme_ld32(log + 4), 0);
+	struct nvme_cqe cqe;
+	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_NS_NOT_READY);
+	cr_assert_eq(cqe.status & NVME_STATUS_DNR, 0, "retryable");
+	cr_assert_eq(nvmet_stats()->ns_gone, 1);
+
+	/* a drive hot-added in its place: the same controller struct comes up again */
+	s = ft_sqe(NVME_ADM_AER, 41, 0, 0);
+	struct ft_cmd *aer2 = ft_submit(&a, 1, &s, NULL, 0);
+	cr_assert_eq(nvme_ctrl_init(&dc, "nvme0", &f.bus, 1), 0);
+	run_timers_for(NVMET_NS_CHECK_MS);
+	cr_assert_eq(aer2->completions, 1, "back: a second notice");
+	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
+	cr_assert_eq(nvme_ld32(log), 1);
+	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0, "served again");
+	cr_assert_eq(run(NVME_CMD_READ, 0, 8, 0, NULL, 4096, NULL), 0);
 }
 
 /* --- a backend with a volatile cache that cannot honour FUA: the core adds the Flush --- */
