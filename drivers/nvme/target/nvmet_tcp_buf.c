@@ -50,11 +50,15 @@ static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
  * 1/NVMET_TCP_HOST_SHARE of each pool, so that one peer (whatever its connections do:
  * zero window, R2T data that never comes) cannot starve another; the write budget lets
  * a host with nothing held take one command of any size. */
+static uint32_t write_budget(void)
+{
+	return nvmet_tcp.write_budget ? nvmet_tcp.write_budget : NVMET_TCP_WRITE_HELD_MAX;
+}
+
 static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
 {
-	static const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
-					 [HOST_TABLES] = NVMET_TCP_SEG_TABLES,
-					 [HOST_WRITE] = NVMET_TCP_WRITE_HELD_MAX };
+	const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
+				  [HOST_TABLES] = NVMET_TCP_SEG_TABLES, [HOST_WRITE] = write_budget() };
 	struct list_node *it;
 	uint64_t held = 0;
 
@@ -510,7 +514,7 @@ int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
 {
 	if (r->len > NVMET_TCP_IN_CAPSULE && req_table(r))
 		return -ENOMEM;
-	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > NVMET_TCP_WRITE_HELD_MAX)
+	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > write_budget())
 		return -ENOMEM;
 	if (!host_may(r->conn, HOST_WRITE, r->len))
 		return -ENOMEM;
