@@ -159,7 +159,7 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Wno-maybe-uninitialized -fno-omit-fra
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/unit/.sources-stamp
 	@mkdir -p $(@D)
 	@echo "  CC-BENCH $@"
-	$(Q)$(CC) $(BENCH_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) -lcriterion -o $@
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) $(shell sed -n 's|^// libs: ||p' $<) -o $@
 
 # The regression guard of `make test`: instructions per I/O under callgrind within the bounds
 # of tools/bench/insn.py (docs/bench-insn.md).
@@ -187,11 +187,12 @@ test: setup
 # Benchmarks are not tests: each prints ratios against a peer measured in the same run and
 # writes its figures, dated, to docs/bench-*.md. BENCH picks parts: nvme (host driver, issue 5),
 # net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8),
-# insn (instructions per I/O of the data path under callgrind, issue 18).
-BENCH ?= nvme net nvmet insn
-bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath)
+# insn (instructions per I/O of the data path under callgrind, issue 18), nvmet_profile (where the
+# appliance's time goes in BENCH=nvmet's jobs: host perf + prof), crc (digest engines' GB/s, hosted).
+BENCH ?= nvme net nvmet insn crc
+bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath) $(if $(filter crc,$(BENCH)),$(BUILD)/bench/crc_speed)
 	@for b in $(BENCH); do \
-	  case $$b in nvme|net|nvmet|nvmet_profile|insn) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_profile, insn)"; exit 2;; esac; \
+	  case $$b in nvme|net|nvmet|nvmet_profile|insn|crc) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_profile, insn, crc)"; exit 2;; esac; \
 	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:

@@ -26,7 +26,10 @@
 #include "netdev.h"
 
 #define E1000E_RX_RING 256u          /* RX descriptors */
-#define E1000E_RX_SLOTS 512u         /* RX buffers (header + data pairs): ring + held by the stack */
+#define E1000E_RX_SLOTS 2048u        /* RX buffers (header + data pairs): ring + held by the stack
+				      * (NVMe/TCP writes hold theirs until the drive wrote them:
+				      * nvmet.write_budget_kib, up to 2 MiB, is 1,437 of them at MSS
+				      * 1460, and TCP still needs a window's worth besides) */
 #define E1000E_TX_RING 256u          /* TX descriptors */
 #define E1000E_HDR_BUF 256u          /* packet-split header buffer (BSIZE0 = 2 x 128) */
 #define E1000E_RESET_TIMEOUT_NS (100ull * 1000000ull)

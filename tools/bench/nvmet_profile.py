@@ -4,7 +4,7 @@ during the NVMe/TCP jobs of `make bench BENCH=nvmet` (issue 18), in a shorter ru
 
 Boots the appliance lab(s) of tools/bench/nvmet.py only (no Linux target: the judge stays
 BENCH=nvmet), for each mode in BENCH_PROFILE_MODES (default "cmb"; also "dram", and "cmb-poll": the CMB mode with
-`loop.halt_us = 0`, never halting), and runs
+`loop.halt_us = 0`, never halting; "cmb-2m": `nvmet.write_budget_kib = 2048`), and runs
 the same four fio jobs (BENCH_FIO_SECS, default here 10 s; BENCH_FIO_QD, default 16). Around each
 job it takes:
   - host `perf record -e cpu-clock -g` on the appliance's QEMU process (Debian's linux-perf), split by
@@ -35,6 +35,9 @@ MODES = os.environ.get("BENCH_PROFILE_MODES", "cmb").split()
 # more modes than nvmet.py's: the CMB mode polling only (no idle halts), to weigh the halts
 nvmet.MODES.setdefault("cmb-poll", ("appliance, CMB mode, no idle halts (loop.halt_us = 0)",
                                     nvmet.MODES["cmb"][1] + "loop.halt_us = 0\n"))
+# ... and with a write budget of 2 MiB (a queue depth of 16 x 128 KiB writes between R2T and completion)
+nvmet.MODES.setdefault("cmb-2m", ("appliance, CMB mode, nvmet.write_budget_kib = 2048",
+                                  nvmet.MODES["cmb"][1] + "nvmet.write_budget_kib = 2048\n"))
 PROF_HZ = 1000
 TOP_FUNCS = 15
 SYMBOLIZE = os.path.join(bl.TOP, "tools", "symbolize")
@@ -97,16 +100,22 @@ def main():
     bl.lab_setup()
     loads = [bl.loadavg()]
     t0 = time.monotonic()
-    runs = {}
+    runs, failed = {}, {}
     for mode in MODES:
-        with Lab(f"bench-nvmet-profile-{mode}", capture=False) as lab:
-            t = nvmet.ApplianceTarget(lab, mode)
-            lab.start()
-            t.ready()
-            for name, rw, bs in nvmet.JOBS:
-                profile_job(t, name, rw, bs)
-            t.finish()
-            runs[mode] = t
+        try:
+            with Lab(f"bench-nvmet-profile-{mode}", capture=False) as lab:
+                t = nvmet.ApplianceTarget(lab, mode)
+                lab.start()
+                t.ready()
+                for name, rw, bs in nvmet.JOBS:
+                    profile_job(t, name, rw, bs)
+                t.finish()
+                runs[mode] = t
+        except Exception as e:  # one mode's lab failing must not lose the others' figures
+            failed[mode] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            print(f"bench-nvmet-profile: mode {mode} failed: {failed[mode]}", flush=True)
+    if not runs:
+        return 1
     loads.append(bl.loadavg())
     lines = [
         f"# Where the appliance's time goes during NVMe/TCP I/O ({bl.now_utc()})",
@@ -125,13 +134,18 @@ def main():
     ]
     for name, _, _ in nvmet.JOBS:
         for mode, t in runs.items():
-            f = t.jobs[name]
+            f = t.jobs.get(name)
+            if not f:
+                continue
             lines.append(f"| {name} | {mode} | {f['iops']:.0f} | {f['bytes'] / f['secs'] / 1e6:.1f} | "
                          f"{f['lat_mean']:.0f} | {f['us_per_io']:.0f} | {f['vcpu_us_per_io']:.0f} | "
                          f"{100 * f['target_busy']:.0f} % |")
+    lines += [f"Mode {m} failed: {why}." for m, why in failed.items()]
     for mode, t in runs.items():
         for name, _, _ in nvmet.JOBS:
-            f = t.jobs[name]
+            f = t.jobs.get(name)
+            if not f:
+                continue
             lines += ["", f"## {name}, {mode} mode", "",
                       "Host perf, the appliance's QEMU process (% of its samples; thread, binary):", "",
                       "| thread | binary | share |", "|---|---|---|"]
@@ -147,7 +161,7 @@ def main():
             lines += ["", "Counters over the job, per I/O: " + (", ".join(
                 f"{k} {per_io[k]:.2f}" for k in interesting) or "none changed") + "."]
     bl.write_doc("bench-nvmet-profile.md", "\n".join(lines) + "\n")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1124,6 +1124,14 @@ void nvmet_tcp_set_p2p(bool on)
 	nvmet_tcp.p2p_off = !on;
 }
 
+/* nvmet.write_budget_kib. */
+void nvmet_tcp_set_write_budget(uint32_t bytes)
+{
+	if (bytes < 128u * 1024)
+		bytes = 128u * 1024;
+	nvmet_tcp.write_budget = bytes > NVMET_TCP_WRITE_HELD_LIMIT ? NVMET_TCP_WRITE_HELD_LIMIT : bytes;
+}
+
 bool nvmet_tcp_p2p(void)
 {
 	return !nvmet_tcp.p2p_off;

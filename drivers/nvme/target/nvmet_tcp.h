@@ -61,7 +61,9 @@
 #define NVMET_TCP_CHUNKS_PER_CMD (NVMET_TCP_MAX_XFER / NVMET_TCP_BUF_SIZE)
 #define NVMET_TCP_DBUFS 256              /* data buffers (read data, gathered writes) alive, all connections */
 #define NVMET_TCP_WRITE_HELD_MAX (512u * 1024) /* write bytes between R2T and completion, all
-					  * connections: bounds the NIC receive buffers writes hold */
+					  * connections: bounds the NIC receive buffers writes hold
+					  * (the default of nvmet.write_budget_kib) */
+#define NVMET_TCP_WRITE_HELD_LIMIT (2048u * 1024) /* ... the most nvmet.write_budget_kib may say */
 #define NVMET_TCP_HOST_SHARE 2           /* one host address holds at most 1/2 of the data
 					  * buffers, DRAM chunks, segment tables and write budget
 					  * (each share still fits the largest command): another
@@ -177,6 +179,11 @@ const struct nvmet_tcp_stats *nvmet_tcp_stats(void);
  * payload through host DRAM). Applies to commands from now on. */
 void nvmet_tcp_set_p2p(bool on);
 bool nvmet_tcp_p2p(void);
+
+/* nvmet.write_budget_kib: the write bytes all connections may hold between R2T and
+ * completion (NIC receive buffers), clamped to 128 KiB..NVMET_TCP_WRITE_HELD_LIMIT.
+ * Applies to R2Ts from now on. */
+void nvmet_tcp_set_write_budget(uint32_t bytes);
 
 /* Commands waiting for a buffer right now (all connections). */
 unsigned nvmet_tcp_waiting(void);

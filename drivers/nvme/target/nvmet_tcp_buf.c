@@ -54,12 +54,16 @@ static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
  * a host with nothing held take one command of any size. Device memory for read data
  * has no pool size here (the providers' allocator has its own): a host holds at most
  * NVMET_TCP_HOST_DEVICE_MAX bytes of it, its further reads go through DRAM. */
+static uint32_t write_budget(void)
+{
+	return nvmet_tcp.write_budget ? nvmet_tcp.write_budget : NVMET_TCP_WRITE_HELD_MAX;
+}
+
 static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
 {
-	static const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
-					 [HOST_TABLES] = NVMET_TCP_SEG_TABLES,
-					 [HOST_WRITE] = NVMET_TCP_WRITE_HELD_MAX,
-					 [HOST_DEVICE] = NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE };
+	const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
+				  [HOST_TABLES] = NVMET_TCP_SEG_TABLES, [HOST_WRITE] = write_budget(),
+				  [HOST_DEVICE] = NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE };
 	struct list_node *it;
 	uint64_t held = 0;
 
@@ -520,7 +524,7 @@ int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
 {
 	if (r->len > NVMET_TCP_IN_CAPSULE && req_table(r))
 		return -ENOMEM;
-	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > NVMET_TCP_WRITE_HELD_MAX)
+	if (nvmet_tcp.write_held && nvmet_tcp.write_held + r->len > write_budget())
 		return -ENOMEM;
 	if (!host_may(r->conn, HOST_WRITE, r->len))
 		return -ENOMEM;

@@ -146,6 +146,7 @@ struct nvmet_tcp_state {
 	unsigned resume_turn;            /* the connection resume_waiters() starts with, round robin */
 	bool freed;                      /* buffers came back since the last resume */
 	uint32_t write_held;             /* bytes of writes between R2T and completion */
+	uint32_t write_budget;           /* ... at most (nvmet.write_budget_kib; 0: NVMET_TCP_WRITE_HELD_MAX) */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
 	struct nvmet_tcp_stats st;
 };

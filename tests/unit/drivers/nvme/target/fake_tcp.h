@@ -26,7 +26,7 @@
 #include "nvme_tcp_host.h"
 
 #define FTCP_CONNS (NVMET_TCP_MAX_CONNS + 8) /* beyond the transport's pool (its limits) */
-#define FTCP_RX_MAX (1024 * 1024)
+#define FTCP_RX_MAX (4 * 1024 * 1024) /* a queue depth of writes past NVMET_TCP_WRITE_HELD_MAX */
 #define FTCP_TX_MAX (6 * 1024 * 1024)
 #define FTCP_TOKENS 65536
 #define FTCP_HELD 1024

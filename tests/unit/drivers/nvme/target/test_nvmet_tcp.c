@@ -697,13 +697,13 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 	static uint8_t w[131072];
 	const unsigned n = HOST_WRITE_MAX / sizeof(w);
 	struct nth_pdu p;
-	uint16_t ttag[8];
+	uint16_t ttag[32];
 	for (size_t i = 0; i < sizeof(w); i++)
 		w[i] = pattern(i, 5);
-	cr_assert_leq(n + 1, 8);
+	cr_assert_leq(n + 1, 32);
 	for (unsigned k = 0; k <= n; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(10 + k), 1, sizeof(w));
-		sqe.cdw10 = k * 256;
+		sqe.cdw10 = (k % 8) * 256; /* inside the 4096-block namespace */
 		sqe.cdw12 = 255;
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
@@ -728,6 +728,60 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 		ftcp_h2c(q, false, false, (uint16_t)(10 + k), ttag[k], 65536, w + 65536, 65536, true);
 		cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
 	}
+	cr_assert_eq(ftcp_released, ftcp_handed);
+}
+
+/* nvmet.write_budget_kib: 1 MiB lets one host (half of it, NVMET_TCP_HOST_SHARE) have four
+ * 128 KiB writes between R2T and completion, the fifth waits until one completes; the
+ * setting is clamped to 128 KiB..NVMET_TCP_WRITE_HELD_LIMIT (128 KiB: one write at a time,
+ * the one a host with nothing held may always take). */
+Test(nvmet_tcp, the_write_budget_setting_bounds_the_writes_in_flight)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, true, false);
+	static uint8_t w[131072];
+	struct nth_pdu p;
+	uint16_t ttag[5];
+	nvmet_tcp_set_write_budget(1024u * 1024);
+	for (unsigned k = 0; k < 5; k++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(40 + k), 1, sizeof(w));
+		sqe.cdw10 = k * 256;
+		sqe.cdw12 = 255;
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	}
+	for (unsigned k = 0; k < 4; k++) {
+		cr_assert(host_next(q, &p));
+		cr_assert_eq(p.type, NVME_TCP_R2T);
+		memcpy(&ttag[k], p.hdr + 10, 2);
+	}
+	cr_assert_not(host_next(q, &p), "the fifth write waits for the budget");
+	cr_assert_eq(nvmet_tcp_waiting(), 1);
+	ftcp_h2c(q, false, false, 40, ttag[0], 0, w, 131072, true);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T, "the waiting write got its R2T");
+	memcpy(&ttag[0], p.hdr + 10, 2);
+	for (unsigned k = 1; k < 5; k++) {
+		ftcp_h2c(q, false, false, (uint16_t)(40 + k), ttag[k % 4], 0, w, 131072, true);
+		cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	}
+	nvmet_tcp_set_write_budget(0); /* clamped: 128 KiB */
+	struct nvme_sqe a = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(w)), b = ft_sqe(NVME_CMD_WRITE, 51, 1, sizeof(w));
+	a.cdw12 = b.cdw12 = 255;
+	ftcp_capsule(q, false, false, &a, NULL, 0);
+	ftcp_capsule(q, false, false, &b, NULL, 0);
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	memcpy(&ttag[0], p.hdr + 10, 2);
+	cr_assert_not(host_next(q, &p), "128 KiB: one write at a time");
+	ftcp_h2c(q, false, false, 50, ttag[0], 0, w, 131072, true);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	cr_assert(host_next(q, &p));
+	cr_assert_eq(p.type, NVME_TCP_R2T);
+	memcpy(&ttag[1], p.hdr + 10, 2);
+	ftcp_h2c(q, false, false, 51, ttag[1], 0, w, 131072, true);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	nvmet_tcp_set_write_budget(NVMET_TCP_WRITE_HELD_MAX);
+	ftcp_ack(q);
 	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
