@@ -12,6 +12,7 @@
 #include <string.h>
 #include "drivers/nvme/target/nvmet.h"
 #include "drivers/nvme/target/nvmet_wire.h"
+#include "lib/byteorder.h"
 #include "lib/clock.h"
 #include "lib/timer.h"
 #include "fake_nvmet_transport.h"
@@ -404,7 +405,7 @@ Test(nvmet, discovery_log_with_allowlist)
 	/* a port on any address (0.0.0.0): TRADDR is the address the host reached (as Linux) */
 	memset(log, 0, sizeof(log));
 	get_disc_log(HOST_A, 2, log, sizeof(log));
-	cr_assert_eq(nvme_ld64(log + NVMF_DISC_OFF_NUMREC), 1);
+	cr_assert_eq(le64_load(log + NVMF_DISC_OFF_NUMREC), 1);
 	check_entry(log + 1024, 3, "10.9.8.7", "4422", VOL1);
 
 	get_disc_log(HOST_B, 0, log, sizeof(log));

@@ -20,6 +20,7 @@
 #include "drivers/nvme/nvme.h"
 #include "drivers/nvme/target/nvmet.h"
 #include "drivers/nvme/target/nvmet_wire.h"
+#include "lib/byteorder.h"
 #include "lib/clock.h"
 #include "lib/timer.h"
 #include "fake_nvmet_transport.h"
@@ -351,8 +352,8 @@ Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_h
 	cr_assert_eq(aer->completions, 1, "Namespace Attribute Changed within %u ms", NVMET_NS_CHECK_MS);
 	cr_assert_eq(aer->req.cqe.dw0, NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld32(log), 1);
-	cr_assert_eq(nvme_ld32(log + 4), 0);
+	cr_assert_eq(le32_load(log), 1);
+	cr_assert_eq(le32_load(log + 4), 0);
 	struct nvme_cqe cqe;
 	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_NS_NOT_READY);
 	cr_assert_eq(cqe.status & NVME_STATUS_DNR, 0, "retryable");
@@ -365,7 +366,7 @@ Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_h
 	run_timers_for(NVMET_NS_CHECK_MS);
 	cr_assert_eq(aer2->completions, 1, "back: a second notice");
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
-	cr_assert_eq(nvme_ld32(log), 1);
+	cr_assert_eq(le32_load(log), 1);
 	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0, "served again");
 	cr_assert_eq(run(NVME_CMD_READ, 0, 8, 0, NULL, 4096, NULL), 0);
 }
