@@ -39,10 +39,7 @@ CASES = [  # (name, hostile arguments with {dst} {port}; None: no attacker, the 
     ("write4", "precmd {dst} {port} write"),
     ("reads64", "precmd {dst} {port} reads64"),
 ]
-KNOWN = {  # case: the target-side defect that still makes it fail on the appliance (issue 13)
-    "icreq40": "target: its 32-connection pool (NVMET_TCP_MAX_CONNS) refuses a new connection while it holds "
-               "connections that never completed Connect, instead of evicting the oldest of them (13.5)",
-}
+KNOWN = {}  # case: a target-side defect that still makes it fail on the appliance (reported XFAIL)
 
 
 def build_hostile(rundir):
@@ -108,8 +105,9 @@ def legit_host(guest, addr, nqn, hostnqn=""):
     return ok, secs, detail
 
 
-def run_cases(guest, addr, nqn, hostnqn, expect_fail, state=None):
-    """Every case once; returns rows (name, verdict, seconds, detail)."""
+def run_cases(guest, addr, nqn, hostnqn, expect_fail, state=None, log=None):
+    """Every case once; returns rows (name, verdict, seconds, detail). state() is the target's
+    view after a case (appended to file log for each case, and to the report when it failed)."""
     rows = []
     only = os.environ.get("HOSTILE_CASES", "").split(",")  # e.g. HOSTILE_CASES=none,ooo: a subset
     for name, args in CASES:
@@ -122,14 +120,18 @@ def run_cases(guest, addr, nqn, hostnqn, expect_fail, state=None):
             ok, secs, detail = legit_host(guest, addr, nqn, hostnqn)
         finally:
             if pid:
-                log = guest.run(f"kill {pid} 2>/dev/null; sleep 1; grep -c reopened /tmp/h.{name}.log; true",
+                out = guest.run(f"kill {pid} 2>/dev/null; sleep 1; grep -c reopened /tmp/h.{name}.log; true",
                                 timeout=30).out.strip().splitlines()
-                reopened = int(log[-1]) if log and log[-1].isdigit() else 0
+                reopened = int(out[-1]) if out and out[-1].isdigit() else 0
         if ok:
             verdict = "XPASS" if dep and expect_fail else "PASS"
         else:
             verdict = "XFAIL" if dep and expect_fail else "FAIL"
-        extra = state() if state and not ok else ""
+        seen = state() if state else ""
+        if log:
+            with open(log, "a") as f:
+                f.write(f"=== {name}: {'ok' if ok else 'FAILED'} in {secs:.1f} s, {detail}\n{seen}\n")
+        extra = seen[-1500:] if not ok else ""
         why = dep if verdict.startswith("X") else ""
         if reopened:
             why = (why + "; " if why else "") + f"attacker reopened {reopened}x"
@@ -157,8 +159,11 @@ def test_hostile_peers(s):
     try:
         app, linux = lab.start()
         put_binary(linux, build_hostile(lab.lab.rundir))
+        log = os.path.join(lab.lab.rundir, "hostile-state.txt")  # the target's counters after each case
+        if os.path.exists(log):
+            os.remove(log)
         rows = run_cases(linux, topo.APPLIANCE_IP, NQN, HOST_OK, expect_fail=True,
-                         state=lambda: app.cmd("tcp")[-1500:])
+                         state=lambda: app.cmd("tcp") + app.cmd("stats nvmet_tcp"), log=log)
         return check(rows, "appliance")
     finally:
         lab.close()
