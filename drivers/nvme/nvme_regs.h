@@ -167,8 +167,8 @@ _Static_assert(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
 
 /* --- SGL descriptors --- */
 struct nvme_sgl_desc {
-	le64 addr;
-	le32 len;
+	le64_t addr;
+	le32_t len;
 	uint8_t rsvd[3];
 	uint8_t id;     /* SGL Descriptor Type 7:4, Sub Type 3:0 */
 } __attribute__((packed, aligned(8)));
@@ -181,9 +181,9 @@ _Static_assert(sizeof(struct nvme_sgl_desc) == 16, "SGL descriptor is 16 bytes")
 
 /* Dataset Management range */
 struct nvme_dsm_range {
-	le32 cattr;     /* Context Attributes */
-	le32 nlb;       /* Length in logical blocks (not 0's based) */
-	le64 slba;
+	le32_t cattr;   /* Context Attributes */
+	le32_t nlb;     /* Length in logical blocks (not 0's based) */
+	le64_t slba;
 } __attribute__((packed));
 
 /* --- opcodes --- */
