@@ -4,8 +4,12 @@
  *
  * Register values are plain integers read through the bus interface (nvme.h); fields are
  * taken out with the NVME_GET() accessor and the _SHIFT/_MASK pairs below, one comment
- * per bit. Queue entries and descriptors are packed little-endian structs (the
- * appliance runs little-endian; the le* types say what the wire format is). No C bitfields.
+ * per bit. Queue entries and descriptors are packed little-endian structs. SGL
+ * descriptors, DSM ranges and PRP entries use lib/byteorder.h's checked le*_t types and
+ * Identify data its le*_load; the SQE and CQE still use the plain-integer le16/le32/le64
+ * aliases below (right on the little-endian CPUs the appliance runs on, not checked by the
+ * compiler: converting them touches every command builder and parser of the driver and
+ * the target). No C bitfields.
  */
 #ifndef DRIVERS_NVME_NVME_REGS_H
 #define DRIVERS_NVME_NVME_REGS_H
