@@ -1205,9 +1205,9 @@ int nvme_deallocate(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t 
 	struct nvme_dsm_range *r = c->bus->dma_alloc(c->bus->ctx, NVME_PAGE_SIZE, &addr);
 	if (!r)
 		return -ENOMEM;
-	r->cattr = 0;
-	r->nlb = nlb;
-	r->slba = slba;
+	r->cattr = le32_make(0);
+	r->nlb = le32_make(nlb);
+	r->slba = le64_make(slba);
 	struct nvme_sg sg = { addr, sizeof(*r) };
 	memset(&rq, 0, sizeof(rq));
 	rq.opc = NVME_CMD_DSM;

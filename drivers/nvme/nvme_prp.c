@@ -118,18 +118,18 @@ int nvme_prp_build(const struct nvme_sg *sg, unsigned n, uint32_t page_size,
 	uint64_t pages = left <= per ? 1 : 1 + (left - per + (per - 1) - 1) / (per - 1);
 	if (!list || !list->cpu || pages * page_size > list->bytes || (list->addr.bus & (page_size - 1)))
 		return -E2BIG;
-	volatile uint64_t *slot = list->cpu;
+	volatile le64_t *slot = list->cpu; /* PRP entries are little-endian */
 	uint64_t page = 0, idx = 0;
 	while (left) {
 		if (idx == per - 1 && left > 1) {
 			/* last slot of a full page with more to come: chain to the next list page */
-			slot[page * per + idx] = list->addr.bus + (page + 1) * page_size;
+			slot[page * per + idx] = le64_make(list->addr.bus + (page + 1) * page_size);
 			page++;
 			idx = 0;
 			continue;
 		}
 		walk_next(&w, &e);
-		slot[page * per + idx] = e;
+		slot[page * per + idx] = le64_make(e);
 		idx++;
 		left--;
 	}
@@ -142,8 +142,8 @@ static void sgl_desc(volatile struct nvme_sgl_desc *d, uint64_t addr, uint32_t l
 {
 	struct nvme_sgl_desc v;
 	memset(&v, 0, sizeof(v));
-	v.addr = addr;
-	v.len = len;
+	v.addr = le64_make(addr);
+	v.len = le32_make(len);
 	v.id = NVME_SGL_ID(type);
 	const uint64_t *src = (const uint64_t *)&v;
 	volatile uint64_t *dst = (volatile uint64_t *)d;

@@ -4,8 +4,12 @@
  *
  * Register values are plain integers read through the bus interface (nvme.h); fields are
  * taken out with the NVME_GET() accessor and the _SHIFT/_MASK pairs below, one comment
- * per bit. Queue entries and descriptors are packed little-endian structs (the
- * appliance runs little-endian; the le* types say what the wire format is). No C bitfields.
+ * per bit. Queue entries and descriptors are packed little-endian structs. SGL
+ * descriptors, DSM ranges and PRP entries use lib/byteorder.h's checked le*_t types and
+ * Identify data its le*_load; the SQE and CQE still use the plain-integer le16/le32/le64
+ * aliases below (right on the little-endian CPUs the appliance runs on, not checked by the
+ * compiler: converting them touches every command builder and parser of the driver and
+ * the target). No C bitfields.
  */
 #ifndef DRIVERS_NVME_NVME_REGS_H
 #define DRIVERS_NVME_NVME_REGS_H
@@ -167,8 +171,8 @@ _Static_assert(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
 
 /* --- SGL descriptors --- */
 struct nvme_sgl_desc {
-	le64 addr;
-	le32 len;
+	le64_t addr;
+	le32_t len;
 	uint8_t rsvd[3];
 	uint8_t id;     /* SGL Descriptor Type 7:4, Sub Type 3:0 */
 } __attribute__((packed, aligned(8)));
@@ -181,9 +185,9 @@ _Static_assert(sizeof(struct nvme_sgl_desc) == 16, "SGL descriptor is 16 bytes")
 
 /* Dataset Management range */
 struct nvme_dsm_range {
-	le32 cattr;     /* Context Attributes */
-	le32 nlb;       /* Length in logical blocks (not 0's based) */
-	le64 slba;
+	le32_t cattr;   /* Context Attributes */
+	le32_t nlb;     /* Length in logical blocks (not 0's based) */
+	le64_t slba;
 } __attribute__((packed));
 
 /* --- opcodes --- */

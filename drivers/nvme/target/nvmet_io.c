@@ -147,10 +147,10 @@ static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 	if (req->data.len != nr * sizeof(struct nvme_dsm_range))
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
 	for (uint32_t i = 0; i < nr; i++) {
-		uint8_t r[sizeof(struct nvme_dsm_range)];
-		if (nvmet_copy_from_req(req, i * (uint32_t)sizeof(r), r, sizeof(r)) < 0)
+		struct nvme_dsm_range r;
+		if (nvmet_copy_from_req(req, i * (uint32_t)sizeof(r), &r, sizeof(r)) < 0)
 			return nvmet_req_complete(req, NVMET_SC_DATA_XFER_ERROR);
-		if (!lba_ok(ns, le64_load(r + 8), le32_load(r + 4)))
+		if (!lba_ok(ns, le64_get(r.slba), le32_get(r.nlb)))
 			return nvmet_req_complete(req, NVMET_SC_LBA_RANGE);
 	}
 	/* without Attribute - Deallocate the ranges are hints only */

@@ -5,8 +5,8 @@
  * properties, the status codes the target returns, the Identify fields a fabrics
  * controller fills, log page identifiers and the discovery log page format.
  *
- * SQE fields are read from a local copy with the le accessors below, never in place;
- * buffers built for the host are written byte by byte with nvmet_st16/32/64.
+ * SQE fields are read from a local copy, never in place; buffers built for the host are
+ * written with lib/byteorder.h's le16/32/64_store.
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_WIRE_H
 #define DRIVERS_NVME_TARGET_NVMET_WIRE_H

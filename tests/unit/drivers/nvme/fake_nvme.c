@@ -73,16 +73,16 @@ static void xfer_prp(struct xfer *x, uint64_t prp1, uint64_t prp2)
 		return;
 	}
 	check_list_location(x, prp2);
-	uint64_t *list = (uint64_t *)(uintptr_t)prp2;
+	const le64_t *list = (const le64_t *)(uintptr_t)prp2;
 	unsigned idx = (prp2 & 4095) / 8;
 	while (left && !x->status) {
 		if (idx == 511 && left > 4096) {
-			list = (uint64_t *)(uintptr_t)list[511];
+			list = (const le64_t *)(uintptr_t)le64_get(list[511]);
 			idx = 0;
 			continue;
 		}
 		uint64_t m = left < 4096 ? left : 4096;
-		move(x, list[idx++], m);
+		move(x, le64_get(list[idx++]), m);
 		left -= m;
 	}
 }
@@ -95,23 +95,23 @@ static void xfer_sgl(struct xfer *x, const struct nvme_sgl_desc *d0)
 	for (unsigned guard = 0; guard < 100000 && !x->status; guard++) {
 		unsigned type = d.id >> 4;
 		if (type == NVME_SGL_TYPE_DATA_BLOCK) {
-			if (d.len > x->len - x->done) {
+			if (le32_get(d.len) > x->len - x->done) {
 				x->status = SC(0, 0x0f) | DNR;
 				return;
 			}
-			move(x, d.addr, d.len);
+			move(x, le64_get(d.addr), le32_get(d.len));
 		} else if (type == NVME_SGL_TYPE_SEGMENT || type == NVME_SGL_TYPE_LAST_SEGMENT) {
 			if (seg && i != nseg) {
 				x->status = SC(0, 0x0d) | DNR; /* segment pointer not last */
 				return;
 			}
-			check_list_location(x, d.addr);
+			check_list_location(x, le64_get(d.addr));
 			if (!x->first_seen) { /* the list address decides when it comes first */
 				x->first_seen = true;
-				x->first_cmb = in_cmb(x->f, d.addr);
+				x->first_cmb = in_cmb(x->f, le64_get(d.addr));
 			}
-			seg = (const struct nvme_sgl_desc *)(uintptr_t)d.addr;
-			nseg = d.len / 16;
+			seg = (const struct nvme_sgl_desc *)(uintptr_t)le64_get(d.addr);
+			nseg = le32_get(d.len) / 16;
 			i = 0;
 		} else {
 			x->status = SC(0, 0x11) | DNR;
@@ -304,10 +304,12 @@ static uint16_t io(struct fake_nvme *f, const struct nvme_sqe *c)
 		uint16_t st = xfer(f, c, r, sizeof(r), false);
 		if (st)
 			return st;
-		if (r[0].slba >= FAKE_NSZE || r[0].nlb > FAKE_NSZE - r[0].slba)
+		uint64_t slba = le64_get(r[0].slba);
+		uint32_t nlb = le32_get(r[0].nlb);
+		if (slba >= FAKE_NSZE || nlb > FAKE_NSZE - slba)
 			return SC(0, 0x80) | DNR;
-		memset(f->media + r[0].slba * 512, 0, (size_t)r[0].nlb * 512);
-		written(f, r[0].slba, r[0].nlb, false);
+		memset(f->media + slba * 512, 0, (size_t)nlb * 512);
+		written(f, slba, nlb, false);
 		return 0;
 	}
 	default:

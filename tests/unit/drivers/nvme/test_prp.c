@@ -180,8 +180,8 @@ Test(sgl, one_entry_is_a_data_block_in_the_command)
 	struct nvme_sgl_desc d;
 	size_t lb;
 	cr_assert_eq(nvme_sgl_build(&sg, 1, 1401, PS, false, &list, &d, &lb), 0);
-	cr_assert_eq(d.addr, 0x400003);
-	cr_assert_eq(d.len, 1401);
+	cr_assert_eq(le64_get(d.addr), 0x400003);
+	cr_assert_eq(le32_get(d.len), 1401);
 	cr_assert_eq(d.id, NVME_SGL_TYPE_DATA_BLOCK << 4);
 	cr_assert_eq(lb, 0);
 }
@@ -207,13 +207,13 @@ Test(sgl, several_entries_use_one_last_segment)
 	size_t lb;
 	cr_assert_eq(nvme_sgl_build(sg, 64, 175 * 512, PS, false, &list, &d, &lb), 0);
 	cr_assert_eq(d.id, NVME_SGL_TYPE_LAST_SEGMENT << 4);
-	cr_assert_eq(d.addr, list.addr.bus);
-	cr_assert_eq(d.len, 64 * 16);
+	cr_assert_eq(le64_get(d.addr), list.addr.bus);
+	cr_assert_eq(le32_get(d.len), 64 * 16);
 	cr_assert_eq(lb, 64 * 16);
 	struct nvme_sgl_desc *seg = list.cpu;
 	for (int i = 0; i < 64; i++) {
-		cr_assert_eq(seg[i].addr, 0x800001 + 1401ull * i);
-		cr_assert_eq(seg[i].len, 1400);
+		cr_assert_eq(le64_get(seg[i].addr), 0x800001 + 1401ull * i);
+		cr_assert_eq(le32_get(seg[i].len), 1400);
 		cr_assert_eq(seg[i].id, 0);
 	}
 }
@@ -230,27 +230,27 @@ Test(sgl, more_than_a_page_of_descriptors_chains_segments)
 	struct nvme_sgl_desc *seg = list.cpu;
 	cr_assert_eq(nvme_sgl_build(sg, 256, 256 * 512, PS, false, &list, &d, &lb), 0);
 	cr_assert_eq(d.id, NVME_SGL_TYPE_LAST_SEGMENT << 4);
-	cr_assert_eq(d.len, 256 * 16);
-	cr_assert_eq(seg[255].addr, 0x1000000 + 0x1000ull * 255);
+	cr_assert_eq(le32_get(d.len), 256 * 16);
+	cr_assert_eq(le64_get(seg[255].addr), 0x1000000 + 0x1000ull * 255);
 
 	cr_assert_eq(nvme_sgl_build(sg, 300, 300 * 512, PS, false, &list, &d, &lb), 0);
 	cr_assert_eq(d.id, NVME_SGL_TYPE_SEGMENT << 4, "segment 0 is not the last");
-	cr_assert_eq(d.len, 256 * 16);
-	cr_assert_eq(seg[254].addr, 0x1000000 + 0x1000ull * 254);
+	cr_assert_eq(le32_get(d.len), 256 * 16);
+	cr_assert_eq(le64_get(seg[254].addr), 0x1000000 + 0x1000ull * 254);
 	cr_assert_eq(seg[255].id, NVME_SGL_TYPE_LAST_SEGMENT << 4, "pointer to the final segment");
-	cr_assert_eq(seg[255].addr, list.addr.bus + PS);
-	cr_assert_eq(seg[255].len, 45 * 16);
-	cr_assert_eq(seg[256].addr, 0x1000000 + 0x1000ull * 255, "data continues in segment 1");
-	cr_assert_eq(seg[256 + 44].addr, 0x1000000 + 0x1000ull * 299);
+	cr_assert_eq(le64_get(seg[255].addr), list.addr.bus + PS);
+	cr_assert_eq(le32_get(seg[255].len), 45 * 16);
+	cr_assert_eq(le64_get(seg[256].addr), 0x1000000 + 0x1000ull * 255, "data continues in segment 1");
+	cr_assert_eq(le64_get(seg[256 + 44].addr), 0x1000000 + 0x1000ull * 299);
 	cr_assert_eq(lb, (256 + 45) * 16);
 
 	/* 3 segments: 255 + 255 + 2 = 512 entries over 3 pages */
 	cr_assert_eq(nvme_sgl_build(sg, 512, 512 * 512, PS, false, &list, &d, &lb), 0);
 	cr_assert_eq(seg[255].id, NVME_SGL_TYPE_SEGMENT << 4);
 	cr_assert_eq(seg[511].id, NVME_SGL_TYPE_LAST_SEGMENT << 4);
-	cr_assert_eq(seg[511].addr, list.addr.bus + 2 * PS);
-	cr_assert_eq(seg[511].len, 2 * 16);
-	cr_assert_eq(seg[513].addr, 0x1000000 + 0x1000ull * 511);
+	cr_assert_eq(le64_get(seg[511].addr), list.addr.bus + 2 * PS);
+	cr_assert_eq(le32_get(seg[511].len), 2 * 16);
+	cr_assert_eq(le64_get(seg[513].addr), 0x1000000 + 0x1000ull * 511);
 
 	struct nvme_list_mem small = list;
 	small.bytes = PS;
@@ -277,6 +277,6 @@ Test(sgl, list_in_device_memory_keeps_its_address)
 	struct nvme_sgl_desc d;
 	size_t lb;
 	cr_assert_eq(nvme_sgl_build(sg, 2, 1024, PS, false, &cmb, &d, &lb), 0);
-	cr_assert_eq(d.addr, 0xe040000000ull);
-	cr_assert_eq(((struct nvme_sgl_desc *)list_pages)[1].addr, 0xe040200001ull);
+	cr_assert_eq(le64_get(d.addr), 0xe040000000ull);
+	cr_assert_eq(le64_get(((struct nvme_sgl_desc *)list_pages)[1].addr), 0xe040200001ull);
 }
