@@ -22,17 +22,21 @@ net.services = on
 CHARGEN_LINE = b"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefgh\r\n"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+def free_ports(n):
+    """n distinct free TCP ports (all bound at once: one closed at a time can come back twice)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 @pytest.fixture(scope="module")
 def net():
-    ports = {svc: free_port() for svc in (7, 9, 19)}
+    ports = dict(zip((7, 9, 19), free_ports(3)))
     fwd = ",".join(f"hostfwd=tcp:127.0.0.1:{p}-10.0.2.15:{svc}" for svc, p in ports.items())
     app = Appliance("test_net", config=CONFIG, netdev=f"user,net=10.0.2.0/24,{fwd}")
     try:
