@@ -4,7 +4,7 @@ during the NVMe/TCP jobs of `make bench BENCH=nvmet` (issue 18), in a shorter ru
 
 Boots the appliance lab(s) of tools/bench/nvmet.py only (no Linux target: the judge stays
 BENCH=nvmet), for each mode in BENCH_PROFILE_MODES (default "cmb"; also "dram", and "cmb-poll": the CMB mode with
-`loop.halt_us = 0`, never halting; "cmb-2m": `nvmet.write_budget_kib = 2048`), and runs
+`loop.halt_us = 0`, never halting; "cmb-512k": `nvmet.write_budget_kib = 512`, the budget of before), and runs
 the same four fio jobs (BENCH_FIO_SECS, default here 10 s; BENCH_FIO_QD, default 16). Around each
 job it takes:
   - host `perf record -e cpu-clock -g` on the appliance's QEMU process (Debian's linux-perf), split by
@@ -35,9 +35,9 @@ MODES = os.environ.get("BENCH_PROFILE_MODES", "cmb").split()
 # more modes than nvmet.py's: the CMB mode polling only (no idle halts), to weigh the halts
 nvmet.MODES.setdefault("cmb-poll", ("appliance, CMB mode, no idle halts (loop.halt_us = 0)",
                                     nvmet.MODES["cmb"][1] + "loop.halt_us = 0\n"))
-# ... and with a write budget of 2 MiB (a queue depth of 16 x 128 KiB writes between R2T and completion)
-nvmet.MODES.setdefault("cmb-2m", ("appliance, CMB mode, nvmet.write_budget_kib = 2048",
-                                  nvmet.MODES["cmb"][1] + "nvmet.write_budget_kib = 2048\n"))
+# ... and with the write budget of before (512 KiB: 2 x 128 KiB writes per host between R2T and completion)
+nvmet.MODES.setdefault("cmb-512k", ("appliance, CMB mode, nvmet.write_budget_kib = 512",
+                                    nvmet.MODES["cmb"][1] + "nvmet.write_budget_kib = 512\n"))
 PROF_HZ = 1000
 TOP_FUNCS = 15
 SYMBOLIZE = os.path.join(bl.TOP, "tools", "symbolize")

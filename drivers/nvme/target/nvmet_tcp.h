@@ -60,7 +60,7 @@
 #define NVMET_TCP_MAX_XFER (256u * 1024) /* bytes per command (MDTS) */
 #define NVMET_TCP_CHUNKS_PER_CMD (NVMET_TCP_MAX_XFER / NVMET_TCP_BUF_SIZE)
 #define NVMET_TCP_DBUFS 256              /* data buffers (read data, gathered writes) alive, all connections */
-#define NVMET_TCP_WRITE_HELD_MAX (512u * 1024) /* write bytes between R2T and completion, all
+#define NVMET_TCP_WRITE_HELD_MAX (2048u * 1024) /* write bytes between R2T and completion, all
 					  * connections: bounds the NIC receive buffers writes hold
 					  * (the default of nvmet.write_budget_kib) */
 #define NVMET_TCP_WRITE_HELD_LIMIT (2048u * 1024) /* ... the most nvmet.write_budget_kib may say */

@@ -33,7 +33,7 @@ static int nvmet_tcp_write_budget_apply(void)
 	return 0;
 }
 CONFIG_UINT(nvmet_write_budget, "nvmet.write_budget_kib", &write_budget_kib, 128, NVMET_TCP_WRITE_HELD_LIMIT / 1024,
-	    "512", nvmet_tcp_write_budget_apply,
+	    "2048", nvmet_tcp_write_budget_apply,
 	    "KiB of NVMe/TCP write data all connections may hold between R2T and completion (NIC receive buffers)");
 
 static int nvmet_tcp_settings_apply(void)
