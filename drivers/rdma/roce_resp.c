@@ -185,7 +185,9 @@ static void roce_resp_read(struct roce_qp *qp, const struct roce_pkt *p)
 		roce_resp_fatal(qp, p, AETH_NAK_REMOTE_ACCESS, ROCE_WC_REM_ACCESS_ERR);
 		return;
 	}
-	if (n > 0x400000u || !(res = roce_resp_res_take(qp))) {
+	/* a READ may not take a quarter of the PSN space (its responses would wrap into the
+	 * window serial arithmetic compares against) */
+	if (n > ROCE_PSN_MASK / 4 + 1 || !(res = roce_resp_res_take(qp))) {
 		roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
 		return;
 	}
