@@ -84,9 +84,19 @@ static int pci_bind(void)
 		return 0;
 	int n = pci_probe_all(&system_topo);
 	log_info("%d functions bound to drivers", n);
+	n = pci_hotplug_init(&system_topo);
+	if (n)
+		log_info("%d hot-plug slot(s) watched", n);
 	return 0;
 }
 INITCALL(pci_bind, INIT_LEVEL_DRIVER, pci_bind);
+
+static int pci_hotplug_poller(unsigned budget)
+{
+	(void)budget;
+	return system_ready ? pci_hotplug_poll(clock_now_ns()) : 0;
+}
+POLLER(pci_hotplug, pci_hotplug_poller);
 
 /* The PCIe port "driver": claims root and switch ports so that `lspci` shows every
  * function the appliance owns; ACS on ports is bus policy (acs.c), not the driver's. */

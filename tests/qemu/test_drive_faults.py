@@ -7,7 +7,12 @@ blkdebug driver under nvme9, alone on a hotplug-capable root port), one boot (~4
   Abort is not honoured, the controller is reset (QEMU drains the stuck request when CC.EN drops),
   the command comes back failed, the drive is live again with its CMB provider republished, and
   once the throttle is lifted it serves I/O; the other drives never notice.
-A console reset of the faulty drive re-initialises it and it serves I/O again."""
+A console reset of the faulty drive re-initialises it and it serves I/O again.
+A second boot (~25 s) unplugs the drive with QMP device_del (the slot's attention button): the
+appliance flushes it, sends CC.SHN, takes its CMB provider away and powers the slot off, QEMU
+deletes the device; the drive shows `removed`, its I/O fails with -ENODEV, the other drives keep
+serving; device_add puts it back: the slot is powered on, the function enumerated, its BARs placed
+in the port's windows, the same controller (same name) comes back live with its namespace and data."""
 import os
 import re
 import time
@@ -94,6 +99,50 @@ def test_media_errors_and_a_drive_that_stops_answering():
         assert re.search(rf"{name}: reset done \(\d+ ms\), state live", out), out
         out = app.cmd(f"nvme verify {n} 201 8 4")
         assert "verify: ok" in out, out
+    finally:
+        qmp.close()
+        app.close()
+
+
+def test_hot_unplug_and_hot_add_back():
+    app, qmp, n, name = boot("test_drive_hotplug")
+    try:
+        app.cmd(f"nvme write {n} 64 8 9")
+        app.cmd("nvme write 0 8 8 2")
+        t0 = time.monotonic()
+        qmp.execute("device_del", id="nvme9")
+        before, _ = app.wait_for(r"slot powered off: the card may be removed", timeout=30)
+        qmp.wait_event("DEVICE_DELETED", timeout=30)
+        del_s = time.monotonic() - t0
+        assert "attention button: detaching the card" in before, before
+        assert re.search(rf"{name}: shutdown complete in \d+ ms", before), before
+        assert re.search(rf"{name}: device removed", before), before
+        out = app.cmd("stats nvme")
+        assert re.search(rf"{name}: state removed .* removals 1", out), out
+        out = app.cmd(f"nvme read {n} 64 8")
+        assert f"{name}: lba 64: read failed: -19" in out or "No such device" in out, out
+        out = app.cmd("nvme verify 0 8 8 2")
+        assert "verify: ok" in out, out
+        out = app.cmd("lspci")
+        assert "p2pfaulty" not in out
+        m = re.search(r"^\S*?([0-9a-f]{2}:00\.0) 1b36:0010", out, re.M)
+        assert not m, out  # no NVMe function left below the slot
+
+        t0 = time.monotonic()
+        qmp.execute("device_add", driver="nvme", id="nvme9", bus="rp9", drive="faulty", serial="p2pfaulty",
+                    cmb_size_mb=16)
+        before, m = app.wait_for(rf"{name}: \S+ hot-added: live again with (\d+) namespace", timeout=30)
+        add_s = time.monotonic() - t0
+        assert "card present: powering the slot on" in before, before
+        assert re.search(r"BAR0 placed at 0x[0-9a-f]+", before), before
+        out = app.cmd(f"nvme verify {n} 64 8 9")
+        assert "verify: ok" in out, out  # the data written before the removal
+        out = app.cmd("stats nvme")
+        assert re.search(rf"{name}: state live .* removals 1", out), out
+        out = app.cmd(f"nvme cmb {n}")
+        assert "published" in out or "CMB" in out, out
+        print(f"hot-unplug: device_del to slot off and DEVICE_DELETED {del_s:.1f} s; "
+              f"device_add to live again {add_s:.1f} s")
     finally:
         qmp.close()
         app.close()
