@@ -13,7 +13,8 @@
  * write data gathered into DRAM) belongs to its command and to TCP for every fragment of
  * it queued as C2HData: it is freed when both let go (the peer acknowledged the data).
  * A command that finds no buffer (table, DRAM, device memory, write budget), or whose
- * host address already holds its share of them (1/NVMET_TCP_HOST_SHARE of each pool),
+ * host address already holds its share of them (1/NVMET_TCP_HOST_SHARE of each pool;
+ * of the write budget only while another host's write waits for its R2T: see host_may),
  * waits in its connection's FIFO and is resumed from the poll loop or a socket event
  * when buffers come back, connection by connection in turn, so that it holds back only
  * its own connection and one peer cannot starve another; a command larger than
@@ -365,11 +366,7 @@ static int conn_resume(struct nvmet_tcp_conn *c)
 	int work = 0;
 	while (!list_empty(&c->waitq)) {
 		struct nvmet_tcp_req *r = container_of(c->waitq.next, struct nvmet_tcp_req, wait_node);
-		enum nvmet_tcp_wait w = r->wait;
-		list_del(&r->wait_node);
-		c->nwaiting--;
-		nvmet_tcp.nwaiting--;
-		r->wait = NVMET_TCP_WAIT_NONE;
+		enum nvmet_tcp_wait w = nvmet_tcp_req_unwait(r);
 		r->state = NVMET_TCP_REQ_EXEC; /* in between: each path below sets the real state */
 		bool ok;
 		if (w == NVMET_TCP_WAIT_R2T) {

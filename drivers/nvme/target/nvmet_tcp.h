@@ -65,9 +65,10 @@
 					  * (the default of nvmet.write_budget_kib) */
 #define NVMET_TCP_WRITE_HELD_LIMIT (2048u * 1024) /* ... the most nvmet.write_budget_kib may say */
 #define NVMET_TCP_HOST_SHARE 2           /* one host address holds at most 1/2 of the data
-					  * buffers, DRAM chunks, segment tables and write budget
-					  * (each share still fits the largest command): another
-					  * host always finds the other half */
+					  * buffers, DRAM chunks and segment tables (each share
+					  * still fits the largest command): another host always
+					  * finds the other half; of the write budget too, but
+					  * only while another host's write waits for it */
 #define NVMET_TCP_HOST_DEVICE_MAX (16u << 20) /* device memory (read data) one host address
 					  * holds at most; beyond it its reads go through DRAM */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
@@ -133,6 +134,8 @@ struct nvmet_tcp_stats {
 	uint64_t tx_waits;                    /* a completion waited for send space */
 	uint64_t no_bufs;                     /* DRAM data buffers exhausted */
 	uint64_t host_share;                  /* a buffer refused: the host holds its share (the command waits) */
+	uint64_t write_lent;                  /* R2Ts beyond the host's share of the write budget, while no
+					       * other host's write waited */
 	uint64_t gathers;                     /* write data copied from NIC fragments into DRAM */
 	uint64_t r2ts, h2c_pdus, h2c_bytes;   /* writes whose data came after an R2T */
 	uint64_t ddgst_errors;                /* data digest mismatches (the connection is closed) */

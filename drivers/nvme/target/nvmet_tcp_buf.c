@@ -50,10 +50,15 @@ static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
 
 /* May the host of c take n more of pool k? Every host address holds at most
  * 1/NVMET_TCP_HOST_SHARE of each pool, so that one peer (whatever its connections do:
- * zero window, R2T data that never comes) cannot starve another; the write budget lets
- * a host with nothing held take one command of any size. Device memory for read data
- * has no pool size here (the providers' allocator has its own): a host holds at most
- * NVMET_TCP_HOST_DEVICE_MAX bytes of it, its further reads go through DRAM. */
+ * zero window, unacknowledged read data) cannot starve another. The write budget is
+ * work-conserving: a host may go beyond its share of it while no other host has a write
+ * waiting for its R2T (the budget comes back as the drive completes the writes, or at the
+ * latest when R2T data fails to come in NVMET_TCP_R2T_TIMEOUT_MS), and once one waits it
+ * gets no more until it is back within its share; a host with nothing held takes one
+ * command of any size. Read data buffers, DRAM chunks and device memory stay strict: a
+ * peer that never acknowledges holds them as long as it likes. Device memory for read
+ * data has no pool size here (the providers' allocator has its own): a host holds at
+ * most NVMET_TCP_HOST_DEVICE_MAX bytes of it, its further reads go through DRAM. */
 static uint32_t write_budget(void)
 {
 	return nvmet_tcp.write_budget ? nvmet_tcp.write_budget : NVMET_TCP_WRITE_HELD_MAX;
@@ -66,16 +71,23 @@ static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t 
 				  [HOST_DEVICE] = NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE };
 	struct list_node *it;
 	uint64_t held = 0;
+	bool others_wait = false; /* another host has a write waiting for its R2T */
 
 	list_for_each(&nvmet_tcp.conns, it) {
 		const struct nvmet_tcp_conn *o = container_of(it, struct nvmet_tcp_conn, node);
 		if (o->raddr == c->raddr)
 			held += conn_holds(o, k);
+		else if (o->write_waiting)
+			others_wait = true;
 	}
-	if (k == HOST_WRITE && held == 0)
-		return true;
 	if (held + n <= size[k] / NVMET_TCP_HOST_SHARE)
 		return true;
+	if (k == HOST_WRITE && held == 0)
+		return true;
+	if (k == HOST_WRITE && !others_wait) {
+		nvmet_tcp.st.write_lent++;
+		return true;
+	}
 	nvmet_tcp.st.host_share++;
 	return false;
 }
@@ -290,11 +302,8 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
 /* Give back everything r holds and make it free. */
 void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 {
-	if (r->state == NVMET_TCP_REQ_WAIT) {
-		list_del(&r->wait_node);
-		r->conn->nwaiting--;
-		nvmet_tcp.nwaiting--;
-	}
+	if (r->state == NVMET_TCP_REQ_WAIT)
+		nvmet_tcp_req_unwait(r);
 	nvmet_tcp_req_release_frags(r);
 	nvmet_tcp_req_unhold(r);
 	if (r->table) {
@@ -321,10 +330,25 @@ void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w)
 	r->wait = w;
 	list_add_tail(&r->conn->waitq, &r->wait_node);
 	r->conn->nwaiting++;
+	if (w == NVMET_TCP_WAIT_R2T)
+		r->conn->write_waiting++;
 	nvmet_tcp.nwaiting++;
 	nvmet_tcp.st.waits++;
 	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)
 		nvmet_tcp.st.waiting_high = nvmet_tcp.nwaiting;
+}
+
+/* r leaves its connection's FIFO (put, or retried): what it waited for. */
+enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r)
+{
+	enum nvmet_tcp_wait w = r->wait;
+	list_del(&r->wait_node);
+	r->conn->nwaiting--;
+	if (w == NVMET_TCP_WAIT_R2T)
+		r->conn->write_waiting--;
+	nvmet_tcp.nwaiting--;
+	r->wait = NVMET_TCP_WAIT_NONE;
+	return w;
 }
 
 /* Try to move a PDU's data fragments into r (after those it holds), with a table when

@@ -118,6 +118,9 @@ struct nvmet_tcp_conn {
 	struct list_node tx_backlog;     /* requests in TX, completion order */
 	struct list_node waitq;          /* its requests waiting for buffers, FIFO */
 	unsigned nwaiting;
+	unsigned write_waiting;          /* ... of them writes waiting for their R2T (NVMET_TCP_WAIT_R2T):
+					  * while any host has one, no other host holds more than
+					  * its share of the write budget */
 	struct nvmet_tcp_req reqs[NVMET_TCP_QUEUE_DEPTH];
 };
 
@@ -185,6 +188,9 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r);
 void nvmet_tcp_req_put(struct nvmet_tcp_req *r);
 /* r waits for buffers (FIFO) for the reason w. */
 void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
+/* Take the waiting r out of its connection's FIFO (r->state is the caller's to set);
+ * returns what it waited for. */
+enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r);
 /* Release a PDU's data fragments to their owner. Consumes pdu's fragments. */
 void nvmet_tcp_pdu_release(struct nvme_tcp_rx_pdu *pdu);
 /* The data of a PDU for r at byte off of the command's data: kept in the NIC's fragments,

@@ -26,9 +26,8 @@
 #include "tests/unit/unit_support.h"
 
 /* What one host address may hold (NVMET_TCP_HOST_SHARE): the tests' connections all
- * come from FTCP_PEER_ADDR. */
+ * come from FTCP_PEER_ADDR. The write budget has no share while no other host waits. */
 #define HOST_BUFS (NVMET_TCP_BUFS / NVMET_TCP_HOST_SHARE)
-#define HOST_WRITE_MAX (NVMET_TCP_WRITE_HELD_MAX / NVMET_TCP_HOST_SHARE)
 #define HOST "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
 #define VOL0 "nqn.2026-11.org.p2pstore:vol0"
 
@@ -688,14 +687,14 @@ Test(nvmet_tcp, read_success_flag_without_sq_flow_control)
 	ftcp_ack(q);
 }
 
-/* Writes hold NIC buffers from R2T to completion: past its host's share of
- * NVMET_TCP_WRITE_HELD_MAX the next write waits for its R2T and gets it when an earlier
- * write completes. */
+/* Writes hold NIC buffers from R2T to completion: a host alone has all of
+ * NVMET_TCP_WRITE_HELD_MAX (beyond its share: nobody else waits), the next write waits for
+ * its R2T and gets it when an earlier write completes. */
 Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 {
 	struct tcp_sock *q = io_queue_with(8192, false, true, false);
 	static uint8_t w[131072];
-	const unsigned n = HOST_WRITE_MAX / sizeof(w);
+	const unsigned n = NVMET_TCP_WRITE_HELD_MAX / sizeof(w);
 	struct nth_pdu p;
 	uint16_t ttag[32];
 	for (size_t i = 0; i < sizeof(w); i++)
@@ -708,13 +707,15 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	for (unsigned k = 0; k < n; k++) {
-		cr_assert(host_next(q, &p));
+		cr_assert(host_next(q, &p), "R2T %u of %u: a host alone has the whole write budget", k + 1, n);
 		cr_assert_eq(p.type, NVME_TCP_R2T);
 		memcpy(&ttag[k], p.hdr + 10, 2);
 	}
 	cr_assert_not(host_next(q, &p), "the last write waits");
 	cr_assert_eq(nvmet_tcp_waiting(), 1);
 	cr_assert_eq(nvmet_tcp_stats()->waits, 1);
+	cr_assert_eq(nvmet_tcp_stats()->write_lent, n - n / NVMET_TCP_HOST_SHARE, "the writes beyond the share");
+	cr_assert_eq(nvmet_tcp_stats()->host_share, 0, "the budget, not the share, held it back");
 	ftcp_h2c(q, false, false, 10, ttag[0], 0, w, 65536, false);
 	ftcp_h2c(q, false, false, 10, ttag[0], 65536, w + 65536, 65536, true);
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "first write");
@@ -731,37 +732,38 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
-/* nvmet.write_budget_kib: 1 MiB lets one host (half of it, NVMET_TCP_HOST_SHARE) have four
- * 128 KiB writes between R2T and completion, the fifth waits until one completes; the
- * setting is clamped to 128 KiB..NVMET_TCP_WRITE_HELD_LIMIT (128 KiB: one write at a time,
- * the one a host with nothing held may always take). */
+/* nvmet.write_budget_kib: 1 MiB lets a host alone have eight 128 KiB writes between R2T
+ * and completion, the ninth waits until one completes; the setting is clamped to
+ * 128 KiB..NVMET_TCP_WRITE_HELD_LIMIT (128 KiB: one write at a time, the one a host with
+ * nothing held may always take). */
 Test(nvmet_tcp, the_write_budget_setting_bounds_the_writes_in_flight)
 {
 	struct tcp_sock *q = io_queue_with(8192, false, true, false);
 	static uint8_t w[131072];
+	const unsigned n = 1024u * 1024 / sizeof(w);
 	struct nth_pdu p;
-	uint16_t ttag[5];
+	uint16_t ttag[9];
 	nvmet_tcp_set_write_budget(1024u * 1024);
-	for (unsigned k = 0; k < 5; k++) {
+	for (unsigned k = 0; k <= n; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(40 + k), 1, sizeof(w));
-		sqe.cdw10 = k * 256;
+		sqe.cdw10 = (k % 8) * 256;
 		sqe.cdw12 = 255;
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
-	for (unsigned k = 0; k < 4; k++) {
+	for (unsigned k = 0; k < n; k++) {
 		cr_assert(host_next(q, &p));
 		cr_assert_eq(p.type, NVME_TCP_R2T);
 		memcpy(&ttag[k], p.hdr + 10, 2);
 	}
-	cr_assert_not(host_next(q, &p), "the fifth write waits for the budget");
+	cr_assert_not(host_next(q, &p), "the ninth write waits for the budget");
 	cr_assert_eq(nvmet_tcp_waiting(), 1);
 	ftcp_h2c(q, false, false, 40, ttag[0], 0, w, 131072, true);
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_R2T, "the waiting write got its R2T");
 	memcpy(&ttag[0], p.hdr + 10, 2);
-	for (unsigned k = 1; k < 5; k++) {
-		ftcp_h2c(q, false, false, (uint16_t)(40 + k), ttag[k % 4], 0, w, 131072, true);
+	for (unsigned k = 1; k <= n; k++) {
+		ftcp_h2c(q, false, false, (uint16_t)(40 + k), ttag[k % n], 0, w, 131072, true);
 		cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
 	}
 	nvmet_tcp_set_write_budget(0); /* clamped: 128 KiB */

@@ -943,6 +943,95 @@ Test(tcp_hostile, a_peer_that_never_reads_cannot_starve_another_host)
 	host_leaves(a, s);
 }
 
+/* An I/O queue (qid 1) of a fresh controller of host address raddr on connection i + 1,
+ * its admin queue (enabled) on i. */
+static struct tcp_sock *io_up_from(unsigned i, uint32_t raddr, struct tcp_sock **admin)
+{
+	uint16_t cntlid;
+	*admin = icreq_from(i, raddr);
+	cr_assert_eq(connect_admin_to(*admin, VOL0, 0, &cntlid), 0);
+	struct nvme_sqe sqe = ft_prop_sqe(true, false, NVMF_PROP_CC,
+					  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+	ftcp_capsule(*admin, false, false, &sqe, NULL, 0);
+	expect_status(*admin, 0);
+	struct tcp_sock *s = icreq_from(i + 1, raddr);
+	cr_assert_eq(connect_io_to(s, cntlid, 1), 0);
+	return s;
+}
+
+/* The R2T of a 128 KiB write, due on s: true and its TTAG when it came. */
+static bool r2t_next(struct tcp_sock *s, uint16_t *ttag)
+{
+	struct answer a;
+	if (!next(s, &a))
+		return false;
+	cr_assert_eq(a.type, NVME_TCP_R2T, "an R2T, got type %u status 0x%x", a.type, a.status);
+	cr_assert_eq(a.r2tl, 131072);
+	*ttag = a.ttag;
+	return true;
+}
+
+/* The data of the 128 KiB write cid (R2T ttag) in one H2CData; its status must be 0. */
+static void write_data(struct tcp_sock *s, uint16_t cid, uint16_t ttag)
+{
+	static uint8_t w[131072];
+	ftcp_h2c(s, false, false, cid, ttag, 0, w, sizeof(w), true);
+	expect_status(s, 0);
+	nvmet_tcp_poll(64);
+}
+
+/* The write budget is work-conserving (NVMET_TCP_HOST_SHARE): host A alone takes all of it
+ * (512 KiB here: four 128 KiB writes, twice its share; its fifth waits for the budget). Host B arrives
+ * with two writes, which wait. From then on A gets no more until it is back within its
+ * share: as A's writes complete, B's get their R2Ts first, and A's fifth only once A holds
+ * less than its share again. Before, A alone had only its share (two writes); with a
+ * budget lent whatever waits, A's fifth took the budget A's first write gave back. */
+Test(tcp_hostile, the_write_budget_is_lent_to_a_host_alone_and_given_back_to_a_newcomer)
+{
+	const uint32_t len = 131072, n = 4;
+	struct tcp_sock *aa, *a = io_up_from(0, PEER(20), &aa), *ba, *b;
+	uint16_t ta[8], tb[2];
+	nvmet_tcp_set_write_budget(n * len); /* 512 KiB: A's share is two writes */
+	for (uint16_t k = 0; k <= n; k++) {
+		struct nvme_sqe sqe = write_sqe((uint16_t)(10 + k), k * 256u, 256, len);
+		ftcp_capsule(a, false, false, &sqe, NULL, 0);
+	}
+	for (unsigned k = 0; k < n; k++)
+		cr_assert(r2t_next(a, &ta[k]), "A alone: R2T %u of %u", k + 1, n);
+	cr_assert_not(r2t_next(a, &ta[4]), "A's fifth write waits for the budget");
+	cr_assert_eq(nvmet_tcp_stats()->write_lent, n / 2, "two writes beyond A's share");
+
+	b = io_up_from(2, PEER(21), &ba);
+	for (uint16_t k = 0; k < 2; k++) {
+		struct nvme_sqe sqe = write_sqe((uint16_t)(60 + k), 1024u + k * 256u, 256, len);
+		ftcp_capsule(b, false, false, &sqe, NULL, 0);
+	}
+	nvmet_tcp_poll(64);
+	cr_assert_not(r2t_next(b, &tb[0]), "the budget is A's: B waits");
+	cr_assert_eq(nvmet_tcp_waiting(), 3);
+
+	write_data(a, 10, ta[0]); /* A holds 3 of 4 */
+	cr_assert(r2t_next(b, &tb[0]), "B's first write got the budget A gave back");
+	cr_assert_not(r2t_next(a, &ta[4]), "A, beyond its share while B waits, gets no more");
+	cr_assert_gt(nvmet_tcp_stats()->host_share, 0);
+
+	write_data(a, 11, ta[1]); /* A holds 2 of 4: its share */
+	cr_assert(r2t_next(b, &tb[1]), "B's second write");
+	cr_assert_not(r2t_next(a, &ta[4]), "A at its share while B waited: no more");
+	cr_assert_eq(nvmet_tcp_waiting(), 1);
+
+	write_data(a, 12, ta[2]); /* A holds 1: within its share again */
+	cr_assert(r2t_next(a, &ta[4]), "A back within its share gets its fifth write through");
+	cr_assert_eq(nvmet_tcp_waiting(), 0);
+
+	write_data(b, 60, tb[0]);
+	write_data(b, 61, tb[1]);
+	write_data(a, 13, ta[3]);
+	write_data(a, 14, ta[4]);
+	nvmet_tcp_set_write_budget(NVMET_TCP_WRITE_HELD_MAX);
+	all_leave(4);
+}
+
 /* A capsule without data on s: its status (SCT << 8 | SC), DW0 in *dw0. */
 static uint16_t status_of(struct tcp_sock *s, const struct nvme_sqe *sqe, uint32_t *dw0)
 {
