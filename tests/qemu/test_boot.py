@@ -71,10 +71,10 @@ def test_help_lists_commands_registered_by_several_files(appliance):
         assert required in commands, f"{required} missing from:\n{out}"
     files = set(commands.values())
     assert len(files) >= 3, files
-    assert {"core/core_commands.c", "mm/mm_command.c", f"arch/{ARCH}/fault_command.c"} <= files
+    assert {"core/core_commands.c", "mm/mm_command.c", "arch/fault_command.c"} <= files
     assert re.search(r"^(\d+) commands", out, re.M).group(1) == str(len(rows))
     one = appliance.cmd("help fault")
-    assert "raise a CPU exception on purpose" in one and f"arch/{ARCH}/fault_command.c" in one
+    assert "raise a CPU exception on purpose" in one and "arch/fault_command.c" in one
 
 
 def test_mem_reports_allocator_heap_and_pools(appliance):

@@ -11,7 +11,7 @@ if ARCH == "arm64":
     CASES = {
         "pf": dict(vector=r"vector 0 Synchronous \(current EL, SP_EL0\), EC 0x0+25 Data Abort \(same EL\), "
                           r"ESR 0x[0-9a-f]+ \(translation fault, level \d, write at 0x0+\)",
-                   function="fault_page", cr2=None),
+                   function="arch_fault_null_write", cr2=None),
         "stack": dict(vector=r"vector 0 Synchronous \(current EL, SP_EL0\), EC 0x0+25 Data Abort \(same EL\).*\n"
                              r"    the address is the kernel stack's guard page: kernel stack overflow",
                       function="fault_stack_overflow_depth", cr2=None),
@@ -21,7 +21,7 @@ if ARCH == "arm64":
 else:
     CASES = {
         "pf": dict(vector=r"vector 14 #PF Page Fault, error code 0x0+2 \(not present, write, kernel\)",
-                   function="fault_page", cr2="0x0000000000000000"),
+                   function="arch_fault_null_write", cr2="0x0000000000000000"),
         "stack": dict(vector=r"vector 8 #DF Double Fault", function="fault_stack_overflow_depth", cr2=None),
     }
     PC, SP = "RIP", "RSP"
@@ -51,7 +51,7 @@ def test_fault_diagnosis(kind):
             # a stack overflow's chain is the recursion itself, as deep as the walk goes
             assert len(names) >= 8 and set(names) == {case["function"]}, names
         else:
-            # fault_page is a frameless leaf: the frame chain starts at its caller's
+            # arch_fault_null_write is a frameless leaf: the frame chain starts at its caller's
             # caller; the stack scan still finds the caller itself
             assert "console_run_line" in names and names[-1] == "kmain", names
             scan = re.search(r"stack scan \(image addresses above " + SP + r"\):([^\n]*)", text).group(1)
