@@ -417,12 +417,12 @@ static void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
 static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 {
 	struct nvme_ctrl *c = q->ctrl;
-	if (e->cid >= q->ring.depth - 1 || q->cmds[e->cid].state == NVME_CMD_FREE) {
+	if (le16_get(e->cid) >= q->ring.depth - 1 || q->cmds[le16_get(e->cid)].state == NVME_CMD_FREE) {
 		q->st.spurious++;
-		log_warn("%s: q%u: completion for idle command ID %u ignored", c->name, q->qid, e->cid);
+		log_warn("%s: q%u: completion for idle command ID %u ignored", c->name, q->qid, le16_get(e->cid));
 		return;
 	}
-	struct nvme_cmd *slot = &q->cmds[e->cid];
+	struct nvme_cmd *slot = &q->cmds[le16_get(e->cid)];
 	if (slot->state == NVME_CMD_LOST) {
 		/* quarantined after an unanswered Abort: the controller did finish it, so its
 		 * buffers are free again; its owner hears now (the reset still runs) */
@@ -442,7 +442,7 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
 	c->st.queue_bytes[sq_cls] += sizeof(struct nvme_sqe);
 	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_cqe);
-	int rc = nvme_status_errno(e->status);
+	int rc = nvme_status_errno(le16_get(e->status));
 	if (slot->state == NVME_CMD_ABORTING && rc == -ECANCELED)
 		rc = -ETIMEDOUT;
 	q->st.completed++;
@@ -450,11 +450,11 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 		account(c, slot);
 	} else {
 		q->st.errors++;
-		c->last_error_status = (uint16_t)((e->status >> 1) & 0x7ff);
+		c->last_error_status = (uint16_t)((le16_get(e->status) >> 1) & 0x7ff);
 		/* a drive's error on an I/O queue is news (media errors, write faults); admin
 		 * errors are usually probes of optional features */
 		log_at(q->qid ? LOG_WARN : LOG_DEBUG, "%s: q%u cid %u opcode 0x%02x: status 0x%03x %s", c->name,
-		       q->qid, slot->cid, slot->opc, (e->status >> 1) & 0x7ff, nvme_status_str(e->status));
+		       q->qid, slot->cid, slot->opc, (le16_get(e->status) >> 1) & 0x7ff, nvme_status_str(le16_get(e->status)));
 	}
 	nvme_cmd_finish(q, slot, rc, e);
 }
@@ -524,7 +524,7 @@ static void abort_done(void *arg, int rc, const struct nvme_cqe *cqe)
 {
 	struct nvme_ctrl *c = arg;
 	/* Abort DW0 bit 0: 0 = the command was aborted, 1 = it was not */
-	log_debug("%s: abort completed rc %d dw0 0x%x", c->name, rc, cqe ? cqe->dw0 : 0);
+	log_debug("%s: abort completed rc %d dw0 0x%x", c->name, rc, cqe ? le32_get(cqe->dw0) : 0);
 }
 
 /* Send Abort for a timed-out command (never for an Abort). */
@@ -593,7 +593,7 @@ int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
 		e.cid = v->cid;
 		e.status = v->status;
 		if (nvme_ring_pop(&q->ring) < 0)
-			log_warn("%s: q%u: CQE with SQHD %u outside the queue", c->name, q->qid, e.sqhd);
+			log_warn("%s: q%u: CQE with SQHD %u outside the queue", c->name, q->qid, le16_get(e.sqhd));
 		n++;
 		complete(q, &e);
 	}
@@ -789,7 +789,7 @@ static int set_num_queues(struct nvme_ctrl *c, unsigned want, unsigned *got)
 	int rc = nvme_exec_sync(&c->admin, &rq, &cqe);
 	if (rc)
 		return rc;
-	unsigned nsqa = (cqe.dw0 & 0xffff) + 1, ncqa = (cqe.dw0 >> 16) + 1;
+	unsigned nsqa = (le32_get(cqe.dw0) & 0xffff) + 1, ncqa = (le32_get(cqe.dw0) >> 16) + 1;
 	*got = want < nsqa ? want : nsqa;
 	if (ncqa < *got)
 		*got = ncqa;

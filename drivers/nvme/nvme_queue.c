@@ -41,7 +41,7 @@ int nvme_ring_push(struct nvme_ring *r, const struct nvme_sqe *sqe)
 const volatile struct nvme_cqe *nvme_ring_peek(const struct nvme_ring *r)
 {
 	const volatile struct nvme_cqe *e = &r->cq[r->cq_head];
-	if ((e->status & NVME_CQE_P) != r->phase)
+	if ((le16_get(e->status) & NVME_CQE_P) != r->phase)
 		return NULL;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read the entry only after its phase */
 	return e;
@@ -50,7 +50,7 @@ const volatile struct nvme_cqe *nvme_ring_peek(const struct nvme_ring *r)
 /* Consume the head completion. */
 int nvme_ring_pop(struct nvme_ring *r)
 {
-	uint16_t sqhd = r->cq[r->cq_head].sqhd;
+	uint16_t sqhd = le16_get(r->cq[r->cq_head].sqhd);
 	if (++r->cq_head == r->depth) {
 		r->cq_head = 0;
 		r->phase ^= 1;

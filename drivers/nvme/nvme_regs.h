@@ -5,10 +5,10 @@
  * Register values are plain integers read through the bus interface (nvme.h); fields are
  * taken out with the NVME_GET() accessor and the _SHIFT/_MASK pairs below, one comment
  * per bit. Queue entries and descriptors are packed little-endian structs. SGL
- * descriptors, DSM ranges and PRP entries use lib/byteorder.h's checked le*_t types and
- * Identify data its le*_load; the SQE and CQE still use the plain-integer le16/le32/le64
+ * descriptors, DSM ranges, PRP entries and the CQE use lib/byteorder.h's checked le*_t
+ * types and Identify data its le*_load; the SQE still uses the plain-integer le32/le64
  * aliases below (right on the little-endian CPUs the appliance runs on, not checked by the
- * compiler: converting them touches every command builder and parser of the driver and
+ * compiler: converting it touches every command builder and parser of the driver and
  * the target). No C bitfields.
  */
 #ifndef DRIVERS_NVME_NVME_REGS_H
@@ -152,12 +152,12 @@ _Static_assert(sizeof(struct nvme_sqe) == 64, "SQE is 64 bytes");
 #define NVME_SQE_CID_SHIFT 16
 
 struct nvme_cqe {
-	le32 dw0;       /* command specific */
-	le32 dw1;
-	le16 sqhd;      /* SQ Head Pointer */
-	le16 sqid;      /* SQ Identifier */
-	le16 cid;       /* Command Identifier */
-	le16 status;    /* P bit 0, SC 8:1, SCT 11:9, CRD 13:12, M 14, DNR 15 */
+	le32_t dw0;     /* command specific */
+	le32_t dw1;
+	le16_t sqhd;    /* SQ Head Pointer */
+	le16_t sqid;    /* SQ Identifier */
+	le16_t cid;     /* Command Identifier */
+	le16_t status;  /* P bit 0, SC 8:1, SCT 11:9, CRD 13:12, M 14, DNR 15 */
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
 

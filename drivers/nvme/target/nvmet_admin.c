@@ -408,7 +408,7 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 		 * at most NVMET_MAX_IO_QUEUES; I/O queue Connects are checked against it */
 		n = (nsqr < ncqr ? nsqr : ncqr) + 1;
 		c->nr_io_queues = (uint16_t)(n < NVMET_MAX_IO_QUEUES ? n : NVMET_MAX_IO_QUEUES);
-		req->cqe.dw0 = num_queues_result(c);
+		req->cqe.dw0 = le32_make(num_queues_result(c));
 		break;
 	}
 	case NVME_FEAT_KATO:
@@ -425,7 +425,7 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_FEAT_ASYNC_EVENT:
 		/* only namespace attribute notices are generated (OAES); other bits are kept off */
 		c->aec = v & NVME_AEC_NS_ATTR;
-		req->cqe.dw0 = c->aec;
+		req->cqe.dw0 = le32_make(c->aec);
 		nvmet_ctrl_aen_check(c);
 		break;
 	default:
@@ -450,24 +450,24 @@ static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_FEAT_NUM_QUEUES:
 		if (c->subsys->discovery)
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		req->cqe.dw0 = num_queues_result(c);
+		req->cqe.dw0 = le32_make(num_queues_result(c));
 		break;
 	case NVME_FEAT_KATO:
-		req->cqe.dw0 = c->kato_ms;
+		req->cqe.dw0 = le32_make(c->kato_ms);
 		break;
 	case NVME_FEAT_ASYNC_EVENT:
-		req->cqe.dw0 = c->aec;
+		req->cqe.dw0 = le32_make(c->aec);
 		break;
 	case NVME_FEAT_ARBITRATION:
 	case NVME_FEAT_POWER_MGMT:
 	case NVME_FEAT_IRQ_COALESCE:
-		req->cqe.dw0 = 0;
+		req->cqe.dw0 = le32_make(0);
 		break;
 	case NVME_FEAT_VOLATILE_WC:
 		/* WCE: the backends' caches are on whenever one exists (they are not switched) */
 		if (c->subsys->discovery || !nvmet_subsys_vwc(c->subsys))
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		req->cqe.dw0 = 1;
+		req->cqe.dw0 = le32_make(1);
 		break;
 	default:
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
@@ -490,7 +490,7 @@ void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
 	c->aen_ns_pending = false;
 	c->aen_ns_masked = true;
 	nvmet_tgt.st.aens++;
-	r->cqe.dw0 = NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS);
+	r->cqe.dw0 = le32_make(NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
 	log_debug("ctrl %u: namespace attribute notice", c->cntlid);
 	nvmet_req_complete(r, NVMET_SC_SUCCESS);
 }

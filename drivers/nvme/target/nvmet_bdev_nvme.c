@@ -18,7 +18,7 @@ static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
 {
 	struct nvmet_bio *bio = arg;
 	if (rc && cqe)
-		bio->status = (uint16_t)((cqe->status >> 1) & 0x7ff); /* SCT << 8 | SC */
+		bio->status = (uint16_t)((le16_get(cqe->status) >> 1) & 0x7ff); /* SCT << 8 | SC */
 	bio->done(bio, rc);
 }
 

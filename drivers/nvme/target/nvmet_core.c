@@ -416,8 +416,8 @@ static void ctrl_log_error(struct nvmet_ctrl *c, const struct nvmet_queue *q, co
 	memset(e, 0, sizeof(*e));
 	e->count = c->err_count;
 	e->sqid = q->qid;
-	e->cid = req->cqe.cid;
-	e->status = req->cqe.status;
+	e->cid = le16_get(req->cqe.cid);
+	e->status = le16_get(req->cqe.status);
 	e->nsid = req->sqe.nsid;
 	if (q->qid && opc_has_slba(opc))
 		e->lba = (uint64_t)req->sqe.cdw11 << 32 | req->sqe.cdw10;
@@ -429,10 +429,10 @@ void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
 	uint16_t cid = (uint16_t)(req->sqe.cdw0 >> NVME_SQE_CID_SHIFT);
 
 	req->status = status;
-	req->cqe.sqhd = q->sqflow_off ? 0xffff : q->sqhd;
-	req->cqe.sqid = q->qid;
-	req->cqe.cid = cid;
-	req->cqe.status = nvmet_status_field(status, status && !status_retryable(status));
+	req->cqe.sqhd = le16_make(q->sqflow_off ? 0xffff : q->sqhd);
+	req->cqe.sqid = le16_make(q->qid);
+	req->cqe.cid = le16_make(cid);
+	req->cqe.status = le16_make(nvmet_status_field(status, status && !status_retryable(status)));
 	if (status)
 		req->xfer_len = 0;
 	req->state = NVMET_REQ_IDLE;

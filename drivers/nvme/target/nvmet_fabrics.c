@@ -81,7 +81,7 @@ static void connect_fail(struct nvmet_req *req, uint16_t sc, uint32_t dw0, const
 		 why, (const char *)cd + NVMF_CD_OFF_HOSTNQN, (const char *)cd + NVMF_CD_OFF_SUBNQN,
 		 ld16(&req->sqe, NVMF_CONNECT_OFF_QID));
 	nvmet_tgt.st.connect_refused++;
-	req->cqe.dw0 = dw0;
+	req->cqe.dw0 = le32_make(dw0);
 	nvmet_req_complete(req, sc);
 }
 
@@ -190,7 +190,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		log_debug("ctrl %u: I/O queue %u connected (%u entries)", c->cntlid, qid, sqsize + 1u);
 	}
 	nvmet_tgt.st.connects++;
-	req->cqe.dw0 = c->cntlid;
+	req->cqe.dw0 = le32_make(c->cntlid);
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
 
@@ -261,8 +261,8 @@ static void fabrics_property(struct nvmet_req *req, bool set)
 		v = c->csts;
 	else
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-	req->cqe.dw0 = (uint32_t)v;
-	req->cqe.dw1 = (uint32_t)(v >> 32);
+	req->cqe.dw0 = le32_make((uint32_t)v);
+	req->cqe.dw1 = le32_make((uint32_t)(v >> 32));
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
 

@@ -178,7 +178,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
 		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
 		 * for a command that completed with status 0 (phase bit apart) */
-		bool success = (r->req.cqe.status & 0xfffe) == 0 && nvmet_queue_sqflow_disabled(c->q);
+		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && nvmet_queue_sqflow_disabled(c->q);
 		if (r->tx_off < r->req.xfer_len) {
 			if ((rc = conn_send_c2h(c, r, success)) < 0)
 				return rc;

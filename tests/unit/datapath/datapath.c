@@ -339,7 +339,7 @@ static int connect_queue(struct dp *d, struct dp_conn *c, uint16_t qid, bool ddg
 	if (status)
 		return fail(d, -ECONNREFUSED, "Connect qid %u: status 0x%x", qid, status);
 	if (qid == 0) {
-		d->cntlid = (uint16_t)cqe.dw0;
+		d->cntlid = (uint16_t)le32_get(cqe.dw0);
 		sqe = ft_prop_sqe(true, false, NVMF_PROP_CC,
 				  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
 		if ((rc = send_capsule(d, c, false, &sqe, NULL, 0)) || (rc = response(d, c, NULL, 0, &status, NULL)))

@@ -147,11 +147,11 @@ static void post(struct fake_nvme *f, unsigned sqid, uint16_t cid, uint16_t stat
 	struct nvme_cqe *e = (struct nvme_cqe *)(uintptr_t)cq->base + cq->tail;
 	struct nvme_cqe v;
 	memset(&v, 0, sizeof(v));
-	v.dw0 = dw0;
-	v.sqhd = sq->head;
-	v.sqid = (uint16_t)sqid;
-	v.cid = cid;
-	v.status = (uint16_t)(status | cq->phase);
+	v.dw0 = le32_make(dw0);
+	v.sqhd = le16_make(sq->head);
+	v.sqid = le16_make((uint16_t)sqid);
+	v.cid = le16_make(cid);
+	v.status = le16_make((uint16_t)(status | cq->phase));
 	*e = v;
 	f->last_status = status;
 	if (++cq->tail == cq->depth) {

@@ -14,9 +14,9 @@ static struct nvme_cqe cq[4];
 static void post(unsigned slot, uint16_t cid, uint16_t sqhd, unsigned phase)
 {
 	memset(&cq[slot], 0, sizeof(cq[slot]));
-	cq[slot].cid = cid;
-	cq[slot].sqhd = sqhd;
-	cq[slot].status = (uint16_t)phase;
+	cq[slot].cid = le16_make(cid);
+	cq[slot].sqhd = le16_make(sqhd);
+	cq[slot].status = le16_make((uint16_t)phase);
 }
 
 Test(queue, full_when_depth_minus_one_entries_are_queued)
@@ -50,7 +50,7 @@ Test(queue, phase_tag_tells_new_from_stale_and_flips_on_wrap)
 	for (unsigned i = 0; i < 4; i++) {
 		post(i, (uint16_t)i, (uint16_t)((i + 1) % 4), 1);
 		cr_assert_not_null(nvme_ring_peek(&r));
-		cr_assert_eq(nvme_ring_peek(&r)->cid, i);
+		cr_assert_eq(le16_get(nvme_ring_peek(&r)->cid), i);
 		cr_assert_eq(nvme_ring_pop(&r), 0);
 	}
 	cr_assert_eq(r.cq_head, 0);
@@ -58,7 +58,7 @@ Test(queue, phase_tag_tells_new_from_stale_and_flips_on_wrap)
 	cr_assert_null(nvme_ring_peek(&r), "old entries (phase 1) are now stale");
 	post(0, 9, 1, 0);
 	cr_assert_not_null(nvme_ring_peek(&r));
-	cr_assert_eq(nvme_ring_peek(&r)->cid, 9);
+	cr_assert_eq(le16_get(nvme_ring_peek(&r)->cid), 9);
 }
 
 Test(queue, sq_head_follows_sqhd_and_frees_space)

@@ -55,7 +55,7 @@ static void owner_done(void *arg, int rc, const struct nvme_cqe *cqe)
 	struct owner *o = arg;
 	o->calls++;
 	o->rc = rc;
-	o->status = cqe ? (uint16_t)(cqe->status & 0xfffe) : 0;
+	o->status = cqe ? (uint16_t)(le16_get(cqe->status) & 0xfffe) : 0;
 	o->ctrl_was_disabled = !(f.cc & NVME_CC_EN);
 	o->disables_then = f.disables;
 }

@@ -101,7 +101,7 @@ uint16_t ft_exec(struct ft_conn *c, const struct nvme_sqe *sqe, const void *wdat
 		memcpy(rbuf, cmd->buf, cmd->req.xfer_len);
 	if (cqe_out)
 		*cqe_out = cmd->req.cqe;
-	return (uint16_t)((cmd->req.cqe.status >> 1) & 0x7ff);
+	return (uint16_t)((le16_get(cmd->req.cqe.status) >> 1) & 0x7ff);
 }
 
 struct nvme_sqe ft_sqe(uint8_t opc, uint16_t cid, uint32_t nsid, uint32_t len)
@@ -153,7 +153,7 @@ int ft_connect_admin(struct ft_conn *c, const char *hostnqn, const char *subnqn,
 	struct nvme_cqe cqe;
 	ft_connect_data(cd, hostnqn, subnqn, 0xffff);
 	uint16_t st = ft_exec(c, &s, cd, sizeof(cd), NULL, &cqe);
-	return st ? -(int)st : (int)(cqe.dw0 & 0xffff);
+	return st ? -(int)st : (int)(le32_get(cqe.dw0) & 0xffff);
 }
 
 int ft_enable(struct ft_conn *c)

@@ -371,7 +371,7 @@ static int live_cmd(struct tcp_sock *s, const struct nvme_sqe *sqe, const void *
 		return -1;
 	ftcp_ack(s); /* the host read it all: zero-copy data goes back */
 	if (dw0)
-		*dw0 = r.cqe.dw0;
+		*dw0 = le32_get(r.cqe.dw0);
 	return r.status;
 }
 

@@ -135,7 +135,7 @@ int nth_resp_feed(struct nth_resp *r, const struct nth_pdu *p)
 		r->got += p->datal;
 		if (p->flags & NVME_TCP_F_SUCCESS) {
 			memset(&r->cqe, 0, sizeof(r->cqe));
-			r->cqe.cid = le16_load(p->hdr + 8);
+			r->cqe.cid = le16_make(le16_load(p->hdr + 8));
 			r->status = 0;
 			r->success_flag = r->done = true;
 			return 1;
@@ -145,7 +145,7 @@ int nth_resp_feed(struct nth_resp *r, const struct nth_pdu *p)
 	if (p->type != NVME_TCP_CAPSULE_RESP || p->hlen != NVME_TCP_RESP_HLEN)
 		return -EPROTO;
 	memcpy(&r->cqe, p->hdr + NVME_TCP_CH_LEN, sizeof(r->cqe));
-	r->status = (uint16_t)((r->cqe.status >> 1) & 0x7ff);
+	r->status = (uint16_t)((le16_get(r->cqe.status) >> 1) & 0x7ff);
 	r->done = true;
 	return 1;
 }

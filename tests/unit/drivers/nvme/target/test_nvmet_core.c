@@ -136,8 +136,8 @@ Test(nvmet, connect_admin_then_io_queues)
 	struct nvme_sqe s = ft_connect_sqe(2, 63, 0);
 	ft_connect_data(cd, HOST_A, VOL0, 99);
 	cr_assert_eq(ft_exec(&q1b, &s, cd, 1024, NULL, &cqe), NVMET_SC_CONNECT_INVALID_PARAM);
-	cr_assert_eq(cqe.dw0, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID);
-	cr_assert(cqe.status & NVME_STATUS_DNR);
+	cr_assert_eq(le32_get(cqe.dw0), NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID);
+	cr_assert(le16_get(cqe.status) & NVME_STATUS_DNR);
 	/* a different host naming our controller */
 	ft_connect_data(cd, HOST_B, VOL0, 10);
 	cr_assert_neq(ft_exec(&q1b, &s, cd, 1024, NULL, NULL), 0);
@@ -145,7 +145,7 @@ Test(nvmet, connect_admin_then_io_queues)
 	s = ft_connect_sqe(2, 0, 0);
 	ft_connect_data(cd, HOST_A, VOL0, 10);
 	cr_assert_eq(ft_exec(&q1b, &s, cd, 1024, NULL, &cqe), NVMET_SC_CONNECT_INVALID_PARAM);
-	cr_assert_eq(cqe.dw0, NVMF_CONNECT_OFF_SQSIZE);
+	cr_assert_eq(le32_get(cqe.dw0), NVMF_CONNECT_OFF_SQSIZE);
 	s = ft_connect_sqe(2, 4000, 0);
 	cr_assert_eq(ft_exec(&q1b, &s, cd, 1024, NULL, &cqe), NVMET_SC_CONNECT_INVALID_PARAM);
 	/* qid 2 right */
@@ -164,7 +164,7 @@ Test(nvmet, connect_admin_then_io_queues)
 	cr_assert_eq(ft_connect_admin(&a2, HOST_A, VOL0, 0), 11);
 	ft_open(&a3, 0);
 	cr_assert_eq(ft_connect_admin(&a3, HOST_A, VOL0, 0), -(int)NVMET_SC_CONNECT_CTRL_BUSY);
-	cr_assert_eq(cqe.sqid, 0);
+	cr_assert_eq(le16_get(cqe.sqid), 0);
 
 	ft_close(&q1b);
 	ft_close(&a3);
@@ -188,15 +188,15 @@ Test(nvmet, refused_hosts_and_subsystems)
 	/* host B is not on vol0's allowlist */
 	ft_connect_data(cd, HOST_B, VOL0, 0xffff);
 	cr_assert_eq(ft_exec(&a, &s, cd, 1024, NULL, &cqe), NVMET_SC_CONNECT_INVALID_HOST);
-	cr_assert_eq(cqe.dw0, NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN);
+	cr_assert_eq(le32_get(cqe.dw0), NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN);
 	/* an unknown subsystem */
 	ft_connect_data(cd, HOST_A, "nqn.2026-11.org.p2pstore:nope", 0xffff);
 	cr_assert_eq(ft_exec(&a, &s, cd, 1024, NULL, &cqe), NVMET_SC_CONNECT_INVALID_PARAM);
-	cr_assert_eq(cqe.dw0, NVMF_IATTR_DATA | NVMF_CD_OFF_SUBNQN);
+	cr_assert_eq(le32_get(cqe.dw0), NVMF_IATTR_DATA | NVMF_CD_OFF_SUBNQN);
 	/* a static controller ID */
 	ft_connect_data(cd, HOST_A, VOL0, 10);
 	cr_assert_eq(ft_exec(&a, &s, cd, 1024, NULL, &cqe), NVMET_SC_CONNECT_INVALID_PARAM);
-	cr_assert_eq(cqe.dw0, NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID);
+	cr_assert_eq(le32_get(cqe.dw0), NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID);
 	/* record format */
 	s = ft_connect_sqe(0, 31, 0);
 	((uint8_t *)&s)[NVMF_CONNECT_OFF_RECFMT] = 1;
@@ -223,13 +223,13 @@ Test(nvmet, properties_enable_shutdown)
 	cr_assert_geq(ft_connect_admin(&a, HOST_A, VOL0, 0), 1);
 	s = ft_prop_sqe(false, true, NVMF_PROP_CAP, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	uint64_t cap = cqe.dw0 | (uint64_t)cqe.dw1 << 32;
+	uint64_t cap = le32_get(cqe.dw0) | (uint64_t)le32_get(cqe.dw1) << 32;
 	cr_assert_eq(NVME_GET(cap, NVME_CAP_MQES), 127);
 	cr_assert_eq(NVME_GET(cap, NVME_CAP_CSS) & 1, 1);
 	cr_assert_neq(NVME_GET(cap, NVME_CAP_TO), 0);
 	s = ft_prop_sqe(false, false, NVMF_PROP_VS, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	cr_assert_eq(cqe.dw0, 0x10300);
+	cr_assert_eq(le32_get(cqe.dw0), 0x10300);
 	/* CAP read with 4 bytes, an unknown offset, writing CSTS: invalid field */
 	s = ft_prop_sqe(false, false, NVMF_PROP_CAP, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_FIELD);
@@ -242,13 +242,13 @@ Test(nvmet, properties_enable_shutdown)
 
 	s = ft_prop_sqe(false, false, NVMF_PROP_CSTS, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	cr_assert_eq(cqe.dw0 & NVME_CSTS_RDY, 0);
+	cr_assert_eq(le32_get(cqe.dw0) & NVME_CSTS_RDY, 0);
 	cr_assert_eq(ft_enable(&a), 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	cr_assert_eq(cqe.dw0, NVME_CSTS_RDY);
+	cr_assert_eq(le32_get(cqe.dw0), NVME_CSTS_RDY);
 	s = ft_prop_sqe(false, false, NVMF_PROP_CC, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	cr_assert(cqe.dw0 & NVME_CC_EN);
+	cr_assert(le32_get(cqe.dw0) & NVME_CC_EN);
 	cr_assert_eq(admin(&a, NVME_ADM_KEEP_ALIVE, 0, 0, 0, NULL, 0, NULL), 0);
 
 	/* shutdown: CSTS.SHST = complete */
@@ -257,15 +257,15 @@ Test(nvmet, properties_enable_shutdown)
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, NULL), 0);
 	s = ft_prop_sqe(false, false, NVMF_PROP_CSTS, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	cr_assert_eq(NVME_GET(cqe.dw0, NVME_CSTS_SHST), NVME_CSTS_SHST_COMPLETE);
-	cr_assert_eq(cqe.dw0 & NVME_CSTS_RDY, 0);
+	cr_assert_eq(NVME_GET(le32_get(cqe.dw0), NVME_CSTS_SHST), NVME_CSTS_SHST_COMPLETE);
+	cr_assert_eq(le32_get(cqe.dw0) & NVME_CSTS_RDY, 0);
 	/* CC.EN = 0 then enable again */
 	s = ft_prop_sqe(true, false, NVMF_PROP_CC, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, NULL), 0);
 	cr_assert_eq(ft_enable(&a), 0);
 	s = ft_prop_sqe(false, false, NVMF_PROP_CSTS, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	cr_assert_eq(cqe.dw0, NVME_CSTS_RDY);
+	cr_assert_eq(le32_get(cqe.dw0), NVME_CSTS_RDY);
 	ft_close(&a);
 
 	/* bad entry sizes on enable: CSTS.CFS and the controller dies */
@@ -521,21 +521,21 @@ Test(nvmet, features_and_queues)
 
 	connect_all(&a, NULL, HOST_A, VOL0, 5000);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, 0, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1), "all, until set");
+	cr_assert_eq(le32_get(cqe.dw0), ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1), "all, until set");
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (3u << 16) | 3u, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, (3u << 16) | 3u, "4 granted as asked");
+	cr_assert_eq(le32_get(cqe.dw0), (3u << 16) | 3u, "4 granted as asked");
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (99u << 16) | 5u, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, (5u << 16) | 5u, "the fewer of SQs and CQs");
+	cr_assert_eq(le32_get(cqe.dw0), (5u << 16) | 5u, "the fewer of SQs and CQs");
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (99u << 16) | 99u, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1), "at most the maximum");
+	cr_assert_eq(le32_get(cqe.dw0), ((NVMET_MAX_IO_QUEUES - 1) << 16) | (NVMET_MAX_IO_QUEUES - 1), "at most the maximum");
 	cr_assert_eq(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_KATO, 0, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, 5000);
+	cr_assert_eq(le32_get(cqe.dw0), 5000);
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_KATO, 7000, NULL, 0, NULL), 0);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_KATO, 0, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, 7000);
+	cr_assert_eq(le32_get(cqe.dw0), 7000);
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_ASYNC_EVENT, NVME_AEC_NS_ATTR | 0xff, NULL, 0, NULL), 0);
 	cr_assert_eq(admin(&a, NVME_ADM_GET_FEATURES, 0, NVME_FEAT_ASYNC_EVENT, 0, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, NVME_AEC_NS_ATTR);
+	cr_assert_eq(le32_get(cqe.dw0), NVME_AEC_NS_ATTR);
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_KATO | (1u << 31), 1, NULL, 0, NULL),
 		     NVMET_SC_FEAT_NOT_SAVEABLE);
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, 0x55, 1, NULL, 0, NULL), NVMET_SC_INVALID_FIELD);
@@ -601,8 +601,8 @@ Test(nvmet, aer_on_namespace_change)
 	cr_assert_eq(aer->completions + aer2->completions, 1, "one AER completes");
 	struct ft_cmd *got = aer->completions ? aer : aer2;
 	struct ft_cmd *left = aer->completions ? aer2 : aer;
-	cr_assert_eq(got->req.cqe.status, 0);
-	cr_assert_eq(got->req.cqe.dw0, NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	cr_assert_eq(le16_get(got->req.cqe.status), 0);
+	cr_assert_eq(le32_get(got->req.cqe.dw0), NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
 	/* namespace 5 now answers */
 	static uint8_t buf[512];
 	cr_assert_eq(rw(&q, false, 5, 0, 1, buf, 512), 0);
@@ -629,7 +629,7 @@ Test(nvmet, aer_on_namespace_change)
 	ft_close(&a);
 	for (unsigned i = 0; i < NVMET_AERL; i++) {
 		cr_assert_eq(a.cmds[i].completions, 1);
-		cr_assert_eq((a.cmds[i].req.cqe.status >> 1) & 0x7ff, NVMET_SC_ABORT_SQ_DELETED);
+		cr_assert_eq((le16_get(a.cmds[i].req.cqe.status) >> 1) & 0x7ff, NVMET_SC_ABORT_SQ_DELETED);
 	}
 }
 
@@ -735,8 +735,8 @@ Test(nvmet, queue_destroyed_with_io_in_flight)
 	s.cdw0 = (s.cdw0 & 0xffff) | (41u << 16);
 	struct ft_cmd *busy = ft_submit(&q, 1, &s, NULL, 512);
 	cr_assert_eq(busy->completions, 1);
-	cr_assert_eq((busy->req.cqe.status >> 1) & 0x7ff, NVMET_SC_CMD_INTERRUPTED);
-	cr_assert_eq(busy->req.cqe.status & NVME_STATUS_DNR, 0);
+	cr_assert_eq((le16_get(busy->req.cqe.status) >> 1) & 0x7ff, NVMET_SC_CMD_INTERRUPTED);
+	cr_assert_eq(le16_get(busy->req.cqe.status) & NVME_STATUS_DNR, 0);
 	/* the connection goes; the queue stays until its command is back */
 	ft_close(&q);
 	ft_close(&a);
@@ -746,7 +746,7 @@ Test(nvmet, queue_destroyed_with_io_in_flight)
 	held_bio = NULL;
 	b->done(b, 0);
 	cr_assert_eq(cmd->completions, 1);
-	cr_assert_eq(cmd->req.cqe.cid, 40);
+	cr_assert_eq(le16_get(cmd->req.cqe.cid), 40);
 	cr_assert_eq(nvmet_queue_count(), 0);
 }
 
@@ -780,7 +780,7 @@ Test(nvmet, error_log_records_failures)
 	cr_assert_eq(le64_load(page + 64), 1);
 	cr_assert_eq(le16_load(page + 64 + 8), 1, "SQID of the I/O queue");
 	cr_assert_eq(le16_load(page + 64 + 10), 0x1234);
-	cr_assert_eq(le16_load(page + 64 + 12), cqe.status, "the CQE's status field, DNR included");
+	cr_assert_eq(le16_load(page + 64 + 12), le16_get(cqe.status), "the CQE's status field, DNR included");
 	cr_assert(le16_load(page + 64 + 12) & NVME_STATUS_DNR);
 	cr_assert_eq(le16_load(page + 64 + 14), 0xffff);
 	cr_assert_eq(le64_load(page + 64 + 16), 2048, "LBA");
@@ -877,7 +877,7 @@ Test(nvmet, io_queue_connect_checks_the_port_and_the_queues_granted)
 	struct nvme_cqe cqe;
 	int cntlid = connect_all(&a, NULL, HOST_A, VOL1, 0);
 	cr_assert_eq(admin(&a, NVME_ADM_SET_FEATURES, 0, NVME_FEAT_NUM_QUEUES, (1u << 16) | 1u, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, (1u << 16) | 1u, "2 I/O queues granted");
+	cr_assert_eq(le32_get(cqe.dw0), (1u << 16) | 1u, "2 I/O queues granted");
 	/* VOL1 is on both ports: the controller lives on port index 0 */
 	ft_open(&other, 1);
 	cr_assert_eq(ft_connect_io(&other, 1, (uint16_t)cntlid, HOST_A, VOL1), NVMET_SC_CONNECT_INVALID_PARAM,

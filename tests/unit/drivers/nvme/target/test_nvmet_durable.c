@@ -117,7 +117,7 @@ static uint16_t run(uint8_t opc, uint64_t slba, uint32_t nlb, uint32_t flags, co
 	cr_assert_eq(cmd->completions, 1);
 	if (cqe)
 		*cqe = cmd->req.cqe;
-	return (uint16_t)((cmd->req.cqe.status >> 1) & 0x7ff);
+	return (uint16_t)((le16_get(cmd->req.cqe.status) >> 1) & 0x7ff);
 }
 
 static bool durable_at(uint64_t slba, uint32_t len)
@@ -162,7 +162,7 @@ Test(durable, a_write_is_durable_after_the_host_flush_which_completes_after_the_
 	cr_assert(w >= 0 && d > w, "the drive got the Flush after the write completed (%d, %d)", w, d);
 	poll_drive(1);
 	cr_assert_eq(fl->completions, 1);
-	cr_assert_eq(fl->req.cqe.status >> 1, 0);
+	cr_assert_eq(le16_get(fl->req.cqe.status) >> 1, 0);
 	fake_nvme_power_cut(&f);
 	cr_assert(durable_at(64, 4096));
 }
@@ -197,14 +197,14 @@ Test(durable, identify_and_features_report_the_drives_volatile_cache)
 	cr_assert_eq(admin(NVME_ADM_IDENTIFY, NVME_ID_CNS_CTRL, 0, id, 4096, NULL), 0);
 	cr_assert_eq(id[NVME_IDC_VWC], 0x5, "present; broadcast Flush not supported");
 	cr_assert_eq(admin(NVME_ADM_GET_FEATURES, 0x06, 0, NULL, 0, &cqe), 0);
-	cr_assert_eq(cqe.dw0, 1, "WCE");
+	cr_assert_eq(le32_get(cqe.dw0), 1, "WCE");
 	cr_assert_eq(admin(NVME_ADM_SET_FEATURES, 0x06, 0, NULL, 0, &cqe), NVMET_SC_FEAT_NOT_CHANGEABLE);
-	cr_assert(cqe.status & NVME_STATUS_DNR);
+	cr_assert(le16_get(cqe.status) & NVME_STATUS_DNR);
 	/* a broadcast Flush is refused as Identify says */
 	struct nvme_sqe s = io_sqe(NVME_CMD_FLUSH, 0x32, 0, 1, 0, 0);
 	s.nsid = 0xffffffffu;
 	s.cdw10 = s.cdw11 = s.cdw12 = 0;
-	cr_assert_eq(ft_submit(&q, 1, &s, NULL, 0)->req.cqe.status >> 1 & 0x7ff, NVMET_SC_INVALID_NS);
+	cr_assert_eq(le16_get(ft_submit(&q, 1, &s, NULL, 0)->req.cqe.status) >> 1 & 0x7ff, NVMET_SC_INVALID_NS);
 }
 
 Test(durable, without_a_volatile_cache_identify_says_so_and_the_feature_is_absent)
@@ -222,7 +222,7 @@ static uint32_t csts(void)
 	struct nvme_cqe cqe;
 	struct nvme_sqe s = ft_prop_sqe(false, false, NVMF_PROP_CSTS, 0);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, &cqe), 0);
-	return cqe.dw0;
+	return le32_get(cqe.dw0);
 }
 
 static void set_shn(void)
@@ -294,7 +294,7 @@ Test(durable, a_media_error_reaches_the_host_as_the_same_status_with_its_lba_log
 	cr_assert_eq(nvmet_stats()->backend_errors, 1);
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_ERROR | (31u << 16), 0, page, 128, NULL), 0);
 	cr_assert_eq(le64_load(page + 0), 1, "one error");
-	cr_assert_eq(le16_load(page + 12), cqe.status);
+	cr_assert_eq(le16_load(page + 12), le16_get(cqe.status));
 	cr_assert_eq(le64_load(page + 16), 98, "LBA of the failed command");
 	cr_assert_eq(le32_load(page + 24), 1, "NSID");
 }
@@ -306,7 +306,7 @@ Test(durable, a_drive_that_stops_answering_is_reset_and_the_host_gets_a_retryabl
 	f.drop_opc = NVME_CMD_READ;
 	f.drop_aborts = true;
 	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_INTERNAL);
-	cr_assert_eq(cqe.status & NVME_STATUS_DNR, 0, "retryable");
+	cr_assert_eq(le16_get(cqe.status) & NVME_STATUS_DNR, 0, "retryable");
 	cr_assert_eq(dc.rec.resets, 1);
 	f.drop_opc = -1;
 	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0, "served again after the reset");
@@ -321,7 +321,7 @@ Test(durable, a_removed_drive_answers_namespace_not_ready)
 	nvme_ctrl_check(&dc, clock_now_ns());
 	cr_assert_eq(dc.state, NVME_CTRL_REMOVED);
 	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_NS_NOT_READY);
-	cr_assert_eq(cqe.status & NVME_STATUS_DNR, 0);
+	cr_assert_eq(le16_get(cqe.status) & NVME_STATUS_DNR, 0);
 	f.removed = false;
 	f.cc = 0;
 	f.csts = 0;
@@ -350,13 +350,13 @@ Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_h
 	cr_assert_eq(dc.state, NVME_CTRL_REMOVED);
 	run_timers_for(NVMET_NS_CHECK_MS);
 	cr_assert_eq(aer->completions, 1, "Namespace Attribute Changed within %u ms", NVMET_NS_CHECK_MS);
-	cr_assert_eq(aer->req.cqe.dw0, NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
+	cr_assert_eq(le32_get(aer->req.cqe.dw0), NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
 	cr_assert_eq(le32_load(log), 1);
 	cr_assert_eq(le32_load(log + 4), 0);
 	struct nvme_cqe cqe;
 	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_NS_NOT_READY);
-	cr_assert_eq(cqe.status & NVME_STATUS_DNR, 0, "retryable");
+	cr_assert_eq(le16_get(cqe.status) & NVME_STATUS_DNR, 0, "retryable");
 	cr_assert_eq(nvmet_stats()->ns_gone, 1);
 
 	/* a drive hot-added in its place: the same controller struct comes up again */
@@ -425,7 +425,7 @@ Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
 	cr_assert_eq(ops_seen[1], NVMET_BIO_FLUSH, "a Flush after the write completed");
 	cache_held->done(cache_held, 0);
 	cr_assert_eq(cmd->completions, 1);
-	cr_assert_eq(cmd->req.cqe.status >> 1, 0);
+	cr_assert_eq(le16_get(cmd->req.cqe.status) >> 1, 0);
 	cr_assert_eq(nvmet_stats()->fua_emulated, 1);
 	/* a failing Flush fails the FUA write: the data may not be durable */
 	s = io_sqe(NVME_CMD_WRITE, 0x41, 8, 8, NVME_RW_FUA, 4096);
@@ -433,5 +433,5 @@ Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
 	cache_held->done(cache_held, 0);
 	cache_held->done(cache_held, -EIO);
 	cr_assert_eq(cmd->completions, 1);
-	cr_assert_neq(cmd->req.cqe.status >> 1, 0);
+	cr_assert_neq(le16_get(cmd->req.cqe.status) >> 1, 0);
 }

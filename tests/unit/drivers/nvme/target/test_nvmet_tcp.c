@@ -154,7 +154,7 @@ static int admin_connect(struct tcp_sock *s, bool dg, uint32_t kato)
 	struct nvme_sqe sqe = ft_connect_sqe(0, 31, kato);
 	ft_connect_data(cd, HOST, VOL0, 0xffff);
 	cr_assert_eq(cmd(s, dg, &sqe, cd, sizeof(cd), &cqe, NULL, NULL), 0, "Connect");
-	int cntlid = (int)(cqe.dw0 & 0xffff);
+	int cntlid = (int)(le32_get(cqe.dw0) & 0xffff);
 	sqe = ft_prop_sqe(true, false, NVMF_PROP_CC,
 			  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, NULL, NULL, NULL), 0, "CC.EN");
@@ -279,7 +279,7 @@ static void admin_session(bool dg, size_t frag)
 	struct nvme_cqe cqe;
 	struct nvme_sqe sqe = ft_prop_sqe(false, false, NVMF_PROP_CSTS, 0);
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, &cqe, NULL, NULL), 0);
-	cr_assert(cqe.dw0 & NVME_CSTS_RDY);
+	cr_assert(le32_get(cqe.dw0) & NVME_CSTS_RDY);
 	/* Identify Controller: 4 KiB of C2HData then the CapsuleResp */
 	uint8_t id[4096];
 	uint32_t got;
@@ -287,7 +287,7 @@ static void admin_session(bool dg, size_t frag)
 	sqe.cdw10 = 1;
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, &cqe, id, &got), 0);
 	cr_assert_eq(got, sizeof(id));
-	cr_assert_eq(cqe.cid, 5);
+	cr_assert_eq(le16_get(cqe.cid), 5);
 	cr_assert_eq(memcmp(id + 4, "SER0", 4), 0, "SN");
 	cr_assert_eq(le32_load(id + 78) & 0xffff, (uint32_t)cntlid, "CNTLID");
 	/* Keep Alive */
@@ -562,8 +562,8 @@ static uint16_t host_read(struct tcp_sock *q, uint16_t cid, uint32_t slba, uint8
 		cr_assert_eq(p.type, NVME_TCP_CAPSULE_RESP);
 		struct nvme_cqe c;
 		memcpy(&c, p.hdr + 8, 16);
-		cr_assert_eq(c.cid, cid);
-		uint16_t st = (uint16_t)((c.status >> 1) & 0x7ff);
+		cr_assert_eq(le16_get(c.cid), cid);
+		uint16_t st = (uint16_t)((le16_get(c.status) >> 1) & 0x7ff);
 		if (st == 0)
 			cr_assert_eq(got, len, "all the data before the response");
 		return st;

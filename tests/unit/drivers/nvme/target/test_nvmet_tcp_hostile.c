@@ -723,7 +723,7 @@ static uint16_t connect_admin_to(struct tcp_sock *s, const char *subnqn, uint32_
 	ftcp_capsule(s, false, false, &sqe, cd, sizeof(cd));
 	cr_assert_eq(ftcp_resp(s, &r), 1, "the Connect is answered");
 	if (cntlid)
-		*cntlid = (uint16_t)r.cqe.dw0;
+		*cntlid = (uint16_t)le32_get(r.cqe.dw0);
 	return r.status;
 }
 
@@ -1039,7 +1039,7 @@ static uint16_t status_of(struct tcp_sock *s, const struct nvme_sqe *sqe, uint32
 	ftcp_capsule(s, false, false, sqe, NULL, 0);
 	cr_assert_eq(ftcp_resp(s, &r), 1, "answered");
 	if (dw0)
-		*dw0 = r.cqe.dw0;
+		*dw0 = le32_get(r.cqe.dw0);
 	return r.status;
 }
 
