@@ -38,6 +38,7 @@ def boot(name):
     conf = os.path.join(tmp, "blkdebug.conf")
     with open(conf, "w") as f:
         f.write(BLKDEBUG)
+    os.makedirs(os.path.join(BUILD, "run"), exist_ok=True)  # a fresh clone has none yet
     qmp_path = os.path.join(BUILD, "run", name + ".qmp")
     if os.path.exists(qmp_path):
         os.unlink(qmp_path)

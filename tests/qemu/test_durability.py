@@ -18,6 +18,7 @@ def traced(name, config="panic = exit\n"):
     path = os.path.join(BUILD, "test-logs", name + ".trace")
     if os.path.exists(path):
         os.unlink(path)
+    os.makedirs(os.path.join(BUILD, "run"), exist_ok=True)  # a fresh clone has none yet
     qmp_path = os.path.join(BUILD, "run", name + ".qmp")
     if os.path.exists(qmp_path):
         os.unlink(qmp_path)
