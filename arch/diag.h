@@ -22,4 +22,19 @@ void diag_put_reg(const char *name, uint64_t v);
 /* " (image+0x...)" when addr lies in [image_lo, image_hi). */
 void diag_put_image_offset(uint64_t addr, uint64_t image_lo, uint64_t image_hi);
 
+/* Where the diagnosis may read: the address range of the image's code and a test for
+ * "p..p+16 lies on a known stack" (the kernel stack or the exception stack). */
+struct diag_ctx {
+	uint64_t image_lo, image_hi;
+	int (*on_stack)(uint64_t p);
+};
+
+/* The frame-pointer chain from fp: both architectures keep [fp] = the caller's fp and
+ * [fp + 8] = the return address. At most 16 frames; stops off the known stacks. */
+void diag_put_backtrace(const struct diag_ctx *c, uint64_t fp);
+
+/* Image addresses found on the stack above sp (sp_name: "RSP" or "SP"): the call chain
+ * through code built without frame pointers (newlib) that the frame walk cannot follow. */
+void diag_put_stack_scan(const struct diag_ctx *c, uint64_t sp, const char *sp_name);
+
 #endif

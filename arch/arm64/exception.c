@@ -15,7 +15,6 @@
 #include "../diag.h"
 #include "arch.h"
 
-#define BACKTRACE_MAX 16
 #define EXIT_CODE_FAULT 0x7f /* QEMU then exits with status 0xff */
 #define PAGE_SIZE 4096
 
@@ -140,52 +139,11 @@ static int on_known_stack(uint64_t p)
 	return (p >= stack_lo && p + 16 <= stack_hi) || (p >= xlo && p + 16 <= xhi);
 }
 
-/* AAPCS64 frame records: [fp] = caller's fp, [fp + 8] = return address. */
-static void put_backtrace(uint64_t fp)
-{
-	diag_put("backtrace (frame pointers):\r\n");
-	for (int depth = 0; depth < BACKTRACE_MAX; depth++) {
-		if (fp & 7 || !on_known_stack(fp))
-			break;
-		uint64_t ret = ((const uint64_t *)(uintptr_t)fp)[1];
-		uint64_t next = ((const uint64_t *)(uintptr_t)fp)[0];
-		if (ret == 0)
-			break;
-		diag_put("  #");
-		diag_put_dec((uint64_t)depth);
-		diag_put(" ");
-		diag_put_hex(ret);
-		diag_put_image_offset(ret, image_lo, image_hi);
-		diag_put("\r\n");
-		if (next <= fp)
-			break; /* frames must move up the stack */
-		fp = next;
-	}
-}
-
-/* Code addresses on the stack above SP: the call chain through code built without frame
- * pointers (newlib) that the frame walk cannot follow. */
-static void put_stack_scan(uint64_t sp)
-{
-	unsigned shown = 0;
-	diag_put("stack scan (image addresses above SP):");
-	for (unsigned i = 0; i < 64 && shown < 12; i++) {
-		uint64_t p = sp + 8ull * i;
-		if (!on_known_stack(p))
-			break;
-		uint64_t v = *(const uint64_t *)(uintptr_t)p;
-		if (v >= image_lo && v < image_hi) {
-			diag_put(" +");
-			diag_put_hex(v - image_lo);
-			shown++;
-		}
-	}
-	diag_put("\r\n");
-}
 
 /* Print the diagnosis, then halt, exit QEMU or reset. */
 void arch_exception(struct arch_regs *r)
 {
+	const struct diag_ctx diag = { image_lo, image_hi, on_known_stack };
 	uint64_t ec = ESR_EC(r->esr);
 
 	if (in_exception++) {
@@ -242,8 +200,8 @@ void arch_exception(struct arch_regs *r)
 	diag_put("image base ");
 	diag_put_hex(image_lo);
 	diag_put(" (symbolize offsets with tools/symbolize)\r\n");
-	put_backtrace(r->x[29]);
-	put_stack_scan(r->sp);
+	diag_put_backtrace(&diag, r->x[29]);
+	diag_put_stack_scan(&diag, r->sp, "SP");
 
 	switch (fault_action) {
 	case ARCH_FAULT_EXIT:

@@ -13,7 +13,6 @@
 #include "cpu.h"
 #include "../diag.h"
 
-#define BACKTRACE_MAX 16
 #define EXIT_CODE_FAULT 0x7f /* QEMU then exits with status 0xff */
 
 static uint64_t image_lo, image_hi, stack_lo, stack_hi;
@@ -66,47 +65,6 @@ static int on_known_stack(uint64_t p)
 	return (p >= stack_lo && p + 16 <= stack_hi) || (p >= ist_lo && p + 16 <= ist_hi);
 }
 
-static void put_backtrace(uint64_t rbp)
-{
-	put("backtrace (frame pointers):\r\n");
-	for (int depth = 0; depth < BACKTRACE_MAX; depth++) {
-		if (rbp & 7 || !on_known_stack(rbp))
-			break;
-		uint64_t ret = ((const uint64_t *)(uintptr_t)rbp)[1];
-		uint64_t next = ((const uint64_t *)(uintptr_t)rbp)[0];
-		if (ret == 0)
-			break;
-		put("  #");
-		put_dec((uint64_t)depth);
-		put(" ");
-		put_hex(ret);
-		put_image_offset(ret);
-		put("\r\n");
-		if (next <= rbp)
-			break; /* frames must move up the stack */
-		rbp = next;
-	}
-}
-
-/* Code addresses found on the stack above RSP: the call chain through code built
- * without frame pointers (newlib) that the frame walk cannot follow. */
-static void put_stack_scan(uint64_t rsp)
-{
-	unsigned shown = 0;
-	put("stack scan (image addresses above RSP):");
-	for (unsigned i = 0; i < 64 && shown < 12; i++) {
-		uint64_t p = rsp + 8ull * i;
-		if (!on_known_stack(p))
-			break;
-		uint64_t v = *(const uint64_t *)(uintptr_t)p;
-		if (v >= image_lo && v < image_hi) {
-			put(" +");
-			put_hex(v - image_lo);
-			shown++;
-		}
-	}
-	put("\r\n");
-}
 
 static void put_page_fault_reason(uint64_t err)
 {
@@ -124,6 +82,7 @@ static void put_page_fault_reason(uint64_t err)
 /* Print the diagnosis, then halt, exit QEMU or reset. */
 void arch_exception(struct arch_regs *r)
 {
+	const struct diag_ctx diag = { image_lo, image_hi, on_known_stack };
 	if (in_exception++) {
 		put("\r\n*** nested CPU exception during diagnosis, vector ");
 		put_dec(r->vector);
@@ -168,8 +127,8 @@ void arch_exception(struct arch_regs *r)
 	put("image base ");
 	put_hex(image_lo);
 	put(" (symbolize offsets with tools/symbolize)\r\n");
-	put_backtrace(r->rbp);
-	put_stack_scan(r->rsp);
+	diag_put_backtrace(&diag, r->rbp);
+	diag_put_stack_scan(&diag, r->rsp, "RSP");
 
 	switch (fault_action) {
 	case ARCH_FAULT_EXIT:
