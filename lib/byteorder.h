@@ -17,8 +17,8 @@
  *   uint16_t le16_load(const void *p)   void le16_store(void *p, uint16_t v)
  *
  * The _load/_store forms read or write raw bytes (a register image, an Identify page, a
- * byte buffer being parsed) at any alignment. The code is the same on any host byte order;
- * the compiler turns it into one load or store (plus a byte swap where the orders differ).
+ * byte buffer being parsed) at any alignment: one load or store of the whole width, plus a
+ * byte swap where the host's order differs from the field's.
  * LE16_INIT(x) .. BE64_INIT(x) give constant initialisers for static tables.
  */
 #ifndef LIB_BYTEORDER_H
@@ -33,78 +33,84 @@ typedef struct { uint8_t b[2]; } __attribute__((packed)) be16_t;
 typedef struct { uint8_t b[4]; } __attribute__((packed)) be32_t;
 typedef struct { uint8_t b[8]; } __attribute__((packed)) be64_t;
 
-/* --- raw bytes at any alignment --- */
+/* --- raw bytes at any alignment ---
+ * One memcpy of the whole width (one load or store, also where the compiler has split a
+ * struct into bytes) and, where the host's order differs, one byte swap. */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BYTEORDER_LE_(n, x) __builtin_bswap##n(x)
+#define BYTEORDER_BE_(n, x) (x)
+#else
+#define BYTEORDER_LE_(n, x) (x)
+#define BYTEORDER_BE_(n, x) __builtin_bswap##n(x)
+#endif
 
 static inline uint16_t le16_load(const void *p)
 {
-	const uint8_t *b = p;
-	return (uint16_t)(b[0] | b[1] << 8);
+	uint16_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return (uint16_t)BYTEORDER_LE_(16, v);
 }
 static inline uint32_t le32_load(const void *p)
 {
-	const uint8_t *b = p;
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	uint32_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return BYTEORDER_LE_(32, v);
 }
 static inline uint64_t le64_load(const void *p)
 {
-	const uint8_t *b = p;
-	return (uint64_t)le32_load(b) | (uint64_t)le32_load(b + 4) << 32;
+	uint64_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return BYTEORDER_LE_(64, v);
 }
 static inline uint16_t be16_load(const void *p)
 {
-	const uint8_t *b = p;
-	return (uint16_t)(b[0] << 8 | b[1]);
+	uint16_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return (uint16_t)BYTEORDER_BE_(16, v);
 }
 static inline uint32_t be32_load(const void *p)
 {
-	const uint8_t *b = p;
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | (uint32_t)b[3];
+	uint32_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return BYTEORDER_BE_(32, v);
 }
 static inline uint64_t be64_load(const void *p)
 {
-	const uint8_t *b = p;
-	return (uint64_t)be32_load(b) << 32 | (uint64_t)be32_load(b + 4);
+	uint64_t v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return BYTEORDER_BE_(64, v);
 }
 
 static inline void le16_store(void *p, uint16_t v)
 {
-	uint8_t *b = p;
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
+	v = (uint16_t)BYTEORDER_LE_(16, v);
+	__builtin_memcpy(p, &v, sizeof(v));
 }
 static inline void le32_store(void *p, uint32_t v)
 {
-	uint8_t *b = p;
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
-	b[2] = (uint8_t)(v >> 16);
-	b[3] = (uint8_t)(v >> 24);
+	v = BYTEORDER_LE_(32, v);
+	__builtin_memcpy(p, &v, sizeof(v));
 }
 static inline void le64_store(void *p, uint64_t v)
 {
-	uint8_t *b = p;
-	le32_store(b, (uint32_t)v);
-	le32_store(b + 4, (uint32_t)(v >> 32));
+	v = BYTEORDER_LE_(64, v);
+	__builtin_memcpy(p, &v, sizeof(v));
 }
 static inline void be16_store(void *p, uint16_t v)
 {
-	uint8_t *b = p;
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
+	v = (uint16_t)BYTEORDER_BE_(16, v);
+	__builtin_memcpy(p, &v, sizeof(v));
 }
 static inline void be32_store(void *p, uint32_t v)
 {
-	uint8_t *b = p;
-	b[0] = (uint8_t)(v >> 24);
-	b[1] = (uint8_t)(v >> 16);
-	b[2] = (uint8_t)(v >> 8);
-	b[3] = (uint8_t)v;
+	v = BYTEORDER_BE_(32, v);
+	__builtin_memcpy(p, &v, sizeof(v));
 }
 static inline void be64_store(void *p, uint64_t v)
 {
-	uint8_t *b = p;
-	be32_store(b, (uint32_t)(v >> 32));
-	be32_store(b + 4, (uint32_t)v);
+	v = BYTEORDER_BE_(64, v);
+	__builtin_memcpy(p, &v, sizeof(v));
 }
 
 /* --- typed fields --- */
