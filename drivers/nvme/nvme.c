@@ -311,8 +311,8 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 				    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN, list, &d,
 				    &list_bytes);
 		if (rc == 0) {
-			memcpy(&sqe->dptr1, &d, sizeof(d));
-			sqe->cdw0 |= NVME_SQE_PSDT_SGL;
+			sqe->dptr.sgl1 = d;
+			sqe->flags |= NVME_SQE_PSDT_SGL;
 			goto mapped;
 		}
 		if (!nvme_prp_possible(rq->sg, rq->nsg, NVME_PAGE_SIZE))
@@ -322,8 +322,8 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 	rc = nvme_prp_build(rq->sg, rq->nsg, NVME_PAGE_SIZE, list, &prp1, &prp2, &list_bytes);
 	if (rc)
 		return rc;
-	sqe->dptr1 = prp1;
-	sqe->dptr2 = prp2;
+	sqe->dptr.prp1 = le64_make(prp1);
+	sqe->dptr.prp2 = le64_make(prp2);
 mapped:
 	slot->data_bytes = (uint64_t)total;
 	slot->data_cls = (uint8_t)cls;
@@ -351,14 +351,15 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[q->nfree - 1]];
 
 	memset(&sqe, 0, sizeof(sqe));
-	sqe.cdw0 = NVME_SQE_OPC(rq->opc) | ((uint32_t)slot->cid << NVME_SQE_CID_SHIFT);
-	sqe.nsid = rq->nsid;
-	sqe.cdw10 = rq->cdw10;
-	sqe.cdw11 = rq->cdw11;
-	sqe.cdw12 = rq->cdw12;
-	sqe.cdw13 = rq->cdw13;
-	sqe.cdw14 = rq->cdw14;
-	sqe.cdw15 = rq->cdw15;
+	sqe.opc = rq->opc;
+	sqe.cid = le16_make(slot->cid);
+	sqe.nsid = le32_make(rq->nsid);
+	sqe.cdw10 = le32_make(rq->cdw10);
+	sqe.cdw11 = le32_make(rq->cdw11);
+	sqe.cdw12 = le32_make(rq->cdw12);
+	sqe.cdw13 = le32_make(rq->cdw13);
+	sqe.cdw14 = le32_make(rq->cdw14);
+	sqe.cdw15 = le32_make(rq->cdw15);
 	slot->data_bytes = 0;
 	slot->list_bytes = 0;
 	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, &sqe)))

@@ -4,22 +4,16 @@
  *
  * Register values are plain integers read through the bus interface (nvme.h); fields are
  * taken out with the NVME_GET() accessor and the _SHIFT/_MASK pairs below, one comment
- * per bit. Queue entries and descriptors are packed little-endian structs. SGL
- * descriptors, DSM ranges, PRP entries and the CQE use lib/byteorder.h's checked le*_t
- * types and Identify data its le*_load; the SQE still uses the plain-integer le32/le64
- * aliases below (right on the little-endian CPUs the appliance runs on, not checked by the
- * compiler: converting it touches every command builder and parser of the driver and
- * the target). No C bitfields.
+ * per bit. Queue entries and descriptors are packed little-endian structs whose
+ * multi-byte fields are lib/byteorder.h's checked le*_t types (SQE, CQE, SGL descriptors,
+ * DSM ranges, PRP entries), read and written only through le*_get/le*_make; Identify
+ * data is read with le*_load at the byte offsets below. No C bitfields.
  */
 #ifndef DRIVERS_NVME_NVME_REGS_H
 #define DRIVERS_NVME_NVME_REGS_H
 
 #include <stdint.h>
 #include "../../lib/byteorder.h"
-
-typedef uint16_t le16;
-typedef uint32_t le32;
-typedef uint64_t le64;
 
 #define NVME_GET(v, f) (((v) >> f##_SHIFT) & f##_MASK)
 #define NVME_SET(f, x) (((uint64_t)(x) & f##_MASK) << f##_SHIFT)
@@ -134,22 +128,48 @@ typedef uint64_t le64;
 
 /* --- queue entries --- */
 
+/* --- SGL descriptors --- */
+struct nvme_sgl_desc {
+	le64_t addr;
+	le32_t len;
+	uint8_t rsvd[3];
+	uint8_t id;     /* SGL Descriptor Type 7:4, Sub Type 3:0 */
+} __attribute__((packed, aligned(8)));
+_Static_assert(sizeof(struct nvme_sgl_desc) == 16, "SGL descriptor is 16 bytes");
+
+#define NVME_SGL_TYPE_DATA_BLOCK 0x0
+#define NVME_SGL_TYPE_SEGMENT 0x2
+#define NVME_SGL_TYPE_LAST_SEGMENT 0x3
+#define NVME_SGL_ID(type) ((uint8_t)((type) << 4)) /* sub type 0: address */
+
+/* Submission Queue Entry: CDW0 (OPC, FUSE/PSDT flags, CID), NSID, CDW2-3, MPTR, DPTR
+ * (PRP1/PRP2 or SGL1), CDW10-15. A fabrics command (opcode 0x7f) has its own layout of the
+ * same 64 bytes (../nvme/target/nvmet_wire.h). */
 struct nvme_sqe {
-	le32 cdw0;      /* OPC 7:0, FUSE 9:8, PSDT 15:14, CID 31:16 */
-	le32 nsid;
-	le32 cdw2;
-	le32 cdw3;
-	le64 mptr;
-	le64 dptr1;     /* PRP1, or the first 8 bytes of SGL1 */
-	le64 dptr2;     /* PRP2, or the last 8 bytes of SGL1 */
-	le32 cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+	uint8_t opc;    /* CDW0 7:0 Opcode */
+	uint8_t flags;  /* CDW0 15:8: FUSE 1:0, PSDT 7:6 */
+	le16_t cid;     /* CDW0 31:16 Command Identifier */
+	le32_t nsid;    /* Namespace Identifier */
+	le32_t cdw2;
+	le32_t cdw3;
+	le64_t mptr;    /* Metadata Pointer */
+	union {         /* Data Pointer */
+		struct {
+			le64_t prp1;  /* PRP Entry 1 */
+			le64_t prp2;  /* PRP Entry 2 */
+		};
+		struct nvme_sgl_desc sgl1; /* SGL Entry 1 */
+	} dptr;
+	le32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct nvme_sqe) == 64, "SQE is 64 bytes");
+_Static_assert(__builtin_offsetof(struct nvme_sqe, dptr) == 24, "DPTR at byte 24");
+_Static_assert(__builtin_offsetof(struct nvme_sqe, cdw10) == 40, "CDW10 at byte 40");
 
-#define NVME_SQE_OPC(op) ((uint32_t)(op) & 0xffu)
-#define NVME_SQE_PSDT_PRP (0u << 14)        /* PRPs */
-#define NVME_SQE_PSDT_SGL (1u << 14)        /* SGLs, MPTR a contiguous buffer */
-#define NVME_SQE_CID_SHIFT 16
+#define NVME_SQE_FUSE_MASK 0x03u            /* flags: Fused Operation */
+#define NVME_SQE_PSDT_MASK 0xc0u            /* flags: PRP or SGL for Data Transfer */
+#define NVME_SQE_PSDT_PRP 0x00u             /* PRPs */
+#define NVME_SQE_PSDT_SGL 0x40u             /* SGLs, MPTR a contiguous buffer */
 
 struct nvme_cqe {
 	le32_t dw0;     /* command specific */
@@ -168,20 +188,6 @@ _Static_assert(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
 #define NVME_STATUS_DNR (1u << 15)           /* Do Not Retry */
 /* A status field value without the phase bit: SCT << 8 | SC, as in "0x4012". */
 #define NVME_SC(sct, sc) ((uint16_t)(((sct) << 8) | (sc)))
-
-/* --- SGL descriptors --- */
-struct nvme_sgl_desc {
-	le64_t addr;
-	le32_t len;
-	uint8_t rsvd[3];
-	uint8_t id;     /* SGL Descriptor Type 7:4, Sub Type 3:0 */
-} __attribute__((packed, aligned(8)));
-_Static_assert(sizeof(struct nvme_sgl_desc) == 16, "SGL descriptor is 16 bytes");
-
-#define NVME_SGL_TYPE_DATA_BLOCK 0x0
-#define NVME_SGL_TYPE_SEGMENT 0x2
-#define NVME_SGL_TYPE_LAST_SEGMENT 0x3
-#define NVME_SGL_ID(type) ((uint8_t)((type) << 4)) /* sub type 0: address */
 
 /* Dataset Management range */
 struct nvme_dsm_range {

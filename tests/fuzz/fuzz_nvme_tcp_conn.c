@@ -79,8 +79,8 @@ static void h2c(struct tcp_sock *s, uint16_t cccid, uint16_t ttag, uint32_t off,
 static void rw_sqe(struct nvme_sqe *sqe, bool write, uint16_t cid, uint32_t slba, uint32_t nlb)
 {
 	*sqe = ft_sqe(write ? NVME_CMD_WRITE : NVME_CMD_READ, cid, 1, nlb * 512);
-	sqe->cdw10 = slba;
-	sqe->cdw12 = nlb - 1;
+	sqe->cdw10 = le32_make(slba);
+	sqe->cdw12 = le32_make(nlb - 1);
 }
 
 static uint64_t now;
@@ -127,8 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q->dev_frags = dev_frags;
 	ftcp_icreq(q, 0, 0, (uint8_t)((hd ? NVME_TCP_DGST_HDGST_ENABLE : 0) | (dd ? NVME_TCP_DGST_DDGST_ENABLE : 0)));
 	sqe = ft_connect_sqe(1, 63, 0);
-	if (sqflow_off)
-		((uint8_t *)&sqe)[NVMF_CONNECT_OFF_CATTR] |= NVMF_CATTR_DISABLE_SQFLOW;
+	if (sqflow_off) {
+		struct nvmf_cmd f = nvmf_cmd_of(&sqe);
+		f.connect.cattr |= NVMF_CATTR_DISABLE_SQFLOW;
+		sqe = nvmf_cmd_sqe(&f);
+	}
 	ft_connect_data(cd, HOST, VOL0, 1);
 	ftcp_capsule(q, hd, dd, &sqe, cd, sizeof(cd));
 	scan_r2ts(q);

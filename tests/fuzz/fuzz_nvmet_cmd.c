@@ -67,7 +67,7 @@ static void check_slot(const struct ft_conn *c, const struct ft_cmd *cmd)
 {
 	assert(cmd->completions <= 1);
 	if (cmd->completions == 0)
-		assert(NVME_SQE_OPC(cmd->req.sqe.cdw0) == NVME_ADM_AER && c->q);
+		assert(cmd->req.sqe.opc == NVME_ADM_AER && c->q);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* SGL1's identifier (DPTR byte 15): kept as given when its low nibble is 0xf
 			 * (SGL Descriptor Type Invalid and friends), else one a fabrics host uses, so
 			 * that random SQEs reach the command sets */
-			uint8_t *sgl_id = (uint8_t *)&sqe + 24 + 15;
+			uint8_t *sgl_id = &sqe.dptr.sgl1.id;
 			if ((*sgl_id & 0x0f) != 0x0f)
 				*sgl_id = (*sgl_id & 0x10) ? NVMF_SGL_ID_TRANSPORT : NVMF_SGL_ID_OFFSET;
 			len = (uint32_t)(data[p] | data[p + 1] << 8) % (FT_BUF + 1);

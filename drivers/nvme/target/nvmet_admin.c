@@ -180,7 +180,7 @@ static void identify_desclist(struct nvmet_req *req, struct nvmet_ctrl *c, uint3
 
 static void exec_identify(struct nvmet_req *req, struct nvmet_ctrl *c)
 {
-	uint8_t cns = (uint8_t)req->sqe.cdw10;
+	uint8_t cns = (uint8_t)le32_get(req->sqe.cdw10);
 
 	if (c->subsys->discovery && cns != NVME_ID_CNS_CTRL)
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
@@ -188,11 +188,11 @@ static void exec_identify(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_ID_CNS_CTRL:
 		return identify_ctrl(req, c);
 	case NVME_ID_CNS_NS:
-		return identify_ns(req, c, req->sqe.nsid);
+		return identify_ns(req, c, le32_get(req->sqe.nsid));
 	case NVME_ID_CNS_NS_ACTIVE_LIST:
-		return identify_active_list(req, c, req->sqe.nsid);
+		return identify_active_list(req, c, le32_get(req->sqe.nsid));
 	case NVME_ID_CNS_NS_DESC_LIST:
-		return identify_desclist(req, c, req->sqe.nsid);
+		return identify_desclist(req, c, le32_get(req->sqe.nsid));
 	default:
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
 	}
@@ -295,10 +295,10 @@ static void put128(uint8_t *p, uint64_t v)
 
 static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 {
-	uint8_t lid = (uint8_t)req->sqe.cdw10;
-	bool rae = (req->sqe.cdw10 & NVME_LOG_RAE) != 0;
-	uint64_t numd = ((uint64_t)(req->sqe.cdw11 & 0xffff) << 16 | (req->sqe.cdw10 >> 16)) + 1;
-	uint64_t off = (uint64_t)req->sqe.cdw13 << 32 | req->sqe.cdw12;
+	uint8_t lid = (uint8_t)le32_get(req->sqe.cdw10);
+	bool rae = (le32_get(req->sqe.cdw10) & NVME_LOG_RAE) != 0;
+	uint64_t numd = ((uint64_t)(le32_get(req->sqe.cdw11) & 0xffff) << 16 | (le32_get(req->sqe.cdw10) >> 16)) + 1;
+	uint64_t off = (uint64_t)le32_get(req->sqe.cdw13) << 32 | le32_get(req->sqe.cdw12);
 	uint64_t len64 = numd * 4;
 	uint32_t len;
 	const struct nvmet_subsys *s = c->subsys;
@@ -389,10 +389,10 @@ static uint32_t num_queues_result(const struct nvmet_ctrl *c)
 
 static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 {
-	uint8_t fid = (uint8_t)req->sqe.cdw10;
-	uint32_t v = req->sqe.cdw11;
+	uint8_t fid = (uint8_t)le32_get(req->sqe.cdw10);
+	uint32_t v = le32_get(req->sqe.cdw11);
 
-	if (req->sqe.cdw10 & (1u << 31))
+	if (le32_get(req->sqe.cdw10) & (1u << 31))
 		return nvmet_req_complete(req, NVMET_SC_FEAT_NOT_SAVEABLE);
 	if (req->data.len)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
@@ -436,10 +436,10 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 
 static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 {
-	uint8_t fid = (uint8_t)req->sqe.cdw10;
+	uint8_t fid = (uint8_t)le32_get(req->sqe.cdw10);
 
 	if (fid == NVME_FEAT_HOST_ID) {
-		if (!(req->sqe.cdw11 & 1)) /* EXHID: only the 128-bit identifier exists */
+		if (!(le32_get(req->sqe.cdw11) & 1)) /* EXHID: only the 128-bit identifier exists */
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
 		memcpy(scratch, c->hostid, 16);
 		return complete_with_scratch(req, 16);
@@ -511,7 +511,7 @@ static void exec_aer(struct nvmet_req *req, struct nvmet_ctrl *c)
 void nvmet_exec_admin(struct nvmet_req *req)
 {
 	struct nvmet_ctrl *c = req->q->ctrl;
-	uint8_t opc = (uint8_t)NVME_SQE_OPC(req->sqe.cdw0);
+	uint8_t opc = req->sqe.opc;
 
 	if (c->state != NVMET_CTRL_ENABLED)
 		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);

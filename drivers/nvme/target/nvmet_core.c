@@ -407,7 +407,7 @@ static void ctrl_log_error(struct nvmet_ctrl *c, const struct nvmet_queue *q, co
 			   uint16_t status)
 {
 	struct nvmet_err_entry *e;
-	uint8_t opc = (uint8_t)NVME_SQE_OPC(req->sqe.cdw0);
+	uint8_t opc = req->sqe.opc;
 
 	if (status == NVMET_SC_ABORT_SQ_DELETED)
 		return;
@@ -418,15 +418,15 @@ static void ctrl_log_error(struct nvmet_ctrl *c, const struct nvmet_queue *q, co
 	e->sqid = q->qid;
 	e->cid = le16_get(req->cqe.cid);
 	e->status = le16_get(req->cqe.status);
-	e->nsid = req->sqe.nsid;
+	e->nsid = le32_get(req->sqe.nsid);
 	if (q->qid && opc_has_slba(opc))
-		e->lba = (uint64_t)req->sqe.cdw11 << 32 | req->sqe.cdw10;
+		e->lba = (uint64_t)le32_get(req->sqe.cdw11) << 32 | le32_get(req->sqe.cdw10);
 }
 
 void nvmet_req_complete(struct nvmet_req *req, uint16_t status)
 {
 	struct nvmet_queue *q = req->q;
-	uint16_t cid = (uint16_t)(req->sqe.cdw0 >> NVME_SQE_CID_SHIFT);
+	uint16_t cid = le16_get(req->sqe.cid);
 
 	req->status = status;
 	req->cqe.sqhd = le16_make(q->sqflow_off ? 0xffff : q->sqhd);
@@ -472,17 +472,16 @@ static bool sgl1_ok(const struct nvmet_queue *q, uint8_t id)
 
 uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
 {
-	const uint8_t *b = (const uint8_t *)sqe;
-	if ((sqe->cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL || !sgl1_known(b[24 + 15]))
+	if ((sqe->flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL || !sgl1_known(sqe->dptr.sgl1.id))
 		return 0; /* nvmet_exec() refuses it: nothing to fetch */
-	return le32_load(b + 24 + 8); /* SGL1 length */
+	return le32_get(sqe->dptr.sgl1.len);
 }
 
 enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
 {
-	uint8_t opc = (uint8_t)NVME_SQE_OPC(sqe->cdw0);
+	uint8_t opc = sqe->opc;
 	if (opc == NVMF_OPC_FABRICS)
-		return ((const uint8_t *)sqe)[4] == NVMF_FCTYPE_CONNECT ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+		return nvmf_fctype(sqe) == NVMF_FCTYPE_CONNECT ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	if (q && q->qid == 0 && q->ctrl)
 		return (opc == NVME_ADM_SET_FEATURES) ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	/* NVMe opcode bits 1:0: 01b host to controller, 10b controller to host */
@@ -491,7 +490,7 @@ enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *s
 
 bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
 {
-	uint8_t opc = (uint8_t)NVME_SQE_OPC(sqe->cdw0);
+	uint8_t opc = sqe->opc;
 	return opc == NVMF_OPC_FABRICS || !q || !q->ctrl || q->qid == 0 || opc == NVME_CMD_DSM;
 }
 
@@ -545,12 +544,12 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 	if (total != req->data.len)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
 	/* fabrics hosts use SGLs only, and this target does not fuse */
-	if ((req->sqe.cdw0 & (3u << 14)) != NVME_SQE_PSDT_SGL || (req->sqe.cdw0 & (3u << 8)))
+	if ((req->sqe.flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL || (req->sqe.flags & NVME_SQE_FUSE_MASK))
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-	if (!sgl1_ok(q, ((const uint8_t *)&req->sqe)[24 + 15]))
+	if (!sgl1_ok(q, req->sqe.dptr.sgl1.id))
 		return nvmet_req_complete(req, NVMET_SC_SGL_TYPE_INVALID);
 
-	if (NVME_SQE_OPC(req->sqe.cdw0) == NVMF_OPC_FABRICS)
+	if (req->sqe.opc == NVMF_OPC_FABRICS)
 		return nvmet_exec_fabrics(req);
 	if (q->state != NVMET_Q_LIVE)
 		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);

@@ -63,23 +63,13 @@ static uint16_t cntlid_alloc(struct nvmet_subsys *s)
 	return 0;
 }
 
-static uint16_t ld16(const void *sqe, unsigned off)
-{
-	return le16_load((const uint8_t *)sqe + off);
-}
-
-static uint32_t ld32(const void *sqe, unsigned off)
-{
-	return le32_load((const uint8_t *)sqe + off);
-}
-
 /* Refuse a Connect with status sc (DW0: the invalid parameter's location) and say why,
  * naming the host and the subsystem it asked for. */
 static void connect_fail(struct nvmet_req *req, uint16_t sc, uint32_t dw0, const char *why, const uint8_t *cd)
 {
 	log_warn("connect refused on port %u: %s (host %s, subsystem %s, qid %u)", nvmet_tgt.cfg.ports[req->q->port].portid,
 		 why, (const char *)cd + NVMF_CD_OFF_HOSTNQN, (const char *)cd + NVMF_CD_OFF_SUBNQN,
-		 ld16(&req->sqe, NVMF_CONNECT_OFF_QID));
+		 le16_get(nvmf_cmd_of(&req->sqe).connect.qid));
 	nvmet_tgt.st.connect_refused++;
 	req->cqe.dw0 = le32_make(dw0);
 	nvmet_req_complete(req, sc);
@@ -101,11 +91,11 @@ static void fabrics_connect(struct nvmet_req *req)
 {
 	static uint8_t cd[NVMF_CONNECT_DATA_LEN];
 	struct nvmet_queue *q = req->q;
-	const struct nvme_sqe *sqe = &req->sqe;
-	uint16_t recfmt = ld16(sqe, NVMF_CONNECT_OFF_RECFMT), qid = ld16(sqe, NVMF_CONNECT_OFF_QID);
-	uint16_t sqsize = ld16(sqe, NVMF_CONNECT_OFF_SQSIZE);
-	uint8_t cattr = ((const uint8_t *)sqe)[NVMF_CONNECT_OFF_CATTR];
-	uint32_t kato = ld32(sqe, NVMF_CONNECT_OFF_KATO);
+	const struct nvmf_cmd f = nvmf_cmd_of(&req->sqe);
+	uint16_t recfmt = le16_get(f.connect.recfmt), qid = le16_get(f.connect.qid);
+	uint16_t sqsize = le16_get(f.connect.sqsize);
+	uint8_t cattr = f.connect.cattr;
+	uint32_t kato = le32_get(f.connect.kato);
 	const char *subnqn = (const char *)cd + NVMF_CD_OFF_SUBNQN;
 	const char *hostnqn = (const char *)cd + NVMF_CD_OFF_HOSTNQN;
 	struct nvmet_subsys *s;
@@ -238,9 +228,9 @@ static void ctrl_update_cc(struct nvmet_ctrl *c, uint32_t cc)
 static void fabrics_property(struct nvmet_req *req, bool set)
 {
 	struct nvmet_ctrl *c = req->q->ctrl;
-	const uint8_t *b = (const uint8_t *)&req->sqe;
-	bool size8 = (b[NVMF_PROP_OFF_ATTRIB] & 0x7) == NVMF_PROP_SIZE_8;
-	uint32_t off = ld32(&req->sqe, NVMF_PROP_OFF_OFFSET);
+	const struct nvmf_cmd f = nvmf_cmd_of(&req->sqe);
+	bool size8 = (f.prop.attrib & 0x7) == NVMF_PROP_SIZE_8;
+	uint32_t off = le32_get(f.prop.ofst);
 	uint64_t v = 0;
 
 	if (req->q->qid != 0)
@@ -248,7 +238,7 @@ static void fabrics_property(struct nvmet_req *req, bool set)
 	if (set) {
 		if (off != NVMF_PROP_CC || size8)
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		ctrl_update_cc(c, ld32(&req->sqe, NVMF_PROP_OFF_VALUE));
+		ctrl_update_cc(c, (uint32_t)le64_get(f.prop.value));
 		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
 	}
 	if (size8 && off == NVMF_PROP_CAP)
@@ -272,7 +262,7 @@ static void fabrics_disconnect(struct nvmet_req *req)
 {
 	struct nvmet_queue *q = req->q;
 
-	if (ld16(&req->sqe, NVMF_CONNECT_OFF_RECFMT) != 0)
+	if (le16_get(nvmf_cmd_of(&req->sqe).disconnect.recfmt) != 0)
 		return nvmet_req_complete(req, NVMET_SC_CONNECT_FORMAT);
 	log_info("ctrl %u: disconnect on queue %u", q->ctrl->cntlid, q->qid);
 	if (q->qid == 0) {
@@ -287,7 +277,7 @@ static void fabrics_disconnect(struct nvmet_req *req)
 
 void nvmet_exec_fabrics(struct nvmet_req *req)
 {
-	uint8_t fctype = ((const uint8_t *)&req->sqe)[4];
+	uint8_t fctype = nvmf_fctype(&req->sqe);
 
 	if (fctype == NVMF_FCTYPE_CONNECT)
 		return fabrics_connect(req);

@@ -87,8 +87,8 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
 	struct nvmet_subsys *s = req->q->ctrl->subsys;
-	uint64_t slba = (uint64_t)req->sqe.cdw11 << 32 | req->sqe.cdw10;
-	uint32_t nlb = (req->sqe.cdw12 & 0xffff) + 1;
+	uint64_t slba = (uint64_t)le32_get(req->sqe.cdw11) << 32 | le32_get(req->sqe.cdw10);
+	uint32_t nlb = (le32_get(req->sqe.cdw12) & 0xffff) + 1;
 	uint64_t bytes = (uint64_t)nlb << ns->bdev.lba_shift;
 
 	if (!lba_ok(ns, slba, nlb))
@@ -109,7 +109,7 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 	bio->op = write ? NVMET_BIO_WRITE : NVMET_BIO_READ;
 	bio->slba = slba;
 	bio->nlb = nlb;
-	bio->fua = (req->sqe.cdw12 & NVME_RW_FUA) != 0; /* Read FUA passes through too */
+	bio->fua = (le32_get(req->sqe.cdw12) & NVME_RW_FUA) != 0; /* Read FUA passes through too */
 	if (write && bio->fua)
 		nvmet_tgt.st.fua_writes++;
 	submit(req, ns, bio);
@@ -118,8 +118,8 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 static void exec_write_zeroes(struct nvmet_req *req, struct nvmet_ns *ns)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
-	uint64_t slba = (uint64_t)req->sqe.cdw11 << 32 | req->sqe.cdw10;
-	uint32_t nlb = (req->sqe.cdw12 & 0xffff) + 1;
+	uint64_t slba = (uint64_t)le32_get(req->sqe.cdw11) << 32 | le32_get(req->sqe.cdw10);
+	uint32_t nlb = (le32_get(req->sqe.cdw12) & 0xffff) + 1;
 
 	if (!ns->bdev.write_zeroes)
 		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
@@ -131,8 +131,8 @@ static void exec_write_zeroes(struct nvmet_req *req, struct nvmet_ns *ns)
 	bio->op = NVMET_BIO_WRITE_ZEROES;
 	bio->slba = slba;
 	bio->nlb = nlb;
-	bio->attr = req->sqe.cdw12 & NVME_WZ_DEAC;
-	bio->fua = (req->sqe.cdw12 & NVME_RW_FUA) != 0;
+	bio->attr = le32_get(req->sqe.cdw12) & NVME_WZ_DEAC;
+	bio->fua = (le32_get(req->sqe.cdw12) & NVME_RW_FUA) != 0;
 	if (bio->fua)
 		nvmet_tgt.st.fua_writes++;
 	mark_written(req, ns);
@@ -142,7 +142,7 @@ static void exec_write_zeroes(struct nvmet_req *req, struct nvmet_ns *ns)
 static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
-	uint32_t nr = (req->sqe.cdw10 & 0xff) + 1;
+	uint32_t nr = (le32_get(req->sqe.cdw10) & 0xff) + 1;
 
 	if (req->data.len != nr * sizeof(struct nvme_dsm_range))
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
@@ -154,20 +154,20 @@ static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 			return nvmet_req_complete(req, NVMET_SC_LBA_RANGE);
 	}
 	/* without Attribute - Deallocate the ranges are hints only */
-	if (!(req->sqe.cdw11 & NVME_DSM_AD) || !ns->bdev.dsm)
+	if (!(le32_get(req->sqe.cdw11) & NVME_DSM_AD) || !ns->bdev.dsm)
 		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
 	memset(bio, 0, sizeof(*bio));
 	mark_written(req, ns);
 	bio->op = NVMET_BIO_DSM;
 	bio->nlb = nr;
-	bio->attr = req->sqe.cdw11;
+	bio->attr = le32_get(req->sqe.cdw11);
 	submit(req, ns, bio);
 }
 
 void nvmet_exec_io(struct nvmet_req *req)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
-	uint8_t opc = (uint8_t)NVME_SQE_OPC(req->sqe.cdw0);
+	uint8_t opc = req->sqe.opc;
 	struct nvmet_ns *ns;
 
 	switch (opc) {
@@ -180,7 +180,7 @@ void nvmet_exec_io(struct nvmet_req *req)
 	default:
 		return nvmet_req_complete(req, NVMET_SC_INVALID_OPCODE);
 	}
-	if (!(ns = nvmet_ns_find(req->q->ctrl->subsys, req->sqe.nsid)))
+	if (!(ns = nvmet_ns_find(req->q->ctrl->subsys, le32_get(req->sqe.nsid))))
 		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
 	switch (opc) {
 	case NVME_CMD_READ:
@@ -287,14 +287,14 @@ void nvmet_ctrl_shutdown_start(struct nvmet_ctrl *c)
  * payload memory), or NULL for any other command. */
 const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
 {
-	uint8_t opc = (uint8_t)NVME_SQE_OPC(sqe->cdw0);
+	uint8_t opc = sqe->opc;
 	struct nvmet_ns *ns;
 
 	if (!q || q->state != NVMET_Q_LIVE || q->qid == 0 || !q->ctrl || !q->ctrl->subsys)
 		return NULL;
 	if (opc != NVME_CMD_READ && opc != NVME_CMD_WRITE)
 		return NULL;
-	ns = nvmet_ns_find(q->ctrl->subsys, sqe->nsid);
+	ns = nvmet_ns_find(q->ctrl->subsys, le32_get(sqe->nsid));
 	return ns && ns->opened ? &ns->bdev : NULL;
 }
 

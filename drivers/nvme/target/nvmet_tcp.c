@@ -423,7 +423,7 @@ static int resume_waiters(void)
 /* Is sqe a fabrics Connect? */
 static bool is_connect(const struct nvme_sqe *sqe)
 {
-	return NVME_SQE_OPC(sqe->cdw0) == NVMF_OPC_FABRICS && ((const uint8_t *)sqe)[4] == NVMF_FCTYPE_CONNECT;
+	return sqe->opc == NVMF_OPC_FABRICS && nvmf_fctype(sqe) == NVMF_FCTYPE_CONNECT;
 }
 
 /*
@@ -446,7 +446,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	}
 	r->conn = c;
 	memcpy(&r->sqe, pdu->hdr.u.cmd.sqe, sizeof(r->sqe));
-	r->cccid = (uint16_t)(r->sqe.cdw0 >> NVME_SQE_CID_SHIFT);
+	r->cccid = le16_get(r->sqe.cid);
 	r->len = nvmet_req_data_len(&r->sqe);
 	r->dir = (uint8_t)nvmet_req_dir(c->q, &r->sqe);
 	r->bdev = nvmet_req_bdev(c->q, &r->sqe);

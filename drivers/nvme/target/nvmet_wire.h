@@ -5,8 +5,9 @@
  * properties, the status codes the target returns, the Identify fields a fabrics
  * controller fills, log page identifiers and the discovery log page format.
  *
- * SQE fields are read from a local copy, never in place; buffers built for the host are
- * written with lib/byteorder.h's le16/32/64_store.
+ * SQE fields are read from the request's own copy through their le*_t types (struct
+ * nvme_sqe, struct nvmf_cmd); buffers built for the host are written with
+ * lib/byteorder.h's le16/32/64_store.
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_WIRE_H
 #define DRIVERS_NVME_TARGET_NVMET_WIRE_H
@@ -25,14 +26,73 @@ enum {
 	NVMF_FCTYPE_DISCONNECT = 0x08,
 };
 
-/* Connect command, SQE byte offsets (fabrics-specific part starts at byte 40 = CDW10). */
-#define NVMF_CONNECT_OFF_RECFMT 40   /* Record Format (2): 0 */
-#define NVMF_CONNECT_OFF_QID 42      /* Queue ID (2): 0 = admin queue */
-#define NVMF_CONNECT_OFF_SQSIZE 44   /* Submission Queue Size (2), 0's based */
-#define NVMF_CONNECT_OFF_CATTR 46    /* Connect Attributes (1) */
-#define NVMF_CONNECT_OFF_KATO 48     /* Keep Alive Timeout (4), milliseconds, admin queue only */
+/*
+ * A fabrics command's 64 bytes (NVMe over Fabrics 1.1, 3.3): CDW0 and SGL1 where an NVMe
+ * command has them, FCTYPE in byte 4, the command-specific fields from byte 40. Read from
+ * the request's SQE with nvmf_cmd_of(), built by hosts (tests) and cast back with
+ * nvmf_cmd_sqe().
+ */
+struct nvmf_cmd {
+	uint8_t opc;                /* 0x7f */
+	uint8_t flags;              /* FUSE 1:0 (0), PSDT 7:6 (SGLs) */
+	le16_t cid;                 /* Command Identifier */
+	uint8_t fctype;             /* Fabrics Command Type */
+	uint8_t rsvd5[19];
+	struct nvme_sgl_desc sgl1;  /* SGL Descriptor 1 */
+	union {                     /* command specific, bytes 40..63 */
+		struct {
+			le16_t recfmt;   /* Record Format: 0 */
+			le16_t qid;      /* Queue ID: 0 = admin queue */
+			le16_t sqsize;   /* Submission Queue Size, 0's based */
+			uint8_t cattr;   /* Connect Attributes */
+			uint8_t rsvd47;
+			le32_t kato;     /* Keep Alive Timeout, milliseconds, admin queue only */
+			uint8_t rsvd52[12];
+		} connect;
+		struct {
+			uint8_t attrib;  /* bits 2:0 size: 0 = 4 bytes, 1 = 8 bytes */
+			uint8_t rsvd41[3];
+			le32_t ofst;     /* property offset (controller register offset) */
+			le64_t value;    /* Property Set */
+			uint8_t rsvd56[8];
+		} prop;
+		struct {
+			le16_t recfmt;   /* Record Format: 0 */
+			uint8_t rsvd42[22];
+		} disconnect;
+	};
+} __attribute__((packed, aligned(8)));
+_Static_assert(sizeof(struct nvmf_cmd) == sizeof(struct nvme_sqe), "a fabrics command is an SQE");
+_Static_assert(__builtin_offsetof(struct nvmf_cmd, connect.kato) == 48, "Connect KATO at byte 48");
+_Static_assert(__builtin_offsetof(struct nvmf_cmd, prop.value) == 48, "Property VALUE at byte 48");
+
+/* SQE byte offsets a Connect response names as the invalid parameter (IPO). */
+#define NVMF_CONNECT_OFF_QID __builtin_offsetof(struct nvmf_cmd, connect.qid)
+#define NVMF_CONNECT_OFF_SQSIZE __builtin_offsetof(struct nvmf_cmd, connect.sqsize)
 #define NVMF_CATTR_PRIORITY_MASK 0x3u  /* bits 1:0: I/O queue priority class */
 #define NVMF_CATTR_DISABLE_SQFLOW 0x4u /* bit 2: SQ flow control disabled */
+
+/* The fabrics view of a received SQE (a copy: the SQE stays the one object). */
+static inline struct nvmf_cmd nvmf_cmd_of(const struct nvme_sqe *sqe)
+{
+	struct nvmf_cmd f;
+	__builtin_memcpy(&f, sqe, sizeof(f));
+	return f;
+}
+
+/* The SQE a host sends for fabrics command f. */
+static inline struct nvme_sqe nvmf_cmd_sqe(const struct nvmf_cmd *f)
+{
+	struct nvme_sqe sqe;
+	__builtin_memcpy(&sqe, f, sizeof(sqe));
+	return sqe;
+}
+
+/* The FCTYPE of an SQE whose opcode is NVMF_OPC_FABRICS (byte 4, where NSID would be). */
+static inline uint8_t nvmf_fctype(const struct nvme_sqe *sqe)
+{
+	return nvmf_cmd_of(sqe).fctype;
+}
 
 /* Connect data (1024 bytes in the command's data). */
 #define NVMF_CONNECT_DATA_LEN 1024
@@ -47,10 +107,7 @@ enum {
  * IPO (15:0) = byte offset of the bad field, IATTR (23:16) bit 0 = in the data. */
 #define NVMF_IATTR_DATA (1u << 16)
 
-/* Property Get/Set, SQE byte offsets. */
-#define NVMF_PROP_OFF_ATTRIB 40      /* ATTRIB (1): bits 2:0 size, 0 = 4 bytes, 1 = 8 bytes */
-#define NVMF_PROP_OFF_OFFSET 44      /* OFST (4): property offset (controller register offset) */
-#define NVMF_PROP_OFF_VALUE 48       /* VALUE (8), Property Set */
+/* Property Get/Set: ATTRIB size. */
 #define NVMF_PROP_SIZE_8 0x1u
 
 /* Keep Alive (admin opcode 0x18), Asynchronous Event Request (0x0c), beyond nvme_regs.h. */

@@ -417,7 +417,8 @@ int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_
 
 	if (len <= NVMET_TCP_IN_CAPSULE)
 		return send_capsule(d, &d->io, d->ddgst, &sqe, buf, len) ?: response(d, &d->io, NULL, 0, status, NULL);
-	sqe.dptr2 = (uint64_t)len | ((uint64_t)NVMF_SGL_ID_TRANSPORT << 56); /* SGL1: transport data block */
+	sqe.dptr.sgl1.len = le32_make((uint32_t)len);
+	sqe.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT; /* SGL1: transport data block */
 	if ((rc = send_capsule(d, &d->io, d->ddgst, &sqe, NULL, 0)) || (rc = next_pdu(d, &d->io, &p)))
 		return rc;
 	if (nth_r2t(&p, &cccid, &ttag, &r2to, &r2tl)) /* refused at once: its CapsuleResp */
@@ -441,7 +442,8 @@ int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, 
 	struct nvme_sqe sqe = nth_rw_sqe(false, cid, 1, slba, len / 512, len);
 	int rc;
 
-	sqe.dptr2 = (uint64_t)len | ((uint64_t)NVMF_SGL_ID_TRANSPORT << 56); /* SGL1: transport data block */
+	sqe.dptr.sgl1.len = le32_make((uint32_t)len);
+	sqe.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT; /* SGL1: transport data block */
 	if ((rc = send_capsule(d, &d->io, d->ddgst, &sqe, NULL, 0)))
 		return rc;
 	return response(d, &d->io, buf, len, status, NULL);
@@ -476,7 +478,8 @@ int dp_liveness(struct dp *d)
 		goto out;
 	}
 	sqe = nth_rw_sqe(false, 2, 1, 0, 1, sizeof(r));
-	sqe.dptr2 = (uint64_t)sizeof(r) | ((uint64_t)NVMF_SGL_ID_TRANSPORT << 56);
+	sqe.dptr.sgl1.len = le32_make((uint32_t)sizeof(r));
+	sqe.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT; /* SGL1: transport data block */
 	if ((rc = send_capsule(d, &d->live_io, false, &sqe, NULL, 0)) ||
 	    (rc = response(d, &d->live_io, r, sizeof(r), &status, NULL)))
 		goto out;

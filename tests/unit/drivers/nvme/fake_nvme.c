@@ -128,13 +128,12 @@ static void xfer_sgl(struct xfer *x, const struct nvme_sgl_desc *d0)
 static uint16_t xfer(struct fake_nvme *f, const struct nvme_sqe *c, void *buf, uint64_t len, bool to_host)
 {
 	struct xfer x = { f, buf, len, 0, to_host, false, false, 0 };
-	f->last_psdt = c->cdw0 & (3u << 14);
-	if ((c->cdw0 & (3u << 14)) == NVME_SQE_PSDT_SGL) {
-		struct nvme_sgl_desc d;
-		memcpy(&d, &c->dptr1, sizeof(d));
+	f->last_psdt = c->flags & NVME_SQE_PSDT_MASK;
+	if (f->last_psdt == NVME_SQE_PSDT_SGL) {
+		struct nvme_sgl_desc d = c->dptr.sgl1;
 		xfer_sgl(&x, &d);
 	} else {
-		xfer_prp(&x, c->dptr1, c->dptr2);
+		xfer_prp(&x, le64_get(c->dptr.prp1), le64_get(c->dptr.prp2));
 	}
 	return x.status;
 }
@@ -169,11 +168,12 @@ static void put_str(uint8_t *dst, const char *s, size_t n)
 static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *dw0)
 {
 	static uint8_t id[4096];
-	unsigned opc = c->cdw0 & 0xff, qid = c->cdw10 & 0xffff;
+	uint32_t cdw10 = le32_get(c->cdw10), cdw11 = le32_get(c->cdw11);
+	unsigned opc = c->opc, qid = cdw10 & 0xffff;
 	switch (opc) {
 	case NVME_ADM_IDENTIFY:
 		memset(id, 0, sizeof(id));
-		switch (c->cdw10 & 0xff) {
+		switch (cdw10 & 0xff) {
 		case NVME_ID_CNS_CTRL:
 			put_str(id + NVME_IDC_SN, "FAKE0001", 20);
 			put_str(id + NVME_IDC_MN, "Fake NVMe Ctrl", 40);
@@ -187,7 +187,7 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 			memcpy(id + NVME_IDC_VER, &f->vs, 4);
 			break;
 		case NVME_ID_CNS_NS:
-			if (c->nsid == 1 && !f->ns_absent) {
+			if (le32_get(c->nsid) == 1 && !f->ns_absent) {
 				uint64_t nsze = FAKE_NSZE;
 				memcpy(id + NVME_IDNS_NSZE, &nsze, 8);
 				memcpy(id + NVME_IDNS_NCAP, &nsze, 8);
@@ -203,22 +203,23 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 		}
 		return xfer(f, c, id, 4096, true);
 	case NVME_ADM_SET_FEATURES:
-		if ((c->cdw10 & 0xff) != NVME_FEAT_NUM_QUEUES)
+		if ((cdw10 & 0xff) != NVME_FEAT_NUM_QUEUES)
 			return SC(0, 0x02) | DNR;
 		*dw0 = 1u | (1u << 16); /* two SQs and two CQs */
 		return 0;
 	case NVME_ADM_CREATE_CQ:
 		if (qid == 0 || qid >= 8 || f->cq[qid].live)
 			return SC(1, 0x01) | DNR;
-		f->cq[qid] = (struct fake_q){ c->dptr1, (uint16_t)((c->cdw10 >> 16) + 1), 0, 0, 0, 1, true };
+		f->cq[qid] = (struct fake_q){ le64_get(c->dptr.prp1), (uint16_t)((cdw10 >> 16) + 1), 0, 0, 0, 1, true };
 		return 0;
 	case NVME_ADM_CREATE_SQ: {
-		unsigned cqid = c->cdw11 >> 16;
+		unsigned cqid = cdw11 >> 16;
 		if (qid == 0 || qid >= 8 || f->sq[qid].live)
 			return SC(1, 0x01) | DNR;
 		if (cqid >= 8 || !f->cq[cqid].live)
 			return SC(1, 0x00) | DNR;
-		f->sq[qid] = (struct fake_q){ c->dptr1, (uint16_t)((c->cdw10 >> 16) + 1), 0, 0, (uint16_t)cqid, 0, true };
+		f->sq[qid] = (struct fake_q){ le64_get(c->dptr.prp1), (uint16_t)((cdw10 >> 16) + 1), 0, 0, (uint16_t)cqid, 0,
+					      true };
 		return 0;
 	}
 	case NVME_ADM_DELETE_SQ:
@@ -231,7 +232,7 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 		f->aborts++;
 		if (f->drop_aborts)
 			return 0xffff; /* no completion */
-		if ((int)qid == f->held_sqid && (int)(c->cdw10 >> 16) == f->held_cid) {
+		if ((int)qid == f->held_sqid && (int)(cdw10 >> 16) == f->held_cid) {
 			post(f, qid, (uint16_t)f->held_cid, SC(0, 0x07), 0); /* Command Abort Requested */
 			f->held_sqid = -1;
 			*dw0 = 0;
@@ -268,12 +269,12 @@ static void flush_cache(struct fake_nvme *f)
 
 static uint16_t io(struct fake_nvme *f, const struct nvme_sqe *c)
 {
-	unsigned opc = c->cdw0 & 0xff;
-	uint64_t slba = c->cdw10 | ((uint64_t)c->cdw11 << 32);
-	uint64_t nlb = (c->cdw12 & 0xffff) + 1;
-	bool fua = (c->cdw12 & NVME_RW_FUA) != 0;
+	unsigned opc = c->opc;
+	uint64_t slba = le32_get(c->cdw10) | ((uint64_t)le32_get(c->cdw11) << 32);
+	uint64_t nlb = (le32_get(c->cdw12) & 0xffff) + 1;
+	bool fua = (le32_get(c->cdw12) & NVME_RW_FUA) != 0;
 	f->io_commands++;
-	if (c->nsid != 1 || f->ns_absent)
+	if (le32_get(c->nsid) != 1 || f->ns_absent)
 		return SC(0, 0x0b) | DNR;
 	switch (opc) {
 	case NVME_CMD_FLUSH:
@@ -326,14 +327,14 @@ static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
 	while (sq->head != sq->tail) {
 		struct nvme_sqe c = ((struct nvme_sqe *)(uintptr_t)sq->base)[sq->head];
 		sq->head = (uint16_t)((sq->head + 1) % sq->depth);
-		uint16_t cid = (uint16_t)(c.cdw0 >> 16);
+		uint16_t cid = le16_get(c.cid);
 		uint32_t dw0 = 0;
 		f->commands++;
 		if (f->nrec < FAKE_REC_MAX)
-			f->rec[f->nrec] = (struct fake_rec){ (uint16_t)sqid, (uint8_t)(c.cdw0 & 0xff), c.nsid,
-							     c.cdw10, c.cdw11, c.cdw12 };
+			f->rec[f->nrec] = (struct fake_rec){ (uint16_t)sqid, c.opc, le32_get(c.nsid), le32_get(c.cdw10),
+							     le32_get(c.cdw11), le32_get(c.cdw12) };
 		f->nrec++;
-		if (sqid != 0 && (int)(c.cdw0 & 0xff) == f->drop_opc) {
+		if (sqid != 0 && (int)c.opc == f->drop_opc) {
 			f->held++;
 			f->held_sqid = (int)sqid;
 			f->held_cid = cid;

@@ -28,13 +28,13 @@ Test(queue, full_when_depth_minus_one_entries_are_queued)
 	nvme_ring_init(&r, sq, cq, 4);
 	cr_assert_eq(nvme_ring_space(&r), 3);
 	for (int i = 0; i < 3; i++) {
-		e.cdw0 = (uint32_t)i << 16;
+		e.cid = le16_make((uint16_t)i);
 		cr_assert_eq(nvme_ring_push(&r, &e), 0);
 	}
 	cr_assert_eq(nvme_ring_space(&r), 0);
 	cr_assert_eq(nvme_ring_push(&r, &e), -EBUSY);
 	cr_assert_eq(r.sq_tail, 3);
-	cr_assert_eq(sq[2].cdw0, 2u << 16);
+	cr_assert_eq(le16_get(sq[2].cid), 2);
 }
 
 Test(queue, phase_tag_tells_new_from_stale_and_flips_on_wrap)

@@ -108,21 +108,24 @@ struct nvme_sqe ft_sqe(uint8_t opc, uint16_t cid, uint32_t nsid, uint32_t len)
 {
 	struct nvme_sqe s;
 	memset(&s, 0, sizeof(s));
-	s.cdw0 = opc | NVME_SQE_PSDT_SGL | ((uint32_t)cid << NVME_SQE_CID_SHIFT);
-	s.nsid = nsid;
-	s.dptr2 = (uint64_t)len | ((uint64_t)0x01 << 56); /* SGL1: length, in-capsule offset type */
+	s.opc = opc;
+	s.flags = NVME_SQE_PSDT_SGL;
+	s.cid = le16_make(cid);
+	s.nsid = le32_make(nsid);
+	s.dptr.sgl1.len = le32_make(len);
+	s.dptr.sgl1.id = NVMF_SGL_ID_OFFSET; /* in-capsule data */
 	return s;
 }
 
 struct nvme_sqe ft_connect_sqe(uint16_t qid, uint16_t sqsize, uint32_t kato)
 {
 	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 1, 0, 1024);
-	uint8_t *b = (uint8_t *)&s;
-	b[4] = NVMF_FCTYPE_CONNECT;
-	le16_store(b + NVMF_CONNECT_OFF_QID, qid);
-	le16_store(b + NVMF_CONNECT_OFF_SQSIZE, sqsize);
-	le32_store(b + NVMF_CONNECT_OFF_KATO, kato);
-	return s;
+	struct nvmf_cmd f = nvmf_cmd_of(&s);
+	f.fctype = NVMF_FCTYPE_CONNECT;
+	f.connect.qid = le16_make(qid);
+	f.connect.sqsize = le16_make(sqsize);
+	f.connect.kato = le32_make(kato);
+	return nvmf_cmd_sqe(&f);
 }
 
 void ft_connect_data(uint8_t cd[1024], const char *hostnqn, const char *subnqn, uint16_t cntlid)
@@ -138,12 +141,12 @@ void ft_connect_data(uint8_t cd[1024], const char *hostnqn, const char *subnqn, 
 struct nvme_sqe ft_prop_sqe(bool set, bool size8, uint32_t off, uint64_t value)
 {
 	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 2, 0, 0);
-	uint8_t *b = (uint8_t *)&s;
-	b[4] = set ? NVMF_FCTYPE_PROPERTY_SET : NVMF_FCTYPE_PROPERTY_GET;
-	b[NVMF_PROP_OFF_ATTRIB] = size8 ? 1 : 0;
-	le32_store(b + NVMF_PROP_OFF_OFFSET, off);
-	le64_store(b + NVMF_PROP_OFF_VALUE, value);
-	return s;
+	struct nvmf_cmd f = nvmf_cmd_of(&s);
+	f.fctype = set ? NVMF_FCTYPE_PROPERTY_SET : NVMF_FCTYPE_PROPERTY_GET;
+	f.prop.attrib = size8 ? NVMF_PROP_SIZE_8 : 0;
+	f.prop.ofst = le32_make(off);
+	f.prop.value = le64_make(value);
+	return nvmf_cmd_sqe(&f);
 }
 
 int ft_connect_admin(struct ft_conn *c, const char *hostnqn, const char *subnqn, uint32_t kato)

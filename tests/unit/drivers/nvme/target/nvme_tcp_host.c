@@ -90,9 +90,9 @@ size_t nth_h2c_term(uint8_t *out, size_t cap, uint16_t fes)
 struct nvme_sqe nth_rw_sqe(bool write, uint16_t cid, uint32_t nsid, uint64_t slba, uint32_t nlb, uint32_t len)
 {
 	struct nvme_sqe s = ft_sqe(write ? NVME_CMD_WRITE : NVME_CMD_READ, cid, nsid, len);
-	s.cdw10 = (uint32_t)slba;
-	s.cdw11 = (uint32_t)(slba >> 32);
-	s.cdw12 = nlb - 1;
+	s.cdw10 = le32_make((uint32_t)slba);
+	s.cdw11 = le32_make((uint32_t)(slba >> 32));
+	s.cdw12 = le32_make(nlb - 1);
 	return s;
 }
 

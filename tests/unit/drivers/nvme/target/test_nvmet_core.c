@@ -80,17 +80,17 @@ static uint16_t admin(struct ft_conn *c, uint8_t opc, uint32_t nsid, uint32_t cd
 		      uint32_t len, struct nvme_cqe *cqe)
 {
 	struct nvme_sqe s = ft_sqe(opc, 7, nsid, len);
-	s.cdw10 = cdw10;
-	s.cdw11 = cdw11;
+	s.cdw10 = le32_make(cdw10);
+	s.cdw11 = le32_make(cdw11);
 	return ft_exec(c, &s, NULL, len, rbuf, cqe);
 }
 
 static uint16_t rw(struct ft_conn *c, bool write, uint32_t nsid, uint64_t slba, uint32_t nlb, void *buf, uint32_t len)
 {
 	struct nvme_sqe s = ft_sqe(write ? NVME_CMD_WRITE : NVME_CMD_READ, 9, nsid, len);
-	s.cdw10 = (uint32_t)slba;
-	s.cdw11 = (uint32_t)(slba >> 32);
-	s.cdw12 = nlb - 1;
+	s.cdw10 = le32_make((uint32_t)slba);
+	s.cdw11 = le32_make((uint32_t)(slba >> 32));
+	s.cdw12 = le32_make(nlb - 1);
 	return ft_exec(c, &s, write ? buf : NULL, len, write ? NULL : buf, NULL);
 }
 
@@ -199,7 +199,9 @@ Test(nvmet, refused_hosts_and_subsystems)
 	cr_assert_eq(le32_get(cqe.dw0), NVMF_IATTR_DATA | NVMF_CD_OFF_CNTLID);
 	/* record format */
 	s = ft_connect_sqe(0, 31, 0);
-	((uint8_t *)&s)[NVMF_CONNECT_OFF_RECFMT] = 1;
+	struct nvmf_cmd f = nvmf_cmd_of(&s);
+	f.connect.recfmt = le16_make(1);
+	s = nvmf_cmd_sqe(&f);
 	ft_connect_data(cd, HOST_A, VOL0, 0xffff);
 	cr_assert_eq(ft_exec(&a, &s, cd, 1024, NULL, NULL), NVMET_SC_CONNECT_FORMAT);
 	ft_close(&a);
@@ -417,16 +419,16 @@ Test(nvmet, discovery_log_with_allowlist)
 	static uint8_t part[1024];
 	connect_all(&a, NULL, HOST_A, DISC, 0);
 	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 16);
-	s.cdw10 = NVME_LOG_DISCOVERY | (3u << 16);
+	s.cdw10 = le32_make(NVME_LOG_DISCOVERY | (3u << 16));
 	cr_assert_eq(ft_exec(&a, &s, NULL, 16, part, NULL), 0);
 	cr_assert_eq(le64_load(part + 8), 2);
 	s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 1024);
-	s.cdw10 = NVME_LOG_DISCOVERY | (255u << 16);
-	s.cdw12 = 2048;
+	s.cdw10 = le32_make(NVME_LOG_DISCOVERY | (255u << 16));
+	s.cdw12 = le32_make(2048);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 1024, part, NULL), 0);
 	check_entry(part, 1, "10.0.0.1", "4420", VOL1);
 	/* misaligned offset */
-	s.cdw12 = 3;
+	s.cdw12 = le32_make(3);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 1024, part, NULL), NVMET_SC_INVALID_FIELD);
 	/* an I/O queue on the discovery controller */
 	struct ft_conn q;
@@ -465,20 +467,20 @@ Test(nvmet, io_round_trip_and_errors)
 	struct nvme_sqe s = ft_sqe(0x7c, 4, 1, 0);
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_OPCODE);
 	s = ft_sqe(NVME_CMD_FLUSH, 4, 1, 0);
-	s.cdw0 &= ~(3u << 14);
+	s.flags &= (uint8_t)~NVME_SQE_PSDT_MASK;
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_FIELD);
 	/* flush, write zeroes, deallocate */
 	s = ft_sqe(NVME_CMD_FLUSH, 4, 1, 0);
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), 0);
 	s = ft_sqe(NVME_CMD_WRITE_ZEROES, 4, 1, 0);
-	s.cdw10 = 100;
-	s.cdw12 = 3; /* 4 blocks */
+	s.cdw10 = le32_make(100);
+	s.cdw12 = le32_make(3); /* 4 blocks */
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), 0);
 	cr_assert_eq(rw(&q, false, 1, 100, 8, rbuf, 4096), 0);
 	for (unsigned i = 0; i < 2048; i++)
 		cr_assert_eq(rbuf[i], 0);
 	cr_assert_eq(memcmp(rbuf + 2048, wbuf + 2048, 2048), 0);
-	s.cdw10 = 2046;
+	s.cdw10 = le32_make(2046);
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_LBA_RANGE);
 	uint8_t ranges[32] = { 0 };
 	le32_store(ranges + 4, 2);      /* range 0: 2 blocks at 104 */
@@ -486,8 +488,8 @@ Test(nvmet, io_round_trip_and_errors)
 	le32_store(ranges + 16 + 4, 1); /* range 1: 1 block at 107 */
 	le64_store(ranges + 16 + 8, 107);
 	s = ft_sqe(NVME_CMD_DSM, 4, 1, 32);
-	s.cdw10 = 1;
-	s.cdw11 = NVME_DSM_AD;
+	s.cdw10 = le32_make(1);
+	s.cdw11 = le32_make(NVME_DSM_AD);
 	cr_assert_eq(ft_exec(&q, &s, ranges, 32, NULL, NULL), 0);
 	cr_assert_eq(rw(&q, false, 1, 104, 4, rbuf, 2048), 0);
 	cr_assert_eq(rbuf[0], 0);
@@ -593,7 +595,7 @@ Test(nvmet, aer_on_namespace_change)
 	s = ft_sqe(NVME_ADM_AER, 20, 0, 0);
 	struct ft_cmd *aer = ft_submit(&a, 0, &s, NULL, 0);
 	cr_assert_eq(aer->completions, 0, "held");
-	s.cdw0 = (s.cdw0 & 0xffff) | (21u << 16);
+	s.cid = le16_make(21);
 	struct ft_cmd *aer2 = ft_submit(&a, 1, &s, NULL, 0);
 	cr_assert_eq(aer2->completions, 0);
 
@@ -620,7 +622,7 @@ Test(nvmet, aer_on_namespace_change)
 	cr_assert_eq(le32_load(log), 0, "cleared by the previous read");
 	/* AER limit, then held AERs abort when the admin queue goes */
 	for (unsigned i = 0; i < NVMET_AERL; i++) {
-		s.cdw0 = (s.cdw0 & 0xffff) | ((30u + i) << 16);
+		s.cid = le16_make((uint16_t)(30u + i));
 		ft_submit(&a, i, &s, NULL, 0);
 	}
 	cr_assert_eq(ft_exec(&a, &s, NULL, 0, NULL, NULL), NVMET_SC_AER_LIMIT);
@@ -641,7 +643,9 @@ Test(nvmet, disconnect_cleanup)
 	connect_all(&a, &q, HOST_A, VOL0, 0);
 	/* Disconnect on the I/O queue: that queue only */
 	s = ft_sqe(NVMF_OPC_FABRICS, 11, 0, 0);
-	((uint8_t *)&s)[4] = NVMF_FCTYPE_DISCONNECT;
+	struct nvmf_cmd f = nvmf_cmd_of(&s);
+	f.fctype = NVMF_FCTYPE_DISCONNECT;
+	s = nvmf_cmd_sqe(&f);
 	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), 0);
 	cr_assert(q.killed);
 	cr_assert_not(a.killed);
@@ -732,7 +736,7 @@ Test(nvmet, queue_destroyed_with_io_in_flight)
 	cr_assert_eq(cmd->completions, 0, "at the backend");
 	cr_assert_not_null(held_bio);
 	/* a second one while the backend is busy: retryable status, no DNR */
-	s.cdw0 = (s.cdw0 & 0xffff) | (41u << 16);
+	s.cid = le16_make(41);
 	struct ft_cmd *busy = ft_submit(&q, 1, &s, NULL, 512);
 	cr_assert_eq(busy->completions, 1);
 	cr_assert_eq((le16_get(busy->req.cqe.status) >> 1) & 0x7ff, NVMET_SC_CMD_INTERRUPTED);
@@ -767,7 +771,7 @@ Test(nvmet, error_log_records_failures)
 		cr_assert_eq(page[i], 0);
 	/* a read past the end of nsid 1 (2048 blocks): LBA Out of Range, DNR */
 	struct nvme_sqe s = ft_sqe(NVME_CMD_READ, 0x1234, 1, 512);
-	s.cdw10 = 2048;
+	s.cdw10 = le32_make(2048);
 	cr_assert_eq(ft_exec(&q, &s, NULL, 512, buf, &cqe), NVMET_SC_LBA_RANGE);
 	/* an unknown admin opcode */
 	cr_assert_eq(admin(&a, 0xc3, 0, 0, 0, NULL, 0, NULL), NVMET_SC_INVALID_OPCODE);
@@ -820,8 +824,8 @@ Test(nvmet, hostile_admin_and_io_fields)
 	EXPECT_FAIL(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_SMART | (0xffffu << 16), 7, NULL, 0, NULL),
 		    NVMET_SC_INVALID_FIELD);
 	s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 7, 0, 512);
-	s.cdw10 = NVME_LOG_SMART | (127u << 16);
-	s.cdw12 = 2;
+	s.cdw10 = le32_make(NVME_LOG_SMART | (127u << 16));
+	s.cdw12 = le32_make(2);
 	EXPECT_FAIL(ft_exec(&a, &s, NULL, 512, buf, NULL), NVMET_SC_INVALID_FIELD);
 	EXPECT_FAIL(admin(&a, NVME_ADM_GET_LOG_PAGE, 0, NVME_LOG_SMART | (127u << 16), 0, buf, 256, NULL),
 		    NVMET_SC_SGL_LENGTH_INVALID);
@@ -843,21 +847,21 @@ Test(nvmet, hostile_admin_and_io_fields)
 	s = ft_sqe(0x06, 11, 1, 0);
 	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_OPCODE);
 	s = ft_sqe(NVME_CMD_FLUSH, 12, 1, 0);
-	s.cdw0 |= 1u << 8;
+	s.flags |= 1u; /* FUSE: first command of a fused operation */
 	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_FIELD);
 	s = ft_sqe(NVME_CMD_FLUSH, 13, 1, 0);
-	s.cdw0 &= ~(3u << 14);
+	s.flags &= (uint8_t)~NVME_SQE_PSDT_MASK;
 	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_INVALID_FIELD);
 	s = ft_sqe(NVME_CMD_READ, 14, 1, 512);
-	((uint8_t *)&s)[24 + 15] = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
+	s.dptr.sgl1.id = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
 	cr_assert_eq(nvmet_req_data_len(&s), 0, "nothing to fetch for an SGL1 the target refuses");
 	EXPECT_FAIL(ft_exec(&q, &s, NULL, 0, NULL, NULL), NVMET_SC_SGL_TYPE_INVALID);
 	s = ft_sqe(NVME_CMD_READ, 15, 1, 512);
-	((uint8_t *)&s)[24 + 15] = 0x40; /* keyed: the fake transport does not advertise it */
+	s.dptr.sgl1.id = 0x40; /* keyed: the fake transport does not advertise it */
 	EXPECT_FAIL(ft_exec(&q, &s, NULL, 512, buf, NULL), NVMET_SC_SGL_TYPE_INVALID);
 	/* the transport data block (TCP's, 5Ah) is fine */
 	s = ft_sqe(NVME_CMD_READ, 16, 1, 512);
-	((uint8_t *)&s)[24 + 15] = NVMF_SGL_ID_TRANSPORT;
+	s.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT;
 	cr_assert_eq(ft_exec(&q, &s, NULL, 512, buf, NULL), 0);
 #undef EXPECT_FAIL
 

@@ -100,9 +100,9 @@ static void poll_drive(unsigned rounds)
 static struct nvme_sqe io_sqe(uint8_t opc, uint16_t cid, uint64_t slba, uint32_t nlb, uint32_t flags, uint32_t len)
 {
 	struct nvme_sqe s = ft_sqe(opc, cid, 1, len);
-	s.cdw10 = (uint32_t)slba;
-	s.cdw11 = (uint32_t)(slba >> 32);
-	s.cdw12 = (nlb - 1) | flags;
+	s.cdw10 = le32_make((uint32_t)slba);
+	s.cdw11 = le32_make((uint32_t)(slba >> 32));
+	s.cdw12 = le32_make((nlb - 1) | flags);
 	return s;
 }
 
@@ -128,8 +128,8 @@ static bool durable_at(uint64_t slba, uint32_t len)
 static uint16_t admin(uint8_t opc, uint32_t cdw10, uint32_t cdw11, void *rbuf, uint32_t len, struct nvme_cqe *cqe)
 {
 	struct nvme_sqe s = ft_sqe(opc, 7, 0, len);
-	s.cdw10 = cdw10;
-	s.cdw11 = cdw11;
+	s.cdw10 = le32_make(cdw10);
+	s.cdw11 = le32_make(cdw11);
 	return ft_exec(&a, &s, NULL, len, rbuf, cqe);
 }
 
@@ -155,7 +155,7 @@ Test(durable, a_write_is_durable_after_the_host_flush_which_completes_after_the_
 	cr_assert_eq(run(NVME_CMD_WRITE, 64, 8, 0, data, 4096, NULL), 0);
 	cr_assert(!durable_at(64, 4096), "acknowledged without FUA: still in the drive's cache");
 	struct nvme_sqe s = io_sqe(NVME_CMD_FLUSH, 0x30, 0, 1, 0, 0);
-	s.cdw10 = s.cdw11 = s.cdw12 = 0;
+	s.cdw10 = s.cdw11 = s.cdw12 = le32_make(0);
 	struct ft_cmd *fl = ft_submit(&q, 1, &s, NULL, 0);
 	cr_assert_eq(fl->completions, 0, "not complete before the drive's Flush completion is reaped");
 	int w = fake_nvme_find(&f, -1, NVME_CMD_WRITE, 0), d = fake_nvme_find(&f, -1, NVME_CMD_FLUSH, 0);
@@ -180,7 +180,7 @@ Test(durable, flush_on_a_drive_without_a_volatile_cache_completes_at_once)
 	start(false);
 	cr_assert_eq(run(NVME_CMD_WRITE, 8, 8, 0, data, 4096, NULL), 0);
 	struct nvme_sqe s = io_sqe(NVME_CMD_FLUSH, 0x31, 0, 1, 0, 0);
-	s.cdw10 = s.cdw11 = s.cdw12 = 0;
+	s.cdw10 = s.cdw11 = s.cdw12 = le32_make(0);
 	struct ft_cmd *fl = ft_submit(&q, 1, &s, NULL, 0);
 	cr_assert_eq(fl->completions, 1, "completed inside exec");
 	cr_assert_eq(fake_nvme_find(&f, -1, NVME_CMD_FLUSH, 0), -1, "no Flush sent to the drive");
@@ -202,8 +202,8 @@ Test(durable, identify_and_features_report_the_drives_volatile_cache)
 	cr_assert(le16_get(cqe.status) & NVME_STATUS_DNR);
 	/* a broadcast Flush is refused as Identify says */
 	struct nvme_sqe s = io_sqe(NVME_CMD_FLUSH, 0x32, 0, 1, 0, 0);
-	s.nsid = 0xffffffffu;
-	s.cdw10 = s.cdw11 = s.cdw12 = 0;
+	s.nsid = le32_make(0xffffffffu);
+	s.cdw10 = s.cdw11 = s.cdw12 = le32_make(0);
 	cr_assert_eq(le16_get(ft_submit(&q, 1, &s, NULL, 0)->req.cqe.status) >> 1 & 0x7ff, NVMET_SC_INVALID_NS);
 }
 

@@ -284,7 +284,7 @@ static void admin_session(bool dg, size_t frag)
 	uint8_t id[4096];
 	uint32_t got;
 	sqe = ft_sqe(NVME_ADM_IDENTIFY, 5, 0, sizeof(id));
-	sqe.cdw10 = 1;
+	sqe.cdw10 = le32_make(1);
 	cr_assert_eq(cmd(s, dg, &sqe, NULL, 0, &cqe, id, &got), 0);
 	cr_assert_eq(got, sizeof(id));
 	cr_assert_eq(le16_get(cqe.cid), 5);
@@ -319,7 +319,7 @@ Test(nvmet_tcp, tx_backlog_waits_for_send_space)
 	establish(s, 0);
 	admin_connect(s, false, 0);
 	struct nvme_sqe sqe = ft_sqe(NVME_ADM_IDENTIFY, 5, 0, 4096);
-	sqe.cdw10 = 1;
+	sqe.cdw10 = le32_make(1);
 	s->space = 100; /* less than C2HData header + 4 KiB */
 	size_t before = s->tx_len;
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
@@ -380,8 +380,11 @@ static struct tcp_sock *io_queue_with(size_t frag_size, bool ddgst, bool dev_fra
 	establish(q, ddgst ? NVME_TCP_DGST_DDGST_ENABLE : 0);
 	uint8_t cd[1024];
 	struct nvme_sqe sqe = ft_connect_sqe(1, 63, 0);
-	if (sqflow_off)
-		((uint8_t *)&sqe)[NVMF_CONNECT_OFF_CATTR] |= NVMF_CATTR_DISABLE_SQFLOW;
+	if (sqflow_off) {
+		struct nvmf_cmd f = nvmf_cmd_of(&sqe);
+		f.connect.cattr |= NVMF_CATTR_DISABLE_SQFLOW;
+		sqe = nvmf_cmd_sqe(&f);
+	}
 	ft_connect_data(cd, HOST, VOL0, (uint16_t)cntlid);
 	ftcp_capsule(q, false, ddgst, &sqe, cd, sizeof(cd));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
@@ -402,15 +405,15 @@ Test(nvmet_tcp, io_write_in_capsule_then_read)
 	for (size_t i = 0; i < sizeof(wbuf); i++)
 		wbuf[i] = (uint8_t)(i * 31 + 7);
 	sqe = ft_sqe(NVME_CMD_WRITE, 20, 1, sizeof(wbuf));
-	sqe.cdw10 = 8;
-	sqe.cdw12 = 7; /* 8 blocks of 512 */
+	sqe.cdw10 = le32_make(8);
+	sqe.cdw12 = le32_make(7); /* 8 blocks of 512 */
 	ftcp_capsule(q, false, true, &sqe, wbuf, sizeof(wbuf));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
 	cr_assert_eq(ftcp_released, ftcp_handed, "the NIC buffers came back with the completion");
 
 	sqe = ft_sqe(NVME_CMD_READ, 21, 1, sizeof(rbuf));
-	sqe.cdw10 = 8;
-	sqe.cdw12 = 7;
+	sqe.cdw10 = le32_make(8);
+	sqe.cdw12 = le32_make(7);
 	uint32_t got;
 	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
@@ -426,8 +429,8 @@ static void write_through_r2t(size_t frag_size)
 	for (size_t i = 0; i < sizeof(wbuf); i++)
 		wbuf[i] = (uint8_t)(i * 131 + frag_size);
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 40, 1, sizeof(wbuf));
-	sqe.cdw10 = 256;
-	sqe.cdw12 = 127; /* 128 blocks of 512 */
+	sqe.cdw10 = le32_make(256);
+	sqe.cdw12 = le32_make(127); /* 128 blocks of 512 */
 	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	struct nth_pdu p;
 	cr_assert(host_next(q, &p), "an R2T");
@@ -453,8 +456,8 @@ static void write_through_r2t(size_t frag_size)
 	cr_assert(last_nsg >= least && last_nsg <= least + 4, "one command gathers every fragment (%u)", last_nsg);
 
 	sqe = ft_sqe(NVME_CMD_READ, 41, 1, sizeof(rbuf));
-	sqe.cdw10 = 256;
-	sqe.cdw12 = 127;
+	sqe.cdw10 = le32_make(256);
+	sqe.cdw12 = le32_make(127);
 	uint32_t got;
 	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
@@ -477,7 +480,7 @@ Test(nvmet_tcp, h2c_data_out_of_order_terminates)
 	struct tcp_sock *q = io_queue(4096);
 	static uint8_t wbuf[8192];
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(wbuf));
-	sqe.cdw12 = 15;
+	sqe.cdw12 = le32_make(15);
 	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	struct nth_pdu p;
 	cr_assert(host_next(q, &p));
@@ -520,8 +523,8 @@ static void host_write_r2t(struct tcp_sock *q, uint16_t cid, uint32_t slba, cons
 			   uint32_t pdu)
 {
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, cid, 1, len);
-	sqe.cdw10 = slba;
-	sqe.cdw12 = len / 512 - 1;
+	sqe.cdw10 = le32_make(slba);
+	sqe.cdw12 = le32_make(len / 512 - 1);
 	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	struct nth_pdu p;
 	cr_assert(host_next(q, &p), "an R2T");
@@ -538,8 +541,8 @@ static void host_write_r2t(struct tcp_sock *q, uint16_t cid, uint32_t slba, cons
 static uint16_t host_read(struct tcp_sock *q, uint16_t cid, uint32_t slba, uint8_t *buf, uint32_t len, bool *success)
 {
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, cid, 1, len);
-	sqe.cdw10 = slba;
-	sqe.cdw12 = len / 512 - 1;
+	sqe.cdw10 = le32_make(slba);
+	sqe.cdw12 = le32_make(len / 512 - 1);
 	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	struct nth_pdu p;
 	uint32_t got = 0;
@@ -702,8 +705,8 @@ Test(nvmet_tcp, write_waits_for_the_write_budget_and_resumes)
 	cr_assert_leq(n + 1, 32);
 	for (unsigned k = 0; k <= n; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(10 + k), 1, sizeof(w));
-		sqe.cdw10 = (k % 8) * 256; /* inside the 4096-block namespace */
-		sqe.cdw12 = 255;
+		sqe.cdw10 = le32_make((k % 8) * 256); /* inside the 4096-block namespace */
+		sqe.cdw12 = le32_make(255);
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	for (unsigned k = 0; k < n; k++) {
@@ -746,8 +749,8 @@ Test(nvmet_tcp, the_write_budget_setting_bounds_the_writes_in_flight)
 	nvmet_tcp_set_write_budget(1024u * 1024);
 	for (unsigned k = 0; k <= n; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(40 + k), 1, sizeof(w));
-		sqe.cdw10 = (k % 8) * 256;
-		sqe.cdw12 = 255;
+		sqe.cdw10 = le32_make((k % 8) * 256);
+		sqe.cdw12 = le32_make(255);
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	for (unsigned k = 0; k < n; k++) {
@@ -768,7 +771,7 @@ Test(nvmet_tcp, the_write_budget_setting_bounds_the_writes_in_flight)
 	}
 	nvmet_tcp_set_write_budget(0); /* clamped: 128 KiB */
 	struct nvme_sqe a = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(w)), b = ft_sqe(NVME_CMD_WRITE, 51, 1, sizeof(w));
-	a.cdw12 = b.cdw12 = 255;
+	a.cdw12 = b.cdw12 = le32_make(255);
 	ftcp_capsule(q, false, false, &a, NULL, 0);
 	ftcp_capsule(q, false, false, &b, NULL, 0);
 	cr_assert(host_next(q, &p));
@@ -798,8 +801,8 @@ Test(nvmet_tcp, read_waits_for_buffers_and_resumes_on_ack)
 	nvmet_tcp_set_p2p(false);
 	for (unsigned k = 0; k <= fit; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
-		sqe.cdw10 = 0;
-		sqe.cdw12 = len / 512 - 1;
+		sqe.cdw10 = le32_make(0);
+		sqe.cdw12 = le32_make(len / 512 - 1);
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_eq(nvmet_tcp_waiting(), 1, "the read past the host's DRAM chunks waits");
@@ -877,7 +880,7 @@ Test(nvmet_tcp, dram_fallback_for_read_data_digest)
 	struct tcp_sock *q = io_queue_with(4096, true, true, false);
 	static uint8_t r[8192];
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 40, 1, sizeof(r));
-	sqe.cdw12 = sizeof(r) / 512 - 1;
+	sqe.cdw12 = le32_make(sizeof(r) / 512 - 1);
 	ftcp_capsule(q, false, true, &sqe, NULL, 0);
 	uint32_t got;
 	cr_assert_eq(host_resp(q, NULL, r, &got), 0);
@@ -931,14 +934,14 @@ Test(nvmet_tcp, write_waits_for_dram_to_gather_into)
 	q->space = 0; /* nothing goes out: the reads keep their chunks */
 	for (unsigned k = 0; k < fit; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
-		sqe.cdw12 = len / 512 - 1;
+		sqe.cdw12 = le32_make(len / 512 - 1);
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_eq(nvmet_tcp_waiting(), 0, "the reads hold the host's share of the chunks");
 	/* the write's R2T cannot go out either (no space): give room for the R2T only */
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 50, 1, sizeof(w));
-	sqe.cdw10 = 3000;
-	sqe.cdw12 = sizeof(w) / 512 - 1;
+	sqe.cdw10 = le32_make(3000);
+	sqe.cdw12 = le32_make(sizeof(w) / 512 - 1);
 	q->space = 24;
 	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	cr_assert(host_next(q, &p));
@@ -987,8 +990,8 @@ Test(nvmet_tcp, in_capsule_write_shorter_than_its_sgl_is_refused_on_every_placem
 	for (int refused = 0; refused < 2; refused++) {
 		fcmb_reach_rc = refused ? -EXDEV : 0;
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(60 + refused), 1, sizeof(r)); /* SGL: 8 KiB */
-		sqe.cdw10 = 100;
-		sqe.cdw12 = 15;                                                  /* 16 blocks: 8 KiB */
+		sqe.cdw10 = le32_make(100);
+		sqe.cdw12 = le32_make(15);                                                  /* 16 blocks: 8 KiB */
 		ftcp_capsule(q, false, false, &sqe, w, sizeof(w));               /* carries 4 KiB */
 		cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID,
 			     "refused (P2P %s)", refused ? "refused" : "allowed");
@@ -1006,7 +1009,7 @@ Test(nvmet_tcp, read_beyond_mdts_is_refused_at_once)
 	struct tcp_sock *q = io_queue_with(8192, false, false, false);
 	const uint32_t len = 2 * NVMET_TCP_MAX_XFER;
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 5, 1, len);
-	sqe.cdw12 = len / 512 - 1;
+	sqe.cdw12 = le32_make(len / 512 - 1);
 	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	cr_assert_eq(nvmet_tcp_waiting(), 0, "nothing waits");
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), NVMET_SC_SGL_LENGTH_INVALID, "refused with a status");
@@ -1040,18 +1043,18 @@ Test(nvmet_tcp, waiting_is_per_connection)
 	for (unsigned k = 0; k < fit; k++) {
 		uint32_t len = k + 1 < fit ? big : big / 2;
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
-		sqe.cdw12 = len / 512 - 1;
+		sqe.cdw12 = le32_make(len / 512 - 1);
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	/* one more large read on q: it waits for chunks */
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 40, 1, big);
-	sqe.cdw12 = big / 512 - 1;
+	sqe.cdw12 = le32_make(big / 512 - 1);
 	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	cr_assert_eq(nvmet_tcp_waiting(), 1);
 	/* a 16 KiB read on the other connection fits in what is left: it runs now */
 	uint8_t r[16384];
 	sqe = ft_sqe(NVME_CMD_READ, 41, 1, sizeof(r));
-	sqe.cdw12 = sizeof(r) / 512 - 1;
+	sqe.cdw12 = le32_make(sizeof(r) / 512 - 1);
 	ftcp_capsule(q2, false, false, &sqe, NULL, 0);
 	cr_assert_eq(nvmet_tcp_waiting(), 1, "only the large read waits");
 	cr_assert_eq(host_resp(q2, NULL, r, NULL), 0, "the other connection's read completed");
@@ -1077,7 +1080,7 @@ Test(nvmet_tcp, nothing_committed_before_connect)
 	struct nth_pdu p;
 	establish(s, 0);
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 7, 1, 131072);
-	sqe.cdw12 = 255;
+	sqe.cdw12 = le32_make(255);
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert(host_next(s, &p));
 	cr_assert_eq(p.type, NVME_TCP_CAPSULE_RESP, "no R2T before Connect (got type %u)", p.type);
@@ -1085,7 +1088,7 @@ Test(nvmet_tcp, nothing_committed_before_connect)
 	s->tx_read -= p.plen;
 	cr_assert_eq(host_resp(s, NULL, NULL, NULL), NVMET_SC_CMD_SEQ_ERROR);
 	sqe = ft_sqe(NVME_CMD_READ, 8, 1, 131072);
-	sqe.cdw12 = 255;
+	sqe.cdw12 = le32_make(255);
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(s, NULL, NULL, NULL), NVMET_SC_CMD_SEQ_ERROR);
 	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_NO_CMB] + nvmet_tcp_stats()->p2p_reads, 0,
@@ -1120,7 +1123,7 @@ Test(nvmet_tcp, r2t_data_that_never_comes_times_out)
 	struct tcp_sock *q = io_queue_with(8192, false, false, false);
 	struct nth_pdu p;
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 9, 1, 131072);
-	sqe.cdw12 = 255;
+	sqe.cdw12 = le32_make(255);
 	ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	cr_assert(host_next(q, &p));
 	cr_assert_eq(p.type, NVME_TCP_R2T);
@@ -1149,14 +1152,14 @@ Test(nvmet_tcp, a_host_holds_at_most_its_share_of_device_memory)
 	q->space = 0; /* the reads stay unacknowledged, their device memory held */
 	for (unsigned k = 0; k < fit; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
-		sqe.cdw12 = len / 512 - 1;
+		sqe.cdw12 = le32_make(len / 512 - 1);
 		ftcp_capsule(q, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_eq(nvmet_tcp_stats()->p2p_reads, fit);
 	cr_assert_eq(fcmb_in_use, NVMET_TCP_HOST_DEVICE_MAX / FCMB_GRANULE);
 	uint8_t r[4096];
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 99, 1, sizeof(r));
-	sqe.cdw12 = sizeof(r) / 512 - 1;
+	sqe.cdw12 = le32_make(sizeof(r) / 512 - 1);
 	ftcp_capsule(q2, false, false, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(q2, NULL, r, NULL), 0, "served, through DRAM");
 	cr_assert_eq(nvmet_tcp_stats()->dram_cmds[NVMET_TCP_DRAM_ALLOC], 1, "the host's share is used up");

@@ -187,9 +187,9 @@ static struct tcp_sock *io_up(struct tcp_sock **admin, uint8_t dgst)
 static struct nvme_sqe write_sqe(uint16_t cid, uint64_t slba, uint32_t nlb, uint32_t len)
 {
 	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, cid, 1, len);
-	sqe.cdw10 = (uint32_t)slba;
-	sqe.cdw11 = (uint32_t)(slba >> 32);
-	sqe.cdw12 = nlb - 1;
+	sqe.cdw10 = le32_make((uint32_t)slba);
+	sqe.cdw11 = le32_make((uint32_t)(slba >> 32));
+	sqe.cdw12 = le32_make(nlb - 1);
 	return sqe;
 }
 
@@ -510,7 +510,9 @@ Test(tcp_hostile, unknown_opcodes_get_invalid_opcode)
 	expect_status(a, NVMET_SC_INVALID_OPCODE);
 	/* an unknown fabrics command type */
 	sqe = ft_sqe(NVMF_OPC_FABRICS, 3, 0, 0);
-	((uint8_t *)&sqe)[4] = 0x3f;
+	struct nvmf_cmd f = nvmf_cmd_of(&sqe);
+	f.fctype = 0x3f;
+	sqe = nvmf_cmd_sqe(&f);
 	ftcp_capsule(a, false, false, &sqe, NULL, 0);
 	expect_status(a, NVMET_SC_INVALID_OPCODE);
 	/* and the queues still work */
@@ -528,12 +530,12 @@ Test(tcp_hostile, bad_sgl_types_and_prps_are_refused)
 	/* a Last Segment descriptor as SGL1 (a fabrics command has one data block): SGL
 	 * Descriptor Type Invalid, no R2T */
 	struct nvme_sqe sqe = write_sqe(6, 0, 8, 4096);
-	((uint8_t *)&sqe)[24 + 15] = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
+	sqe.dptr.sgl1.id = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, NVMET_SC_SGL_TYPE_INVALID);
 	/* a keyed SGL data block (RDMA's) on TCP: never a success (the data may be fetched first) */
 	sqe = write_sqe(7, 0, 8, 4096);
-	((uint8_t *)&sqe)[24 + 15] = 0x40;
+	sqe.dptr.sgl1.id = 0x40;
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert(next(s, &ans));
 	if (ans.type == NVME_TCP_R2T) {
@@ -544,12 +546,12 @@ Test(tcp_hostile, bad_sgl_types_and_prps_are_refused)
 	cr_assert_eq(ans.status, NVMET_SC_SGL_TYPE_INVALID);
 	/* PRPs (PSDT 0) on a fabrics queue */
 	sqe = write_sqe(8, 0, 8, 4096);
-	sqe.cdw0 &= ~(3u << 14);
+	sqe.flags &= (uint8_t)~NVME_SQE_PSDT_MASK;
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	expect_status(s, NVMET_SC_INVALID_FIELD);
 	/* the transport's own descriptor works */
 	sqe = write_sqe(9, 0, 8, 4096);
-	((uint8_t *)&sqe)[24 + 15] = NVMF_SGL_ID_TRANSPORT;
+	sqe.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT;
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	cr_assert(next(s, &ans));
 	cr_assert_eq(ans.type, NVME_TCP_R2T);
@@ -933,7 +935,7 @@ Test(tcp_hostile, a_peer_that_never_reads_cannot_starve_another_host)
 	s->space = 0;
 	for (unsigned k = 0; k < NVMET_TCP_BUFS / (len / NVMET_TCP_BUF_SIZE) + 4; k++) {
 		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(10 + k), 1, len);
-		sqe.cdw12 = len / 512 - 1;
+		sqe.cdw12 = le32_make(len / 512 - 1);
 		ftcp_capsule(s, false, false, &sqe, NULL, 0);
 	}
 	cr_assert_gt(nvmet_tcp_waiting(), 0, "the hostile host's own reads wait");
@@ -1054,11 +1056,11 @@ Test(tcp_hostile, a_discovery_controller_cannot_switch_its_keep_alive_off)
 					  NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
 	cr_assert_eq(status_of(s, &sqe, NULL), 0);
 	sqe = ft_sqe(NVME_ADM_SET_FEATURES, 30, 0, 0);
-	sqe.cdw10 = NVME_FEAT_KATO;
-	sqe.cdw11 = 0;
+	sqe.cdw10 = le32_make(NVME_FEAT_KATO);
+	sqe.cdw11 = le32_make(0);
 	cr_assert_eq(status_of(s, &sqe, NULL), 0);
 	sqe = ft_sqe(NVME_ADM_GET_FEATURES, 31, 0, 0);
-	sqe.cdw10 = NVME_FEAT_KATO;
+	sqe.cdw10 = le32_make(NVME_FEAT_KATO);
 	cr_assert_eq(status_of(s, &sqe, &kato), 0);
 	cr_assert_eq(kato, NVMET_DISC_KATO_MS);
 	for (int i = 0; i < 3; i++) {
