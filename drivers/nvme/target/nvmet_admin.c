@@ -145,7 +145,7 @@ static void identify_active_list(struct nvmet_req *req, struct nvmet_ctrl *c, ui
 		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
 	memset(scratch, 0, NVME_ID_LEN);
 	for (unsigned i = 0; i < c->subsys->nns; i++)
-		if (c->subsys->ns[i].enabled && c->subsys->ns[i].nsid > after)
+		if (nvmet_ns_active(&c->subsys->ns[i]) && c->subsys->ns[i].nsid > after)
 			ids[n++] = c->subsys->ns[i].nsid;
 	for (unsigned i = 1; i < n; i++) /* ascending order */
 		for (unsigned k = i; k > 0 && ids[k - 1] > ids[k]; k--) {

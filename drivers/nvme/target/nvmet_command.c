@@ -37,7 +37,7 @@ static void show_subsystems(void)
 		for (unsigned k = 0; k < s->nns; k++) {
 			const struct nvmet_ns *ns = &s->ns[k];
 			printf("  ns %u: %s %s%s", ns->nsid, ns->opened ? ns->bdev.name : "-",
-			       ns->enabled ? "enabled" : "disabled", ns->gone ? ", device gone (not ready)" : "");
+			       ns->enabled ? "enabled" : "disabled", ns->gone ? ", device gone (inactive)" : "");
 			if (ns->opened)
 				printf(", %llu blocks of %u B", (unsigned long long)ns->bdev.nblocks, 1u << ns->bdev.lba_shift);
 			printf("\n");

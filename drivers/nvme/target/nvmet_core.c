@@ -158,7 +158,7 @@ int nvmet_copy_from_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t
 struct nvmet_ns *nvmet_ns_find(struct nvmet_subsys *s, uint32_t nsid)
 {
 	for (unsigned i = 0; i < s->nns; i++)
-		if (s->ns[i].nsid == nsid && s->ns[i].enabled)
+		if (s->ns[i].nsid == nsid && nvmet_ns_active(&s->ns[i]))
 			return &s->ns[i];
 	return NULL;
 }
@@ -624,7 +624,10 @@ int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
 	return 0;
 }
 
-/* A backend device went away or came back: tell every controller of the subsystem. */
+/* A backend device went away or came back: the namespace leaves or rejoins the active
+ * namespace list (as when it is disabled and enabled), and every controller of the
+ * subsystem gets a Namespace Attribute Changed notice with it in the Changed Namespace
+ * List, so that a host removes its block device and adds it again (Linux rescans). */
 static void ns_check(struct timer *tm, void *arg)
 {
 	struct nvmet_target *t = arg;
@@ -642,7 +645,7 @@ static void ns_check(struct timer *tm, void *arg)
 			ns->gone = gone;
 			t->st.ns_gone += gone;
 			log_warn("%s nsid %u: %s %s", s->cfg->nqn, ns->nsid, ns->bdev.name,
-				 gone ? "is gone: its I/O answers Namespace Not Ready" : "is back: serving again");
+				 gone ? "is gone: out of the active namespace list" : "is back: in the active namespace list again");
 			if (!ns->enabled)
 				continue;
 			list_for_each(&t->ctrls, it) {

@@ -16,12 +16,19 @@
 
 struct nvmet_ns {
 	uint32_t nsid;
-	bool enabled;          /* active: visible and accepting I/O */
+	bool enabled;          /* attached by configuration (console, nvmet.json) */
 	bool opened;           /* bdev valid */
-	bool gone;             /* the backend's device went away (I/O: Namespace Not Ready) */
+	bool gone;             /* the backend's device went away: out of the active list */
 	struct nvmet_bdev bdev;
 	const struct nvmet_cfg_ns *cfg;
 };
+
+/* Active (in the active namespace list, visible and accepting I/O): enabled and its
+ * device present. */
+static inline bool nvmet_ns_active(const struct nvmet_ns *ns)
+{
+	return ns->enabled && !ns->gone;
+}
 
 struct nvmet_subsys {
 	const struct nvmet_cfg_subsys *cfg;

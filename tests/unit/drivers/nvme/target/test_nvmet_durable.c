@@ -336,10 +336,20 @@ static void run_timers_for(uint64_t ms)
 	}
 }
 
-Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_hosts)
+/* Identify with the NSID in the command: CNS 0 (the namespace) or CNS 2 (active list). */
+static uint16_t identify(uint8_t cns, uint32_t nsid, uint8_t *out)
 {
-	static uint8_t log[4096];
+	struct nvme_sqe s = ft_sqe(NVME_ADM_IDENTIFY, 8, nsid, NVME_ID_LEN);
+	s.cdw10 = le32_make(cns);
+	return ft_exec(&a, &s, NULL, NVME_ID_LEN, out, NULL);
+}
+
+Test(durable, a_hot_removed_drive_leaves_the_active_list_and_its_return_rejoins_it_with_notices)
+{
+	static uint8_t log[4096], id[NVME_ID_LEN];
 	start(true);
+	cr_assert_eq(identify(NVME_ID_CNS_NS_ACTIVE_LIST, 0, id), 0);
+	cr_assert_eq(le32_load(id), 1, "nsid 1 active");
 	cr_assert_eq(admin(NVME_ADM_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, NVME_AEC_NS_ATTR, NULL, 0, NULL), 0);
 	struct nvme_sqe s = ft_sqe(NVME_ADM_AER, 40, 0, 0);
 	struct ft_cmd *aer = ft_submit(&a, 0, &s, NULL, 0);
@@ -354,9 +364,16 @@ Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_h
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
 	cr_assert_eq(le32_load(log), 1);
 	cr_assert_eq(le32_load(log + 4), 0);
+	/* what a host's rescan finds: no longer in the active list (Linux removes the block
+	 * device), Identify reads zeroes as for any inactive NSID, I/O is refused like I/O to a
+	 * detached namespace */
+	cr_assert_eq(identify(NVME_ID_CNS_NS_ACTIVE_LIST, 0, id), 0);
+	cr_assert_eq(le32_load(id), 0, "the gone namespace left the active list");
+	cr_assert_eq(identify(NVME_ID_CNS_NS, 1, id), 0);
+	cr_assert_eq(le64_load(id + NVME_IDNS_NCAP), 0, "inactive: Identify Namespace is zeroes");
 	struct nvme_cqe cqe;
-	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_NS_NOT_READY);
-	cr_assert_eq(le16_get(cqe.status) & NVME_STATUS_DNR, 0, "retryable");
+	cr_assert_eq(run(NVME_CMD_READ, 0, 1, 0, NULL, 512, &cqe), NVMET_SC_INVALID_NS);
+	cr_assert_neq(le16_get(cqe.status) & NVME_STATUS_DNR, 0, "not retried: the namespace is not attached");
 	cr_assert_eq(nvmet_stats()->ns_gone, 1);
 
 	/* a drive hot-added in its place: the same controller struct comes up again */
@@ -367,6 +384,10 @@ Test(durable, a_hot_removed_drive_and_its_return_are_namespace_changes_for_the_h
 	cr_assert_eq(aer2->completions, 1, "back: a second notice");
 	cr_assert_eq(admin(NVME_ADM_GET_LOG_PAGE, NVME_LOG_CHANGED_NS | (1023u << 16), 0, log, 4096, NULL), 0);
 	cr_assert_eq(le32_load(log), 1);
+	cr_assert_eq(identify(NVME_ID_CNS_NS_ACTIVE_LIST, 0, id), 0);
+	cr_assert_eq(le32_load(id), 1, "back in the active list");
+	cr_assert_eq(identify(NVME_ID_CNS_NS, 1, id), 0);
+	cr_assert_neq(le64_load(id + NVME_IDNS_NCAP), 0);
 	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0, "served again");
 	cr_assert_eq(run(NVME_CMD_READ, 0, 8, 0, NULL, 4096, NULL), 0);
 }
