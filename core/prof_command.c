@@ -3,7 +3,8 @@
  * architecture's timer interrupt records the interrupted program counter into a ring
  * (arch/prof.h); `prof show` counts the samples per address and prints the busiest as
  * "image+0x..." offsets, which tools/symbolize turns into functions and lines
- * (`tools/symbolize --prof` sums them per function).
+ * (`tools/symbolize --prof` sums them per function). The ring is allocated at `prof start`
+ * and turned into the summary at `prof stop` (the image holds no sample storage).
  *
  *   prof start [HZ]   sample HZ times a second (default 1000) from now, ring emptied
  *   prof stop         stop sampling (the samples stay)
@@ -28,11 +29,15 @@ struct prof_hit {
 	uint32_t count;
 };
 
-/* What `prof show` works on: a copy of the ring, then one entry per address. */
-static struct prof_view {
-	uint64_t pcs[ARCH_PROF_RING];
-	struct prof_hit hits[ARCH_PROF_RING];
-} prof_view;
+/* The profiler's memory, none of it in the image: the ring while sampling (ARCH_PROF_RING
+ * program counters, allocated at `prof start`, freed at `prof stop`), then the last run's
+ * summary (one entry per distinct address, at most ARCH_PROF_RING) until the next start. */
+static struct prof_state {
+	uint64_t *ring;
+	struct prof_hit *hits;
+	size_t nhits;
+	size_t nsamples;              /* samples the summary counts */
+} prof_state;
 
 static int cmp_pc(const void *a, const void *b)
 {
@@ -48,31 +53,44 @@ static int cmp_hits(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
-static int prof_show(struct prof_view *v, unsigned limit)
+/* Count the n program counters of pcs (sorted here, in place) per address into a new
+ * array, busiest first: *out (free it) and the number of entries, or -ENOMEM. */
+static int prof_summarise(uint64_t *pcs, size_t n, struct prof_hit **out, size_t *nout)
+{
+	size_t distinct = 0, k = 0;
+	struct prof_hit *hits;
+
+	qsort(pcs, n, sizeof(pcs[0]), cmp_pc);
+	for (size_t i = 0; i < n; i++)
+		distinct += i == 0 || pcs[i] != pcs[i - 1];
+	hits = malloc((distinct ? distinct : 1) * sizeof(*hits));
+	if (!hits)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (k && hits[k - 1].pc == pcs[i]) {
+			hits[k - 1].count++;
+			continue;
+		}
+		hits[k].pc = pcs[i];
+		hits[k].count = 1;
+		k++;
+	}
+	qsort(hits, k, sizeof(hits[0]), cmp_hits);
+	*out = hits;
+	*nout = k;
+	return 0;
+}
+
+static void prof_print(const struct prof_hit *hits, size_t nhits, size_t n, unsigned limit)
 {
 	const struct boot_info *bi = kernel_boot_info();
-	uint64_t head = arch_prof.head;
-	size_t n = head < ARCH_PROF_RING ? (size_t)head : ARCH_PROF_RING, nhits = 0;
 	uint64_t end = arch_prof.stop_ns ? arch_prof.stop_ns : clock_now_ns();
 	uint64_t ms = arch_prof.start_ns && end > arch_prof.start_ns ? (end - arch_prof.start_ns) / NSEC_PER_MSEC : 0;
 
-	/* a copy: the interrupt may write the ring meanwhile (the oldest samples then mix) */
-	memcpy(v->pcs, arch_prof.ring, n * sizeof(v->pcs[0]));
-	qsort(v->pcs, n, sizeof(v->pcs[0]), cmp_pc);
-	for (size_t i = 0; i < n; i++) {
-		if (nhits && v->hits[nhits - 1].pc == v->pcs[i]) {
-			v->hits[nhits - 1].count++;
-			continue;
-		}
-		v->hits[nhits].pc = v->pcs[i];
-		v->hits[nhits].count = 1;
-		nhits++;
-	}
-	qsort(v->hits, nhits, sizeof(v->hits[0]), cmp_hits);
 	printf("prof: %s, %" PRIu64 " samples at %u Hz over %" PRIu64 " ms; %zu kept (the last), %zu addresses\n",
-	       arch_prof.on ? "sampling" : "stopped", head, arch_prof.hz, ms, n, nhits);
+	       arch_prof.on ? "sampling" : "stopped", arch_prof.head, arch_prof.hz, ms, n, nhits);
 	for (size_t i = 0; i < nhits && i < limit; i++) {
-		const struct prof_hit *h = &v->hits[i];
+		const struct prof_hit *h = &hits[i];
 		unsigned tenths = (unsigned)((uint64_t)h->count * 1000 / n);
 		if (bi && h->pc >= bi->image_base && h->pc - bi->image_base < bi->image_size)
 			printf("  %7u %3u.%u%%  image+0x%" PRIx64 "\n", h->count, tenths / 10, tenths % 10,
@@ -80,7 +98,76 @@ static int prof_show(struct prof_view *v, unsigned limit)
 		else
 			printf("  %7u %3u.%u%%  0x%" PRIx64 "\n", h->count, tenths / 10, tenths % 10, h->pc);
 	}
-	return 0;
+}
+
+static size_t prof_kept(void)
+{
+	return arch_prof.head < ARCH_PROF_RING ? (size_t)arch_prof.head : ARCH_PROF_RING;
+}
+
+static int prof_show(struct prof_state *p, unsigned limit)
+{
+	struct prof_hit *hits = NULL;
+	uint64_t *pcs = NULL;
+	size_t n, nhits;
+	int rc;
+
+	if (!arch_prof.on) {
+		prof_print(p->hits, p->nhits, p->nsamples, limit);
+		return 0;
+	}
+	/* while sampling: summarise a copy (the interrupt keeps writing the ring; the oldest
+	 * samples may then mix), both freed before returning */
+	n = prof_kept();
+	pcs = malloc((n ? n : 1) * sizeof(*pcs));
+	if (!pcs)
+		return -ENOMEM;
+	memcpy(pcs, p->ring, n * sizeof(*pcs));
+	rc = prof_summarise(pcs, n, &hits, &nhits);
+	if (rc)
+		goto cleanup;
+	prof_print(hits, nhits, n, limit);
+	free(hits);
+cleanup:
+	free(pcs);
+	return rc;
+}
+
+/* Stop sampling: the ring becomes the summary and is freed. */
+static int prof_stop(struct prof_state *p)
+{
+	int rc;
+
+	if (!arch_prof.on)
+		return 0;
+	arch_prof_stop();
+	p->nsamples = prof_kept();
+	rc = prof_summarise(p->ring, p->nsamples, &p->hits, &p->nhits);
+	if (rc)
+		p->nhits = p->nsamples = 0;
+	free(p->ring);
+	p->ring = NULL;
+	return rc;
+}
+
+static int prof_start(struct prof_state *p, unsigned hz)
+{
+	int rc;
+
+	if (arch_prof.on)
+		return -EBUSY;
+	free(p->hits);
+	p->hits = NULL;
+	p->nhits = p->nsamples = 0;
+	p->ring = malloc(ARCH_PROF_RING * sizeof(*p->ring));
+	if (!p->ring)
+		return -ENOMEM;
+	rc = arch_prof_start(hz, p->ring);
+	if (rc) {
+		free(p->ring);
+		p->ring = NULL;
+	}
+	return rc;
 }
 
 static int prof_command(int argc, char **argv)
@@ -89,11 +176,13 @@ static int prof_command(int argc, char **argv)
 
 	if (argc >= 2 && strcmp(argv[1], "start") == 0 && argc <= 3) {
 		unsigned long hz = argc == 3 ? strtoul(argv[2], NULL, 10) : PROF_HZ_DEFAULT;
-		rc = hz >= ARCH_PROF_HZ_MIN && hz <= ARCH_PROF_HZ_MAX ? arch_prof_start((unsigned)hz) : -EINVAL;
+		rc = hz >= ARCH_PROF_HZ_MIN && hz <= ARCH_PROF_HZ_MAX ? prof_start(&prof_state, (unsigned)hz) : -EINVAL;
 		if (rc == -EINVAL)
 			printf("prof: HZ must be %u..%u\n", ARCH_PROF_HZ_MIN, ARCH_PROF_HZ_MAX);
 		else if (rc == -EBUSY)
 			printf("prof: already sampling (prof stop first)\n");
+		else if (rc == -ENOMEM)
+			printf("prof: no memory for the sample ring\n");
 		else if (rc)
 			printf("prof: no sampling timer on this machine (%d)\n", rc);
 		else
@@ -101,15 +190,16 @@ static int prof_command(int argc, char **argv)
 		return rc;
 	}
 	if (argc == 2 && strcmp(argv[1], "stop") == 0) {
-		arch_prof_stop();
-		printf("prof: stopped, %" PRIu64 " samples\n", arch_prof.head);
-		return 0;
+		rc = prof_stop(&prof_state);
+		printf("prof: stopped, %" PRIu64 " samples%s\n", arch_prof.head,
+		       rc ? " (no memory for the summary: samples lost)" : "");
+		return rc;
 	}
 	if (argc >= 2 && strcmp(argv[1], "show") == 0 && argc <= 3) {
 		unsigned long limit = PROF_SHOW_DEFAULT;
 		if (argc == 3)
 			limit = strcmp(argv[2], "all") == 0 ? ARCH_PROF_RING : strtoul(argv[2], NULL, 10);
-		return limit ? prof_show(&prof_view, (unsigned)limit) : -EINVAL;
+		return limit ? prof_show(&prof_state, (unsigned)limit) : -EINVAL;
 	}
 	return -EINVAL;
 }

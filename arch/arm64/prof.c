@@ -9,9 +9,10 @@
 struct arch_prof arch_prof;
 
 /* Not on arm64 yet. */
-int arch_prof_start(unsigned hz)
+int arch_prof_start(unsigned hz, uint64_t *ring)
 {
 	(void)hz;
+	(void)ring;
 	return -ENOTSUP;
 }
 

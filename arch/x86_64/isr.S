@@ -75,7 +75,8 @@ arch_isr_timer:
 	movq ARCH_PROF_OFF_HEAD(%rsi), %rcx
 	andl $(ARCH_PROF_RING - 1), %ecx
 	movq 32(%rsp), %rax                    /* the CPU's frame: RIP first */
-	movq %rax, ARCH_PROF_OFF_RING(%rsi,%rcx,8)
+	movq ARCH_PROF_OFF_RING(%rsi), %rdx    /* the ring (set while on) */
+	movq %rax, (%rdx,%rcx,8)
 	incq ARCH_PROF_OFF_HEAD(%rsi)
 	cmpq $0, ARCH_PROF_OFF_PERIOD(%rsi)
 	je 1f

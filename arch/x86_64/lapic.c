@@ -160,10 +160,10 @@ _Static_assert(offsetof(struct arch_prof, head) == ARCH_PROF_OFF_HEAD, "isr.S of
 _Static_assert(offsetof(struct arch_prof, period) == ARCH_PROF_OFF_PERIOD, "isr.S offsets");
 _Static_assert(offsetof(struct arch_prof, ring) == ARCH_PROF_OFF_RING, "isr.S offsets");
 
-/* Start sampling: the timer periodic at hz, interrupts on. */
-int arch_prof_start(unsigned hz)
+/* Start sampling into ring: the timer periodic at hz, interrupts on. */
+int arch_prof_start(unsigned hz, uint64_t *ring)
 {
-	if (hz < ARCH_PROF_HZ_MIN || hz > ARCH_PROF_HZ_MAX)
+	if (hz < ARCH_PROF_HZ_MIN || hz > ARCH_PROF_HZ_MAX || !ring)
 		return -EINVAL;
 	if (arch_prof.on)
 		return -EBUSY;
@@ -171,6 +171,7 @@ int arch_prof_start(unsigned hz)
 		return -ENODEV;
 	__asm__ volatile("cli");
 	arch_prof.head = 0;
+	arch_prof.ring = ring;
 	arch_prof.hz = hz;
 	arch_prof.start_ns = clock_now_ns();
 	arch_prof.stop_ns = 0;
@@ -202,5 +203,6 @@ void arch_prof_stop(void)
 		lapic_write(LAPIC_TIMER_INITIAL, 0);
 		lapic_write(LAPIC_LVT_TIMER, LVT_TIMER_ONESHOT | ARCH_VECTOR_TIMER);
 	}
+	arch_prof.ring = NULL;
 	arch_prof.stop_ns = clock_now_ns();
 }

@@ -62,3 +62,20 @@ def test_errors_are_answered(appliance):
     assert "stopped" in appliance.cmd("prof stop")
     assert "stopped" in appliance.cmd("prof stop")
     assert re.search(r"^prof: stopped, \d+ samples at 100 Hz", appliance.cmd("prof show 5"), re.M)
+
+
+def test_ring_is_allocated_at_start_and_freed(appliance):
+    """The sample ring (128 KiB) is heap memory from `prof start` to `prof stop`, not image
+    data: start/stop cycles reuse it, the heap's break does not grow with them."""
+    def brk():
+        return int(re.search(r"break (\d+) KiB", appliance.cmd("mem")).group(1))
+    for _ in range(2):
+        appliance.cmd("prof start 1000")
+        assert re.search(r"^prof: sampling, \d+ samples", appliance.cmd("prof show 3"), re.M)
+        appliance.cmd("prof stop")
+    before = brk()
+    for _ in range(5):
+        appliance.cmd("prof start 1000")
+        appliance.cmd("prof show 3")
+        appliance.cmd("prof stop")
+    assert brk() - before < 64, "the heap grew with prof start/stop cycles"
