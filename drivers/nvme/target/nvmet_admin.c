@@ -84,6 +84,7 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_IO;
 		d[NVME_IDC_CMIC] = 1u << 1; /* may have several controllers */
 		le32_store(d + NVME_IDC_OAES, NVME_OAES_NS_ATTR);
+		nvmet_ana_identify_ctrl(d);
 		le32_store(d + NVME_IDC_NN, NVMET_MAX_NSID);
 		le16_store(d + NVME_IDC_ONCS, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
 		/* bit 0: a volatile write cache when a backend has one (Flush and FUA then matter);
@@ -131,6 +132,7 @@ static void identify_ns(struct nvmet_req *req, struct nvmet_ctrl *c, uint32_t ns
 		d[NVME_IDNS_FLBAS] = 0;
 		d[NVME_IDNS_NMIC] = 1;  /* may be attached to several controllers */
 		ns_nguid(c->subsys, ns, d + NVME_IDNS_NGUID);
+		le32_store(d + NVME_IDNS_ANAGRPID, nvmet_ana_ns_grpid(ns));
 		le32_store(d + NVME_IDNS_LBAF, (uint32_t)ns->bdev.lba_shift << 16);
 	}
 	complete_with_scratch(req, NVME_ID_LEN);
@@ -320,6 +322,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_LOG_SMART:
 	case NVME_LOG_FW_SLOT:
 	case NVME_LOG_CHANGED_NS:
+	case NVME_LOG_ANA:
 		break;
 	default:
 		return nvmet_req_complete(req, NVMET_SC_INVALID_LOG_PAGE);
@@ -343,6 +346,9 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	} else if (lid == NVME_LOG_FW_SLOT) {
 		scratch[0] = 1;                       /* Active Firmware Info: slot 1 */
 		memcpy(scratch + 8, "p2ps0.1 ", 8);
+	} else if (lid == NVME_LOG_ANA) {
+		page = nvmet_ana_log(c, (uint8_t)((req->sqe.cdw10 >> NVME_LOG_LSP_SHIFT) & 0xf), rae, scratch,
+				     sizeof(scratch));
 	} else {
 		page = NVME_LOG_CHANGED_NS_LEN;
 		if (c->changed_overflow) {
@@ -373,7 +379,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 		done += n;
 	}
 	req->xfer_len = len;
-	if (lid == NVME_LOG_CHANGED_NS && !rae)
+	if ((lid == NVME_LOG_CHANGED_NS || lid == NVME_LOG_ANA) && !rae)
 		nvmet_ctrl_aen_check(c);
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
@@ -423,8 +429,8 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 						       ? NVMET_SC_INVALID_FIELD
 						       : NVMET_SC_FEAT_NOT_CHANGEABLE);
 	case NVME_FEAT_ASYNC_EVENT:
-		/* only namespace attribute notices are generated (OAES); other bits are kept off */
-		c->aec = v & NVME_AEC_NS_ATTR;
+		/* only the notices in OAES are generated; other bits are kept off */
+		c->aec = v & (c->subsys->discovery ? 0 : NVME_AEC_NS_ATTR | NVME_AEC_ANA_CHANGE);
 		req->cqe.dw0 = le32_make(c->aec);
 		nvmet_ctrl_aen_check(c);
 		break;
@@ -477,22 +483,37 @@ static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 
 /* --- asynchronous events --- */
 
-void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
+/* Report one notice through a held AER when it is pending, enabled and not masked. */
+static bool aen_fire(struct nvmet_ctrl *c, bool *pending, bool *masked, uint32_t aec, uint8_t info, uint8_t lid)
 {
 	struct nvmet_req *r;
 
-	if (!c->aen_ns_pending || c->aen_ns_masked || !(c->aec & NVME_AEC_NS_ATTR) || !c->aers)
-		return;
+	if (!*pending || *masked || !(c->aec & aec) || !c->aers)
+		return false;
 	r = c->aers;
 	c->aers = r->next_aer;
 	r->next_aer = NULL;
 	c->naers--;
-	c->aen_ns_pending = false;
-	c->aen_ns_masked = true;
+	*pending = false;
+	*masked = true;
 	nvmet_tgt.st.aens++;
-	r->cqe.dw0 = le32_make(NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
-	log_debug("ctrl %u: namespace attribute notice", c->cntlid);
+	r->cqe.dw0 = le32_make(NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, info, lid));
+	log_debug("ctrl %u: notice %#x (log page %#x)", c->cntlid, info, lid);
 	nvmet_req_complete(r, NVMET_SC_SUCCESS);
+	return true;
+}
+
+void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
+{
+	aen_fire(c, &c->aen_ns_pending, &c->aen_ns_masked, NVME_AEC_NS_ATTR, NVME_AER_NOTICE_NS_CHANGED,
+		 NVME_LOG_CHANGED_NS);
+	aen_fire(c, &c->aen_ana.pending, &c->aen_ana.masked, NVME_AEC_ANA_CHANGE, NVME_AER_NOTICE_ANA, NVME_LOG_ANA);
+}
+
+void nvmet_ctrl_aen_raise(struct nvmet_ctrl *c, struct nvmet_aen *e)
+{
+	e->pending = true;
+	nvmet_ctrl_aen_check(c);
 }
 
 static void exec_aer(struct nvmet_req *req, struct nvmet_ctrl *c)
