@@ -15,6 +15,7 @@
 #include <string.h>
 #include "../../../lib/log.h"
 #include "nvmet_priv.h"
+#include "nvmet_referral.h"
 
 LOG_MODULE_USE(nvmet);
 
@@ -80,6 +81,7 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 	le16_store(d + NVME_IDC_OFCS, 1); /* Disconnect supported */
 	if (s->discovery) {
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_DISCOVERY;
+		le32_store(d + NVME_IDC_OAES, NVME_OAES_DISC_CHANGE);
 	} else {
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_IO;
 		d[NVME_IDC_CMIC] = 1u << 1; /* may have several controllers */
@@ -210,7 +212,7 @@ static void ip4_text(uint32_t a, char *buf, size_t n)
 /* Discovery log record i visible to this host, built into e; returns false past the
  * last record. Only the port the discovery controller was connected on is listed (as
  * Linux nvmet does): a host learns the subsystems reachable where it asked, not the
- * addresses of every other port. */
+ * addresses of every other port; then the port's referrals (nvmet_referral.c). */
 static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, uint64_t *count)
 {
 	const struct nvmet_cfg_port *port = &nvmet_tgt.cfg.ports[c->port];
@@ -237,13 +239,18 @@ static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, ui
 		}
 		n++;
 	}
+	uint64_t nref = nvmet_referral_count(port);
+	if (e && want >= n && want - n < nref) {
+		nvmet_referral_entry(port, (unsigned)(want - n), e);
+		return true;
+	}
 	if (count)
-		*count = n;
+		*count = n + nref;
 	return false;
 }
 
 /* Copy [off, off + len) of the discovery log page, built one 1024-byte record at a time. */
-static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t off, uint32_t len)
+static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t off, uint32_t len, bool rae)
 {
 	uint64_t numrec = 0;
 	uint32_t done = 0;
@@ -266,6 +273,10 @@ static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t 
 		done += n;
 	}
 	req->xfer_len = len;
+	if (!rae) { /* read: a later change is reported again */
+		c->aen_disc.masked = false;
+		nvmet_ctrl_aen_check(c);
+	}
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
 
@@ -317,7 +328,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_LOG_DISCOVERY:
 		if (!s->discovery)
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		return log_discovery(req, c, off, len);
+		return log_discovery(req, c, off, len, rae);
 	case NVME_LOG_ERROR:
 	case NVME_LOG_SMART:
 	case NVME_LOG_FW_SLOT:
@@ -430,7 +441,7 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 						       : NVMET_SC_FEAT_NOT_CHANGEABLE);
 	case NVME_FEAT_ASYNC_EVENT:
 		/* only the notices in OAES are generated; other bits are kept off */
-		c->aec = v & (c->subsys->discovery ? 0 : NVME_AEC_NS_ATTR | NVME_AEC_ANA_CHANGE);
+		c->aec = v & (c->subsys->discovery ? NVME_AEC_DISC_CHANGE : NVME_AEC_NS_ATTR | NVME_AEC_ANA_CHANGE);
 		req->cqe.dw0 = le32_make(c->aec);
 		nvmet_ctrl_aen_check(c);
 		break;
@@ -508,6 +519,8 @@ void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
 	aen_fire(c, &c->aen_ns_pending, &c->aen_ns_masked, NVME_AEC_NS_ATTR, NVME_AER_NOTICE_NS_CHANGED,
 		 NVME_LOG_CHANGED_NS);
 	aen_fire(c, &c->aen_ana.pending, &c->aen_ana.masked, NVME_AEC_ANA_CHANGE, NVME_AER_NOTICE_ANA, NVME_LOG_ANA);
+	aen_fire(c, &c->aen_disc.pending, &c->aen_disc.masked, NVME_AEC_DISC_CHANGE, NVME_AER_NOTICE_DISC_CHANGED,
+		 NVME_LOG_DISCOVERY);
 }
 
 void nvmet_ctrl_aen_raise(struct nvmet_ctrl *c, struct nvmet_aen *e)
