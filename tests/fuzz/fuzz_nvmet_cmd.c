@@ -1,4 +1,4 @@
-// sources: drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c lib/ipv4_text.c mm/pool.c lib/timer.c lib/log.c lib/clock.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
+// sources: drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_ana.c drivers/nvme/target/nvmet_referral.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c lib/ipv4_text.c mm/pool.c lib/timer.c lib/log.c lib/clock.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c
 /*
  * libFuzzer harness: the NVMe-oF target core fed arbitrary commands (SQE + data, Connect
  * data included) on four fake-transport connections, with shortcuts to a well-formed
@@ -13,12 +13,16 @@
  *   1: close and reopen conn (port from the byte)     2: clock += byte * 100 ms, run timers
  *   3: toggle a namespace                             4: Connect admin (host, subsystem, kato from bytes)
  *   5: enable (CC.EN=1) on conn                       6: Connect I/O queue to conn 0's controller
+ *   7: ANA: port (bit 2) group (bits 4:3, 1..4) state (bits 7:5, the five states and bad ones);
+ *      with action bit 3: referral add (arg bit 7) or remove, port (bit 2), name (bits 4:3)
  */
 #include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "drivers/nvme/target/nvmet.h"
+#include "drivers/nvme/target/nvmet_ana.h"
+#include "drivers/nvme/target/nvmet_referral.h"
 #include "drivers/nvme/target/nvmet_wire.h"
 #include "lib/clock.h"
 #include "lib/timer.h"
@@ -35,14 +39,18 @@ static const char *const json =
 	"{ \"hosts\": [ { \"nqn\": \"" HOST_A "\" }, { \"nqn\": \"" HOST_B "\" } ],"
 	"  \"ports\": ["
 	"    { \"portid\": 1, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.1\", \"trsvcid\": \"4420\" },"
+	"      \"referrals\": [ { \"name\": \"a\", \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\","
+	"        \"traddr\": \"10.0.0.9\", \"trsvcid\": \"8009\" } } ],"
 	"      \"subsystems\": [ \"" VOL0 "\", \"" VOL1 "\" ] },"
 	"    { \"portid\": 2, \"addr\": { \"trtype\": \"tcp\", \"adrfam\": \"ipv4\", \"traddr\": \"10.0.0.2\", \"trsvcid\": \"4421\" },"
+	"      \"ana_groups\": [ { \"grpid\": 1, \"ana\": { \"state\": \"inaccessible\" } },"
+	"                      { \"grpid\": 2, \"ana\": { \"state\": \"optimized\" } } ],"
 	"      \"subsystems\": [ \"" VOL1 "\" ] } ],"
 	"  \"subsystems\": ["
 	"    { \"nqn\": \"" VOL0 "\", \"allowed_hosts\": [ \"" HOST_A "\" ],"
 	"      \"attr\": { \"allow_any_host\": \"0\", \"cntlid_min\": \"10\", \"cntlid_max\": \"12\" },"
 	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } },"
-	"        { \"nsid\": 2, \"enable\": 0, \"device\": { \"path\": \"/dev/nvme0n2\" } } ] },"
+	"        { \"nsid\": 2, \"enable\": 0, \"ana_grpid\": 2, \"device\": { \"path\": \"/dev/nvme0n2\" } } ] },"
 	"    { \"nqn\": \"" VOL1 "\", \"attr\": { \"allow_any_host\": \"1\" },"
 	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme1n1\" } } ] } ] }";
 
@@ -147,6 +155,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (cntlid > 0)
 				ft_connect_io(c, (uint16_t)(1 + (arg >> 2) % 4), (uint16_t)cntlid, arg & 32 ? HOST_B : HOST_A,
 					      arg & 64 ? VOL1 : VOL0);
+			break;
+		}
+		case 7: {
+			if (act & 8) {
+				struct nvmet_cfg_referral r = { .name = { (char)('a' + ((arg >> 3) & 3)) }, .enable = true,
+								.trtype = NVMET_TRTYPE_TCP, .traddr = 0x0a000009,
+								.trsvcid = 4420, .treq = 2 };
+				uint16_t portid = (uint16_t)(1 + ((arg >> 2) & 1));
+				if (arg & 0x80)
+					nvmet_referral_add(portid, &r);
+				else
+					nvmet_referral_del(portid, r.name);
+				break;
+			}
+			static const uint8_t states[8] = { NVMET_ANA_OPTIMIZED, NVMET_ANA_NON_OPTIMIZED,
+							   NVMET_ANA_INACCESSIBLE, NVMET_ANA_PERSISTENT_LOSS,
+							   NVMET_ANA_CHANGE, 0, 5, 0xff };
+			nvmet_ana_set_state((uint16_t)(1 + ((arg >> 2) & 1)), 1 + ((arg >> 3) & 3),
+					    (enum nvmet_ana_state)states[arg >> 5]);
 			break;
 		}
 		default:

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "../../../lib/log.h"
 #include "nvmet_priv.h"
+#include "nvmet_referral.h"
 
 LOG_MODULE_USE(nvmet);
 
@@ -80,10 +81,12 @@ static void identify_ctrl(struct nvmet_req *req, struct nvmet_ctrl *c)
 	le16_store(d + NVME_IDC_OFCS, 1); /* Disconnect supported */
 	if (s->discovery) {
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_DISCOVERY;
+		le32_store(d + NVME_IDC_OAES, NVME_OAES_DISC_CHANGE);
 	} else {
 		d[NVME_IDC_CNTRLTYPE] = NVME_CNTRLTYPE_IO;
 		d[NVME_IDC_CMIC] = 1u << 1; /* may have several controllers */
 		le32_store(d + NVME_IDC_OAES, NVME_OAES_NS_ATTR);
+		nvmet_ana_identify_ctrl(d);
 		le32_store(d + NVME_IDC_NN, NVMET_MAX_NSID);
 		le16_store(d + NVME_IDC_ONCS, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
 		/* bit 0: a volatile write cache when a backend has one (Flush and FUA then matter);
@@ -131,6 +134,7 @@ static void identify_ns(struct nvmet_req *req, struct nvmet_ctrl *c, uint32_t ns
 		d[NVME_IDNS_FLBAS] = 0;
 		d[NVME_IDNS_NMIC] = 1;  /* may be attached to several controllers */
 		ns_nguid(c->subsys, ns, d + NVME_IDNS_NGUID);
+		le32_store(d + NVME_IDNS_ANAGRPID, nvmet_ana_ns_grpid(ns));
 		le32_store(d + NVME_IDNS_LBAF, (uint32_t)ns->bdev.lba_shift << 16);
 	}
 	complete_with_scratch(req, NVME_ID_LEN);
@@ -208,7 +212,7 @@ static void ip4_text(uint32_t a, char *buf, size_t n)
 /* Discovery log record i visible to this host, built into e; returns false past the
  * last record. Only the port the discovery controller was connected on is listed (as
  * Linux nvmet does): a host learns the subsystems reachable where it asked, not the
- * addresses of every other port. */
+ * addresses of every other port; then the port's referrals (nvmet_referral.c). */
 static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, uint64_t *count)
 {
 	const struct nvmet_cfg_port *port = &nvmet_tgt.cfg.ports[c->port];
@@ -235,13 +239,18 @@ static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, ui
 		}
 		n++;
 	}
+	uint64_t nref = nvmet_referral_count(port);
+	if (e && want >= n && want - n < nref) {
+		nvmet_referral_entry(port, (unsigned)(want - n), e);
+		return true;
+	}
 	if (count)
-		*count = n;
+		*count = n + nref;
 	return false;
 }
 
 /* Copy [off, off + len) of the discovery log page, built one 1024-byte record at a time. */
-static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t off, uint32_t len)
+static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t off, uint32_t len, bool rae)
 {
 	uint64_t numrec = 0;
 	uint32_t done = 0;
@@ -264,6 +273,10 @@ static void log_discovery(struct nvmet_req *req, struct nvmet_ctrl *c, uint64_t 
 		done += n;
 	}
 	req->xfer_len = len;
+	if (!rae) { /* read: a later change is reported again */
+		c->aen_disc.masked = false;
+		nvmet_ctrl_aen_check(c);
+	}
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
 
@@ -315,11 +328,12 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	case NVME_LOG_DISCOVERY:
 		if (!s->discovery)
 			return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
-		return log_discovery(req, c, off, len);
+		return log_discovery(req, c, off, len, rae);
 	case NVME_LOG_ERROR:
 	case NVME_LOG_SMART:
 	case NVME_LOG_FW_SLOT:
 	case NVME_LOG_CHANGED_NS:
+	case NVME_LOG_ANA:
 		break;
 	default:
 		return nvmet_req_complete(req, NVMET_SC_INVALID_LOG_PAGE);
@@ -343,6 +357,9 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 	} else if (lid == NVME_LOG_FW_SLOT) {
 		scratch[0] = 1;                       /* Active Firmware Info: slot 1 */
 		memcpy(scratch + 8, "p2ps0.1 ", 8);
+	} else if (lid == NVME_LOG_ANA) {
+		page = nvmet_ana_log(c, (uint8_t)((req->sqe.cdw10 >> NVME_LOG_LSP_SHIFT) & 0xf), rae, scratch,
+				     sizeof(scratch));
 	} else {
 		page = NVME_LOG_CHANGED_NS_LEN;
 		if (c->changed_overflow) {
@@ -373,7 +390,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 		done += n;
 	}
 	req->xfer_len = len;
-	if (lid == NVME_LOG_CHANGED_NS && !rae)
+	if ((lid == NVME_LOG_CHANGED_NS || lid == NVME_LOG_ANA) && !rae)
 		nvmet_ctrl_aen_check(c);
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
@@ -423,8 +440,8 @@ static void exec_set_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 						       ? NVMET_SC_INVALID_FIELD
 						       : NVMET_SC_FEAT_NOT_CHANGEABLE);
 	case NVME_FEAT_ASYNC_EVENT:
-		/* only namespace attribute notices are generated (OAES); other bits are kept off */
-		c->aec = v & NVME_AEC_NS_ATTR;
+		/* only the notices in OAES are generated; other bits are kept off */
+		c->aec = v & (c->subsys->discovery ? NVME_AEC_DISC_CHANGE : NVME_AEC_NS_ATTR | NVME_AEC_ANA_CHANGE);
 		req->cqe.dw0 = le32_make(c->aec);
 		nvmet_ctrl_aen_check(c);
 		break;
@@ -477,22 +494,39 @@ static void exec_get_features(struct nvmet_req *req, struct nvmet_ctrl *c)
 
 /* --- asynchronous events --- */
 
-void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
+/* Report one notice through a held AER when it is pending, enabled and not masked. */
+static bool aen_fire(struct nvmet_ctrl *c, bool *pending, bool *masked, uint32_t aec, uint8_t info, uint8_t lid)
 {
 	struct nvmet_req *r;
 
-	if (!c->aen_ns_pending || c->aen_ns_masked || !(c->aec & NVME_AEC_NS_ATTR) || !c->aers)
-		return;
+	if (!*pending || *masked || !(c->aec & aec) || !c->aers)
+		return false;
 	r = c->aers;
 	c->aers = r->next_aer;
 	r->next_aer = NULL;
 	c->naers--;
-	c->aen_ns_pending = false;
-	c->aen_ns_masked = true;
+	*pending = false;
+	*masked = true;
 	nvmet_tgt.st.aens++;
-	r->cqe.dw0 = le32_make(NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, NVME_AER_NOTICE_NS_CHANGED, NVME_LOG_CHANGED_NS));
-	log_debug("ctrl %u: namespace attribute notice", c->cntlid);
+	r->cqe.dw0 = le32_make(NVME_AER_RESULT(NVME_AER_TYPE_NOTICE, info, lid));
+	log_debug("ctrl %u: notice %#x (log page %#x)", c->cntlid, info, lid);
 	nvmet_req_complete(r, NVMET_SC_SUCCESS);
+	return true;
+}
+
+void nvmet_ctrl_aen_check(struct nvmet_ctrl *c)
+{
+	aen_fire(c, &c->aen_ns_pending, &c->aen_ns_masked, NVME_AEC_NS_ATTR, NVME_AER_NOTICE_NS_CHANGED,
+		 NVME_LOG_CHANGED_NS);
+	aen_fire(c, &c->aen_ana.pending, &c->aen_ana.masked, NVME_AEC_ANA_CHANGE, NVME_AER_NOTICE_ANA, NVME_LOG_ANA);
+	aen_fire(c, &c->aen_disc.pending, &c->aen_disc.masked, NVME_AEC_DISC_CHANGE, NVME_AER_NOTICE_DISC_CHANGED,
+		 NVME_LOG_DISCOVERY);
+}
+
+void nvmet_ctrl_aen_raise(struct nvmet_ctrl *c, struct nvmet_aen *e)
+{
+	e->pending = true;
+	nvmet_ctrl_aen_check(c);
 }
 
 static void exec_aer(struct nvmet_req *req, struct nvmet_ctrl *c)

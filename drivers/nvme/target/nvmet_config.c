@@ -256,7 +256,7 @@ static int parse_hosts(struct walker *w, int arr)
 
 static int parse_namespace(struct walker *w, int obj, struct nvmet_cfg_subsys *s, const char *base)
 {
-	static const char *const known[] = { "nsid", "enable", "device", NULL };
+	static const char *const known[] = { "nsid", "enable", "device", "ana_grpid", NULL };
 	static const char *const known_dev[] = { "path", "nguid", "uuid", NULL };
 	char path[PATH_MAX_LEN];
 	struct nvmet_cfg_ns *ns = &s->ns[s->nns];
@@ -277,6 +277,14 @@ static int parse_namespace(struct walker *w, int obj, struct nvmet_cfg_subsys *s
 	snprintf(path, sizeof(path), "%.120s.enable", base);
 	if ((m = member(w, obj, "enable")) >= 0 && (rc = get_flag(w, m, &ns->enable, path)))
 		return rc;
+	ns->anagrpid = 1;
+	snprintf(path, sizeof(path), "%.120s.ana_grpid", base);
+	if ((m = member(w, obj, "ana_grpid")) >= 0) {
+		/* nvmetcli writes 0 where the kernel has no ANA: the default group */
+		if ((rc = get_uint(w, m, 0, NVMET_ANA_GRPMAX, &v, path)))
+			return rc;
+		ns->anagrpid = v ? (uint32_t)v : 1;
+	}
 	snprintf(path, sizeof(path), "%.120s.device", base);
 	dev = member(w, obj, "device");
 	if ((rc = expect_type(w, dev, JSMN_OBJECT, path)))
@@ -400,9 +408,9 @@ static int parse_subsystems(struct walker *w, int arr)
 	return 0;
 }
 
-static int parse_port_addr(struct walker *w, int addr, struct nvmet_cfg_port *p, const char *base)
+static int parse_port_addr(struct walker *w, int addr, struct nvmet_cfg_port *p, const char *base,
+			   const char *const *known)
 {
-	static const char *const known[] = { "trtype", "adrfam", "traddr", "trsvcid", "treq", "tsas", NULL };
 	char path[PATH_MAX_LEN], s[64];
 	uint64_t v;
 	int rc;
@@ -436,9 +444,145 @@ static int parse_port_addr(struct walker *w, int addr, struct nvmet_cfg_port *p,
 	return 0;
 }
 
+/* --- ANA groups and referrals of a port (README "ANA and failover", "Discovery referrals") --- */
+
+static const char *const ana_state_names[] = {
+	[NVMET_ANA_OPTIMIZED] = "optimized",
+	[NVMET_ANA_NON_OPTIMIZED] = "non-optimized",
+	[NVMET_ANA_INACCESSIBLE] = "inaccessible",
+	[NVMET_ANA_PERSISTENT_LOSS] = "persistent-loss",
+	[NVMET_ANA_CHANGE] = "change",
+};
+
+int nvmet_ana_state_parse(const char *name, enum nvmet_ana_state *out)
+{
+	for (unsigned i = 0; i < sizeof(ana_state_names) / sizeof(ana_state_names[0]); i++)
+		if (ana_state_names[i] && strcmp(name, ana_state_names[i]) == 0) {
+			*out = (enum nvmet_ana_state)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *nvmet_ana_state_name(enum nvmet_ana_state s)
+{
+	unsigned i = (unsigned)s;
+	return i < sizeof(ana_state_names) / sizeof(ana_state_names[0]) && ana_state_names[i] ? ana_state_names[i]
+											: "?";
+}
+
+/* "ana_groups": [ { "grpid": 1, "ana": { "state": "optimized" } }, ... ] */
+static int parse_ana_groups(struct walker *w, int arr, struct nvmet_cfg_port *p, const char *base)
+{
+	static const char *const known[] = { "grpid", "ana", NULL };
+	static const char *const known_ana[] = { "state", NULL };
+	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN], state[32];
+	uint64_t v;
+	int rc;
+
+	snprintf(path, sizeof(path), "%.120s.ana_groups", base);
+	if ((rc = expect_type(w, arr, JSMN_ARRAY, path)))
+		return rc;
+	if (w->t[arr].size > NVMET_CFG_MAX_ANA_GRPS)
+		return fail(w, path, "more than %d ANA groups", NVMET_CFG_MAX_ANA_GRPS);
+	for (int k = 0, j = arr + 1; k < w->t[arr].size; k++, j = skip(w, j)) {
+		struct nvmet_cfg_ana_grp *g = &p->ana[p->nana];
+		int a;
+		snprintf(path, sizeof(path), "%.120s.ana_groups[%d]", base, k);
+		if ((rc = expect_type(w, j, JSMN_OBJECT, path)))
+			return rc;
+		warn_unknown(w, j, path, known);
+		snprintf(sub, sizeof(sub), "%.130s.grpid", path);
+		if ((rc = get_uint(w, member(w, j, "grpid"), 1, NVMET_ANA_GRPMAX, &v, sub)))
+			return rc;
+		g->grpid = (uint32_t)v;
+		for (unsigned q = 0; q < p->nana; q++)
+			if (p->ana[q].grpid == g->grpid)
+				return fail(w, sub, "ANA group %u listed twice", g->grpid);
+		snprintf(sub, sizeof(sub), "%.130s.ana", path);
+		a = member(w, j, "ana");
+		if ((rc = expect_type(w, a, JSMN_OBJECT, sub)))
+			return rc;
+		warn_unknown(w, a, sub, known_ana);
+		snprintf(sub, sizeof(sub), "%.130s.ana.state", path);
+		if ((rc = get_string(w, member(w, a, "state"), state, sizeof(state), sub)))
+			return rc;
+		if (nvmet_ana_state_parse(state, &g->state))
+			return fail(w, sub, "'%s' is not an ANA state (optimized, non-optimized, inaccessible, "
+				    "persistent-loss, change)", state);
+		p->nana++;
+	}
+	return 0;
+}
+
+/* "referrals": [ { "name": "b", "enable": 1, "addr": { "trtype": "tcp", "adrfam": "ipv4",
+ * "traddr": "10.0.2.16", "trsvcid": "4420", "treq": "not specified", "portid": "2" } } ] */
+static int parse_referrals(struct walker *w, int arr, struct nvmet_cfg_port *p, const char *base)
+{
+	static const char *const known[] = { "name", "enable", "addr", NULL };
+	static const char *const known_addr[] = { "trtype", "adrfam", "traddr", "trsvcid", "treq", "portid", "tsas",
+						  NULL };
+	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN], s[32];
+	uint64_t v;
+	int rc, m;
+
+	snprintf(path, sizeof(path), "%.120s.referrals", base);
+	if ((rc = expect_type(w, arr, JSMN_ARRAY, path)))
+		return rc;
+	if (w->t[arr].size > NVMET_CFG_MAX_REFERRALS)
+		return fail(w, path, "more than %d referrals", NVMET_CFG_MAX_REFERRALS);
+	for (int k = 0, j = arr + 1; k < w->t[arr].size; k++, j = skip(w, j)) {
+		struct nvmet_cfg_referral *r = &p->referrals[p->nreferrals];
+		struct nvmet_cfg_port addr = { 0 };
+		int a;
+		snprintf(path, sizeof(path), "%.120s.referrals[%d]", base, k);
+		if ((rc = expect_type(w, j, JSMN_OBJECT, path)))
+			return rc;
+		warn_unknown(w, j, path, known);
+		snprintf(sub, sizeof(sub), "%.130s.name", path);
+		if ((rc = get_string(w, member(w, j, "name"), r->name, sizeof(r->name), sub)))
+			return rc;
+		for (unsigned q = 0; q < p->nreferrals; q++)
+			if (strcmp(p->referrals[q].name, r->name) == 0)
+				return fail(w, sub, "referral '%s' defined twice", r->name);
+		r->enable = true;
+		snprintf(sub, sizeof(sub), "%.130s.enable", path);
+		if ((m = member(w, j, "enable")) >= 0 && (rc = get_flag(w, m, &r->enable, sub)))
+			return rc;
+		snprintf(sub, sizeof(sub), "%.130s.addr", path);
+		a = member(w, j, "addr");
+		if ((rc = parse_port_addr(w, a, &addr, sub, known_addr)))
+			return rc;
+		r->trtype = addr.trtype;
+		r->traddr = addr.traddr;
+		r->trsvcid = addr.trsvcid;
+		snprintf(sub, sizeof(sub), "%.130s.addr.portid", path);
+		if ((m = member(w, a, "portid")) >= 0) {
+			if ((rc = get_uint(w, m, 0, 65535, &v, sub)))
+				return rc;
+			r->portid = (uint16_t)v;
+		}
+		r->treq = 0x2; /* not required, as this appliance's own ports */
+		snprintf(sub, sizeof(sub), "%.130s.addr.treq", path);
+		if ((m = member(w, a, "treq")) >= 0) {
+			if ((rc = get_string(w, m, s, sizeof(s), sub)))
+				return rc;
+			if (strcmp(s, "not specified") == 0)
+				r->treq = 0x0;
+			else if (strcmp(s, "required") == 0)
+				r->treq = 0x1;
+			else if (strcmp(s, "not required") != 0)
+				return fail(w, sub, "'%s' is not a TREQ (not specified, required, not required)", s);
+		}
+		p->nreferrals++;
+	}
+	return 0;
+}
+
 static int parse_ports(struct walker *w, int arr)
 {
-	static const char *const known[] = { "portid", "addr", "subsystems", "referrals", NULL };
+	static const char *const known[] = { "portid", "addr", "subsystems", "referrals", "ana_groups", NULL };
+	static const char *const known_addr[] = { "trtype", "adrfam", "traddr", "trsvcid", "treq", "tsas", NULL };
 	struct nvmet_config *cfg = w->cfg;
 	char path[PATH_MAX_LEN], sub[PATH_MAX_LEN];
 	uint64_t v;
@@ -462,16 +606,16 @@ static int parse_ports(struct walker *w, int arr)
 			if (cfg->ports[q].portid == p->portid)
 				return fail(w, sub, "port %u defined twice", p->portid);
 		snprintf(sub, sizeof(sub), "%.120s.addr", path);
-		if ((rc = parse_port_addr(w, member(w, j, "addr"), p, sub)))
+		if ((rc = parse_port_addr(w, member(w, j, "addr"), p, sub, known_addr)))
 			return rc;
 		for (unsigned q = 0; q < cfg->nports; q++)
 			if (cfg->ports[q].traddr == p->traddr && cfg->ports[q].trsvcid == p->trsvcid &&
 			    cfg->ports[q].trtype == p->trtype)
 				return fail(w, sub, "same address as port %u", cfg->ports[q].portid);
-		if ((m = member(w, j, "referrals")) >= 0 && w->t[m].type == JSMN_ARRAY && w->t[m].size > 0) {
-			snprintf(sub, sizeof(sub), "%.120s.referrals", path);
-			warn(w, sub, "referrals are not supported, ignored");
-		}
+		if ((m = member(w, j, "ana_groups")) >= 0 && (rc = parse_ana_groups(w, m, p, path)))
+			return rc;
+		if ((m = member(w, j, "referrals")) >= 0 && (rc = parse_referrals(w, m, p, path)))
+			return rc;
 		if ((m = member(w, j, "subsystems")) >= 0) {
 			snprintf(sub, sizeof(sub), "%.120s.subsystems", path);
 			if ((rc = expect_type(w, m, JSMN_ARRAY, sub)))
@@ -491,6 +635,28 @@ static int parse_ports(struct walker *w, int arr)
 		}
 		cfg->nports++;
 	}
+	return 0;
+}
+
+/* A namespace in ANA group n > 1 needs the group on some port (as Linux nvmet, which has
+ * group 1 on every port and creates the others under a port). */
+static int check_ana_groups(struct walker *w)
+{
+	const struct nvmet_config *cfg = w->cfg;
+	char path[PATH_MAX_LEN];
+
+	for (unsigned i = 0; i < cfg->nsubsys; i++)
+		for (unsigned k = 0; k < cfg->subsys[i].nns; k++) {
+			uint32_t g = cfg->subsys[i].ns[k].anagrpid;
+			bool found = g == 1;
+			for (unsigned p = 0; p < cfg->nports && !found; p++)
+				for (unsigned q = 0; q < cfg->ports[p].nana; q++)
+					found |= cfg->ports[p].ana[q].grpid == g;
+			if (!found) {
+				snprintf(path, sizeof(path), "subsystems[%u].namespaces[%u].ana_grpid", i, k);
+				return fail(w, path, "ANA group %u is in no port's ana_groups", g);
+			}
+		}
 	return 0;
 }
 
@@ -534,6 +700,8 @@ int nvmet_config_parse(const char *json, size_t len, struct nvmet_config *cfg, c
 		rc = parse_subsystems(&w, m);
 	if (!rc && (m = member(&w, 0, "ports")) >= 0)
 		rc = parse_ports(&w, m);
+	if (!rc)
+		rc = check_ana_groups(&w);
 out:
 	free(tokens);
 	if (rc) {

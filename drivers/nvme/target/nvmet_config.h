@@ -24,10 +24,40 @@
 #define NVMET_CFG_MAX_HOSTS 32
 #define NVMET_CFG_MAX_TOKENS 4096    /* JSON tokens in one file */
 #define NVMET_DISCOVERY_NQN "nqn.2014-08.org.nvmexpress.discovery"
+#define NVMET_CFG_MAX_ANA_GRPS 8     /* ANA groups configured per port (README "ANA") */
+#define NVMET_ANA_GRPMAX 32          /* ANA group IDs 1..32 (Identify ANAGRPMAX, NANAGRPID) */
+#define NVMET_CFG_MAX_REFERRALS 8    /* discovery referrals per port */
 
 enum nvmet_trtype {
 	NVMET_TRTYPE_TCP = 3,  /* NVMe-oF TRTYPE values (Discovery Log Page Entry) */
 	NVMET_TRTYPE_RDMA = 1,
+};
+
+/* ANA states (NVMe Base 2.0, 8.20.3; the ANA log page's ANAS values). */
+enum nvmet_ana_state {
+	NVMET_ANA_OPTIMIZED = 0x1,
+	NVMET_ANA_NON_OPTIMIZED = 0x2,
+	NVMET_ANA_INACCESSIBLE = 0x3,
+	NVMET_ANA_PERSISTENT_LOSS = 0x4,
+	NVMET_ANA_CHANGE = 0xf,
+};
+
+/* One ANA group's state on a port (nvmetcli `ana_groups[]`: grpid, ana.state). */
+struct nvmet_cfg_ana_grp {
+	uint32_t grpid;              /* 1..NVMET_ANA_GRPMAX */
+	enum nvmet_ana_state state;
+};
+
+/* A discovery referral (nvmetcli `referrals[]`): another discovery service the host is
+ * sent to, listed in this port's discovery log with subtype "referral". */
+struct nvmet_cfg_referral {
+	char name[32];
+	bool enable;
+	uint16_t portid;             /* its PORTID in the log entry */
+	enum nvmet_trtype trtype;
+	uint32_t traddr;             /* IPv4, host order */
+	uint16_t trsvcid;
+	uint8_t treq;                /* TREQ secure channel bits (0 not specified, 1 required, 2 not required) */
 };
 
 struct nvmet_cfg_port {
@@ -37,6 +67,11 @@ struct nvmet_cfg_port {
 	uint16_t trsvcid;            /* TCP port (4420) */
 	unsigned nsubsys;
 	uint8_t subsys[NVMET_CFG_MAX_SUBSYS]; /* indices into nvmet_config.subsys */
+	unsigned nana;               /* groups listed; not listed: group 1 optimized, others inaccessible
+				      * (as Linux nvmet) */
+	struct nvmet_cfg_ana_grp ana[NVMET_CFG_MAX_ANA_GRPS];
+	unsigned nreferrals;
+	struct nvmet_cfg_referral referrals[NVMET_CFG_MAX_REFERRALS];
 };
 
 struct nvmet_cfg_ns {
@@ -44,6 +79,7 @@ struct nvmet_cfg_ns {
 	bool enable;
 	unsigned ctrl;               /* local NVMe controller index (X of /dev/nvmeXnY) */
 	uint32_t ctrl_nsid;          /* its namespace (Y) */
+	uint32_t anagrpid;           /* ANA group (nvmetcli `ana_grpid`), 1 when not given */
 	bool has_nguid, has_uuid;
 	uint8_t nguid[16];
 	uint8_t uuid[16];
@@ -78,6 +114,11 @@ typedef void (*nvmet_config_warn_fn)(void *ctx, const char *message);
  */
 int nvmet_config_parse(const char *json, size_t len, struct nvmet_config *cfg, char *err, size_t errlen,
 		       nvmet_config_warn_fn warn, void *ctx);
+
+/* "optimized", "non-optimized", "inaccessible", "persistent-loss", "change" (the names
+ * Linux nvmet's configfs and nvmetcli use): 0 and *out, or -EINVAL. */
+int nvmet_ana_state_parse(const char *name, enum nvmet_ana_state *out);
+const char *nvmet_ana_state_name(enum nvmet_ana_state s);
 
 /* Index of the subsystem with this NQN, or -1. */
 int nvmet_config_find_subsys(const struct nvmet_config *cfg, const char *nqn);

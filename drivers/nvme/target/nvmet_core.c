@@ -112,7 +112,8 @@ uint16_t nvmet_errno_status(int rc)
 static bool status_retryable(uint16_t sc)
 {
 	return sc == NVMET_SC_CMD_INTERRUPTED || sc == NVMET_SC_INTERNAL || sc == NVMET_SC_NS_NOT_READY ||
-	       sc == NVMET_SC_ABORT_SQ_DELETED || sc == NVMET_SC_CONNECT_CTRL_BUSY;
+	       sc == NVMET_SC_ABORT_SQ_DELETED || sc == NVMET_SC_CONNECT_CTRL_BUSY ||
+	       (sc >> 8) == 3; /* Path Related (ANA): the host retries on another path */
 }
 
 /* --- data access: segments are CPU-addressable (identity map) when the core copies --- */
@@ -689,6 +690,7 @@ int nvmet_init(const struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, void 
 	bdev_ctx = ctx;
 	t->genctr = 1;
 	t->nsubsys = cfg->nsubsys;
+	nvmet_ana_init(t);
 
 	snprintf(t->disc_cfg.nqn, sizeof(t->disc_cfg.nqn), "%s", NVMET_DISCOVERY_NQN);
 	t->disc_cfg.allow_any_host = true;

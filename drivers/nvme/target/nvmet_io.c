@@ -182,6 +182,9 @@ void nvmet_exec_io(struct nvmet_req *req)
 	}
 	if (!(ns = nvmet_ns_find(req->q->ctrl->subsys, le32_get(req->sqe.nsid))))
 		return nvmet_req_complete(req, NVMET_SC_INVALID_NS);
+	uint16_t ana = nvmet_ana_io_status(req->q->ctrl, ns); /* not through this port: a path status */
+	if (ana)
+		return nvmet_req_complete(req, ana);
 	switch (opc) {
 	case NVME_CMD_READ:
 		return exec_rw(req, ns, false);

@@ -10,6 +10,7 @@
 #include "../../../lib/list.h"
 #include "../../../lib/timer.h"
 #include "nvmet.h"
+#include "nvmet_ana.h"
 #include "nvmet_wire.h"
 
 #define NVMET_ERR_LOG_ENTRIES 16u /* Error Information log entries kept per controller (ELPE + 1) */
@@ -80,6 +81,12 @@ struct nvmet_queue {
 	struct list_node node; /* all queues */
 };
 
+/* An asynchronous event kind of a controller: raised and waiting for an AER (pending),
+ * reported and masked until the host reads its log page with RAE clear (masked). */
+struct nvmet_aen {
+	bool pending, masked;
+};
+
 struct nvmet_ctrl {
 	enum nvmet_ctrl_state state;
 	struct nvmet_subsys *subsys;
@@ -106,6 +113,8 @@ struct nvmet_ctrl {
 	uint32_t changed_ns[NVMET_MAX_CHANGED_NS];
 	unsigned nchanged;
 	bool changed_overflow;
+	struct nvmet_aen aen_ana;   /* ANA change notice (nvmet_ana.c) */
+	struct nvmet_aen aen_disc;  /* discovery log change notice (nvmet_referral.c) */
 	uint64_t err_count;    /* errors so far (Error Count of the newest entry) */
 	struct nvmet_err_entry errlog[NVMET_ERR_LOG_ENTRIES]; /* ring: entry n at (n - 1) % size */
 	struct timer kato_timer;
@@ -135,6 +144,7 @@ struct nvmet_target {
 	unsigned nctrls, nqueues;
 	struct nvmet_stats st;
 	struct timer ns_check;  /* backend readiness poll, armed when a backend reports it */
+	struct nvmet_ana ana;   /* ANA group states per port (nvmet_ana.c) */
 };
 
 extern struct nvmet_target nvmet_tgt;
@@ -166,6 +176,9 @@ void nvmet_exec_fabrics(struct nvmet_req *req);
 /* nvmet_admin.c */
 void nvmet_exec_admin(struct nvmet_req *req);
 void nvmet_ctrl_aen_check(struct nvmet_ctrl *c);
+/* Raise event e of controller c (one of its nvmet_aen members): reported through a held
+ * AER when its notice is enabled (Set Features AEC) and it is not masked. */
+void nvmet_ctrl_aen_raise(struct nvmet_ctrl *c, struct nvmet_aen *e);
 
 /* nvmet_io.c */
 void nvmet_exec_io(struct nvmet_req *req);

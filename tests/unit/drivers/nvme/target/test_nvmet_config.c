@@ -106,11 +106,78 @@ Test(nvmet_config, nvmetcli_file_loads)
 	cr_assert_eq(p->trsvcid, 4420);
 	cr_assert_eq(p->nsubsys, 1);
 	cr_assert_eq(p->subsys[0], 0);
+	cr_assert_eq(s->ns[0].anagrpid, 1);
+	cr_assert_eq(p->nana, 1);
+	cr_assert_eq(p->ana[0].grpid, 1);
+	cr_assert_eq(p->ana[0].state, NVMET_ANA_OPTIMIZED);
+	cr_assert_eq(p->nreferrals, 0);
 	/* what a Linux target has and the appliance does not use is named, not fatal */
-	cr_assert_eq(cfg.warnings, 5, "%s", warnings);
-	cr_assert_not_null(strstr(warnings, "ports[0].ana_groups: not used by the appliance, ignored"));
+	cr_assert_eq(cfg.warnings, 3, "%s", warnings);
+	cr_assert_not_null(strstr(warnings, "ports[0].param: not used by the appliance, ignored"));
 	cr_assert_not_null(strstr(warnings, "subsystems[0].attr.qid_max: not used"));
-	cr_assert_not_null(strstr(warnings, "subsystems[0].namespaces[0].ana_grpid: not used"));
+}
+
+/* ANA groups and referrals as nvmetcli writes them; every bad value names its path. */
+Test(nvmet_config, ana_groups_and_referrals)
+{
+	cr_assert_eq(parse_edit("\"ana_groups\": [ { \"ana\": { \"state\": \"optimized\" }, \"grpid\": 1 } ]",
+				"\"ana_groups\": [ { \"ana\": { \"state\": \"inaccessible\" }, \"grpid\": 1 },"
+				" { \"grpid\": \"7\", \"ana\": { \"state\": \"persistent-loss\" } },"
+				" { \"grpid\": 32, \"ana\": { \"state\": \"change\" } } ],"
+				" \"referrals\": [ { \"name\": \"b\", \"addr\": { \"adrfam\": \"ipv4\", \"portid\": \"2\","
+				" \"traddr\": \"10.10.0.11\", \"treq\": \"not specified\", \"trsvcid\": \"8009\","
+				" \"trtype\": \"tcp\" } }, { \"name\": \"c\", \"enable\": 0, \"addr\": { \"adrfam\": \"ipv4\","
+				" \"traddr\": \"10.10.0.12\", \"trsvcid\": \"4420\", \"trtype\": \"rdma\" } } ]"), 0, "%s", err);
+	const struct nvmet_cfg_port *p = &cfg.ports[0];
+	cr_assert_eq(p->nana, 3);
+	cr_assert_eq(p->ana[0].state, NVMET_ANA_INACCESSIBLE);
+	cr_assert_eq(p->ana[1].grpid, 7);
+	cr_assert_eq(p->ana[1].state, NVMET_ANA_PERSISTENT_LOSS);
+	cr_assert_eq(p->ana[2].grpid, 32);
+	cr_assert_eq(p->ana[2].state, NVMET_ANA_CHANGE);
+	cr_assert_eq(p->nreferrals, 2);
+	cr_assert_str_eq(p->referrals[0].name, "b");
+	cr_assert(p->referrals[0].enable);
+	cr_assert_eq(p->referrals[0].portid, 2);
+	cr_assert_eq(p->referrals[0].traddr, (10u << 24) | (10u << 16) | 11u);
+	cr_assert_eq(p->referrals[0].trsvcid, 8009);
+	cr_assert_eq(p->referrals[0].trtype, NVMET_TRTYPE_TCP);
+	cr_assert_eq(p->referrals[0].treq, 0);
+	cr_assert_not(p->referrals[1].enable);
+	cr_assert_eq(p->referrals[1].trtype, NVMET_TRTYPE_RDMA);
+	cr_assert_eq(p->referrals[1].treq, 2, "not given: not required");
+	cr_assert_eq(cfg.warnings, 3, "%s", warnings);
+
+	/* a namespace in group 7 needs group 7 on a port; 0 (no ANA in the kernel) is group 1 */
+	expect_error(parse_edit("\"ana_grpid\": 1", "\"ana_grpid\": 7"),
+		     "subsystems[0].namespaces[0].ana_grpid: ANA group 7 is in no port's ana_groups");
+	cr_assert_eq(parse_edit("\"ana_grpid\": 1", "\"ana_grpid\": 0"), 0, "%s", err);
+	cr_assert_eq(cfg.subsys[0].ns[0].anagrpid, 1);
+	cr_assert_eq(parse_edit("\"grpid\": 1 }", "\"grpid\": 7 }"), 0, "%s", err);
+	cr_assert_eq(parse_edit("\"ana_grpid\": 1", "\"ana_grpid\": 33"), -EINVAL);
+	cr_assert_str_eq(err, "subsystems[0].namespaces[0].ana_grpid: 33 is outside 0..32");
+	expect_error(parse_edit("\"grpid\": 1 }", "\"grpid\": 0 }"), "ports[0].ana_groups[0].grpid: 0 is outside 1..32");
+	expect_error(parse_edit("\"state\": \"optimized\"", "\"state\": \"standby\""),
+		     "ports[0].ana_groups[0].ana.state: 'standby' is not an ANA state (optimized, non-optimized, "
+		     "inaccessible, persistent-loss, change)");
+	expect_error(parse_edit("{ \"ana\": { \"state\": \"optimized\" }, \"grpid\": 1 }",
+				"{ \"grpid\": 1, \"ana\": { \"state\": \"optimized\" } }, { \"grpid\": 1, \"ana\": {"
+				" \"state\": \"optimized\" } }"),
+		     "ports[0].ana_groups[1].grpid: ANA group 1 listed twice");
+	expect_error(parse_edit("{ \"ana\": { \"state\": \"optimized\" }, \"grpid\": 1 }", "{ \"grpid\": 1 }"),
+		     "ports[0].ana_groups[0].ana: missing");
+	expect_error(parse_edit("\"referrals\": []", "\"referrals\": [ { \"name\": \"x\", \"addr\": {"
+				" \"adrfam\": \"ipv4\", \"traddr\": \"10.1.1.1\", \"trsvcid\": \"4420\", \"trtype\": \"tcp\","
+				" \"treq\": \"maybe\" } } ]"),
+		     "ports[0].referrals[0].addr.treq: 'maybe' is not a TREQ (not specified, required, not required)");
+	expect_error(parse_edit("\"referrals\": []", "\"referrals\": [ { \"addr\": {} } ]"),
+		     "ports[0].referrals[0].name: missing");
+	expect_error(parse_edit("\"referrals\": []", "\"referrals\": [ { \"name\": \"x\", \"addr\": {"
+				" \"adrfam\": \"ipv6\", \"traddr\": \"::1\", \"trsvcid\": \"4420\", \"trtype\": \"tcp\" } } ]"),
+		     "ports[0].referrals[0].addr.adrfam: address family 'ipv6' is not supported (ipv4)");
+	expect_error(parse_edit("\"referrals\": []", "\"referrals\": {}"), "ports[0].referrals: expected an array");
+	cr_assert_eq(nvmet_ana_state_name(NVMET_ANA_NON_OPTIMIZED)[0], 'n');
+	cr_assert_str_eq(nvmet_ana_state_name((enum nvmet_ana_state)9), "?");
 }
 
 Test(nvmet_config, errors_name_their_path)
