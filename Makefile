@@ -41,6 +41,15 @@ IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wch
 THIRD_INC  := $(BUILD)/include
 THIRD_HDRS := $(THIRD_INC)/jsmn.h
 IMAGE_CFLAGS += -isystem $(THIRD_INC)
+# mbedTLS (Debian's source package, unpacked by tools/setup): the files lib/crypto_config.h's
+# subset needs (hashes, HMAC, bignum, base64), compiled with the image's flags into
+# $(BUILD)/mbedtls/libmbedcrypto.a. Only lib/crypto.c includes its headers.
+MBEDTLS_SRC   := $(P2P_CACHE)/mbedtls
+MBEDTLS_FILES := bignum constant_time md sha256 sha512 platform_util base64
+MBEDTLS_OBJS  := $(patsubst %,$(BUILD)/mbedtls/%.o,$(MBEDTLS_FILES))
+MBEDTLS_LIB   := $(BUILD)/mbedtls/libmbedcrypto.a
+MBEDTLS_CFLAGS := -DMBEDTLS_CONFIG_FILE='"lib/crypto_config.h"' -I. -isystem $(MBEDTLS_SRC)/include
+IMAGE_CFLAGS += $(MBEDTLS_CFLAGS)
 LIBGCC     := $(shell $(IMAGE_CC) -print-libgcc-file-name)
 EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/$(EFI_BOOT_NAME)
 
@@ -79,17 +88,26 @@ $(BUILD)/image/%.S.o: %.S Makefile
 	@echo "  CC      $<"
 	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) -c $< -o $@
 
+# Third-party code: the image's flags without the project's warnings-as-errors.
+$(BUILD)/mbedtls/%.o: $(MBEDTLS_SRC)/library/%.c lib/crypto_config.h Makefile
+	@mkdir -p $(@D)
+	@echo "  CC      mbedtls/$*.c"
+	$(Q)$(IMAGE_CC) $(filter-out -Werror -Wextra -MMD -MP,$(IMAGE_CFLAGS)) -c $< -o $@
+
+$(MBEDTLS_LIB): $(MBEDTLS_OBJS)
+	$(Q)rm -f $@ && $(IMAGE_AR) rcs $@ $^
+
 # The image layout is the architecture's (arch/$(ARCH)/image.ld); it includes linker.ld, the
 # list of registration tables.
 $(BUILD)/linker.lds: arch/$(ARCH)/image.ld linker.ld
 	@mkdir -p $(@D)
 	$(Q)$(IMAGE_CC) -E -P -x c -I. $< -o $@
 
-$(BUILD)/p2pstore.so: $(IMAGE_OBJS) $(BUILD)/linker.lds Makefile
+$(BUILD)/p2pstore.so: $(IMAGE_OBJS) $(MBEDTLS_LIB) $(BUILD)/linker.lds Makefile
 	@echo "  LD      $@"
 	$(Q)$(IMAGE_LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined $(EFI_LDFLAGS) \
 		-T $(BUILD)/linker.lds -Map $(BUILD)/p2pstore.map $(EFI_CRT0) $(IMAGE_OBJS) \
-		--start-group $(NEWLIB)/lib/libc.a $(LIBGCC) $(EFI_LIBGNUEFI) --end-group -o $@
+		--start-group $(MBEDTLS_LIB) $(NEWLIB)/lib/libc.a $(LIBGCC) $(EFI_LIBGNUEFI) --end-group -o $@
 
 $(EFI_IMAGE): $(BUILD)/p2pstore.so
 	@mkdir -p $(@D)
@@ -117,7 +135,8 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(shell find tests/unit -name 'test_*.
 UNIT_BINS  := $(patsubst %,$(BUILD)/unit/%,$(UNIT_TESTS))
 
 # Each test lists the sources it needs in a line "// sources: a.c b.c"; unit_support.c and
-# lib/clock.c (the fake clock) are linked into every test.
+# lib/clock.c (the fake clock) are linked into every test; "// libs: -lx" adds libraries
+# (-lmbedcrypto: Debian's host build of the mbedTLS the image compiles).
 define unit_sources
 $(shell sed -n 's|^// sources: ||p' tests/unit/$(1).c)
 endef
@@ -125,7 +144,8 @@ endef
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/unit/.sources-stamp
 	@mkdir -p $(@D)
 	@echo "  CC-UNIT $@"
-	$(Q)$(CC) $(HOST_CFLAGS) $< $(call unit_sources,$*) tests/unit/unit_support.c lib/clock.c -lcriterion -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $< $(call unit_sources,$*) tests/unit/unit_support.c lib/clock.c -lcriterion \
+		$(shell sed -n 's|^// libs: ||p' tests/unit/$*.c) -o $@
 
 $(BUILD)/unit/.sources-stamp: $(IMAGE_SRCS) $(wildcard tests/unit/*.h tests/unit/*.c)
 	@mkdir -p $(@D)
@@ -143,7 +163,7 @@ FUZZ_BINS  := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZERS))
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/unit/.sources-stamp
 	@mkdir -p $(@D)
 	@echo "  FUZZER  $@"
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) $(shell sed -n 's|^// libs: ||p' $<) -o $@
 
 fuzz: setup $(FUZZ_BINS)
 	@tools/run-fuzz-corpus $(FUZZ_BINS)

@@ -4,6 +4,7 @@
 IMAGE_CC       := aarch64-linux-gnu-gcc
 IMAGE_LD       := aarch64-linux-gnu-ld
 IMAGE_OBJCOPY  := aarch64-linux-gnu-objcopy
+IMAGE_AR       := aarch64-linux-gnu-ar
 IMAGE_ADDR2LINE := aarch64-linux-gnu-addr2line
 NEWLIB         := $(P2P_CACHE)/newlib-3.3.0-aarch64/aarch64-elf
 GNUEFI_ARM64   := $(P2P_CACHE)/gnu-efi-3.0.15-arm64/usr

@@ -3,6 +3,7 @@
 IMAGE_CC       := gcc
 IMAGE_LD       := ld
 IMAGE_OBJCOPY  := objcopy
+IMAGE_AR       := ar
 IMAGE_ADDR2LINE := addr2line
 NEWLIB         := $(P2P_CACHE)/newlib-3.3.0/x86_64-elf
 ARCH_CFLAGS    := -mno-red-zone -maccumulate-outgoing-args
