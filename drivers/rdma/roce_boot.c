@@ -13,6 +13,7 @@
 #include "../../lib/stats.h"
 #include "roce_internal.h"
 #include "roce_net.h"
+#include "roce_odp_srv.h"
 #include "roce_pingpong.h"
 #include "roce_rping.h"
 #include "../../lib/clock.h"
@@ -25,6 +26,7 @@ static struct roce_net roce_boot_net;
 static struct roce_dev *roce_boot_dev;
 static struct roce_rping roce_boot_rping;
 static struct roce_pp roce_boot_pp;
+static struct roce_odp_srv roce_boot_odp;
 
 static int roce_boot(void)
 {
@@ -45,6 +47,7 @@ static int roce_boot(void)
 		log_err("rxe0: rping server on rdma_cm port %u failed to start (%d)", ROCE_RPING_PORT, rc);
 	if ((rc = roce_pp_start(&roce_boot_pp, &roce_boot_net)))
 		log_err("rxe0: ibv_rc_pingpong server on TCP %u failed to start (%d)", ROCE_PP_PORT, rc);
+	(void)roce_odp_srv_start(&roce_boot_odp, &roce_boot_net);  /* on-demand paging: logs its own outcome */
 	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1, rping server on rdma_cm port %u, ibv_rc_pingpong server on TCP %u",
 		 ROCE_UDP_PORT, ROCE_RPING_PORT, ROCE_PP_PORT);
 	return 0;
@@ -58,6 +61,7 @@ static int roce_boot_poll(unsigned budget)
 		return 0;
 	n = roce_net_poll(&roce_boot_net, budget);
 	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
+	n += roce_odp_srv_poll(&roce_boot_odp, clock_now_ns());
 	return n + roce_pp_poll(&roce_boot_pp, clock_now_ns());
 }
 POLLER(rdma, roce_boot_poll);
@@ -106,13 +110,12 @@ static int cmd_rdma(int argc, char **argv)
 	struct roce_dev *dev = roce_boot_dev;
 	struct roce_port_attr pa;
 	char a[16];
-	(void)argc;
-	(void)argv;
-
 	if (!dev) {
 		printf("rdma: no device (start failed: see the log)\n");
 		return -ENODEV;
 	}
+	if (argc > 1 && !strcmp(argv[1], "odp"))
+		return roce_odp_srv_command(&roce_boot_odp, argc - 1, argv + 1);
 	roce_query_port(dev, &pa);
 	printf("%s: RoCE v2 over UDP %u, port 1 active, path MTU %u (max %u), P_Key 0x%04x\n", dev->name,
 	       ROCE_UDP_PORT, roce_mtu_bytes(pa.active_mtu), roce_mtu_bytes(pa.max_mtu), pa.pkey);
@@ -152,7 +155,7 @@ static int cmd_rdma(int argc, char **argv)
 	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 	return 0;
 }
-CONSOLE_COMMAND(rdma, "", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
+CONSOLE_COMMAND(rdma, "[odp ...]", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
 
 static void roce_stats_show(void)
 {
@@ -160,5 +163,6 @@ static void roce_stats_show(void)
 		return;
 	roce_show_counters(&roce_boot_net.st);
 	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
+	roce_odp_srv_stats(&roce_boot_odp);
 }
 STATS_SECTION(rdma, roce_stats_show);

@@ -7,6 +7,8 @@
 
 #include "roce_verbs.h"
 
+struct roce_odp_region;
+
 struct roce_pd {
 	struct roce_dev *dev;
 	unsigned index;
@@ -20,6 +22,7 @@ struct roce_mr {
 	uint64_t iova, length;
 	dma_addr_t mem;              /* where iova lives */
 	unsigned access;
+	struct roce_odp_region *odp; /* on-demand paged (roce_odp_mr.c): mem unused, see roce_mr_map */
 };
 
 struct roce_cq {
@@ -154,6 +157,10 @@ struct roce_dev {
 	struct roce_qp *qps[ROCE_MAX_QP];
 	uint32_t qp_gen;             /* QPN generation: qpn = gen << 8 | index (gen >= 1) */
 };
+
+/* roce_mr_check's key, PD, rights and bounds checks, giving the MR itself. */
+int roce_mr_find(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
+		 uint64_t va, uint64_t len, struct roce_mr **out);
 
 /* A free slot of a handle table, or -1. */
 int roce_table_slot(void *const *tab, unsigned n);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include "roce_internal.h"
+#include "roce_odp.h"
 
 #define ROCE_KEY_INDEX(k) ((k) >> 8)
 
@@ -39,6 +40,8 @@ int roce_reg_mr(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t m
 int roce_dereg_mr(struct roce_mr *mr)
 {
 	struct roce_dev *dev = mr->dev;
+	if (mr->odp)
+		roce_odp_region_put(mr->odp);
 	dev->mrs[ROCE_KEY_INDEX(mr->key)] = NULL;
 	mr->pd->users--;
 	mm_pool_free(&dev->mr_pool, mr);
@@ -55,8 +58,8 @@ uint32_t roce_mr_rkey(const struct roce_mr *mr)
 	return mr->key;
 }
 
-int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
-		  uint64_t va, uint64_t len, dma_addr_t *mem)
+int roce_mr_find(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
+		 uint64_t va, uint64_t len, struct roce_mr **out)
 {
 	uint32_t idx = ROCE_KEY_INDEX(key);
 	struct roce_mr *mr;
@@ -70,6 +73,26 @@ int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, 
 		return -EPERM;
 	if (va < mr->iova || va - mr->iova > mr->length || len > mr->length - (va - mr->iova))
 		return -ERANGE;
+	*out = mr;
+	return 0;
+}
+
+int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
+		  uint64_t va, uint64_t len, dma_addr_t *mem)
+{
+	struct roce_mr *mr;
+	int rc;
+
+	if ((rc = roce_mr_find(dev, pd, key, remote, access, va, len, &mr)))
+		return rc;
+	if (mr->odp) {
+		/* an ODP MR has no contiguous memory: remote accesses reach it through
+		 * roce_mr_map (the check alone passes); local ones that want *mem cannot */
+		if (!remote)
+			return -EPERM;
+		*mem = dma_addr_host(NULL);
+		return 0;
+	}
 	*mem = dma_addr_add(mr->mem, va - mr->iova);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "../../lib/log.h"
 #include "roce_internal.h"
+#include "roce_odp_mr.h"
 #include "roce_req.h"
 
 LOG_MODULE_USE(rdma);
@@ -148,7 +149,8 @@ void roce_req_rewind(struct roce_qp *qp)
 }
 
 /* Gather len bytes of wr's message from offset off into tx's pieces. -EACCES when an lkey
- * does not cover them. */
+ * does not cover them (or an ODP MR's pages need more pieces than a packet has), -EAGAIN
+ * when a page of an ODP MR is not resident (its page-in started). */
 static int roce_req_gather(struct roce_qp *qp, const struct roce_send_wr *wr, uint32_t off, uint32_t len,
 			   struct roce_tx *tx)
 {
@@ -160,11 +162,16 @@ static int roce_req_gather(struct roce_qp *qp, const struct roce_send_wr *wr, ui
 		if (off < end) {
 			uint32_t in = (uint32_t)(off - base);
 			uint32_t n = s->length - in < len ? s->length - in : len;
-			struct roce_tx_seg *g = &tx->seg[tx->nseg];
-			if (roce_mr_check(qp->dev, qp->pd, s->lkey, false, 0, s->addr + in, n, &g->mem))
+			unsigned k;
+			int rc = roce_mr_map(qp->dev, qp->pd, s->lkey, false, 0, s->addr + in, n, &tx->seg[tx->nseg],
+					     ROCE_MAX_SGE - tx->nseg, &k);
+			if (rc == -EAGAIN) {
+				roce_mr_note_local_wait(qp->dev, s->lkey);
+				return rc;
+			}
+			if (rc)
 				return -EACCES;
-			g->len = n;
-			tx->nseg++;
+			tx->nseg += k;
 			off += n;
 			len -= n;
 		}
@@ -284,7 +291,10 @@ bool roce_req_tx_next(struct roce_qp *qp, uint64_t now, struct roce_tx *tx)
 	n = len - q->cur_off < pmtu ? len - q->cur_off : pmtu;
 	bool first = q->cur_off == 0, last = q->cur_off + n == len;
 	tx->pkt.opcode = roce_req_opcode(wr->opcode, first, last);
-	if (roce_req_gather(qp, wr, q->cur_off, n, tx)) {
+	int rc = roce_req_gather(qp, wr, q->cur_off, n, tx);
+	if (rc == -EAGAIN)
+		return false;  /* an ODP page-in: the WR waits in the send queue, offered again by the poller */
+	if (rc) {
 		roce_req_fail_local(qp, ROCE_WC_LOC_PROT_ERR);
 		return false;
 	}

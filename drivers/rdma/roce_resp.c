@@ -12,6 +12,7 @@
 #include <string.h>
 #include "../../lib/log.h"
 #include "roce_internal.h"
+#include "roce_odp_mr.h"
 #include "roce_resp.h"
 
 LOG_MODULE_USE(rdma);
@@ -24,6 +25,19 @@ static void roce_resp_answer(struct roce_qp *qp, uint8_t syndrome, uint32_t psn)
 	k->syndrome = syndrome;
 	k->psn = psn & ROCE_PSN_MASK;
 	k->msn = qp->resp.msn;
+}
+
+/* A page of an on-demand paged MR that the request at ePSN touches is not resident: its
+ * page-in is started; RNR NAK (as hardware ODP answers a page fault) so that the requester
+ * retries after the RNR timer. ePSN stays; the packets behind it are dropped without a
+ * PSN-sequence NAK until the retry arrives (one NAK per episode, as 9.7.5.1.2). */
+static void roce_resp_rnr_fault(struct roce_qp *qp, const struct roce_pkt *p, uint32_t rkey)
+{
+	struct roce_resp_state *r = &qp->resp;
+	r->naks_rnr++;
+	r->nak_seq_sent = true;
+	roce_mr_note_rnr(qp->dev, rkey);
+	roce_resp_answer(qp, AETH_TYPE_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f), p->psn);
 }
 
 /* A fatal request error (9.7.5.2.2..4): NAK code, complete the WR in progress with
@@ -187,7 +201,23 @@ static void roce_resp_read(struct roce_qp *qp, const struct roce_pkt *p)
 	}
 	/* a READ may not take a quarter of the PSN space (its responses would wrap into the
 	 * window serial arithmetic compares against) */
-	if (n > ROCE_PSN_MASK / 4 + 1 || !(res = roce_resp_res_take(qp))) {
+	if (n > ROCE_PSN_MASK / 4 + 1) {
+		roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	/* ODP: the first pages resident, or RNR NAK while they are paged in (the responses
+	 * wait for any later page that is not) */
+	switch (p->dmalen ? roce_mr_fault_window(qp->dev, p->rkey, p->va, p->dmalen) : 0) {
+	case 0:
+		break;
+	case -EAGAIN:
+		roce_resp_rnr_fault(qp, p, p->rkey);
+		return;
+	default:
+		roce_resp_fatal(qp, p, AETH_NAK_REMOTE_OP, ROCE_WC_REM_OP_ERR);
+		return;
+	}
+	if (!(res = roce_resp_res_take(qp))) {
 		roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
 		return;
 	}
@@ -207,7 +237,10 @@ static void roce_resp_atomic(struct roce_qp *qp, const struct roce_pkt *p)
 	struct roce_resp_state *r = &qp->resp;
 	struct roce_resp_res *res;
 	uint64_t orig, *cell;
+	struct roce_tx_seg seg;
 	dma_addr_t m;
+	unsigned nseg;
+	int rc;
 
 	if (p->va & 7) {
 		roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
@@ -218,6 +251,17 @@ static void roce_resp_atomic(struct roce_qp *qp, const struct roce_pkt *p)
 		roce_resp_fatal(qp, p, AETH_NAK_REMOTE_ACCESS, ROCE_WC_REM_ACCESS_ERR);
 		return;
 	}
+	/* 8 aligned bytes lie in one page (ODP: resident, or RNR NAK while it is paged in) */
+	rc = roce_mr_map(qp->dev, qp->pd, p->rkey, true, ROCE_ACCESS_REMOTE_ATOMIC, p->va, 8, &seg, 1, &nseg);
+	if (rc == -EAGAIN) {
+		roce_resp_rnr_fault(qp, p, p->rkey);
+		return;
+	}
+	if (rc) {
+		roce_resp_fatal(qp, p, AETH_NAK_REMOTE_OP, ROCE_WC_REM_OP_ERR);
+		return;
+	}
+	m = seg.mem;
 	if (!(res = roce_resp_res_take(qp))) {
 		roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
 		return;
@@ -344,6 +388,8 @@ void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
 	}
 
 	if (p->flags & ROCE_F_WRITE) {
+		struct roce_tx_seg seg[ROCE_MAX_SGE];
+		unsigned nseg = 0;
 		dma_addr_t m;
 		if (p->flags & ROCE_F_FIRST) {
 			if (!(qp->attr.qp_access_flags & ROCE_ACCESS_REMOTE_WRITE) ||
@@ -351,21 +397,39 @@ void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct net
 				roce_resp_fatal(qp, p, AETH_NAK_REMOTE_ACCESS, ROCE_WC_REM_ACCESS_ERR);
 				return;
 			}
+		}
+		uint32_t remaining = (p->flags & ROCE_F_FIRST) ? p->dmalen : r->remaining;
+		if (p->payload_len > remaining || ((p->flags & ROCE_F_LAST) && p->payload_len != remaining)) {
+			roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
+			return;
+		}
+		/* the memory of this packet's bytes, before any state changes: an ODP page that
+		 * is not resident is an RNR NAK and this PSN is retried (the MR may also have
+		 * gone since the first packet was checked) */
+		if (p->payload_len) {
+			uint32_t rkey = (p->flags & ROCE_F_FIRST) ? p->rkey : r->rkey;
+			int rc = roce_mr_map(qp->dev, qp->pd, rkey, true, ROCE_ACCESS_REMOTE_WRITE,
+					     (p->flags & ROCE_F_FIRST) ? p->va : r->va, p->payload_len, seg, ROCE_MAX_SGE,
+					     &nseg);
+			if (rc == -EAGAIN) {
+				roce_resp_rnr_fault(qp, p, rkey);
+				return;
+			}
+			if (rc) {
+				roce_resp_fatal(qp, p, rc == -EIO ? AETH_NAK_REMOTE_OP : AETH_NAK_REMOTE_ACCESS,
+						rc == -EIO ? ROCE_WC_REM_OP_ERR : ROCE_WC_REM_ACCESS_ERR);
+				return;
+			}
+		}
+		if (p->flags & ROCE_F_FIRST) {
 			r->msg = ROCE_RESP_WRITE;
 			r->va = p->va;
 			r->rkey = p->rkey;
 			r->remaining = p->dmalen;
 			r->offset = 0;
 		}
-		if (p->payload_len > r->remaining || ((p->flags & ROCE_F_LAST) && p->payload_len != r->remaining)) {
-			roce_resp_fatal(qp, p, AETH_NAK_INVALID_REQ, ROCE_WC_REM_INV_REQ_ERR);
-			return;
-		}
-		if (p->payload_len) {
-			/* the whole range was checked at the first packet; the MR may have gone since */
-			if (roce_mr_check(qp->dev, qp->pd, r->rkey, true, ROCE_ACCESS_REMOTE_WRITE, r->va, p->payload_len,
-					  &m) ||
-			    roce_resp_copy(nb, p->hdr_len, m, p->payload_len)) {
+		for (unsigned i = 0, off = 0; i < nseg; off += seg[i].len, i++) {
+			if (roce_resp_copy(nb, p->hdr_len + off, seg[i].mem, seg[i].len)) {
 				roce_resp_fatal(qp, p, AETH_NAK_REMOTE_ACCESS, ROCE_WC_REM_ACCESS_ERR);
 				return;
 			}

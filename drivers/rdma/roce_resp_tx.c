@@ -4,9 +4,11 @@
  * original data (9.7.5.2.5), and the one coalesced ACK/NAK (9.7.5.1.4) with the credits
  * of the receive queue (9.7.7.2.5). See roce_resp.h.
  */
+#include <errno.h>
 #include <string.h>
 #include "../../lib/log.h"
 #include "roce_internal.h"
+#include "roce_odp_mr.h"
 #include "roce_resp.h"
 
 LOG_MODULE_USE(rdma);
@@ -47,18 +49,24 @@ static struct roce_resp_res *roce_resp_res_due(struct roce_qp *qp)
 	return best;
 }
 
-/* Fill tx with the next response of READ resource res. false when its memory is gone. */
-static bool roce_resp_read_next(struct roce_qp *qp, struct roce_resp_res *res, struct roce_tx *tx)
+/* Fill tx with the next response of READ resource res. 1: filled; 0: a page of an ODP MR
+ * is being paged in (the response waits; the poller offers it again); -1: its memory is gone. */
+static int roce_resp_read_next(struct roce_qp *qp, struct roce_resp_res *res, struct roce_tx *tx)
 {
 	uint32_t pmtu = roce_mtu_bytes(qp->attr.path_mtu);
 	bool last = res->remaining <= pmtu;
 	uint32_t len = last ? res->remaining : pmtu;
+	int rc = 0;
 
-	if (len && roce_mr_check(qp->dev, qp->pd, res->rkey, true, ROCE_ACCESS_REMOTE_READ, res->va, len,
-				 &tx->seg[0].mem))
-		return false;
-	tx->seg[0].len = len;
-	tx->nseg = len ? 1 : 0;
+	tx->nseg = 0;
+	/* 9.4.4: a zero-length READ checks no key */
+	if (len)
+		rc = roce_mr_map(qp->dev, qp->pd, res->rkey, true, ROCE_ACCESS_REMOTE_READ, res->va, len, tx->seg,
+			 ROCE_MAX_SGE, &tx->nseg);
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc)
+		return -1;
 	tx->len = len;
 	tx->pkt.opcode = res->first ? (last ? ROCE_RC_READ_RESP_ONLY : ROCE_RC_READ_RESP_FIRST)
 				    : (last ? ROCE_RC_READ_RESP_LAST : ROCE_RC_READ_RESP_MIDDLE);
@@ -66,7 +74,7 @@ static bool roce_resp_read_next(struct roce_qp *qp, struct roce_resp_res *res, s
 	tx->pkt.syndrome = roce_resp_ack_syndrome(qp);
 	tx->pkt.msn = res->msn;
 	tx->pkt.payload_len = len;
-	return true;
+	return 1;
 }
 
 bool roce_resp_tx_next(struct roce_qp *qp, struct roce_tx *tx)
@@ -89,8 +97,11 @@ bool roce_resp_tx_next(struct roce_qp *qp, struct roce_tx *tx)
 			tx->pkt.orig = res->orig;
 			return true;
 		}
-		if (roce_resp_read_next(qp, res, tx))
+		int rc = roce_resp_read_next(qp, res, tx);
+		if (rc > 0)
 			return true;
+		if (rc == 0)
+			return false;  /* an ODP page-in: nothing later may pass this response */
 		/* the MR was deregistered while its READ was being answered (9.7.5.2.4) */
 		struct roce_qp_attr a = { .qp_state = ROCE_QPS_ERR };
 		log_info("qp %#x: READ response PSN %#x: R_Key %#x no longer valid, QP to ERR", qp->qpn, res->psn,

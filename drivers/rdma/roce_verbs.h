@@ -249,7 +249,9 @@ uint32_t roce_mr_rkey(const struct roce_mr *mr);
 /* The checks of every access (9.4, 10.6.3): the key names a live MR (rkey for remote,
  * lkey for local), of the QP's PD, with the access rights needed, and [va, va + len)
  * lies inside it (no wrap). Fills *mem with the memory behind va. 0, -ENOENT (no such
- * key), -EPERM (PD or rights), -ERANGE (bounds). */
+ * key), -EPERM (PD or rights), -ERANGE (bounds). An on-demand paged MR (roce_odp_mr.h)
+ * passes a remote check with *mem null (its bytes are reached page by page through
+ * roce_mr_map) and fails a local one with -EPERM. */
 int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
 		  uint64_t va, uint64_t len, dma_addr_t *mem);
 

@@ -1,4 +1,4 @@
-// sources: drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_wire.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
+// sources: drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_wire.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/nic/netdev.c mm/pool.c mm/dma.c lib/log.c
 /*
  * The RC responder, packet by packet: PSN serial arithmetic across the 24-bit wrap, a
  * multi-packet SEND across the wrap into two SGEs, duplicates re-ACKed and not executed
