@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include "../../lib/command.h"
+#include "../../lib/config_key.h"
 #include "../../lib/log.h"
 #include "../../lib/poller.h"
 #include "../../lib/stats.h"
 #include "roce_internal.h"
 #include "roce_net.h"
 #include "roce_odp_srv.h"
+#include "roce_perftest.h"
 #include "roce_pingpong.h"
 #include "roce_rping.h"
 #include "../../lib/clock.h"
@@ -27,6 +29,56 @@ static struct roce_dev *roce_boot_dev;
 static struct roce_rping roce_boot_rping;
 static struct roce_pp roce_boot_pp;
 static struct roce_odp_srv roce_boot_odp;
+static struct roce_pt roce_boot_pt;
+
+static int roce_boot_pt_adopt(struct tcp_sock *sock, void *ctx)
+{
+	return roce_pt_adopt(ctx, sock);
+}
+
+static bool roce_boot_interop = true;   /* rdma.interop_servers */
+static bool roce_boot_servers_on;
+
+/* The interop servers Linux's tools talk to: rping, ibv_rc_pingpong, perftest. */
+static void roce_boot_servers_start(void)
+{
+	int rc;
+	if (roce_boot_servers_on || !roce_boot_dev)
+		return;
+	if ((rc = roce_rping_start(&roce_boot_rping, &roce_boot_net)))
+		log_err("rxe0: rping server on rdma_cm port %u failed to start (%d)", ROCE_RPING_PORT, rc);
+	if ((rc = roce_pp_start(&roce_boot_pp, &roce_boot_net)))
+		log_err("rxe0: ibv_rc_pingpong server on TCP %u failed to start (%d)", ROCE_PP_PORT, rc);
+	if ((rc = roce_pt_start(&roce_boot_pt, &roce_boot_net)))
+		log_err("rxe0: perftest server on rdma_cm port %u failed to start (%d)", ROCE_PT_PORT, rc);
+	else
+		roce_pp_set_other(&roce_boot_pp, roce_boot_pt_adopt, &roce_boot_pt);
+	roce_boot_servers_on = true;
+	log_info("rxe0: interop servers: rping on rdma_cm port %u, ibv_rc_pingpong and perftest on TCP %u "
+		 "(perftest also on rdma_cm port %u)", ROCE_RPING_PORT, ROCE_PP_PORT, ROCE_PT_PORT);
+}
+
+static void roce_boot_servers_stop(void)
+{
+	if (!roce_boot_servers_on)
+		return;
+	roce_pt_stop(&roce_boot_pt);
+	roce_pp_stop(&roce_boot_pp);
+	roce_rping_stop(&roce_boot_rping);
+	roce_boot_servers_on = false;
+	log_info("rxe0: interop servers stopped");
+}
+
+static int roce_boot_interop_apply(void)
+{
+	if (roce_boot_interop)
+		roce_boot_servers_start();
+	else
+		roce_boot_servers_stop();
+	return 0;
+}
+CONFIG_BOOL(rdma_interop_servers, "rdma.interop_servers", &roce_boot_interop, "on", roce_boot_interop_apply,
+	    "the rping (rdma_cm 7174), ibv_rc_pingpong and perftest (TCP and rdma_cm 18515) servers of rxe0");
 
 static int roce_boot(void)
 {
@@ -43,13 +95,10 @@ static int roce_boot(void)
 		roce_boot_dev = NULL;
 		return rc;
 	}
-	if ((rc = roce_rping_start(&roce_boot_rping, &roce_boot_net)))
-		log_err("rxe0: rping server on rdma_cm port %u failed to start (%d)", ROCE_RPING_PORT, rc);
-	if ((rc = roce_pp_start(&roce_boot_pp, &roce_boot_net)))
-		log_err("rxe0: ibv_rc_pingpong server on TCP %u failed to start (%d)", ROCE_PP_PORT, rc);
+	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1", ROCE_UDP_PORT);
+	if (roce_boot_interop)
+		roce_boot_servers_start();
 	(void)roce_odp_srv_start(&roce_boot_odp, &roce_boot_net);  /* on-demand paging: logs its own outcome */
-	log_info("rxe0: RoCE v2 on UDP %u, GSI QP 1, rping server on rdma_cm port %u, ibv_rc_pingpong server on TCP %u",
-		 ROCE_UDP_PORT, ROCE_RPING_PORT, ROCE_PP_PORT);
 	return 0;
 }
 INITCALL(roce_boot, INIT_LEVEL_SERVICE, roce_boot);
@@ -60,8 +109,11 @@ static int roce_boot_poll(unsigned budget)
 	if (!roce_boot_dev)
 		return 0;
 	n = roce_net_poll(&roce_boot_net, budget);
-	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
 	n += roce_odp_srv_poll(&roce_boot_odp, clock_now_ns());
+	if (!roce_boot_servers_on)
+		return n;
+	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
+	n += roce_pt_poll(&roce_boot_pt, clock_now_ns());
 	return n + roce_pp_poll(&roce_boot_pp, clock_now_ns());
 }
 POLLER(rdma, roce_boot_poll);
@@ -101,8 +153,28 @@ static void roce_show_cm(const struct roce_cm *cm, const struct roce_rping *rp, 
 	}
 	printf("rping server (port %u): sessions %llu rounds %llu errors %llu\n", ROCE_RPING_PORT, U(rp->sessions),
 	       U(rp->rounds), U(rp->errors));
-	printf("ibv_rc_pingpong server (TCP %u): sessions %llu messages %llu errors %llu\n", ROCE_PP_PORT,
-	       U(pp->sessions), U(pp->msgs), U(pp->errors));
+	printf("ibv_rc_pingpong server (TCP %u): sessions %llu messages %llu errors %llu handed-over %llu\n", ROCE_PP_PORT,
+	       U(pp->sessions), U(pp->msgs), U(pp->errors), U(pp->handed_over));
+}
+
+static void roce_show_pt(const struct roce_pt *pt)
+{
+	const struct roce_pt_stats *st = &pt->st;
+	char a[16];
+	if (!roce_boot_servers_on)
+		printf("interop servers: off (rdma.interop_servers)\n");
+	printf("perftest server (TCP and rdma_cm %u): sessions %llu (tcp %llu rdma_cm %llu data-conns %llu) refused %llu "
+	       "errors %llu; ended sessions' data QPs: messages %llu recvs %llu recv-bytes %llu reads %llu atomics %llu\n",
+	       ROCE_PT_PORT, U(st->sessions), U(st->tcp), U(st->cm), U(st->data_conns), U(st->refused), U(st->errors),
+	       U(st->messages), U(st->recvs), U(st->recv_bytes), U(st->reads), U(st->atomics));
+	for (unsigned i = 0; i < ROCE_PT_MAX; i++) {
+		const struct roce_pt_session *s = &pt->s[i];
+		if (s->state != ROCE_PT_FREE)
+			printf("  perftest %u: %s %s over %s, keys %u, qpn %#x, recvs %llu bytes %llu\n", i,
+			       net_format_ipv4(s->peer, a), roce_pt_state_name(s->state),
+			       s->x.wire == ROCE_PT_WIRE_TCP ? "tcp" : "rdma_cm", s->x.keys, s->ours.dest.qpn,
+			       U(s->recvs), U(s->recv_bytes));
+	}
 }
 
 static int cmd_rdma(int argc, char **argv)
@@ -153,6 +225,7 @@ static int cmd_rdma(int argc, char **argv)
 	}
 	roce_show_counters(&roce_boot_net.st);
 	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
+	roce_show_pt(&roce_boot_pt);
 	return 0;
 }
 CONSOLE_COMMAND(rdma, "[odp ...]", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
@@ -164,5 +237,6 @@ static void roce_stats_show(void)
 	roce_show_counters(&roce_boot_net.st);
 	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 	roce_odp_srv_stats(&roce_boot_odp);
+	roce_show_pt(&roce_boot_pt);
 }
 STATS_SECTION(rdma, roce_stats_show);

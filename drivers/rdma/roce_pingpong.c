@@ -110,6 +110,16 @@ static void roce_pp_sock_event(struct tcp_sock *sock, void *ctx, unsigned events
 	if (!(events & TCP_EV_RECV))
 		return;
 	if (s->state == ROCE_PP_EXCHANGE) {
+		struct roce_pp *pp = s->pp;
+		if (pp->other && !tcp_peek(sock, 0, msg, 5) && msg[4] != ':') {
+			/* not "LLLL:": perftest's version message (the same port by default) */
+			s->sock = NULL;
+			roce_pp_free(s);
+			pp->handed_over++;
+			if (pp->other(sock, pp->other_ctx))
+				tcp_close(sock);
+			return;
+		}
 		if (tcp_recv_avail(sock) < sizeof(msg)) {
 			if (tcp_recv_eof(sock))
 				roce_pp_free(s);
@@ -171,6 +181,12 @@ int roce_pp_start(struct roce_pp *pp, struct roce_net *rn)
 		pp->pd = NULL;
 	}
 	return rc;
+}
+
+void roce_pp_set_other(struct roce_pp *pp, roce_pp_other_fn fn, void *ctx)
+{
+	pp->other = fn;
+	pp->other_ctx = ctx;
 }
 
 void roce_pp_stop(struct roce_pp *pp)

@@ -48,17 +48,27 @@ struct roce_pp_session {
 	uint64_t last, msgs;
 };
 
+/* A client of TCP 18515 that is not ibv_rc_pingpong's (perftest's default port is the
+ * same): given the socket, with its first bytes received and unread. 0 when taken. */
+typedef int (*roce_pp_other_fn)(struct tcp_sock *sock, void *ctx);
+
 struct roce_pp {
 	struct roce_net *rn;
+	roce_pp_other_fn other;
+	void *other_ctx;
 	struct roce_pd *pd;
 	struct tcp_sock *listener;
 	struct roce_pp_session s[ROCE_PP_MAX];
-	uint64_t sessions, msgs, errors;
+	uint64_t sessions, msgs, errors, handed_over;
 };
 
 /* Listen on TCP ROCE_PP_PORT. 0 or errno. */
 int roce_pp_start(struct roce_pp *pp, struct roce_net *rn);
 void roce_pp_stop(struct roce_pp *pp);
+
+/* Hand the clients whose first message is not ours ("LLLL:" with the ':' at byte 4) to fn
+ * (the perftest server), instead of waiting for a pingpong message that never comes. */
+void roce_pp_set_other(struct roce_pp *pp, roce_pp_other_fn fn, void *ctx);
 
 /* Drive the sessions (completions, idle limit). Returns the work done. */
 int roce_pp_poll(struct roce_pp *pp, uint64_t now);

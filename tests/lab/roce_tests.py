@@ -18,8 +18,10 @@ the capture: every RoCE packet dissects (tshark, none malformed) and the ICRC of
 the link, the appliance's and Linux's, verifies when computed here independently (zlib.crc32 over
 8 x 0xff and the masked IPv4/UDP/BTH, then the rest; little-endian, as rxe stores it).
 """
+import os
 import re
 import struct
+import time
 import zlib
 
 import capture
@@ -170,6 +172,68 @@ def test_roce_pingpong(s):
     return f"ibv_rc_pingpong 200 x 4 KiB: {it.group(3)} usec/iter ({m.group(3)} Mbit/s), appliance answered {pm.group(1)}"
 
 
-# roce_cm_rej last: its capture check then covers the frames of the other two
-TESTS = [("roce_rping", test_roce_rping), ("roce_pingpong", test_roce_pingpong), ("roce_cm_rej", test_roce_cm_rej)]
+# perftest runs against the appliance: (tool, extra flags, message size, iterations). Iteration mode
+# (-n; the guest's TSC calibration is unreliable under TCG, so perftest's figures are checked only
+# for being positive and reported as perftest prints them). -F: perftest would refuse the CPU
+# frequency it measures in the guest.
+PERFTEST_RUNS = [
+    ("ib_send_bw", "", 64, 500), ("ib_send_bw", "", 65536, 40),
+    ("ib_write_bw", "", 64, 500), ("ib_write_bw", "", 65536, 40),
+    ("ib_read_bw", "", 64, 300), ("ib_read_bw", "", 65536, 40),
+    ("ib_atomic_bw", "", 8, 300),
+    ("ib_send_bw", "-R", 4096, 100), ("ib_write_bw", "-R", 65536, 40),
+    ("ib_read_bw", "-R", 65536, 40), ("ib_atomic_bw", "-R", 8, 200),
+]
+PERFTEST_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", re.M)
+
+
+def pt_counters(app):
+    """The perftest server's counters from `rdma`."""
+    out = app.cmd("rdma")
+    m = re.search(r"perftest server .*: sessions (\d+) .*refused (\d+) errors (\d+); ended sessions' data QPs: "
+                  r"messages (\d+) recvs (\d+) recv-bytes (\d+) reads (\d+) atomics (\d+)", out)
+    expect(m, f"no perftest counters in `rdma`:\n{out[-1500:]}")
+    keys = ("sessions", "refused", "errors", "messages", "recvs", "recv_bytes", "reads", "atomics")
+    c = dict(zip(keys, map(int, m.groups())))
+    ic = re.search(r"icrc-bad (\d+)", out)
+    c["icrc_bad"] = int(ic.group(1))
+    return c, out
+
+
+def test_roce_perftest(s):
+    """perftest's ib_send_bw, ib_write_bw, ib_read_bw and ib_atomic_bw from Linux against the
+    appliance's server, over the TCP exchange and with -R (rdma_cm), 8 B..64 KiB: each run completes
+    with a result row and no error, and the appliance counts what it served."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    rows = []
+    only = os.environ.get("LAB_PERFTEST_ONLY")  # e.g. "-R": only the runs with these flags
+    for tool, flags, size, n in PERFTEST_RUNS:
+        if only is not None and flags != only:
+            continue
+        before, _ = pt_counters(app)
+        size_opt = "" if tool == "ib_atomic_bw" else f"-s {size}"
+        r = linux.run(f"timeout 90 {tool} -d rxe0 -x 1 -F {flags} {size_opt} -n {n} {APP} 2>&1; echo rc=$?", timeout=120)
+        time.sleep(0.5)  # the session ends with the client's "done" or DREQ: let the appliance see it
+        after, text = pt_counters(app)
+        d = {k: after[k] - before[k] for k in after}
+        m = PERFTEST_ROW.search(r.out)
+        expect("rc=0" in r.out and m and int(m.group(1)) == size and int(m.group(2)) == n,
+               f"{tool} {flags} -s {size} failed:\n{r.out[-1500:]}\n{text[-1500:]}")
+        expect(float(m.group(4)) > 0, f"{tool} {flags}: no bandwidth: {m.group(0)}")
+        expect(d["sessions"] == 1 and d["errors"] == 0 and d["refused"] == 0 and d["icrc_bad"] == 0,
+               f"{tool} {flags}: appliance counters {d}\n{text[-1500:]}")
+        served = {"ib_send_bw": d["recvs"], "ib_read_bw": d["reads"], "ib_atomic_bw": d["atomics"],
+                  "ib_write_bw": d["messages"]}[tool]
+        expect(served >= n, f"{tool} {flags}: the appliance served {served} of {n} ({d})")
+        if tool == "ib_send_bw":
+            expect(d["recv_bytes"] >= n * size, f"{tool}: {d['recv_bytes']} bytes received of {n * size}")
+        rows.append(f"{tool}{' ' + flags if flags else ''} {size} B x {n}: {m.group(4)} MB/s, "
+                    f"{float(m.group(5)) * 1e6:.0f} msg/s")
+    return "; ".join(rows)
+
+
+# roce_cm_rej last: its capture check then covers the frames of the other tests
+TESTS = [("roce_rping", test_roce_rping), ("roce_pingpong", test_roce_pingpong),
+         ("roce_perftest", test_roce_perftest), ("roce_cm_rej", test_roce_cm_rej)]
 OPTIONAL = []  # run-tests adds these to its opt-in list
