@@ -358,7 +358,7 @@ static void exec_get_log_page(struct nvmet_req *req, struct nvmet_ctrl *c)
 		scratch[0] = 1;                       /* Active Firmware Info: slot 1 */
 		memcpy(scratch + 8, "p2ps0.1 ", 8);
 	} else if (lid == NVME_LOG_ANA) {
-		page = nvmet_ana_log(c, (uint8_t)((req->sqe.cdw10 >> NVME_LOG_LSP_SHIFT) & 0xf), rae, scratch,
+		page = nvmet_ana_log(c, (uint8_t)((le32_get(req->sqe.cdw10) >> NVME_LOG_LSP_SHIFT) & 0xf), rae, scratch,
 				     sizeof(scratch));
 	} else {
 		page = NVME_LOG_CHANGED_NS_LEN;
