@@ -68,8 +68,8 @@ static uint16_t admin(struct ft_conn *c, uint8_t opc, uint32_t nsid, uint32_t cd
 		      uint32_t len)
 {
 	struct nvme_sqe s = ft_sqe(opc, 7, nsid, len);
-	s.cdw10 = cdw10;
-	s.cdw11 = cdw11;
+	s.cdw10 = le32_make(cdw10);
+	s.cdw11 = le32_make(cdw11);
 	return ft_exec(c, &s, NULL, len, rbuf, NULL);
 }
 
@@ -164,8 +164,8 @@ Test(nvmet_ana, log_page_per_port_with_and_without_rgo)
 
 	/* a window (offset 16: the first descriptor) */
 	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 8, 0xffffffffu, 40);
-	s.cdw10 = NVME_LOG_ANA | ((40 / 4 - 1) << 16);
-	s.cdw12 = NVME_ANA_HDR_LEN;
+	s.cdw10 = le32_make(NVME_LOG_ANA | ((40 / 4 - 1) << 16));
+	s.cdw12 = le32_make(NVME_ANA_HDR_LEN);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 40, log, NULL), 0);
 	cr_assert_eq(le32_load(log), 1);
 	cr_assert_eq(le32_load(log + NVME_ANA_DESC_LEN), 1, "first NSID");

@@ -59,8 +59,8 @@ TestSuite(nvmet_referral, .init = setup, .fini = teardown);
 static uint16_t admin(struct ft_conn *c, uint8_t opc, uint32_t cdw10, uint32_t cdw11, void *rbuf, uint32_t len)
 {
 	struct nvme_sqe s = ft_sqe(opc, 7, 0, len);
-	s.cdw10 = cdw10;
-	s.cdw11 = cdw11;
+	s.cdw10 = le32_make(cdw10);
+	s.cdw11 = le32_make(cdw11);
 	return ft_exec(c, &s, NULL, len, rbuf, NULL);
 }
 
@@ -116,8 +116,8 @@ Test(nvmet_referral, entries_after_the_subsystems)
 		cr_assert_eq(log[i], 0, "past the records");
 	/* one referral by offset */
 	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 5, 0, 1024);
-	s.cdw10 = NVME_LOG_DISCOVERY | (255u << 16);
-	s.cdw12 = 3072;
+	s.cdw10 = le32_make(NVME_LOG_DISCOVERY | (255u << 16));
+	s.cdw12 = le32_make(3072);
 	cr_assert_eq(ft_exec(&a, &s, NULL, 1024, log, NULL), 0);
 	check_referral(log, NVMET_TRTYPE_RDMA, 0, 1, "10.0.3.1", "4420");
 	ft_close(&a);
@@ -144,7 +144,7 @@ Test(nvmet_referral, run_time_change_notice)
 	cr_assert_eq(admin(&d2, NVME_ADM_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, 0xffffffffu, NULL, 0), 0);
 	cr_assert_eq(admin(&io, NVME_ADM_SET_FEATURES, NVME_FEAT_ASYNC_EVENT, 0xffffffffu, NULL, 0), 0);
 	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_FEATURES, 8, 0, 0);
-	s.cdw10 = NVME_FEAT_ASYNC_EVENT;
+	s.cdw10 = le32_make(NVME_FEAT_ASYNC_EVENT);
 	struct nvme_cqe cqe;
 	cr_assert_eq(ft_exec(&d, &s, NULL, 0, NULL, &cqe), 0);
 	cr_assert_eq(le32_get(cqe.dw0), NVME_AEC_DISC_CHANGE);
