@@ -23,7 +23,7 @@ def test_nvmetcli_file_starts_the_target_over_the_local_drives():
     app = boot("test_nvmet", text)
     try:
         assert "nvmet: target started from nvmet.json: 1 ports, 1 subsystems" in app.boot_text
-        assert "nvmet.json: ports[0].ana_groups: not used by the appliance, ignored" in app.boot_text
+        assert "ana_groups" not in app.boot_text  # nvmetcli's ANA groups are used now, not ignored
         out = app.cmd("nvmet")
         assert "port 1: tcp 10.10.0.10:4420, 1 subsystems" in out, out
         assert 'subsystem nqn.2026-11.org.p2pstore:vol0: sn "9a6fa5b3f25ba0e8" mn "Linux" cntlid 1..65519' in out, out
@@ -31,6 +31,8 @@ def test_nvmetcli_file_starts_the_target_over_the_local_drives():
         # /dev/nvme1n1 in the file: the second local drive, 64 MiB of 512 B blocks
         assert "ns 1: nvme1n1 enabled, 131072 blocks of 512 B" in out, out
         assert "0 controllers, 0 queues" in out, out
+        out = app.cmd("ana")
+        assert "group 1: optimized, namespaces: nqn.2026-11.org.p2pstore:vol0/1" in out, out
     finally:
         app.close()
 
