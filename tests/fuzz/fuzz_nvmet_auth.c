@@ -26,6 +26,7 @@
 #include "lib/clock.h"
 #include "lib/timer.h"
 #include "mm/pool.h"
+#include "tests/unit/drivers/nvme/target/auth_host.h"
 #include "tests/unit/drivers/nvme/target/auth_vectors.h"
 #include "tests/unit/drivers/nvme/target/fake_auth_entropy.h"
 #include "tests/unit/drivers/nvme/target/fake_nvmet_transport.h"
@@ -39,18 +40,6 @@ static uint16_t cntlid;
 static uint64_t fuzz_clock(void)
 {
 	return now;
-}
-
-static struct nvme_sqe auth_sqe(bool send, uint32_t len)
-{
-	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 3, 0, len);
-	uint8_t *b = (uint8_t *)&s;
-	b[4] = send ? NVMF_FCTYPE_AUTH_SEND : NVMF_FCTYPE_AUTH_RECV;
-	b[NVMF_AUTH_OFF_SECP] = NVMF_AUTH_SECP_DHCHAP;
-	b[NVMF_AUTH_OFF_SPSP0] = NVMF_AUTH_SPSP;
-	b[NVMF_AUTH_OFF_SPSP1] = NVMF_AUTH_SPSP;
-	le32_store(b + NVMF_AUTH_OFF_TL, len);
-	return s;
 }
 
 static void parsers(const uint8_t *b, size_t len)
@@ -145,14 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint8_t m[128];
 			memset(m, 0, sizeof(m));
 			if (len % 3 == 0) { /* Negotiate: everything Linux offers */
-				m[AUTH_NEG_OFF_NAPD] = 1;
-				le16_store(m + AUTH_OFF_TID, v->tid);
-				m[8] = AUTH_AUTHID_DHCHAP;
-				m[8 + AUTH_DESC_OFF_HALEN] = 3;
-				m[8 + AUTH_DESC_OFF_DHLEN] = 6;
-				for (int i = 0; i < 6; i++)
-					m[8 + 4 + i] = (uint8_t)(i + 1), m[8 + 4 + 30 + i] = (uint8_t)i;
-				s = auth_sqe(true, 72);
+				s = auth_sqe(true, negotiate(m, v->tid, 0));
 				ft_exec(c, &s, m, 72, NULL, NULL);
 			} else if (len % 3 == 1) {
 				s = auth_sqe(true, v->reply_len);

@@ -82,8 +82,8 @@ int nvmet_auth_host_check(const struct nvmet_subsys *s, const char *hostnqn)
 	const char *why = NULL;
 	int rc = keys_load(&a, s, hostnqn, &why);
 
-	if (rc)
-		log_warn("host %s: %s; its Connects are refused", hostnqn, why);
+	if (rc) /* the Connect's refusal is the one warning (nvmet_fabrics.c) */
+		log_debug("host %s: %s", hostnqn, why);
 	crypto_wipe(&a, offsetof(struct nvmet_auth_ctrl, dh_x));
 	return rc;
 }

@@ -135,7 +135,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		}
 		if (nvmet_auth_host_check(s, hostnqn))
 			return connect_fail(req, NVMET_SC_CONNECT_INVALID_HOST, NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN,
-					    "no valid DH-HMAC-CHAP key for this host", cd);
+					    "its dhchap_key or dhchap_ctrl_key is not valid (length or CRC)", cd);
 		if (!(cntlid = cntlid_alloc(s)) || !(c = nvmet_ctrl_alloc()))
 			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", cd);
 		c->subsys = s;

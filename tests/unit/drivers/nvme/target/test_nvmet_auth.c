@@ -22,6 +22,7 @@
 #include "lib/byteorder.h"
 #include "lib/clock.h"
 #include "lib/timer.h"
+#include "auth_host.h"
 #include "auth_vectors.h"
 #include "fake_auth_entropy.h"
 #include "fake_nvmet_transport.h"
@@ -78,18 +79,6 @@ static uint16_t connect(struct ft_conn *c, uint16_t qid, uint16_t cntlid, const 
 	return st;
 }
 
-static struct nvme_sqe auth_sqe(bool send, uint32_t len)
-{
-	struct nvme_sqe s = ft_sqe(NVMF_OPC_FABRICS, 3, 0, len);
-	uint8_t *b = (uint8_t *)&s;
-	b[4] = send ? NVMF_FCTYPE_AUTH_SEND : NVMF_FCTYPE_AUTH_RECV;
-	b[NVMF_AUTH_OFF_SECP] = NVMF_AUTH_SECP_DHCHAP;
-	b[NVMF_AUTH_OFF_SPSP0] = NVMF_AUTH_SPSP;
-	b[NVMF_AUTH_OFF_SPSP1] = NVMF_AUTH_SPSP;
-	le32_store(b + NVMF_AUTH_OFF_TL, len);
-	return s;
-}
-
 static uint16_t send_msg(struct ft_conn *c, const void *msg, uint32_t len)
 {
 	struct nvme_sqe s = auth_sqe(true, len);
@@ -103,28 +92,19 @@ static uint16_t recv_msg(struct ft_conn *c, uint8_t *buf, uint32_t al)
 	return ft_exec(c, &s, NULL, al, buf, NULL);
 }
 
-/* AUTH_Negotiate offering everything Linux offers (SHA-256/384/512, null..ffdhe8192). */
-static uint32_t negotiate(uint8_t *b, uint16_t tid, uint8_t sc_c)
-{
-	memset(b, 0, 8 + 64);
-	b[AUTH_OFF_TYPE] = AUTH_TYPE_COMMON;
-	b[AUTH_OFF_ID] = AUTH_ID_NEGOTIATE;
-	le16_store(b + AUTH_OFF_TID, tid);
-	b[AUTH_NEG_OFF_SC_C] = sc_c;
-	b[AUTH_NEG_OFF_NAPD] = 1;
-	b[8 + AUTH_DESC_OFF_AUTHID] = AUTH_AUTHID_DHCHAP;
-	b[8 + AUTH_DESC_OFF_HALEN] = 3;
-	b[8 + AUTH_DESC_OFF_DHLEN] = 6;
-	for (int i = 0; i < 3; i++)
-		b[8 + AUTH_DESC_OFF_IDLIST + i] = (uint8_t)(1 + i);
-	for (int i = 0; i < 6; i++)
-		b[8 + AUTH_DESC_OFF_IDLIST + AUTH_DESC_DH_OFF + i] = (uint8_t)i;
-	return 8 + 64;
-}
-
 static void start_vector(const struct auth_vector *v)
 {
 	start(v->key, v->ctrl_key, v->hash, v->dhgroup);
+}
+
+/* Start the target for v and connect the admin queue of its host (AUTHREQ.ATR asked). */
+static void admin_up(struct ft_conn *a, const struct auth_vector *v)
+{
+	uint32_t dw0 = 0;
+	start_vector(v);
+	ft_open(a, 0);
+	cr_assert_eq(connect(a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+	cr_assert(dw0 & NVMF_CONNECT_AUTHREQ_ATR, "Connect answers AUTHREQ.ATR");
 }
 
 static void expect_failure1(struct ft_conn *c, uint8_t rce)
@@ -300,11 +280,8 @@ Test(auth, reflected_c2_is_refused)
 	const struct auth_vector *v = &auth_vectors[1]; /* SHA-384, null group, bidirectional */
 	struct ft_conn a = { 0 };
 	uint8_t chal[256], r[2048];
-	uint32_t dw0;
 
-	start_vector(v);
-	ft_open(&a, 0);
-	cr_assert_eq(connect(&a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+	admin_up(&a, v);
 	cr_assert_eq(send_msg(&a, r, negotiate(r, v->tid, 0)), 0);
 	cr_assert_eq(recv_msg(&a, chal, v->challenge_len), 0);
 	memcpy(r, v->reply, v->reply_len);
@@ -318,7 +295,6 @@ Test(auth, negotiate_refusals)
 {
 	const struct auth_vector *v = &auth_vectors[0];
 	uint8_t b[256];
-	uint32_t dw0;
 	struct {
 		uint8_t sc_c, halen_ids, dh_ids, authid;
 		uint8_t rce;
@@ -330,9 +306,7 @@ Test(auth, negotiate_refusals)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ft_conn a = { 0 };
-		start_vector(v);
-		ft_open(&a, 0);
-		cr_assert_eq(connect(&a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+		admin_up(&a, v);
 		uint32_t n = negotiate(b, 1, cases[i].sc_c);
 		b[8 + AUTH_DESC_OFF_AUTHID] = cases[i].authid;
 		if (!cases[i].halen_ids)
@@ -352,12 +326,9 @@ Test(auth, out_of_sequence_failure2_and_command_checks)
 	const struct auth_vector *v = &auth_vectors[0];
 	struct ft_conn a = { 0 };
 	uint8_t b[256];
-	uint32_t dw0;
 
 	/* a Reply before the Challenge was read */
-	start_vector(v);
-	ft_open(&a, 0);
-	cr_assert_eq(connect(&a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+	admin_up(&a, v);
 	/* command checks first: SECP, SPSP, TL 0, TL over the limit, SGL length */
 	struct nvme_sqe s = auth_sqe(true, 72);
 	((uint8_t *)&s)[NVMF_AUTH_OFF_SECP] = 0xea;
@@ -388,9 +359,7 @@ Test(auth, out_of_sequence_failure2_and_command_checks)
 
 	/* Failure2 from the host ends it */
 	memset(&a, 0, sizeof(a));
-	start_vector(v);
-	ft_open(&a, 0);
-	cr_assert_eq(connect(&a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+	admin_up(&a, v);
 	cr_assert_eq(send_msg(&a, b, negotiate(b, v->tid, 0)), 0);
 	cr_assert_eq(recv_msg(&a, b, v->challenge_len), 0);
 	memset(b, 0, 8);
@@ -407,9 +376,7 @@ Test(auth, out_of_sequence_failure2_and_command_checks)
 
 	/* an AUTH_Receive where a Send belongs */
 	memset(&a, 0, sizeof(a));
-	start_vector(v);
-	ft_open(&a, 0);
-	cr_assert_eq(connect(&a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+	admin_up(&a, v);
 	expect_failure1(&a, AUTH_RCE_INCORRECT_PROTOCOL);
 	ft_close(&a);
 }
@@ -419,11 +386,8 @@ Test(auth, transaction_times_out)
 	const struct auth_vector *v = &auth_vectors[0];
 	struct ft_conn a = { 0 };
 	uint8_t b[256];
-	uint32_t dw0;
 
-	start_vector(v);
-	ft_open(&a, 0);
-	cr_assert_eq(connect(&a, 0, 0xffff, AV_HOSTNQN, AV_SUBNQN, &dw0), 0);
+	admin_up(&a, v);
 	cr_assert_eq(send_msg(&a, b, negotiate(b, v->tid, 0)), 0);
 	fake_clock_advance((uint64_t)NVMET_AUTH_TIMEOUT_MS * 1000000u - 1);
 	timer_queue_run(&timer_default_queue, clock_now_ns());
