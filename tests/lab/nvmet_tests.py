@@ -87,8 +87,8 @@ blk() {
 class NvmetLab:
     """The appliance with the nvmet.json above and a Linux initiator, booted once on first use."""
 
-    def __init__(self, name="tests-nvmet", extra_cfg=""):
-        self.name, self.extra_cfg = name, extra_cfg
+    def __init__(self, name="tests-nvmet", extra_cfg="", nvmet_json=NVMET_JSON):
+        self.name, self.extra_cfg, self.nvmet_json = name, extra_cfg, nvmet_json
         self.lab = None
         self._booted = None
 
@@ -101,7 +101,7 @@ class NvmetLab:
                 shutil.copytree(appliance_esp(), esp)
                 os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
                 with open(os.path.join(esp, "p2pstore", "nvmet.json"), "w") as f:
-                    f.write(NVMET_JSON)
+                    f.write(self.nvmet_json)
                 with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
                     f.write("panic = exit\n" + self.extra_cfg)
                 dev, linux = topo.appliance_topology(self.lab, esp)

@@ -155,6 +155,8 @@ static int cmd_nvmet(int argc, char **argv)
 	       (unsigned long long)st->flushes, (unsigned long long)st->flushes_skipped,
 	       (unsigned long long)st->shn_flushes, (unsigned long long)st->shn_flush_failures,
 	       (unsigned long long)st->backend_errors, (unsigned long long)st->ns_gone);
+	printf("authentication: %llu queues authenticated, %llu failed\n", (unsigned long long)st->auth_ok,
+	       (unsigned long long)st->auth_failures);
 	show_tcp();
 	return 0;
 }

@@ -225,6 +225,80 @@ bad:
 	return fail(w, path, "'%s' is not a local NVMe namespace (expected /dev/nvmeXnY)", s);
 }
 
+/* A DHHC-1 secret's syntax: "DHHC-1:0h:" (h 0..3), 48/72/92 base64 characters (a key of
+ * 32/48/64 bytes and its CRC-32), ':' (optional). Its CRC is checked at Connect (nvmet_auth.c). */
+static int get_dhchap_secret(struct walker *w, int i, char *out, const char *path)
+{
+	int rc = get_string(w, i, out, NVMET_CFG_DHCHAP_SECRET_MAX, path);
+	size_t n;
+	if (rc)
+		return rc;
+	if (!out[0])
+		return 0; /* Linux writes an empty attribute for "no key" */
+	if (strncmp(out, "DHHC-1:0", 8) || out[8] < '0' || out[8] > '3' || out[9] != ':')
+		goto bad;
+	n = strlen(out + 10);
+	if (n && out[10 + n - 1] == ':')
+		n--;
+	if (n != 48 && n != 72 && n != 92)
+		goto bad;
+	for (size_t k = 0; k < n; k++) {
+		char c = out[10 + k];
+		bool pad = c == '=' && k >= n - 2;
+		if (!pad && !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+			      c == '/'))
+			goto bad;
+	}
+	return 0;
+bad:
+	out[0] = 0;
+	return fail(w, path, "not a DHHC-1 secret (DHHC-1:0h:<base64 of a 32, 48 or 64 byte key and its CRC>:)");
+}
+
+/* dhchap_hash / dhchap_dhgroup by the names Linux's attributes take. */
+static int get_dhchap_id(struct walker *w, int i, const char *const *names, unsigned n, uint8_t base, uint8_t *out,
+			 const char *path)
+{
+	char s[24];
+	int rc = get_string(w, i, s, sizeof(s), path);
+	if (rc)
+		return rc;
+	for (unsigned k = 0; k < n; k++)
+		if (strcmp(s, names[k]) == 0 || (strncmp(names[k], "hmac(", 5) == 0 &&
+						 strlen(s) + 6 == strlen(names[k]) && !strncmp(s, names[k] + 5, strlen(s)))) {
+			*out = (uint8_t)(base + k);
+			return 0;
+		}
+	return fail(w, path, "'%s' is not one of %s .. %s", s, names[0], names[n - 1]);
+}
+
+static int parse_host_auth(struct walker *w, int obj, int k, struct nvmet_cfg_host_auth *a)
+{
+	static const char *const hashes[] = { "hmac(sha256)", "hmac(sha384)", "hmac(sha512)" };
+	static const char *const groups[] = { "null", "ffdhe2048", "ffdhe3072", "ffdhe4096", "ffdhe6144", "ffdhe8192" };
+	char path[PATH_MAX_LEN];
+	int m, rc;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(path, sizeof(path), "hosts[%d].dhchap_key", k);
+	if ((m = member(w, obj, "dhchap_key")) >= 0 && (rc = get_dhchap_secret(w, m, a->dhchap_key, path)))
+		return rc;
+	snprintf(path, sizeof(path), "hosts[%d].dhchap_ctrl_key", k);
+	if ((m = member(w, obj, "dhchap_ctrl_key")) >= 0 && (rc = get_dhchap_secret(w, m, a->dhchap_ctrl_key, path)))
+		return rc;
+	if (a->dhchap_ctrl_key[0] && !a->dhchap_key[0])
+		return fail(w, path, "a controller key needs the host's dhchap_key too");
+	snprintf(path, sizeof(path), "hosts[%d].dhchap_hash", k);
+	a->dhchap_hash = 1;
+	if ((m = member(w, obj, "dhchap_hash")) >= 0 && (rc = get_dhchap_id(w, m, hashes, 3, 1, &a->dhchap_hash, path)))
+		return rc;
+	snprintf(path, sizeof(path), "hosts[%d].dhchap_dhgroup", k);
+	if ((m = member(w, obj, "dhchap_dhgroup")) >= 0 &&
+	    (rc = get_dhchap_id(w, m, groups, 6, 0, &a->dhchap_dhgroup, path)))
+		return rc;
+	return 0;
+}
+
 static int parse_hosts(struct walker *w, int arr)
 {
 	struct nvmet_config *cfg = w->cfg;
@@ -235,7 +309,8 @@ static int parse_hosts(struct walker *w, int arr)
 	if (w->t[arr].size > NVMET_CFG_MAX_HOSTS)
 		return fail(w, "hosts", "more than %d hosts", NVMET_CFG_MAX_HOSTS);
 	for (int k = 0, j = arr + 1; k < w->t[arr].size; k++, j = skip(w, j)) {
-		static const char *const known[] = { "nqn", NULL };
+		static const char *const known[] = { "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_hash",
+						     "dhchap_dhgroup", NULL };
 		snprintf(path, sizeof(path), "hosts[%d]", k);
 		if ((rc = expect_type(w, j, JSMN_OBJECT, path)))
 			return rc;
@@ -249,6 +324,8 @@ static int parse_hosts(struct walker *w, int arr)
 		for (unsigned h = 0; h < cfg->nhosts; h++)
 			if (strcmp(cfg->hosts[h], nqn) == 0)
 				return fail(w, path, "host '%s' listed twice", nqn);
+		if ((rc = parse_host_auth(w, j, k, &cfg->host_auth[cfg->nhosts])))
+			return rc;
 		cfg->nhosts++;
 	}
 	return 0;

@@ -97,11 +97,21 @@ struct nvmet_cfg_subsys {
 	struct nvmet_cfg_ns ns[NVMET_CFG_MAX_NS];
 };
 
+/* A host's DH-HMAC-CHAP settings (Linux nvmet's host attributes; nvmet_auth.h). */
+#define NVMET_CFG_DHCHAP_SECRET_MAX 104 /* "DHHC-1:03:" + 92 base64 characters + ":" + NUL */
+struct nvmet_cfg_host_auth {
+	char dhchap_key[NVMET_CFG_DHCHAP_SECRET_MAX];      /* the host's secret, "" none */
+	char dhchap_ctrl_key[NVMET_CFG_DHCHAP_SECRET_MAX]; /* the controller's (bidirectional), "" none */
+	uint8_t dhchap_hash;         /* HashID: 1 hmac(sha256) (default), 2 hmac(sha384), 3 hmac(sha512) */
+	uint8_t dhchap_dhgroup;      /* DH group ID: 0 null (default), 1..5 ffdhe2048..ffdhe8192 */
+};
+
 struct nvmet_config {
 	unsigned nports, nsubsys, nhosts;
 	struct nvmet_cfg_port ports[NVMET_CFG_MAX_PORTS];
 	struct nvmet_cfg_subsys subsys[NVMET_CFG_MAX_SUBSYS];
 	char hosts[NVMET_CFG_MAX_HOSTS][NVMET_NQN_MAX + 1];
+	struct nvmet_cfg_host_auth host_auth[NVMET_CFG_MAX_HOSTS]; /* of hosts[i] */
 	unsigned warnings;
 };
 

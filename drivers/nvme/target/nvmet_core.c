@@ -299,6 +299,7 @@ void nvmet_ctrl_release(struct nvmet_ctrl *c)
 {
 	timer_cancel(&timer_default_queue, &c->kato_timer);
 	timer_cancel(&timer_default_queue, &c->reap_timer);
+	nvmet_auth_ctrl_release(c);
 	log_info("ctrl %u (%s, host %s) freed", c->cntlid, c->subsys->cfg->nqn, c->hostnqn);
 	list_del(&c->node);
 	c->subsys->nctrls--;
@@ -344,6 +345,7 @@ static void queue_unbind(struct nvmet_queue *q)
 
 	if (!c)
 		return;
+	nvmet_auth_queue_stop(q);
 	if (q->qid == 0)
 		nvmet_ctrl_kill(c, -ECONNRESET);
 	c->queues[q->qid] = NULL;
@@ -482,7 +484,8 @@ enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *s
 {
 	uint8_t opc = sqe->opc;
 	if (opc == NVMF_OPC_FABRICS)
-		return nvmf_fctype(sqe) == NVMF_FCTYPE_CONNECT ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+		/* FCTYPE bits 1:0 as an opcode's: Connect, AUTH_Send to the controller */
+		return (nvmf_fctype(sqe) & 3) == 1 ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	if (q && q->qid == 0 && q->ctrl)
 		return (opc == NVME_ADM_SET_FEATURES) ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	/* NVMe opcode bits 1:0: 01b host to controller, 10b controller to host */
@@ -554,6 +557,8 @@ void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_
 		return nvmet_exec_fabrics(req);
 	if (q->state != NVMET_Q_LIVE)
 		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	if (!nvmet_auth_queue_ok(q))
+		return nvmet_req_complete(req, NVMET_SC_AUTH_REQUIRED);
 	if (q->qid == 0)
 		return nvmet_exec_admin(req);
 	if (q->ctrl->state != NVMET_CTRL_ENABLED)

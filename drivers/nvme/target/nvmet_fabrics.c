@@ -2,7 +2,8 @@
  * nvmet_fabrics.c - the fabrics command set of the NVMe-oF target (NVMe over Fabrics
  * 1.1, chapter 3): Connect (which creates a controller on the admin queue or binds an I/O
  * queue to one), Property Get/Set (CAP, VS, CC, CSTS: the controller's register view)
- * and Disconnect. The objects themselves live in nvmet_core.c.
+ * and Disconnect; AUTH_Send/AUTH_Receive go to nvmet_auth.c. The objects themselves live
+ * in nvmet_core.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -132,6 +133,9 @@ static void fabrics_connect(struct nvmet_req *req)
 			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0,
 					    "this host address holds its share of controllers", cd);
 		}
+		if (nvmet_auth_host_check(s, hostnqn))
+			return connect_fail(req, NVMET_SC_CONNECT_INVALID_HOST, NVMF_IATTR_DATA | NVMF_CD_OFF_HOSTNQN,
+					    "its dhchap_key or dhchap_ctrl_key is not valid (length or CRC)", cd);
 		if (!(cntlid = cntlid_alloc(s)) || !(c = nvmet_ctrl_alloc()))
 			return connect_fail(req, NVMET_SC_CONNECT_CTRL_BUSY, 0, "no controller available", cd);
 		c->subsys = s;
@@ -142,6 +146,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		c->local_addr = q->local_addr;
 		memcpy(c->hostnqn, hostnqn, sizeof(c->hostnqn));
 		memcpy(c->hostid, cd + NVMF_CD_OFF_HOSTID, sizeof(c->hostid));
+		nvmet_auth_ctrl_init(c);
 		/* a discovery controller without keep-alive is still reaped when idle (Linux
 		 * nvmet does the same): it cannot hold a controller forever */
 		c->kato_ms = kato || !s->discovery ? kato : NVMET_DISC_KATO_MS;
@@ -180,7 +185,7 @@ static void fabrics_connect(struct nvmet_req *req)
 		log_debug("ctrl %u: I/O queue %u connected (%u entries)", c->cntlid, qid, sqsize + 1u);
 	}
 	nvmet_tgt.st.connects++;
-	req->cqe.dw0 = le32_make(c->cntlid);
+	req->cqe.dw0 = le32_make(c->cntlid | nvmet_auth_queue_start(q)); /* AUTHREQ */
 	nvmet_req_complete(req, NVMET_SC_SUCCESS);
 }
 
@@ -283,6 +288,10 @@ void nvmet_exec_fabrics(struct nvmet_req *req)
 		return fabrics_connect(req);
 	if (req->q->state != NVMET_Q_LIVE)
 		return nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
+	if (fctype == NVMF_FCTYPE_AUTH_SEND || fctype == NVMF_FCTYPE_AUTH_RECV)
+		return nvmet_auth_exec(req);
+	if (!nvmet_auth_queue_ok(req->q) && fctype != NVMF_FCTYPE_DISCONNECT)
+		return nvmet_req_complete(req, NVMET_SC_AUTH_REQUIRED);
 	if (req->data.len != 0)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
 	switch (fctype) {

@@ -11,6 +11,7 @@
 #include "../../../lib/timer.h"
 #include "nvmet.h"
 #include "nvmet_ana.h"
+#include "nvmet_auth.h"
 #include "nvmet_wire.h"
 
 #define NVMET_ERR_LOG_ENTRIES 16u /* Error Information log entries kept per controller (ELPE + 1) */
@@ -78,6 +79,7 @@ struct nvmet_queue {
 	uint32_t local_addr;   /* the appliance's address it was made to, 0 unknown */
 	unsigned inflight;     /* commands started and not yet completed (held AERs included) */
 	struct nvmet_queue_stats st;
+	struct nvmet_auth_queue auth; /* DH-HMAC-CHAP (nvmet_auth.c) */
 	struct list_node node; /* all queues */
 };
 
@@ -128,6 +130,7 @@ struct nvmet_ctrl {
 	bool shn_failed;
 	bool free_deferred;    /* freed once the shutdown Flushes are back */
 	struct nvmet_bio shn_bio[NVMET_MAX_NS];
+	struct nvmet_auth_ctrl auth; /* the host's DH-HMAC-CHAP keys (nvmet_auth.c) */
 };
 _Static_assert(NVMET_MAX_NS <= 32, "ns_written is 32 bits");
 
