@@ -73,15 +73,8 @@ def test_nvmet_durable(s):
     try:
         disks = os.path.join(lab.rundir, "disks")
         shutil.rmtree(disks, ignore_errors=True)
-        esp = os.path.join(lab.rundir, "esp-durable")
-        shutil.rmtree(esp, ignore_errors=True)
-        shutil.copytree(appliance_esp(), esp)
-        os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
-        with open(os.path.join(esp, "p2pstore", "nvmet.json"), "w") as f:
-            f.write(NVMET_JSON)
-        with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
-            f.write("panic = exit\n")
-        topo.pin_static_address(esp)  # no DHCP server on the lab's link
+        esp = topo.appliance_esp_copy(lab, "esp-durable", appliance_esp(),
+                                      {"nvmet.json": NVMET_JSON, "p2pstore.cfg": "panic = exit\n"})
         link = lab.link("link0")
         linux = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
         dev = lab.appliance(esp, link, run_args=["--disks", disks])

@@ -26,7 +26,6 @@ import collections
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 
@@ -96,14 +95,9 @@ class NvmetLab:
         if self._booted is None:
             try:
                 self.lab = Lab(self.name)
-                esp = os.path.join(self.lab.rundir, "esp-nvmet")
-                shutil.rmtree(esp, ignore_errors=True)
-                shutil.copytree(appliance_esp(), esp)
-                os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
-                with open(os.path.join(esp, "p2pstore", "nvmet.json"), "w") as f:
-                    f.write(self.nvmet_json)
-                with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
-                    f.write("panic = exit\n" + self.extra_cfg)
+                esp = topo.appliance_esp_copy(self.lab, "esp-nvmet", appliance_esp(),
+                                              {"nvmet.json": self.nvmet_json,
+                                               "p2pstore.cfg": "panic = exit\n" + self.extra_cfg})
                 dev, linux = topo.appliance_topology(self.lab, esp)
                 t0 = time.monotonic()
                 self.lab.start()

@@ -39,6 +39,55 @@ def pin_static_address(esp):
             f.write(text + ("" if text.endswith("\n") or not text else "\n") + f"net.address = {APPLIANCE_IP}\n")
 
 
+def appliance_esp_copy(lab, name, src, files):
+    """A copy of the appliance's ESP directory src at lab.rundir/name (replacing an old one) with
+    p2pstore/FILE holding TEXT for each FILE: TEXT of files (nvmet.json, p2pstore.cfg, ...), the
+    appliance's address pinned (pin_static_address); returns its path."""
+    import shutil
+    esp = os.path.join(lab.rundir, name)
+    shutil.rmtree(esp, ignore_errors=True)
+    shutil.copytree(src, esp)
+    os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
+    for fname, text in files.items():
+        with open(os.path.join(esp, "p2pstore", fname), "w") as f:
+            f.write(text)
+    pin_static_address(esp)
+    return esp
+
+
+# The namespaces (nsid and block device) a Linux initiator has of subsystem $1, one per line.
+NS_LIST_SH = r"""
+nslist() {
+  for s in /sys/class/nvme-subsystem/nvme-subsys*; do
+    [ "$(cat $s/subsysnqn 2>/dev/null)" = "$1" ] || continue
+    for n in $s/nvme*n*; do [ -b /dev/${n##*/} ] && echo "NS $(cat $n/nsid) /dev/${n##*/}"; done
+  done | sort -u
+}
+"""
+
+
+def connect_namespaces(initiator, nqn, count, addr=APPLIANCE_IP, timeout=90):
+    """nvme connect (TCP) to subsystem nqn at addr and wait until count namespace block devices
+    are there; return (controller name nvmeX, {nsid: block device}). A failure raises with the
+    guest's kernel log."""
+    r = initiator.run(NS_LIST_SH + f"""
+        nvme connect -t tcp -a {addr} -s {NVME_PORT} -n {nqn} || {{ dmesg | tail -20; exit 1; }}
+        for i in $(seq 100); do
+          for c in /sys/class/nvme/nvme*; do
+            [ "$(cat $c/subsysnqn 2>/dev/null)" = {nqn} ] && [ "$(cat $c/state 2>/dev/null)" = live ] && \
+              echo "CTRL=${{c##*/}}"
+          done | head -1 > /tmp/ctrl
+          nslist {nqn} > /tmp/ns
+          [ -s /tmp/ctrl ] && [ $(wc -l < /tmp/ns) = {count} ] && break; sleep 0.1
+        done
+        cat /tmp/ctrl /tmp/ns""", timeout=timeout)
+    ns = {int(k): v for k, v in re.findall(r"^NS (\d+) (/dev/\S+)$", r.out, re.M)}
+    m = re.search(r"CTRL=(nvme\d+)", r.out)
+    if r.rc != 0 or not m or len(ns) != count:
+        raise AssertionError(f"nvme connect {nqn}: want {count} namespaces (rc {r.rc}):\n{r.out[-1500:]}")
+    return m.group(1), ns
+
+
 def appliance_topology(lab, esp, extra=(), static=True):
     """Topology (a): declare a Linux initiator and the appliance (from ESP directory esp, through
     tools/qemu-run) on one captured link; return (appliance, initiator). Call lab.start() next.
