@@ -2,33 +2,28 @@
  * nvmet_tcp_pdu.c - NVMe/TCP PDU parsing and building (see nvmet_tcp_pdu.h).
  *
  * Received bytes are untrusted: every length is checked in subtraction form before it is
- * used, fields are read with explicit little-endian loads into host-order locals, and
- * the header is never modified in place.
+ * used, a header is copied into a local of its struct (nvmet_tcp_pdu.h) only once enough
+ * bytes are known to be there, its le*_t fields become host-order values through le*_get,
+ * and the received header is never modified in place.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include "../../../lib/byteorder.h"
 #include "../../../lib/crc32.h"
 #include "nvmet_tcp_pdu.h"
 
-/* Byte offsets of header fields (specification figures). */
-#define CH_TYPE 0
-#define CH_FLAGS 1
-#define CH_HLEN 2
-#define CH_PDO 3
-#define CH_PLEN 4
-#define IC_PFV 8
-#define IC_PDA 10        /* HPDA in ICReq, CPDA in ICResp */
-#define IC_DGST 11
-#define IC_MAXR2T 12     /* ICReq: MAXR2T; ICResp: MAXH2CDATA */
-#define TERM_FES 8
-#define TERM_FEI 10
-#define CMD_SQE 8
-#define RESP_CQE 8
-#define DATA_CCCID 8
-#define DATA_TTAG 10
-#define DATA_DATAO 12    /* R2TO in R2T */
-#define DATA_DATAL 16    /* R2TL in R2T */
+/* Byte offsets of header fields, for the FEI of a termination request. */
+#define CH_TYPE offsetof(struct nvme_tcp_ch, pdu_type)
+#define CH_FLAGS offsetof(struct nvme_tcp_ch, flags)
+#define CH_HLEN offsetof(struct nvme_tcp_ch, hlen)
+#define CH_PDO offsetof(struct nvme_tcp_ch, pdo)
+#define CH_PLEN offsetof(struct nvme_tcp_ch, plen)
+#define IC_PFV offsetof(struct nvme_tcp_ic_pdu, pfv)
+#define IC_PDA offsetof(struct nvme_tcp_ic_pdu, pda)
+#define IC_DGST offsetof(struct nvme_tcp_ic_pdu, dgst)
+#define DATA_DATAO offsetof(struct nvme_tcp_data_pdu, datao)
+#define DATA_DATAL offsetof(struct nvme_tcp_data_pdu, datal)
 
 static int fail(struct nvme_tcp_error *err, uint16_t fes, uint32_t fei, const char *what)
 {
@@ -73,10 +68,13 @@ static bool digests_apply(uint8_t type)
 int nvme_tcp_header_size(const uint8_t *ch, size_t avail, const struct nvme_tcp_params *p,
 			 struct nvme_tcp_error *err)
 {
-	if (avail < NVME_TCP_CH_LEN)
+	struct nvme_tcp_ch c;
+
+	if (avail < sizeof(c))
 		return 0;
-	uint8_t type = ch[CH_TYPE], flags = ch[CH_FLAGS], hlen = ch[CH_HLEN];
-	uint32_t plen = le32_load(ch + CH_PLEN);
+	memcpy(&c, ch, sizeof(c));
+	uint8_t type = c.pdu_type, flags = c.flags, hlen = c.hlen;
+	uint32_t plen = le32_get(c.plen);
 	unsigned want = expected_hlen(type);
 
 	if (!want)
@@ -99,8 +97,7 @@ int nvme_tcp_header_size(const uint8_t *ch, size_t avail, const struct nvme_tcp_
 }
 
 /* Validate PDO and the data length of a data-carrying PDU. */
-static int parse_data_layout(const uint8_t *hdr, const struct nvme_tcp_params *p, struct nvme_tcp_pdu *out,
-			     struct nvme_tcp_error *err)
+static int parse_data_layout(const struct nvme_tcp_params *p, struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
 {
 	uint32_t ddgst = p->ddgst ? NVME_TCP_DIGEST_LEN : 0;
 	uint32_t align = ((uint32_t)p->cpda + 1) * 4;
@@ -124,7 +121,6 @@ static int parse_data_layout(const uint8_t *hdr, const struct nvme_tcp_params *p
 	out->data_off = out->pdo;
 	out->data_len = out->plen - out->pdo - ddgst;
 	out->has_ddgst = p->ddgst;
-	(void)hdr;
 	return 0;
 }
 
@@ -133,18 +129,29 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 		       struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
 {
 	int size = nvme_tcp_header_size(hdr, len, p, err);
+	union {                 /* the header, copied once its length is checked */
+		struct nvme_tcp_ch ch;
+		struct nvme_tcp_ic_pdu ic;
+		struct nvme_tcp_term_pdu term;
+		struct nvme_tcp_cmd_pdu cmd;
+		struct nvme_tcp_resp_pdu resp;
+		struct nvme_tcp_data_pdu data;
+	} h;
 	int rc;
 
 	if (size < 0)
 		return size;
 	if (size == 0 || len < (size_t)size)
 		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_HLEN, "header shorter than HLEN");
+	/* HLEN is the size of the type's struct (nvme_tcp_header_size): each case below
+	 * copies that struct whole */
+	memcpy(&h.ch, hdr, sizeof(h.ch));
 	memset(out, 0, sizeof(*out));
-	out->type = hdr[CH_TYPE];
-	out->flags = hdr[CH_FLAGS];
-	out->hlen = hdr[CH_HLEN];
-	out->pdo = hdr[CH_PDO];
-	out->plen = le32_load(hdr + CH_PLEN);
+	out->type = h.ch.pdu_type;
+	out->flags = h.ch.flags;
+	out->hlen = h.ch.hlen;
+	out->pdo = h.ch.pdo;
+	out->plen = le32_get(h.ch.plen);
 	out->hdr_bytes = (uint32_t)size;
 
 	if (digests_apply(out->type) && p->hdgst) {
@@ -162,10 +169,11 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO set on ICReq/ICResp");
 		if (out->flags)
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "flags set on ICReq/ICResp");
-		out->u.ic.pfv = le16_load(hdr + IC_PFV);
-		out->u.ic.pda = hdr[IC_PDA];
-		out->u.ic.dgst = hdr[IC_DGST];
-		out->u.ic.maxr2t_or_maxh2cdata = le32_load(hdr + IC_MAXR2T);
+		memcpy(&h.ic, hdr, sizeof(h.ic));
+		out->u.ic.pfv = le16_get(h.ic.pfv);
+		out->u.ic.pda = h.ic.pda;
+		out->u.ic.dgst = h.ic.dgst;
+		out->u.ic.maxr2t_or_maxh2cdata = le32_get(h.ic.maxr2t);
 		if (out->u.ic.pfv != NVME_TCP_PFV_1_0)
 			return fail(err, NVME_TCP_FES_UNSUPPORTED_PARAMETER, IC_PFV, "unsupported PDU format version");
 		if (out->u.ic.pda > NVME_TCP_MAX_HPDA)
@@ -177,8 +185,9 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 	case NVME_TCP_C2H_TERM_REQ:
 		if (out->plen - out->hlen > NVME_TCP_TERM_MAX_DATA)
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "termination request too long");
-		out->u.term.fes = le16_load(hdr + TERM_FES);
-		out->u.term.fei = le32_load(hdr + TERM_FEI);
+		memcpy(&h.term, hdr, sizeof(h.term));
+		out->u.term.fes = le16_get(h.term.fes);
+		out->u.term.fei = le32_get(h.term.fei);
 		out->data_off = out->hlen;
 		out->data_len = out->plen - out->hlen;
 		return 0;
@@ -189,12 +198,13 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 		if (out->flags & NVME_TCP_F_DDGSTF)
 			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "DDGSTF set on a PDU without data");
 		if (out->type == NVME_TCP_CAPSULE_RESP) {
-			memcpy(out->u.cmd.sqe, hdr + RESP_CQE, 16);
+			memcpy(out->u.cmd.sqe, hdr + offsetof(struct nvme_tcp_resp_pdu, cqe), sizeof(h.resp.cqe));
 		} else {
-			out->u.data.cccid = le16_load(hdr + DATA_CCCID);
-			out->u.data.ttag = le16_load(hdr + DATA_TTAG);
-			out->u.data.offset = le32_load(hdr + DATA_DATAO);
-			out->u.data.length = le32_load(hdr + DATA_DATAL);
+			memcpy(&h.data, hdr, sizeof(h.data));
+			out->u.data.cccid = le16_get(h.data.cccid);
+			out->u.data.ttag = le16_get(h.data.ttag);
+			out->u.data.offset = le32_get(h.data.datao);
+			out->u.data.length = le32_get(h.data.datal);
 		}
 		return 0;
 	default:
@@ -202,18 +212,19 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 	}
 
 	/* CapsuleCmd, H2CData, C2HData */
-	if ((rc = parse_data_layout(hdr, p, out, err)))
+	if ((rc = parse_data_layout(p, out, err)))
 		return rc;
 	if (out->type == NVME_TCP_CAPSULE_CMD) {
-		memcpy(out->u.cmd.sqe, hdr + CMD_SQE, 64);
+		memcpy(out->u.cmd.sqe, hdr + offsetof(struct nvme_tcp_cmd_pdu, sqe), sizeof(h.cmd.sqe)); /* the SQE bytes as sent */
 		if (out->data_len > p->max_icd)
 			return fail(err, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, CH_PLEN, "in-capsule data above the limit");
 		return 0;
 	}
-	out->u.data.cccid = le16_load(hdr + DATA_CCCID);
-	out->u.data.ttag = le16_load(hdr + DATA_TTAG);
-	out->u.data.offset = le32_load(hdr + DATA_DATAO);
-	out->u.data.length = le32_load(hdr + DATA_DATAL);
+	memcpy(&h.data, hdr, sizeof(h.data));
+	out->u.data.cccid = le16_get(h.data.cccid);
+	out->u.data.ttag = le16_get(h.data.ttag);
+	out->u.data.offset = le32_get(h.data.datao);
+	out->u.data.length = le32_get(h.data.datal);
 	if (out->u.data.length == 0 || out->u.data.length != out->data_len)
 		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, DATA_DATAL, "DATAL does not match PLEN and PDO");
 	if (out->type == NVME_TCP_H2C_DATA && out->u.data.length > p->maxh2cdata)
@@ -223,13 +234,9 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 	return 0;
 }
 
-static void build_ch(uint8_t *buf, uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pdo, uint32_t plen)
+static struct nvme_tcp_ch make_ch(uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pdo, uint32_t plen)
 {
-	buf[CH_TYPE] = type;
-	buf[CH_FLAGS] = flags;
-	buf[CH_HLEN] = hlen;
-	buf[CH_PDO] = pdo;
-	le32_store(buf + CH_PLEN, plen);
+	return (struct nvme_tcp_ch){ .pdu_type = type, .flags = flags, .hlen = hlen, .pdo = pdo, .plen = le32_make(plen) };
 }
 
 /* Append the header digest when negotiated; returns the header bytes. */
@@ -244,41 +251,46 @@ static size_t finish_header(uint8_t *buf, const struct nvme_tcp_params *p, size_
 /* ICResp. */
 size_t nvme_tcp_build_icresp(uint8_t *buf, uint8_t cpda, uint8_t dgst, uint32_t maxh2cdata)
 {
-	memset(buf, 0, NVME_TCP_IC_LEN);
-	build_ch(buf, NVME_TCP_ICRESP, 0, NVME_TCP_IC_LEN, 0, NVME_TCP_IC_LEN);
-	le16_store(buf + IC_PFV, NVME_TCP_PFV_1_0);
-	buf[IC_PDA] = cpda;
-	buf[IC_DGST] = dgst;
-	le32_store(buf + IC_MAXR2T, maxh2cdata);
-	return NVME_TCP_IC_LEN;
+	struct nvme_tcp_ic_pdu *h = (struct nvme_tcp_ic_pdu *)buf;
+
+	memset(h, 0, sizeof(*h));
+	h->ch = make_ch(NVME_TCP_ICRESP, 0, NVME_TCP_IC_LEN, 0, NVME_TCP_IC_LEN);
+	h->pfv = le16_make(NVME_TCP_PFV_1_0);
+	h->pda = cpda;
+	h->dgst = dgst;
+	h->maxr2t = le32_make(maxh2cdata); /* MAXH2CDATA */
+	return sizeof(*h);
 }
 
 /* CapsuleResp. */
 size_t nvme_tcp_build_capsule_resp(uint8_t *buf, const struct nvme_tcp_params *p, const uint8_t cqe[16])
 {
-	size_t plen = NVME_TCP_RESP_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
-	build_ch(buf, NVME_TCP_CAPSULE_RESP, p->hdgst ? NVME_TCP_F_HDGSTF : 0, NVME_TCP_RESP_HLEN, 0, (uint32_t)plen);
-	memcpy(buf + RESP_CQE, cqe, 16);
-	return finish_header(buf, p, NVME_TCP_RESP_HLEN);
+	struct nvme_tcp_resp_pdu *h = (struct nvme_tcp_resp_pdu *)buf;
+	size_t plen = sizeof(*h) + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+
+	h->ch = make_ch(NVME_TCP_CAPSULE_RESP, p->hdgst ? NVME_TCP_F_HDGSTF : 0, sizeof(*h), 0, (uint32_t)plen);
+	memcpy(h->cqe, cqe, sizeof(h->cqe));
+	return finish_header(buf, p, sizeof(*h));
 }
 
 /* C2HData header (+ digest + padding up to PDO). */
 size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid,
 			       uint32_t datao, uint32_t datal, bool last, bool success)
 {
-	size_t hdr = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+	struct nvme_tcp_data_pdu *h = (struct nvme_tcp_data_pdu *)buf;
+	size_t hdr = sizeof(*h) + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
 	size_t align = ((size_t)p->hpda + 1) * 4;
 	size_t pdo = (hdr + align - 1) / align * align;
 	uint8_t flags = (p->hdgst ? NVME_TCP_F_HDGSTF : 0) | (p->ddgst ? NVME_TCP_F_DDGSTF : 0) |
 			(last ? NVME_TCP_F_LAST_PDU : 0) | (last && success ? NVME_TCP_F_SUCCESS : 0);
 
 	memset(buf, 0, pdo);
-	build_ch(buf, NVME_TCP_C2H_DATA, flags, NVME_TCP_DATA_HLEN, (uint8_t)pdo,
-		 (uint32_t)(pdo + datal + (p->ddgst ? NVME_TCP_DIGEST_LEN : 0)));
-	le16_store(buf + DATA_CCCID, cccid);
-	le32_store(buf + DATA_DATAO, datao);
-	le32_store(buf + DATA_DATAL, datal);
-	finish_header(buf, p, NVME_TCP_DATA_HLEN);
+	h->ch = make_ch(NVME_TCP_C2H_DATA, flags, sizeof(*h), (uint8_t)pdo,
+			(uint32_t)(pdo + datal + (p->ddgst ? NVME_TCP_DIGEST_LEN : 0)));
+	h->cccid = le16_make(cccid);
+	h->datao = le32_make(datao);
+	h->datal = le32_make(datal);
+	finish_header(buf, p, sizeof(*h));
 	return pdo;
 }
 
@@ -286,27 +298,31 @@ size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, ui
 size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid, uint16_t ttag,
 			  uint32_t r2to, uint32_t r2tl)
 {
-	size_t plen = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
-	memset(buf, 0, NVME_TCP_DATA_HLEN);
-	build_ch(buf, NVME_TCP_R2T, p->hdgst ? NVME_TCP_F_HDGSTF : 0, NVME_TCP_DATA_HLEN, 0, (uint32_t)plen);
-	le16_store(buf + DATA_CCCID, cccid);
-	le16_store(buf + DATA_TTAG, ttag);
-	le32_store(buf + DATA_DATAO, r2to);
-	le32_store(buf + DATA_DATAL, r2tl);
-	return finish_header(buf, p, NVME_TCP_DATA_HLEN);
+	struct nvme_tcp_data_pdu *h = (struct nvme_tcp_data_pdu *)buf;
+	size_t plen = sizeof(*h) + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+
+	memset(h, 0, sizeof(*h));
+	h->ch = make_ch(NVME_TCP_R2T, p->hdgst ? NVME_TCP_F_HDGSTF : 0, sizeof(*h), 0, (uint32_t)plen);
+	h->cccid = le16_make(cccid);
+	h->ttag = le16_make(ttag);
+	h->datao = le32_make(r2to); /* R2TO */
+	h->datal = le32_make(r2tl); /* R2TL */
+	return finish_header(buf, p, sizeof(*h));
 }
 
 /* C2HTermReq. */
 size_t nvme_tcp_build_c2h_term_req(uint8_t *buf, uint16_t fes, uint32_t fei, const uint8_t *hdr, size_t hdr_len)
 {
+	struct nvme_tcp_term_pdu *h = (struct nvme_tcp_term_pdu *)buf;
 	size_t quote = hdr_len < NVME_TCP_TERM_MAX_DATA ? hdr_len : NVME_TCP_TERM_MAX_DATA;
-	memset(buf, 0, NVME_TCP_TERM_HLEN);
-	build_ch(buf, NVME_TCP_C2H_TERM_REQ, 0, NVME_TCP_TERM_HLEN, 0, (uint32_t)(NVME_TCP_TERM_HLEN + quote));
-	le16_store(buf + TERM_FES, fes);
-	le32_store(buf + TERM_FEI, fei);
+
+	memset(h, 0, sizeof(*h));
+	h->ch = make_ch(NVME_TCP_C2H_TERM_REQ, 0, sizeof(*h), 0, (uint32_t)(sizeof(*h) + quote));
+	h->fes = le16_make(fes);
+	h->fei = le32_make(fei);
 	if (quote)
-		memcpy(buf + NVME_TCP_TERM_HLEN, hdr, quote);
-	return NVME_TCP_TERM_HLEN + quote;
+		memcpy(buf + sizeof(*h), hdr, quote);
+	return sizeof(*h) + quote;
 }
 
 /* Type name. */

@@ -2,10 +2,12 @@
  * nvmet_tcp_pdu.h - NVMe/TCP PDUs (NVMe over TCP Transport Specification 1.0): the wire
  * formats, a validating header parser and header builders.
  *
- * The transport reads a PDU in two steps: the 8-byte common header tells how many header
- * bytes follow (nvme_tcp_header_size); the whole header (HLEN bytes plus the header
- * digest when negotiated) is then parsed into a struct nvme_tcp_pdu of host-order locals
- * (nvme_tcp_pdu_parse). The PDU data that follows stays where the NIC put it (device
+ * The headers are the packed structs below (struct nvme_tcp_ch and one per PDU kind, fields
+ * in lib/byteorder.h's le*_t types and the specification's names). The transport reads a
+ * PDU in two steps: the 8-byte common header tells how many header bytes follow
+ * (nvme_tcp_header_size); the whole header (HLEN bytes plus the header digest when
+ * negotiated) is then copied, once its length is checked, into a local of its struct and
+ * parsed into a struct nvme_tcp_pdu of host-order values (nvme_tcp_pdu_parse). The PDU data that follows stays where the NIC put it (device
  * memory fragments); the parser only tells where it starts (PDO) and how long it is.
  * Every rule broken yields the Fatal Error Status and Field Error Information that the
  * controller puts in its C2HTermReq, so a hostile PDU ends in a termination request,
@@ -17,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "../../../lib/byteorder.h"
 
 /* PDU-Type (common header byte 0). */
 enum nvme_tcp_pdu_type {
@@ -62,6 +65,58 @@ enum nvme_tcp_fes {
 #define NVME_TCP_MAX_HEADER (NVME_TCP_IC_LEN + NVME_TCP_DIGEST_LEN)
 #define NVME_TCP_PFV_1_0 0
 #define NVME_TCP_MAX_HPDA 31
+
+/* --- the wire formats (NVMe/TCP 1.0, 3.6.2); packed, any alignment --- */
+
+struct nvme_tcp_ch {            /* PDU Common Header */
+	uint8_t pdu_type;           /* PDU-Type */
+	uint8_t flags;              /* FLAGS */
+	uint8_t hlen;               /* Header Length */
+	uint8_t pdo;                /* PDU Data Offset */
+	le32_t plen;                /* PDU Length */
+} __attribute__((packed));
+
+struct nvme_tcp_ic_pdu {        /* ICReq, ICResp */
+	struct nvme_tcp_ch ch;
+	le16_t pfv;                 /* PDU Format Version */
+	uint8_t pda;                /* ICReq HPDA, ICResp CPDA */
+	uint8_t dgst;               /* HDGST_ENABLE, DDGST_ENABLE */
+	le32_t maxr2t;              /* ICReq MAXR2T (0's based), ICResp MAXH2CDATA */
+	uint8_t rsvd[112];
+} __attribute__((packed));
+
+struct nvme_tcp_term_pdu {      /* H2CTermReq, C2HTermReq; the quoted header follows */
+	struct nvme_tcp_ch ch;
+	le16_t fes;                 /* Fatal Error Status */
+	le32_t fei;                 /* Fatal Error Information */
+	uint8_t rsvd[10];
+} __attribute__((packed));
+
+struct nvme_tcp_cmd_pdu {       /* CapsuleCmd; in-capsule data at PDO */
+	struct nvme_tcp_ch ch;
+	uint8_t sqe[64];            /* struct nvme_sqe */
+} __attribute__((packed));
+
+struct nvme_tcp_resp_pdu {      /* CapsuleResp */
+	struct nvme_tcp_ch ch;
+	uint8_t cqe[16];            /* struct nvme_cqe */
+} __attribute__((packed));
+
+struct nvme_tcp_data_pdu {      /* H2CData, C2HData, R2T */
+	struct nvme_tcp_ch ch;
+	le16_t cccid;               /* Command Capsule CID */
+	le16_t ttag;                /* Transfer Tag (H2CData, R2T) */
+	le32_t datao;               /* DATAO; R2TO in an R2T */
+	le32_t datal;               /* DATAL; R2TL in an R2T */
+	uint8_t rsvd[4];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct nvme_tcp_ch) == NVME_TCP_CH_LEN, "common header");
+_Static_assert(sizeof(struct nvme_tcp_ic_pdu) == NVME_TCP_IC_LEN, "ICReq/ICResp");
+_Static_assert(sizeof(struct nvme_tcp_term_pdu) == NVME_TCP_TERM_HLEN, "termination request header");
+_Static_assert(sizeof(struct nvme_tcp_cmd_pdu) == NVME_TCP_CMD_HLEN, "CapsuleCmd header");
+_Static_assert(sizeof(struct nvme_tcp_resp_pdu) == NVME_TCP_RESP_HLEN, "CapsuleResp header");
+_Static_assert(sizeof(struct nvme_tcp_data_pdu) == NVME_TCP_DATA_HLEN, "H2CData/C2HData/R2T header");
 
 /* What the connection negotiated (from ICReq/ICResp); before that, all zero. */
 struct nvme_tcp_params {
