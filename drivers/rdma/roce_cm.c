@@ -179,8 +179,8 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 	memset(&rep, 0, sizeof(rep));
 	rep.local_comm_id = be32_make(c->local_id);
 	rep.remote_comm_id = be32_make(c->remote_id);
-	be24_put(rep.local_qpn, roce_qp_num(qp));
-	be24_put(rep.starting_psn, rq_psn);
+	rep.local_qpn = be24_make(roce_qp_num(qp));
+	rep.starting_psn = be24_make(rq_psn);
 	rep.responder_resources = a.max_dest_rd_atomic;
 	rep.initiator_depth = a.max_rd_atomic;
 	rep.tad_fo_e2e = ROCE_CM_TARGET_ACK_DELAY << 3;

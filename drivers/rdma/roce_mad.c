@@ -134,6 +134,6 @@ void roce_cm_build_dreq(uint8_t out[ROCE_MAD_LEN], uint64_t tid, uint32_t local_
 	memset(&d, 0, sizeof(d));
 	d.local_comm_id = be32_make(local_comm_id);
 	d.remote_comm_id = be32_make(remote_comm_id);
-	be24_put(d.remote_qpn, remote_qpn);
+	d.remote_qpn = be24_make(remote_qpn);
 	memcpy(out + ROCE_MAD_HDR_LEN, &d, sizeof(d));
 }

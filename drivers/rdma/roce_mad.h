@@ -88,13 +88,13 @@ struct roce_cm_req_msg {
 	be64_t local_ca_guid;        /* Local CA GUID */
 	be32_t resv24;
 	be32_t local_qkey;           /* Local Q_Key */
-	uint8_t local_qpn[3];        /* Local QPN */
+	be24_t local_qpn;            /* Local QPN */
 	uint8_t responder_resources; /* Responder Resources */
-	uint8_t local_eecn[3];
+	be24_t local_eecn;
 	uint8_t initiator_depth;     /* Initiator Depth */
-	uint8_t remote_eecn[3];
+	be24_t remote_eecn;
 	uint8_t rto_tst_e2e;         /* Remote CM Response Timeout (7:3) | Transport Service Type (2:1) | E2E flow control (0) */
-	uint8_t starting_psn[3];     /* Starting PSN */
+	be24_t starting_psn;         /* Starting PSN */
 	uint8_t lto_retry;           /* Local CM Response Timeout (7:3) | Retry Count (2:0) */
 	be16_t pkey;                 /* Partition Key */
 	uint8_t mtu_rdc_rnr;         /* Path Packet Payload MTU (7:4) | RDC Exists (3) | RNR Retry Count (2:0) */
@@ -117,11 +117,11 @@ struct roce_cm_rep_msg {
 	be32_t local_comm_id;
 	be32_t remote_comm_id;
 	be32_t local_qkey;
-	uint8_t local_qpn[3];
+	be24_t local_qpn;
 	uint8_t resv15;
-	uint8_t local_eecn[3];
+	be24_t local_eecn;
 	uint8_t resv19;
-	uint8_t starting_psn[3];
+	be24_t starting_psn;
 	uint8_t resv23;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
@@ -141,7 +141,7 @@ struct roce_cm_ids {
 struct roce_cm_dreq_msg {
 	be32_t local_comm_id;
 	be32_t remote_comm_id;
-	uint8_t remote_qpn[3];       /* Remote QPN/EECN: the receiver's QP */
+	be24_t remote_qpn;           /* Remote QPN/EECN: the receiver's QP */
 	uint8_t resv;
 	uint8_t private_data[CM_DREQ_PRIVATE_LEN];
 } __attribute__((packed));

@@ -113,10 +113,10 @@ static uint16_t cm_connect(struct roce_qp *qp, uint32_t comm_id, uint32_t *serve
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(comm_id);
 	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(ROCE_PT_PORT));
-	be24_put(r.local_qpn, roce_qp_num(qp));
+	r.local_qpn = be24_make(roce_qp_num(qp));
 	r.responder_resources = 4;
 	r.initiator_depth = 4;
-	be24_put(r.starting_psn, 0x123456);
+	r.starting_psn = be24_make(0x123456);
 	r.lto_retry = 20 << 3 | 7;
 	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
 	r.maxcm_srq_ext = 15 << 4;

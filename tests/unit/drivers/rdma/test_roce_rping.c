@@ -97,10 +97,10 @@ static void connect(void)
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(0x1111);
 	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(ROCE_RPING_PORT));
-	be24_put(r.local_qpn, roce_qp_num(qc));
+	r.local_qpn = be24_make(roce_qp_num(qc));
 	r.responder_resources = 1;
 	r.initiator_depth = 1;
-	be24_put(r.starting_psn, 0xfffffa);
+	r.starting_psn = be24_make(0xfffffa);
 	r.lto_retry = 20 << 3 | 7;
 	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
 	r.maxcm_srq_ext = 15 << 4;
