@@ -160,6 +160,18 @@ struct roce_cm_req {
 	uint8_t private_data[CM_REQ_PRIVATE_LEN];
 };
 
+/* A CM REP in host order (what the active side takes from it). */
+struct roce_cm_rep {
+	uint32_t local_comm_id, remote_comm_id, local_qpn, starting_psn;
+	uint8_t responder_resources, initiator_depth, target_ack_delay, rnr_retry;
+	bool srq;
+};
+
+/* rdma_cm's header at the start of a REQ's private data (RDMA_PS_TCP over IPv4): CMA version
+ * 0, IP version 4 in the high nibble, the active side's port, then source and destination
+ * addresses as 16-byte fields with the IPv4 address in the last 4 bytes. */
+#define CM_RDMA_CM_HDR_LEN 36
+
 /* A received MAD in host order. */
 struct roce_mad {
 	uint8_t mgmt_class, class_version, method;
@@ -195,6 +207,14 @@ void roce_cm_build_rej(uint8_t out[ROCE_MAD_LEN], const struct roce_mad *req, ui
  * (private data: len bytes, at most the message's room, the rest zero). */
 void roce_cm_build_hdr(uint8_t out[ROCE_MAD_LEN], uint16_t attr_id, uint64_t tid);
 void roce_cm_build_rep(uint8_t out[ROCE_MAD_LEN], uint64_t tid, const struct roce_cm_rep_msg *rep);
+void roce_cm_build_req(uint8_t out[ROCE_MAD_LEN], uint64_t tid, const struct roce_cm_req_msg *req);
+
+/* Parse a CM REP MAD (256 bytes, already checked by roce_mad_parse) into *out. */
+void roce_cm_parse_rep(const uint8_t mad[ROCE_MAD_LEN], struct roce_cm_rep *out);
+
+/* rdma_cm's private-data header (CM_RDMA_CM_HDR_LEN bytes) for a connection from src:port to
+ * dst (IPv4, host order). */
+void roce_cm_rdma_cm_hdr(uint8_t out[CM_RDMA_CM_HDR_LEN], uint16_t src_port, uint32_t src, uint32_t dst);
 void roce_cm_build_ids(uint8_t out[ROCE_MAD_LEN], uint16_t attr_id, uint64_t tid, uint32_t local_comm_id,
 		       uint32_t remote_comm_id);
 void roce_cm_build_rej_ids(uint8_t out[ROCE_MAD_LEN], uint64_t tid, uint32_t local_comm_id, uint32_t remote_comm_id,

@@ -233,7 +233,39 @@ def test_roce_perftest(s):
     return "; ".join(rows)
 
 
+def test_roce_rping_client(s):
+    """The appliance's rping client (`rdma rping`) against Linux's `rping -s`: our REQ (the CM's
+    active side), Linux's REP, our RTU; 5 rounds of 4000 bytes, Linux READing our start buffer and
+    WRITing our sink, which we compare; our DREQ at the end."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    linux.run("rm -f /tmp/rps.log; (timeout 120 rping -s -a 10.10.0.2 -p 7180 -S 4000 -v > /tmp/rps.log 2>&1; "
+              "echo rc=$? >> /tmp/rps.log) & sleep 1", timeout=30)
+    before, _ = cm_counters(app)
+    out = app.cmd("rdma rping 10.10.0.2 7180 5 4000")
+    expect("connecting to 10.10.0.2 port 7180" in out, f"rdma rping did not start:\n{out}")
+    text = ""
+    for _ in range(60):
+        text = app.cmd("rdma")
+        if re.search(r"rping client: idle, last run", text):
+            break
+        linux.run("sleep 1", timeout=10)
+    m = re.search(r"rping client: idle, last run 10\.10\.0\.2:7180 (\d+)/5 rounds of 4000 bytes verified, result (-?\d+)",
+                  text)
+    r = linux.run("sleep 1; cat /tmp/rps.log", timeout=30)
+    expect(m and m.group(1) == "5" and m.group(2) == "0",
+           f"the rping client did not verify 5 rounds:\n{text[-2000:]}\nLinux server:\n{r.out[-1500:]}")
+    pings = len(re.findall(r"server ping data: rdma-ping-\d+", r.out))
+    expect(pings == 5, f"Linux's rping server saw {pings} pings:\n{r.out[-1500:]}")
+    st = re.search(r"req-tx (\d+) req-retx (\d+) rep-rx (\d+) rtu-tx (\d+)", text)
+    expect(st and int(st.group(1)) >= 1 and int(st.group(3)) >= 1 and int(st.group(4)) >= 1,
+           f"CM active-side counters:\n{text[-1500:]}")
+    return (f"rdma rping against Linux rping -s: 5 rounds of 4000 B verified (Linux printed {pings}); "
+            f"REQ {st.group(1)} (retx {st.group(2)}), REP {st.group(3)}, RTU {st.group(4)}")
+
+
 # roce_cm_rej last: its capture check then covers the frames of the other tests
 TESTS = [("roce_rping", test_roce_rping), ("roce_pingpong", test_roce_pingpong),
-         ("roce_perftest", test_roce_perftest), ("roce_cm_rej", test_roce_cm_rej)]
+         ("roce_perftest", test_roce_perftest), ("roce_rping_client", test_roce_rping_client),
+         ("roce_cm_rej", test_roce_cm_rej)]
 OPTIONAL = []  # run-tests adds these to its opt-in list
