@@ -19,6 +19,7 @@
 #include "roce_perftest.h"
 #include "roce_pingpong.h"
 #include "roce_rping.h"
+#include "roce_pp_client.h"
 #include "roce_rping_client.h"
 #include "../../lib/clock.h"
 
@@ -33,6 +34,7 @@ static struct roce_pp roce_boot_pp;
 static struct roce_odp_srv roce_boot_odp;
 static struct roce_pt roce_boot_pt;
 static struct roce_rping_client roce_boot_rpc;
+static struct roce_ppc roce_boot_ppc;
 
 static int roce_boot_pt_adopt(struct tcp_sock *sock, void *ctx)
 {
@@ -114,6 +116,7 @@ static int roce_boot_poll(unsigned budget)
 	n = roce_net_poll(&roce_boot_net, budget);
 	n += roce_odp_srv_poll(&roce_boot_odp, clock_now_ns());
 	n += roce_rping_client_poll(&roce_boot_rpc, clock_now_ns());
+	n += roce_ppc_poll(&roce_boot_ppc, clock_now_ns());
 	if (!roce_boot_servers_on)
 		return n;
 	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
@@ -191,6 +194,35 @@ static void roce_show_clients(const struct roce_rping_client *c)
 		printf(", last run %s:%u %u/%u rounds of %u bytes verified, result %d (REJ reason %u)",
 		       net_format_ipv4(c->peer, a), c->port, c->rounds, c->count, c->size, c->result, c->rej_reason);
 	printf("; runs %llu failures %llu\n", U(c->runs), U(c->failures));
+	printf("pingpong client: %s", roce_ppc_state_name(roce_boot_ppc.state));
+	if (roce_boot_ppc.runs)
+		printf(", last run %s %u/%u sent %u received of %u bytes in %llu us, result %d",
+		       net_format_ipv4(roce_boot_ppc.peer, a), roce_boot_ppc.sent, roce_boot_ppc.count, roce_boot_ppc.received,
+		       roce_boot_ppc.size, U(roce_boot_ppc.elapsed_ns / 1000), roce_boot_ppc.result);
+	printf("; runs %llu failures %llu\n", U(roce_boot_ppc.runs), U(roce_boot_ppc.failures));
+}
+
+/* rdma pingpong ADDRESS [COUNT [SIZE]]: the ibv_rc_pingpong client against a server's TCP 18515. */
+static int cmd_rdma_pingpong(int argc, char **argv)
+{
+	uint32_t peer;
+	unsigned count = 100, size = 4096;
+	char a[16];
+	int rc;
+
+	if (argc < 3 || net_parse_ipv4(argv[2], &peer))
+		return -EINVAL;
+	if (argc > 3)
+		count = (unsigned)strtoul(argv[3], NULL, 0);
+	if (argc > 4)
+		size = (unsigned)strtoul(argv[4], NULL, 0);
+	if ((rc = roce_ppc_start(&roce_boot_ppc, &roce_boot_net, peer, count, size))) {
+		printf("pingpong client: %s\n", strerror(-rc));
+		return rc;
+	}
+	printf("pingpong client: connecting to %s port %u, %u messages of %u bytes each way (the result goes to the log)\n",
+	       net_format_ipv4(peer, a), ROCE_PP_PORT, count, size);
+	return 0;
 }
 
 /* rdma rping ADDRESS [PORT [COUNT [SIZE]]]: the rping client against a server's rdma_cm port. */
@@ -233,6 +265,8 @@ static int cmd_rdma(int argc, char **argv)
 		return roce_odp_srv_command(&roce_boot_odp, argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "rping"))
 		return cmd_rdma_rping(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "pingpong"))
+		return cmd_rdma_pingpong(argc, argv);
 	if (argc > 1)
 		return -EINVAL;
 	roce_query_port(dev, &pa);
@@ -276,9 +310,10 @@ static int cmd_rdma(int argc, char **argv)
 	roce_show_clients(&roce_boot_rpc);
 	return 0;
 }
-CONSOLE_COMMAND(rdma, "[odp ... | rping ADDRESS [PORT [COUNT [SIZE]]]]",
+CONSOLE_COMMAND(rdma, "[odp ... | rping ADDRESS [PORT [COUNT [SIZE]]] | pingpong ADDRESS [COUNT [SIZE]]]",
 		"RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters; rping: the rping client "
-		"against a server's rdma_cm port (default 7174, 5 rounds of 4000 bytes, each verified)", cmd_rdma);
+		"against a server's rdma_cm port (default 7174, 5 rounds of 4000 bytes, each verified); pingpong: the "
+		"ibv_rc_pingpong client against a server's TCP 18515 (default 100 x 4096 bytes)", cmd_rdma);
 
 static void roce_stats_show(void)
 {

@@ -510,6 +510,22 @@ void roce_cm_rx(struct roce_net *rn, uint32_t peer, const uint8_t *mad, const st
 	cm->st.unknown++;
 }
 
+/* The retransmission timer of c's last message (REP, REQ or DREQ) expired: send it again
+ * (counted in *sent) and return true, or false when its retries are spent (counted as a
+ * timeout: the caller ends the connection). */
+static bool roce_cm_resend(struct roce_cm_conn *c, uint64_t now, uint64_t *sent)
+{
+	if (c->retries_left) {
+		c->retries_left--;
+		c->deadline = now + c->rto;
+		if (roce_cm_send(c->rn, c->peer, c->mad) == 0)
+			(*sent)++;
+		return true;
+	}
+	c->rn->cm.st.timeouts++;
+	return false;
+}
+
 int roce_cm_poll(struct roce_net *rn, uint64_t now)
 {
 	struct roce_cm *cm = &rn->cm;
@@ -528,14 +544,8 @@ int roce_cm_poll(struct roce_net *rn, uint64_t now)
 			if (now < c->deadline)
 				break;
 			events++;
-			if (c->retries_left) {
-				c->retries_left--;
-				c->deadline = now + c->rto;
-				if (roce_cm_send(rn, c->peer, c->mad) == 0)
-					cm->st.rep_retx++;
+			if (roce_cm_resend(c, now, &cm->st.rep_retx))
 				break;
-			}
-			cm->st.timeouts++;
 			{
 				uint8_t rej[ROCE_MAD_LEN];
 				roce_cm_build_rej_ids(rej, c->tid, c->local_id, c->remote_id, CM_REJ_MSG_REP, CM_REJ_TIMEOUT);
@@ -549,14 +559,8 @@ int roce_cm_poll(struct roce_net *rn, uint64_t now)
 			if (now < c->deadline)
 				break;
 			events++;
-			if (c->retries_left) {
-				c->retries_left--;
-				c->deadline = now + c->rto;
-				if (roce_cm_send(rn, c->peer, c->mad) == 0)
-					cm->st.req_retx++;
+			if (roce_cm_resend(c, now, &cm->st.req_retx))
 				break;
-			}
-			cm->st.timeouts++;
 			c->rej_reason = CM_REJ_TIMEOUT;
 			log_info("cm %#x: no REP after %u REQs", c->local_id, ROCE_CM_REQ_RETRIES + 1);
 			roce_cm_closed(c, now);
@@ -565,14 +569,8 @@ int roce_cm_poll(struct roce_net *rn, uint64_t now)
 			if (now < c->deadline)
 				break;
 			events++;
-			if (c->retries_left) {
-				c->retries_left--;
-				c->deadline = now + c->rto;
-				if (roce_cm_send(rn, c->peer, c->mad) == 0)
-					cm->st.dreq_tx++;
+			if (roce_cm_resend(c, now, &cm->st.dreq_tx))
 				break;
-			}
-			cm->st.timeouts++;
 			roce_cm_closed(c, now);
 			break;
 		case ROCE_CM_TIMEWAIT:

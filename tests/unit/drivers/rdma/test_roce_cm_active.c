@@ -28,13 +28,7 @@ static struct roce_cm_conn *conn;
 
 static struct roce_qp *make_qp(void)
 {
-	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
-					  .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
-	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
-	struct roce_qp *qp;
-	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	return qp;
+	return relay_rc_qp(pd, cq, 8);
 }
 
 static void on_event(struct roce_cm_conn *c, enum roce_cm_event ev, void *ctx)
@@ -65,15 +59,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	struct roce_wc wc[16];
-	struct roce_qp *q[2] = { qa, qp_peer };
-	for (unsigned i = 0; i < 2; i++) {
-		struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
-		roce_modify_qp(q[i], &e, ROCE_QP_STATE);
-		while (roce_poll_cq(cq, 16, wc) > 0)
-			;
-		roce_destroy_qp(q[i]);
-	}
+	relay_qp_destroy(qa, cq);
+	relay_qp_destroy(qp_peer, cq);
 	roce_dereg_mr(mr);
 	roce_destroy_cq(cq);
 	roce_dealloc_pd(pd);
@@ -84,30 +71,6 @@ static void teardown(void)
 }
 
 TestSuite(roce_cm_active, .init = setup, .fini = teardown);
-
-static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
-{
-	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
-			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
-	uint8_t pkt[512];
-	int h = roce_build(&p, pkt, sizeof(pkt));
-	memcpy(pkt + h, mad, ROCE_MAD_LEN);
-	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
-}
-
-/* The MADs the device sent since the last call (into relay_mads). */
-static unsigned sent_mads(void)
-{
-	unsigned head = 0, count = 0;
-	relay_nmads = 0;
-	relay_collect(head, &count);
-	return relay_nmads;
-}
-
-static uint16_t mad_attr(unsigned i)
-{
-	return be16_get(((const struct roce_mad_hdr *)relay_mads[i])->attr_id);
-}
 
 static struct roce_cm_req req;      /* our REQ as the test received it */
 static uint64_t req_tid;
@@ -120,8 +83,8 @@ static void start(void)
 					   .ctx = &established };
 	cr_assert_eq(roce_cm_connect(&rn, qa, &p, &conn), 0);
 	cr_assert_eq(conn->state, ROCE_CM_REQ_SENT);
-	cr_assert_eq(sent_mads(), 1);
-	cr_assert_eq(mad_attr(0), CM_ATTR_REQ);
+	cr_assert_eq(relay_sent_mads(), 1);
+	cr_assert_eq(relay_mad_attr(0), CM_ATTR_REQ);
 	req_tid = be64_get(((const struct roce_mad_hdr *)relay_mads[0])->tid);
 	roce_cm_parse_req(relay_mads[0], &req);
 }
@@ -140,7 +103,7 @@ static void rep(uint32_t psn)
 	r.initiator_depth = 1;
 	r.rnr_srq = 7 << 5;
 	roce_cm_build_rep(mad, req_tid, &r);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 }
 
 Test(roce_cm_active, the_req_is_what_linux_sends)
@@ -197,25 +160,7 @@ static void send_one(struct roce_qp *a, struct roce_qp *b, uint32_t off, uint32_
 /* The passive QP set up as Linux's CM does: it sends from the REQ's PSN, receives from its REP's. */
 static void connect_peer_qp(uint32_t rep_psn)
 {
-	struct roce_qp_attr a;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = ROCE_QPS_RTR;
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	a.path_mtu = ROCE_MTU_1024;
-	a.dest_qp_num = roce_qp_num(qa);
-	a.rq_psn = rep_psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	cr_assert_eq(roce_modify_qp(qp_peer, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						       ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = req.starting_psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	cr_assert_eq(roce_modify_qp(qp_peer, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						       ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	relay_connect_qp(qp_peer, roce_qp_num(qa), rep_psn, req.starting_psn, 1);
 }
 
 Test(roce_cm_active, rep_establishes_and_data_flows_both_ways)
@@ -226,8 +171,8 @@ Test(roce_cm_active, rep_establishes_and_data_flows_both_ways)
 	start();
 	connect_peer_qp(0xfffffe);
 	rep(0xfffffe);  /* near the wrap */
-	cr_assert_eq(sent_mads(), 1);
-	cr_assert_eq(mad_attr(0), CM_ATTR_RTU);
+	cr_assert_eq(relay_sent_mads(), 1);
+	cr_assert_eq(relay_mad_attr(0), CM_ATTR_RTU);
 	cr_assert_eq(be64_get(((const struct roce_mad_hdr *)relay_mads[0])->tid), req_tid, "the REQ's transaction");
 	cr_assert_eq(conn->state, ROCE_CM_ESTABLISHED);
 	cr_assert_eq(established, 1);
@@ -248,22 +193,22 @@ Test(roce_cm_active, rep_establishes_and_data_flows_both_ways)
 
 	/* a duplicate REP (our RTU lost) gets the RTU again */
 	rep(0xfffffe);
-	cr_assert_eq(sent_mads(), 1);
-	cr_assert_eq(mad_attr(0), CM_ATTR_RTU);
+	cr_assert_eq(relay_sent_mads(), 1);
+	cr_assert_eq(relay_mad_attr(0), CM_ATTR_RTU);
 	cr_assert_eq(rn.cm.st.dup_rep, 1);
 
 	/* our disconnect: DREQ naming the peer's QP, the DREP ends it */
 	uint8_t mad[ROCE_MAD_LEN];
 	cr_assert_eq(roce_cm_disconnect(conn), 0);
-	cr_assert_eq(sent_mads(), 1);
-	cr_assert_eq(mad_attr(0), CM_ATTR_DREQ);
+	cr_assert_eq(relay_sent_mads(), 1);
+	cr_assert_eq(relay_mad_attr(0), CM_ATTR_DREQ);
 	struct roce_cm_dreq_msg d;
 	memcpy(&d, relay_mads[0] + ROCE_MAD_HDR_LEN, sizeof(d));
 	cr_assert_eq(be24_get(d.remote_qpn), roce_qp_num(qp_peer));
 	cr_assert_eq(be32_get(d.remote_comm_id), 0x7777);
 	roce_cm_build_ids(mad, CM_ATTR_DREP, be64_get(((const struct roce_mad_hdr *)relay_mads[0])->tid), 0x7777,
 			  conn->local_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	cr_assert_eq(conn->state, ROCE_CM_TIMEWAIT);
 	cr_assert_eq(disconnected, 1);
 	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
@@ -275,11 +220,11 @@ Test(roce_cm_active, unanswered_req_is_retried_then_times_out)
 	for (unsigned i = 0; i < ROCE_CM_REQ_RETRIES; i++) {
 		advance(ROCE_CM_ACTIVE_RTO_NS - NSEC_PER_MSEC);
 		roce_cm_poll(&rn, clock_now_ns());
-		cr_assert_eq(sent_mads(), 0, "not before the wait");
+		cr_assert_eq(relay_sent_mads(), 0, "not before the wait");
 		advance(2 * NSEC_PER_MSEC);
 		roce_cm_poll(&rn, clock_now_ns());
-		cr_assert_eq(sent_mads(), 1);
-		cr_assert_eq(mad_attr(0), CM_ATTR_REQ);
+		cr_assert_eq(relay_sent_mads(), 1);
+		cr_assert_eq(relay_mad_attr(0), CM_ATTR_REQ);
 	}
 	cr_assert_eq(rn.cm.st.req_retx, ROCE_CM_REQ_RETRIES);
 	advance(ROCE_CM_ACTIVE_RTO_NS + NSEC_PER_MSEC);
@@ -302,21 +247,21 @@ Test(roce_cm_active, mra_extends_the_wait_and_rej_ends_it)
 	roce_cm_build_ids(mad, CM_ATTR_MRA, req_tid, 0x7777, req.local_comm_id);
 	mad[ROCE_MAD_HDR_LEN + 8] = 0;      /* MessageMRAed: REQ */
 	mad[ROCE_MAD_HDR_LEN + 9] = 23 << 3;
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	cr_assert_eq(rn.cm.st.mra, 1);
 	advance(ROCE_CM_ACTIVE_RTO_NS + NSEC_PER_MSEC);
 	roce_cm_poll(&rn, clock_now_ns());
-	cr_assert_eq(sent_mads(), 0, "no REQ retransmission while the peer works on it");
+	cr_assert_eq(relay_sent_mads(), 0, "no REQ retransmission while the peer works on it");
 	/* REJ: consumer reject */
 	roce_cm_build_rej_ids(mad, req_tid, 0x7777, req.local_comm_id, CM_REJ_MSG_REQ, CM_REJ_CONSUMER);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	cr_assert_eq(conn->state, ROCE_CM_TIMEWAIT);
 	cr_assert_eq(conn->rej_reason, CM_REJ_CONSUMER);
 	cr_assert_eq(disconnected, 1);
 	cr_assert_eq(established, 0);
 	/* a REP after that is nobody's */
 	rep(5);
-	cr_assert_eq(sent_mads(), 0);
+	cr_assert_eq(relay_sent_mads(), 0);
 	cr_assert_eq(established, 0);
 }
 
@@ -341,9 +286,6 @@ Test(roce_cm_active, connections_are_bounded_and_checked)
 	for (unsigned i = 0; i < ROCE_CM_MAX_CONN; i++)
 		if (rn.cm.conns[i].state != ROCE_CM_FREE)
 			roce_cm_detach(&rn.cm.conns[i]);
-	for (unsigned i = 0; i < ROCE_CM_MAX_PER_PEER; i++) {
-		struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
-		roce_modify_qp(more[i], &e, ROCE_QP_STATE);
-		roce_destroy_qp(more[i]);
-	}
+	for (unsigned i = 0; i < ROCE_CM_MAX_PER_PEER; i++)
+		relay_qp_destroy(more[i], cq);
 }

@@ -31,18 +31,13 @@ static void client_poll(void)
 
 static void setup(void)
 {
-	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC,
-					  .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
-	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
 	net_test_start(NETDEV_F_RX_SPLIT);
 	cr_assert_eq(roce_dev_init(&dev, "rxe_rpc"), 0);
 	roce_dev_set_addr(dev, US, 1500);
 	cr_assert_eq(roce_net_start(&rn, dev), 0);
 	cr_assert_eq(roce_alloc_pd(dev, &pd), 0);
 	cr_assert_eq(roce_create_cq(dev, 32, NULL, NULL, &cq), 0);
-	init.send_cq = init.recv_cq = cq;
-	cr_assert_eq(roce_create_qp(pd, &init, &qs), 0);
-	cr_assert_eq(roce_modify_qp(qs, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
+	qs = relay_rc_qp(pd, cq, 8);
 	cr_assert_eq(roce_reg_mr(pd, IOVA, sizeof(mem), dma_addr_host(mem), ROCE_ACCESS_ALL, &mr), 0);
 	memset(&rc, 0, sizeof(rc));
 	relay_extra_poll = client_poll;
@@ -52,13 +47,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
-	struct roce_wc wc[16];
 	roce_rping_client_stop(&rc);
-	roce_modify_qp(qs, &e, ROCE_QP_STATE);
-	while (roce_poll_cq(cq, 16, wc) > 0)
-		;
-	roce_destroy_qp(qs);
+	relay_qp_destroy(qs, cq);
 	roce_dereg_mr(mr);
 	roce_destroy_cq(cq);
 	roce_dealloc_pd(pd);
@@ -70,29 +60,6 @@ static void teardown(void)
 
 TestSuite(roce_rping_client, .init = setup, .fini = teardown);
 
-static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
-{
-	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
-			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
-	uint8_t pkt[512];
-	int h = roce_build(&p, pkt, sizeof(pkt));
-	memcpy(pkt + h, mad, ROCE_MAD_LEN);
-	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
-}
-
-static unsigned sent_mads(void)
-{
-	unsigned head = 0, count = 0;
-	relay_nmads = 0;
-	relay_collect(head, &count);
-	return relay_nmads;
-}
-
-static uint16_t mad_attr(unsigned i)
-{
-	return be16_get(((const struct roce_mad_hdr *)relay_mads[i])->attr_id);
-}
-
 static struct roce_cm_req req;
 static uint64_t req_tid;
 
@@ -101,8 +68,8 @@ static void start(unsigned count)
 {
 	cr_assert_eq(roce_rping_client_start(&rc, &rn, PEER, PORT, count, SIZE), 0);
 	cr_assert_eq(roce_rping_client_start(&rc, &rn, PEER, PORT, count, SIZE), -EBUSY);
-	cr_assert_eq(sent_mads(), 1);
-	cr_assert_eq(mad_attr(0), CM_ATTR_REQ);
+	cr_assert_eq(relay_sent_mads(), 1);
+	cr_assert_eq(relay_mad_attr(0), CM_ATTR_REQ);
 	req_tid = be64_get(((const struct roce_mad_hdr *)relay_mads[0])->tid);
 	roce_cm_parse_req(relay_mads[0], &req);
 	cr_assert_eq(req.service_id, ROCE_CM_PS_TCP_SID(PORT));
@@ -113,25 +80,7 @@ static void accept(void)
 {
 	uint8_t mad[ROCE_MAD_LEN];
 	struct roce_cm_rep_msg r;
-	struct roce_qp_attr a;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = ROCE_QPS_RTR;
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	a.path_mtu = ROCE_MTU_1024;
-	a.dest_qp_num = req.local_qpn;
-	a.rq_psn = 0x345;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	cr_assert_eq(roce_modify_qp(qs, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						  ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = req.starting_psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	cr_assert_eq(roce_modify_qp(qs, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						  ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	relay_connect_qp(qs, req.local_qpn, 0x345, req.starting_psn, 1);
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(0x9999);
 	r.remote_comm_id = be32_make(req.local_comm_id);
@@ -141,9 +90,9 @@ static void accept(void)
 	r.initiator_depth = 1;
 	r.rnr_srq = 7 << 5;
 	roce_cm_build_rep(mad, req_tid, &r);
-	inject_mad(mad);
-	cr_assert_eq(sent_mads(), 1);
-	cr_assert_eq(mad_attr(0), CM_ATTR_RTU);
+	relay_inject_mad(mad);
+	cr_assert_eq(relay_sent_mads(), 1);
+	cr_assert_eq(relay_mad_attr(0), CM_ATTR_RTU);
 }
 
 static bool quiet(void)
@@ -234,7 +183,7 @@ Test(roce_rping_client, rounds_are_verified_then_dreq)
 	cr_assert_eq(rc.result, 0);
 	cr_assert_eq(rc.rounds, 3);
 	cr_assert_geq(relay_nmads, 1);
-	cr_assert_eq(mad_attr(relay_nmads - 1), CM_ATTR_DREQ);
+	cr_assert_eq(relay_mad_attr(relay_nmads - 1), CM_ATTR_DREQ);
 	cr_assert_eq(dev->qp_pool.in_use, 2, "the GSI QP and the test's: the client's is gone");
 	cr_assert_eq(dev->mr_pool.in_use, 1);
 	cr_assert_eq(dev->pd_pool.in_use, 2);
@@ -264,7 +213,7 @@ Test(roce_rping_client, a_rej_ends_the_run)
 	uint8_t mad[ROCE_MAD_LEN];
 	start(1);
 	roce_cm_build_rej_ids(mad, req_tid, 0, req.local_comm_id, CM_REJ_MSG_REQ, CM_REJ_INVALID_SERVICE_ID);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	cr_assert_eq(rc.state, ROCE_RPC_IDLE);
 	cr_assert_eq(rc.result, -ECONNREFUSED);
 	cr_assert_eq(rc.rej_reason, CM_REJ_INVALID_SERVICE_ID);
