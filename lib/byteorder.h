@@ -7,6 +7,7 @@
  *
  *   le16_t le32_t le64_t   little-endian (PCI devices, NVMe, NVMe/TCP)
  *   be16_t be32_t be64_t   big-endian, network byte order (IETF protocols, InfiniBand/RoCE)
+ *   be24_t                 InfiniBand's 24-bit fields (QPN, PSN, MSN, EECN) in BTH, DETH, AETH, CM MADs
  *
  * Each type is a struct of bytes, so the compiler refuses to mix it with an integer or
  * with the other byte order (`uint16_t x = hdr.len;`, `hdr.len = 5;`, `le = be;` do not
@@ -32,6 +33,7 @@ typedef struct { uint8_t b[8]; } __attribute__((packed)) le64_t;
 typedef struct { uint8_t b[2]; } __attribute__((packed)) be16_t;
 typedef struct { uint8_t b[4]; } __attribute__((packed)) be32_t;
 typedef struct { uint8_t b[8]; } __attribute__((packed)) be64_t;
+typedef struct { uint8_t b[3]; } __attribute__((packed)) be24_t;
 
 /* --- raw bytes at any alignment ---
  * One memcpy of the whole width (one load or store, also where the compiler has split a
@@ -69,6 +71,11 @@ static inline uint16_t be16_load(const void *p)
 	__builtin_memcpy(&v, p, sizeof(v));
 	return (uint16_t)BYTEORDER_BE_(16, v);
 }
+static inline uint32_t be24_load(const void *p)
+{
+	const uint8_t *b = p;
+	return (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8 | (uint32_t)b[2];
+}
 static inline uint32_t be32_load(const void *p)
 {
 	uint32_t v;
@@ -102,6 +109,13 @@ static inline void be16_store(void *p, uint16_t v)
 	v = (uint16_t)BYTEORDER_BE_(16, v);
 	__builtin_memcpy(p, &v, sizeof(v));
 }
+static inline void be24_store(void *p, uint32_t v)  /* the low 24 bits of v */
+{
+	uint8_t *b = p;
+	b[0] = (uint8_t)(v >> 16);
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)v;
+}
 static inline void be32_store(void *p, uint32_t v)
 {
 	v = BYTEORDER_BE_(32, v);
@@ -119,6 +133,7 @@ static inline uint16_t le16_get(le16_t v) { return le16_load(v.b); }
 static inline uint32_t le32_get(le32_t v) { return le32_load(v.b); }
 static inline uint64_t le64_get(le64_t v) { return le64_load(v.b); }
 static inline uint16_t be16_get(be16_t v) { return be16_load(v.b); }
+static inline uint32_t be24_get(be24_t v) { return be24_load(v.b); }
 static inline uint32_t be32_get(be32_t v) { return be32_load(v.b); }
 static inline uint64_t be64_get(be64_t v) { return be64_load(v.b); }
 
@@ -126,6 +141,7 @@ static inline le16_t le16_make(uint16_t x) { le16_t v; le16_store(v.b, x); retur
 static inline le32_t le32_make(uint32_t x) { le32_t v; le32_store(v.b, x); return v; }
 static inline le64_t le64_make(uint64_t x) { le64_t v; le64_store(v.b, x); return v; }
 static inline be16_t be16_make(uint16_t x) { be16_t v; be16_store(v.b, x); return v; }
+static inline be24_t be24_make(uint32_t x) { be24_t v; be24_store(v.b, x); return v; }
 static inline be32_t be32_make(uint32_t x) { be32_t v; be32_store(v.b, x); return v; }
 static inline be64_t be64_make(uint64_t x) { be64_t v; be64_store(v.b, x); return v; }
 
@@ -138,6 +154,7 @@ static inline be64_t be64_make(uint64_t x) { be64_t v; be64_store(v.b, x); retur
 	{ { BYTEORDER_B_(x, 0), BYTEORDER_B_(x, 1), BYTEORDER_B_(x, 2), BYTEORDER_B_(x, 3), \
 	    BYTEORDER_B_(x, 4), BYTEORDER_B_(x, 5), BYTEORDER_B_(x, 6), BYTEORDER_B_(x, 7) } }
 #define BE16_INIT(x) { { BYTEORDER_B_(x, 1), BYTEORDER_B_(x, 0) } }
+#define BE24_INIT(x) { { BYTEORDER_B_(x, 2), BYTEORDER_B_(x, 1), BYTEORDER_B_(x, 0) } }
 #define BE32_INIT(x) { { BYTEORDER_B_(x, 3), BYTEORDER_B_(x, 2), BYTEORDER_B_(x, 1), BYTEORDER_B_(x, 0) } }
 #define BE64_INIT(x)                                                                        \
 	{ { BYTEORDER_B_(x, 7), BYTEORDER_B_(x, 6), BYTEORDER_B_(x, 5), BYTEORDER_B_(x, 4), \

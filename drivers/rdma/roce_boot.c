@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "../../lib/command.h"
 #include "../../lib/config_key.h"
@@ -18,6 +19,8 @@
 #include "roce_perftest.h"
 #include "roce_pingpong.h"
 #include "roce_rping.h"
+#include "roce_pp_client.h"
+#include "roce_rping_client.h"
 #include "../../lib/clock.h"
 
 LOG_MODULE_USE(rdma);
@@ -30,6 +33,8 @@ static struct roce_rping roce_boot_rping;
 static struct roce_pp roce_boot_pp;
 static struct roce_odp_srv roce_boot_odp;
 static struct roce_pt roce_boot_pt;
+static struct roce_rping_client roce_boot_rpc;
+static struct roce_ppc roce_boot_ppc;
 
 static int roce_boot_pt_adopt(struct tcp_sock *sock, void *ctx)
 {
@@ -110,6 +115,8 @@ static int roce_boot_poll(unsigned budget)
 		return 0;
 	n = roce_net_poll(&roce_boot_net, budget);
 	n += roce_odp_srv_poll(&roce_boot_odp, clock_now_ns());
+	n += roce_rping_client_poll(&roce_boot_rpc, clock_now_ns());
+	n += roce_ppc_poll(&roce_boot_ppc, clock_now_ns());
 	if (!roce_boot_servers_on)
 		return n;
 	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
@@ -142,6 +149,8 @@ static void roce_show_cm(const struct roce_cm *cm, const struct roce_rping *rp, 
 	       U(c->req), U(c->rep_tx), U(c->rep_retx), U(c->rtu), U(c->rej_tx), U(c->rej_rx), U(c->dreq_rx),
 	       U(c->dreq_tx), U(c->drep_tx), U(c->drep_rx), U(c->mra), U(c->dup_req), U(c->timeouts),
 	       U(c->no_listener), U(c->no_room), U(c->unknown));
+	printf("cm active: req-tx %llu req-retx %llu rep-rx %llu rtu-tx %llu dup-rep %llu\n", U(c->req_tx),
+	       U(c->req_retx), U(c->rep_rx), U(c->rtu_tx), U(c->dup_rep));
 	for (unsigned i = 0; i < ROCE_CM_MAX_LISTEN; i++)
 		if (cm->ls[i].used)
 			printf("  listen service id %#llx: %llu REQs\n", U(cm->ls[i].service_id), U(cm->ls[i].reqs));
@@ -177,6 +186,72 @@ static void roce_show_pt(const struct roce_pt *pt)
 	}
 }
 
+static void roce_show_clients(const struct roce_rping_client *c)
+{
+	char a[16];
+	printf("rping client: %s", roce_rping_client_state_name(c->state));
+	if (c->runs)
+		printf(", last run %s:%u %u/%u rounds of %u bytes verified, result %d (REJ reason %u)",
+		       net_format_ipv4(c->peer, a), c->port, c->rounds, c->count, c->size, c->result, c->rej_reason);
+	printf("; runs %llu failures %llu\n", U(c->runs), U(c->failures));
+	printf("pingpong client: %s", roce_ppc_state_name(roce_boot_ppc.state));
+	if (roce_boot_ppc.runs)
+		printf(", last run %s %u/%u sent %u received of %u bytes in %llu us, result %d",
+		       net_format_ipv4(roce_boot_ppc.peer, a), roce_boot_ppc.sent, roce_boot_ppc.count, roce_boot_ppc.received,
+		       roce_boot_ppc.size, U(roce_boot_ppc.elapsed_ns / 1000), roce_boot_ppc.result);
+	printf("; runs %llu failures %llu\n", U(roce_boot_ppc.runs), U(roce_boot_ppc.failures));
+}
+
+/* rdma pingpong ADDRESS [COUNT [SIZE]]: the ibv_rc_pingpong client against a server's TCP 18515. */
+static int cmd_rdma_pingpong(int argc, char **argv)
+{
+	uint32_t peer;
+	unsigned count = 100, size = 4096;
+	char a[16];
+	int rc;
+
+	if (argc < 3 || net_parse_ipv4(argv[2], &peer))
+		return -EINVAL;
+	if (argc > 3)
+		count = (unsigned)strtoul(argv[3], NULL, 0);
+	if (argc > 4)
+		size = (unsigned)strtoul(argv[4], NULL, 0);
+	if ((rc = roce_ppc_start(&roce_boot_ppc, &roce_boot_net, peer, count, size))) {
+		printf("pingpong client: %s\n", strerror(-rc));
+		return rc;
+	}
+	printf("pingpong client: connecting to %s port %u, %u messages of %u bytes each way (the result goes to the log)\n",
+	       net_format_ipv4(peer, a), ROCE_PP_PORT, count, size);
+	return 0;
+}
+
+/* rdma rping ADDRESS [PORT [COUNT [SIZE]]]: the rping client against a server's rdma_cm port. */
+static int cmd_rdma_rping(int argc, char **argv)
+{
+	uint32_t peer;
+	unsigned port = ROCE_RPING_PORT, count = 5, size = 4000;
+	char a[16];
+	int rc;
+
+	if (argc < 3 || net_parse_ipv4(argv[2], &peer))
+		return -EINVAL;
+	if (argc > 3)
+		port = (unsigned)strtoul(argv[3], NULL, 0);
+	if (argc > 4)
+		count = (unsigned)strtoul(argv[4], NULL, 0);
+	if (argc > 5)
+		size = (unsigned)strtoul(argv[5], NULL, 0);
+	if (!port || port > 65535)
+		return -EINVAL;
+	if ((rc = roce_rping_client_start(&roce_boot_rpc, &roce_boot_net, peer, (uint16_t)port, count, size))) {
+		printf("rping client: %s\n", strerror(-rc));
+		return rc;
+	}
+	printf("rping client: connecting to %s port %u, %u rounds of %u bytes (the result goes to the log)\n",
+	       net_format_ipv4(peer, a), port, count, size);
+	return 0;
+}
+
 static int cmd_rdma(int argc, char **argv)
 {
 	struct roce_dev *dev = roce_boot_dev;
@@ -188,6 +263,12 @@ static int cmd_rdma(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "odp"))
 		return roce_odp_srv_command(&roce_boot_odp, argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "rping"))
+		return cmd_rdma_rping(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "pingpong"))
+		return cmd_rdma_pingpong(argc, argv);
+	if (argc > 1)
+		return -EINVAL;
 	roce_query_port(dev, &pa);
 	printf("%s: RoCE v2 over UDP %u, port 1 active, path MTU %u (max %u), P_Key 0x%04x\n", dev->name,
 	       ROCE_UDP_PORT, roce_mtu_bytes(pa.active_mtu), roce_mtu_bytes(pa.max_mtu), pa.pkey);
@@ -226,9 +307,13 @@ static int cmd_rdma(int argc, char **argv)
 	roce_show_counters(&roce_boot_net.st);
 	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 	roce_show_pt(&roce_boot_pt);
+	roce_show_clients(&roce_boot_rpc);
 	return 0;
 }
-CONSOLE_COMMAND(rdma, "[odp ...]", "RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters", cmd_rdma);
+CONSOLE_COMMAND(rdma, "[odp ... | rping ADDRESS [PORT [COUNT [SIZE]]] | pingpong ADDRESS [COUNT [SIZE]]]",
+		"RoCE v2 device: port, GID, QPs (state, PSNs), MRs (keys, memory), counters; rping: the rping client "
+		"against a server's rdma_cm port (default 7174, 5 rounds of 4000 bytes, each verified); pingpong: the "
+		"ibv_rc_pingpong client against a server's TCP 18515 (default 100 x 4096 bytes)", cmd_rdma);
 
 static void roce_stats_show(void)
 {
@@ -238,5 +323,6 @@ static void roce_stats_show(void)
 	roce_show_cm(&roce_boot_net.cm, &roce_boot_rping, &roce_boot_pp);
 	roce_odp_srv_stats(&roce_boot_odp);
 	roce_show_pt(&roce_boot_pt);
+	roce_show_clients(&roce_boot_rpc);
 }
 STATS_SECTION(rdma, roce_stats_show);

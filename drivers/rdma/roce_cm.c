@@ -17,6 +17,7 @@ LOG_MODULE_USE(rdma);
 static const char *const roce_cm_state_names[] = {
 	[ROCE_CM_FREE] = "free", [ROCE_CM_REQ_RCVD] = "req-rcvd", [ROCE_CM_REP_SENT] = "rep-sent",
 	[ROCE_CM_ESTABLISHED] = "established", [ROCE_CM_DREQ_SENT] = "dreq-sent", [ROCE_CM_TIMEWAIT] = "timewait",
+	[ROCE_CM_REQ_SENT] = "req-sent",
 };
 
 const char *roce_cm_state_name(enum roce_cm_state s)
@@ -95,15 +96,25 @@ static void roce_cm_qp_err(struct roce_cm_conn *c)
 		roce_modify_qp(c->qp, &a, ROCE_QP_STATE);
 }
 
+/* Tell the connection's owner (its listener, or the active side's caller). */
+static void roce_cm_tell(struct roce_cm_conn *c, enum roce_cm_event ev)
+{
+	if (c->l && c->l->event)
+		c->l->event(c, ev, c->l->ctx);
+	else if (c->event)
+		c->event(c, ev, c->ctx);
+}
+
 /* The connection ends: QP to ERR, the owner told once, a time-wait follows. */
 static void roce_cm_closed(struct roce_cm_conn *c, uint64_t now)
 {
-	bool tell = c->state == ROCE_CM_REP_SENT || c->state == ROCE_CM_ESTABLISHED || c->state == ROCE_CM_DREQ_SENT;
+	bool tell = c->state == ROCE_CM_REP_SENT || c->state == ROCE_CM_ESTABLISHED || c->state == ROCE_CM_DREQ_SENT ||
+		    c->state == ROCE_CM_REQ_SENT;
 	roce_cm_qp_err(c);
 	roce_cm_set_state(c, ROCE_CM_TIMEWAIT);
 	c->deadline = now + ROCE_CM_TIMEWAIT_NS;
-	if (tell && c->l && c->l->event)
-		c->l->event(c, ROCE_CM_EV_DISCONNECTED, c->l->ctx);
+	if (tell)
+		roce_cm_tell(c, ROCE_CM_EV_DISCONNECTED);
 	c->qp = NULL;  /* the owner may destroy it from now on */
 }
 
@@ -111,13 +122,13 @@ void roce_cm_detach(struct roce_cm_conn *c)
 {
 	c->qp = NULL;
 	c->l = NULL;
+	c->event = NULL;
 }
 
 static void roce_cm_established(struct roce_cm_conn *c)
 {
 	roce_cm_set_state(c, ROCE_CM_ESTABLISHED);
-	if (c->l && c->l->event)
-		c->l->event(c, ROCE_CM_EV_ESTABLISHED, c->l->ctx);
+	roce_cm_tell(c, ROCE_CM_EV_ESTABLISHED);
 }
 
 static void roce_cm_reject(struct roce_net *rn, uint32_t peer, const struct roce_mad *m, uint32_t local_id,
@@ -179,8 +190,8 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
 	memset(&rep, 0, sizeof(rep));
 	rep.local_comm_id = be32_make(c->local_id);
 	rep.remote_comm_id = be32_make(c->remote_id);
-	be24_put(rep.local_qpn, roce_qp_num(qp));
-	be24_put(rep.starting_psn, rq_psn);
+	rep.local_qpn = be24_make(roce_qp_num(qp));
+	rep.starting_psn = be24_make(rq_psn);
 	rep.responder_resources = a.max_dest_rd_atomic;
 	rep.initiator_depth = a.max_rd_atomic;
 	rep.tad_fo_e2e = ROCE_CM_TARGET_ACK_DELAY << 3;
@@ -284,6 +295,137 @@ static void roce_cm_req_rx(struct roce_net *rn, uint32_t peer, const uint8_t *ma
 		 q.local_comm_id, (unsigned long long)q.service_id, c->qp ? roce_qp_num(c->qp) : 0);
 }
 
+int roce_cm_connect(struct roce_net *rn, struct roce_qp *qp, const struct roce_cm_connect_param *p,
+		    struct roce_cm_conn **out)
+{
+	struct roce_cm *cm = &rn->cm;
+	struct roce_cm_conn *c = NULL;
+	struct roce_cm_req_msg r;
+	struct roce_port_attr port;
+	unsigned from_peer = 0;
+	uint32_t rq_psn;
+
+	if (roce_qp_state(qp) != ROCE_QPS_INIT || qp->type != ROCE_QPT_RC || !qp->dev->addr || !p->peer ||
+	    p->len > CM_REQ_PRIVATE_LEN - CM_RDMA_CM_HDR_LEN || (p->len && !p->priv))
+		return -EINVAL;
+	for (unsigned i = 0; i < ROCE_CM_MAX_CONN; i++) {
+		struct roce_cm_conn *x = &cm->conns[i];
+		if (x->state == ROCE_CM_FREE) {
+			if (!c)
+				c = x;
+		} else {
+			if (x->qp == qp)
+				return -EBUSY;
+			if (x->peer == p->peer)
+				from_peer++;
+		}
+	}
+	if (!c || from_peer >= ROCE_CM_MAX_PER_PEER)
+		return -ENOSPC;
+	roce_query_port(qp->dev, &port);
+	memset(c, 0, sizeof(*c));
+	c->rn = rn;
+	c->peer = p->peer;
+	c->active = true;
+	c->event = p->event;
+	c->ctx = p->ctx;
+	c->qp = qp;
+	c->local_id = ++cm->next_id | 0x80000000u;
+	c->tid = (uint64_t)c->local_id << 32 | cm->next_id;
+	/* as Linux's CM: the REQ announces the PSN our receive queue expects (the peer's send queue
+	 * starts there), the REP the one the peer's expects (our send queue's start) */
+	rq_psn = (uint32_t)(clock_now_ns() >> 10 ^ c->local_id * 2654435761u) & ROCE_PSN_MASK;
+	c->rq_psn = rq_psn;
+	c->req.service_id = ROCE_CM_PS_TCP_SID(p->port);
+	c->req.path_mtu = (uint8_t)(port.active_mtu < ROCE_MTU_1024 ? port.active_mtu : ROCE_MTU_1024);
+	c->req.responder_resources = p->responder_resources > ROCE_MAX_RD_ATOMIC ? ROCE_MAX_RD_ATOMIC : p->responder_resources;
+	c->req.initiator_depth = p->initiator_depth > ROCE_MAX_RD_ATOMIC ? ROCE_MAX_RD_ATOMIC : p->initiator_depth;
+	c->req.ack_timeout = 19;
+	c->req.retry_cnt = 7;
+	c->req.rnr_retry = 7;
+	memset(&r, 0, sizeof(r));
+	r.local_comm_id = be32_make(c->local_id);
+	r.service_id = be64_make(c->req.service_id);
+	r.local_ca_guid = be64_make(0x02000000fe000000ull | qp->dev->addr);
+	r.local_qpn = be24_make(roce_qp_num(qp));
+	r.responder_resources = c->req.responder_resources;
+	r.initiator_depth = c->req.initiator_depth;
+	r.rto_tst_e2e = ROCE_CM_ACTIVE_TIMEOUT << 3;  /* Remote CM Response Timeout; RC; no E2E credits */
+	r.starting_psn = be24_make(rq_psn);
+	r.lto_retry = (uint8_t)(ROCE_CM_ACTIVE_TIMEOUT << 3 | c->req.retry_cnt);
+	r.pkey = be16_make(ROCE_PKEY_DEFAULT);
+	r.mtu_rdc_rnr = (uint8_t)(c->req.path_mtu << 4 | c->req.rnr_retry);
+	r.maxcm_srq_ext = (uint8_t)(ROCE_CM_REQ_RETRIES << 4 | (qp->init.srq ? 0x08 : 0));
+	r.primary_local_lid = r.primary_remote_lid = be16_make(0xffff);  /* permissive: RoCE has no LIDs */
+	roce_gid_from_ipv4(qp->dev->addr, (struct roce_gid *)r.primary_local_gid);
+	roce_gid_from_ipv4(p->peer, (struct roce_gid *)r.primary_remote_gid);
+	r.primary_hop_limit = 64;
+	r.primary_ack_timeout = (uint8_t)(c->req.ack_timeout << 3);
+	roce_cm_rdma_cm_hdr(r.private_data, p->src_port, qp->dev->addr, p->peer);
+	if (p->len)
+		memcpy(r.private_data + CM_RDMA_CM_HDR_LEN, p->priv, p->len);
+	roce_cm_build_req(c->mad, c->tid, &r);
+	c->rto = ROCE_CM_ACTIVE_RTO_NS;
+	c->retries_left = ROCE_CM_REQ_RETRIES;
+	c->deadline = clock_now_ns() + c->rto;
+	roce_cm_set_state(c, ROCE_CM_REQ_SENT);
+	if (roce_cm_send(rn, c->peer, c->mad) == 0)
+		cm->st.req_tx++;
+	*out = c;
+	return 0;
+}
+
+/* Active side: the REP to our REQ. The QP to RTR and RTS with what it says, then the RTU. */
+static void roce_cm_rep_rx(struct roce_cm_conn *c, const uint8_t *mad, uint64_t now)
+{
+	struct roce_cm *cm = &c->rn->cm;
+	struct roce_cm_rep rep;
+	struct roce_qp_attr a;
+	uint8_t rtu[ROCE_MAD_LEN];
+
+	roce_cm_parse_rep(mad, &rep);
+	cm->st.rep_rx++;
+	c->remote_id = rep.local_comm_id;
+	c->req.local_qpn = rep.local_qpn;  /* the peer's QP: what our DREQ names */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = ROCE_QPS_RTR;
+	roce_gid_from_ipv4(c->peer, &a.ah_attr.dgid);
+	a.ah_attr.hop_limit = 64;
+	a.path_mtu = (enum roce_mtu)c->req.path_mtu;
+	a.dest_qp_num = rep.local_qpn;
+	a.rq_psn = c->rq_psn;
+	/* the peer's Initiator Depth is how many READs/atomics it sends us at once */
+	a.max_dest_rd_atomic = rep.initiator_depth < c->req.responder_resources ? rep.initiator_depth
+									      : c->req.responder_resources;
+	a.min_rnr_timer = ROCE_CM_MIN_RNR_TIMER;
+	if (roce_modify_qp(c->qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN | ROCE_QP_RQ_PSN |
+					    ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER))
+		goto refuse;
+	a.qp_state = ROCE_QPS_RTS;
+	a.sq_psn = rep.starting_psn;
+	a.timeout = c->req.ack_timeout;
+	a.retry_cnt = c->req.retry_cnt;
+	a.rnr_retry = rep.rnr_retry;
+	a.max_rd_atomic = rep.responder_resources < c->req.initiator_depth ? rep.responder_resources
+									   : c->req.initiator_depth;
+	if (roce_modify_qp(c->qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
+					    ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC))
+		goto refuse;
+	roce_cm_build_ids(c->mad, CM_ATTR_RTU, c->tid, c->local_id, c->remote_id);
+	if (roce_cm_send(c->rn, c->peer, c->mad) == 0)
+		cm->st.rtu_tx++;
+	c->rto = roce_cm_rto((uint8_t)(ROCE_CM_ACTIVE_TIMEOUT + 1));  /* the DREQ's */
+	roce_cm_established(c);
+	return;
+refuse:
+	roce_cm_build_rej_ids(rtu, c->tid, c->local_id, c->remote_id, CM_REJ_MSG_REP, CM_REJ_UNSUPPORTED);
+	if (roce_cm_send(c->rn, c->peer, rtu) == 0)
+		cm->st.rej_tx++;
+	c->rej_reason = CM_REJ_UNSUPPORTED;
+	log_info("cm %#x: the REP's attributes do not fit our QP, REJ sent", c->local_id);
+	roce_cm_closed(c, now);
+}
+
 void roce_cm_rx(struct roce_net *rn, uint32_t peer, const uint8_t *mad, const struct roce_mad *m)
 {
 	struct roce_cm *cm = &rn->cm;
@@ -308,7 +450,26 @@ void roce_cm_rx(struct roce_net *rn, uint32_t peer, const uint8_t *mad, const st
 			return;
 		}
 		break;
+	case CM_ATTR_REP:
+		if (c && c->active && c->state == ROCE_CM_REQ_SENT) {
+			roce_cm_rep_rx(c, mad, now);
+			return;
+		}
+		if (c && c->active && c->state == ROCE_CM_ESTABLISHED) {
+			/* 12.9.5: our RTU was lost, the peer sends its REP again */
+			cm->st.dup_rep++;
+			if (roce_cm_send(rn, peer, c->mad) == 0)
+				cm->st.rtu_tx++;
+			return;
+		}
+		break;
 	case CM_ATTR_MRA:
+		if (c && c->active && c->state == ROCE_CM_REQ_SENT) {
+			/* the passive side needs longer for our REQ (12.6.6): its service timeout on top */
+			cm->st.mra++;
+			c->deadline = now + roce_cm_rto(mad[ROCE_MAD_HDR_LEN + 9] >> 3) + c->rto;
+			return;
+		}
 		if (c && c->state == ROCE_CM_REP_SENT) {
 			/* the active side needs longer: wait its service timeout (12.6.6) */
 			cm->st.mra++;
@@ -319,6 +480,7 @@ void roce_cm_rx(struct roce_net *rn, uint32_t peer, const uint8_t *mad, const st
 	case CM_ATTR_REJ:
 		if (c && c->state != ROCE_CM_TIMEWAIT) {
 			cm->st.rej_rx++;
+			c->rej_reason = m->rej_reason;
 			log_info("cm %#x: REJ reason %u", c->local_id, m->rej_reason);
 			roce_cm_closed(c, now);
 			return;
@@ -348,6 +510,22 @@ void roce_cm_rx(struct roce_net *rn, uint32_t peer, const uint8_t *mad, const st
 	cm->st.unknown++;
 }
 
+/* The retransmission timer of c's last message (REP, REQ or DREQ) expired: send it again
+ * (counted in *sent) and return true, or false when its retries are spent (counted as a
+ * timeout: the caller ends the connection). */
+static bool roce_cm_resend(struct roce_cm_conn *c, uint64_t now, uint64_t *sent)
+{
+	if (c->retries_left) {
+		c->retries_left--;
+		c->deadline = now + c->rto;
+		if (roce_cm_send(c->rn, c->peer, c->mad) == 0)
+			(*sent)++;
+		return true;
+	}
+	c->rn->cm.st.timeouts++;
+	return false;
+}
+
 int roce_cm_poll(struct roce_net *rn, uint64_t now)
 {
 	struct roce_cm *cm = &rn->cm;
@@ -366,14 +544,8 @@ int roce_cm_poll(struct roce_net *rn, uint64_t now)
 			if (now < c->deadline)
 				break;
 			events++;
-			if (c->retries_left) {
-				c->retries_left--;
-				c->deadline = now + c->rto;
-				if (roce_cm_send(rn, c->peer, c->mad) == 0)
-					cm->st.rep_retx++;
+			if (roce_cm_resend(c, now, &cm->st.rep_retx))
 				break;
-			}
-			cm->st.timeouts++;
 			{
 				uint8_t rej[ROCE_MAD_LEN];
 				roce_cm_build_rej_ids(rej, c->tid, c->local_id, c->remote_id, CM_REJ_MSG_REP, CM_REJ_TIMEOUT);
@@ -383,18 +555,22 @@ int roce_cm_poll(struct roce_net *rn, uint64_t now)
 			log_info("cm %#x: no RTU after %u REPs, REJ timeout", c->local_id, c->req.max_cm_retries + 1);
 			roce_cm_closed(c, now);
 			break;
+		case ROCE_CM_REQ_SENT:
+			if (now < c->deadline)
+				break;
+			events++;
+			if (roce_cm_resend(c, now, &cm->st.req_retx))
+				break;
+			c->rej_reason = CM_REJ_TIMEOUT;
+			log_info("cm %#x: no REP after %u REQs", c->local_id, ROCE_CM_REQ_RETRIES + 1);
+			roce_cm_closed(c, now);
+			break;
 		case ROCE_CM_DREQ_SENT:
 			if (now < c->deadline)
 				break;
 			events++;
-			if (c->retries_left) {
-				c->retries_left--;
-				c->deadline = now + c->rto;
-				if (roce_cm_send(rn, c->peer, c->mad) == 0)
-					cm->st.dreq_tx++;
+			if (roce_cm_resend(c, now, &cm->st.dreq_tx))
 				break;
-			}
-			cm->st.timeouts++;
 			roce_cm_closed(c, now);
 			break;
 		case ROCE_CM_TIMEWAIT:

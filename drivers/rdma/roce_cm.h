@@ -9,7 +9,13 @@
  * time-wait that answers retransmitted DREQs; REJ; MRA extends the REP's wait; our own
  * disconnect sends DREQ (retried, bounded) and waits for the DREP. A duplicate REQ gets
  * the REP again. Connections are bounded in total and per peer address; every wait has a
- * timeout. The active side (connecting out) is not implemented.
+ * timeout.
+ *
+ * The active side (roce_cm_connect): a REQ with rdma_cm's private-data header (retransmitted
+ * every ROCE_CM_ACTIVE_RTO_NS up to ROCE_CM_REQ_RETRIES times, longer after an MRA) -> the
+ * peer's REP takes the QP INIT -> RTR -> RTS (its QPN, the PSNs each side announced, the
+ * depths both agree on) -> RTU -> established; a duplicate REP gets the RTU again; a REJ or
+ * the last timeout ends it (reported disconnected, with the reason in rej_reason).
  */
 #ifndef DRIVERS_RDMA_ROCE_CM_H
 #define DRIVERS_RDMA_ROCE_CM_H
@@ -27,6 +33,9 @@
 #define ROCE_CM_RTO_MAX_NS 4000000000ull
 #define ROCE_CM_DREQ_RETRIES 3
 #define ROCE_CM_PS_TCP_SID(port) (0x0000000001060000ull | (uint16_t)(port))  /* rdma_cm RDMA_PS_TCP */
+#define ROCE_CM_REQ_RETRIES 5                /* the active side's REQ retransmissions */
+#define ROCE_CM_ACTIVE_TIMEOUT 20            /* our CM response timeout: 4.096 us * 2^20 = 4.3 s (Linux's) */
+#define ROCE_CM_ACTIVE_RTO_NS 2000000000ull  /* the REQ's retransmission wait */
 
 struct roce_net;
 struct roce_cm_conn;
@@ -38,6 +47,7 @@ enum roce_cm_state {
 	ROCE_CM_ESTABLISHED,
 	ROCE_CM_DREQ_SENT,           /* our disconnect: waiting for the DREP */
 	ROCE_CM_TIMEWAIT,            /* closed; still answers DREQs */
+	ROCE_CM_REQ_SENT,            /* active side: waiting for the REP */
 };
 
 enum roce_cm_event {
@@ -73,11 +83,29 @@ struct roce_cm_conn {
 	uint64_t deadline, rto;
 	unsigned retries_left;
 	void *user;                  /* the listener's per-connection context */
+	roce_cm_event_fn event;      /* active side: the owner's callback (no listener) */
+	void *ctx;
+	bool active;                 /* we sent the REQ */
+	uint16_t rej_reason;         /* why it ended: the peer's REJ reason, or CM_REJ_TIMEOUT */
 };
 
 struct roce_cm_stats {
 	uint64_t req, rep_tx, rep_retx, rtu, rej_tx, rej_rx, dreq_rx, drep_tx, dreq_tx, drep_rx, mra, dup_req,
 		timeouts, no_listener, no_room, unknown;
+	uint64_t req_tx, req_retx, rep_rx, rtu_tx, dup_rep;  /* active side */
+};
+
+/* What roce_cm_connect needs besides the QP. */
+struct roce_cm_connect_param {
+	uint32_t peer;               /* IPv4, host order */
+	uint16_t port;               /* the peer's rdma_cm port (RDMA_PS_TCP) */
+	uint16_t src_port;           /* ours, for rdma_cm's header */
+	uint8_t responder_resources; /* READs/atomics we take at once */
+	uint8_t initiator_depth;     /* READs/atomics we send at once */
+	const void *priv;            /* private data after rdma_cm's header */
+	size_t len;                  /* at most CM_REQ_PRIVATE_LEN - CM_RDMA_CM_HDR_LEN */
+	roce_cm_event_fn event;      /* ESTABLISHED once the REP is taken, DISCONNECTED at the end */
+	void *ctx;
 };
 
 struct roce_cm {
@@ -95,6 +123,13 @@ void roce_cm_unlisten(struct roce_net *rn, uint64_t service_id);
  * device: the QP goes to RTR and RTS with the REQ's attributes, and the REP (with len bytes
  * of private data, at most CM_REP_PRIVATE_LEN) goes out. 0 or -EINVAL. */
 int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv, size_t len);
+
+/* The active side: connect qp (an RC QP in INIT on rn's device) to p->peer's rdma_cm port.
+ * The REQ goes out now; p->event reports the outcome. 0, -EINVAL (QP state, no address,
+ * private data too long), -EBUSY (qp belongs to another connection), -ENOSPC (connections in
+ * use: in total or towards that peer). */
+int roce_cm_connect(struct roce_net *rn, struct roce_qp *qp, const struct roce_cm_connect_param *p,
+		    struct roce_cm_conn **out);
 
 /* Disconnect an established connection: QP to ERR, DREQ sent (retried), DREP awaited. */
 int roce_cm_disconnect(struct roce_cm_conn *c);

@@ -105,6 +105,41 @@ void roce_cm_build_rep(uint8_t out[ROCE_MAD_LEN], uint64_t tid, const struct roc
 	memcpy(out + ROCE_MAD_HDR_LEN, rep, sizeof(*rep));
 }
 
+void roce_cm_build_req(uint8_t out[ROCE_MAD_LEN], uint64_t tid, const struct roce_cm_req_msg *req)
+{
+	roce_cm_build_hdr(out, CM_ATTR_REQ, tid);
+	memcpy(out + ROCE_MAD_HDR_LEN, req, sizeof(*req));
+}
+
+void roce_cm_parse_rep(const uint8_t mad[ROCE_MAD_LEN], struct roce_cm_rep *out)
+{
+	struct roce_cm_rep_msg r;
+	struct roce_cm_rep q;
+
+	memcpy(&r, mad + ROCE_MAD_HDR_LEN, sizeof(r));
+	memset(&q, 0, sizeof(q));
+	q.local_comm_id = be32_get(r.local_comm_id);
+	q.remote_comm_id = be32_get(r.remote_comm_id);
+	q.local_qpn = be24_get(r.local_qpn);
+	q.starting_psn = be24_get(r.starting_psn);
+	q.responder_resources = r.responder_resources;
+	q.initiator_depth = r.initiator_depth;
+	q.target_ack_delay = r.tad_fo_e2e >> 3;
+	q.rnr_retry = r.rnr_srq >> 5;
+	q.srq = (r.rnr_srq & 0x10) != 0;
+	*out = q;
+}
+
+void roce_cm_rdma_cm_hdr(uint8_t out[CM_RDMA_CM_HDR_LEN], uint16_t src_port, uint32_t src, uint32_t dst)
+{
+	memset(out, 0, CM_RDMA_CM_HDR_LEN);
+	out[0] = 0x00;               /* cma_version */
+	out[1] = 4 << 4;             /* ip_version */
+	be16_store(out + 2, src_port);
+	be32_store(out + 4 + 12, src);
+	be32_store(out + 20 + 12, dst);
+}
+
 void roce_cm_build_ids(uint8_t out[ROCE_MAD_LEN], uint16_t attr_id, uint64_t tid, uint32_t local_comm_id,
 		       uint32_t remote_comm_id)
 {
@@ -134,6 +169,6 @@ void roce_cm_build_dreq(uint8_t out[ROCE_MAD_LEN], uint64_t tid, uint32_t local_
 	memset(&d, 0, sizeof(d));
 	d.local_comm_id = be32_make(local_comm_id);
 	d.remote_comm_id = be32_make(remote_comm_id);
-	be24_put(d.remote_qpn, remote_qpn);
+	d.remote_qpn = be24_make(remote_qpn);
 	memcpy(out + ROCE_MAD_HDR_LEN, &d, sizeof(d));
 }

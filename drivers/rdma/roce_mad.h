@@ -88,13 +88,13 @@ struct roce_cm_req_msg {
 	be64_t local_ca_guid;        /* Local CA GUID */
 	be32_t resv24;
 	be32_t local_qkey;           /* Local Q_Key */
-	uint8_t local_qpn[3];        /* Local QPN */
+	be24_t local_qpn;            /* Local QPN */
 	uint8_t responder_resources; /* Responder Resources */
-	uint8_t local_eecn[3];
+	be24_t local_eecn;
 	uint8_t initiator_depth;     /* Initiator Depth */
-	uint8_t remote_eecn[3];
+	be24_t remote_eecn;
 	uint8_t rto_tst_e2e;         /* Remote CM Response Timeout (7:3) | Transport Service Type (2:1) | E2E flow control (0) */
-	uint8_t starting_psn[3];     /* Starting PSN */
+	be24_t starting_psn;         /* Starting PSN */
 	uint8_t lto_retry;           /* Local CM Response Timeout (7:3) | Retry Count (2:0) */
 	be16_t pkey;                 /* Partition Key */
 	uint8_t mtu_rdc_rnr;         /* Path Packet Payload MTU (7:4) | RDC Exists (3) | RNR Retry Count (2:0) */
@@ -117,11 +117,11 @@ struct roce_cm_rep_msg {
 	be32_t local_comm_id;
 	be32_t remote_comm_id;
 	be32_t local_qkey;
-	uint8_t local_qpn[3];
+	be24_t local_qpn;
 	uint8_t resv15;
-	uint8_t local_eecn[3];
+	be24_t local_eecn;
 	uint8_t resv19;
-	uint8_t starting_psn[3];
+	be24_t starting_psn;
 	uint8_t resv23;
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
@@ -141,7 +141,7 @@ struct roce_cm_ids {
 struct roce_cm_dreq_msg {
 	be32_t local_comm_id;
 	be32_t remote_comm_id;
-	uint8_t remote_qpn[3];       /* Remote QPN/EECN: the receiver's QP */
+	be24_t remote_qpn;           /* Remote QPN/EECN: the receiver's QP */
 	uint8_t resv;
 	uint8_t private_data[CM_DREQ_PRIVATE_LEN];
 } __attribute__((packed));
@@ -159,6 +159,18 @@ struct roce_cm_req {
 	uint8_t local_gid[16], remote_gid[16];
 	uint8_t private_data[CM_REQ_PRIVATE_LEN];
 };
+
+/* A CM REP in host order (what the active side takes from it). */
+struct roce_cm_rep {
+	uint32_t local_comm_id, remote_comm_id, local_qpn, starting_psn;
+	uint8_t responder_resources, initiator_depth, target_ack_delay, rnr_retry;
+	bool srq;
+};
+
+/* rdma_cm's header at the start of a REQ's private data (RDMA_PS_TCP over IPv4): CMA version
+ * 0, IP version 4 in the high nibble, the active side's port, then source and destination
+ * addresses as 16-byte fields with the IPv4 address in the last 4 bytes. */
+#define CM_RDMA_CM_HDR_LEN 36
 
 /* A received MAD in host order. */
 struct roce_mad {
@@ -195,6 +207,14 @@ void roce_cm_build_rej(uint8_t out[ROCE_MAD_LEN], const struct roce_mad *req, ui
  * (private data: len bytes, at most the message's room, the rest zero). */
 void roce_cm_build_hdr(uint8_t out[ROCE_MAD_LEN], uint16_t attr_id, uint64_t tid);
 void roce_cm_build_rep(uint8_t out[ROCE_MAD_LEN], uint64_t tid, const struct roce_cm_rep_msg *rep);
+void roce_cm_build_req(uint8_t out[ROCE_MAD_LEN], uint64_t tid, const struct roce_cm_req_msg *req);
+
+/* Parse a CM REP MAD (256 bytes, already checked by roce_mad_parse) into *out. */
+void roce_cm_parse_rep(const uint8_t mad[ROCE_MAD_LEN], struct roce_cm_rep *out);
+
+/* rdma_cm's private-data header (CM_RDMA_CM_HDR_LEN bytes) for a connection from src:port to
+ * dst (IPv4, host order). */
+void roce_cm_rdma_cm_hdr(uint8_t out[CM_RDMA_CM_HDR_LEN], uint16_t src_port, uint32_t src, uint32_t dst);
 void roce_cm_build_ids(uint8_t out[ROCE_MAD_LEN], uint16_t attr_id, uint64_t tid, uint32_t local_comm_id,
 		       uint32_t remote_comm_id);
 void roce_cm_build_rej_ids(uint8_t out[ROCE_MAD_LEN], uint64_t tid, uint32_t local_comm_id, uint32_t remote_comm_id,

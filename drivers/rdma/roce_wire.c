@@ -221,14 +221,14 @@ int roce_build(const struct roce_pkt *p, uint8_t *out, size_t cap)
 	bth.flags = (uint8_t)((p->se ? BTH_SE : 0) | (p->migreq ? BTH_MIGREQ : 0) | pad << BTH_PADCNT_SHIFT);
 	bth.pkey = be16_make(p->pkey);
 	bth.resv8a = (uint8_t)((p->fecn ? BTH_FECN : 0) | (p->becn ? BTH_BECN : 0));
-	be24_put(bth.destqp, p->destqp & ROCE_QPN_MASK);
+	bth.destqp = be24_make(p->destqp & ROCE_QPN_MASK);
 	bth.ackreq = p->ackreq ? BTH_ACKREQ : 0;
-	be24_put(bth.psn, p->psn & ROCE_PSN_MASK);
+	bth.psn = be24_make(p->psn & ROCE_PSN_MASK);
 	memcpy(out, &bth, sizeof(bth));
 	off = sizeof(bth);
 	if (f & ROCE_F_DETH) {
 		struct roce_deth d = { .qkey = be32_make(p->qkey), .resv8 = 0 };
-		be24_put(d.srcqp, p->srcqp & ROCE_QPN_MASK);
+		d.srcqp = be24_make(p->srcqp & ROCE_QPN_MASK);
 		memcpy(out + off, &d, sizeof(d));
 		off += sizeof(d);
 	}
@@ -246,7 +246,7 @@ int roce_build(const struct roce_pkt *p, uint8_t *out, size_t cap)
 	}
 	if (f & ROCE_F_AETH) {
 		struct roce_aeth a = { .syndrome = p->syndrome };
-		be24_put(a.msn, p->msn & 0xffffffu);
+		a.msn = be24_make(p->msn & 0xffffffu);
 		memcpy(out + off, &a, sizeof(a));
 		off += sizeof(a);
 	}

@@ -39,16 +39,16 @@ struct roce_bth {
 	uint8_t flags;               /* SE | M | PadCnt | TVer */
 	be16_t pkey;                 /* P_Key */
 	uint8_t resv8a;              /* FECN | BECN | Resv6a: masked to 0xff in the ICRC */
-	uint8_t destqp[3];           /* DestQP */
+	be24_t destqp;               /* DestQP */
 	uint8_t ackreq;              /* A | Resv7 */
-	uint8_t psn[3];              /* PSN */
+	be24_t psn;                  /* PSN */
 } __attribute__((packed));
 
 /* Datagram Extended Transport Header (9.3.3), UD only. */
 struct roce_deth {
 	be32_t qkey;                 /* Q_Key */
 	uint8_t resv8;
-	uint8_t srcqp[3];            /* SrcQP */
+	be24_t srcqp;                /* SrcQP */
 } __attribute__((packed));
 
 /* RDMA Extended Transport Header (9.3.4). */
@@ -79,7 +79,7 @@ struct roce_atomiceth {
 #define AETH_CREDIT_INVALID 0x1f     /* no end-to-end credits advertised */
 struct roce_aeth {
 	uint8_t syndrome;            /* bit 7 reserved | type (6:5) | value (4:0) */
-	uint8_t msn[3];              /* MSN: message sequence number */
+	be24_t msn;                  /* MSN: message sequence number */
 } __attribute__((packed));
 
 /* Atomic Acknowledge Extended Transport Header (9.3.7). */
@@ -103,17 +103,8 @@ _Static_assert(sizeof(struct roce_atomiceth) == 28, "atomiceth");
 _Static_assert(sizeof(struct roce_aeth) == 4, "aeth");
 _Static_assert(sizeof(struct roce_atomicacketh) == 8, "atomicacketh");
 
-static inline uint32_t be24_get(const uint8_t b[3])
-{
-	return (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8 | b[2];
-}
-
-static inline void be24_put(uint8_t b[3], uint32_t x)
-{
-	b[0] = (uint8_t)(x >> 16);
-	b[1] = (uint8_t)(x >> 8);
-	b[2] = (uint8_t)x;
-}
+/* Store x in a be24_t field (be24_t and its be24_get/be24_make are lib/byteorder.h's). */
+#define be24_put(field, x) ((field) = be24_make(x))
 
 /* BTH opcodes (table 38): transport in bits 7:5 (RC 000, UC 001, RD 010, UD 011). */
 enum roce_opcode {

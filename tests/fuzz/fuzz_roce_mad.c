@@ -1,7 +1,7 @@
 // sources: drivers/rdma/roce_mad.c
 /*
  * libFuzzer harness: MADs as QP 1 receives them (the UD payload), parsed, and for every
- * accepted CM REQ its fields parsed and a REJ built. Invariants: only 256-byte MADs of base version 1 (and CM
+ * accepted CM REQ its fields parsed and a REJ built, for every REP its fields parsed. Invariants: only 256-byte MADs of base version 1 (and CM
  * class version 2) are accepted; the REJ carries the REQ's TransactionID and
  * Communication ID and nothing else beyond its fixed fields (no stale bytes).
  */
@@ -20,6 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	assert(size == ROCE_MAD_LEN && data[0] == MAD_BASE_VERSION);
 	assert(m.mgmt_class != MAD_CLASS_CM || m.class_version == MAD_CM_CLASS_VERSION);
+	if (m.mgmt_class == MAD_CLASS_CM && m.attr_id == CM_ATTR_REP) {
+		/* the active side's REP: its fields within their widths, the IDs as the header parse saw them */
+		struct roce_cm_rep p;
+		roce_cm_parse_rep(data, &p);
+		assert(p.local_comm_id == m.local_comm_id && p.remote_comm_id == m.remote_comm_id);
+		assert(p.local_qpn <= 0xffffff && p.starting_psn <= 0xffffff && p.rnr_retry <= 7 && p.target_ack_delay <= 31);
+		return 0;
+	}
 	if (m.mgmt_class != MAD_CLASS_CM || m.attr_id != CM_ATTR_REQ)
 		return 0;
 	struct roce_cm_req q;

@@ -5,14 +5,16 @@
  * device per input. QP 0x101 is an RC QP in RTS whose peer is the sender, with every
  * remote access to a 16 KiB MR at iova 0, receive WRs posted, and a SEND, a READ and an
  * atomic sent (so responses in the input reach the completer); the CM listens on rdma_cm
- * port 7174 and accepts every REQ with a new QP.
+ * port 7174 and accepts every REQ with a new QP, and has sent a REQ of its own (the active
+ * side, Communication ID 0x80000001, QP 0x202) that REPs, MRAs and REJs in the input answer.
  * Input: byte 0 = mode (bit 0: NIC split on, so the BTH onwards is a payload fragment;
  * bit 1: write the correct ICRC into the last 4 bytes before sending, so mutated headers
  * and MADs get past the ICRC into the GSI/CM code; bit 2: the clock moves 100 ms before
  * each packet, so retransmit timers fire), then one or more records
  * [len hi][len lo][UDP payload bytes]. Invariants: no crash/UB/leak; every packet is
- * counted exactly once as good or under one parse reason; every answer is a REJ, or an
- * RC packet to QP 0x77, with a valid ICRC and its payload within the path MTU; every pool and receive buffer comes back.
+ * counted exactly once as good or under one parse reason; every answer is a MAD, or an
+ * RC packet to QP 0x77 (or to the QP a REP named), with a valid ICRC and its payload within
+ * the path MTU; every pool and receive buffer comes back.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -25,12 +27,16 @@
 #include "drivers/rdma/roce_icrc.h"
 #include "drivers/rdma/roce_net.h"
 #include "drivers/rdma/roce_verbs.h"
+#include "drivers/rdma/roce_internal.h"
 #include "tests/unit/net/fake_netdev.h"
 
 static struct fake_netdev fnd;
 static uint64_t now_ns;
 static uint64_t fake_now(void) { return now_ns; }
 static uint8_t frame[FAKE_FRAME_MAX];
+
+static struct roce_qp *act_qp;
+static struct roce_cm_conn *act_conn;
 
 static void check_answers(void)
 {
@@ -50,7 +56,8 @@ static void check_answers(void)
 		if (p.opcode == ROCE_UD_SEND_ONLY)
 			assert(p.payload_len == ROCE_MAD_LEN);
 		else
-			assert(p.destqp == 0x77 && !(p.flags & ROCE_F_UD) && p.payload_len <= 1024);
+			assert((p.destqp == 0x77 || (act_qp && p.destqp == act_qp->attr.dest_qp_num)) &&
+			       !(p.flags & ROCE_F_UD) && p.payload_len <= 1024);
 		assert(roce_icrc_get(pkt + len - 4) == roce_icrc_packet(&ip, &uh, pkt, len));
 	}
 }
@@ -137,6 +144,13 @@ static void rc_teardown(void)
 		assert(roce_destroy_qp(cm_qps[i]) == 0);
 	}
 	cm_nqps = 0;
+	roce_cm_detach(act_conn);
+	struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
+	roce_modify_qp(act_qp, &e, ROCE_QP_STATE);
+	while (roce_poll_cq(rc_cq, 16, wc) > 0)
+		;
+	assert(roce_destroy_qp(act_qp) == 0);
+	act_qp = NULL;
 	struct roce_qp_attr a = { .qp_state = ROCE_QPS_ERR };
 	roce_modify_qp(rc_qp, &a, ROCE_QP_STATE);
 	while (roce_poll_cq(rc_cq, 16, wc) > 0)
@@ -171,6 +185,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(roce_net_start(&rn, dev) == 0);
 	rc_setup(dev);
 	assert(roce_cm_listen(&rn, ROCE_CM_PS_TCP_SID(7174), cm_on_req, NULL, NULL) == 0);
+	{
+		struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = rc_cq, .recv_cq = rc_cq,
+						  .cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 } };
+		struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
+		struct roce_cm_connect_param p = { .peer = 0x0a0a0001, .port = 7180, .src_port = 0x8000, .responder_resources = 4,
+						   .initiator_depth = 4 };
+		assert(roce_create_qp(rc_pd, &init, &act_qp) == 0);
+		assert(roce_qp_num(act_qp) == 0x202);
+		assert(roce_modify_qp(act_qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS) == 0);
+		assert(roce_cm_connect(&rn, act_qp, &p, &act_conn) == 0);
+		assert(act_conn->local_id == 0x80000001);
+		struct roce_recv_wr w = { .wr_id = 9, .num_sge = 1, .sg_list = { { 0, 1500, roce_mr_lkey(rc_mr) } } };
+		assert(roce_post_recv(act_qp, &w) == 0);  /* for a SEND once a REP has connected it */
+	}
 	roce_net_poll(&rn, 64);
 	check_answers();
 	fnd.ntx = 0;

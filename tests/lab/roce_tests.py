@@ -233,7 +233,112 @@ def test_roce_perftest(s):
     return "; ".join(rows)
 
 
+def test_roce_rping_client(s):
+    """The appliance's rping client (`rdma rping`) against Linux's `rping -s`: our REQ (the CM's
+    active side), Linux's REP, our RTU; 5 rounds of 4000 bytes, Linux READing our start buffer and
+    WRITing our sink, which we compare; our DREQ at the end."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    linux.run("rm -f /tmp/rps.log; (timeout 120 rping -s -a 10.10.0.2 -p 7180 -S 4000 -v > /tmp/rps.log 2>&1; "
+              "echo rc=$? >> /tmp/rps.log) & sleep 1", timeout=30)
+    before, _ = cm_counters(app)
+    out = app.cmd("rdma rping 10.10.0.2 7180 5 4000")
+    expect("connecting to 10.10.0.2 port 7180" in out, f"rdma rping did not start:\n{out}")
+    text = ""
+    for _ in range(60):
+        text = app.cmd("rdma")
+        if re.search(r"rping client: idle, last run", text):
+            break
+        linux.run("sleep 1", timeout=10)
+    m = re.search(r"rping client: idle, last run 10\.10\.0\.2:7180 (\d+)/5 rounds of 4000 bytes verified, result (-?\d+)",
+                  text)
+    r = linux.run("sleep 1; cat /tmp/rps.log", timeout=30)
+    expect(m and m.group(1) == "5" and m.group(2) == "0",
+           f"the rping client did not verify 5 rounds:\n{text[-2000:]}\nLinux server:\n{r.out[-1500:]}")
+    pings = len(re.findall(r"server ping data: rdma-ping-\d+", r.out))
+    expect(pings == 5, f"Linux's rping server saw {pings} pings:\n{r.out[-1500:]}")
+    st = re.search(r"req-tx (\d+) req-retx (\d+) rep-rx (\d+) rtu-tx (\d+)", text)
+    expect(st and int(st.group(1)) >= 1 and int(st.group(3)) >= 1 and int(st.group(4)) >= 1,
+           f"CM active-side counters:\n{text[-1500:]}")
+    return (f"rdma rping against Linux rping -s: 5 rounds of 4000 B verified (Linux printed {pings}); "
+            f"REQ {st.group(1)} (retx {st.group(2)}), REP {st.group(3)}, RTU {st.group(4)}")
+
+
+def test_roce_pingpong_client(s):
+    """The appliance's ibv_rc_pingpong client (`rdma pingpong`) against Linux's server
+    (`ibv_rc_pingpong -g 1`): the address exchange over TCP 18515, then 100 x 4 KiB SENDs each way,
+    ours first, each answered before the next."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    linux.run("rm -f /tmp/ppc.log; (timeout 120 ibv_rc_pingpong -d rxe0 -g 1 -n 100 -s 4096 > /tmp/ppc.log 2>&1; "
+              "echo rc=$? >> /tmp/ppc.log) & sleep 1", timeout=30)
+    out = app.cmd("rdma pingpong 10.10.0.2 100 4096")
+    expect("connecting to 10.10.0.2 port 18515" in out, f"rdma pingpong did not start:\n{out}")
+    text = ""
+    for _ in range(60):
+        text = app.cmd("rdma")
+        if re.search(r"pingpong client: idle, last run", text):
+            break
+        linux.run("sleep 1", timeout=10)
+    m = re.search(r"pingpong client: idle, last run 10\.10\.0\.2 (\d+)/100 sent (\d+) received of 4096 bytes "
+                  r"in (\d+) us, result (-?\d+)", text)
+    r = linux.run("sleep 1; cat /tmp/ppc.log", timeout=30)
+    expect(m and m.group(1) == "100" and m.group(2) == "100" and m.group(4) == "0",
+           f"the pingpong client did not complete:\n{text[-2000:]}\nLinux server:\n{r.out[-1500:]}")
+    lm = re.search(r"(\d+) bytes in ([\d.]+) seconds = ([\d.]+) Mbit/sec", r.out)
+    it = re.search(r"(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter", r.out)
+    expect("rc=0" in r.out and lm and int(lm.group(1)) == 2 * 100 * 4096 and it,
+           f"Linux's ibv_rc_pingpong server did not complete:\n{r.out[-1500:]}")
+    us = int(m.group(3)) / 100
+    return (f"rdma pingpong against Linux ibv_rc_pingpong -g 1: 100 x 4 KiB each way, {us:.0f} us/iter on our clock, "
+            f"Linux {it.group(3)} usec/iter ({lm.group(3)} Mbit/s)")
+
+
+ROCE_NETEM = "loss 2% duplicate 2% delay 1ms reorder 25% 50%"
+
+
+def test_roce_netem(s):
+    """With 2 % loss, 2 % duplication and reordering on Linux's side (tc netem on eth0): Linux's
+    `rping -c -V` against our server and our rping client against Linux's `rping -s` (every byte
+    compared on both), ib_write_bw and ib_read_bw 64 KiB against our perftest server: all complete,
+    nothing lost."""
+    app, linux = net(s)
+    topo.rxe_up(linux)
+    linux.run(f"tc qdisc replace dev eth0 root netem {ROCE_NETEM}", check=True)
+    try:
+        r1 = linux.run(f"timeout 120 rping -c -a {APP} -p 7174 -C 20 -S 4000 -v -V 2>&1; echo rc=$?", timeout=150)
+        pings = len(re.findall(r"ping data: rdma-ping-\d+", r1.out))
+        expect("rc=0" in r1.out and pings == 20, f"rping -c -V under netem: {pings} pings\n{r1.out[-1200:]}")
+        linux.run("rm -f /tmp/rps.log; (timeout 120 rping -s -a 10.10.0.2 -p 7181 -S 4000 -v > /tmp/rps.log 2>&1; "
+                  "echo rc=$? >> /tmp/rps.log) & sleep 1", timeout=30)
+        out = app.cmd("rdma rping 10.10.0.2 7181 20 4000")
+        expect("connecting" in out, f"rdma rping did not start:\n{out}")
+        text = ""
+        for _ in range(90):
+            text = app.cmd("rdma")
+            if re.search(r"rping client: idle, last run 10\.10\.0\.2:7181", text):
+                break
+            linux.run("sleep 1", timeout=10)
+        m = re.search(r"last run 10\.10\.0\.2:7181 (\d+)/20 rounds of 4000 bytes verified, result (-?\d+)", text)
+        expect(m and m.group(1) == "20" and m.group(2) == "0", f"our rping client under netem:\n{text[-1500:]}")
+        bw = []
+        for tool in ("ib_write_bw", "ib_read_bw"):
+            r = linux.run(f"timeout 120 {tool} -d rxe0 -x 1 -F -s 65536 -n 40 {APP} 2>&1; echo rc=$?", timeout=150)
+            row = PERFTEST_ROW.search(r.out)
+            expect("rc=0" in r.out and row and int(row.group(2)) == 40, f"{tool} under netem:\n{r.out[-1200:]}")
+            bw.append(f"{tool} {row.group(4)} MB/s")
+        q = linux.run("tc -s qdisc show dev eth0").out
+    finally:
+        linux.run("tc qdisc del dev eth0 root", check=False)
+    drops = re.search(r"dropped (\d+)", q)
+    expect(drops and int(drops.group(1)) > 0, f"netem dropped nothing: {q}")
+    return (f"'{ROCE_NETEM}' on Linux's side (netem dropped {drops.group(1)}): rping -c -V 20 x 4000 B verified by "
+            f"Linux, our rping client 20 x 4000 B verified by us, {', '.join(bw)} x 40 x 64 KiB complete")
+
+
 # roce_cm_rej last: its capture check then covers the frames of the other tests
 TESTS = [("roce_rping", test_roce_rping), ("roce_pingpong", test_roce_pingpong),
-         ("roce_perftest", test_roce_perftest), ("roce_cm_rej", test_roce_cm_rej)]
+         ("roce_perftest", test_roce_perftest), ("roce_rping_client", test_roce_rping_client),
+         ("roce_pingpong_client", test_roce_pingpong_client), ("roce_netem", test_roce_netem),
+         ("roce_cm_rej", test_roce_cm_rej)]
 OPTIONAL = []  # run-tests adds these to its opt-in list

@@ -1,7 +1,7 @@
 // sources:
 /*
  * lib/byteorder.h: each type puts its bytes in the order its name says, at any alignment;
- * get(make(x)) == x; the _INIT constants equal make(); and the six types are distinct from
+ * get(make(x)) == x; the _INIT constants equal make(); and the seven types are distinct from
  * each other and from the integers, which is what makes mixing them a compile error.
  */
 #include <criterion/criterion.h>
@@ -20,6 +20,9 @@ DISTINCT(be32_t, uint32_t);
 DISTINCT(le64_t, uint64_t);
 DISTINCT(be64_t, uint64_t);
 DISTINCT(le16_t, le32_t);
+DISTINCT(be24_t, be32_t);
+DISTINCT(be24_t, uint32_t);
+_Static_assert(sizeof(be24_t) == 3 && _Alignof(be24_t) == 1, "a 24-bit field is 3 bytes at any offset");
 _Static_assert(_Alignof(le64_t) == 1 && _Alignof(be32_t) == 1, "fields fit any offset");
 _Static_assert(sizeof(le16_t) == 2 && sizeof(le32_t) == 4 && sizeof(le64_t) == 8, "sizes");
 _Static_assert(sizeof(be16_t) == 2 && sizeof(be32_t) == 4 && sizeof(be64_t) == 8, "sizes");
@@ -88,4 +91,22 @@ Test(byteorder, constant_initialisers)
 	cr_assert(memcmp(&t.d, be16_make(0xabcd).b, 2) == 0);
 	cr_assert(memcmp(&t.e, be32_make(0x89abcdefu).b, 4) == 0);
 	cr_assert(memcmp(&t.f, be64_make(0x0123456789abcdefull).b, 8) == 0);
+}
+
+Test(byteorder, be24_is_infinibands_24_bit_field)
+{
+	uint8_t buf[8];
+	be24_t q = be24_make(0x123456);
+	static const be24_t init = BE24_INIT(0xabcdef);
+
+	cr_assert(memcmp(q.b, "\x12\x34\x56", 3) == 0);
+	cr_assert_eq(be24_get(q), 0x123456);
+	cr_assert_eq(be24_get(be24_make(0xff123456u)), 0x123456, "the low 24 bits");
+	cr_assert(memcmp(init.b, "\xab\xcd\xef", 3) == 0);
+	for (unsigned off = 0; off < 4; off++) {
+		memset(buf, 0xee, sizeof(buf));
+		be24_store(buf + off, 0xfffffe);
+		cr_assert_eq(be24_load(buf + off), 0xfffffe);
+		cr_assert_eq(buf[off + 3], 0xee, "no byte past the field");
+	}
 }

@@ -140,4 +140,80 @@ static void pump(bool (*idle)(void))
 	cr_assert_fail("the relay never settled");
 }
 
+/* A MAD from the peer's QP 1 to ours (UD SEND, GSI Q_Key). */
+static inline void relay_inject_mad(const uint8_t mad[ROCE_MAD_LEN])
+{
+	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
+			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
+	uint8_t pkt[512];
+	int h = roce_build(&p, pkt, sizeof(pkt));
+	memcpy(pkt + h, mad, ROCE_MAD_LEN);
+	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
+}
+
+/* The MADs the device sent since the last call, into relay_mads; returns how many. */
+static inline unsigned relay_sent_mads(void)
+{
+	unsigned head = 0, count = 0;
+	relay_nmads = 0;
+	relay_collect(head, &count);
+	return relay_nmads;
+}
+
+/* The AttributeID of relay_mads[i]. */
+static inline uint16_t relay_mad_attr(unsigned i)
+{
+	return be16_get(((const struct roce_mad_hdr *)relay_mads[i])->attr_id);
+}
+
+/* An RC QP in INIT on cq, open to every access (a test's peer QP). */
+static inline struct roce_qp *relay_rc_qp(struct roce_pd *pd, struct roce_cq *cq, unsigned depth)
+{
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
+					  .cap = { .max_send_wr = depth, .max_recv_wr = depth, .max_send_sge = 1,
+						   .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
+	struct roce_qp *qp;
+	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
+	return qp;
+}
+
+/* A test QP from INIT to RTS towards the peer address's QP dest_qpn (path MTU 1024, timeout
+ * 14, retries 7, rd_atomic depth `depth` each way): it receives from rq_psn, sends from sq_psn. */
+static inline void relay_connect_qp(struct roce_qp *qp, uint32_t dest_qpn, uint32_t rq_psn, uint32_t sq_psn,
+				    uint8_t depth)
+{
+	struct roce_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = ROCE_QPS_RTR;
+	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
+	a.path_mtu = ROCE_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = depth;
+	a.min_rnr_timer = 1;
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
+						  ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	a.qp_state = ROCE_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = depth;
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
+						  ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+/* A test QP to ERR, its completions drained from cq, destroyed. */
+static inline void relay_qp_destroy(struct roce_qp *qp, struct roce_cq *cq)
+{
+	struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
+	struct roce_wc wc[16];
+	roce_modify_qp(qp, &e, ROCE_QP_STATE);
+	while (roce_poll_cq(cq, 16, wc) > 0)
+		;
+	roce_destroy_qp(qp);
+}
+
 #endif

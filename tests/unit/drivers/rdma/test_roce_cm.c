@@ -99,11 +99,11 @@ static void req_mad(uint8_t mad[ROCE_MAD_LEN], uint64_t tid, uint32_t comm_id, u
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(comm_id);
 	r.service_id = be64_make(sid);
-	be24_put(r.local_qpn, 0x11);
+	r.local_qpn = be24_make(0x11);
 	r.responder_resources = 2;
 	r.initiator_depth = 3;
 	r.rto_tst_e2e = 20 << 3;
-	be24_put(r.starting_psn, 0x796285);
+	r.starting_psn = be24_make(0x796285);
 	r.lto_retry = 20 << 3 | 7;
 	r.pkey = be16_make(0xffff);
 	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 6;

@@ -34,13 +34,7 @@ static void pt_poll(void)
 
 static struct roce_qp *client_qp(void)
 {
-	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
-					  .cap = { .max_send_wr = 16, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
-	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
-	struct roce_qp *qp;
-	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	return qp;
+	return relay_rc_qp(pd, cq, 16);
 }
 
 static void setup(void)
@@ -62,20 +56,10 @@ static void setup(void)
 	policy = pass_all;
 }
 
-static void client_qp_destroy(struct roce_qp *qp)
-{
-	struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
-	struct roce_wc wc[16];
-	roce_modify_qp(qp, &e, ROCE_QP_STATE);
-	while (roce_poll_cq(cq, 16, wc) > 0)
-		;
-	roce_destroy_qp(qp);
-}
-
 static void teardown(void)
 {
-	client_qp_destroy(qctl);
-	client_qp_destroy(qdata);
+	relay_qp_destroy(qctl, cq);
+	relay_qp_destroy(qdata, cq);
 	roce_dereg_mr(mr);
 	roce_destroy_cq(cq);
 	roce_dealloc_pd(pd);
@@ -88,16 +72,6 @@ static void teardown(void)
 
 TestSuite(roce_perftest_server, .init = setup, .fini = teardown);
 
-static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
-{
-	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
-			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
-	uint8_t pkt[512];
-	int h = roce_build(&p, pkt, sizeof(pkt));
-	memcpy(pkt + h, mad, ROCE_MAD_LEN);
-	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
-}
-
 /* The CM's REQ for port 18515 naming qp; returns the server's answer's attribute (REP or REJ)
  * and, for a REP, connects qp (RTR, RTS) and sends the RTU. */
 static uint16_t cm_connect(struct roce_qp *qp, uint32_t comm_id, uint32_t *server_id)
@@ -105,7 +79,6 @@ static uint16_t cm_connect(struct roce_qp *qp, uint32_t comm_id, uint32_t *serve
 	uint8_t mad[ROCE_MAD_LEN];
 	struct roce_cm_req_msg r;
 	struct roce_cm_rep_msg rep;
-	struct roce_qp_attr a;
 	unsigned head = 0, count = 0;
 	uint16_t attr;
 
@@ -113,10 +86,10 @@ static uint16_t cm_connect(struct roce_qp *qp, uint32_t comm_id, uint32_t *serve
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(comm_id);
 	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(ROCE_PT_PORT));
-	be24_put(r.local_qpn, roce_qp_num(qp));
+	r.local_qpn = be24_make(roce_qp_num(qp));
 	r.responder_resources = 4;
 	r.initiator_depth = 4;
-	be24_put(r.starting_psn, 0x123456);
+	r.starting_psn = be24_make(0x123456);
 	r.lto_retry = 20 << 3 | 7;
 	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
 	r.maxcm_srq_ext = 15 << 4;
@@ -125,7 +98,7 @@ static uint16_t cm_connect(struct roce_qp *qp, uint32_t comm_id, uint32_t *serve
 	r.primary_ack_timeout = 14 << 3;
 	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
 	relay_nmads = 0;
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	relay_collect(head, &count);
 	cr_assert_eq(relay_nmads, 1);
 	relay_nmads = 0;
@@ -134,26 +107,9 @@ static uint16_t cm_connect(struct roce_qp *qp, uint32_t comm_id, uint32_t *serve
 		return attr;
 	memcpy(&rep, relay_mads[0] + ROCE_MAD_HDR_LEN, sizeof(rep));
 	*server_id = be32_get(rep.local_comm_id);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = ROCE_QPS_RTR;
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	a.path_mtu = ROCE_MTU_1024;
-	a.dest_qp_num = be24_get(rep.local_qpn);
-	a.rq_psn = 0x123456;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						  ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = be24_get(rep.starting_psn);
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = rep.responder_resources;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						  ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	relay_connect_qp(qp, be24_get(rep.local_qpn), 0x123456, be24_get(rep.starting_psn), 4);
 	roce_cm_build_ids(mad, CM_ATTR_RTU, comm_id, comm_id, *server_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	return attr;
 }
 
@@ -265,7 +221,7 @@ static void end(uint32_t comm_id, uint32_t server_id)
 	uint8_t mad[ROCE_MAD_LEN];
 	unsigned head = 0, count = 0;
 	roce_cm_build_ids(mad, CM_ATTR_DREQ, 0x77, comm_id, server_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	relay_collect(head, &count);
 	cr_assert_geq(relay_nmads, 1);
 	cr_assert_eq(be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id), CM_ATTR_DREP);
@@ -324,7 +280,6 @@ Test(roce_perftest_server, dash_R_survives_loss)
 Test(roce_perftest_server, dash_z_connects_the_data_qp_by_the_keys)
 {
 	struct roce_pt_dest mine = { .out_reads = 4, .qpn = roce_qp_num(qdata), .psn = 0x00abcd }, srv;
-	struct roce_qp_attr a;
 	uint32_t ctl_id;
 
 	roce_gid_from_ipv4(PEER, &mine.gid);
@@ -333,26 +288,8 @@ Test(roce_perftest_server, dash_z_connects_the_data_qp_by_the_keys)
 	srv = keys(&mine);
 	cr_assert_eq(pt.s[0].state, ROCE_PT_RUNNING);
 	cr_assert_eq(srv.qpn, roce_qp_num(pt.s[0].qp));
-	/* perftest's ctx_connect with the server's keys */
-	memset(&a, 0, sizeof(a));
-	a.qp_state = ROCE_QPS_RTR;
-	a.ah_attr.dgid = srv.gid;  /* ::ffff:US: the relay turns it around as coming from PEER */
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	a.path_mtu = ROCE_MTU_1024;
-	a.dest_qp_num = srv.qpn;
-	a.rq_psn = srv.psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	cr_assert_eq(roce_modify_qp(qdata, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						     ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = mine.psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = (uint8_t)srv.out_reads;
-	cr_assert_eq(roce_modify_qp(qdata, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						     ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	/* perftest's ctx_connect with the server's keys (the relay turns ::ffff:US around as PEER) */
+	relay_connect_qp(qdata, srv.qpn, srv.psn, mine.psn, 4);
 	run(&srv, &pt.s[0]);
 	cr_assert_eq(pt.st.errors, 0);
 	end(0x3333, ctl_id);
@@ -368,7 +305,7 @@ Test(roce_perftest_server, sessions_are_bounded_per_peer)
 	cr_assert_eq(cm_connect(extra, 0x4443, &id[2]), CM_ATTR_REJ, "a third session from one address");
 	cr_assert_eq(pt.st.refused, 1);
 	cr_assert_eq(pt.st.sessions, 2);
-	client_qp_destroy(extra);
+	relay_qp_destroy(extra, cq);
 	roce_pt_stop(&pt);
 	cr_assert_eq(dev->qp_pool.in_use, 3);
 	cr_assert_eq(roce_pt_start(&pt, &rn), 0);

@@ -72,16 +72,6 @@ static void teardown(void)
 
 TestSuite(roce_rping, .init = setup, .fini = teardown);
 
-static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
-{
-	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
-			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
-	uint8_t pkt[512];
-	int h = roce_build(&p, pkt, sizeof(pkt));
-	memcpy(pkt + h, mad, ROCE_MAD_LEN);
-	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
-}
-
 static uint32_t our_id;
 
 /* rdma_connect as rping does it: REQ, REP, RTU; the client QP in RTS. */
@@ -97,10 +87,10 @@ static void connect(void)
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(0x1111);
 	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(ROCE_RPING_PORT));
-	be24_put(r.local_qpn, roce_qp_num(qc));
+	r.local_qpn = be24_make(roce_qp_num(qc));
 	r.responder_resources = 1;
 	r.initiator_depth = 1;
-	be24_put(r.starting_psn, 0xfffffa);
+	r.starting_psn = be24_make(0xfffffa);
 	r.lto_retry = 20 << 3 | 7;
 	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
 	r.maxcm_srq_ext = 15 << 4;
@@ -108,7 +98,7 @@ static void connect(void)
 	roce_gid_from_ipv4(US, (struct roce_gid *)r.primary_remote_gid);
 	r.primary_ack_timeout = 14 << 3;
 	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	relay_collect(head, &count);
 	cr_assert_eq(count, 0);
 	cr_assert_eq(relay_nmads, 1);
@@ -135,7 +125,7 @@ static void connect(void)
 	cr_assert_eq(roce_modify_qp(qc, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
 						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
 	roce_cm_build_ids(mad, CM_ATTR_RTU, 0x42, 0x1111, our_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	cr_assert_eq(rp.s[0].state, ROCE_RPING_WAIT_START);
 }
 
@@ -184,7 +174,7 @@ static void disconnect(void)
 	uint8_t mad[ROCE_MAD_LEN];
 	unsigned head = 0, count = 0;
 	roce_cm_build_ids(mad, CM_ATTR_DREQ, 0x43, 0x1111, our_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	relay_collect(head, &count);
 	cr_assert_eq(relay_nmads, 1);
 	cr_assert_eq(be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id), CM_ATTR_DREP);
