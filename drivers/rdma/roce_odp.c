@@ -589,6 +589,19 @@ static int odp_fault_range(struct roce_odp_region *r, uint32_t first, uint32_t l
 	return started;
 }
 
+/* A sequential pass faulted: page in up to ROCE_ODP_READAHEAD absent pages from p on, only
+ * into free frames (read-ahead never evicts what is resident). */
+static void odp_readahead(struct roce_odp_region *r, uint32_t p, uint64_t now)
+{
+	for (uint32_t k = 0; k < ROCE_ODP_READAHEAD && p + k < r->npages && r->odp->nfree; k++) {
+		if (r->map[p + k])
+			continue;
+		if (odp_fault(r, p + k, now))
+			break;
+		r->odp->st.prefetches++;
+	}
+}
+
 int roce_odp_access(struct roce_odp_region *r, uint64_t off, uint64_t len, bool write, uint64_t now,
 		    dma_addr_t *mem, uint32_t *piece_len, unsigned max, unsigned *n)
 {
@@ -623,6 +636,8 @@ int roce_odp_access(struct roce_odp_region *r, uint64_t off, uint64_t len, bool 
 			o->st.fault_waits++;
 		if (absent && (rc = odp_fault_range(r, first, last, now, false)) < 0)
 			return rc;
+		if (absent && first > 0 && r->map[first - 1] && r->map[first - 1] != ODP_MAP_BAD)
+			odp_readahead(r, last + 1, now);
 		return -EAGAIN;
 	}
 	for (uint32_t p = first; p <= last; p++) {

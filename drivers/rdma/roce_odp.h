@@ -37,6 +37,7 @@
 #define ROCE_ODP_MAX_PAGES (1u << 20)      /* per region: 4 GiB; the page map costs 4 B a page */
 #define ROCE_ODP_MAX_FRAMES 65536u         /* resident pool: 256 MiB at most */
 #define ROCE_ODP_FAULT_BATCH 16u           /* page-ins one access may start */
+#define ROCE_ODP_READAHEAD 8u              /* pages read ahead of a sequential fault */
 #define ROCE_ODP_HIST 16                   /* fault service time buckets: [2^i, 2^(i+1)) us */
 
 struct roce_odp;
@@ -132,7 +133,8 @@ int roce_odp_region_destroy(struct roce_odp_region *r);
  * max pieces). 0 when every page is resident (marked referenced, and dirty when write);
  * -EAGAIN when one is not: page-ins are started for up to ROCE_ODP_FAULT_BATCH absent
  * pages of the range (or the fault is put off when no frame can be had), and the access
- * is to be retried; -EIO when a page's last page-in failed; -E2BIG when more than max
+ * is to be retried; when the page before the range is resident (a sequential pass) the
+ * next ROCE_ODP_READAHEAD absent pages after it are paged in too, while frames are free; -EIO when a page's last page-in failed; -E2BIG when more than max
  * pages are touched; -ERANGE beyond the region; -ENODEV when the region is dying. */
 int roce_odp_access(struct roce_odp_region *r, uint64_t off, uint64_t len, bool write, uint64_t now,
 		    dma_addr_t *mem, uint32_t *piece_len, unsigned max, unsigned *n);

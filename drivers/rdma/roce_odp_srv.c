@@ -101,7 +101,7 @@ static int odp_cfg_region(const struct config_key *k, const char *name, const ch
 	return 0;
 }
 CONFIG_CUSTOM(rdma_odp_region, "rdma.odp.region", odp_cfg_region, "nvmeXnY SIZE [OFFSET] (K/M/G), or empty", "",
-	      NULL, "an on-demand paged RDMA region over that namespace range, served on rdma_cm port 7175");
+	      NULL, "an on-demand paged RDMA region over that namespace range, served on rdma_cm port 7180");
 CONFIG_UINT(rdma_odp_frames, "rdma.odp.frames", &odp_frames, 1, ROCE_ODP_MAX_FRAMES, "1024", NULL,
 	    "4 KiB DRAM frames of rxe0's ODP resident pool (the region may be many times larger)");
 
@@ -190,6 +190,9 @@ static void odp_region_down(struct roce_odp_srv *sv)
 	if (sv->reg)
 		roce_odp_region_destroy(sv->reg);
 	sv->reg = NULL;
+	if (sv->listening)
+		roce_cm_unlisten(sv->rn, ROCE_CM_PS_TCP_SID(ROCE_ODP_PORT));
+	sv->listening = false;
 }
 
 static int odp_region_up(struct roce_odp_srv *sv, const struct roce_odp_region_cfg *c)
@@ -205,11 +208,16 @@ static int odp_region_up(struct roce_odp_srv *sv, const struct roce_odp_region_c
 		return rc;
 	if ((rc = roce_odp_region_create(sv->odp, "odp0", &store, c->size, &sv->reg)))
 		return rc;
-	if ((rc = roce_reg_mr_odp(sv->pd, ROCE_ODP_IOVA, sv->reg, ROCE_ACCESS_ALL, &sv->mr))) {
+	if ((rc = roce_reg_mr_odp(sv->pd, ROCE_ODP_IOVA, sv->reg, ROCE_ACCESS_ALL, &sv->mr)) ||
+	    (rc = roce_cm_listen(sv->rn, ROCE_CM_PS_TCP_SID(ROCE_ODP_PORT), odp_req, odp_event, sv))) {
+		if (sv->mr)
+			roce_dereg_mr(sv->mr);
+		sv->mr = NULL;
 		roce_odp_region_destroy(sv->reg);
 		sv->reg = NULL;
 		return rc;
 	}
+	sv->listening = true;
 	log_info("rxe0: ODP region %llu MiB over nvme%un%u at %llu, %u frames (%u KiB) resident at most, rkey %#x on "
 		 "rdma_cm port %u", U(c->size >> 20), c->ctrl, (unsigned)c->nsid, U(c->offset), roce_odp_nframes(sv->odp),
 		 roce_odp_nframes(sv->odp) * (ROCE_ODP_PAGE_SIZE / 1024), roce_mr_rkey(sv->mr), ROCE_ODP_PORT);
@@ -225,9 +233,6 @@ int roce_odp_srv_start(struct roce_odp_srv *sv, struct roce_net *rn)
 	sv->last_flush_rc = 1;
 	if ((rc = roce_alloc_pd(rn->dev, &sv->pd)))
 		return rc;
-	if ((rc = roce_cm_listen(rn, ROCE_CM_PS_TCP_SID(ROCE_ODP_PORT), odp_req, odp_event, sv)))
-		return rc;
-	sv->listening = true;
 	if (odp_cfg.set && (rc = odp_region_up(sv, &odp_cfg)))
 		log_err("rxe0: ODP region from rdma.odp.region not set up (%d)", rc);
 	return rc;

@@ -1,7 +1,8 @@
 /*
  * roce_odp_srv.h - the appliance's ODP service: the resident pool of rxe0, one region over
  * an NVMe namespace range (from the configuration, `rdma.odp.region`, or the console),
- * registered as an on-demand paged MR, and an rdma_cm listener on port 7175 whose REP
+ * registered as an on-demand paged MR, and (while the region is up) an rdma_cm listener on
+ * port 7180 whose REP
  * tells a connecting client the region's address, rkey and length (struct
  * roce_odp_rep_priv), so that it can RDMA READ, WRITE and run atomics on it. Sessions are
  * bounded in total and per peer address. The console's `rdma odp` shows and drives it.
@@ -15,7 +16,7 @@
 #include "roce_odp.h"
 #include "roce_odp_nvme.h"
 
-#define ROCE_ODP_PORT 7175
+#define ROCE_ODP_PORT 7180
 #define ROCE_ODP_SESSIONS 4
 #define ROCE_ODP_PER_PEER 2
 #define ROCE_ODP_IOVA 0x0000200000000000ull  /* where the region's MR starts */

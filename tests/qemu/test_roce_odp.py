@@ -52,7 +52,7 @@ def test_the_configured_region_starts_with_nothing_resident(app):
     out = app.cmd("rdma odp")
     assert "odp pool: 64 frames of 4096 B (host DRAM): resident 0 dirty 0" in out, out
     assert "region odp0: 4194304 B over nvme2n1 from LBA 65536 (512 B blocks)" in out, out
-    assert "rdma_cm port 7175" in out, out
+    assert "rdma_cm port 7180" in out, out
 
 
 def test_fill_through_the_pager_then_flush_lands_on_the_drive(app):

@@ -258,7 +258,7 @@ Test(roce_odp, invalidation_writes_dirty_pages_back_and_drops_them)
 	uint8_t w[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, b[8];
 
 	acc_retry(PG, 8, true, w);
-	acc_retry(2 * PG, 8, false, b);
+	acc_retry(3 * PG, 8, false, b);
 	cr_assert_eq(roce_odp_invalidate(reg, 0, 16 * PG), 2);
 	cr_assert_eq(roce_odp_resident(odp), 1, "the dirty page stays until written");
 	cr_assert_eq(acc(PG, 8, true, w), -EAGAIN, "no write to a page being written back");
@@ -376,9 +376,9 @@ Test(roce_odp, a_failed_page_in_is_an_error_until_advice_retries_it)
 	cr_assert_eq(acc(0, 8, false, b), 0);
 	/* a submit refused outright frees the frame at once */
 	fs.fail_submit = -EIO;
-	cr_assert_eq(acc(PG, 8, false, b), -EAGAIN);
+	cr_assert_eq(acc(5 * PG, 8, false, b), -EAGAIN);
 	cr_assert_eq(roce_odp_resident(odp), 1);
-	acc_retry(PG, 8, false, b);
+	acc_retry(5 * PG, 8, false, b);
 }
 
 Test(roce_odp, prefetch_starts_page_ins_bounded_by_the_pool)
@@ -393,6 +393,26 @@ Test(roce_odp, prefetch_starts_page_ins_bounded_by_the_pool)
 	cr_assert_eq(acc(3 * PG, 8, false, b), 0, "no fault after advice");
 	cr_assert_eq(roce_odp_prefetch(reg, 0, 4 * PG, 0), 0, "already resident");
 	cr_assert_eq(roce_odp_prefetch(reg, 0, 17 * PG, 0), -ERANGE);
+}
+
+Test(roce_odp, a_sequential_fault_reads_ahead_into_free_frames_only)
+{
+	uint8_t b[8];
+	const struct roce_odp_stats *st = roce_odp_stats(odp);
+
+	acc_retry(0, 8, false, b);
+	cr_assert_eq(st->prefetches, 0, "no read-ahead without a resident page before");
+	cr_assert_eq(acc(PG, 8, false, b), -EAGAIN);
+	cr_assert_eq(fs.nq, 3, "page 1 and read-ahead into the two free frames left");
+	cr_assert_eq(st->prefetches, 2);
+	fake_store_complete(&fs, 0);
+	cr_assert_eq(acc(2 * PG, 8, false, b), 0);
+	cr_assert_eq(acc(3 * PG, 8, false, b), 0);
+	/* the pool is full: a sequential fault evicts for itself, never for read-ahead */
+	cr_assert_eq(acc(4 * PG, 8, false, b), -EAGAIN);
+	cr_assert_eq(fs.nq, 1);
+	cr_assert_eq(st->prefetches, 2);
+	fake_store_complete(&fs, 0);
 }
 
 Test(roce_odp, regions_and_pool_are_bounded)
