@@ -73,6 +73,7 @@ struct roce_cm_conn {
 	uint64_t deadline, rto;
 	unsigned retries_left;
 	void *user;                  /* the listener's per-connection context */
+	uint8_t rej_len;             /* REJ private data kept in mad by roce_cm_reject_data */
 };
 
 struct roce_cm_stats {
@@ -95,6 +96,10 @@ void roce_cm_unlisten(struct roce_net *rn, uint64_t service_id);
  * device: the QP goes to RTR and RTS with the REQ's attributes, and the REP (with len bytes
  * of private data, at most CM_REP_PRIVATE_LEN) goes out. 0 or -EINVAL. */
 int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv, size_t len);
+
+/* From the listener's REQ callback, before it returns a REJ reason: len bytes (at most
+ * the REJ's 148) of private data for that REJ (an NVMe/RDMA reject status, say). */
+void roce_cm_reject_data(struct roce_cm_conn *c, const void *priv, size_t len);
 
 /* Disconnect an established connection: QP to ERR, DREQ sent (retried), DREP awaited. */
 int roce_cm_disconnect(struct roce_cm_conn *c);
