@@ -25,7 +25,6 @@
 #include "../drivers/nvme/target/nvmet_default.h"
 #include "../drivers/nvme/target/nvmet_rdma_boot.h"
 #include "../drivers/nvme/target/nvmet_tcp.h"
-#include "../drivers/rdma/roce_net.h"
 #include "../lib/config_key.h"
 #include "../lib/log.h"
 #include "../lib/poller.h"
@@ -126,7 +125,7 @@ static void nvmet_boot_start(const char *source)
 		nvmet_fini();
 		return;
 	}
-	if ((rc = nvmet_rdma_boot_start(roce_boot_net_get()))) {
+	if ((rc = nvmet_rdma_boot_start())) {
 		log_err("nvmet: NVMe/RDMA transport not started (%d); running without a target", rc);
 		nvmet_tcp_stop();
 		nvmet_fini();

@@ -5,10 +5,9 @@
 #ifndef DRIVERS_NVME_TARGET_NVMET_RDMA_BOOT_H
 #define DRIVERS_NVME_TARGET_NVMET_RDMA_BOOT_H
 
-struct roce_net;
-
-/* nvmet_rdma_start() on the instance with rn (NULL: no RoCE device). 0 or errno. */
-int nvmet_rdma_boot_start(struct roce_net *rn);
+/* Start the instance on rxe0 when the running target has an RDMA port (0 when it has none);
+ * when rxe0 is not up yet, the transport's poller starts it once it is (logged). 0 or errno. */
+int nvmet_rdma_boot_start(void);
 
 /* nvmet_rdma_stop() on the instance. */
 void nvmet_rdma_boot_stop(void);
