@@ -23,6 +23,7 @@
 #include "../drivers/nvme/target/nvmet.h"
 #include "../drivers/nvme/target/nvmet_config.h"
 #include "../drivers/nvme/target/nvmet_default.h"
+#include "../drivers/nvme/target/nvmet_rdma_boot.h"
 #include "../drivers/nvme/target/nvmet_tcp.h"
 #include "../lib/config_key.h"
 #include "../lib/log.h"
@@ -121,6 +122,12 @@ static void nvmet_boot_start(const char *source)
 		log_info("nvmet: nvmet.p2p = off: every NVMe/TCP payload goes through host DRAM");
 	if ((rc = nvmet_tcp_start(&nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/TCP transport not started (%d); running without a target", rc);
+		nvmet_fini();
+		return;
+	}
+	if ((rc = nvmet_rdma_boot_start())) {
+		log_err("nvmet: NVMe/RDMA transport not started (%d); running without a target", rc);
+		nvmet_tcp_stop();
 		nvmet_fini();
 		return;
 	}

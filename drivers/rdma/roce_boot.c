@@ -85,6 +85,11 @@ static int roce_boot_interop_apply(void)
 CONFIG_BOOL(rdma_interop_servers, "rdma.interop_servers", &roce_boot_interop, "on", roce_boot_interop_apply,
 	    "the rping (rdma_cm 7174), ibv_rc_pingpong and perftest (TCP and rdma_cm 18515) servers of rxe0");
 
+struct roce_net *roce_boot_net_get(void)
+{
+	return roce_boot_dev ? &roce_boot_net : NULL;
+}
+
 static int roce_boot(void)
 {
 	struct net_config cfg;

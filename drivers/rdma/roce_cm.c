@@ -2,6 +2,7 @@
  * roce_cm.c - the communication manager's passive side (see roce_cm.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
@@ -131,15 +132,32 @@ static void roce_cm_established(struct roce_cm_conn *c)
 	roce_cm_tell(c, ROCE_CM_EV_ESTABLISHED);
 }
 
-static void roce_cm_reject(struct roce_net *rn, uint32_t peer, const struct roce_mad *m, uint32_t local_id,
-			   uint16_t reason)
+static void roce_cm_reject_priv(struct roce_net *rn, uint32_t peer, const struct roce_mad *m, uint32_t local_id,
+				uint16_t reason, const uint8_t *priv, size_t len)
 {
 	uint8_t rej[ROCE_MAD_LEN];
 	roce_cm_build_rej_ids(rej, m->tid, local_id, m->req_local_comm_id, CM_REJ_MSG_REQ, reason);
+	if (len && len <= sizeof(((struct roce_cm_rej *)0)->private_data))
+		memcpy(rej + ROCE_MAD_HDR_LEN + offsetof(struct roce_cm_rej, private_data), priv, len);
 	if (roce_cm_send(rn, peer, rej) == 0) {
 		rn->cm.st.rej_tx++;
 		rn->st.cm_rej_tx++;
 	}
+}
+
+static void roce_cm_reject(struct roce_net *rn, uint32_t peer, const struct roce_mad *m, uint32_t local_id,
+			   uint16_t reason)
+{
+	roce_cm_reject_priv(rn, peer, m, local_id, reason, NULL, 0);
+}
+
+void roce_cm_reject_data(struct roce_cm_conn *c, const void *priv, size_t len)
+{
+	if (c->state != ROCE_CM_REQ_RCVD || len > sizeof(((struct roce_cm_rej *)0)->private_data))
+		return;
+	memset(c->mad, 0, sizeof(c->mad));
+	memcpy(c->mad, priv, len);
+	c->rej_len = (uint8_t)len;
 }
 
 int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv, size_t len)
@@ -286,7 +304,8 @@ static void roce_cm_req_rx(struct roce_net *rn, uint32_t peer, const uint8_t *ma
 	int reason = l->req(c, &q, peer, l->ctx);
 	if (c->state == ROCE_CM_REQ_RCVD) {
 		/* refused, or not accepted */
-		roce_cm_reject(rn, peer, m, c->local_id, reason > 0 ? (uint16_t)reason : CM_REJ_CONSUMER);
+		roce_cm_reject_priv(rn, peer, m, c->local_id, reason > 0 ? (uint16_t)reason : CM_REJ_CONSUMER, c->mad,
+				    c->rej_len);
 		roce_cm_qp_err(c);
 		c->state = ROCE_CM_FREE;
 		return;

@@ -87,6 +87,7 @@ struct roce_cm_conn {
 	void *ctx;
 	bool active;                 /* we sent the REQ */
 	uint16_t rej_reason;         /* why it ended: the peer's REJ reason, or CM_REJ_TIMEOUT */
+	uint8_t rej_len;             /* REJ private data kept in mad by roce_cm_reject_data */
 };
 
 struct roce_cm_stats {
@@ -130,6 +131,10 @@ int roce_cm_accept(struct roce_cm_conn *c, struct roce_qp *qp, const void *priv,
  * use: in total or towards that peer). */
 int roce_cm_connect(struct roce_net *rn, struct roce_qp *qp, const struct roce_cm_connect_param *p,
 		    struct roce_cm_conn **out);
+
+/* From the listener's REQ callback, before it returns a REJ reason: len bytes (at most
+ * the REJ's 148) of private data for that REJ (an NVMe/RDMA reject status, say). */
+void roce_cm_reject_data(struct roce_cm_conn *c, const void *priv, size_t len);
 
 /* Disconnect an established connection: QP to ERR, DREQ sent (retried), DREP awaited. */
 int roce_cm_disconnect(struct roce_cm_conn *c);

@@ -65,6 +65,10 @@ int roce_net_tx(struct roce_net *rn, uint32_t dst_ip, struct roce_tx *tx);
  * the packets sent plus timer events. */
 int roce_net_poll(struct roce_net *rn, unsigned budget);
 
+/* The appliance's boot device rxe0 on the stack (roce_boot.c), NULL when it did not start:
+ * what the NVMe/RDMA target listens on. */
+struct roce_net *roce_boot_net_get(void);
+
 /* Receive entry (the UDP callback; public for tests): one datagram of UDP 4791, nb->data
  * at the BTH. Does not free nb. */
 void roce_net_rx(struct roce_net *rn, const struct udp_meta *m, struct netbuf *nb);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "../../../lib/log.h"
 #include "nvmet_priv.h"
+#include "nvmet_rdma_wire.h"
 #include "nvmet_referral.h"
 
 LOG_MODULE_USE(nvmet);
@@ -235,7 +236,9 @@ static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, ui
 			memcpy(e + NVMF_DE_SUBNQN, s->cfg->nqn, strnlen(s->cfg->nqn, NVMET_NQN_MAX));
 			/* a port on any address: the address this host reached (as Linux nvmet) */
 			ip4_text(port->traddr ? port->traddr : c->local_addr, (char *)e + NVMF_DE_TRADDR, 256);
-			return true; /* TSAS: SECTYPE 0 (none) */
+			if (port->trtype == NVMET_TRTYPE_RDMA)
+				nvmet_rdma_tsas(e + NVMF_DE_TSAS); /* QP type, provider, CM */
+			return true; /* TCP's TSAS: SECTYPE 0 (none) */
 		}
 		n++;
 	}

@@ -477,6 +477,8 @@ uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
 {
 	if ((sqe->flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL || !sgl1_known(sqe->dptr.sgl1.id))
 		return 0; /* nvmet_exec() refuses it: nothing to fetch */
+	if ((sqe->dptr.sgl1.id >> 4) == NVMF_SGL_TYPE_KEYED)
+		return le32_get(sqe->dptr.sgl1.len) & 0xffffffu; /* a keyed block's Length is 3 bytes (the Key follows) */
 	return le32_get(sqe->dptr.sgl1.len);
 }
 

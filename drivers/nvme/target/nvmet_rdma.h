@@ -1,0 +1,194 @@
+/*
+ * nvmet_rdma.h - the NVMe/RDMA transport of the NVMe-oF target (NVM Express RDMA
+ * Transport Specification 1.0) over the appliance's software RoCE v2 (drivers/rdma):
+ * one RC queue pair per NVMe queue, set up by the RDMA CM on the port's service ID
+ * (rdma_cm's TCP port space, trsvcid 4420) with the NVMe/RDMA private data; command
+ * capsules arrive by SEND into receive buffers posted for the whole queue (SQE + in-capsule
+ * data), host write data is fetched with RDMA READ, read data delivered with RDMA WRITE,
+ * every response goes back by SEND (SEND with Invalidate when the host's keyed SGL asked
+ * for it). Commands run at the transport-independent core (nvmet.h) exactly as TCP's do.
+ *
+ * Credits: the host may have HSQSIZE + 1 capsules outstanding; exactly that many receive
+ * buffers are posted, and a buffer is posted again only when its command's response is
+ * queued, so a host that sends more gets RNR NAKs from the RC layer, never our memory. A
+ * response goes only when the send queue has room for it (and its RDMA WRITE); until then
+ * it waits in its queue's FIFO.
+ *
+ * Queue states (one set_state(), logged at debug level):
+ *   CONNECTING  the REQ was accepted (REP sent); capsules may already come (the RTU can be
+ *               lost); Connect must complete within NVMET_RDMA_CONNECT_TIMEOUT_MS.
+ *   LIVE        the CM reported the connection established.
+ *   CLOSING     disconnected (DREQ from the host, our DREQ after the core killed the
+ *               controller, a work completion in error, a timeout, stop): the QP is in ERR,
+ *               its work requests flushed, the nvmet queue destroyed; the queue is freed
+ *               once no command of it is left at the core.
+ * A host that reconnects gets new queues (Linux's error recovery reconnects a controller).
+ *
+ * Bounded: NVMET_RDMA_MAX_QUEUES queues, NVMET_RDMA_QUEUES_PER_PEER per host address; data
+ * buffers from two pools (small and large), of which one host address holds at most half
+ * (NVMET_RDMA_HOST_SHARE); a command that finds none waits in its queue's FIFO (bounded by
+ * the queue depth) and is resumed from the poll loop.
+ */
+#ifndef DRIVERS_NVME_TARGET_NVMET_RDMA_H
+#define DRIVERS_NVME_TARGET_NVMET_RDMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../../../lib/list.h"
+#include "../../rdma/roce_cm.h"
+#include "../../rdma/roce_verbs.h"
+#include "nvmet.h"
+#include "nvmet_rdma_wire.h"
+
+#define NVMET_RDMA_MAX_QUEUES 24         /* NVMe queues (RC QPs), all hosts */
+#define NVMET_RDMA_QUEUES_PER_PEER 20    /* ... from one host address: discovery, admin, 16 I/O, spare */
+#define NVMET_RDMA_QUEUE_DEPTH 64        /* I/O queue entries (CAP.MQES + 1): responses and their
+					  * RDMA WRITEs fill the QP's ROCE_MAX_WR send entries */
+#define NVMET_RDMA_IN_CAPSULE 4096       /* in-capsule data bytes on I/O queues (IOCCSZ) */
+#define NVMET_RDMA_MAX_XFER (128u * 1024) /* bytes per command (MDTS) */
+#define NVMET_RDMA_SMALL_SIZE 8192u      /* data buffer classes: small ... */
+#define NVMET_RDMA_SMALL_BUFS 128
+#define NVMET_RDMA_LARGE_SIZE NVMET_RDMA_MAX_XFER /* ... and large */
+#define NVMET_RDMA_LARGE_BUFS 24
+#define NVMET_RDMA_HOST_SHARE 2          /* one host address holds at most 1/2 of each class */
+#define NVMET_RDMA_CONNECT_TIMEOUT_MS 10000 /* from the REP to a Connected queue */
+#define NVMET_RDMA_CMA_HDR_LEN 36        /* rdma_cm's header in front of the REQ private data
+					  * (version, IP version, port, source and destination) */
+#define NVMET_RDMA_MAX_LISTEN 4          /* RDMA ports */
+
+enum nvmet_rdma_queue_state {
+	NVMET_RDMA_Q_CONNECTING = 0,
+	NVMET_RDMA_Q_LIVE,
+	NVMET_RDMA_Q_CLOSING,
+	NVMET_RDMA_Q_STATE_COUNT
+};
+const char *nvmet_rdma_queue_state_name(enum nvmet_rdma_queue_state s);
+
+enum nvmet_rdma_rsp_state {
+	NVMET_RDMA_RSP_FREE = 0,
+	NVMET_RDMA_RSP_WAIT_BUF,         /* waiting for a data buffer (in the queue's waitq) */
+	NVMET_RDMA_RSP_WAIT_READ,        /* ... for send queue room for its RDMA READ (waitq) */
+	NVMET_RDMA_RSP_READING,          /* RDMA READ of the host's write data posted */
+	NVMET_RDMA_RSP_EXEC,             /* at the core */
+	NVMET_RDMA_RSP_WAIT_SQ,          /* response waiting for send queue room (waitq) */
+	NVMET_RDMA_RSP_SENDING,          /* RDMA WRITE + SEND posted */
+};
+
+struct nvmet_rdma;
+struct nvmet_rdma_queue;
+
+/* A data buffer: a slot of one of the two pools (registered once, one MR per pool). */
+struct nvmet_rdma_buf {
+	uint8_t *p;
+	uint32_t size;
+	uint32_t lkey;
+	uint8_t cls;                     /* 0 small, 1 large */
+	uint16_t slot;
+};
+
+/* One command in flight, from its capsule to its response's completion. */
+struct nvmet_rdma_rsp {
+	enum nvmet_rdma_rsp_state state;
+	struct nvmet_rdma_queue *rq;
+	unsigned idx;
+	unsigned capsule;                /* receive buffer holding the capsule */
+	uint32_t capsule_len;            /* bytes received */
+	struct nvme_sqe sqe;
+	struct nvmet_rdma_sgl sgl;
+	struct nvmet_req req;
+	struct nvme_sg sg;
+	struct nvmet_rdma_buf buf;       /* buf.p NULL: none */
+	uint32_t len;                    /* data length the core is told (SGL1's) */
+	uint8_t dir;                     /* enum dma_dir */
+	unsigned wr_pending;             /* posted work requests not completed yet */
+	struct list_node wait_node;
+};
+
+struct nvmet_rdma_queue {
+	enum nvmet_rdma_queue_state state;
+	struct list_node node;
+	struct nvmet_rdma *t;
+	struct roce_cm_conn *cm;
+	struct roce_cq *cq;
+	struct roce_qp *qp;
+	struct roce_mr *mr;              /* over mem: capsules, then responses */
+	uint8_t *mem;
+	struct nvmet_queue *q;
+	unsigned port;                   /* nvmet port index */
+	uint32_t peer;                   /* host IPv4, host order */
+	uint16_t host_qid;               /* the QID of the REQ */
+	unsigned depth;                  /* receive buffers: HSQSIZE + 1 */
+	unsigned capsule_size;           /* bytes per receive buffer: SQE + in-capsule data */
+	unsigned nrsp;
+	struct nvmet_rdma_rsp *rsps;
+	unsigned sq_used, sq_max;        /* send work requests outstanding, and the QP's room */
+	unsigned pending[NVMET_RDMA_QUEUE_DEPTH]; /* capsules received while no rsp was free */
+	uint32_t pending_len[NVMET_RDMA_QUEUE_DEPTH];
+	unsigned npending;
+	struct list_node waitq;          /* rsps waiting for a buffer or send room, in order */
+	unsigned busy;                   /* rsps not FREE */
+	unsigned at_core;                /* rsps in EXEC */
+	unsigned bufs[2];                /* data buffers held, by class */
+	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
+	bool kill_pending, destroyed;
+	int kill_reason;
+	/* counters (console) */
+	uint64_t capsules, rdma_reads, read_bytes, rdma_writes, write_bytes, sends, send_invs;
+};
+
+struct nvmet_rdma_stats {
+	uint64_t reqs, accepted, rejected, rej_status[NVME_RDMA_CM_INVALID_CNTLID + 1];
+	uint64_t peer_refused, no_queue;      /* REQs refused: the host's share, the table */
+	uint64_t established, disconnects, kills, timeouts, wc_errors, closed, freed;
+	uint64_t capsules, short_capsules, responses, send_invs;
+	uint64_t rdma_reads, read_bytes, rdma_writes, write_bytes, inline_writes, inline_bytes;
+	uint64_t sgl_refused;                 /* commands whose SGL1 the transport could not serve */
+	uint64_t buf_waits, sq_waits, resumed, host_share;
+};
+
+struct nvmet_rdma {
+	struct roce_net *rn;
+	struct roce_dev *dev;
+	struct roce_pd *pd;
+	uint16_t listen[NVMET_RDMA_MAX_LISTEN]; /* rdma_cm ports listened on */
+	unsigned nlisten;
+	struct list_node queues;
+	unsigned nqueues;
+	/* data buffer pools */
+	uint8_t *pool_mem[2];
+	struct roce_mr *pool_mr[2];
+	uint32_t pool_size[2];
+	unsigned pool_count[2], pool_used[2];
+	uint8_t pool_map[2][NVMET_RDMA_SMALL_BUFS];  /* slot in use */
+	struct nvmet_rdma_stats st;
+	bool started;
+};
+
+/*
+ * Listen on every RDMA port of the running target (nvmet_port_at, trtype rdma) through
+ * rn's CM, and allocate the PD and data buffer pools on rn's device. Returns 0 (also when
+ * no port is RDMA: nothing is allocated then), -EBUSY when started, -ENODEV without a
+ * device, -ENOMEM, or the first listen error (nothing stays).
+ */
+int nvmet_rdma_start(struct nvmet_rdma *t, struct roce_net *rn);
+
+/* Disconnect every queue (DREQ), destroy them, stop listening, free the pools. Queues
+ * with commands still at the core are freed by later polls; call before nvmet_fini. */
+void nvmet_rdma_stop(struct nvmet_rdma *t);
+
+/* Poll-loop work, about budget completions: each queue's completions (capsules, RDMA READ
+ * done, responses sent), waiting commands resumed, killed or timed-out queues closed,
+ * closed queues freed once nothing of them is at the core. >0 progress, 0 idle. */
+int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget);
+
+/* Queues allocated (any state) and in a state. */
+unsigned nvmet_rdma_queue_count(const struct nvmet_rdma *t);
+unsigned nvmet_rdma_queue_count_state(const struct nvmet_rdma *t, enum nvmet_rdma_queue_state s);
+
+/* Print the queues (QPN, peer, QID, state, credits, commands, bytes) and the counters. */
+void nvmet_rdma_show(const struct nvmet_rdma *t);
+
+/* The appliance's instance (nvmet_rdma_boot.c), NULL before it was started. */
+const struct nvmet_rdma *nvmet_rdma_boot(void);
+
+#endif

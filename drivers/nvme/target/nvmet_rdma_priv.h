@@ -1,0 +1,41 @@
+/*
+ * nvmet_rdma_priv.h - what the NVMe/RDMA transport's files share (nvmet_rdma.c: the CM,
+ * queues and the poller; nvmet_rdma_cmd.c: commands, data buffers, responses). Nothing
+ * outside the transport includes it.
+ */
+#ifndef DRIVERS_NVME_TARGET_NVMET_RDMA_PRIV_H
+#define DRIVERS_NVME_TARGET_NVMET_RDMA_PRIV_H
+
+#include "nvmet_rdma.h"
+
+/* Work request IDs: the kind in the upper half, the capsule or rsp index in the lower. */
+enum nvmet_rdma_wr_kind { NVMET_RDMA_WR_RECV = 1, NVMET_RDMA_WR_READ, NVMET_RDMA_WR_WRITE, NVMET_RDMA_WR_SEND };
+#define NVMET_RDMA_WR_ID(kind, idx) ((uint64_t)(kind) << 32 | (uint32_t)(idx))
+
+extern const struct nvmet_transport_ops nvmet_rdma_ops;
+
+/* Post receive buffer i of rq. 0 or errno. */
+int nvmet_rdma_post_recv(struct nvmet_rdma_queue *rq, unsigned i);
+
+/* A capsule of len bytes arrived in receive buffer i: run it (or keep it pending until a
+ * rsp is free). */
+void nvmet_rdma_capsule(struct nvmet_rdma_queue *rq, unsigned i, uint32_t len);
+
+/* A send-queue completion of rq (READ, WRITE or SEND of a rsp). */
+void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc);
+
+/* Retry the waiting rsps of rq in order until one still cannot go on. Returns how many went. */
+int nvmet_rdma_resume(struct nvmet_rdma_queue *rq);
+
+/* The queue is closing: rsps waiting for buffers or send room are freed. */
+void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *rq);
+
+/* Close rq (QP to ERR, flushed completions drained, nvmet queue destroyed); why for the log. */
+void nvmet_rdma_queue_close(struct nvmet_rdma_queue *rq, const char *why);
+
+/* Data buffer pools. */
+int nvmet_rdma_pools_init(struct nvmet_rdma *t);
+void nvmet_rdma_pools_fini(struct nvmet_rdma *t);
+void nvmet_rdma_buf_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
+
+#endif

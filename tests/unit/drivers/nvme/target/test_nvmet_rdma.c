@@ -1,0 +1,535 @@
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_ana.c drivers/nvme/target/nvmet_referral.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c drivers/nvme/target/nvmet_rdma.c drivers/nvme/target/nvmet_rdma_cmd.c drivers/nvme/target/nvmet_rdma_wire.c
+/*
+ * The NVMe/RDMA transport over the real software RoCE, the real target core and RAM
+ * disks, against a host played by the test as Linux's nvme-rdma does it: the CM REQ with
+ * rdma_cm's header and the NVMe/RDMA private data (REP's CRQSIZE read back), the admin
+ * Connect whose 1024 bytes the target fetches by RDMA READ (keyed SGL), Property Set,
+ * Identify and the discovery log delivered by RDMA WRITE, an I/O queue with a 4 KiB write
+ * in the capsule, 128 KiB written and read back through keyed SGLs with Invalidate Key
+ * (the response comes as SEND with Invalidate), then the host's DREQ: everything freed.
+ * Also: every reject status of a bad REQ in the REJ's private data, a host that sends
+ * beyond its credits, a lossy wire, keep-alive expiry, reconnect after disconnect.
+ * The host's QPs are on the same device, their packets turned around by the relay.
+ */
+#include "tests/unit/net/net_test.h"
+#include "drivers/rdma/roce_internal.h"
+#include "drivers/nvme/target/nvmet_rdma.h"
+#include "tests/unit/drivers/nvme/target/fake_nvmet_transport.h"
+#include "tests/unit/drivers/rdma/roce_relay.h"
+
+#define HOST "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"
+#define OTHER "nqn.2014-08.org.nvmexpress:uuid:bbbbbbbb-0000-4000-8000-000000000002"
+#define VOL "nqn.2026-11.org.p2pstore:vol0"
+#define DISC "nqn.2014-08.org.nvmexpress.discovery"
+
+static const char *const config_json =
+	"{ \"hosts\": [ { \"nqn\": \"" HOST "\" } ],\n"
+	"  \"ports\": [ { \"portid\": 7, \"addr\": { \"trtype\": \"rdma\", \"adrfam\": \"ipv4\", \"traddr\": \"10.10.0.10\","
+	" \"trsvcid\": \"4420\" }, \"subsystems\": [ \"" VOL "\" ] } ],\n"
+	"  \"subsystems\": [ { \"nqn\": \"" VOL "\", \"allowed_hosts\": [ \"" HOST "\" ],\n"
+	"      \"attr\": { \"allow_any_host\": \"0\" },\n"
+	"      \"namespaces\": [ { \"nsid\": 1, \"enable\": 1, \"device\": { \"path\": \"/dev/nvme0n1\" } } ] } ] }\n";
+
+static struct roce_dev *dev;
+static struct nvmet_rdma t;
+static struct nvmet_config cfg;
+static struct roce_pd *pd;
+static struct roce_cq *cq;
+static struct roce_mr *mr;
+static uint8_t *hmem;                 /* the host's memory: capsules, responses, data */
+#define HMEM (1u << 20)
+#define IOVA 0x7f0000000000ull
+#define H_CAPS 0x0                   /* capsules to send: 8 slots of 8 KiB */
+#define H_RSP 0x10000                /* responses: 64 x 16 B */
+#define H_DATA 0x20000               /* data */
+
+struct hq {                           /* one host queue */
+	struct roce_qp *qp;
+	uint32_t comm_id, our_id;
+	uint16_t qid;
+	unsigned depth;
+	uint16_t cid;
+};
+
+static void target_poll(void)
+{
+	nvmet_rdma_poll(&t, 64);
+}
+
+static void setup(void)
+{
+	char err[160];
+	net_test_start(NETDEV_F_RX_SPLIT);
+	cr_assert_eq(roce_dev_init(&dev, "rxe_nvmet"), 0);
+	roce_dev_set_addr(dev, US, 1500);
+	cr_assert_eq(roce_net_start(&rn, dev), 0);
+	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0, "%s",
+		     err);
+	cr_assert_eq(nvmet_init(&cfg, ft_ram_open, NULL), 0);
+	cr_assert_eq(nvmet_rdma_start(&t, &rn), 0);
+	cr_assert_eq(roce_alloc_pd(dev, &pd), 0);
+	cr_assert_eq(roce_create_cq(dev, 256, NULL, NULL, &cq), 0);
+	hmem = calloc(1, HMEM);
+	cr_assert_eq(roce_reg_mr(pd, IOVA, HMEM, dma_addr_host(hmem), ROCE_ACCESS_ALL, &mr), 0);
+	relay_extra_poll = target_poll;
+	relay_nmads = 0;
+	policy = pass_all;
+}
+
+static void host_qp_free(struct hq *h)
+{
+	struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
+	struct roce_wc wc[16];
+	if (!h->qp)
+		return;
+	roce_modify_qp(h->qp, &e, ROCE_QP_STATE);
+	while (roce_poll_cq(cq, 16, wc) > 0)
+		;
+	roce_destroy_qp(h->qp);
+	h->qp = NULL;
+}
+
+static struct hq hqs[4];
+
+static void teardown(void)
+{
+	for (unsigned i = 0; i < 4; i++)
+		host_qp_free(&hqs[i]);
+	memset(hqs, 0, sizeof(hqs));
+	nvmet_rdma_stop(&t);
+	for (int i = 0; i < 4; i++)
+		nvmet_rdma_poll(&t, 64);
+	if (nvmet_rdma_queue_count(&t) || t.pd)
+		abort();
+	nvmet_fini();
+	run_timers();
+	roce_dereg_mr(mr);
+	roce_destroy_cq(cq);
+	roce_dealloc_pd(pd);
+	free(hmem);
+	roce_net_stop(&rn);
+	if (roce_dev_destroy(dev))
+		abort();
+	net_teardown();
+}
+
+TestSuite(nvmet_rdma, .init = setup, .fini = teardown);
+
+static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
+{
+	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
+			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
+	uint8_t pkt[512];
+	int h = roce_build(&p, pkt, sizeof(pkt));
+	memcpy(pkt + h, mad, ROCE_MAD_LEN);
+	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
+}
+
+/* A REQ as Linux's rdma_cm sends it for nvme-rdma: rdma_cm's 36-byte header, then the
+ * NVMe/RDMA private data (nvme: 32 bytes, or NULL for the standard one). Returns the MAD
+ * the target answered with (REP or REJ), in relay_mads[0]. */
+static uint16_t send_req(struct hq *h, uint16_t qid, uint16_t hsqsize, uint16_t hrqsize, const uint8_t *nvme)
+{
+	static uint32_t next_comm = 0x1000;
+	uint8_t mad[ROCE_MAD_LEN];
+	struct roce_cm_req_msg r;
+	unsigned head = 0, count = 0;
+
+	h->comm_id = next_comm++;
+	roce_cm_build_hdr(mad, CM_ATTR_REQ, 0x4200 + h->comm_id);
+	memset(&r, 0, sizeof(r));
+	r.local_comm_id = be32_make(h->comm_id);
+	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(4420));
+	be24_put(r.local_qpn, roce_qp_num(h->qp));
+	r.responder_resources = 4;
+	r.initiator_depth = 4;
+	be24_put(r.starting_psn, 0x123456);
+	r.lto_retry = 20 << 3 | 7;
+	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
+	r.maxcm_srq_ext = 15 << 4;
+	roce_gid_from_ipv4(PEER, (struct roce_gid *)r.primary_local_gid);
+	roce_gid_from_ipv4(US, (struct roce_gid *)r.primary_remote_gid);
+	r.primary_ack_timeout = 14 << 3;
+	r.private_data[1] = 4 << 4;  /* rdma_cm header: version 0, IPv4 */
+	r.private_data[2] = 4420 >> 8;
+	r.private_data[3] = 4420 & 0xff;
+	if (nvme) {
+		memcpy(r.private_data + NVMET_RDMA_CMA_HDR_LEN, nvme, 32);
+	} else {
+		le16_store(r.private_data + 36 + 2, qid);
+		le16_store(r.private_data + 36 + 4, hrqsize);
+		le16_store(r.private_data + 36 + 6, hsqsize);
+		le16_store(r.private_data + 36 + 8, 0xffff);
+	}
+	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
+	relay_nmads = 0;
+	inject_mad(mad);
+	relay_collect(head, &count);
+	cr_assert_eq(relay_nmads, 1, "one answer to the REQ");
+	return be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id);
+}
+
+static void host_qp_create(struct hq *h)
+{
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
+					  .cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .qp_access_flags = ROCE_ACCESS_ALL };
+	cr_assert_eq(roce_create_qp(pd, &init, &h->qp), 0);
+	cr_assert_eq(roce_modify_qp(h->qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
+}
+
+static void post_rsp_recv(struct hq *h, unsigned slot)
+{
+	struct roce_recv_wr rw = { .wr_id = 1000 + slot, .num_sge = 1,
+				   .sg_list = { { IOVA + H_RSP + slot * 16, 16, roce_mr_lkey(mr) } } };
+	cr_assert_eq(roce_post_recv(h->qp, &rw), 0);
+}
+
+/* rdma_connect for queue qid: REQ, REP (CRQSIZE checked), RTU; the QP in RTS with
+ * receives posted for the responses. */
+static void host_connect(struct hq *h, uint16_t qid, unsigned depth)
+{
+	struct roce_cm_rep_msg rep;
+	struct roce_qp_attr a;
+	uint8_t mad[ROCE_MAD_LEN];
+
+	host_qp_create(h);
+	h->qid = qid;
+	h->depth = depth;
+	cr_assert_eq(send_req(h, qid, (uint16_t)(depth - 1), (uint16_t)depth, NULL), CM_ATTR_REP);
+	memcpy(&rep, relay_mads[0] + ROCE_MAD_HDR_LEN, sizeof(rep));
+	cr_assert_eq(le16_load(rep.private_data), 0, "REP RECFMT");
+	cr_assert_eq(le16_load(rep.private_data + 2), depth, "REP CRQSIZE = HSQSIZE + 1");
+	h->our_id = be32_get(rep.local_comm_id);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = ROCE_QPS_RTR;
+	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
+	a.path_mtu = ROCE_MTU_1024;
+	a.dest_qp_num = be24_get(rep.local_qpn);
+	a.rq_psn = 0x123456;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	cr_assert_eq(roce_modify_qp(h->qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
+						    ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	a.qp_state = ROCE_QPS_RTS;
+	a.sq_psn = be24_get(rep.starting_psn);
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	cr_assert_eq(roce_modify_qp(h->qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
+						    ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	roce_cm_build_ids(mad, CM_ATTR_RTU, 0x4200 + h->comm_id, h->comm_id, h->our_id);
+	inject_mad(mad);
+	for (unsigned i = 0; i < 8; i++)
+		post_rsp_recv(h, i);
+}
+
+static bool target_idle(void)
+{
+	struct list_node *it;
+	for (unsigned i = 0; i < 4; i++)
+		if (hqs[i].qp && hqs[i].qp->sq.count)
+			return false;
+	list_for_each(&t.queues, it) {
+		const struct nvmet_rdma_queue *rq = container_of(it, struct nvmet_rdma_queue, node);
+		if (rq->busy || (rq->qp && rq->qp->sq.count))
+			return false;
+	}
+	return true;
+}
+
+struct result {
+	uint16_t status;             /* SCT << 8 | SC */
+	uint32_t dw0;
+	bool invalidated;
+	uint32_t inv_rkey;
+};
+
+/* SEND one capsule (sqe + icd bytes of in-capsule data) on h and wait for its response. */
+static struct result host_cmd(struct hq *h, struct nvme_sqe *sqe, const void *icd, uint32_t icd_len)
+{
+	struct roce_send_wr w = { .wr_id = 1, .opcode = ROCE_WR_SEND, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1 };
+	struct roce_wc wc[8];
+	struct result res = { 0 };
+	bool got = false;
+	uint16_t cid = ++h->cid;
+
+	sqe->cid = le16_make(cid);
+	memcpy(hmem + H_CAPS, sqe, 64);
+	if (icd_len)
+		memcpy(hmem + H_CAPS + 64, icd, icd_len);
+	w.sg_list[0] = (struct roce_sge){ IOVA + H_CAPS, 64 + icd_len, roce_mr_lkey(mr) };
+	cr_assert_eq(roce_post_send(h->qp, &w), 0);
+	pump(target_idle);
+	int n = roce_poll_cq(cq, 8, wc);
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(wc[i].status, ROCE_WC_SUCCESS, "host WR %llu status %d", (unsigned long long)wc[i].wr_id,
+			     wc[i].status);
+		if (wc[i].opcode != ROCE_WC_RECV)
+			continue;
+		struct nvme_cqe c;
+		unsigned slot = (unsigned)wc[i].wr_id - 1000;
+		memcpy(&c, hmem + H_RSP + slot * 16, 16);
+		cr_assert_eq(wc[i].byte_len, 16);
+		cr_assert_eq(le16_get(c.cid), cid);
+		cr_assert_eq(le16_get(c.sqid), h->qid);
+		res.status = (uint16_t)(le16_get(c.status) >> 1) & 0x7ff;
+		res.dw0 = le32_get(c.dw0);
+		res.invalidated = (wc[i].wc_flags & ROCE_WC_WITH_INV) != 0;
+		res.inv_rkey = wc[i].imm_data;
+		post_rsp_recv(h, slot);
+		got = true;
+	}
+	cr_assert(got, "a response came");
+	return res;
+}
+
+/* Keyed SGL1 over [off, off + len) of the host memory. */
+static void sgl_keyed(struct nvme_sqe *s, uint32_t off, uint32_t len, bool inv)
+{
+	uint8_t *b = (uint8_t *)s;
+	le64_store(b + 24, IOVA + off);
+	b[32] = (uint8_t)len;
+	b[33] = (uint8_t)(len >> 8);
+	b[34] = (uint8_t)(len >> 16);
+	le32_store(b + 35, roce_mr_rkey(mr));
+	b[39] = (uint8_t)(0x40 | (inv ? 0xf : 0));
+}
+
+static struct result connect_q(struct hq *h, uint16_t qid, uint16_t cntlid, const char *host, const char *sub,
+			       uint32_t kato)
+{
+	struct nvme_sqe s = ft_connect_sqe(qid, (uint16_t)(h->depth - 1), kato);
+	ft_connect_data(hmem + H_DATA, host, sub, cntlid);
+	sgl_keyed(&s, H_DATA, 1024, false);
+	return host_cmd(h, &s, NULL, 0);
+}
+
+static uint16_t admin_up(struct hq *a, const char *sub, uint32_t kato)
+{
+	host_connect(a, 0, 32);
+	struct result r = connect_q(a, 0, 0xffff, HOST, sub, kato);
+	cr_assert_eq(r.status, 0, "admin Connect: status %#x", r.status);
+	struct nvme_sqe s = ft_prop_sqe(true, false, NVMF_PROP_CC,
+					NVME_CC_EN | (6u << NVME_CC_IOSQES_SHIFT) | (4u << NVME_CC_IOCQES_SHIFT));
+	cr_assert_eq(host_cmd(a, &s, NULL, 0).status, 0);
+	return (uint16_t)r.dw0;
+}
+
+static void host_disconnect(struct hq *h)
+{
+	uint8_t mad[ROCE_MAD_LEN];
+	unsigned head = 0, count = 0;
+	relay_nmads = 0;
+	roce_cm_build_ids(mad, CM_ATTR_DREQ, 0x4300 + h->comm_id, h->comm_id, h->our_id);
+	inject_mad(mad);
+	relay_collect(head, &count);
+	cr_assert_eq(relay_nmads, 1);
+	cr_assert_eq(be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id), CM_ATTR_DREP);
+	host_qp_free(h);
+}
+
+static struct nvme_sqe rw_sqe(uint8_t opc, uint64_t slba, uint32_t nblocks)
+{
+	struct nvme_sqe s = ft_sqe(opc, 0, 1, 0);
+	s.cdw10 = le32_make((uint32_t)slba);
+	s.cdw11 = le32_make((uint32_t)(slba >> 32));
+	s.cdw12 = le32_make(nblocks - 1);
+	return s;
+}
+
+Test(nvmet_rdma, connect_write_read_disconnect)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	uint16_t cntlid = admin_up(a, VOL, 0);
+
+	/* Identify Controller: RDMA WRITE into the host's buffer, SEND with Invalidate */
+	memset(hmem + H_DATA, 0, 4096);
+	struct nvme_sqe s = ft_sqe(NVME_ADM_IDENTIFY, 0, 0, 0);
+	s.cdw10 = le32_make(NVME_ID_CNS_CTRL);
+	sgl_keyed(&s, H_DATA, 4096, true);
+	struct result r = host_cmd(a, &s, NULL, 0);
+	cr_assert_eq(r.status, 0);
+	cr_assert(r.invalidated, "SEND with Invalidate for a keyed SGL with Invalidate Key");
+	cr_assert_eq(r.inv_rkey, roce_mr_rkey(mr));
+	cr_assert_str_eq((const char *)hmem + H_DATA + NVME_IDC_SUBNQN, VOL);
+	cr_assert_eq(le32_load(hmem + H_DATA + NVME_IDC_IOCCSZ), (64 + NVMET_RDMA_IN_CAPSULE) / 16);
+	cr_assert_eq(le32_load(hmem + H_DATA + NVME_IDC_SGLS) & (NVME_SGLS_KEYED | NVME_SGLS_OFFSET),
+		     NVME_SGLS_KEYED | NVME_SGLS_OFFSET);
+
+	/* an I/O queue; a 4 KiB write in the capsule */
+	host_connect(io, 1, 64);
+	cr_assert_eq(connect_q(io, 1, cntlid, HOST, VOL, 0).status, 0);
+	uint8_t blk[4096];
+	for (unsigned i = 0; i < sizeof(blk); i++)
+		blk[i] = (uint8_t)(i * 7 + 1);
+	s = rw_sqe(NVME_CMD_WRITE, 0, 8);
+	s.dptr.sgl1.len = le32_make(sizeof(blk));
+	s.dptr.sgl1.id = 0x01;
+	cr_assert_eq(host_cmd(io, &s, blk, sizeof(blk)).status, 0);
+	cr_assert_eq(t.st.inline_writes, 1);
+
+	/* 128 KiB written through a keyed SGL (RDMA READ), read back (RDMA WRITE) */
+	for (unsigned i = 0; i < 131072; i++)
+		hmem[H_DATA + i] = (uint8_t)(i * 13 + 5);
+	s = rw_sqe(NVME_CMD_WRITE, 8, 256);
+	sgl_keyed(&s, H_DATA, 131072, true);
+	r = host_cmd(io, &s, NULL, 0);
+	cr_assert_eq(r.status, 0);
+	cr_assert(r.invalidated);
+	memset(hmem + H_DATA + 0x40000, 0, 131072 + 4096);
+	s = rw_sqe(NVME_CMD_READ, 0, 8);
+	sgl_keyed(&s, H_DATA + 0x40000, 4096, false);
+	r = host_cmd(io, &s, NULL, 0);
+	cr_assert_eq(r.status, 0);
+	cr_assert(!r.invalidated, "no SEND with Invalidate unless asked");
+	s = rw_sqe(NVME_CMD_READ, 8, 256);
+	sgl_keyed(&s, H_DATA + 0x40000 + 4096, 131072, false);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	s = rw_sqe(NVME_CMD_READ, 0, 264);
+	sgl_keyed(&s, H_DATA + 0x80000, 135168, false);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, NVMET_SC_SGL_LENGTH_INVALID, "more than MDTS");
+	cr_assert_eq(memcmp(hmem + H_DATA + 0x40000, blk, 4096), 0, "the in-capsule write reads back");
+	for (unsigned i = 0; i < 131072; i++)
+		cr_assert_eq(hmem[H_DATA + 0x40000 + 4096 + i], (uint8_t)(i * 13 + 5), "byte %u", i);
+	cr_assert_eq(t.st.rdma_reads, 3, "admin Connect, I/O Connect, the 128 KiB write");
+	cr_assert_eq(t.st.read_bytes, 1024 + 1024 + 131072);
+	cr_assert_eq(t.st.write_bytes, 4096 + 4096 + 131072, "Identify, then the two reads");
+	cr_assert_eq(t.pool_used[0] + t.pool_used[1], 0, "every data buffer back");
+
+	host_disconnect(io);
+	host_disconnect(a);
+	for (int i = 0; i < 4; i++)
+		nvmet_rdma_poll(&t, 64);
+	run_timers();
+	cr_assert_eq(nvmet_rdma_queue_count(&t), 0, "both queues freed");
+	cr_assert_eq(nvmet_ctrl_count(), 0, "the controller went with its last queue");
+	cr_assert_eq(dev->qp_pool.in_use, 1, "only the GSI QP is left");
+}
+
+Test(nvmet_rdma, discovery_log_has_rdma_tsas)
+{
+	struct hq *a = &hqs[0];
+	admin_up(a, DISC, 0);
+	memset(hmem + H_DATA, 0, 2048);
+	struct nvme_sqe s = ft_sqe(NVME_ADM_GET_LOG_PAGE, 0, 0, 0);
+	s.cdw10 = le32_make(NVME_LOG_DISCOVERY | ((2048u / 4 - 1) << 16));
+	sgl_keyed(&s, H_DATA, 2048, false);
+	cr_assert_eq(host_cmd(a, &s, NULL, 0).status, 0);
+	const uint8_t *e = hmem + H_DATA + 1024;
+	cr_assert_eq(le64_load(hmem + H_DATA + NVMF_DISC_OFF_NUMREC), 1);
+	cr_assert_eq(e[NVMF_DE_TRTYPE], NVMET_TRTYPE_RDMA);
+	cr_assert_str_eq((const char *)e + NVMF_DE_TRSVCID, "4420");
+	cr_assert_str_eq((const char *)e + NVMF_DE_TRADDR, "10.10.0.10");
+	cr_assert_eq(e[NVMF_DE_TSAS + 0], 1, "RDMA_QPTYPE connected");
+	cr_assert_eq(e[NVMF_DE_TSAS + 1], 1, "RDMA_PRTYPE not specified");
+	cr_assert_eq(e[NVMF_DE_TSAS + 2], 1, "RDMA_CMS rdma_cm");
+	host_disconnect(a);
+}
+
+/* Every bad REQ is refused with its NVMe/RDMA status in the REJ's private data. */
+Test(nvmet_rdma, bad_reqs_rejected_with_status)
+{
+	static const struct {
+		uint16_t recfmt, qid, hrq, hsq;
+		uint16_t sts;
+	} cases[] = {
+		{ 1, 0, 32, 31, NVME_RDMA_CM_INVALID_RECFMT },
+		{ 0, 17, 64, 63, NVME_RDMA_CM_INVALID_QID },
+		{ 0, 0, 64, 63, NVME_RDMA_CM_INVALID_HSQSIZE },
+		{ 0, 1, 128, 127, NVME_RDMA_CM_INVALID_HSQSIZE },
+		{ 0, 1, 0, 63, NVME_RDMA_CM_INVALID_HRQSIZE },
+	};
+	struct hq *h = &hqs[0];
+	host_qp_create(h);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t p[32] = { 0 };
+		le16_store(p, cases[i].recfmt);
+		le16_store(p + 2, cases[i].qid);
+		le16_store(p + 4, cases[i].hrq);
+		le16_store(p + 6, cases[i].hsq);
+		cr_assert_eq(send_req(h, 0, 0, 0, p), CM_ATTR_REJ, "case %u", i);
+		const struct roce_cm_rej *rej = (const struct roce_cm_rej *)(relay_mads[0] + ROCE_MAD_HDR_LEN);
+		cr_assert_eq(be16_get(rej->reason), CM_REJ_CONSUMER);
+		cr_assert_eq(le16_load(rej->private_data), 0, "REJ RECFMT");
+		cr_assert_eq(le16_load(rej->private_data + 2), cases[i].sts, "case %u: STS", i);
+	}
+	cr_assert_eq(t.st.rejected, 5);
+	cr_assert_eq(nvmet_rdma_queue_count(&t), 0);
+	cr_assert_eq(dev->qp_pool.in_use, 2, "GSI and the host's: nothing held for a refused REQ");
+}
+
+Test(nvmet_rdma, refused_host_and_bad_sgl)
+{
+	struct hq *a = &hqs[0];
+	host_connect(a, 0, 32);
+	struct result r = connect_q(a, 0, 0xffff, OTHER, VOL, 0);
+	cr_assert_eq(r.status, NVMET_SC_CONNECT_INVALID_HOST, "a host not on the allowlist");
+	r = connect_q(a, 0, 0xffff, HOST, VOL, 0);
+	cr_assert_eq(r.status, 0, "the right host on the same queue");
+	/* in-capsule data beyond the capsule; a read with in-capsule data; keyed too long */
+	struct nvme_sqe s = ft_sqe(NVME_ADM_IDENTIFY, 0, 0, 0);
+	s.cdw10 = le32_make(NVME_ID_CNS_CTRL);
+	s.dptr.sgl1.len = le32_make(4096);
+	s.dptr.sgl1.id = 0x01;
+	cr_assert_eq(host_cmd(a, &s, NULL, 0).status, NVMET_SC_SGL_LENGTH_INVALID);
+	sgl_keyed(&s, H_DATA, 0x800000, false);
+	cr_assert_eq(host_cmd(a, &s, NULL, 0).status, NVMET_SC_SGL_LENGTH_INVALID);
+	((uint8_t *)&s)[39] = 0x41; /* keyed, an unknown sub type */
+	cr_assert_neq(host_cmd(a, &s, NULL, 0).status, 0);
+	cr_assert_eq(t.st.sgl_refused, 2);
+	host_disconnect(a);
+}
+
+Test(nvmet_rdma, lossy_wire_loses_nothing)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	policy = drop_periodic;
+	relay_period = 7;
+	uint16_t cntlid = admin_up(a, VOL, 0);
+	host_connect(io, 1, 64);
+	cr_assert_eq(connect_q(io, 1, cntlid, HOST, VOL, 0).status, 0);
+	for (unsigned round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < 65536; i++)
+			hmem[H_DATA + i] = (uint8_t)(i * 3 + round);
+		struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 16 * round, 128);
+		sgl_keyed(&s, H_DATA, 65536, true);
+		cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+		memset(hmem + H_DATA + 0x40000, 0, 65536);
+		s = rw_sqe(NVME_CMD_READ, 16 * round, 128);
+		sgl_keyed(&s, H_DATA + 0x40000, 65536, true);
+		cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+		cr_assert_eq(memcmp(hmem + H_DATA, hmem + H_DATA + 0x40000, 65536), 0, "round %u", round);
+	}
+	cr_assert_gt(dropped, 0);
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+Test(nvmet_rdma, keep_alive_expiry_closes_and_reconnect_works)
+{
+	struct hq *a = &hqs[0];
+	admin_up(a, VOL, 2000);
+	cr_assert_eq(nvmet_ctrl_count(), 1);
+	/* the host goes quiet: the controller dies, the target sends a DREQ */
+	relay_nmads = 0;
+	for (int i = 0; i < 60; i++) {
+		advance(100 * NSEC_PER_MSEC);
+		nvmet_rdma_poll(&t, 64);
+		roce_net_poll(&rn, 32);
+	}
+	unsigned count = 0;
+	relay_collect(0, &count);
+	cr_assert_eq(t.st.kills, 1);
+	cr_assert_geq(relay_nmads, 1);
+	cr_assert_eq(be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id), CM_ATTR_DREQ);
+	run_timers();
+	cr_assert_eq(nvmet_rdma_queue_count(&t), 0);
+	cr_assert_eq(nvmet_ctrl_count(), 0);
+	host_qp_free(a);
+	/* reconnect: a new admin queue and controller */
+	admin_up(a, VOL, 0);
+	cr_assert_eq(nvmet_ctrl_count(), 1);
+	host_disconnect(a);
+}
