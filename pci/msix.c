@@ -12,11 +12,16 @@
 #include <errno.h>
 #include <stdint.h>
 #include "../arch/irq.h"
-#include "../lib/log.h"
+#include "../lib/config_key.h"
 #include "pci.h"
 #include "pci_regs.h"
 
 #define PCI_CACHE_UC 2 /* arch_cache: uncached (registers) */
+
+static bool msix_wake = true;
+CONFIG_BOOL(pci_msix_wake, "pci.msix_wake", &msix_wake, "on", NULL,
+	    "device interrupts (MSI-X) end the poll loop's idle halts; off: every device polled, halts bounded by "
+	    "loop.halt_us (drivers probed from then on)");
 
 static volatile uint32_t *msix_table(struct pci_dev *d, unsigned *size)
 {
@@ -49,6 +54,8 @@ int pci_msix_wake(struct pci_dev *d, unsigned entry, const char *owner, struct p
 	uint16_t ctrl;
 	int rc;
 
+	if (!msix_wake)
+		return -ENOTSUP;
 	if (!d->msix_off)
 		return -ENODEV;
 	if (!(t = msix_table(d, &size)))

@@ -257,8 +257,8 @@ struct pci_irq {
 /* Make MSI-X table entry `entry` of d raise irq's CPU vector (a new one named owner when
  * irq->vector is 0; kept across calls, e.g. a reset or a hot re-add): MSI-X enabled, every
  * other entry masked, INTx off. 0, -ENODEV (no MSI-X or no such entry), -EINVAL (the
- * table's BAR unusable or not mapped uncached), -EIO (the enable did not read back), or
- * arch_irq_alloc's -ENOSPC / -ENOTSUP. */
+ * table's BAR unusable or not mapped uncached), -EIO (the enable did not read back), -ENOTSUP
+ * (pci.msix_wake = off) or arch_irq_alloc's -ENOSPC / -ENOTSUP. */
 int pci_msix_wake(struct pci_dev *d, unsigned entry, const char *owner, struct pci_irq *irq);
 
 /* Turn MSI-X off on d (the vector stays irq's). */
