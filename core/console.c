@@ -95,4 +95,10 @@ static int console_poll(unsigned budget)
 	}
 	return work;
 }
-POLLER(console, console_poll);
+
+/* A received byte ends an idle halt where the architecture can make it interrupt. */
+static int console_arm(void)
+{
+	return console_started ? arch_console_wake() : -ENOTSUP;
+}
+POLLER_WAKE(console, console_poll, console_arm);

@@ -124,6 +124,7 @@ CONFIG_ENUM(panic, "panic", &panic_action, panic_choices, "halt", NULL,
 	    "after a CPU exception's diagnosis: halt, exit QEMU with status 0xff (tests), or reboot");
 
 static unsigned loop_halt_us;
+static unsigned loop_sleep_ms;
 static bool idle_halts_ok;
 
 /* loop.halt_us in force (boot, and `config loop.halt_us N`). */
@@ -136,11 +137,14 @@ static int apply_idle_policy(void)
 			return rc;
 		idle_halts_ok = true;
 	}
-	loop_set_idle_policy(LOOP_IDLE_AFTER_NS_DEFAULT, loop_halt_us * 1000ull);
+	loop_set_idle_policy(LOOP_IDLE_AFTER_NS_DEFAULT, loop_halt_us * 1000ull, loop_sleep_ms * 1000000ull);
 	return 0;
 }
 CONFIG_UINT(loop_halt_us, "loop.halt_us", &loop_halt_us, 0, 1000000, "1000", apply_idle_policy,
-	    "halt the CPU for at most this many us after 200 us idle (LAPIC timer wake-up); 0: never halt");
+	    "halt the CPU for at most this many us after up to 200 us idle while a device has no wake-up interrupt; "
+	    "0: never halt");
+CONFIG_UINT(loop_sleep_ms, "loop.sleep_ms", &loop_sleep_ms, 1, 10000, "100", apply_idle_policy,
+	    "halt for at most this many ms when every device (console, NICs, drives) wakes the CPU by interrupt");
 
 /* Store every declared setting's default, then the settings file's values. */
 static void load_config(void)

@@ -2,6 +2,12 @@
  * loop.c - the run-to-completion poll loop: every pass gives each registered poller a
  * budget, then fires due timers. A poller that returns an error is logged once and not
  * called again (the rest of the appliance keeps running).
+ *
+ * Idle: after a spin window without work the loop arms the pollers' wake-up sources
+ * (device interrupts, lib/poller.h's arm), polls once more, and halts the CPU until the
+ * next software timer, at most loop.halt_us. A device interrupt ends the halt at once.
+ * With wake-up sources the window adapts (idle_policy.h: longer while work comes back
+ * soon after halts, shorter while idle); without any it stays at its maximum.
  */
 #include <stdio.h>
 #include "../arch/arch.h"
@@ -10,6 +16,8 @@
 #include "../lib/poller.h"
 #include "../lib/stats.h"
 #include "../lib/timer.h"
+#include "../arch/irq.h"
+#include "idle_policy.h"
 #include "loop.h"
 
 LOG_MODULE_DEFINE(loop);
@@ -18,12 +26,42 @@ static uint64_t loop_passes;
 static uint64_t loop_idle_passes;
 static uint64_t idle_after_ns = LOOP_IDLE_AFTER_NS_DEFAULT;
 static uint64_t halt_quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT;
+static uint64_t sleep_ns = LOOP_SLEEP_NS_DEFAULT;
+static struct idle_policy policy = { LOOP_IDLE_AFTER_NS_DEFAULT, LOOP_IDLE_AFTER_NS_DEFAULT / IDLE_POLICY_MIN_DIV,
+				     LOOP_IDLE_AFTER_NS_DEFAULT, 0, 0, 0 };
+static struct {
+	uint64_t armed_halts;     /* halts with at least one wake-up source armed */
+	uint64_t device_wakes;    /* halts a device interrupt ended */
+	uint64_t raced;           /* arming found work: no halt */
+	uint64_t armed_sources;   /* sources armed at the last halt */
+	uint64_t sources;         /* pollers with an arm hook (at the last halt) */
+	uint64_t long_halts;      /* halts bounded by sleep_ns (every source armed) */
+} wake;
 
 /* Set the halt policy. */
-void loop_set_idle_policy(uint64_t after_ns, uint64_t quantum_ns)
+void loop_set_idle_policy(uint64_t after_ns, uint64_t quantum_ns, uint64_t sleep)
 {
 	idle_after_ns = after_ns;
 	halt_quantum_ns = quantum_ns;
+	sleep_ns = sleep > quantum_ns ? sleep : quantum_ns;
+	idle_policy_init(&policy, after_ns);
+}
+
+/* Arm every wake-up source; how many are armed (*sources: how many have a hook). */
+static unsigned arm_wake_sources(uint64_t *sources)
+{
+	const struct poller *p;
+	unsigned n = 0;
+
+	*sources = 0;
+	LINKER_SET_FOREACH(pollers, p) {
+		if (!p->arm || p->stats->failed)
+			continue;
+		++*sources;
+		if (p->arm() == 0)
+			n++;
+	}
+	return n;
 }
 
 /* One pass. */
@@ -67,15 +105,33 @@ void loop_run(void)
 			continue;
 		}
 		uint64_t now = clock_now_ns();
-		if (!halt_quantum_ns || now - idle_since < idle_after_ns) {
+		uint64_t spin = wake.armed_sources ? idle_policy_spin_ns(&policy) : idle_after_ns;
+		if (!halt_quantum_ns || now - idle_since < spin) {
 			arch_cpu_relax();
 			continue;
 		}
-		uint64_t until = now + halt_quantum_ns;
+		unsigned armed = arm_wake_sources(&wake.sources);
+		wake.armed_sources = armed;
+		if (armed && loop_pass()) {
+			/* work came between the last pass and the arming */
+			wake.raced++;
+			idle_since = clock_now_ns();
+			continue;
+		}
+		bool all_armed = armed && armed == wake.sources;
+		uint64_t until = now + (all_armed ? sleep_ns : halt_quantum_ns);
+		wake.long_halts += all_armed;
 		uint64_t next_timer = timer_queue_next_deadline(&timer_default_queue);
 		if (next_timer < until)
 			until = next_timer;
-		arch_idle(until);
+		uint64_t irqs = arch_irq_total();
+		uint64_t slept = arch_idle(until);
+		bool by_device = arch_irq_total() != irqs;
+		if (armed) {
+			wake.armed_halts++;
+			wake.device_wakes += by_device;
+			idle_policy_halted(&policy, slept, by_device);
+		}
 	}
 }
 
@@ -93,11 +149,20 @@ static void loop_stats_show(void)
 	       "%llu us at most\n", (unsigned long long)halts, mode, (unsigned long long)(halted_ns / NSEC_PER_MSEC),
 	       (unsigned long long)(up ? halted_ns * 100 / up : 0), (unsigned long long)(idle_after_ns / 1000),
 	       (unsigned long long)(halt_quantum_ns / 1000));
+	printf("  wake-ups: %llu of %llu sources armed, %llu armed halts (%llu up to %llu ms: all armed), %llu ended by "
+	       "a device, %llu arming races; spin window %llu us (adaptive %llu..%llu: grown %llu, shrunk %llu, kept %llu)\n",
+	       (unsigned long long)wake.armed_sources, (unsigned long long)wake.sources,
+	       (unsigned long long)wake.armed_halts, (unsigned long long)wake.long_halts,
+	       (unsigned long long)(sleep_ns / NSEC_PER_MSEC),
+	       (unsigned long long)wake.device_wakes, (unsigned long long)wake.raced,
+	       (unsigned long long)((wake.armed_sources ? idle_policy_spin_ns(&policy) : idle_after_ns) / 1000),
+	       (unsigned long long)(policy.min_ns / 1000), (unsigned long long)(policy.max_ns / 1000),
+	       (unsigned long long)policy.quick, (unsigned long long)policy.slow, (unsigned long long)policy.kept);
 	LINKER_SET_FOREACH(pollers, p) {
-		printf("  poller %-12s calls %llu busy %llu work %llu busy-time %llu us%s\n", p->name,
+		printf("  poller %-12s calls %llu busy %llu work %llu busy-time %llu us%s%s\n", p->name,
 		       (unsigned long long)p->stats->calls, (unsigned long long)p->stats->busy,
 		       (unsigned long long)p->stats->work, (unsigned long long)(p->stats->ns / 1000),
-		       p->stats->failed ? " FAILED" : "");
+		       p->stats->failed ? " FAILED" : "", p->arm ? " (wake-up source)" : "");
 	}
 }
 STATS_SECTION(loop, loop_stats_show);

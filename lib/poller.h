@@ -24,12 +24,23 @@ struct poller {
 	const char *name;
 	int (*poll)(unsigned budget);
 	struct poller_stats *stats;
+	/* Optional wake-up source: called before the loop halts the CPU, it makes new work
+	 * raise a device interrupt (arch/irq.h) that ends the halt, and returns 0; or it
+	 * returns a negative errno when it cannot (no interrupt: the halt stays bounded by
+	 * loop.halt_us). The loop polls once more after arming, so arm may clear a pending
+	 * cause. NULL: a poller without interrupts. */
+	int (*arm)(void);
 };
 LINKER_SET_DECLARE(pollers, struct poller);
 
 #define POLLER(id, fn)                                                                  \
 	static struct poller_stats poller_stats_##id;                                   \
-	LINKER_SET_ENTRY(pollers, struct poller, poller_##id) = { #id, fn, &poller_stats_##id }
+	LINKER_SET_ENTRY(pollers, struct poller, poller_##id) = { #id, fn, &poller_stats_##id, NULL }
+
+/* A poller whose device can wake the CPU: arm_fn as struct poller's arm. */
+#define POLLER_WAKE(id, fn, arm_fn)                                                     \
+	static struct poller_stats poller_stats_##id;                                   \
+	LINKER_SET_ENTRY(pollers, struct poller, poller_##id) = { #id, fn, &poller_stats_##id, arm_fn }
 
 enum init_level {
 	INIT_LEVEL_EARLY = 0,   /* lib/ and mm/ services */

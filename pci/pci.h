@@ -242,6 +242,28 @@ const char *pci_cap_name(uint16_t id, bool ext);
 /* Link speed in GT/s times ten (25, 50, 80, 160, ...), 0 unknown. */
 unsigned pci_link_speed_x10(uint8_t speed);
 
+/* --- MSI-X wake-ups (msix.c) --- */
+
+/* A function's interrupt as a wake-up for the poll loop: the CPU vector (arch/irq.h) and
+ * the message the device writes. vector 0: none given out yet. */
+struct pci_irq {
+	unsigned vector;
+	uint64_t addr;
+	uint32_t data;
+	unsigned entry;         /* the MSI-X table entry programmed */
+	bool on;                /* MSI-X enabled with that entry */
+};
+
+/* Make MSI-X table entry `entry` of d raise irq's CPU vector (a new one named owner when
+ * irq->vector is 0; kept across calls, e.g. a reset or a hot re-add): MSI-X enabled, every
+ * other entry masked, INTx off. 0, -ENODEV (no MSI-X or no such entry), -EINVAL (the
+ * table's BAR unusable or not mapped uncached), -EIO (the enable did not read back), -ENOTSUP
+ * (pci.msix_wake = off) or arch_irq_alloc's -ENOSPC / -ENOTSUP. */
+int pci_msix_wake(struct pci_dev *d, unsigned entry, const char *owner, struct pci_irq *irq);
+
+/* Turn MSI-X off on d (the vector stays irq's). */
+void pci_msix_disable(struct pci_dev *d, struct pci_irq *irq);
+
 /* --- routes (route.c) --- */
 
 /* Does this function have ACS redirection (RR, CR or EC) enabled now? Read live. */

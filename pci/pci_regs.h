@@ -13,6 +13,7 @@
 #define PCI_COMMAND_IO (1u << 0)      /* I/O space decode enable */
 #define PCI_COMMAND_MEMORY (1u << 1)  /* memory space decode enable */
 #define PCI_COMMAND_MASTER (1u << 2)  /* bus master enable: the function may issue DMA */
+#define PCI_COMMAND_INTX_DISABLE (1u << 10) /* Interrupt Disable: no INTx messages */
 #define PCI_STATUS 0x06             /* 16 bits */
 #define PCI_STATUS_CAP_LIST (1u << 4) /* a capability list starts at PCI_CAPABILITY_LIST */
 #define PCI_REVISION_ID 0x08        /* 8 bits */
@@ -62,6 +63,20 @@
 #define PCI_CAP_ID_EXP 0x10         /* PCI Express */
 #define PCI_CAP_ID_MSIX 0x11        /* MSI-X */
 #define PCI_CAP_NEXT 1              /* offset of the next pointer within a capability */
+
+/* --- MSI-X capability (PCIe base spec 7.7.2; offsets from the capability) --- */
+#define PCI_MSIX_FLAGS 0x02         /* 16 bits: Message Control */
+#define PCI_MSIX_FLAGS_QSIZE 0x07ffu  /*   Table Size, N-1 */
+#define PCI_MSIX_FLAGS_MASKALL (1u << 14) /* Function Mask */
+#define PCI_MSIX_FLAGS_ENABLE (1u << 15)  /* MSI-X Enable */
+#define PCI_MSIX_TABLE 0x04         /* 32 bits: Table BIR (2:0) and Table Offset (31:3) */
+#define PCI_MSIX_BIR 0x7u
+#define PCI_MSIX_ENTRY_SIZE 16      /* table entry: Message Address (64), Message Data, Vector Control */
+#define PCI_MSIX_ENTRY_ADDR_LO 0x0
+#define PCI_MSIX_ENTRY_ADDR_HI 0x4
+#define PCI_MSIX_ENTRY_DATA 0x8
+#define PCI_MSIX_ENTRY_CTRL 0xc
+#define PCI_MSIX_ENTRY_CTRL_MASK 1u   /*   Mask Bit */
 
 /* --- PCI Express capability (offsets from the capability) --- */
 #define PCI_EXP_FLAGS 0x02          /* 16 bits */

@@ -131,6 +131,10 @@ void arch_console_write(const char *buf, size_t len);
 /* A received byte, or -1 when none is waiting. */
 int arch_console_getc(void);
 
+/* A received byte as an idle wake-up: not on arm64 yet (the PL011's interrupt through the
+ * GIC); returns -ENOTSUP and the console is polled, bounding halts to loop.halt_us. */
+int arch_console_wake(void);
+
 /* The console UART's registers (mapped by arch_paging_init), 0 when none. */
 uint64_t arm64_console_base(void);
 

@@ -97,3 +97,9 @@ uint64_t arm64_console_base(void)
 {
 	return (uint64_t)(uintptr_t)uart;
 }
+
+/* Not on arm64 yet: the console is polled. */
+int arch_console_wake(void)
+{
+	return -ENOTSUP;
+}

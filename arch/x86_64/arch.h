@@ -104,6 +104,7 @@ const char *arch_clock_reference(void);
 
 #define ARCH_VECTOR_TIMER 0x20     /* LAPIC timer: wakes an idle halt */
 #define ARCH_VECTOR_SPURIOUS 0xff  /* LAPIC spurious interrupts: ignored */
+#define ARCH_VECTOR_DEVICE_FIRST 0x30 /* device MSIs (irq.c, ../irq.h): ARCH_IRQ_MAX vectors from here */
 
 /* Mask the legacy PICs and set up the LAPIC timer to end idle halts. Returns 0,
  * or -ENODEV / -EIO (then arch_idle() returns at once and the loop spins). */
@@ -126,6 +127,17 @@ void arch_console_write(const char *buf, size_t len);
 
 /* A received byte, or -1 when none is waiting. */
 int arch_console_getc(void);
+
+/* Make a received byte raise an interrupt that ends an idle halt (COM1's IRQ 4 through
+ * the I/O APIC, a device vector of ../irq.h named "uart"); once set up it stays. 0, or
+ * -ENODEV / -ENOSPC / -ENOMEM (then the console is polled only). */
+int arch_console_wake(void);
+
+/* --- ioapic.c --- */
+
+/* Route ISA interrupt isa_irq (ACPI MADT overrides applied) to vector on this CPU.
+ * 0, -ENODEV (no MADT, no I/O APIC for it) or -ENOMEM. */
+int arch_ioapic_route_isa(unsigned isa_irq, unsigned vector);
 
 /* --- power.c --- */
 

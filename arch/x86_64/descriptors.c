@@ -5,9 +5,11 @@
  * reuse, so the appliance installs its own before anything else: a flat 64-bit code
  * and data segment, a TSS whose IST1 stack takes double faults, NMIs and machine
  * checks (so a kernel stack overflow still gets diagnosed), and an IDT whose 32
- * exception vectors and catch-all enter arch_exception() (exception.c).
+ * exception vectors and catch-all enter arch_exception() (exception.c), plus the timer,
+ * spurious and device-MSI stubs of isr.S.
  */
 #include <stdint.h>
+#include "../irq.h"
 #include "arch.h"
 
 #define GDT_KERNEL_CODE 0x08
@@ -62,6 +64,7 @@ extern const uint64_t arch_isr_table[32]; /* isr.S */
 extern void arch_isr_unexpected(void);    /* isr.S */
 extern void arch_isr_timer(void);         /* isr.S */
 extern void arch_isr_spurious(void);      /* isr.S */
+extern const uint64_t arch_isr_device_table[ARCH_IRQ_MAX]; /* isr.S: device MSI stubs */
 
 static void idt_set(unsigned vec, uint64_t handler, uint8_t ist)
 {
@@ -117,6 +120,8 @@ void arch_descriptors_init(void)
 		idt_set(v, arch_isr_table[v], ist);
 	}
 	idt_set(ARCH_VECTOR_TIMER, (uint64_t)(uintptr_t)arch_isr_timer, 0);
+	for (unsigned i = 0; i < ARCH_IRQ_MAX; i++)
+		idt_set(ARCH_VECTOR_DEVICE_FIRST + i, arch_isr_device_table[i], 0);
 	idt_set(ARCH_VECTOR_SPURIOUS, (uint64_t)(uintptr_t)arch_isr_spurious, 0);
 	idtr.limit = sizeof(idt) - 1;
 	idtr.base = (uint64_t)(uintptr_t)idt;

@@ -96,6 +96,25 @@ arch_isr_timer:
 	popq %rax
 	iretq
 
+/*
+ * Device MSIs (irq.c, ../irq.h): each vector's stub counts it (its own counter and the
+ * total), writes EOI and returns; the interrupt's only job was to end an idle halt.
+ * incq changes only the flags, which iretq restores.
+ */
+.macro ISR_DEVICE n
+isr_device_\n:
+	incq arch_irq_counts+8*\n(%rip)
+	incq arch_irq_all(%rip)
+	pushq %rax
+	movq arch_lapic_eoi_register(%rip), %rax
+	movl $0, (%rax)
+	popq %rax
+	iretq
+.endm
+	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+	ISR_DEVICE \n
+	.endr
+
 /* LAPIC spurious interrupt: no EOI (SDM 10.9), just return. */
 	.globl arch_isr_spurious
 arch_isr_spurious:
@@ -153,6 +172,13 @@ isr_common:
 arch_isr_table:
 	.irp vec, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
 	.quad isr_\vec
+	.endr
+
+	.balign 8
+	.globl arch_isr_device_table
+arch_isr_device_table:
+	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+	.quad isr_device_\n
 	.endr
 
 	.section .note.GNU-stack,"",@progbits

@@ -1,7 +1,10 @@
 /*
- * uart16550.c - polled 16550 UART driver.
+ * uart16550.c - polled 16550 UART driver. Its receive interrupt (IER.ERBFI, FIFO trigger
+ * at one byte) can be turned on as a wake-up for the idle loop: the byte is still read by
+ * polling, the interrupt only ends a halt.
  */
 #include <errno.h>
+#include "../irq.h"
 #include "cpu.h"
 #include "arch.h"
 #include "uart16550.h"
@@ -29,6 +32,8 @@
 #define MCR_OUT2 0x08
 #define LSR_DR 0x01    /* data ready */
 #define LSR_THRE 0x20  /* transmit holding register empty */
+#define IER_ERBFI 0x01 /* received data available interrupt */
+#define COM1_ISA_IRQ 4
 
 #define UART_CLOCK 115200
 #define UART_TX_SPIN 1000000
@@ -90,4 +95,23 @@ void arch_console_write(const char *buf, size_t len)
 int arch_console_getc(void)
 {
 	return uart_getc();
+}
+
+/* Receive interrupt as a wake-up, set up once. */
+int arch_console_wake(void)
+{
+	static int state = 1; /* 1: not tried, 0: on, <0: failed */
+	struct arch_irq_msg m;
+
+	if (state <= 0)
+		return state;
+	if (!uart_port) {
+		state = -ENODEV;
+		return state;
+	}
+	if ((state = arch_irq_alloc("uart", &m)) || (state = arch_ioapic_route_isa(COM1_ISA_IRQ, m.vector)))
+		return state;
+	outb(uart_port + UART_FCR, FCR_ENABLE);  /* trigger at 1 byte (FIFO contents kept) */
+	outb(uart_port + UART_IER, IER_ERBFI);  /* MCR.OUT2 (set at init) gates the IRQ line */
+	return 0;
 }

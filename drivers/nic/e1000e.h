@@ -95,6 +95,7 @@ struct e1000e_counters {
 	uint64_t tx_bounced, tx_bounce_bytes; /* frames whose fragments were copied to DRAM (tx_dev_max) */
 	uint64_t tx_bounce_busy;             /* xmit refused: every bounce buffer in use */
 	uint64_t link_changes;
+	uint64_t irq_arms;                   /* receive interrupt re-armed before an idle halt */
 };
 
 struct e1000e_rx_slot {
@@ -175,6 +176,8 @@ struct e1000e {
 	bool tso_probe_pending;  /* nic.tso = auto found the link down: probe once it is up */
 	/* link */
 	uint64_t link_next_ns;
+	/* receive interrupt as the idle loop's wake-up (e1000e_irq.c) */
+	bool irq_on;
 	struct e1000e_counters c;
 };
 
@@ -233,6 +236,17 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 
 /* Must nb's fragments be copied to DRAM before the device can gather them (tx_dev_max)? */
 bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);
+
+/* --- receive interrupt as a wake-up (e1000e_irq.c) --- */
+
+/* Route Receive Queue 0's cause to MSI-X entry `entry` (auto-cleared and self-masking
+ * when it fires), masked until e1000e_irq_arm. The attach enabled MSI-X first. */
+void e1000e_irq_setup(struct e1000e *dev, unsigned entry);
+
+/* Before an idle halt: clear the receive cause and unmask it, so the next frame raises the
+ * interrupt. 0, or -ENOTSUP when e1000e_irq_setup did not run. The caller polls once more
+ * (a frame may have come between its last poll and the clear). */
+int e1000e_irq_arm(struct e1000e *dev);
 
 /* --- TCP segmentation offload (e1000e_tso.c) --- */
 

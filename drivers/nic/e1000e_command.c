@@ -68,6 +68,8 @@ static void print_dev(struct e1000e *dev)
 	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));
 	printf("  tso: %s; frames %llu -> segments %llu, up to %u B each\n", dev->tso_why ? dev->tso_why : "off",
 	       ull(s->tx_tso), ull(s->tx_tso_segs), nd->tso_max);
+	printf("  wake-up: %s; re-armed %llu times\n", dev->irq_on ? "receive interrupt (MSI-X, RxQ0)" : "none (polled)",
+	       ull(c->irq_arms));
 }
 
 /* --- self-test ------------------------------------------------------------------------ */

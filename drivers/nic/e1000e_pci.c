@@ -27,6 +27,7 @@ struct e1000e_pci {
 	struct pci_dev *pdev;
 	volatile uint8_t *mmio;
 	struct p2p_provider *provider; /* of the receive data buffers, NULL: DRAM */
+	struct pci_irq irq;            /* MSI-X entry 0: receive wakes the idle CPU */
 	char why[160];
 };
 
@@ -182,6 +183,11 @@ static int e1000e_pci_probe(struct pci_dev *d, const struct pci_device_id *id)
 	}
 	d->driver_data = p;
 	e1000e_ndevs++;
+	/* received frames end the poll loop's idle halts (MSI-X entry 0) */
+	if ((rc = pci_msix_wake(d, 0, "e1000e", &p->irq)) == 0)
+		e1000e_irq_setup(&p->core, 0);
+	else if (rc != -ENOTSUP)
+		log_warn("%s: no MSI-X wake-up (%d): frames wait for the idle timer", p->core.where, rc);
 	if (settings.tso == E1000E_TSO_OFF || e1000e_netbufs_ready() == 0)
 		e1000e_tso_setup(&p->core, settings.tso, clock_now_ns());
 	else
@@ -197,6 +203,10 @@ static void e1000e_pci_remove(struct pci_dev *d)
 	struct e1000e_pci *p = d->driver_data;
 	if (p && e1000e_fini(&p->core))
 		log_err("%s: receive buffers still held by the stack: left running", p->core.where);
+	else if (p) {
+		p->core.irq_on = false;
+		pci_msix_disable(d, &p->irq);
+	}
 }
 
 static const struct pci_device_id e1000e_ids[] = { PCI_DEVICE(0x8086, 0x10d3), PCI_ID_END };
@@ -234,7 +244,16 @@ static int e1000e_poll_all(unsigned budget)
 	}
 	return work;
 }
-POLLER(e1000e, e1000e_poll_all);
+/* Before an idle halt: every device's receive interrupt armed (0 when one is). */
+static int e1000e_arm_all(void)
+{
+	int rc = -ENOTSUP;
+	for (unsigned i = 0; i < e1000e_ndevs; i++)
+		if (e1000e_irq_arm(&e1000e_devs[i].core) == 0)
+			rc = 0;
+	return rc;
+}
+POLLER_WAKE(e1000e, e1000e_poll_all, e1000e_arm_all);
 
 /* Bound devices. */
 unsigned e1000e_count(void)

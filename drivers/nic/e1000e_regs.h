@@ -18,6 +18,9 @@
 #define E1000E_ICR      0x000c0u /* Interrupt Cause Read (read clears) */
 #define E1000E_IMS      0x000d0u /* Interrupt Mask Set */
 #define E1000E_IMC      0x000d8u /* Interrupt Mask Clear */
+#define E1000E_CTRL_EXT 0x00018u /* Extended Device Control */
+#define E1000E_EIAC     0x000dcu /* Extended Interrupt Auto Clear (MSI-X) */
+#define E1000E_IVAR     0x000e4u /* Interrupt Vector Allocation Registers (MSI-X) */
 #define E1000E_RCTL     0x00100u /* Receive Control */
 #define E1000E_TCTL     0x00400u /* Transmit Control */
 #define E1000E_TIPG     0x00410u /* Transmit Inter Packet Gap */
@@ -48,6 +51,16 @@
 #define E1000E_CTRL_SLU     (1u << 6)  /* Set Link Up */
 #define E1000E_CTRL_RST     (1u << 26) /* Device Reset (self-clearing) */
 #define E1000E_CTRL_PHY_RST (1u << 31) /* PHY Reset */
+
+/* --- CTRL_EXT --- */
+#define E1000E_CTRL_EXT_PBA_CLR (1u << 31) /* PBA Clear: an IMS write clears the MSI-X pending bits */
+
+/* --- ICR / IMS / EIAC causes (MSI-X mode) --- */
+#define E1000E_ICR_RXQ0     (1u << 20) /* Receive Queue 0 (descriptors written back) */
+
+/* --- IVAR: INT_Alloc[0..4] = RxQ0, RxQ1, TxQ0, TxQ1, Other; 3 bits of MSI-X entry + a valid bit each --- */
+#define E1000E_IVAR_RXQ0_SHIFT 0
+#define E1000E_IVAR_VALID   0x8u       /* the allocation's valid bit */
 
 /* --- STATUS --- */
 #define E1000E_STATUS_FD    (1u << 0)  /* Full Duplex */

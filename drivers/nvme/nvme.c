@@ -804,7 +804,9 @@ static int create_io_queue(struct nvme_ctrl *c, struct nvme_qpair *q)
 	memset(&rq, 0, sizeof(rq));
 	rq.opc = NVME_ADM_CREATE_CQ;
 	rq.cdw10 = q->qid | ((uint32_t)(q->ring.depth - 1) << 16); /* QID, QSIZE 0's based */
-	rq.cdw11 = NVME_CREATE_CQ_PC;                                /* polled: IEN = 0 */
+	rq.cdw11 = NVME_CREATE_CQ_PC;                                /* polled; interrupts only wake an idle CPU */
+	if (c->bus->cq_irq)
+		rq.cdw11 |= NVME_CREATE_CQ_IEN | 0u << NVME_CREATE_CQ_IV_SHIFT;
 	struct nvme_sg cq = { q->cq_addr, q->ring.depth * (uint32_t)sizeof(struct nvme_cqe) };
 	rq.sg = &cq;
 	rq.nsg = 1;

@@ -58,6 +58,9 @@ struct nvme_bus {
 	/* Let about ns nanoseconds pass between two polls of the hardware (may be NULL). */
 	void (*delay)(void *ctx, uint64_t ns);
 	void *ctx;
+	/* The I/O completion queues signal MSI-X entry 0 (IEN = 1, IV = 0; the admin queue
+	 * always does): the attach made that entry wake the idle CPU. false: IEN = 0. */
+	bool cq_irq;
 	/* Memory BARs of the function, for the CMB (bus address, size, CPU mapping). */
 	uint64_t bar_bus[6];
 	uint64_t bar_size[6];

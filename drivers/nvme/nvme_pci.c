@@ -32,10 +32,12 @@ struct nvme_pci {
 	struct pci_dev *pdev;
 	volatile uint8_t *regs;
 	struct p2p_provider *cmb;
+	struct pci_irq irq;      /* MSI-X entry 0: completions wake the idle CPU */
 	bool parked;             /* hot-removed: waits for a card at pdev's address */
 };
 
 static unsigned nvme_pci_count;
+static unsigned nvme_pci_irqs; /* controllers whose completions raise an interrupt */
 
 static uint32_t pci_rd32(void *ctx, uint32_t off)
 {
@@ -157,6 +159,15 @@ static void bus_setup(struct nvme_pci *np, struct pci_dev *d)
 		np->bus.bar_cpu[i] = (void *)(uintptr_t)b->addr; /* identity-mapped */
 	}
 	pci_enable(d, true);
+	/* completions (every CQ on MSI-X entry 0) end the poll loop's idle halts */
+	char bdf[8];
+	bool had = np->irq.on;
+	int rc = pci_msix_wake(d, 0, "nvme", &np->irq);
+	np->bus.cq_irq = rc == 0;
+	if (rc && rc != -ENOTSUP)
+		log_warn("%s: no MSI-X wake-up (%d): completions wait for the idle timer", pci_bdf_str(d->bdf, bdf), rc);
+	if (np->bus.cq_irq && !had)
+		nvme_pci_irqs++;
 }
 
 /* Publish the CMB past the SQs the core carved at its start. */
@@ -245,6 +256,10 @@ fail_provider:
 		p2p_provider_remove(np->cmb);
 fail:
 	nvme_ctrl_fini(&np->ctrl);
+	if (np->irq.on) {
+		pci_msix_disable(d, &np->irq);
+		nvme_pci_irqs--;
+	}
 	free(np);
 	return rc;
 }
@@ -257,6 +272,12 @@ static void nvme_pci_remove(struct pci_dev *d)
 		return;
 	bool present = pci_read(d, PCI_VENDOR_ID, 2) != 0xffff;
 	nvme_ctrl_detach(&np->ctrl, present);
+	if (np->irq.on) {
+		if (present)
+			pci_msix_disable(d, &np->irq);
+		np->irq.on = false;
+		nvme_pci_irqs--;
+	}
 	if (np->cmb) {
 		p2p_provider_publish(np->cmb, false);
 		uint64_t used = np->cmb->bytes_in_use;
@@ -299,4 +320,10 @@ static int nvme_poll(unsigned budget)
 	}
 	return work;
 }
-POLLER(nvme, nvme_poll);
+
+/* Completions raise MSI-X with nothing to re-arm: a wake-up source when any controller has it. */
+static int nvme_arm(void)
+{
+	return nvme_pci_irqs ? 0 : -ENOTSUP;
+}
+POLLER_WAKE(nvme, nvme_poll, nvme_arm);

@@ -223,7 +223,8 @@ enum {
 
 /* Create I/O CQ CDW11 */
 #define NVME_CREATE_CQ_PC (1u << 0)     /* Physically Contiguous */
-#define NVME_CREATE_CQ_IEN (1u << 1)    /* Interrupts Enabled (we poll: 0) */
+#define NVME_CREATE_CQ_IEN (1u << 1)    /* Interrupts Enabled (a wake-up for the idle loop) */
+#define NVME_CREATE_CQ_IV_SHIFT 16      /* Interrupt Vector, bits 31:16 (MSI-X entry) */
 /* Create I/O SQ CDW11 */
 #define NVME_CREATE_SQ_PC (1u << 0)     /* Physically Contiguous */
 /* Read/Write CDW12 */

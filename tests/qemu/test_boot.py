@@ -170,7 +170,9 @@ def test_idle_appliance_halts_instead_of_spinning(appliance):
     out = appliance.cmd("stats loop")
     m = re.search(r"idle halts (\d+) \((" + IDLE_MODE + r")\), halted (\d+) ms = (\d+)% of uptime", out)
     assert m, out
-    assert int(m.group(1)) > 1000, out
+    # halts of 1 ms while a device is polled (arm64), of up to loop.sleep_ms while every
+    # device wakes the CPU by interrupt (x86_64): tens to thousands in the uptime so far
+    assert int(m.group(1)) > 10, out
     assert int(m.group(4)) >= 50, out
     print(f"idle: QEMU used {share:.0%} of a host core; {m.group(1)} halts via {m.group(2)}, {m.group(4)}% of uptime halted")
     assert share < 0.5, f"idle QEMU used {share:.0%} of a core"

@@ -17,7 +17,10 @@ Each fio job runs on the three targets one right after the other (which goes fir
 job), so all see the same host load. Each target gets the same fio jobs on a fresh drive, in this order (the first fills the drive, so the
 reads read written data): 128 KiB sequential write, 128 KiB sequential read, 4 KiB random write, 4 KiB
 random read; libaio, direct, iodepth BENCH_FIO_QD (default 16), BENCH_FIO_SECS seconds each (default
-15), fixed random seed, JSON output parsed here. For each job: IOPS, MB/s, latency mean and p99 (fio's
+15), fixed random seed, JSON output parsed here. Then a queue-depth sweep (4 KiB random read at iodepth
+1, 4 and 64 beside the table's 16) and a 4-job run (fio numjobs=4, iodepth 16 each, group reporting:
+64 I/Os in flight from four submitters over the I/O queues nvme-tcp made, one per initiator vCPU);
+BENCH_NVMET_SWEEP=0 leaves both out. For each job: IOPS, MB/s, latency mean and p99 (fio's
 lat_ns, submission to completion), the host CPU time of the target's QEMU process (/proc/PID/stat
 utime+stime over the job) divided by the I/Os fio completed, and the host-DRAM bytes per payload byte
 (the appliance: `stats dma`; Linux: a lower bound, its NIC frames plus the drive's DMA). Prints
@@ -37,6 +40,9 @@ from lab import Lab  # noqa: E402
 
 SECS = int(os.environ.get("BENCH_FIO_SECS", "15"))
 QD = int(os.environ.get("BENCH_FIO_QD", "16"))
+SWEEP = os.environ.get("BENCH_NVMET_SWEEP", "1") != "0"
+SWEEP_QDS = (1, 4, 64)   # beside QD (16) of the main table
+MULTI_JOBS = 4
 DRIVE_MB = 64            # tools/qemu-run's drives; the Linux target's drive is made the same
 CMB_MB = 64              # nvme0's CMB in tools/qemu-run
 IDLE_SECS = 5
@@ -62,11 +68,12 @@ MODES = {
 }
 
 
-def fio(initiator, dev, rw, bs):
-    """One fio job against dev; returns fio's JSON job object."""
+def fio(initiator, dev, rw, bs, qd=QD, numjobs=1):
+    """One fio job (numjobs submitters, reported as one) against dev; returns fio's JSON job object."""
     r = initiator.run(f"fio --name=bench --filename={dev} --direct=1 --ioengine=libaio --rw={rw} --bs={bs}"
-                      f" --iodepth={QD} --time_based --runtime={SECS} --size={DRIVE_MB}M --randseed=1"
-                      f" --lat_percentiles=1 --output-format=json", timeout=SECS + 120)
+                      f" --iodepth={qd} --numjobs={numjobs} --group_reporting --time_based --runtime={SECS}"
+                      f" --size={DRIVE_MB}M --randseed=1"
+                      f" --lat_percentiles=1 --output-format=json", timeout=SECS + 90)
     text = r.out
     try:
         job = json.loads(text[text.index("{"):text.rindex("}") + 1])["jobs"][0]
@@ -95,6 +102,7 @@ def eth_bytes(guest):
 class Target:
     """One lab: a Linux initiator and a target. Subclasses declare the guests in __init__ and
     connect in ready(); job() runs one fio job and measures the target around it."""
+    failed = None  # the job (and why) at which this target stopped answering: its later jobs are skipped
 
     def _setup(self, initiator, target_node, blk):
         self.initiator, self.blk = initiator, blk
@@ -116,11 +124,11 @@ class Target:
         """Host-DRAM bytes the job's payload itself adds (beyond dram()'s count)."""
         return 0
 
-    def job(self, name, rw, bs):
+    def job(self, name, rw, bs, qd=QD, numjobs=1):
         """Run one fio job; record and return its figures."""
         d0 = self.dram()
         meter = bl.CpuMeter(self.pids).start()
-        job = fio(self.initiator, self.blk, rw, bs)
+        job = fio(self.initiator, self.blk, rw, bs, qd, numjobs)
         cpu = meter.stop()
         f = figures(job)
         f["cpu"] = cpu["target"]
@@ -209,16 +217,44 @@ def run_labs():
         for t in targets.values():
             t.measure_idle()
         order = list(targets)
-        for i, (name, rw, bs) in enumerate(JOBS):
+        runs = [(name, rw, bs, QD, 1) for name, rw, bs in JOBS] + \
+               [(name, "randread", "4k", qd, nj) for name, qd, nj in extra_jobs()]
+        for i, (name, rw, bs, qd, numjobs) in enumerate(runs):
             for key in order[i % 3:] + order[:i % 3]:
-                targets[key].job(name, rw, bs)
+                t = targets[key]
+                if t.failed:
+                    continue
+                try:
+                    t.job(name, rw, bs, qd, numjobs)
+                except (bl.BenchError, Exception) as e:  # a hung target: the others go on
+                    t.failed = f"{name}: {str(e)[-300:]}"
+                    print(f"bench-nvmet: {t.title} failed at {t.failed}", flush=True)
+        for t in targets.values():
+            t.queues = "?"
+            if not t.failed:
+                t.queues = t.initiator.run("cat /sys/block/nvme*n*/mq/*/nr_tags 2>/dev/null | wc -l").out.split()[-1]
         for key, t in targets.items():
-            t.finish()
+            t.notes, t.dram_total = [], None
+            if not t.failed:
+                try:
+                    t.finish()
+                except Exception as e:  # noqa: BLE001
+                    t.failed = f"finish: {str(e)[-200:]}"
             t.rcvbuf = labs[key].rcvbuf_errors()
     return targets
 
 
+def extra_jobs():
+    """(name, iodepth, numjobs) of the sweep and the multi-job run: 4 KiB random reads."""
+    if not SWEEP:
+        return []
+    return ([(f"4 KiB rand read QD {qd}", qd, 1) for qd in SWEEP_QDS]
+            + [(f"4 KiB rand read {MULTI_JOBS} jobs x QD {QD}", QD, MULTI_JOBS)])
+
+
 def row(r, name):
+    if name not in r["jobs"]:
+        return f"| {name} | {r['title']} | failed | | | | | | |"
     f = r["jobs"][name]
     dpb = f"{f['dram_per_byte']:.3f}" if f["dram_per_byte"] is not None else "-"
     return (f"| {name} | {r['title']} | {f['iops']:.0f} | {f['bytes'] / f['secs'] / 1e6:.1f} | {f['lat_mean']:.0f} | "
@@ -231,7 +267,8 @@ def main():
     loads = [bl.loadavg()]
     targets = run_labs()
     loads.append(bl.loadavg())
-    runs = {k: dict(title=t.title, jobs=t.jobs, idle=t.idle, notes=t.notes, rcvbuf=t.rcvbuf,
+    runs = {k: dict(title=t.title, jobs=t.jobs, idle=t.idle, notes=t.notes, rcvbuf=t.rcvbuf, queues=t.queues,
+                    failed=t.failed,
                     p2p_off_known=getattr(t, "p2p_off_known", None), dram_total=getattr(t, "dram_total", None))
             for k, t in targets.items()}
     lin = runs["linux"]
@@ -266,6 +303,24 @@ def main():
     for name, _, _ in JOBS:
         for key in ("cmb", "dram", "linux"):
             lines.append(row(runs[key], name))
+    if SWEEP:
+        lines += [
+            "",
+            f"Queue-depth sweep and {MULTI_JOBS} submitters (4 KiB random read, {SECS} s each; QD {QD} is the "
+            "table's row above; the initiator's nvme-tcp had " + ", ".join(
+                f"{runs[k]['queues']} I/O queue(s) to {runs[k]['title']}" for k in ("cmb", "dram", "linux"))
+            + "):",
+            "",
+            "| job | target | IOPS | MB/s | lat mean us | lat p99 us | target CPU us/IO | of which vCPU | host-DRAM B/B |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, _, _ in extra_jobs():
+            for key in ("cmb", "dram", "linux"):
+                lines.append(row(runs[key], name))
+        lines += ["", "| job | CMB / DRAM IOPS | CMB / Linux IOPS | DRAM / Linux IOPS |", "|---|---|---|---|"]
+        for name in [n for n, _, _ in extra_jobs()] + ["4 KiB rand read"]:
+            c, d, li = (runs[k]["jobs"].get(name, {}).get("iops", 0) for k in ("cmb", "dram", "linux"))
+            lines.append(f"| {name} | {bl.ratio(c, d)} | {bl.ratio(c, li)} | {bl.ratio(d, li)} |")
     lines += [
         "",
         "Ratios appliance / Linux (IOPS: higher is better; CPU/IO and latency: lower is better; "
@@ -278,9 +333,12 @@ def main():
     ]
     met = []
     for name, _, _ in JOBS:
-        lf = lin["jobs"][name]
+        lf = lin["jobs"].get(name)
         for key in ("cmb", "dram"):
-            af = runs[key]["jobs"][name]
+            af = runs[key]["jobs"].get(name)
+            if not af or not lf:
+                lines.append(f"| {name} | {key} | failed | | | | | | |")
+                continue
             less = lf["us_per_io"] / af["us_per_io"] if af["us_per_io"] else 0
             met.append(less >= 5)
             lines.append(f"| {name} | {key} | {bl.ratio(af['iops'], lf['iops'])} | "
@@ -298,11 +356,14 @@ def main():
     ]
     for name, _, _ in JOBS:
         for key in ("cmb", "dram", "linux"):
-            f = runs[key]["jobs"][name]
+            f = runs[key]["jobs"].get(name)
+            if not f:
+                lines.append(f"| {name} | {runs[key]['title']} | failed | | |")
+                continue
             share = f["vcpu_us_per_io"] / f["us_per_io"] if f["us_per_io"] else 0
             lines.append(f"| {name} | {runs[key]['title']} | {f['target_busy'] * 100:.0f} % | {share * 100:.0f} % | "
                          f"{f['initiator_busy'] * 100:.0f} % |")
-    allf = [runs[k]["jobs"][n] for k in runs for n, _, _ in JOBS]
+    allf = [runs[k]["jobs"][n] for k in runs for n, _, _ in JOBS if n in runs[k]["jobs"]]
     busiest_target = max(f["target_busy"] for f in allf)
     initiator_min, initiator_max = min(f["initiator_busy"] for f in allf), max(f["initiator_busy"] for f in allf)
     if initiator_min >= 0.85:
@@ -324,7 +385,8 @@ def main():
         "do that work and the per-I/O cost is the target's software alone, which is what the 5x aim is "
         f"about. No target was saturated (the busiest used {busiest_target * 100:.0f} % of a core), {bound}. "
         "The targets' CPU per I/O includes what they spend between I/Os (the appliance's poll loop spins for "
-        "200 us after each event before it halts; Linux sleeps until an interrupt).",
+        "its adaptive window, 6-200 us, after the last work, then halts until a device interrupt or the next "
+        "timer; Linux sleeps until an interrupt).",
     ]
     lines += [
         "",
@@ -336,8 +398,13 @@ def main():
     if not runs["dram"]["p2p_off_known"]:
         lines.append("This build did not acknowledge `nvmet.p2p = off` in its log: the DRAM-fallback run "
                      "had only `nic.rx_mode = plain`.")
+    for key in ("cmb", "dram", "linux"):
+        if runs[key]["failed"]:
+            lines.append(f"{runs[key]['title']} FAILED at {runs[key]['failed']}; its later jobs were skipped.")
     for key in ("cmb", "dram"):
         r = runs[key]
+        if not r["dram_total"]:
+            continue
         h, d = r["dram_total"]["host-dram"], r["dram_total"]["device"]
         lines.append(f"{r['title']}: over all jobs host-DRAM DMA to/from devices {h[0]} / {h[1]} B, CPU {h[2]} B; "
                      f"device memory DMA {d[0]} / {d[1]} B, CPU {d[2]} B.")

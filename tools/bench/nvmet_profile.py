@@ -36,6 +36,12 @@ MODES = os.environ.get("BENCH_PROFILE_MODES", "cmb").split()
 nvmet.MODES.setdefault("cmb-poll", ("appliance, CMB mode, no idle halts (loop.halt_us = 0)",
                                     nvmet.MODES["cmb"][1] + "loop.halt_us = 0\n"))
 # ... and with the write budget of before (512 KiB: 2 x 128 KiB writes per host between R2T and completion)
+nvmet.MODES.setdefault("dram-noirq", ("appliance, DRAM fallback, devices polled (pci.msix_wake = off)",
+                                      nvmet.MODES["dram"][1] + "pci.msix_wake = off\n"))
+nvmet.MODES.setdefault("dram-512k", ("appliance, DRAM fallback, nvmet.write_budget_kib = 512",
+                                     nvmet.MODES["dram"][1] + "nvmet.write_budget_kib = 512\n"))
+nvmet.MODES.setdefault("cmb-noirq", ("appliance, CMB mode, devices polled (pci.msix_wake = off)",
+                                     nvmet.MODES["cmb"][1] + "pci.msix_wake = off\n"))
 nvmet.MODES.setdefault("cmb-512k", ("appliance, CMB mode, nvmet.write_budget_kib = 512",
                                     nvmet.MODES["cmb"][1] + "nvmet.write_budget_kib = 512\n"))
 PROF_HZ = 1000
