@@ -98,12 +98,18 @@ void nvmet_ana_hb_rx(struct nvmet_ana_hb *hb, uint32_t src, const uint8_t *buf, 
 
 int nvmet_ana_hb_tick(struct nvmet_ana_hb *hb, uint64_t now_ns, enum nvmet_ana_state mine)
 {
-	if (hb->state != NVMET_ANA_HB_WATCHING || !hb->takeover_ms)
+	uint32_t limit = hb->takeover_ms ? hb->takeover_ms : NVMET_ANA_HB_SILENT_MS;
+
+	if (hb->state != NVMET_ANA_HB_WATCHING)
 		return 0;
-	if (now_ns - hb->last_heard_ns < (uint64_t)hb->takeover_ms * NSEC_PER_MSEC)
+	if (now_ns - hb->last_heard_ns < (uint64_t)limit * NSEC_PER_MSEC)
 		return 0;
 	set_state(hb, NVMET_ANA_HB_SILENT);
 	hb->peer_anas = 0;
+	if (!hb->takeover_ms) {
+		log_warn("ana heartbeat: partner silent for %u ms (takeover off: the operator decides)", limit);
+		return 0;
+	}
 	if (serving(mine)) {
 		log_warn("ana heartbeat: partner silent for %u ms; this appliance already serves group %u",
 			 hb->takeover_ms, hb->grpid);

@@ -24,6 +24,7 @@
 #define NVMET_ANA_HB_LEN 16
 #define NVMET_ANA_HB_MAGIC 0x50324842u /* "P2HB" */
 #define NVMET_ANA_HB_VERSION 1
+#define NVMET_ANA_HB_SILENT_MS 3000 /* with takeover off: silence after which the partner is shown silent */
 
 struct nvmet_ana_hb_msg {
 	uint8_t anas;            /* enum nvmet_ana_state */
@@ -35,7 +36,8 @@ enum nvmet_ana_hb_state {
 	NVMET_ANA_HB_OFF = 0,    /* no partner configured */
 	NVMET_ANA_HB_WAITING,    /* the partner has not been heard yet */
 	NVMET_ANA_HB_WATCHING,   /* heard within takeover_ms */
-	NVMET_ANA_HB_SILENT,     /* silent past takeover_ms: took over, or was not standby */
+	NVMET_ANA_HB_SILENT,     /* silent past takeover_ms (NVMET_ANA_HB_SILENT_MS when takeover is
+				  * off): took over, or did not (serving already, takeover off) */
 };
 
 struct nvmet_ana_hb {

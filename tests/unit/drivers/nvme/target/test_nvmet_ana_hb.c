@@ -94,7 +94,11 @@ Test(nvmet_ana_hb, takeover_off_strangers_and_both_optimized)
 
 	nvmet_ana_hb_init(&hb, PEER, 1, 1, 0);
 	from_peer(NVMET_ANA_OPTIMIZED, 0);
+	cr_assert_eq(nvmet_ana_hb_tick(&hb, 2999 * MS, NVMET_ANA_INACCESSIBLE), 0);
+	cr_assert_eq(hb.state, NVMET_ANA_HB_WATCHING);
 	cr_assert_eq(nvmet_ana_hb_tick(&hb, 1000000 * MS, NVMET_ANA_INACCESSIBLE), 0, "takeover_ms 0: operator only");
+	cr_assert_eq(hb.state, NVMET_ANA_HB_SILENT, "but the silence is shown");
+	cr_assert_eq(hb.takeovers, 0);
 
 	nvmet_ana_hb_init(&hb, PEER, 1, 1, 3000);
 	nvmet_ana_hb_init(&other, 1, 1, 2, 0);
