@@ -228,7 +228,9 @@ static bool disc_entry(const struct nvmet_ctrl *c, uint64_t want, uint8_t *e, ui
 			e[NVMF_DE_TRTYPE] = (uint8_t)port->trtype;
 			e[NVMF_DE_ADRFAM] = NVMF_ADRFAM_IPV4;
 			e[NVMF_DE_SUBTYPE] = NVMF_SUBTYPE_NVME;
-			e[NVMF_DE_TREQ] = NVMF_TREQ_NOT_REQUIRED;
+			/* secure channel "not specified", as Linux nvmet: libnvme reads "not required"
+			 * as TLS on offer and asks Linux 6.1 for a tls option it does not have */
+			e[NVMF_DE_TREQ] = NVMF_TREQ_NOT_SPECIFIED;
 			le16_store(e + NVMF_DE_PORTID, port->portid);
 			le16_store(e + NVMF_DE_CNTLID, NVMF_CNTLID_DYNAMIC);
 			le16_store(e + NVMF_DE_ASQSZ, 32);

@@ -32,6 +32,18 @@ enum nvmet_ana_state nvmet_ana_state(unsigned port, uint32_t grpid)
 	return (enum nvmet_ana_state)nvmet_tgt.ana.port[port].state[grpid];
 }
 
+int nvmet_ana_port_state(uint16_t portid, uint32_t grpid, enum nvmet_ana_state *out)
+{
+	if (!nvmet_tgt.running || grpid == 0 || grpid > NVMET_ANA_GRPMAX)
+		return -ENOENT;
+	for (unsigned p = 0; p < nvmet_tgt.cfg.nports; p++)
+		if (nvmet_tgt.cfg.ports[p].portid == portid) {
+			*out = nvmet_ana_state(p, grpid);
+			return 0;
+		}
+	return -ENOENT;
+}
+
 static bool state_valid(enum nvmet_ana_state st)
 {
 	return st == NVMET_ANA_OPTIMIZED || st == NVMET_ANA_NON_OPTIMIZED || st == NVMET_ANA_INACCESSIBLE ||

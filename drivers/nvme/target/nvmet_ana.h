@@ -77,6 +77,9 @@ void nvmet_ana_init(struct nvmet_target *t);
  * 1..NVMET_ANA_GRPMAX). Setting the state it has already is a no-op. */
 int nvmet_ana_set_state(uint16_t portid, uint32_t grpid, enum nvmet_ana_state st);
 
+/* The state of group grpid on the port with this portid: 0 and *out, or -ENOENT. */
+int nvmet_ana_port_state(uint16_t portid, uint32_t grpid, enum nvmet_ana_state *out);
+
 /* The state of group grpid on port index port. */
 enum nvmet_ana_state nvmet_ana_state(unsigned port, uint32_t grpid);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "../../../lib/command.h"
+#include "nvmet_ana_hb.h"
 #include "nvmet_priv.h"
 
 /* Is group g used by a namespace of a subsystem on port p, or listed in its config? */
@@ -43,6 +44,7 @@ static void show(void)
 		}
 	}
 	printf("ANA state changes %llu\n", (unsigned long long)nvmet_tgt.ana.changes);
+	nvmet_ana_hb_show();
 }
 
 static int cmd_ana(int argc, char **argv)

@@ -639,7 +639,7 @@ static int parse_referrals(struct walker *w, int arr, struct nvmet_cfg_port *p, 
 				return rc;
 			r->portid = (uint16_t)v;
 		}
-		r->treq = 0x2; /* not required, as this appliance's own ports */
+		r->treq = 0x0; /* not specified, as nvmetcli's default and this appliance's own ports */
 		snprintf(sub, sizeof(sub), "%.130s.addr.treq", path);
 		if ((m = member(w, a, "treq")) >= 0) {
 			if ((rc = get_string(w, m, s, sizeof(s), sub)))

@@ -40,7 +40,7 @@ static int parse_u16(const char *s, uint16_t *out)
 
 static int cmd_referral(int argc, char **argv)
 {
-	struct nvmet_cfg_referral r = { .enable = true, .trtype = NVMET_TRTYPE_TCP, .treq = 2 };
+	struct nvmet_cfg_referral r = { .enable = true, .trtype = NVMET_TRTYPE_TCP, .treq = 0 };
 	uint16_t portid;
 
 	if (!nvmet_running()) {

@@ -223,7 +223,7 @@ static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
 #define NVMF_DE_TRTYPE 0             /* Transport Type (1): 1 RDMA, 3 TCP */
 #define NVMF_DE_ADRFAM 1             /* Address Family (1): 1 IPv4 */
 #define NVMF_DE_SUBTYPE 2            /* Subsystem Type: 1 discovery referral, 2 NVM, 3 current discovery */
-#define NVMF_DE_TREQ 3               /* Transport Requirements: bits 1:0 secure channel (2: not required) */
+#define NVMF_DE_TREQ 3               /* Transport Requirements: bits 1:0 secure channel (0 not specified, 2 not required) */
 #define NVMF_DE_PORTID 4             /* Port ID (2) */
 #define NVMF_DE_CNTLID 6             /* Controller ID (2): 0xffff dynamic */
 #define NVMF_DE_ASQSZ 8              /* Admin Max SQ Size (2) */
@@ -233,6 +233,7 @@ static inline uint16_t nvmet_status_field(uint16_t sc, int dnr)
 #define NVMF_DE_TSAS 768             /* Transport Specific Address Subtype (256): TCP SECTYPE byte 0 */
 #define NVMF_ADRFAM_IPV4 1
 #define NVMF_SUBTYPE_NVME 2
+#define NVMF_TREQ_NOT_SPECIFIED 0x0
 #define NVMF_TREQ_NOT_REQUIRED 0x2
 
 /* --- the properties a fabrics controller exposes (controller register offsets) --- */

@@ -145,7 +145,7 @@ Test(nvmet_config, ana_groups_and_referrals)
 	cr_assert_eq(p->referrals[0].treq, 0);
 	cr_assert_not(p->referrals[1].enable);
 	cr_assert_eq(p->referrals[1].trtype, NVMET_TRTYPE_RDMA);
-	cr_assert_eq(p->referrals[1].treq, 2, "not given: not required");
+	cr_assert_eq(p->referrals[1].treq, 0, "not given: not specified");
 	cr_assert_eq(cfg.warnings, 3, "%s", warnings);
 
 	/* a namespace in group 7 needs group 7 on a port; 0 (no ANA in the kernel) is group 1 */

@@ -107,6 +107,8 @@ Test(nvmet_referral, entries_after_the_subsystems)
 	cr_assert_eq(disc_log(&a, log, sizeof(log), false), 0);
 	cr_assert_eq(le64_load(log + NVMF_DISC_OFF_NUMREC), 3, "one subsystem, two enabled referrals");
 	cr_assert_eq(log[1024 + NVMF_DE_SUBTYPE], NVMF_SUBTYPE_NVME);
+	/* TREQ "not specified" (as Linux nvmet): libnvme takes "not required" for TLS on offer */
+	cr_assert_eq(log[1024 + NVMF_DE_TREQ], 0);
 	cr_assert_str_eq((const char *)log + 1024 + NVMF_DE_SUBNQN, VOL);
 	check_referral(log + 2048, NVMET_TRTYPE_TCP, 7, 0, "10.0.2.16", "8009");
 	cr_assert_eq(log[2048 + NVMF_DE_TSAS], 0, "TCP: no security");
