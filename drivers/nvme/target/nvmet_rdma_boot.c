@@ -18,7 +18,7 @@ LOG_MODULE_USE(nvmet);
 
 #define NVMET_RDMA_BOOT_WAIT_MS 10000
 
-static struct nvmet_rdma nvmet_rdma_inst;
+static struct nvmet_rdma nvmet_rdma_inst = { .queues = LIST_HEAD_INIT(nvmet_rdma_inst.queues) }; /* never started: no queues */
 static bool nvmet_rdma_pending;
 static uint64_t nvmet_rdma_wait_until;
 
