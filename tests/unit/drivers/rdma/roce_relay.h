@@ -21,7 +21,7 @@ static int (*policy)(unsigned n, const struct roce_pkt *p);
 static unsigned relayed, dropped;
 static void (*relay_extra_poll)(void);  /* an application polled with the device (may be NULL) */
 
-static int pass_all(unsigned n, const struct roce_pkt *p)
+static inline int pass_all(unsigned n, const struct roce_pkt *p)
 {
 	(void)n;
 	(void)p;
@@ -30,7 +30,7 @@ static int pass_all(unsigned n, const struct roce_pkt *p)
 
 /* Drop the last packet of every relay_period (set it before using the policy). */
 static unsigned relay_period;
-static int drop_periodic(unsigned n, const struct roce_pkt *p)
+static inline int drop_periodic(unsigned n, const struct roce_pkt *p)
 {
 	(void)p;
 	return n % relay_period == relay_period - 1;
