@@ -508,6 +508,40 @@ Test(nvmet_rdma, lossy_wire_loses_nothing)
 	host_disconnect(a);
 }
 
+/* Hold back every 5th packet behind the next one (both directions). */
+static int reorder_fifth(unsigned n, const struct roce_pkt *p)
+{
+	(void)p;
+	return n % 5 == 4 ? 2 : 0;
+}
+
+Test(nvmet_rdma, reordering_loses_nothing)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	policy = reorder_fifth;
+	uint16_t cntlid = admin_up(a, VOL, 0);
+	host_connect(io, 1, 64);
+	cr_assert_eq(connect_q(io, 1, cntlid, HOST, VOL, 0).status, 0);
+	for (unsigned round = 0; round < 4; round++) {
+		struct nvme_sqe s = ft_sqe(NVME_ADM_IDENTIFY, 0, 0, 0);
+		s.cdw10 = le32_make(NVME_ID_CNS_CTRL);
+		sgl_keyed(&s, H_DATA + 0x80000, 4096, true);
+		cr_assert_eq(host_cmd(a, &s, NULL, 0).status, 0);
+		for (unsigned i = 0; i < 16384; i++)
+			hmem[H_DATA + i] = (uint8_t)(i * 5 + round);
+		s = rw_sqe(NVME_CMD_WRITE, 64 * round, 32);
+		sgl_keyed(&s, H_DATA, 16384, true);
+		cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+		memset(hmem + H_DATA + 0x40000, 0, 16384);
+		s = rw_sqe(NVME_CMD_READ, 64 * round, 32);
+		sgl_keyed(&s, H_DATA + 0x40000, 16384, false);
+		cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+		cr_assert_eq(memcmp(hmem + H_DATA, hmem + H_DATA + 0x40000, 16384), 0, "round %u", round);
+	}
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
 Test(nvmet_rdma, keep_alive_expiry_closes_and_reconnect_works)
 {
 	struct hq *a = &hqs[0];
