@@ -9,8 +9,10 @@ on a TCP port.
 nvmet_rdma   nvme discover -t rdma (the log entry's RDMA TSAS as nvme-cli prints it), connect with
              2 I/O queues, 8 x 4 KiB written and read back, fio verify 4 KiB random + 128 KiB
              sequential, the console's RDMA queues, disconnect (queues freed), reconnect and read
-             back, a host NQN not on the allowlist refused, then the capture: every RoCE frame
-             dissects (NVMe over RDMA included), none malformed.
+             back, a host NQN not on the allowlist refused, keep-alive expiry (a 2 s KATO, the host silenced: the controller is killed,
+             its RDMA queues freed), then the capture: every RoCE frame dissects (NVMe over RDMA
+             included), none malformed.
+             With LAB_RDMA_NETEM=1 also fio verify under netem loss, delay and reordering.
 """
 import os
 import re
@@ -25,6 +27,7 @@ from net_tests import Appliance
 from nvmet_tests import HOST_BAD, HOST_OK, NQN, SH, fio_verify
 
 APP = topo.APPLIANCE_IP
+NETEM = "delay 1ms loss 0.5% reorder 0.5% 50%"
 NVMET_JSON = """{
   "hosts": [ { "nqn": "%(ok)s" } ],
   "ports": [
@@ -72,8 +75,27 @@ def connect(linux, opts="", host=""):
 
 
 def rdma_queues(app):
-    out = app.cmd("stats nvmet_rdma")
+    out = app.cmd("nvmet")
     return re.findall(r"^\s+qpn (0x[0-9a-f]+) <- \S+ qid (\d+) cntlid \S+ (\w+): credits (\d+)/(\d+)", out, re.M), out
+
+
+def netem_fio(linux):
+    """fio verify through a fresh connection while netem NETEM runs on the host's eth0; returns
+    (frames netem dropped, fio seconds)."""
+    linux.run(f"tc qdisc replace dev eth0 root netem {NETEM}", check=True)
+    try:
+        c = connect(linux)
+        m = re.search(r"CTRL=(nvme\d+) BLK=(/dev/\S+)", c.out)
+        expect(c.rc == 0 and m, f"connect under netem failed:\n{c.out[-1500:]}")
+        lossy = fio_verify(linux, [("nrnd", m.group(2), "randwrite", "4k", "512K", "48M", "--iodepth=8"),
+                                   ("nseq", m.group(2), "write", "128k", "1M", "52M", "--iodepth=4")], timeout=240)
+        q = linux.run("tc -s qdisc show dev eth0", timeout=30).out
+        drops = re.search(r"dropped (\d+)", q)
+        expect(drops and int(drops.group(1)) > 0, f"netem dropped nothing: {q}")
+        return int(drops.group(1)), lossy.secs
+    finally:
+        linux.run("tc qdisc del dev eth0 root", timeout=30)
+        linux.run(f"nvme disconnect -n {NQN}", timeout=120)
 
 
 def test_nvmet_rdma(s):
@@ -148,14 +170,44 @@ def session(app, linux, pcap):
     expect("rc=0" not in bad.out, f"a host not on the allowlist connected:\n{bad.out}")
     secs = time.monotonic() - t0
 
+    # netem on the host's side: loss, delay and reordering; fio verify loses nothing. Opt-in
+    # (LAB_RDMA_NETEM=1): on a loaded machine Linux's nvme-rdma sometimes stalls under it (its
+    # keep-alive fails, the controller resets in a loop), see the issue's notes.
+    ndrops, lossy_secs = None, 0.0
+    if os.environ.get("LAB_RDMA_NETEM") == "1":
+        ndrops, lossy_secs = netem_fio(linux)
+    # keep-alive expiry: a 2 s KATO, then every frame of the host dropped; the appliance kills the
+    # controller, disconnects (DREQ) and frees its RDMA queues
+    c = connect(linux, "-k 2 -c 1 -l 3")
+    expect(c.rc == 0, f"connect with KATO 2 s failed:\n{c.out[-1500:]}")
+    expired = int(re.search(r"keep-alive expiries (\d+)", app.cmd("nvmet")).group(1))
+    linux.run("tc qdisc add dev eth0 root netem loss 100%", check=True)
+    try:
+        t1 = time.monotonic()
+        while time.monotonic() - t1 < 15:
+            qs, text = rdma_queues(app)
+            if not qs:
+                break
+            time.sleep(0.5)
+        ka_secs = time.monotonic() - t1
+        expect(not qs, f"RDMA queues still there {ka_secs:.1f} s after the host went silent:\n{text}")
+        now = int(re.search(r"keep-alive expiries (\d+)", text).group(1))
+        expect(now == expired + 1, f"keep-alive expiry not counted ({expired} -> {now}):\n{text}")
+    finally:
+        linux.run("tc qdisc del dev eth0 root", timeout=30)
+        linux.run(f"nvme disconnect -n {NQN}", timeout=60)
+
     roce = capture.count(pcap, "udp.port == 4791 && infiniband")
     nvme = capture.count(pcap, "nvme-rdma")
     bad_t, tolerated = capture.problems(pcap, "udp.port == 4791")
     expect(roce > 0 and nvme > 0, f"capture: {roce} RoCE packets, {nvme} NVMe/RDMA")
     expect(not bad_t, f"malformed RoCE/NVMe-RDMA frames: {bad_t[:5]}")
+    netem = (f"under netem '{NETEM}' ({ndrops} frames dropped) fio verify in {lossy_secs:.1f} s"
+             if ndrops is not None else "netem part skipped (LAB_RDMA_NETEM=1 runs it)")
     return (f"discover (RDMA TSAS), connect {len(qids) - 1} I/O queue(s) (-i 2), 8 x 4 KiB read back, fio verify (4 KiB "
             f"random 2 MiB + 128 KiB sequential 4 MiB) in {fio.secs:.1f} s, RDMA READ {rd} B WRITE {wr} B, disconnect frees {len(qids)} queues, reconnect reads "
-            f"back, {HOST_BAD} refused ({secs:.0f} s); {roce} RoCE packets ({nvme} NVMe/RDMA) dissected, "
+            f"back, {HOST_BAD} refused ({secs:.0f} s); {netem}; KATO 2 s: queues gone {ka_secs:.1f} s after the "
+            f"host went silent; {roce} RoCE packets ({nvme} NVMe/RDMA) dissected, "
             f"none malformed, {len(tolerated)} tolerated (tshark nvme-rdma log-page bug)")
 
 

@@ -1,7 +1,7 @@
 /*
  * nvmet_command.c - the `nvmet` console command: ports, subsystems with their namespaces
  * and allowed hosts, controllers (connected hosts) with their queues and per-queue
- * counters, the target's counters; `nvmet ns <subnqn> <nsid> on|off` changes a
+ * counters, the target's counters (TCP's and RDMA's transport parts); `nvmet ns <subnqn> <nsid> on|off` changes a
  * namespace at run time (hosts get a namespace attribute notice).
  */
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include "../../../lib/command.h"
 #include "nvmet_priv.h"
+#include "nvmet_rdma.h"
 #include "nvmet_tcp.h"
 
 static const char *const qstate_names[] = { "new", "live", "dead", "destroyed" };
@@ -158,6 +159,8 @@ static int cmd_nvmet(int argc, char **argv)
 	printf("authentication: %llu queues authenticated, %llu failed\n", (unsigned long long)st->auth_ok,
 	       (unsigned long long)st->auth_failures);
 	show_tcp();
+	if (nvmet_rdma_boot())
+		nvmet_rdma_show(nvmet_rdma_boot()); /* the RDMA queues: QPs, credits, commands, bytes */
 	return 0;
 }
 CONSOLE_COMMAND(nvmet, "[ns <subnqn> <nsid> on|off]", "NVMe-oF target: ports, subsystems, controllers, queues",

@@ -318,6 +318,14 @@ static uint16_t admin_up(struct hq *a, const char *sub, uint32_t kato)
 	return (uint16_t)r.dw0;
 }
 
+/* An admin queue and controller on a, I/O queue 1 on io. */
+static void ctrl_up(struct hq *a, struct hq *io)
+{
+	uint16_t cntlid = admin_up(a, VOL, 0);
+	host_connect(io, 1, 64);
+	cr_assert_eq(connect_q(io, 1, cntlid, HOST, VOL, 0).status, 0);
+}
+
 static void host_disconnect(struct hq *h)
 {
 	uint8_t mad[ROCE_MAD_LEN];
@@ -483,27 +491,55 @@ Test(nvmet_rdma, refused_host_and_bad_sgl)
 	host_disconnect(a);
 }
 
+/* Write len bytes of a pattern (seeded) at slba through a keyed SGL with Invalidate Key, read
+ * them back into another buffer (with Invalidate when inv_read), compare. */
+static void write_read_back(struct hq *io, uint64_t slba, uint32_t len, uint8_t seed, bool inv_read)
+{
+	for (uint32_t i = 0; i < len; i++)
+		hmem[H_DATA + i] = (uint8_t)(i * seed + seed);
+	struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, slba, len / 512);
+	sgl_keyed(&s, H_DATA, len, true);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	memset(hmem + H_DATA + 0x40000, 0, len);
+	s = rw_sqe(NVME_CMD_READ, slba, len / 512);
+	sgl_keyed(&s, H_DATA + 0x40000, len, inv_read);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(memcmp(hmem + H_DATA, hmem + H_DATA + 0x40000, len), 0, "slba %llu", (unsigned long long)slba);
+}
+
 Test(nvmet_rdma, lossy_wire_loses_nothing)
 {
 	struct hq *a = &hqs[0], *io = &hqs[1];
 	policy = drop_periodic;
 	relay_period = 7;
-	uint16_t cntlid = admin_up(a, VOL, 0);
-	host_connect(io, 1, 64);
-	cr_assert_eq(connect_q(io, 1, cntlid, HOST, VOL, 0).status, 0);
+	ctrl_up(a, io);
 	for (unsigned round = 0; round < 3; round++) {
-		for (unsigned i = 0; i < 65536; i++)
-			hmem[H_DATA + i] = (uint8_t)(i * 3 + round);
-		struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 16 * round, 128);
-		sgl_keyed(&s, H_DATA, 65536, true);
-		cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
-		memset(hmem + H_DATA + 0x40000, 0, 65536);
-		s = rw_sqe(NVME_CMD_READ, 16 * round, 128);
-		sgl_keyed(&s, H_DATA + 0x40000, 65536, true);
-		cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
-		cr_assert_eq(memcmp(hmem + H_DATA, hmem + H_DATA + 0x40000, 65536), 0, "round %u", round);
+		write_read_back(io, 16 * round, 65536, (uint8_t)(3 + round), true);
 	}
 	cr_assert_gt(dropped, 0);
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+/* Hold back every 5th packet behind the next one (both directions). */
+static int reorder_fifth(unsigned n, const struct roce_pkt *p)
+{
+	(void)p;
+	return n % 5 == 4 ? 2 : 0;
+}
+
+Test(nvmet_rdma, reordering_loses_nothing)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	policy = reorder_fifth;
+	ctrl_up(a, io);
+	for (unsigned round = 0; round < 4; round++) {
+		struct nvme_sqe s = ft_sqe(NVME_ADM_IDENTIFY, 0, 0, 0);
+		s.cdw10 = le32_make(NVME_ID_CNS_CTRL);
+		sgl_keyed(&s, H_DATA + 0x80000, 4096, true);
+		cr_assert_eq(host_cmd(a, &s, NULL, 0).status, 0);
+		write_read_back(io, 64 * round, 16384, (uint8_t)(5 + round), false);
+	}
 	host_disconnect(io);
 	host_disconnect(a);
 }
