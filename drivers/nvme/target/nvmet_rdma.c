@@ -413,7 +413,8 @@ int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 	uint64_t now = clock_now_ns();
 	int work = 0;
 
-	if (!t->started && list_empty(&t->queues))
+	/* never started (no RDMA port): the queue list is still zeroed, not an empty list */
+	if (!t->started && (!t->queues.next || list_empty(&t->queues)))
 		return 0;
 	list_for_each_safe(&t->queues, it, tmp) {
 		struct nvmet_rdma_queue *rq = container_of(it, struct nvmet_rdma_queue, node);
