@@ -1,0 +1,135 @@
+"""tests/lab/odp_tests.py: on-demand paging of rxe0 over NVMe (issue 16) against Linux soft RoCE.
+
+roce_odp: the appliance boots with a 1 MiB ODP region over nvme2 (from byte 32 MiB) and a resident
+pool of 32 frames (128 KiB: the region is 8x the memory that may hold it); the Linux guest adds
+rxe0 and puts 1% loss on its link (netem). tools/lab/odp_client.c (ours, built on the host against
+Debian's libibverbs/librdmacm and copied in) connects with rdma_cm to port 7180, learns the
+region's address and rkey from the REP's private data, RDMA WRITEs a pattern over all of it (every
+page faults: RNR NAKs, page-ins, write-backs of the pages before), READs it all back byte-exact
+(most pages were paged out), and runs Fetch&Add and Compare&Swap on a word of every 32nd page
+(paged out by then). `rdma odp flush` makes the region durable; the appliance powers off and boots
+again on the same drives, and a new client READs the whole region back byte-exact from the
+namespace. Counters (faults, RNR NAKs, page-ins/outs, fault service p50/p99) are reported.
+"""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import topo
+from baseline_tests import appliance_esp, expect
+from hostile_tests import put_binary
+from lab import Lab
+from net_tests import PROMPT, Appliance
+
+CLIENT = os.path.join(topo.TOP, "tools", "lab", "odp_client.c")
+PAGES, FRAMES = 256, 32
+CONFIG = f"panic = exit\nrdma.odp.region = nvme2n1 {PAGES * 4}K 32M\nrdma.odp.frames = {FRAMES}\n"
+SEED = 0x3C
+LOSS = os.environ.get("LAB_ODP_LOSS", "1")  # netem loss on the Linux side, percent
+
+
+def build_client(rundir):
+    out = os.path.join(rundir, "odp_client")
+    p = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out, CLIENT, "-libverbs", "-lrdmacm"],
+                       capture_output=True, text=True, timeout=120)
+    expect(p.returncode == 0, f"building odp_client.c failed: {p.stderr[-1500:]}")
+    return out
+
+
+def odp_counters(app):
+    out = app.cmd("rdma odp")
+    c = {}
+    for name, rx in (("faults", r"faults (\d+)"), ("rnr", r"rnr-naks (\d+)"), ("pageins", r"page-ins (\d+)"),
+                     ("pageouts", r"page-outs (\d+)"), ("resident", r"resident (\d+)"),
+                     ("p50", r"p50 <= (\d+) us"), ("p99", r"p99 <= (\d+) us")):
+        m = re.search(rx, out)
+        expect(m, f"`rdma odp` has no {name}:\n{out[-1500:]}")
+        c[name] = int(m.group(1))
+    return c, out
+
+
+def client(linux, app, mode, timeout=120):
+    """Run odp_client MODE in the guest; while it runs past 10 s, keep a snapshot of both sides
+    (the appliance's QPs and pager, Linux's QP) for the failure report."""
+    linux.run(f"rm -f /tmp/c.log; (timeout {timeout - 10} /tmp/odp_client {topo.APPLIANCE_IP} 7180 {mode} {SEED} "
+              f">/tmp/c.log 2>&1; echo rc=$? >>/tmp/c.log) </dev/null >/dev/null 2>&1 &", check=True)
+    deadline, snap = time.monotonic() + timeout, ""
+    t0 = time.monotonic()
+    while time.monotonic() < deadline:
+        out = linux.run("cat /tmp/c.log", timeout=30).out
+        if "rc=" in out:
+            break
+        if not snap and time.monotonic() - t0 > 10:
+            snap = (app.cmd("rdma odp") + app.cmd("rdma")[-2000:] +
+                    linux.run("rdma res show qp -dd 2>&1 | tail -5", timeout=30).out)
+        time.sleep(1)
+    m = re.search(r"ODP-CLIENT-OK \S+ \d+ B in (\d+) ms", out)
+    if not (m and "rc=0" in out):
+        hw = linux.run("cd /sys/class/infiniband/rxe0/ports/1/hw_counters && grep . *", timeout=30).out
+        expect(False, f"odp_client {mode} failed:\n{out[-1500:]}\nwhile it ran:\n{snap}\nafter:\n"
+               f"{app.cmd('rdma odp')}\nLinux rxe0 counters:\n{hw[-1500:]}")
+    return int(m.group(1)), out
+
+
+def test_roce_odp(s):
+    t_start = time.monotonic()
+    lab = Lab("tests-odp", capture=False)
+    s.extra_rundirs.append(lab.rundir)
+    try:
+        disks = os.path.join(lab.rundir, "disks")
+        shutil.rmtree(disks, ignore_errors=True)
+        esp = os.path.join(lab.rundir, "esp-odp")
+        shutil.rmtree(esp, ignore_errors=True)
+        shutil.copytree(appliance_esp(), esp)
+        os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
+        with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
+            f.write(CONFIG)
+        topo.pin_static_address(esp)
+        link = lab.link("link0")
+        linux = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
+        dev = lab.appliance(esp, link, run_args=["--disks", disks])
+        binary = build_client(lab.rundir)
+        lab.start()
+        dev.expect(r"ODP region 1 MiB over nvme2n1", timeout=120)
+        dev.expect(re.escape(PROMPT), timeout=30)
+        app = Appliance(dev)
+        topo.rxe_up(linux)
+        put_binary(linux, binary, "/tmp/odp_client")
+        if LOSS != "0":
+            linux.run(f"tc qdisc add dev eth0 root netem loss {LOSS}%", check=True)
+        t_w, _ = client(linux, app, "write")
+        after_w, _ = odp_counters(app)
+        expect(after_w["faults"] >= 1, f"no faults while writing: {after_w}")
+        t_r, _ = client(linux, app, "read")
+        after_r, _ = odp_counters(app)
+        expect(after_r["pageins"] - after_w["pageins"] >= PAGES - FRAMES,
+               f"the READ pass should page most of the region back in: {after_w} -> {after_r}")
+        t_a, _ = client(linux, app, "atomic")
+        after_a, text = odp_counters(app)
+        expect(after_a["rnr"] > after_r["rnr"], f"atomics on paged-out pages should fault: {after_r} -> {after_a}")
+        expect(after_a["resident"] <= FRAMES, f"the pool is bounded:\n{text}")
+        app.cmd("rdma odp flush")
+        dev.expect(r"rdma odp: flush done, contents durable", timeout=60)
+        # power off: the same backing files, a second boot, the same configuration
+        dev.send("poweroff\r")
+        deadline = time.monotonic() + 60
+        while dev.child.isalive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        expect(not dev.child.isalive(), "QEMU did not exit after poweroff")
+        dev.start()
+        dev.expect(r"ODP region 1 MiB over nvme2n1", timeout=120)
+        dev.expect(re.escape(PROMPT), timeout=30)
+        t_r2, _ = client(linux, app, "read")
+        after_boot, _ = odp_counters(app)
+        expect(after_boot["pageins"] >= PAGES, f"the read after the reboot came from the drive: {after_boot}")
+        return (f"{PAGES * 4} KiB region, {FRAMES}-frame pool, {LOSS}% loss: write {t_w} ms, read {t_r} ms, atomics {t_a} ms "
+                f"(faults {after_a['faults']}, RNR NAKs {after_a['rnr']}, page-ins {after_a['pageins']}, "
+                f"page-outs {after_a['pageouts']}, fault service p50 <= {after_a['p50']} us p99 <= {after_a['p99']} us);"
+                f" after poweroff + boot read back byte-exact in {t_r2} ms; {time.monotonic() - t_start:.0f} s")
+    finally:
+        lab.close()
+
+
+TESTS = [("roce_odp", test_roce_odp)]
