@@ -97,8 +97,9 @@ static int console_poll(unsigned budget)
 }
 
 /* A received byte ends an idle halt where the architecture can make it interrupt. */
-static int console_arm(void)
+static int console_arm(bool on)
 {
+	(void)on; /* typed input is rare: its interrupt stays on under load too */
 	return console_started ? arch_console_wake() : -ENOTSUP;
 }
 POLLER_WAKE(console, console_poll, console_arm);

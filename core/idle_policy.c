@@ -1,38 +1,51 @@
 /*
- * idle_policy.c - the adaptive spin window of the poll loop (idle_policy.h).
+ * idle_policy.c - interrupts while idle, polling under load (idle_policy.h).
  */
 #include "idle_policy.h"
 
-/* Window at max, bounds set. */
-void idle_policy_init(struct idle_policy *p, uint64_t max_ns)
+/* IRQ mode. */
+void idle_policy_init(struct idle_policy *p, uint64_t quick_ns)
 {
-	p->max_ns = max_ns;
-	p->min_ns = max_ns / IDLE_POLICY_MIN_DIV;
-	p->spin_ns = max_ns;
-	p->quick = p->slow = p->kept = 0;
+	p->mode = IDLE_MODE_IRQ;
+	p->quick_ns = quick_ns;
+	p->quick_run = p->idle_run = 0;
+	p->to_poll = p->to_irq = 0;
 }
 
-/* The window. */
-uint64_t idle_policy_spin_ns(const struct idle_policy *p)
+/* The mode. */
+enum idle_mode idle_policy_mode(const struct idle_policy *p)
 {
-	return p->spin_ns;
+	return p->mode;
 }
 
-/* Grow on quick device wake-ups, shrink on long or timer-ended halts. */
-void idle_policy_halted(struct idle_policy *p, uint64_t halted_ns, bool by_device)
+/* Count quick device wake-ups (IRQ) or empty halts (POLL) in a row; switch at the limit. */
+void idle_policy_halted(struct idle_policy *p, uint64_t halted_ns, bool by_device, bool found_work)
 {
-	if (by_device && halted_ns < p->spin_ns) {
-		p->spin_ns = p->spin_ns > p->max_ns / 2 ? p->max_ns : p->spin_ns * 2;
-		if (p->spin_ns < p->min_ns)
-			p->spin_ns = p->min_ns;
-		if (!p->spin_ns)
-			p->spin_ns = p->max_ns;
-		p->quick++;
-	} else if (!by_device || halted_ns / IDLE_POLICY_LONG_FACTOR >= p->spin_ns) {
-		uint64_t next = p->spin_ns - p->spin_ns / 4;
-		p->spin_ns = next < p->min_ns ? p->min_ns : next;
-		p->slow++;
-	} else {
-		p->kept++;
+	if (p->mode == IDLE_MODE_IRQ) {
+		if (!(by_device && halted_ns < p->quick_ns)) {
+			p->quick_run = 0;
+			return;
+		}
+		if (++p->quick_run < IDLE_POLICY_LOAD_WAKES)
+			return;
+		p->mode = IDLE_MODE_POLL;
+		p->quick_run = p->idle_run = 0;
+		p->to_poll++;
+		return;
 	}
+	if (found_work) {
+		p->idle_run = 0;
+		return;
+	}
+	if (++p->idle_run < IDLE_POLICY_IDLE_HALTS)
+		return;
+	p->mode = IDLE_MODE_IRQ;
+	p->quick_run = p->idle_run = 0;
+	p->to_irq++;
+}
+
+/* "irq" / "poll". */
+const char *idle_mode_name(enum idle_mode m)
+{
+	return m == IDLE_MODE_POLL ? "poll (interrupts masked, timer halts)" : "irq (halts end on interrupts)";
 }

@@ -3,11 +3,13 @@
  * budget, then fires due timers. A poller that returns an error is logged once and not
  * called again (the rest of the appliance keeps running).
  *
- * Idle: after a spin window without work the loop arms the pollers' wake-up sources
- * (device interrupts, lib/poller.h's arm), polls once more, and halts the CPU until the
- * next software timer, at most loop.halt_us. A device interrupt ends the halt at once.
- * With wake-up sources the window adapts (idle_policy.h: longer while work comes back
- * soon after halts, shorter while idle); without any it stays at its maximum.
+ * Idle: after 200 us without work the loop halts the CPU until the next software timer.
+ * In IRQ mode (idle_policy.h) it first arms the pollers' wake-up sources (device
+ * interrupts, lib/poller.h's arm) and polls once more; the halt then lasts up to
+ * loop.sleep_ms when every source armed (a device interrupt ends it), loop.halt_us when
+ * one cannot. Under load (device wake-ups coming back within loop.halt_us) it goes over
+ * to POLL mode: sources masked, halts of loop.halt_us that batch the work, as without
+ * interrupts; idle again, it returns to IRQ mode.
  */
 #include <stdio.h>
 #include "../arch/arch.h"
@@ -27,8 +29,8 @@ static uint64_t loop_idle_passes;
 static uint64_t idle_after_ns = LOOP_IDLE_AFTER_NS_DEFAULT;
 static uint64_t halt_quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT;
 static uint64_t sleep_ns = LOOP_SLEEP_NS_DEFAULT;
-static struct idle_policy policy = { LOOP_IDLE_AFTER_NS_DEFAULT, LOOP_IDLE_AFTER_NS_DEFAULT / IDLE_POLICY_MIN_DIV,
-				     LOOP_IDLE_AFTER_NS_DEFAULT, 0, 0, 0 };
+static struct idle_policy policy = { IDLE_MODE_IRQ, LOOP_HALT_QUANTUM_NS_DEFAULT, 0, 0, 0, 0 };
+static bool sources_on = true; /* the wake-up sources' interrupts are not masked */
 static struct {
 	uint64_t armed_halts;     /* halts with at least one wake-up source armed */
 	uint64_t device_wakes;    /* halts a device interrupt ended */
@@ -44,11 +46,11 @@ void loop_set_idle_policy(uint64_t after_ns, uint64_t quantum_ns, uint64_t sleep
 	idle_after_ns = after_ns;
 	halt_quantum_ns = quantum_ns;
 	sleep_ns = sleep > quantum_ns ? sleep : quantum_ns;
-	idle_policy_init(&policy, after_ns);
+	idle_policy_init(&policy, quantum_ns);
 }
 
-/* Arm every wake-up source; how many are armed (*sources: how many have a hook). */
-static unsigned arm_wake_sources(uint64_t *sources)
+/* Arm (or mask) every wake-up source; how many are armed (*sources: how many have a hook). */
+static unsigned arm_wake_sources(bool on, uint64_t *sources)
 {
 	const struct poller *p;
 	unsigned n = 0;
@@ -58,7 +60,7 @@ static unsigned arm_wake_sources(uint64_t *sources)
 		if (!p->arm || p->stats->failed)
 			continue;
 		++*sources;
-		if (p->arm() == 0)
+		if (p->arm(on) == 0)
 			n++;
 	}
 	return n;
@@ -94,43 +96,59 @@ unsigned loop_pass(void)
 	return progress;
 }
 
-/* Run forever; halt when idle long enough (see loop_set_idle_policy). */
+/* Run forever; halt when idle long enough (see loop_set_idle_policy and idle_policy.h). */
 void loop_run(void)
 {
-	uint64_t idle_since = clock_now_ns();
+	uint64_t idle_since = clock_now_ns(), slept = 0;
+	bool halted = false, by_device = false, armed_halt = false;
 
 	for (;;) {
-		if (loop_pass()) {
+		unsigned work = loop_pass();
+		if (halted) {
+			halted = false;
+			if (armed_halt || idle_policy_mode(&policy) == IDLE_MODE_POLL)
+				idle_policy_halted(&policy, slept, by_device, work != 0);
+		}
+		if (work) {
 			idle_since = clock_now_ns();
 			continue;
 		}
 		uint64_t now = clock_now_ns();
-		uint64_t spin = wake.armed_sources ? idle_policy_spin_ns(&policy) : idle_after_ns;
-		if (!halt_quantum_ns || now - idle_since < spin) {
+		if (!halt_quantum_ns || now - idle_since < idle_after_ns) {
 			arch_cpu_relax();
 			continue;
 		}
-		unsigned armed = arm_wake_sources(&wake.sources);
-		wake.armed_sources = armed;
-		if (armed && loop_pass()) {
-			/* work came between the last pass and the arming */
-			wake.raced++;
-			idle_since = clock_now_ns();
-			continue;
+		bool irq_mode = idle_policy_mode(&policy) == IDLE_MODE_IRQ;
+		unsigned armed = 0;
+		if (irq_mode) {
+			armed = arm_wake_sources(true, &wake.sources);
+			wake.armed_sources = armed;
+			if (armed && loop_pass()) {
+				/* work came between the last pass and the arming */
+				wake.raced++;
+				idle_since = clock_now_ns();
+				continue;
+			}
+		} else if (sources_on) {
+			arm_wake_sources(false, &wake.sources); /* polling under load: masked */
+			wake.armed_sources = 0;
 		}
+		sources_on = irq_mode;
 		bool all_armed = armed && armed == wake.sources;
 		uint64_t until = now + (all_armed ? sleep_ns : halt_quantum_ns);
 		wake.long_halts += all_armed;
 		uint64_t next_timer = timer_queue_next_deadline(&timer_default_queue);
 		if (next_timer < until)
 			until = next_timer;
-		uint64_t irqs = arch_irq_total();
-		uint64_t slept = arch_idle(until);
-		bool by_device = arch_irq_total() != irqs;
+		/* a device other than the console (typing is no load) */
+		uint64_t irqs = arch_irq_total() - arch_console_wakes();
+		slept = arch_idle(until);
+		by_device = arch_irq_total() - arch_console_wakes() != irqs;
+		halted = true;
+		armed_halt = armed != 0;
 		if (armed) {
 			wake.armed_halts++;
 			wake.device_wakes += by_device;
-			idle_policy_halted(&policy, slept, by_device);
 		}
 	}
 }
@@ -149,15 +167,13 @@ static void loop_stats_show(void)
 	       "%llu us at most\n", (unsigned long long)halts, mode, (unsigned long long)(halted_ns / NSEC_PER_MSEC),
 	       (unsigned long long)(up ? halted_ns * 100 / up : 0), (unsigned long long)(idle_after_ns / 1000),
 	       (unsigned long long)(halt_quantum_ns / 1000));
-	printf("  wake-ups: %llu of %llu sources armed, %llu armed halts (%llu up to %llu ms: all armed), %llu ended by "
-	       "a device, %llu arming races; spin window %llu us (adaptive %llu..%llu: grown %llu, shrunk %llu, kept %llu)\n",
-	       (unsigned long long)wake.armed_sources, (unsigned long long)wake.sources,
-	       (unsigned long long)wake.armed_halts, (unsigned long long)wake.long_halts,
+	printf("  wake-ups: mode %s; %llu of %llu sources armed, %llu armed halts (%llu up to %llu ms: all armed), "
+	       "%llu ended by a device, %llu arming races; switches to polling %llu, back to interrupts %llu\n",
+	       idle_mode_name(idle_policy_mode(&policy)), (unsigned long long)wake.armed_sources,
+	       (unsigned long long)wake.sources, (unsigned long long)wake.armed_halts, (unsigned long long)wake.long_halts,
 	       (unsigned long long)(sleep_ns / NSEC_PER_MSEC),
 	       (unsigned long long)wake.device_wakes, (unsigned long long)wake.raced,
-	       (unsigned long long)((wake.armed_sources ? idle_policy_spin_ns(&policy) : idle_after_ns) / 1000),
-	       (unsigned long long)(policy.min_ns / 1000), (unsigned long long)(policy.max_ns / 1000),
-	       (unsigned long long)policy.quick, (unsigned long long)policy.slow, (unsigned long long)policy.kept);
+	       (unsigned long long)policy.to_poll, (unsigned long long)policy.to_irq);
 	LINKER_SET_FOREACH(pollers, p) {
 		printf("  poller %-12s calls %llu busy %llu work %llu busy-time %llu us%s%s\n", p->name,
 		       (unsigned long long)p->stats->calls, (unsigned long long)p->stats->busy,

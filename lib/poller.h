@@ -9,6 +9,7 @@
 #ifndef LIB_POLLER_H
 #define LIB_POLLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "linker_set.h"
 
@@ -24,12 +25,14 @@ struct poller {
 	const char *name;
 	int (*poll)(unsigned budget);
 	struct poller_stats *stats;
-	/* Optional wake-up source: called before the loop halts the CPU, it makes new work
-	 * raise a device interrupt (arch/irq.h) that ends the halt, and returns 0; or it
-	 * returns a negative errno when it cannot (no interrupt: the halt stays bounded by
+	/* Optional wake-up source. arm(true), before the loop halts the CPU while idle: make
+	 * new work raise a device interrupt (arch/irq.h) that ends the halt, and return 0; or
+	 * return a negative errno when it cannot (no interrupt: the halt stays bounded by
 	 * loop.halt_us). The loop polls once more after arming, so arm may clear a pending
-	 * cause. NULL: a poller without interrupts. */
-	int (*arm)(void);
+	 * cause. arm(false), when the loop goes over to polling under load: mask the
+	 * interrupt (work then waits for the end of a halt, in batches). NULL: a poller
+	 * without interrupts. */
+	int (*arm)(bool on);
 };
 LINKER_SET_DECLARE(pollers, struct poller);
 

@@ -90,7 +90,19 @@ int pci_msix_wake(struct pci_dev *d, unsigned entry, const char *owner, struct p
 		return -EIO;
 	irq->entry = entry;
 	irq->on = true;
+	irq->masked = false;
+	irq->table_entry = e;
 	return 0;
+}
+
+/* Mask or unmask irq's entry. */
+void pci_msix_mask(struct pci_dev *d, struct pci_irq *irq, bool masked)
+{
+	(void)d;
+	if (!irq->on || !irq->table_entry)
+		return;
+	irq->table_entry[PCI_MSIX_ENTRY_CTRL / 4] = masked ? PCI_MSIX_ENTRY_CTRL_MASK : 0;
+	irq->masked = masked;
 }
 
 /* MSI-X off on d. */

@@ -252,6 +252,8 @@ struct pci_irq {
 	uint32_t data;
 	unsigned entry;         /* the MSI-X table entry programmed */
 	bool on;                /* MSI-X enabled with that entry */
+	bool masked;            /* its Vector Control Mask Bit set (pci_msix_mask) */
+	volatile uint32_t *table_entry;
 };
 
 /* Make MSI-X table entry `entry` of d raise irq's CPU vector (a new one named owner when
@@ -260,6 +262,10 @@ struct pci_irq {
  * table's BAR unusable or not mapped uncached), -EIO (the enable did not read back), -ENOTSUP
  * (pci.msix_wake = off) or arch_irq_alloc's -ENOSPC / -ENOTSUP. */
 int pci_msix_wake(struct pci_dev *d, unsigned entry, const char *owner, struct pci_irq *irq);
+
+/* Mask (the device keeps a Pending Bit instead of signalling) or unmask irq's entry; an
+ * unmask with the Pending Bit set signals at once (PCIe base spec 6.1.4.5). */
+void pci_msix_mask(struct pci_dev *d, struct pci_irq *irq, bool masked);
 
 /* Turn MSI-X off on d (the vector stays irq's). */
 void pci_msix_disable(struct pci_dev *d, struct pci_irq *irq);

@@ -135,6 +135,9 @@ int arch_console_getc(void);
  * GIC); returns -ENOTSUP and the console is polled, bounding halts to loop.halt_us. */
 int arch_console_wake(void);
 
+/* Interrupts the console's received bytes raised so far: none on arm64. */
+uint64_t arch_console_wakes(void);
+
 /* The console UART's registers (mapped by arch_paging_init), 0 when none. */
 uint64_t arm64_console_base(void);
 

@@ -98,6 +98,12 @@ uint64_t arm64_console_base(void)
 	return (uint64_t)(uintptr_t)uart;
 }
 
+/* None: the console is polled. */
+uint64_t arch_console_wakes(void)
+{
+	return 0;
+}
+
 /* Not on arm64 yet: the console is polled. */
 int arch_console_wake(void)
 {

@@ -133,6 +133,9 @@ int arch_console_getc(void);
  * -ENODEV / -ENOSPC / -ENOMEM (then the console is polled only). */
 int arch_console_wake(void);
 
+/* Interrupts the console's received bytes raised so far (typing is no load). */
+uint64_t arch_console_wakes(void);
+
 /* --- ioapic.c --- */
 
 /* Route ISA interrupt isa_irq (ACPI MADT overrides applied) to vector on this CPU.

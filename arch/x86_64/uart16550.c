@@ -97,6 +97,14 @@ int arch_console_getc(void)
 	return uart_getc();
 }
 
+static unsigned wake_vector;
+
+/* Interrupts of the receive vector. */
+uint64_t arch_console_wakes(void)
+{
+	return wake_vector ? arch_irq_count(wake_vector) : 0;
+}
+
 /* Receive interrupt as a wake-up, set up once. */
 int arch_console_wake(void)
 {
@@ -113,5 +121,6 @@ int arch_console_wake(void)
 		return state;
 	outb(uart_port + UART_FCR, FCR_ENABLE);  /* trigger at 1 byte (FIFO contents kept) */
 	outb(uart_port + UART_IER, IER_ERBFI);  /* MCR.OUT2 (set at init) gates the IRQ line */
+	wake_vector = m.vector;
 	return 0;
 }

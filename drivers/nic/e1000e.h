@@ -243,10 +243,11 @@ bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);
  * when it fires), masked until e1000e_irq_arm. The attach enabled MSI-X first. */
 void e1000e_irq_setup(struct e1000e *dev, unsigned entry);
 
-/* Before an idle halt: clear the receive cause and unmask it, so the next frame raises the
- * interrupt. 0, or -ENOTSUP when e1000e_irq_setup did not run. The caller polls once more
- * (a frame may have come between its last poll and the clear). */
-int e1000e_irq_arm(struct e1000e *dev);
+/* on: before an idle halt, clear the receive cause and unmask it, so the next frame raises
+ * the interrupt (the caller polls once more: a frame may have come between its last poll
+ * and the clear). off: mask it (the loop polls under load). 0, or -ENOTSUP when
+ * e1000e_irq_setup did not run. */
+int e1000e_irq_arm(struct e1000e *dev, bool on);
 
 /* --- TCP segmentation offload (e1000e_tso.c) --- */
 

@@ -24,11 +24,15 @@ void e1000e_irq_setup(struct e1000e *dev, unsigned entry)
 	dev->irq_on = true;
 }
 
-/* Clear a stale receive cause and unmask it: the next frame interrupts. */
-int e1000e_irq_arm(struct e1000e *dev)
+/* Clear a stale receive cause and unmask it (the next frame interrupts), or mask it. */
+int e1000e_irq_arm(struct e1000e *dev, bool on)
 {
 	if (!dev->irq_on)
 		return -ENOTSUP;
+	if (!on) {
+		dev->bus.write32(dev->bus.ctx, E1000E_IMC, E1000E_ICR_RXQ0);
+		return 0;
+	}
 	dev->bus.write32(dev->bus.ctx, E1000E_ICR, E1000E_ICR_RXQ0); /* write 1 to clear */
 	dev->bus.write32(dev->bus.ctx, E1000E_IMS, E1000E_ICR_RXQ0);
 	dev->c.irq_arms++;

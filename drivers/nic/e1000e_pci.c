@@ -244,12 +244,12 @@ static int e1000e_poll_all(unsigned budget)
 	}
 	return work;
 }
-/* Before an idle halt: every device's receive interrupt armed (0 when one is). */
-static int e1000e_arm_all(void)
+/* Before an idle halt: every device's receive interrupt armed (0 when one is); masked when off. */
+static int e1000e_arm_all(bool on)
 {
 	int rc = -ENOTSUP;
 	for (unsigned i = 0; i < e1000e_ndevs; i++)
-		if (e1000e_irq_arm(&e1000e_devs[i].core) == 0)
+		if (e1000e_irq_arm(&e1000e_devs[i].core, on) == 0)
 			rc = 0;
 	return rc;
 }

@@ -321,9 +321,18 @@ static int nvme_poll(unsigned budget)
 	return work;
 }
 
-/* Completions raise MSI-X with nothing to re-arm: a wake-up source when any controller has it. */
-static int nvme_arm(void)
+/* Completions raise MSI-X (entry 0 unmasked) while the loop sleeps on interrupts; masked
+ * (the Pending Bit keeps what came) while it polls under load. */
+static int nvme_arm(bool on)
 {
-	return nvme_pci_irqs ? 0 : -ENOTSUP;
+	if (!nvme_pci_irqs)
+		return -ENOTSUP;
+	for (unsigned i = 0; i < nvme_count(); i++) {
+		struct nvme_ctrl *c = nvme_at(i);
+		struct nvme_pci *np = c->on_reset == nvme_pci_on_reset ? c->attach : NULL;
+		if (np && np->irq.on && !np->parked && np->irq.masked == on)
+			pci_msix_mask(np->pdev, &np->irq, !on);
+	}
+	return 0;
 }
 POLLER_WAKE(nvme, nvme_poll, nvme_arm);

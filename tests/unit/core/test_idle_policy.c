@@ -1,79 +1,70 @@
 // sources: core/idle_policy.c
 /*
- * The poll loop's adaptive spin window: it grows while devices wake the CPU soon after
- * each halt (load), shrinks on long or timer-ended halts (idle), stays within its bounds.
+ * The poll loop's sleep policy: interrupts while idle, polling with timer halts under load.
+ * Quick device wake-ups in a row switch to polling; empty halts in a row switch back; an
+ * isolated quick wake-up, or work found now and then, does not switch.
  */
 #include <criterion/criterion.h>
 #include "core/idle_policy.h"
 
 #define US 1000ull
 
-Test(idle_policy, starts_at_max_with_floor)
+Test(idle_policy, starts_on_interrupts)
 {
 	struct idle_policy p;
-	idle_policy_init(&p, 200 * US);
-	cr_assert_eq(idle_policy_spin_ns(&p), 200 * US);
-	cr_assert_eq(p.min_ns, 200 * US / IDLE_POLICY_MIN_DIV);
+	idle_policy_init(&p, 1000 * US);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_IRQ);
 }
 
-Test(idle_policy, idle_shrinks_to_the_floor_and_stays)
+Test(idle_policy, load_switches_to_polling)
 {
 	struct idle_policy p;
-	idle_policy_init(&p, 200 * US);
-	uint64_t prev = idle_policy_spin_ns(&p);
-	for (int i = 0; i < 100; i++) {
-		idle_policy_halted(&p, 1000 * US, false); /* the timer ended a 1 ms halt */
-		cr_assert_leq(idle_policy_spin_ns(&p), prev);
-		prev = idle_policy_spin_ns(&p);
+	idle_policy_init(&p, 1000 * US);
+	for (unsigned i = 0; i + 1 < IDLE_POLICY_LOAD_WAKES; i++) {
+		idle_policy_halted(&p, 50 * US, true, true);
+		cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_IRQ, "switched after %u wake-ups", i + 1);
 	}
-	cr_assert_eq(idle_policy_spin_ns(&p), p.min_ns);
-	cr_assert_eq(p.slow, 100);
-	cr_assert_eq(p.quick, 0);
+	idle_policy_halted(&p, 50 * US, true, true);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_POLL);
+	cr_assert_eq(p.to_poll, 1);
 }
 
-Test(idle_policy, long_device_wakes_shrink_too)
+Test(idle_policy, slow_or_timer_wakes_break_the_run)
 {
 	struct idle_policy p;
-	idle_policy_init(&p, 200 * US);
-	idle_policy_halted(&p, IDLE_POLICY_LONG_FACTOR * 200 * US, true);
-	cr_assert_eq(idle_policy_spin_ns(&p), 150 * US);
-}
-
-Test(idle_policy, load_grows_back_to_max_and_not_beyond)
-{
-	struct idle_policy p;
-	idle_policy_init(&p, 200 * US);
-	for (int i = 0; i < 100; i++)
-		idle_policy_halted(&p, 5000 * US, false);
-	cr_assert_eq(idle_policy_spin_ns(&p), p.min_ns);
-	/* a device ends each halt sooner than the window: spinning would have caught it */
-	unsigned steps = 0;
-	while (idle_policy_spin_ns(&p) < p.max_ns && steps < 100) {
-		uint64_t before = idle_policy_spin_ns(&p);
-		idle_policy_halted(&p, before / 2, true);
-		cr_assert_gt(idle_policy_spin_ns(&p), before);
-		steps++;
+	idle_policy_init(&p, 1000 * US);
+	for (int round = 0; round < 10; round++) {
+		for (unsigned i = 0; i + 1 < IDLE_POLICY_LOAD_WAKES; i++)
+			idle_policy_halted(&p, 50 * US, true, true);
+		/* a ping a second: long halts ended by a device; or the timer ended one */
+		idle_policy_halted(&p, round % 2 ? 1000000 * US : 200 * US, round % 2 == 1, false);
 	}
-	cr_assert_eq(idle_policy_spin_ns(&p), p.max_ns);
-	cr_assert_leq(steps, 6, "doubling from max/32 takes 5-6 steps, took %u", steps);
-	idle_policy_halted(&p, 1 * US, true);
-	cr_assert_eq(idle_policy_spin_ns(&p), p.max_ns);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_IRQ);
+	cr_assert_eq(p.to_poll, 0);
 }
 
-Test(idle_policy, middling_wakes_keep_the_window)
+Test(idle_policy, idle_while_polling_goes_back_to_interrupts)
 {
 	struct idle_policy p;
-	idle_policy_init(&p, 200 * US);
-	idle_policy_halted(&p, 400 * US, true); /* longer than the window, not long */
-	cr_assert_eq(idle_policy_spin_ns(&p), 200 * US);
-	cr_assert_eq(p.kept, 1);
+	idle_policy_init(&p, 1000 * US);
+	for (unsigned i = 0; i < IDLE_POLICY_LOAD_WAKES; i++)
+		idle_policy_halted(&p, 10 * US, true, true);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_POLL);
+	/* under load most timer halts find work; an empty one now and then does not switch */
+	for (int i = 0; i < 50; i++)
+		idle_policy_halted(&p, 1000 * US, false, i % 3 != 0);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_POLL);
+	for (unsigned i = 0; i + 1 < IDLE_POLICY_IDLE_HALTS; i++)
+		idle_policy_halted(&p, 1000 * US, false, false);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_POLL);
+	idle_policy_halted(&p, 1000 * US, false, false);
+	cr_assert_eq(idle_policy_mode(&p), IDLE_MODE_IRQ);
+	cr_assert_eq(p.to_irq, 1);
+	cr_assert_eq(p.quick_run, 0);
 }
 
-Test(idle_policy, zero_max_means_halt_at_once)
+Test(idle_policy, names)
 {
-	struct idle_policy p;
-	idle_policy_init(&p, 0);
-	idle_policy_halted(&p, 0, true);
-	idle_policy_halted(&p, 10 * US, false);
-	cr_assert_eq(idle_policy_spin_ns(&p), 0);
+	cr_assert_not_null(idle_mode_name(IDLE_MODE_IRQ));
+	cr_assert_str_neq(idle_mode_name(IDLE_MODE_IRQ), idle_mode_name(IDLE_MODE_POLL));
 }
