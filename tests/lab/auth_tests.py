@@ -15,9 +15,19 @@ libmbedcrypto) in the guest, and the Linux parts check what the 6.1 host does su
   - Linux's own initiator, as a host that has a key configured, cannot connect (its kernel has no
     DH-HMAC-CHAP: Connect asks for it), and a host without a key still connects as before;
   - the appliance logs each refusal once and frees every controller.
+
+`nvmet_auth_linux` boots the lab's second kernel flavour (bookworm-backports' 6.12, built with NVMe
+host and target authentication: tools/lab/build-image-bpo) next to the appliance and makes the same
+proof with Linux's own host: nvme-cli 2.3 makes the secrets (`gen-dhchap-key --secret -m 0..3`), and
+`nvme connect --dhchap-secret [--dhchap-ctrl-secret]` authenticates for every hash and DH group, a
+write read back through the namespace; wrong host and controller secrets are refused. The same hosts
+and secrets against Linux 6.12 nvmet (configfs, in the same guest over 127.0.0.1) are the reference,
+with connect times side by side (~2 min with the boot: 2026-11-25, 128 s on a loaded machine; the two
+refusals by Linux nvmet take the host's admin timeout each, set to 10 s for them).
 """
 import base64
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -29,7 +39,7 @@ import zlib
 import topo
 from baseline_tests import expect
 from hostile_tests import put_binary
-from nvmet_tests import APP, HOST_OK, NQN, NQN1, NvmetLab, connect, disconnect, wait_ctrls
+from nvmet_tests import APP, HOST_OK, NQN, NQN1, SH, NvmetLab, connect, disconnect, wait_ctrls
 
 SRC = os.path.join(topo.TOP, "tools", "lab", "dhchap_host.c")
 HASHES = {1: "hmac(sha256)", 2: "hmac(sha384)", 3: "hmac(sha512)"}
@@ -140,4 +150,158 @@ def test_nvmet_auth(s):
         lab.close()
 
 
-TESTS = [("nvmet_auth", test_nvmet_auth)]
+# --- nvmet_auth_linux: Linux 6.12's own DH-HMAC-CHAP host (the "bpo" kernel flavour) --------------------
+
+REF_NQN = "nqn.2026-11.org.p2pstore:linux-ref"   # Linux nvmet's subsystem, in the initiator guest itself
+REF_PORT = 4421
+LINUX_REFUSAL_TIMEOUT = 10  # s: the Linux host's admin timeout while Linux nvmet refuses it
+
+
+def raw_key(tag, hm):
+    """The key bytes handed to `nvme gen-dhchap-key --secret=HEX` (32, 48 or 64 bytes)."""
+    return hashlib.sha512(tag.encode()).digest()[:{0: 32, 1: 32, 2: 48, 3: 64}[hm]]
+
+
+def cli_secret(key, hm, nqn):
+    """What nvme-cli 2.3's `gen-dhchap-key --secret=HEX -m HM -n NQN` prints: with HM 1-3 it stores the
+    key already transformed (HMAC-SHA-256/384/512 keyed with it over NQN || "NVMe-over-Fabrics"), then
+    CRC-32 LE appended, base64. Computed independently here; the guest's nvme-cli must print exactly this."""
+    if hm:
+        key = hmac.new(key, nqn.encode() + b"NVMe-over-Fabrics", {1: "sha256", 2: "sha384", 3: "sha512"}[hm]).digest()
+    return "DHHC-1:%02d:%s:" % (hm, base64.b64encode(key + struct.pack("<I", zlib.crc32(key))).decode())
+
+
+def linux_keys(i):
+    """Host i's (host secret, controller secret or "", [(gen-dhchap-key command, what it must print)])."""
+    _, _, hm, bidir = CASES[i]
+    hk, ck = raw_key(f"linux host {i}", hm), raw_key(f"linux ctrl {i}", hm)
+    gens = [(f"nvme gen-dhchap-key --secret={hk.hex()} -m {hm} -n {host_nqn(i)}", cli_secret(hk, hm, host_nqn(i)))]
+    if bidir:
+        gens.append((f"nvme gen-dhchap-key --secret={ck.hex()} -m {hm} -n {NQN}", cli_secret(ck, hm, NQN)))
+    return gens[0][1], gens[1][1] if bidir else "", gens
+
+
+def linux_nvmet_json():
+    """nvmet_json() with the Linux-host secrets."""
+    cfg = json.loads(nvmet_json())
+    for h in cfg["hosts"]:
+        if h["nqn"] != HOST_OK:
+            i = int(h["nqn"].rsplit("host", 1)[1])
+            h["dhchap_key"], h["dhchap_ctrl_key"], _ = linux_keys(i)
+    return json.dumps(cfg, indent=1)
+
+
+def linux_nvmet_ref(linux):
+    """Linux nvmet in the initiator guest on 127.0.0.1:REF_PORT: subsystem REF_NQN (a 64 MiB file on
+    tmpfs, buffered), the same hosts, secrets, hashes and DH groups as the appliance, through configfs."""
+    lines = ["set -e", "cfg=/sys/kernel/config/nvmet", "truncate -s 64M /tmp/ref.img",
+             f"s=$cfg/subsystems/{REF_NQN}", "mkdir $s", "echo 0 > $s/attr_allow_any_host"]
+    for i, (h, g, _, _) in enumerate(CASES):
+        k, ck, _ = linux_keys(i)
+        d = f"$cfg/hosts/{host_nqn(i)}"
+        lines += [f"mkdir {d}", f"echo '{k}' > {d}/dhchap_key", f"echo '{HASHES[h]}' > {d}/dhchap_hash",
+                  f"echo {GROUPS[g]} > {d}/dhchap_dhgroup", f"ln -s {d} $s/allowed_hosts/"]
+        if ck:
+            lines.append(f"echo '{ck}' > {d}/dhchap_ctrl_key")
+    lines += ["mkdir $s/namespaces/1", "echo 1 > $s/namespaces/1/buffered_io",
+              "echo -n /tmp/ref.img > $s/namespaces/1/device_path", "echo 1 > $s/namespaces/1/enable",
+              "p=$cfg/ports/9", "mkdir $p", "echo ipv4 > $p/addr_adrfam", "echo tcp > $p/addr_trtype",
+              "echo 127.0.0.1 > $p/addr_traddr", f"echo {REF_PORT} > $p/addr_trsvcid", "ln -s $s $p/subsystems/"]
+    linux.run("\n".join(lines), timeout=60, check=True)
+
+
+def linux_connect(linux, addr, port, sub, i, key=None, ckey=None, rw=True):
+    """nvme connect as host i with --dhchap-secret (and --dhchap-ctrl-secret when it has one), then
+    (rw) 256 KiB written and read back through the namespace, and disconnect. Return (rc, connect ms,
+    output: nvme-cli's words, the kernel's nvme lines, RW-OK)."""
+    k, ck, _ = linux_keys(i)
+    key, ckey = key or k, ck if ckey is None else ckey
+    copt = f"--dhchap-ctrl-secret='{ckey}'" if ckey else ""
+    io = "" if not rw else f"""
+        b=$(blk {sub}) || {{ echo "no block device for {sub}"; nvme disconnect -n {sub}; exit 1; }}
+        dd if=/dev/urandom of=/tmp/w bs=64k count=4 2>/dev/null
+        dd if=/tmp/w of=$b bs=64k seek={4 * i} oflag=direct conv=fsync 2>/dev/null &&
+          dd if=$b of=/tmp/r bs=64k skip={4 * i} count=4 iflag=direct 2>/dev/null && cmp /tmp/w /tmp/r && echo RW-OK"""
+    r = linux.run(SH + f"""
+        dmesg -c >/dev/null
+        t0=$EPOCHREALTIME
+        nvme connect -t tcp -a {addr} -s {port} -n {sub} --hostnqn={host_nqn(i)} --dhchap-secret='{key}' {copt}
+        rc=$?
+        echo "CONNECT rc=$rc t0=$t0 t1=$EPOCHREALTIME"
+        [ $rc = 0 ] && {{ ctrl {sub} {host_nqn(i)} >/dev/null || echo "no live controller"; }}
+        dmesg | grep -iE 'nvme'
+        [ $rc = 0 ] || exit 1
+        {io}
+        nvme disconnect -n {sub} >/dev/null
+    """, timeout=180)
+    m = re.search(r"CONNECT rc=(\d+) t0=([\d.]+) t1=([\d.]+)", r.out)
+    expect(m, f"host {i} connect to {addr}: no result:\n{r.out[-1500:]}")
+    return int(m.group(1)), round((float(m.group(3)) - float(m.group(2))) * 1000), r.out
+
+
+def said(out):
+    """Linux's words about a refused connect: nvme-cli's and the kernel's lines naming the failure."""
+    return [ln.strip() for ln in out.splitlines() if re.search(r"(?i)auth|fail|error|could not", ln)][:3]
+
+
+def test_nvmet_auth_linux(s):
+    lab = NvmetLab(name="tests-auth-linux", nvmet_json=linux_nvmet_json(), kernel="bpo")
+    s.extra_rundirs.append(os.path.join(topo.TOP, "build", "lab", lab.name))
+    try:
+        app, linux = lab.start()
+        r = linux.run("uname -r; nvme version", timeout=30)
+        expect(re.match(r"6\.12\.", r.out), f"not the 6.12 (bpo) guest:\n{r.out}")
+        kver = r.out.split()[0]
+        # nvme-cli 2.3 makes the secrets both targets are configured with
+        for i in range(len(CASES)):
+            for cmd, want in linux_keys(i)[2]:
+                r = linux.run(cmd, timeout=30)
+                expect(r.rc == 0 and r.out.strip() == want, f"{cmd}: {r.out!r}, configured {want!r}")
+        linux_nvmet_ref(linux)
+        targets = ((APP, 4420, NQN), ("127.0.0.1", REF_PORT, REF_NQN))
+        rows = []
+        for i, (h, g, hm, bidir) in enumerate(CASES):
+            row = [f"{HASHES[h][5:-1]}/{GROUPS[g]}/m{hm}{'/bidi' if bidir else ''}"]
+            for addr, port, sub in targets:
+                rc, ms, out = linux_connect(linux, addr, port, sub, i)
+                expect(rc == 0 and "RW-OK" in out, f"host {i} ({row[0]}) to {sub}:\n{out[-1500:]}")
+                # Linux names what it negotiated: the target's pinned hash and group
+                auth = rf"qid 0: authenticated with hash {re.escape(HASHES[h])} dhgroup {GROUPS[g]}"
+                expect(re.search(auth, out), f"host {i} to {sub}: no '{auth}':\n{out[-1500:]}")
+                row.append(ms)
+            rows.append(row)
+        wait_ctrls(app, 0)
+        # wrong secrets on both targets: a wrong host key, and a wrong controller key (bidirectional host 1)
+        wrong = cli_secret(raw_key("not the key", 1), 1, host_nqn(0))
+        wrong_ctrl = cli_secret(raw_key("not the ctrl key", 2), 2, NQN)
+        says = {}
+        for addr, port, sub in targets:
+            if sub == REF_NQN:
+                # Linux nvmet drops the controller on a failed transaction ("fatal error") instead of
+                # answering the host's next AUTH command, which then waits for its admin timeout
+                # (60 s by default): 10 s here, for these two refusals only
+                linux.run(f"echo {LINUX_REFUSAL_TIMEOUT} > /sys/module/nvme_core/parameters/admin_timeout", check=True)
+            rc, _, out = linux_connect(linux, addr, port, sub, 0, key=wrong, rw=False)
+            expect(rc != 0, f"a wrong host key connected to {sub}:\n{out}")
+            says[sub] = said(out)
+            rc, _, out = linux_connect(linux, addr, port, sub, 1, ckey=wrong_ctrl, rw=False)
+            expect(rc != 0, f"a wrong controller key connected to {sub}:\n{out}")
+            says[sub + " (controller key)"] = said(out)
+        state = wait_ctrls(app, 0, secs=40)
+        expect(re.search(r"^0 controllers, ", state, re.M), f"controllers left:\n{state}")
+        log = app.cmd("log show")
+        for i in range(len(CASES)):
+            n = len(re.findall(rf"host {re.escape(host_nqn(i))} authenticated", log))
+            expect(n >= 2, f"host {i}: {n} queues authenticated in the appliance's log (admin + I/O expected)")
+        expect(re.search(rf"host {re.escape(host_nqn(0))} not authenticated", log), "wrong key not logged:\n" + log[-1500:])
+        with open(os.path.join(lab.lab.rundir, "auth-linux.txt"), "w") as f:
+            f.write(f"kernel {kver}\ncase appliance_connect_ms linux_nvmet_connect_ms\n")
+            f.write("".join(f"{r[0]} {r[1]} {r[2]}\n" for r in rows))
+            f.write("".join(f"wrong key, {k}: {v}\n" for k, v in says.items()))
+        table = "; ".join(f"{r[0]} {r[1]}/{r[2]} ms" for r in rows)
+        return f"Linux {kver}, connect appliance/Linux nvmet: {table}; wrong key: {says[NQN][:2]}"
+    finally:
+        lab.close()
+
+
+TESTS = [("nvmet_auth", test_nvmet_auth), ("nvmet_auth_linux", test_nvmet_auth_linux)]

@@ -86,15 +86,16 @@ blk() {
 class NvmetLab:
     """The appliance with the nvmet.json above and a Linux initiator, booted once on first use."""
 
-    def __init__(self, name="tests-nvmet", extra_cfg="", nvmet_json=NVMET_JSON):
+    def __init__(self, name="tests-nvmet", extra_cfg="", nvmet_json=NVMET_JSON, kernel=None):
         self.name, self.extra_cfg, self.nvmet_json = name, extra_cfg, nvmet_json
+        self.kernel = kernel  # the Linux guest's kernel flavour (lab.build_image)
         self.lab = None
         self._booted = None
 
     def start(self):
         if self._booted is None:
             try:
-                self.lab = Lab(self.name)
+                self.lab = Lab(self.name, kernel=self.kernel)
                 esp = topo.appliance_esp_copy(self.lab, "esp-nvmet", appliance_esp(),
                                               {"nvmet.json": self.nvmet_json,
                                                "p2pstore.cfg": "panic = exit\n" + self.extra_cfg})

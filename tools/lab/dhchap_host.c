@@ -264,7 +264,7 @@ static double authenticate(int fd, int qid, const struct secret *hk, const struc
 #define SEND(buf, len)                                                                                                \
 	do {                                                                                                           \
 		fabrics(sqe, 0x05);                                                                                    \
-		sqe[41] = 0xe9, sqe[42] = 1, sqe[43] = 1;                                                              \
+		sqe[41] = 1, sqe[42] = 1, sqe[43] = 0xe9;                                                              \
 		st32(sqe + 44, (len));                                                                                 \
 		if (cmd(fd, sqe, (buf), (len), NULL, 0, &dw0))                                                         \
 			die("AUTH_Send refused");                                                                      \
@@ -272,7 +272,7 @@ static double authenticate(int fd, int qid, const struct secret *hk, const struc
 #define RECV(buf, al)                                                                                                 \
 	do {                                                                                                           \
 		fabrics(sqe, 0x06);                                                                                    \
-		sqe[41] = 0xe9, sqe[42] = 1, sqe[43] = 1;                                                              \
+		sqe[41] = 1, sqe[42] = 1, sqe[43] = 0xe9;                                                              \
 		st32(sqe + 44, (al));                                                                                  \
 		if (cmd(fd, sqe, NULL, 0, (buf), (al), &dw0))                                                          \
 			die("AUTH_Receive refused");                                                                   \

@@ -64,12 +64,14 @@ def free_udp_port():
         return s.getsockname()[1]
 
 
-def build_image():
-    """Build or reuse the cached guest image; return its directory (vmlinuz, initrd.img)."""
-    out = subprocess.run([os.path.join(HERE, "build-image")], stdout=subprocess.PIPE, text=True,
+def build_image(kernel=None):
+    """Build or reuse the cached guest image; return its directory (vmlinuz, initrd.img).
+    kernel: None for the default (Debian 12's kernel), "bpo" for bookworm-backports' (build-image-bpo)."""
+    script = {None: "build-image", "bpo": "build-image-bpo"}[kernel]
+    out = subprocess.run([os.path.join(HERE, script)], stdout=subprocess.PIPE, text=True,
                          timeout=1800)
     if out.returncode != 0:
-        raise LabError("tools/lab/build-image failed (see its messages above)")
+        raise LabError(f"tools/lab/{script} failed (see its messages above)")
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -361,8 +363,9 @@ class Appliance:
 class Lab:
     """A set of guests and links with one run directory; a context manager that always tears down."""
 
-    def __init__(self, name="lab", rundir=None, capture=True):
+    def __init__(self, name="lab", rundir=None, capture=True, kernel=None):
         self.name, self.capture = name, capture
+        self.kernel = kernel             # the guests' kernel flavour (build_image)
         self.rundir = rundir or os.environ.get("LAB_RUNDIR") or os.path.join(TOP, "build", "lab", name)
         os.makedirs(self.rundir, exist_ok=True)
         self.procs = ProcGroup(self.rundir)
@@ -408,7 +411,7 @@ class Lab:
 
     def start(self, timeout=BOOT_TIMEOUT):
         """Boot every declared guest in parallel and wait until all are ready."""
-        image = build_image()
+        image = build_image(self.kernel)
         self._raise_rmem()
         for g in self.guests:
             g.start(image)

@@ -7,10 +7,12 @@
 #ifndef DRIVERS_NVME_TARGET_NVMET_AUTH_WIRE_H
 #define DRIVERS_NVME_TARGET_NVMET_AUTH_WIRE_H
 
-/* --- AUTH_Send (fctype 05h) / AUTH_Receive (fctype 06h) SQE --- */
-#define NVMF_AUTH_OFF_SECP 41        /* Security Protocol (1): E9h, DH-HMAC-CHAP */
-#define NVMF_AUTH_OFF_SPSP0 42       /* SP Specific 0 (1): 01h */
-#define NVMF_AUTH_OFF_SPSP1 43       /* SP Specific 1 (1): 01h */
+/* --- AUTH_Send (fctype 05h) / AUTH_Receive (fctype 06h) SQE ---
+ * CDW10 (bytes 40-43): bits 31:24 SECP, 23:16 SPSP1, 15:08 SPSP0, 07:00 reserved; little-endian,
+ * so SECP is byte 43 (as Linux's struct nvmf_auth_send_command lays it out). */
+#define NVMF_AUTH_OFF_SPSP0 41       /* SP Specific 0 (1): 01h */
+#define NVMF_AUTH_OFF_SPSP1 42       /* SP Specific 1 (1): 01h */
+#define NVMF_AUTH_OFF_SECP 43        /* Security Protocol (1): E9h, DH-HMAC-CHAP */
 #define NVMF_AUTH_OFF_TL 44          /* AUTH_Send Transfer Length (4) / AUTH_Receive Allocation Length (4) */
 #define NVMF_AUTH_SECP_DHCHAP 0xe9
 #define NVMF_AUTH_SPSP 0x01

@@ -71,6 +71,8 @@ static int nvmet_rdma_boot_poll(unsigned budget)
 			return 1;
 		}
 	}
+	if (!nvmet_rdma_inst.queues.next) /* never started (waiting for rxe0, or no target): no queue list */
+		return 0;
 	return nvmet_rdma_poll(&nvmet_rdma_inst, budget);
 }
 POLLER(nvmet_rdma, nvmet_rdma_boot_poll);

@@ -334,8 +334,11 @@ Test(auth, out_of_sequence_failure2_and_command_checks)
 
 	/* a Reply before the Challenge was read */
 	admin_up(&a, v);
-	/* command checks first: SECP, SPSP, TL 0, TL over the limit, SGL length */
+	/* CDW10 as the spec and Linux lay it out: byte 40 reserved, SPSP0, SPSP1, SECP E9h */
 	struct nvme_sqe s = auth_sqe(true, 72);
+	const uint8_t cdw10[4] = { 0x00, 0x01, 0x01, 0xe9 };
+	cr_assert_arr_eq((uint8_t *)&s + 40, cdw10, 4);
+	/* command checks first: SECP, SPSP, TL 0, TL over the limit, SGL length */
 	((uint8_t *)&s)[NVMF_AUTH_OFF_SECP] = 0xea;
 	cr_assert_eq(ft_exec(&a, &s, b, 72, NULL, NULL), NVMET_SC_INVALID_FIELD);
 	s = auth_sqe(true, 72);
