@@ -17,10 +17,18 @@
 
 LOG_MODULE_USE(rdma);
 
-/* Owe the requester an ACK or NAK (replacing an unsent older one: the newer covers it). */
+/* Owe the requester an ACK or NAK (replacing an unsent older one: the newer covers it).
+ * An unsent PSN-sequence NAK is not covered by an ACK: a packet past ePSN was dropped, so
+ * it stays owed, at the current ePSN (9.7.5.1.2). Else, when the NIC was full while a
+ * reordered pair arrived, the requester would learn of the drop only from its timer. */
 static void roce_resp_answer(struct roce_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct roce_resp_ack *k = &qp->resp.ack;
+	if (k->valid && k->syndrome == (AETH_TYPE_NAK | AETH_NAK_PSN_SEQ) &&
+	    (syndrome & AETH_SYNDROME_TYPE_MASK) == AETH_TYPE_ACK) {
+		syndrome = AETH_TYPE_NAK | AETH_NAK_PSN_SEQ;
+		psn = qp->resp.epsn;
+	}
 	k->valid = true;
 	k->syndrome = syndrome;
 	k->psn = psn & ROCE_PSN_MASK;

@@ -226,6 +226,46 @@ Test(roce_resp, psn_gap_one_nak_until_the_expected_packet)
 	cr_assert_eq(roce_qp_state(qp), ROCE_QPS_RTS, "a sequence error is not fatal");
 }
 
+/* Run one request packet through the responder without taking what it owes (the NIC full). */
+static void rx_held(struct req q)
+{
+	struct roce_pkt p = { .opcode = q.opcode, .flags = roce_opcode_flags(q.opcode), .psn = q.psn,
+			      .ackreq = q.ackreq, .payload_len = q.len, .destqp = roce_qp_num(qp), .pkey = 0xffff,
+			      .hdr_len = (uint16_t)roce_hdr_len(q.opcode) };
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	uint8_t *b = netbuf_put(nb, p.hdr_len + q.len);
+	cr_assert_not_null(b);
+	memset(b, q.fill, p.hdr_len + q.len);
+	roce_resp_rx(qp, &p, nb);
+	netbuf_free(nb);
+}
+
+/* Netem reorders two capsules while the NIC is full: N+1 (dropped, a NAK owed), then N
+ * (placed, its ACK owed). The NAK must not be lost under N's ACK, nor under the ACK of a
+ * duplicate: it goes out at the new ePSN, so N+1 is sent again at once. */
+Test(roce_resp, an_unsent_sequence_nak_survives_a_later_ack)
+{
+	struct roce_wc wc[3];
+	post_recv(1, 0x100000, 64, 0, 0);
+	post_recv(2, 0x100100, 64, 0, 0);
+	rx_held((struct req){ ROCE_RC_SEND_ONLY, 0xffffff, true, 10, 1 });
+	rx_held((struct req){ ROCE_RC_SEND_ONLY, 0xfffffe, true, 10, 2 });
+	cr_assert_eq(drain(), 1);
+	expect_nak(decode(&sent[0]), AETH_NAK_PSN_SEQ, 0xffffff);
+	cr_assert_eq(roce_poll_cq(rcq, 3, wc), 1, "N placed once");
+	cr_assert_eq(wc[0].wr_id, 1);
+	/* again with a duplicate of N arriving behind a gap */
+	rx_held((struct req){ ROCE_RC_SEND_ONLY, 0x000001, true, 10, 3 });
+	rx_held((struct req){ ROCE_RC_SEND_ONLY, 0xfffffe, true, 10, 2 });
+	cr_assert_eq(drain(), 1);
+	expect_nak(decode(&sent[0]), AETH_NAK_PSN_SEQ, 0xffffff);
+	/* the retransmission is taken and ACKed; no receive was consumed meanwhile */
+	expect_ack(rx((struct req){ ROCE_RC_SEND_ONLY, 0xffffff, true, 10, 1 }), 0xffffff, 2);
+	cr_assert_eq(roce_poll_cq(rcq, 3, wc), 1);
+	cr_assert_eq(wc[0].wr_id, 2);
+}
+
 Test(roce_resp, rnr_nak_without_a_receive_wr)
 {
 	struct roce_wc wc[2];
