@@ -84,6 +84,7 @@ def main():
         con = bl.Console(dev)
         topo.rxe_up(linux)
         put_binary(linux, binary, "/tmp/odp_client")
+        linux.run(f"ping -c 3 -W 2 {topo.APPLIANCE_IP}", timeout=30)  # the neighbour entry rdma_cm resolves through
         _, fill_ms = client(linux, "write")
         rows = []
         for name, wset, ops, warm in PHASES:
