@@ -2,7 +2,7 @@
  * wire.h - wire formats of Ethernet, ARP, IPv4, ICMP, UDP and TCP: packed structs with
  * explicit big-endian field types (be16_t, be32_t of lib/byteorder.h), no bitfields. Field
  * names follow the RFCs. Received headers are copied into locals of these types before any field is read
- * (DESIGN.md convention 4); nothing is converted in place.
+ * ("Untrusted bytes" in docs/architecture.md); nothing is converted in place.
  */
 #ifndef NET_WIRE_H
 #define NET_WIRE_H

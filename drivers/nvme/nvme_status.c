@@ -1,6 +1,6 @@
 /*
  * nvme_status.c - NVMe completion status to a readable string and to -errno: the one
- * place where the wire status space meets the appliance's errno space (DESIGN.md 1).
+ * place where the wire status space meets the appliance's errno space ("Errors" in docs/architecture.md).
  */
 #include <errno.h>
 #include <stddef.h>
