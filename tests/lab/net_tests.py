@@ -468,7 +468,7 @@ def test_net_tshark(s):
     pcap = s.net.lab.links[0].pcap
     # The service ports carry random bytes: decode them as plain data, or tshark's heuristic
     # dissectors (Thrift, ...) guess a protocol in them and call the guess malformed.
-    data = [a for p in (7, 9, 19) for a in ("-d", f"tcp.port=={p},data")]
+    data = [a for p in (7, 9, 19) for a in ("-d", f"tcp.port=={p},data")] + capture.NO_GUESSES
     opts = data + ["-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"]
     bad = tshark_rows(pcap, f"_ws.malformed || _ws.expert.severity == {capture.EXPERT_ERROR}",
                       ["frame.number", "frame.protocols", "_ws.expert.message"], data)
