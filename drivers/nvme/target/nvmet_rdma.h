@@ -178,7 +178,8 @@ void nvmet_rdma_stop(struct nvmet_rdma *t);
 
 /* Poll-loop work, about budget completions: each queue's completions (capsules, RDMA READ
  * done, responses sent), waiting commands resumed, killed or timed-out queues closed,
- * closed queues freed once nothing of them is at the core. >0 progress, 0 idle. */
+ * closed queues freed once nothing of them is at the core. >0 progress, 0 idle. A zeroed
+ * instance that was never started polls as idle. */
 int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget);
 
 /* Queues allocated (any state) and in a state. */

@@ -18,7 +18,7 @@ LOG_MODULE_USE(nvmet);
 
 #define NVMET_RDMA_BOOT_WAIT_MS 10000
 
-static struct nvmet_rdma nvmet_rdma_inst = { .queues = LIST_HEAD_INIT(nvmet_rdma_inst.queues) }; /* never started: no queues */
+static struct nvmet_rdma nvmet_rdma_inst;
 static bool nvmet_rdma_pending;
 static uint64_t nvmet_rdma_wait_until;
 
@@ -71,8 +71,6 @@ static int nvmet_rdma_boot_poll(unsigned budget)
 			return 1;
 		}
 	}
-	if (!nvmet_rdma_inst.queues.next) /* never started (waiting for rxe0, or no target): no queue list */
-		return 0;
 	return nvmet_rdma_poll(&nvmet_rdma_inst, budget);
 }
 POLLER(nvmet_rdma, nvmet_rdma_boot_poll);
