@@ -155,6 +155,8 @@ static int odp_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint32
 	if (roce_cm_accept(c, s->r.qp, &priv, sizeof(priv)))
 		goto fail;
 	s->conn = c;
+	s->last = clock_now_ns();
+	s->last_epsn = s->r.qp->resp.epsn;
 	sv->sessions++;
 	return 0;
 fail:
@@ -238,9 +240,35 @@ int roce_odp_srv_start(struct roce_odp_srv *sv, struct roce_net *rn)
 	return rc;
 }
 
+/* Close the sessions that made no progress for ROCE_ODP_IDLE_NS. Returns how many. */
+static int odp_idle_sessions(struct roce_odp_srv *sv, uint64_t now)
+{
+	int n = 0;
+	for (unsigned i = 0; i < ROCE_ODP_SESSIONS; i++) {
+		struct roce_odp_session *s = &sv->s[i];
+		if (!s->used)
+			continue;
+		if (s->r.qp && s->r.qp->resp.epsn != s->last_epsn) {
+			s->last_epsn = s->r.qp->resp.epsn;
+			s->last = now;
+		}
+		if (now <= s->last || now - s->last <= ROCE_ODP_IDLE_NS)  /* an accept may have set last after now */
+			continue;
+		log_info("rxe0: ODP session from %u.%u.%u.%u idle for %llu s, disconnecting", s->peer >> 24,
+			 s->peer >> 16 & 0xff, s->peer >> 8 & 0xff, s->peer & 0xff, U(ROCE_ODP_IDLE_NS / 1000000000ull));
+		if (s->conn)
+			roce_cm_disconnect(s->conn);
+		odp_session_free(s);
+		sv->idle_closed++;
+		n++;
+	}
+	return n;
+}
+
 int roce_odp_srv_poll(struct roce_odp_srv *sv, uint64_t now)
 {
-	return sv->odp ? roce_odp_poll(sv->odp, now) : 0;
+	int n = odp_idle_sessions(sv, now);
+	return n + (sv->odp ? roce_odp_poll(sv->odp, now) : 0);
 }
 
 /* --- console and stats ------------------------------------------------------------------ */
@@ -289,7 +317,7 @@ static void odp_show(const struct roce_odp_srv *sv)
 		       roce_odp_region_resident(sv->reg), roce_odp_region_dirty(sv->reg), roce_mr_rkey(sv->mr),
 		       U(ROCE_ODP_IOVA), ROCE_ODP_PORT);
 	}
-	printf("  sessions %llu (refused %llu):", U(sv->sessions), U(sv->refused));
+	printf("  sessions %llu (refused %llu, closed idle %llu):", U(sv->sessions), U(sv->refused), U(sv->idle_closed));
 	for (unsigned i = 0; i < ROCE_ODP_SESSIONS; i++)
 		if (sv->s[i].used)
 			printf(" qpn %#x", roce_qp_num(sv->s[i].r.qp));

@@ -21,6 +21,7 @@
 #define ROCE_ODP_PER_PEER 2
 #define ROCE_ODP_IOVA 0x0000200000000000ull  /* where the region's MR starts */
 #define ROCE_ODP_MAGIC "ODP1"
+#define ROCE_ODP_IDLE_NS (30ull * 1000000000ull)  /* a session whose ePSN stays this long is closed */
 
 /* The REP's private data (big-endian). */
 struct roce_odp_rep_priv {
@@ -39,6 +40,8 @@ struct roce_odp_session {
 	uint32_t peer;
 	struct roce_cm_conn *conn;
 	struct roce_conn_res r;      /* CQ and QP (no memory of its own) */
+	uint32_t last_epsn;          /* the responder's ePSN when progress was last seen */
+	uint64_t last;               /* when: the accept, or the ePSN last advancing */
 };
 
 struct roce_odp_srv {
@@ -50,7 +53,7 @@ struct roce_odp_srv {
 	struct roce_mr *mr;
 	bool listening;
 	struct roce_odp_session s[ROCE_ODP_SESSIONS];
-	uint64_t sessions, refused;
+	uint64_t sessions, refused, idle_closed;
 	int last_flush_rc;           /* 1: none finished yet */
 	uint64_t flush_started_ns, last_flush_ns;
 };
@@ -58,7 +61,9 @@ struct roce_odp_srv {
 /* Start: the pool and region of the configuration when it names one. 0 or -errno (the
  * service is then off; the console may still set a region up). */
 int roce_odp_srv_start(struct roce_odp_srv *sv, struct roce_net *rn);
-/* The pool's background work. Returns >0 when it did something. */
+/* The pool's background work, and the idle limit: a session whose responder ePSN has not
+ * advanced for ROCE_ODP_IDLE_NS (no request completed, RNR NAKs for faults included) is
+ * disconnected and freed. Returns >0 when it did something. */
 int roce_odp_srv_poll(struct roce_odp_srv *sv, uint64_t now);
 /* `rdma odp [reg DEV SIZE [OFFSET] | dereg | flush | prefetch OFF LEN | invalidate OFF LEN]`. */
 int roce_odp_srv_command(struct roce_odp_srv *sv, int argc, char **argv);

@@ -205,6 +205,52 @@ static inline void relay_connect_qp(struct roce_qp *qp, uint32_t dest_qpn, uint3
 						  ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
 }
 
+/* The peer's CM sends a REQ for service_id naming qp (starting PSN 0x123456, depth 4 each
+ * way); returns the answer's AttributeID (REP or REJ). For a REP: *server_id is its Local
+ * Communication ID, its private data goes to priv (when not NULL, CM_REP_PRIVATE_LEN bytes),
+ * qp is connected (RTR, RTS) and the RTU sent. */
+static inline uint16_t relay_cm_connect(struct roce_qp *qp, uint64_t service_id, uint32_t comm_id,
+					uint32_t *server_id, uint8_t *priv)
+{
+	uint8_t mad[ROCE_MAD_LEN];
+	struct roce_cm_req_msg r;
+	struct roce_cm_rep_msg rep;
+	unsigned head = 0, count = 0;
+	uint16_t attr;
+
+	roce_cm_build_hdr(mad, CM_ATTR_REQ, comm_id);
+	memset(&r, 0, sizeof(r));
+	r.local_comm_id = be32_make(comm_id);
+	r.service_id = be64_make(service_id);
+	r.local_qpn = be24_make(roce_qp_num(qp));
+	r.responder_resources = 4;
+	r.initiator_depth = 4;
+	r.starting_psn = be24_make(0x123456);
+	r.lto_retry = 20 << 3 | 7;
+	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
+	r.maxcm_srq_ext = 15 << 4;
+	roce_gid_from_ipv4(PEER, (struct roce_gid *)r.primary_local_gid);
+	roce_gid_from_ipv4(US, (struct roce_gid *)r.primary_remote_gid);
+	r.primary_ack_timeout = 14 << 3;
+	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
+	relay_nmads = 0;
+	relay_inject_mad(mad);
+	relay_collect(head, &count);
+	cr_assert_eq(relay_nmads, 1);
+	relay_nmads = 0;
+	attr = relay_mad_attr(0);
+	if (attr != CM_ATTR_REP)
+		return attr;
+	memcpy(&rep, relay_mads[0] + ROCE_MAD_HDR_LEN, sizeof(rep));
+	*server_id = be32_get(rep.local_comm_id);
+	if (priv)
+		memcpy(priv, rep.private_data, sizeof(rep.private_data));
+	relay_connect_qp(qp, be24_get(rep.local_qpn), 0x123456, be24_get(rep.starting_psn), 4);
+	roce_cm_build_ids(mad, CM_ATTR_RTU, comm_id, comm_id, *server_id);
+	relay_inject_mad(mad);
+	return attr;
+}
+
 /* A test QP to ERR, its completions drained from cq, destroyed. */
 static inline void relay_qp_destroy(struct roce_qp *qp, struct roce_cq *cq)
 {
