@@ -10,6 +10,7 @@
 #include "../../lib/clock.h"
 #include "../../lib/config_key.h"
 #include "../../lib/log.h"
+#include "../../lib/shutdown.h"
 #include "roce_cm.h"
 #include "roce_internal.h"
 #include "roce_net.h"
@@ -226,11 +227,15 @@ static int odp_region_up(struct roce_odp_srv *sv, const struct roce_odp_region_c
 	return 0;
 }
 
+/* The started service, for the shutdown hook (which has no context argument). */
+static struct roce_odp_srv *odp_srv_running;
+
 int roce_odp_srv_start(struct roce_odp_srv *sv, struct roce_net *rn)
 {
 	int rc;
 
 	memset(sv, 0, sizeof(*sv));
+	odp_srv_running = sv;
 	sv->rn = rn;
 	sv->last_flush_rc = 1;
 	if ((rc = roce_alloc_pd(rn->dev, &sv->pd)))
@@ -270,6 +275,71 @@ int roce_odp_srv_poll(struct roce_odp_srv *sv, uint64_t now)
 	int n = odp_idle_sessions(sv, now);
 	return n + (sv->odp ? roce_odp_poll(sv->odp, now) : 0);
 }
+
+/* --- shutdown ------------------------------------------------------------------------------ */
+
+#define ODP_SHUTDOWN_TIMEOUT_NS (20ull * 1000000000ull)
+
+static void odp_shutdown_flush_done(void *arg, int rc)
+{
+	struct roce_odp_srv *sv = arg;
+	sv->shutdown_rc = rc;
+}
+
+/* Drive the store and the pool until *state is no longer `busy` (1) or the deadline passes. */
+static int odp_drive_until(struct roce_odp_srv *sv, const int *state, bool (*busy)(struct roce_odp_srv *sv),
+			   uint64_t deadline)
+{
+	while (busy(sv)) {
+		if (clock_now_ns() > deadline)
+			return -ETIMEDOUT;
+		roce_odp_nvme_poll(&sv->nvme);
+		roce_odp_poll(sv->odp, clock_now_ns());
+	}
+	return state ? *state : 0;
+}
+
+static bool odp_flush_running(struct roce_odp_srv *sv)
+{
+	return roce_odp_flush_busy(sv->reg);
+}
+
+static bool odp_shutdown_flush_running(struct roce_odp_srv *sv)
+{
+	return sv->shutdown_rc == 1;
+}
+
+int roce_odp_srv_shutdown(struct roce_odp_srv *sv)
+{
+	uint64_t t0 = clock_now_ns(), deadline = t0 + ODP_SHUTDOWN_TIMEOUT_NS;
+	unsigned dirty;
+	int rc;
+
+	if (!sv->reg)
+		return 0;
+	if ((rc = odp_drive_until(sv, NULL, odp_flush_running, deadline)))  /* a console flush first */
+		goto out;
+	dirty = roce_odp_region_dirty(sv->reg);
+	sv->shutdown_rc = 1;
+	if ((rc = roce_odp_flush(sv->reg, odp_shutdown_flush_done, sv)))
+		goto out;
+	rc = odp_drive_until(sv, &sv->shutdown_rc, odp_shutdown_flush_running, deadline);
+	if (!rc)
+		log_info("rdma odp: %u dirty page(s) written back and flushed in %llu us before the drives shut down",
+			 dirty, U((clock_now_ns() - t0) / 1000));
+out:
+	if (rc)
+		log_err("rdma odp: write-back at shutdown failed (%d): the region's last writes may be lost", rc);
+	return rc;
+}
+
+static void odp_shutdown_hook(enum shutdown_reason why)
+{
+	(void)why;
+	if (odp_srv_running)
+		(void)roce_odp_srv_shutdown(odp_srv_running);
+}
+SHUTDOWN_HOOK(rdma_odp, SHUTDOWN_ORDER_SERVICE, odp_shutdown_hook);
 
 /* --- console and stats ------------------------------------------------------------------ */
 

@@ -56,6 +56,7 @@ struct roce_odp_srv {
 	uint64_t sessions, refused, idle_closed;
 	int last_flush_rc;           /* 1: none finished yet */
 	uint64_t flush_started_ns, last_flush_ns;
+	int shutdown_rc;             /* the shutdown flush: 1 while it runs */
 };
 
 /* Start: the pool and region of the configuration when it names one. 0 or -errno (the
@@ -65,6 +66,12 @@ int roce_odp_srv_start(struct roce_odp_srv *sv, struct roce_net *rn);
  * advanced for ROCE_ODP_IDLE_NS (no request completed, RNR NAKs for faults included) is
  * disconnected and freed. Returns >0 when it did something. */
 int roce_odp_srv_poll(struct roce_odp_srv *sv, uint64_t now);
+/* Write the region's dirty pages back and flush the store, synchronously (driving the NVMe
+ * completions and the pool itself, bounded by 20 s): the shutdown hook runs it on power-off,
+ * reboot and a panic with `panic = reboot`, before the drives' own flush and shutdown
+ * notification (SHUTDOWN_ORDER_SERVICE). 0 (also with no region), -ETIMEDOUT, or the first
+ * store error; logged. */
+int roce_odp_srv_shutdown(struct roce_odp_srv *sv);
 /* `rdma odp [reg DEV SIZE [OFFSET] | dereg | flush | prefetch OFF LEN | invalidate OFF LEN]`. */
 int roce_odp_srv_command(struct roce_odp_srv *sv, int argc, char **argv);
 /* The `stats` lines. */

@@ -4,16 +4,22 @@ from the configuration; the console's fill writes a pattern through the pager (e
 in, most written back and evicted), flush makes it durable (write-backs then an NVMe Flush) and
 the drive's backing file holds it (an oracle the appliance cannot fake); verify reads it back
 after invalidation, page by page from the drive; counters and the fault service histogram show
-in `rdma odp` and `stats`."""
+in `rdma odp` and `stats`. Last, a fill without flush and `poweroff`: the shutdown hook writes the
+dirty pages back before the drives' own flush and shutdown notification, and the backing file holds
+them after QEMU has exited."""
+import os
 import re
+import shutil
 
 import pytest
 
-from harness import Appliance
+from harness import BUILD, Appliance
 
 OFF = 32 << 20
 SIZE = 4 << 20
 SEED = 0x5A
+SEED2 = 0x3C
+DISKS = os.path.join(BUILD, "test-disks", "test_roce_odp")
 
 
 def pattern(seed, start, length):
@@ -23,7 +29,9 @@ def pattern(seed, start, length):
 
 @pytest.fixture(scope="module")
 def app():
-    a = Appliance("test_roce_odp", "panic = exit\nrdma.odp.region = nvme2n1 4M 32M\nrdma.odp.frames = 64\n")
+    shutil.rmtree(DISKS, ignore_errors=True)
+    a = Appliance("test_roce_odp", "panic = exit\nrdma.odp.region = nvme2n1 4M 32M\nrdma.odp.frames = 64\n",
+                  run_args=["--disks", DISKS])
     try:
         a.boot()
         yield a
@@ -94,3 +102,24 @@ def test_console_refuses_bad_arguments(app):
     assert "usage: rdma odp reg" in app.cmd("rdma odp reg nvme9n1")
     assert "rdma odp reg: " in app.cmd("rdma odp reg nvme2n1 4M 8M")  # one region at a time: -EEXIST
     assert "usage: rdma odp fill" in app.cmd("rdma odp fill 0 4K")
+
+
+def test_poweroff_writes_dirty_pages_back_before_the_drives_shut_down(app):
+    out = app.cmd("rdma odp fill 0 1M %d" % SEED2, timeout=120)
+    assert "fill: ok, 1048576 B" in out, out
+    m = re.search(r"resident \d+ dirty (\d+)", app.cmd("rdma odp"))
+    assert m and int(m.group(1)) > 0, "dirty pages left for the shutdown hook"
+    dirty = int(m.group(1))
+    app.send("poweroff\r")
+    before, m = app.wait_for(r"nvme2: shutdown (complete|FAILED)[^\n]*\n", timeout=60)
+    assert app.exit_status() == 0
+    hook = before.find("rdma odp: %d dirty page(s) written back and flushed" % dirty)
+    drives = before.find("poweroff: flushing and shutting down")
+    assert 0 <= hook < drives, before[-1500:]
+    assert "shutdown complete" in m.group(0), m.group(0)
+    with open(os.path.join(DISKS, "nvme2.img"), "rb") as f:
+        f.seek(OFF)
+        data = f.read(SIZE)
+    assert data[:1 << 20] == pattern(SEED2, 0, 1 << 20), "the last writes reached the drive without a flush"
+    assert data[1 << 20:] == pattern(SEED, 1 << 20, SIZE - (1 << 20)), "the rest as flushed before"
+    shutil.rmtree(DISKS, ignore_errors=True)

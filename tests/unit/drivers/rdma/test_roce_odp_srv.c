@@ -1,15 +1,17 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/rdma/roce_app.c drivers/rdma/roce_odp_srv.c tests/unit/drivers/rdma/fake_odp_store.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/rdma/roce_app.c drivers/rdma/roce_odp_srv.c tests/unit/drivers/rdma/fake_odp_store.c lib/shutdown.c
 /*
  * The ODP service over its rdma_cm listener (port 7180) with the fake store in place of the
  * NVMe namespace: a client connects, learns the region from the REP's private data and
  * WRITEs to it through a fault; a session whose responder ePSN does not advance for
  * ROCE_ODP_IDLE_NS is disconnected (a DREQ goes out) and its QP and CQ freed, while one that
- * keeps making progress stays. Pools back to zero after each test.
+ * keeps making progress stays; the shutdown hook (power-off, reboot) writes the dirty pages
+ * back and flushes the store. Pools back to zero after each test.
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_cm.h"
 #include "drivers/rdma/roce_internal.h"
 #include "drivers/rdma/roce_odp_srv.h"
+#include "lib/shutdown.h"
 #include "tests/unit/drivers/rdma/fake_odp_store.h"
 #include "tests/unit/drivers/rdma/roce_relay.h"
 
@@ -38,9 +40,15 @@ int roce_odp_nvme_open(struct roce_odp_nvme *s, unsigned ctrl_index, uint32_t ns
 	return 0;
 }
 
+static bool stall;  /* the drive answers nothing (its poll does not complete commands) */
+
 int roce_odp_nvme_poll(struct roce_odp_nvme *s)
 {
 	(void)s;
+	if (stall) {
+		advance(NSEC_PER_SEC);  /* time passes while we wait */
+		return 0;
+	}
 	return (int)fake_store_complete(&fs, 0);
 }
 
@@ -187,4 +195,37 @@ Test(roce_odp_srv, a_session_that_never_sends_is_closed_too)
 	cqp = relay_rc_qp(pd, cq, 4);
 	odp_connect(0x0D02, &addr, &rkey);
 	cr_assert_eq(write_page(addr, rkey, 0), ROCE_WC_SUCCESS);
+}
+
+Test(roce_odp_srv, poweroff_writes_the_dirty_pages_back_and_flushes_before_the_drives_go)
+{
+	uint64_t addr;
+	uint32_t rkey;
+	const uint8_t *page3 = fs.durable + 3 * ROCE_ODP_PAGE_SIZE;
+
+	odp_connect(0x0D03, &addr, &rkey);
+	cr_assert_eq(write_page(addr, rkey, 3), ROCE_WC_SUCCESS);
+	cr_assert_eq(write_page(addr, rkey, 9), ROCE_WC_SUCCESS);
+	cr_assert_eq(roce_odp_region_dirty(sv.reg), 2, "two pages written, nothing flushed");
+	cr_assert_neq(page3[0], 0x5A);
+	cr_assert_eq(fs.flushes, 0);
+	cr_assert_eq(shutdown_run_hooks(SHUTDOWN_POWEROFF), 1);
+	cr_assert_eq(roce_odp_region_dirty(sv.reg), 0);
+	cr_assert_eq(fs.flushes, 1, "the store's Flush after the write-backs");
+	for (unsigned i = 0; i < ROCE_ODP_PAGE_SIZE; i++) {
+		cr_assert_eq(page3[i], 0x5A, "durable byte %u of page 3", i);
+		cr_assert_eq(fs.durable[9 * ROCE_ODP_PAGE_SIZE + i], 0x5A, "durable byte %u of page 9", i);
+	}
+	cr_assert_eq(sv.shutdown_rc, 0);
+}
+
+Test(roce_odp_srv, the_shutdown_write_back_is_bounded_when_the_drive_never_answers)
+{
+	uint64_t addr;
+	uint32_t rkey;
+	odp_connect(0x0D04, &addr, &rkey);
+	cr_assert_eq(write_page(addr, rkey, 1), ROCE_WC_SUCCESS);
+	stall = true;
+	cr_assert_eq(roce_odp_srv_shutdown(&sv), -ETIMEDOUT);
+	stall = false;
 }
