@@ -87,10 +87,12 @@
 /* Host-memory pools with a share per socket (tcp_pools.c): a reserve each socket's
  * sending can always use, and a shared rest of which one socket borrows at most 1/8. */
 #define TCP_CHUNK_SIZE 2048                          /* host-memory chunk for copied bytes */
-#define TCP_CHUNKS 2048                              /* 4 MiB */
+#define TCP_CHUNKS 4096                              /* 8 MiB: in copy mode (e1000e's plain
+							* receive) the received payload too */
 #define TCP_CHUNK_RESERVE 4                          /* 8 KiB of copied PDUs per socket, always */
 #define TCP_CHUNK_SHARED (TCP_CHUNKS - TCP_SOCKETS * TCP_CHUNK_RESERVE)
-#define TCP_CHUNK_BORROW_MAX (TCP_CHUNK_SHARED / 8)  /* 176 chunks: a full TCP_SND_BUF and more */
+#define TCP_CHUNK_BORROW_MAX (TCP_CHUNK_SHARED / 8)  /* 432 chunks: a full TCP_SND_BUF and more, or
+							* 630 KB of received MSS segments */
 #define TCP_RXENTS 8192                              /* queued received fragments, all sockets */
 #define TCP_RXENT_RESERVE 16                         /* ... of which each socket can always get 16 */
 #define TCP_SNDENTS 8192                             /* queued send fragments, all sockets */

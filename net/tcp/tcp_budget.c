@@ -28,6 +28,24 @@
  * probes' backoff. Should a peer send more buffers than promised (segments smaller than
  * the MSS), tcp_rx_buf_admit() refuses payload that would eat the reserve: the segment is
  * dropped like a lost one and retransmitted later.
+ *
+ * A device that neither lends buffers nor splits (rx_bufs 0 without NETDEV_F_RX_SPLIT:
+ * e1000e's plain mode, the whole frame in a host buffer the driver gets back at once) has
+ * the stack copy every payload into chunks
+ * (tcp_pools.c), and those are what a window promises: each socket may borrow at most
+ * TCP_CHUNK_BORROW_MAX of them, all sockets TCP_CHUNK_SHARED, and a user holding
+ * received fragments (an NVMe/TCP write between its data and the drive's completion)
+ * keeps them borrowed. The same invariant holds over chunks:
+ *
+ *     chunks s may still borrow  +  its out-of-order chunks  >=  chunks its window may bring
+ *
+ * with the other sockets' promises taken from the shared part first, and a chunk counted
+ * as 7/8 of a segment (the last segment of a PDU is short but takes a whole chunk). Should
+ * the chunks still run short (tiny segments), the segment at RCV.NXT takes them back from
+ * the socket's out-of-order data (tcp_in.c): the data that fills the hole always fits. Otherwise a peer
+ * that fills a 256 KiB window while the user holds earlier data finds its segments
+ * dropped, the out-of-order ones pinning the last chunks, and the retransmission of the
+ * missing one never finds a chunk: the connection stalls until its user gives up.
  */
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
@@ -101,9 +119,35 @@ bool tcp_rx_buf_admit(void)
 
 static void budget_kick(struct timer *t, void *arg);
 
+/* Chunks one full segment's payload takes (copy mode). */
+static unsigned chunks_per_seg(const struct tcp_sock *s)
+{
+	return (unsigned)((bpb(s) + TCP_CHUNK_SIZE - 1) / TCP_CHUNK_SIZE);
+}
+
+/* Copy mode (see the top of this file): the segments the chunks s may still borrow hold,
+ * after the other sockets' promises, plus its out-of-order ones; *share: what it would
+ * have were nothing held but the promises. */
+static unsigned copy_budget(const struct tcp_sock *s, unsigned *share)
+{
+	unsigned cps = chunks_per_seg(s), others = 0, room = tcp_chunk_rx_room(s), pool;
+	struct list_node *it;
+
+	list_for_each(&tcp_socks, it) {
+		const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
+		if (o != s && receiving(o))
+			others += promised(o) * cps;
+	}
+	pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed + others ? TCP_CHUNK_SHARED - tcp_chunks_borrowed - others : 0;
+	if (room > pool)
+		room = pool;
+	*share = TCP_CHUNK_BORROW_MAX / cps;
+	return room / cps + s->ooo_frags / cps;
+}
+
 /* The window we can offer: free queue bytes, bounded by free fragment slots and by the
- * device's buffer budget (see the top of this file). Marks s starved when the budget
- * held it below what its queue allows. */
+ * device's buffer budget, or in copy mode by the chunks (see the top of this file).
+ * Marks s starved when the budget held it below what its queue allows. */
 uint32_t tcp_rcv_window(struct tcp_sock *s)
 {
 	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
@@ -112,33 +156,39 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 	const struct netdev *d = net_if0.dev;
 	struct list_node *it;
 	unsigned usable, others = 0, n = 1, avail, share, bufs;
-	size_t by_budget;
+	size_t by_budget, per = bpb(s);
 
 	if (by_frags < space)
 		space = by_frags;
-	if (!d || !d->rx_bufs)
-		return (uint32_t)space;
+	if (!d || (!d->rx_bufs && (d->features & NETDEV_F_RX_SPLIT)))
+		return (uint32_t)space; /* a device that does not say what it lends is not budgeted */
 	if (space > (size_t)s->rcv_cap * bpb(s))
 		space = (size_t)s->rcv_cap * bpb(s);
-	usable = d->rx_bufs - tcp_rx_reserve(d);
-	list_for_each(&tcp_socks, it) {
-		const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
-		if (o == s || !receiving(o))
-			continue;
-		n++;
-		others += promised(o);
+	if (!d->rx_bufs) {
+		bufs = copy_budget(s, &share);
+		avail = bufs; /* starved below its share for want of chunks */
+		per -= per / 8; /* a PDU's last segment is short but takes a whole chunk */
+	} else {
+		usable = d->rx_bufs - tcp_rx_reserve(d);
+		list_for_each(&tcp_socks, it) {
+			const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
+			if (o == s || !receiving(o))
+				continue;
+			n++;
+			others += promised(o);
+		}
+		avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
+		share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
+		bufs = (avail < share ? avail : share) + s->ooo_frags;
 	}
-	avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
-	share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
-	bufs = (avail < share ? avail : share) + s->ooo_frags;
-	by_budget = (size_t)bufs * bpb(s);
+	by_budget = (size_t)bufs * per;
 	if (by_budget >= space) {
 		s->rwnd_starved = false;
 		return (uint32_t)space;
 	}
 	/* Starved: held below its fair share for want of free buffers, by a segment or by
 	 * more than half (a socket at its share has nothing to wait for). */
-	size_t fair = (size_t)(share + s->ooo_frags) * bpb(s);
+	size_t fair = (size_t)(share + s->ooo_frags) * per;
 	if (fair > space)
 		fair = space;
 	bool was = s->rwnd_starved;

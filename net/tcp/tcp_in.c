@@ -263,6 +263,23 @@ static void ooo_insert(struct tcp_sock *s, uint32_t seq, struct netdev_frag *f)
 	s->ooo_frags++;
 }
 
+/* payload_take, and when the chunks for the segment at RCV.NXT are short while s holds
+ * out-of-order chunks (copy mode), give those back (highest first, the peer sends them
+ * again) until it fits: the data that fills the hole must always find room, or the
+ * out-of-order data holding the last chunks would wait for it forever. */
+static int payload_take_inorder(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, struct seg_payload *p)
+{
+	int rc;
+	size_t len = netbuf_host_len(nb);
+	while ((rc = payload_take(s, nb, seq, p)) && SEQ_LEQ(seq, s->rcv_nxt) && SEQ_GT(seq + (uint32_t)len, s->rcv_nxt) &&
+	       s->ooo_frags &&
+	       container_of(s->ooo.prev, struct tcp_rxent, node)->frag.owner == tcp_chunk_owner_p) {
+		payload_release(p);
+		ooo_drop_last(s);
+	}
+	return rc;
+}
+
 /* --- segment arrival --------------------------------------------------------------- */
 
 static void update_rtt(struct tcp_sock *s, uint64_t r)
@@ -804,7 +821,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 		goto drop;
 	}
 	netbuf_pull(nb, g.hlen);
-	if (payload_take(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
+	if (payload_take_inorder(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
 		tcp_counters.rx_nobufs++;
 		payload_release(&p);
 		g.len = 0;

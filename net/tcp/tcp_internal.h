@@ -178,6 +178,8 @@ void tcp_pools_sock_gone(struct tcp_sock *s);
 /* A chunk with a copy of len (<= TCP_CHUNK_SIZE) bytes for s, as a host fragment, within
  * s's share (rx: received bytes, which never use the reserve). 0 or -ENOBUFS. */
 int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f);
+/* Chunks s may still take for received bytes (its share and the shared part). */
+unsigned tcp_chunk_rx_room(const struct tcp_sock *s);
 /* Bytes of new chunks s may still take for sending. */
 size_t tcp_chunk_space(const struct tcp_sock *s);
 /* Send entries s may still take; one of them, or NULL. */

@@ -127,6 +127,13 @@ int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, str
 	return 0;
 }
 
+unsigned tcp_chunk_rx_room(const struct tcp_sock *s)
+{
+	unsigned mine = TCP_CHUNK_BORROW_MAX > chunk_borrowed(s) ? TCP_CHUNK_BORROW_MAX - chunk_borrowed(s) : 0;
+	unsigned pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed ? TCP_CHUNK_SHARED - tcp_chunks_borrowed : 0;
+	return mine < pool ? mine : pool;
+}
+
 size_t tcp_chunk_space(const struct tcp_sock *s)
 {
 	unsigned own = TCP_CHUNK_RESERVE > s->chunks_tx ? TCP_CHUNK_RESERVE - s->chunks_tx : 0;

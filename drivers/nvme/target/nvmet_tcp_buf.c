@@ -10,9 +10,18 @@
 #include <string.h>
 #include "../../../lib/log.h"
 #include "../../../mm/pool.h"
+#include "../../../net/tcp/tcp.h"
 #include "nvmet_tcp_priv.h"
 
 LOG_MODULE_USE(nvmet);
+
+/* Copy mode (nic.rx_mode = plain): the write whose data is coming in holds one of TCP's
+ * chunks per segment until the drive's completion (written data drains as the drive
+ * completes, the one coming in cannot until its last byte), and the windows of its socket
+ * promise 7/8 of that socket's share of chunks (net/tcp/tcp_budget.c): the largest write
+ * must fit in that, or it waits forever for chunks it holds itself. */
+_Static_assert(NVMET_TCP_MAX_XFER / 1460 + 2 <= TCP_CHUNK_BORROW_MAX * 7 / 8,
+	       "the largest write fits in one socket's share of TCP chunks");
 
 /* A payload goes through DRAM: count it, say why once. */
 void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail)

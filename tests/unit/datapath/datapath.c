@@ -33,11 +33,19 @@
 
 /* --- the harness --- */
 
+static uint64_t dp_drive_period_ns, dp_drive_next_ns;
+
 /* The drive's poller (what drivers/nvme/nvme_pci.c's is on the appliance): completions
- * of the registered controllers' queues. */
+ * of the registered controllers' queues; with a drive period, at most once per period of
+ * the clock (a slow drive: the target holds write data meanwhile). */
 static int dp_nvme_poll(unsigned budget)
 {
 	int work = 0;
+	if (dp_drive_period_ns) {
+		if (clock_now_ns() < dp_drive_next_ns)
+			return 0;
+		dp_drive_next_ns = clock_now_ns() + dp_drive_period_ns;
+	}
 	for (unsigned i = 0; i < nvme_count(); i++) {
 		struct nvme_ctrl *c = nvme_at(i);
 		if (c->state != NVME_CTRL_LIVE)
@@ -111,15 +119,18 @@ static uint32_t appliance_addr(void)
 	return nc.addr;
 }
 
-/* One segment from the host on c (SYN carries the MSS option). */
-static int inject(struct dp *d, struct dp_conn *c, uint8_t flags, const void *payload, size_t len)
+/* One segment from the host on c at sequence number seq (SYN carries the MSS option, and
+ * the window scale option when the host offers it); its payload is kept for
+ * retransmission. */
+static int inject_at(struct dp *d, struct dp_conn *c, uint32_t seq, uint8_t flags, const void *payload, size_t len)
 {
 	static uint8_t frame[FAKE_FRAME_MAX];
-	static const uint8_t mss[4] = { 2, 4, DP_MSS >> 8, DP_MSS & 0xff };
+	static const uint8_t opts[8] = { 2, 4, DP_MSS >> 8, DP_MSS & 0xff, 1, 3, 3, DP_HOST_WSCALE };
+	bool syn = (flags & TCP_SYN) != 0;
 	struct fake_tcp t = { .src = DP_HOST_ADDR, .dst = appliance_addr(), .sport = c->sport, .dport = DP_PORT,
-			      .seq = c->snd_nxt, .ack = (flags & TCP_ACK) ? c->rcv_nxt : 0, .flags = flags,
-			      .wnd = DP_HOST_WINDOW, .opts = (flags & TCP_SYN) ? mss : NULL,
-			      .optlen = (flags & TCP_SYN) ? sizeof(mss) : 0, .payload = payload, .len = len };
+			      .seq = seq, .ack = (flags & TCP_ACK) ? c->rcv_nxt : 0, .flags = flags,
+			      .wnd = DP_HOST_WINDOW, .opts = syn ? opts : NULL,
+			      .optlen = syn ? (d->wscale ? 8 : 4) : 0, .payload = payload, .len = len };
 	size_t n = fake_build_tcp(frame, &t);
 	int rc = fake_netdev_inject(&d->nic, frame, n);
 	if (rc == 0) {
@@ -127,7 +138,16 @@ static int inject(struct dp *d, struct dp_conn *c, uint8_t flags, const void *pa
 		if (flags & TCP_ACK)
 			c->acked = c->rcv_nxt;
 	}
+	if (payload && seq == c->snd_nxt)
+		for (size_t i = 0; i < len; i++)
+			c->sent[(seq + i) % DP_SENT_MAX] = ((const uint8_t *)payload)[i];
 	return rc;
+}
+
+/* One segment from the host on c at snd_nxt. */
+static int inject(struct dp *d, struct dp_conn *c, uint8_t flags, const void *payload, size_t len)
+{
+	return inject_at(d, c, c->snd_nxt, flags, payload, len);
 }
 
 static bool seq_after(uint32_t a, uint32_t b)
@@ -161,13 +181,16 @@ static unsigned collect(struct dp *d)
 				c->rcv_nxt = t.seq + 1;
 				c->snd_una = t.ack;
 				c->snd_wnd = t.wnd;
+				c->snd_ws = d->wscale && t.ws > 0 ? (uint8_t)t.ws : 0;
 				c->established = true;
 			}
 			continue;
 		}
 		if ((t.flags & TCP_ACK) && !seq_after(c->snd_una, t.ack)) {
+			if (t.ack != c->snd_una)
+				c->idle_steps = 0;
 			c->snd_una = t.ack;
-			c->snd_wnd = t.wnd;
+			c->snd_wnd = (uint32_t)t.wnd << c->snd_ws;
 		}
 		if (t.len && t.seq == c->rcv_nxt && t.len <= sizeof(c->stream) - c->len) {
 			memcpy(c->stream + c->len, t.payload, t.len);
@@ -198,10 +221,28 @@ static void run(struct dp *d)
 	}
 }
 
+/* A host's retransmission timeout: after DP_RTO_STEPS ms without an acknowledgement while
+ * data is out, its first unacknowledged segment again. */
+static void retransmit(struct dp *d, struct dp_conn *c)
+{
+	static uint8_t seg[DP_MSS];
+	uint32_t out = c->snd_nxt - c->snd_una;
+	if (!c->established || c->reset || !out || ++c->idle_steps < DP_RTO_STEPS)
+		return;
+	c->idle_steps = 0;
+	uint32_t n = out < DP_MSS ? out : DP_MSS;
+	for (uint32_t i = 0; i < n; i++)
+		seg[i] = c->sent[(c->snd_una + i) % DP_SENT_MAX];
+	inject_at(d, c, c->snd_una, TCP_ACK | TCP_PSH, seg, n);
+}
+
 /* The host waits 1 ms (the clock moves only here), then the loop runs. */
 static void step(struct dp *d)
 {
+	struct dp_conn *cs[4] = { &d->adm, &d->io, &d->live_adm, &d->live_io };
 	fake_clock_advance(NSEC_PER_MSEC);
+	for (unsigned k = 0; k < 4; k++)
+		retransmit(d, cs[k]);
 	run(d);
 }
 
@@ -357,6 +398,12 @@ int dp_start(struct dp *d, bool ddgst)
 
 int dp_start_nic(struct dp *d, bool ddgst, uint32_t nic_features)
 {
+	struct dp_opts o = { .ddgst = ddgst, .nic_features = nic_features };
+	return dp_start_opts(d, &o);
+}
+
+int dp_start_opts(struct dp *d, const struct dp_opts *o)
+{
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, zero[6] = { 0 };
 	static uint8_t frame[FAKE_FRAME_MAX];
 	char json[1024], addr[16];
@@ -364,15 +411,19 @@ int dp_start_nic(struct dp *d, bool ddgst, uint32_t nic_features)
 	int rc;
 
 	memset(d, 0, sizeof(*d));
-	d->ddgst = ddgst;
+	dp_drive_period_ns = 0;
+	d->ddgst = o->ddgst;
+	d->wscale = o->wscale;
 	fake_clock_install();
 	fake_clock_set(1000 * NSEC_PER_SEC);
 	timer_queue_init(&timer_default_queue);
 	dma_counters_reset();
 	fake_nvme_init(&d->drive);
+	if (o->mdts)
+		d->drive.mdts = o->mdts;
 	if ((rc = nvme_ctrl_init(&d->ctrl, "nvme0", &d->drive.bus, 1)) || (rc = nvme_register(&d->ctrl)))
 		return fail(d, rc, "the drive did not come up (%d)", rc);
-	fake_netdev_setup(&d->nic, nic_features);
+	fake_netdev_setup(&d->nic, o->nic_features);
 	if ((rc = net_init()))
 		return fail(d, rc, "net_init (%d)", rc);
 	net_config_default(&nc);
@@ -400,10 +451,17 @@ int dp_start_nic(struct dp *d, bool ddgst, uint32_t nic_features)
 	if ((rc = tcp_open(d, &d->adm, DP_SPORT_ADMIN)) || (rc = icreq(d, &d->adm, false)) ||
 	    (rc = connect_queue(d, &d->adm, 0, false)))
 		return rc;
-	if ((rc = tcp_open(d, &d->io, DP_SPORT_IO)) || (rc = icreq(d, &d->io, ddgst)) ||
-	    (rc = connect_queue(d, &d->io, 1, ddgst)))
+	if ((rc = tcp_open(d, &d->io, DP_SPORT_IO)) || (rc = icreq(d, &d->io, o->ddgst)) ||
+	    (rc = connect_queue(d, &d->io, 1, o->ddgst)))
 		return rc;
 	return 0;
+}
+
+void dp_drive_period(struct dp *d, unsigned ms)
+{
+	(void)d;
+	dp_drive_period_ns = (uint64_t)ms * NSEC_PER_MSEC;
+	dp_drive_next_ns = clock_now_ns() + dp_drive_period_ns;
 }
 
 int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_t len, uint16_t *status)
@@ -435,6 +493,69 @@ int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_
 		off += n;
 	}
 	return response(d, &d->io, NULL, 0, status, NULL);
+}
+
+/* The data an R2T asks for: H2CData PDUs of at most MAXH2CDATA. */
+static int send_r2t_data(struct dp *d, uint16_t cid, uint16_t ttag, const uint8_t *data, uint32_t off,
+			 uint32_t len)
+{
+	static uint8_t h2c[NTH_H2C_HDR + NVMET_TCP_MAXH2CDATA + 4];
+	for (uint32_t done = 0; done < len;) {
+		uint32_t k = len - done < NVMET_TCP_MAXH2CDATA ? len - done : NVMET_TCP_MAXH2CDATA;
+		size_t plen = nth_h2c(h2c, sizeof(h2c), false, d->ddgst, cid, ttag, off + done, data + off + done, k,
+				      done + k == len);
+		int rc = send_bytes(d, &d->io, h2c, plen);
+		if (rc)
+			return rc;
+		done += k;
+	}
+	return 0;
+}
+
+int dp_write_burst(struct dp *d, uint16_t cid0, unsigned n, unsigned slots, uint64_t slba, const void *buf,
+		   uint32_t len, uint16_t *status)
+{
+	const uint8_t *b = buf;
+	unsigned left = n;
+	int rc;
+
+	if (n == 0 || n > 64 || slots == 0 || len <= NVMET_TCP_IN_CAPSULE)
+		return fail(d, -EINVAL, "burst of %u writes of %u bytes", n, len);
+	for (unsigned i = 0; i < n; i++) {
+		struct nvme_sqe sqe = nth_rw_sqe(true, (uint16_t)(cid0 + i), 1, slba + (uint64_t)(i % slots) * (len / 512),
+						 len / 512, len);
+		sqe.dptr.sgl1.len = le32_make(len);
+		sqe.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT; /* SGL1: transport data block */
+		status[i] = 0xffff;
+		if ((rc = send_capsule(d, &d->io, d->ddgst, &sqe, NULL, 0)))
+			return rc;
+	}
+	while (left) {
+		struct nth_pdu p;
+		uint16_t cccid, ttag;
+		uint32_t r2to, r2tl;
+
+		if ((rc = next_pdu(d, &d->io, &p)))
+			return rc;
+		if (nth_r2t(&p, &cccid, &ttag, &r2to, &r2tl) == 0) {
+			unsigned i = (unsigned)(uint16_t)(cccid - cid0);
+			consume(&d->io, p.plen);
+			if (i >= n || status[i] != 0xffff || r2tl > len || r2to > len - r2tl)
+				return fail(d, -EPROTO, "R2T for cid %u: %u bytes at %u", cccid, r2tl, r2to);
+			if ((rc = send_r2t_data(d, cccid, ttag, b + (size_t)(i % slots) * len, r2to, r2tl)))
+				return rc;
+			continue;
+		}
+		struct nth_resp r = { 0 };
+		rc = nth_resp_feed(&r, &p);
+		consume(&d->io, p.plen);
+		unsigned i = (unsigned)(uint16_t)(le16_get(r.cqe.cid) - cid0);
+		if (rc != 1 || i >= n || status[i] != 0xffff)
+			return fail(d, -EPROTO, "unexpected PDU type %u in a burst", p.type);
+		status[i] = r.status;
+		left--;
+	}
+	return 0;
 }
 
 int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, uint16_t *status)

@@ -11,7 +11,9 @@
  * Deterministic: the clock is the fake clock of tests/unit/unit_support.h (the fuzzer
  * brings its own; it moves only when the host or the fake drive waits), the
  * poll loop is run pass by pass as core/loop.c runs it (every registered poller, then
- * due timers), and the host is a minimal TCP peer (no retransmission: nothing is lost).
+ * due timers), and the host is a minimal TCP peer: nothing is lost on the wire, and what
+ * the appliance does not acknowledge (a segment it dropped) the host sends again from its
+ * first unacknowledged byte after DP_RTO_STEPS ms, as a TCP retransmission timeout does.
  */
 #ifndef TESTS_UNIT_DATAPATH_DATAPATH_H
 #define TESTS_UNIT_DATAPATH_DATAPATH_H
@@ -29,6 +31,9 @@
 #define DP_MSS 1460
 #define DP_STREAM_MAX (512u * 1024)   /* bytes from the target not yet parsed, per connection */
 #define DP_WAIT_STEPS 2000            /* clock steps of 1 ms a host waits at most (2 s) */
+#define DP_RTO_STEPS 200              /* a host resends its first unacknowledged segment after 200 ms */
+#define DP_SENT_MAX (512u * 1024)     /* bytes a host keeps for retransmission, per connection */
+#define DP_HOST_WSCALE 7              /* the window scale a host offers when asked to (RFC 7323) */
 #define DP_SUBNQN "nqn.2026-11.org.p2pstore:dp"
 
 /* The host's end of one TCP connection. */
@@ -37,8 +42,11 @@ struct dp_conn {
 	uint32_t snd_nxt, snd_una, snd_wnd;  /* what the host sent, what the target acknowledged */
 	uint32_t rcv_nxt, acked;             /* what the host received, what it acknowledged */
 	bool established, reset;
+	uint8_t snd_ws;                      /* the appliance's window scale (0: none) */
+	unsigned idle_steps;                 /* steps without an acknowledgement while data is out */
 	uint8_t stream[DP_STREAM_MAX];       /* received bytes not yet parsed as PDUs */
 	size_t len;
+	uint8_t sent[DP_SENT_MAX];           /* what the host sent, by sequence number modulo the size */
 };
 
 struct dp {
@@ -50,6 +58,7 @@ struct dp {
 	struct dp_conn live_adm, live_io;    /* dp_liveness()'s session */
 	uint16_t cntlid;
 	bool ddgst;                          /* data digests on the I/O connection */
+	bool wscale;                         /* the host offers window scaling, as Linux does */
 	uint64_t passes;                     /* poll-loop passes run */
 	uint64_t frames_in, frames_out;      /* host -> appliance, appliance -> host */
 	char why[160];                       /* the last failure */
@@ -66,10 +75,35 @@ int dp_start(struct dp *d, bool ddgst);
  * offloads so that the stack does not checksum in software what the NIC checks. */
 int dp_start_nic(struct dp *d, bool ddgst, uint32_t nic_features);
 
+/* What dp_start_opts sets up beyond dp_start's defaults. */
+struct dp_opts {
+	bool ddgst;                          /* data digests on the I/O connection */
+	uint32_t nic_features;               /* NETDEV_F_* (and FAKE_NETDEV_PLAIN) */
+	bool wscale;                         /* the host offers window scaling, as Linux does (the
+					      * appliance may then open windows beyond 64 KiB) */
+	uint8_t mdts;                        /* the drive's MDTS; 0: the fake's (128 KiB) */
+};
+
+/* dp_start with the options of o. */
+int dp_start_opts(struct dp *d, const struct dp_opts *o);
+
+/* A slow drive: its completions are reaped at most once per ms milliseconds of the clock
+ * (0: at every poll-loop pass, the default). */
+void dp_drive_period(struct dp *d, unsigned ms);
+
 /* Write len bytes at slba (512-byte blocks): in-capsule when it fits in the target's
  * in-capsule size, else after the target's R2T through H2CData PDUs. 0 with *status (the
  * NVMe status, SCT << 8 | SC), or -errno (d->why). */
 int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_t len, uint16_t *status);
+
+/* Queue depth n at once, as Linux's host does: n Writes of len bytes (R2T + H2CData),
+ * every CapsuleCmd sent first, then each R2T answered with its H2CData as it comes, until
+ * every command completed. Command i (cid cid0 + i) writes slot i % slots: len bytes from
+ * buf + slot * len at slba + slot * len / 512 (commands of the same slot carry the same
+ * bytes, so the media's contents do not depend on the drive's order). 0 with status[i], or
+ * -errno (d->why). */
+int dp_write_burst(struct dp *d, uint16_t cid0, unsigned n, unsigned slots, uint64_t slba, const void *buf,
+		   uint32_t len, uint16_t *status);
 
 /* Read len bytes at slba into buf: C2HData then CapsuleResp (or C2HData SUCCESS). */
 int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, uint16_t *status);

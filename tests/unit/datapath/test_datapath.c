@@ -6,18 +6,21 @@
  * reads through the real net/ stack, the real NVMe/TCP target and the real NVMe host
  * driver over the fake NIC and the fake drive. The bytes are checked on the fake drive's
  * media and back on the wire; after each test every connection, queue and controller is
- * freed, every NIC buffer is back and every pool is empty.
+ * freed, every NIC buffer is back and every pool is empty. The DRAM mode (e1000e's plain
+ * receive, nvmet.p2p = off) runs Linux's queue depth against a slow drive.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 #include "drivers/nvme/target/nvmet.h"
 #include "drivers/nvme/target/nvmet_tcp.h"
 #include "mm/dma.h"
+#include "net/tcp/tcp.h"
 #include "tests/unit/unit_support.h"
 #include "datapath.h"
 
 static struct dp d;
 static uint8_t wbuf[128 * 1024], rbuf[128 * 1024];
+static uint8_t burst[8 * 128 * 1024]; /* the whole fake drive (FAKE_NSZE) */
 
 static void fill(uint8_t *b, size_t n, unsigned seed)
 {
@@ -96,3 +99,47 @@ Test(datapath, deterministic)
 		    (unsigned long long)passes, (unsigned long long)in, (unsigned long long)out);
 	down();
 }
+
+/* The DRAM mode (nic.rx_mode = plain, nvmet.p2p = off) with Linux's queue depth: every
+ * frame's payload is copied into host memory by the stack and held by the target from the
+ * R2T to the drive's completion. 32 x 128 KiB writes queued at once (twice) must all complete (a
+ * receive window the buffers cannot hold, or a pool that runs dry with nothing coming
+ * back, stalls them: "R2T data did not come in time"), the bytes on the drive, every
+ * buffer back at the end. */
+Test(datapath, dram_mode_128k_writes_at_queue_depth_32)
+{
+	uint16_t status[32];
+	unit_pools_begin();
+	struct dp_opts o = { .nic_features = FAKE_NETDEV_PLAIN, .wscale = true, .mdts = 6 /* 256 KiB */ };
+	cr_assert_eq(dp_start_opts(&d, &o), 0, "%s", d.why);
+	nvmet_tcp_set_p2p(false);
+	dp_drive_period(&d, 5);
+	fill(burst, sizeof(burst), 7);
+	const struct tcp_stats *ts = tcp_stats();
+	uint64_t host0 = ts->rx_payload_host;
+	for (unsigned round = 0; round < 2; round++) {
+		cr_assert_eq(dp_write_burst(&d, (uint16_t)(100 + 32 * round), 32, 8, 0, burst, 128 * 1024, status), 0, "round %u: %s", round,
+			     d.why);
+		for (unsigned i = 0; i < 32; i++)
+			cr_assert_eq(status[i], 0, "write %u: status 0x%x", i, status[i]);
+		cr_assert_eq(memcmp(d.drive.media, burst, sizeof(burst)), 0, "the bytes on the drive");
+	}
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+	cr_assert_eq(st->p2p_writes, 0, "nothing in device memory");
+	cr_assert_eq(ts->rx_payload_device, 0, "plain mode: every payload copied by the stack");
+	cr_assert_eq(ts->chunk_share_denied, 0, "the windows promised only what the chunks hold");
+	cr_assert_eq(ts->rx_payload_host - host0, 2 * 32 * (72 + 24 + 128 * 1024), "nothing sent twice");
+	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_OFF] + st->dram_cmds[NVMET_TCP_DRAM_NIC_DRAM], 64, "all in DRAM");
+	/* MDTS-sized writes (256 KiB: more segments than one socket's share of chunks) */
+	fill(burst, sizeof(burst), 9);
+	cr_assert_eq(dp_write_burst(&d, 300, 16, 4, 0, burst, 256 * 1024, status), 0, "256 KiB: %s", d.why);
+	for (unsigned i = 0; i < 16; i++)
+		cr_assert_eq(status[i], 0, "256 KiB write %u: status 0x%x", i, status[i]);
+	cr_assert_eq(memcmp(d.drive.media, burst, sizeof(burst)), 0, "the bytes on the drive");
+	uint16_t rs;
+	cr_assert_eq(dp_read(&d, 200, 7 * 256, rbuf, 128 * 1024, &rs), 0, "%s", d.why);
+	cr_assert_eq(memcmp(rbuf, burst + 7 * 128 * 1024, 128 * 1024), 0, "the last slot read back");
+	nvmet_tcp_set_p2p(true);
+	down();
+}
+

@@ -122,6 +122,16 @@ static int fake_set_mtu(struct netdev *dev, unsigned mtu)
 	return 0;
 }
 
+/* Plain mode: the frame's host buffer came back (the stack copied what it keeps). */
+static void plain_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct fake_netdev *fd = container_of(o, struct fake_netdev, plain_owner);
+	if (token < FAKE_DATA_BUFS && fd->data_used[token]) {
+		fd->data_used[token] = false;
+		fd->data_out--;
+	}
+}
+
 static const struct netdev_ops fake_ops = { fake_xmit, fake_set_mtu };
 
 static void hdr_release(struct netdev_frag_owner *o, uint64_t token)
@@ -149,6 +159,9 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
 	strcpy(fd->dev.name, "fake0");
 	memcpy(fd->dev.mac, fake_our_mac, 6);
 	fd->dev.mtu = 1500;
+	fd->plain = (features & FAKE_NETDEV_PLAIN) != 0;
+	if (fd->plain)
+		features &= ~(FAKE_NETDEV_PLAIN | NETDEV_F_RX_SPLIT); /* as e1000e's plain mode */
 	fd->dev.features = features;
 	fd->dev.tso_max = (features & NETDEV_F_TSO) ? 65280 : 0;
 	fd->dev.link_up = true;
@@ -158,8 +171,12 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
 	fd->hdr_owner.release = hdr_release;
 	fd->data_owner.name = "fake-data";
 	fd->data_owner.release = data_release;
+	fd->plain_owner.name = "fake-plain";
+	fd->plain_owner.release = plain_release;
 	fd->split = (features & NETDEV_F_RX_SPLIT) != 0;
-	fd->dev.rx_bufs = FAKE_DATA_BUFS; /* lent for split payloads and frame tails alike */
+	fd->dev.rx_bufs = fd->plain ? 0 : FAKE_DATA_BUFS; /* lent for split payloads and frame tails alike */
+	if (fd->plain)
+		fd->split = false;
 	fd->rx_csum = (features & NETDEV_F_RX_CSUM) != 0;
 	netdev_register(&fd->dev);
 }
@@ -206,6 +223,24 @@ static int take(bool *used, unsigned n)
 	return -1;
 }
 
+/* Plain mode (e1000e's nic.rx_mode = plain): the whole frame in one host buffer. */
+static int inject_plain(struct fake_netdev *fd, const void *frame, size_t len)
+{
+	struct netbuf *nb;
+	int d;
+
+	if (len > FAKE_DATA_SIZE || (d = take(fd->data_used, FAKE_DATA_BUFS)) < 0)
+		return -ENOBUFS;
+	memcpy(fd->data_buf[d], frame, len);
+	if (!(nb = netbuf_alloc_rx(fd->data_buf[d], FAKE_DATA_SIZE, len, &fd->plain_owner, (uint64_t)d))) {
+		fd->data_used[d] = false;
+		return -ENOBUFS;
+	}
+	fd->data_out++;
+	netdev_rx(&fd->dev, nb);
+	return 0;
+}
+
 int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 {
 	const uint8_t *b = frame;
@@ -213,6 +248,8 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 	struct netbuf *nb;
 	int h;
 
+	if (fd->plain)
+		return inject_plain(fd, frame, len);
 	if (hdr_len > FAKE_HDR_SIZE)
 		hdr_len = 0; /* header too long: no split */
 	size_t first = hdr_len ? hdr_len : (len < FAKE_HDR_SIZE ? len : FAKE_HDR_SIZE);

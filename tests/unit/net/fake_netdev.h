@@ -20,6 +20,7 @@
 #define FAKE_HDR_SIZE 256            /* BSIZE0 */
 #define FAKE_DATA_BUFS 512
 #define FAKE_DATA_SIZE 2048          /* BSIZE1..3 */
+#define FAKE_NETDEV_PLAIN (1u << 31) /* setup: e1000e's plain receive mode (nic.rx_mode = plain) */
 
 struct fake_frame {
 	size_t len;
@@ -28,13 +29,16 @@ struct fake_frame {
 
 struct fake_netdev {
 	struct netdev dev;
-	struct netdev_frag_owner hdr_owner, data_owner;
+	struct netdev_frag_owner hdr_owner, data_owner, plain_owner;
 	unsigned ntx;
 	struct fake_frame tx[FAKE_TX_MAX];
 	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
 	uint64_t tx_over_limit;          /* frames beyond dev.tx_dev_frags/tx_dev_bytes (a NIC would bounce) */
 	uint64_t tso_frames;             /* NETBUF_TX_TSO frames, captured as the segments the NIC cuts */
 	bool split;                      /* split like e1000e (default true) */
+	bool plain;                      /* e1000e's plain mode: the whole frame in one host buffer
+					  * (a data buffer lent as the netbuf's header buffer), no
+					  * fragments, rx_bufs 0 (the stack copies the payload) */
 	bool rx_csum;                    /* report L3/L4 checksum OK after verifying (NIC offload) */
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
@@ -47,7 +51,8 @@ struct fake_netdev {
 extern const uint8_t fake_our_mac[6];
 extern const uint8_t fake_peer_mac[6];
 
-/* Register fd (name "fake0", our MAC, MTU 1500, link up) with features. */
+/* Register fd (name "fake0", our MAC, MTU 1500, link up) with features (NETDEV_F_*, and
+ * FAKE_NETDEV_PLAIN for e1000e's plain receive mode). */
 void fake_netdev_setup(struct fake_netdev *fd, uint32_t features);
 
 /* Unregister fd. Returns the number of RX buffers still lent to the stack. */

@@ -178,7 +178,7 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 			put_str(id + NVME_IDC_SN, "FAKE0001", 20);
 			put_str(id + NVME_IDC_MN, "Fake NVMe Ctrl", 40);
 			put_str(id + NVME_IDC_FR, "1.0", 8);
-			id[NVME_IDC_MDTS] = 5; /* 128 KiB */
+			id[NVME_IDC_MDTS] = f->mdts; /* 5 by default: 128 KiB */
 			id[NVME_IDC_NN] = 1;
 			id[NVME_IDC_ONCS] = NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES;
 			id[NVME_IDC_VWC] = f->vwc ? 1 : 0;
@@ -506,6 +506,7 @@ void fake_nvme_init(struct fake_nvme *f)
 	f->cap = 63 | (1ull << 16) | (4ull << 24) | (1ull << 37);
 	f->vs = NVME_VS(1, 4);
 	f->sgls = 1;
+	f->mdts = 5;
 	f->drop_opc = -1;
 	f->held_sqid = -1;
 	f->media = calloc(FAKE_NSZE, 512);

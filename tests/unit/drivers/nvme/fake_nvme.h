@@ -51,6 +51,7 @@ struct fake_nvme {
 	bool drop_aborts;        /* Abort itself never completes */
 	bool cfs_on_drop;        /* a dropped command sets CSTS.CFS */
 	uint32_t sgls;           /* Identify SGLS */
+	uint8_t mdts;            /* Identify MDTS (5: 128 KiB, the default) */
 	bool vwc;                /* Identify VWC bit 0 and the volatile cache model */
 	uint32_t rtd3e;          /* Identify RTD3E (microseconds) */
 	bool shn_never_completes; /* CC.SHN leaves CSTS.SHST at "occurring" */

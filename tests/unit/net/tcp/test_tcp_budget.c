@@ -314,3 +314,102 @@ Test(tcp_budget, small_pdus_on_one_connection_do_not_starve_the_next)
 	}
 	close_all(l);
 }
+
+/* --- copy mode: e1000e's plain receive (no split, no lent buffers): every payload is
+ * copied into the stack's chunks, and those are what the windows promise --- */
+
+static void plain_setup(void)
+{
+	net_test_start(FAKE_NETDEV_PLAIN);
+}
+
+TestSuite(tcp_budget_copy, .init = plain_setup, .fini = net_teardown);
+
+#define HOLD_MAX (TCP_CHUNK_BORROW_MAX + 16)
+static struct netdev_frag held[HOLD_MAX];
+
+/* Take everything connection k has in order and hold it (a user keeping the data, as an
+ * NVMe/TCP write until the drive's completion). Returns the fragments now held. */
+static unsigned hold_all(unsigned k, unsigned n)
+{
+	int got;
+	while (n < HOLD_MAX && (got = tcp_recv_frags(conns[k], held + n, HOLD_MAX - n, SIZE_MAX)) > 0)
+		n += (unsigned)got;
+	return n;
+}
+
+static void release_held(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		netdev_frag_release(&held[i]);
+}
+
+Test(tcp_budget_copy, the_window_closes_before_the_chunks_run_out)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	cr_assert_eq(fnd.dev.rx_bufs, 0);
+	/* A bulk sender fills every window it is offered while the user holds all it read:
+	 * the window closes on the chunks the socket may still borrow, nothing is dropped. */
+	uint32_t off = 0;
+	unsigned n = 0, before = 0;
+	for (unsigned round = 0; round < 64 && (round == 0 || n > before); round++) {
+		before = n;
+		for (unsigned k = 0; k < 2 * TCP_CHUNK_BORROW_MAX && rcv_wnd(0) >= 1460; k++) {
+			seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+			off += 1460;
+		}
+		n = hold_all(0, n);
+	}
+	cr_assert_eq(tcp_stats()->chunk_share_denied, 0, "no segment inside a window found no chunk");
+	cr_assert_eq(tcp_stats()->rx_nobufs, 0);
+	cr_assert_leq(n, TCP_CHUNK_BORROW_MAX);
+	cr_assert_gt(n, TCP_CHUNK_BORROW_MAX / 2, "the window opened to most of the share: %u", n);
+	cr_assert_lt(rcv_wnd(0), 1460, "closed while the user holds the chunks");
+	cr_assert(conns[0]->rwnd_starved, "the socket waits for chunks");
+	/* The user gives them back: a window update comes without the peer asking. */
+	release_held(n);
+	fake_netdev_clear(&fnd);
+	advance(TCP_BUDGET_KICK_NS);
+	cr_assert_geq(rcv_wnd(0), 1460);
+	cr_assert_gt(lastseg()->wnd << 3, 1460, "the update announces the window");
+	seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 1, 65535, pattern, 1460, NULL, 0);
+	cr_assert_eq(tcp_recv_avail(conns[0]), 1460);
+	close_all(l);
+}
+
+Test(tcp_budget_copy, the_segment_filling_the_hole_takes_chunks_back_from_out_of_order_data)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	/* 100-byte segments each take a whole chunk: a peer sending them uses more chunks
+	 * than the window promised. The user holds what came in order... */
+	uint32_t off = 0;
+	unsigned n = 0;
+	while (tcp_stats()->chunk_share_denied == 0 && off < 64 * 1024) {
+		seg_from(0, TCP_ACK, 1001 + off, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+		off = (uint32_t)(off + 100);
+		n = hold_all(0, n);
+		if (n + 8 >= TCP_CHUNK_BORROW_MAX)
+			break;
+	}
+	/* ...and out-of-order segments beyond a hole take the rest. */
+	uint32_t hole = off;
+	struct tcp_info i;
+	for (unsigned k = 1; k < 64 && tcp_stats()->chunk_share_denied == 0; k++)
+		seg_from(0, TCP_ACK, 1001 + hole + 100 * k, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+	tcp_get_info(conns[0], &i);
+	cr_assert_gt(i.ooo_frags, 0);
+	cr_assert_gt(tcp_stats()->chunk_share_denied, 0, "every chunk of the share is held");
+	/* The segment at RCV.NXT still gets in: out-of-order chunks are given back for it. */
+	uint64_t pruned = tcp_stats()->ooo_pruned;
+	seg_from(0, TCP_ACK, 1001 + hole, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_gt(tcp_recv_avail(conns[0]), 0, "the hole was filled");
+	cr_assert_gt(tcp_stats()->ooo_pruned, pruned);
+	release_held(n);
+	close_all(l);
+}
