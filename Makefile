@@ -209,11 +209,12 @@ test: setup
 # net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8),
 # insn (instructions per I/O of the data path under callgrind, issue 18), nvmet_profile (where the
 # appliance's time goes in BENCH=nvmet's jobs: host perf + prof), crc (digest engines' GB/s, hosted),
-# roce (perftest against the appliance and against Linux rdma_rxe, issue 15).
+# roce (perftest against the appliance and against Linux rdma_rxe, issue 15), odp (random 4 KiB RDMA
+# READ/WRITE to the ODP region vs Linux rxe to pinned DRAM, issue 16).
 BENCH ?= nvme net nvmet insn crc
 bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath) $(if $(filter crc,$(BENCH)),$(BUILD)/bench/crc_speed)
 	@for b in $(BENCH); do \
-	  case $$b in nvme|net|nvmet|nvmet_profile|insn|crc|roce) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_profile, insn, crc, roce)"; exit 2;; esac; \
+	  case $$b in nvme|net|nvmet|nvmet_profile|insn|crc|roce|odp) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_profile, insn, crc, roce, odp)"; exit 2;; esac; \
 	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:

@@ -3,6 +3,7 @@
  * rxe guest (built on the host against Debian's libibverbs and librdmacm, copied in).
  *
  *   odp_client ADDR PORT MODE SEED
+ *   odp_client ADDR PORT serve SIZE
  *
  * Connects with rdma_cm (RC, port space TCP) to the appliance's ODP service; the REP's private
  * data names the region: "ODP1", rkey (be32), address (be64), length (be64), page size (be32).
@@ -17,7 +18,11 @@
  *   random  ODP_OPS (default 1000) random 4 KiB RDMA READs or WRITEs (half each, 4 KiB
  *           aligned) over the first ODP_SET bytes of the region (default all of it); a WRITE
  *           writes the pattern's bytes, so the region keeps the pattern (a benchmark)
- * Every wait has a deadline; any error completion, mismatch or timeout exits 1. The last line is
+ * serve (the benchmark's peer, in a second Linux rxe guest): listens with rdma_cm on ADDR PORT
+ * and answers every connection as the appliance does (the same REP private data) over an
+ * ordinary, pinned MR of SIZE bytes (remote READ, WRITE and atomics; zeroed at start), one
+ * session at a time, until killed.
+ * Every client wait has a deadline; any error completion, mismatch or timeout exits 1. The last line is
  * "ODP-CLIENT-OK MODE ..." with the bytes moved and the time taken.
  */
 #include <arpa/inet.h>
@@ -219,16 +224,87 @@ static void connect_to(const char *addr, const char *port)
 		die("ibv_reg_mr");
 }
 
+/* The serve mode: a pinned MR of size bytes behind the appliance's REP format. */
+_Noreturn static void serve(const char *addr, const char *port, uint64_t size)
+{
+	struct addrinfo *ai;
+	struct rdma_cm_id *lid;
+	struct ibv_pd *pd;
+	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+					       .max_recv_sge = 1 },
+				       .qp_type = IBV_QPT_RC };
+	struct odp_priv pv = { .magic = "ODP1" };
+	struct rdma_conn_param cp = { .initiator_depth = 4, .responder_resources = 4, .rnr_retry_count = 7,
+				      .private_data = &pv, .private_data_len = sizeof(pv) };
+
+	if (!size || size % CHUNK || size > (1ull << 30))
+		die("serve: SIZE in whole 4 KiB pages, at most 1 GiB");
+	if (!(ch = rdma_create_event_channel()) || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (getaddrinfo(addr, port, NULL, &ai) || rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 2))
+		die("serve: bind/listen");
+	freeaddrinfo(ai);
+	if (!lid->verbs || !(pd = ibv_alloc_pd(lid->verbs)))
+		die("serve: no RDMA device on that address");
+	if (!(buf = aligned_alloc(4096, size)))
+		die("malloc");
+	memset(buf, 0, size);
+	if (!(mr = ibv_reg_mr(pd, buf, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)))
+		die("ibv_reg_mr");
+	pv.rkey = htonl(mr->rkey);
+	pv.addr_hi = htonl((uint32_t)((uintptr_t)buf >> 32));
+	pv.addr_lo = htonl((uint32_t)(uintptr_t)buf);
+	pv.len_hi = htonl((uint32_t)(size >> 32));
+	pv.len_lo = htonl((uint32_t)size);
+	pv.page_size = htonl(CHUNK);
+	printf("serving %llu B at %p rkey %#x\n", (unsigned long long)size, (void *)buf, mr->rkey);
+	fflush(stdout);
+	for (;;) {
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *cid;
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		cid = ev->id;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			struct ibv_cq *scq = ibv_create_cq(cid->verbs, 4, NULL, NULL, 0);
+			qa.send_cq = qa.recv_cq = scq;
+			cid->context = scq;
+			if (!scq || rdma_create_qp(cid, pd, &qa) || rdma_accept(cid, &cp)) {
+				fprintf(stderr, "odp_client: serve: refusing a connection (%s)\n", strerror(errno));
+				rdma_reject(cid, NULL, 0);
+				rdma_ack_cm_event(ev);
+				if (cid->qp)
+					rdma_destroy_qp(cid);
+				if (scq)
+					ibv_destroy_cq(scq);
+				rdma_destroy_id(cid);
+				continue;
+			}
+		} else if (ev->event == RDMA_CM_EVENT_DISCONNECTED) {
+			rdma_ack_cm_event(ev);
+			rdma_destroy_qp(cid);
+			if (cid->context)
+				ibv_destroy_cq(cid->context);
+			rdma_destroy_id(cid);
+			continue;
+		}
+		rdma_ack_cm_event(ev);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double t0;
 	const char *mode;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: odp_client ADDR PORT write|read|atomic SEED\n");
+		fprintf(stderr, "usage: odp_client ADDR PORT write|read|atomic|random SEED | ADDR PORT serve SIZE\n");
 		return 2;
 	}
 	mode = argv[3];
+	if (!strcmp(mode, "serve"))
+		serve(argv[1], argv[2], strtoull(argv[4], NULL, 0));
 	seed = (unsigned)strtoul(argv[4], NULL, 0);
 	if (getenv("ODP_DEPTH"))
 		depth = (unsigned)strtoul(getenv("ODP_DEPTH"), NULL, 0);
