@@ -206,7 +206,8 @@ test: setup
 
 # Benchmarks are not tests: each prints ratios against a peer measured in the same run and
 # writes its figures, dated, to docs/bench-*.md. BENCH picks parts: nvme (host driver, issue 5),
-# net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8),
+# net (TCP/IP vs Linux, issue 7), nvmet (NVMe/TCP target vs Linux nvmet-tcp, issue 8, with the
+# NVMe/RDMA section of nvmet_rdma: the appliance over RDMA vs Linux nvmet-rdma and vs its TCP, issue 17),
 # insn (instructions per I/O of the data path under callgrind, issue 18), nvmet_profile (where the
 # appliance's time goes in BENCH=nvmet's jobs: host perf + prof), crc (digest engines' GB/s, hosted),
 # roce (perftest against the appliance and against Linux rdma_rxe, issue 15), odp (random 4 KiB RDMA
@@ -214,7 +215,7 @@ test: setup
 BENCH ?= nvme net nvmet insn crc
 bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath) $(if $(filter crc,$(BENCH)),$(BUILD)/bench/crc_speed)
 	@for b in $(BENCH); do \
-	  case $$b in nvme|net|nvmet|nvmet_profile|insn|crc|roce|odp) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_profile, insn, crc, roce, odp)"; exit 2;; esac; \
+	  case $$b in nvme|net|nvmet|nvmet_rdma|nvmet_profile|insn|crc|roce|odp) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_rdma, nvmet_profile, insn, crc, roce, odp)"; exit 2;; esac; \
 	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:

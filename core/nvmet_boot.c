@@ -9,7 +9,7 @@
  * provider; read data goes to the drive's own CMB when the NIC may gather from it, else
  * to the provider nearest to both, else DRAM with the verdict as the reason. The
  * placement decisions are pci/p2p_placement.c's; nvmet.p2p is the transport's own key
- * (drivers/nvme/target/nvmet_tcp_settings.c).
+ * (drivers/nvme/target/nvmet_tcp_settings.c). The NVMe/RDMA transport gets the same ops.
  *
  *   nvmet.peer_sgl = off|on  may a drive read write data in place from ANOTHER device's CMB
  *                          (the NIC's) with byte-granular SGLs? off (default): QEMU 7.2's nvme
@@ -125,7 +125,7 @@ static void nvmet_boot_start(const char *source)
 		nvmet_fini();
 		return;
 	}
-	if ((rc = nvmet_rdma_boot_start())) {
+	if ((rc = nvmet_rdma_boot_start(&nvmet_boot_mem_ops))) {
 		log_err("nvmet: NVMe/RDMA transport not started (%d); running without a target", rc);
 		nvmet_tcp_stop();
 		nvmet_fini();

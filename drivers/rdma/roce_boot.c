@@ -139,6 +139,9 @@ static void roce_show_counters(const struct roce_net_stats *s)
 	       U(s->rx_icrc_bad), U(s->rx_no_ip_hdr), U(s->rx_bad_pkey), U(s->rx_bad_qkey), U(s->rx_no_qp),
 	       U(s->rx_no_transport));
 	printf("tx: packets %llu bytes %llu errors %llu\n", U(s->tx_pkts), U(s->tx_bytes), U(s->tx_errors));
+	printf("tx zero-copy from device memory: packets %llu payload %llu B (ICRC behind the payload %llu), "
+	       "copied (no trailer slot) %llu; large DRAM packets gathered %llu\n", U(s->tx_zc), U(s->tx_zc_bytes),
+	       U(s->tx_zc_inline), U(s->tx_zc_no_trailer), U(s->tx_gathered));
 	printf("rc: requester packets sent %llu, responder packets sent %llu, from a stranger %llu\n", U(s->req_tx),
 	       U(s->resp_tx), U(s->rx_bad_src));
 	printf("gsi: mads %llu bad %llu; cm: req %llu other %llu rej-tx %llu\n", U(s->gsi_rx), U(s->gsi_bad_mad),

@@ -23,6 +23,8 @@ struct roce_mr {
 	dma_addr_t mem;              /* where iova lives */
 	unsigned access;
 	struct roce_odp_region *odp; /* on-demand paged (roce_odp_mr.c): mem unused, see roce_mr_map */
+	uint32_t chunk, gap;         /* strided (roce_reg_mr_strided): chunk bytes of iova, then gap bytes
+				      * of scratch in memory; 0: contiguous */
 };
 
 struct roce_cq {
@@ -159,6 +161,12 @@ struct roce_dev {
 };
 
 /* roce_mr_check's key, PD, rights and bounds checks, giving the MR itself. */
+/* roce_mr_map for a strided MR (roce_mr.c): one piece per chunk the range touches, each
+ * ending at its chunk's end with the gap as its room. Same returns as roce_mr_map. */
+struct roce_tx_seg;
+int roce_mr_map_strided(const struct roce_mr *mr, uint64_t va, uint64_t len, struct roce_tx_seg *seg, unsigned max,
+			unsigned *n);
+
 int roce_mr_find(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
 		 uint64_t va, uint64_t len, struct roce_mr **out);
 

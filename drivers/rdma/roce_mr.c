@@ -3,7 +3,9 @@
  * byte per slot, and the key/PD/rights/bounds check of every local and remote access.
  */
 #include <errno.h>
+#include <stdint.h>
 #include "roce_internal.h"
+#include "roce_rc.h"
 #include "roce_odp.h"
 
 #define ROCE_KEY_INDEX(k) ((k) >> 8)
@@ -34,6 +36,48 @@ int roce_reg_mr(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t m
 	dev->mrs[slot] = mr;
 	pd->users++;
 	*out = mr;
+	return 0;
+}
+
+int roce_reg_mr_strided(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t mem, unsigned access,
+			uint32_t chunk, uint32_t gap, struct roce_mr **out)
+{
+	uint64_t chunks, span;
+	int rc;
+
+	if (chunk == 0 || (access & ~(unsigned)ROCE_ACCESS_LOCAL_WRITE) || length == 0)
+		return -EINVAL;
+	chunks = (length - 1) / chunk + 1;
+	if (chunks > UINT64_MAX / ((uint64_t)chunk + gap))
+		return -EINVAL;
+	span = chunks * ((uint64_t)chunk + gap);
+	if (mem.bus + span - 1 < mem.bus)
+		return -EINVAL;
+	if ((rc = roce_reg_mr(pd, iova, length, mem, access, out)))
+		return rc;
+	(*out)->chunk = chunk;
+	(*out)->gap = gap;
+	return 0;
+}
+
+int roce_mr_map_strided(const struct roce_mr *mr, uint64_t va, uint64_t len, struct roce_tx_seg *seg, unsigned max,
+			unsigned *n)
+{
+	uint64_t off = va - mr->iova, stride = (uint64_t)mr->chunk + mr->gap;
+
+	*n = 0;
+	while (len) {
+		uint64_t k = off / mr->chunk, in = off % mr->chunk;
+		uint64_t take = mr->chunk - in < len ? mr->chunk - in : len;
+		if (*n >= max)
+			return -E2BIG;
+		seg[*n].mem = dma_addr_add(mr->mem, k * stride + in);
+		seg[*n].len = (uint32_t)take;
+		seg[*n].room = in + take == mr->chunk ? mr->gap : 0;
+		(*n)++;
+		off += take;
+		len -= take;
+	}
 	return 0;
 }
 
@@ -91,6 +135,14 @@ int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, 
 		if (!remote)
 			return -EPERM;
 		*mem = dma_addr_host(NULL);
+		return 0;
+	}
+	if (mr->chunk) {
+		/* contiguous only inside one chunk */
+		uint64_t off = va - mr->iova;
+		if (len && off / mr->chunk != (off + len - 1) / mr->chunk)
+			return -ERANGE;
+		*mem = dma_addr_add(mr->mem, off / mr->chunk * ((uint64_t)mr->chunk + mr->gap) + off % mr->chunk);
 		return 0;
 	}
 	*mem = dma_addr_add(mr->mem, va - mr->iova);

@@ -25,6 +25,28 @@ static void roce_net_udp_rx(struct udp_sock *s, void *ctx, const struct udp_meta
 	roce_net_rx(ctx, m, nb);
 }
 
+/* The NIC is done with a zero-copy frame: its trailer slot is free again. */
+static void roce_net_trailer_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct roce_net *rn = container_of(o, struct roce_net, trailer_owner);
+	if (token < ROCE_NET_TRAILERS && rn->trailer_busy[token]) {
+		rn->trailer_busy[token] = 0;
+		rn->trailers_used--;
+	}
+}
+
+/* A free trailer slot, or -1. */
+static int roce_net_trailer_get(struct roce_net *rn)
+{
+	for (unsigned i = 0; i < ROCE_NET_TRAILERS && rn->trailers_used < ROCE_NET_TRAILERS; i++)
+		if (!rn->trailer_busy[i]) {
+			rn->trailer_busy[i] = 1;
+			rn->trailers_used++;
+			return (int)i;
+		}
+	return -1;
+}
+
 int roce_net_start(struct roce_net *rn, struct roce_dev *dev)
 {
 	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_UD,
@@ -34,6 +56,8 @@ int roce_net_start(struct roce_net *rn, struct roce_dev *dev)
 
 	memset(rn, 0, sizeof(*rn));
 	rn->dev = dev;
+	rn->trailer_owner.name = "roce-trailer";
+	rn->trailer_owner.release = roce_net_trailer_release;
 	if ((rc = roce_alloc_pd(dev, &rn->gsi_pd)))
 		return rc;
 	if ((rc = roce_create_cq(dev, 32, NULL, NULL, &rn->gsi_cq)))
@@ -283,18 +307,155 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 	return rc;
 }
 
+/* May the NIC gather this payload from where it is? One non-empty piece of device memory
+ * within what the NIC gathers from device memory in one frame. */
+static bool roce_net_zc_ok(const struct roce_tx_seg *seg, unsigned nseg, size_t len)
+{
+	const struct netdev *nd = netdev_first();
+	unsigned n = 0;
+	const struct roce_tx_seg *d = NULL;
+
+	for (unsigned i = 0; i < nseg; i++)
+		if (seg[i].len) {
+			n++;
+			d = &seg[i];
+		}
+	return n == 1 && d->mem.cls == MEM_CLASS_DEVICE && nd && (nd->features & NETDEV_F_TX_GATHER_DEV) &&
+	       (!nd->tx_dev_bytes || len <= nd->tx_dev_bytes);
+}
+
+/* The ICRC of a packet whose headers (hlen bytes) are at pkt and whose payload is the
+ * pieces seg (read by the CPU in bounded chunks, counted by memory class) followed by pad
+ * zero bytes; ip and uh are the IPv4 and UDP headers the stack will write. */
+static uint32_t roce_net_tx_icrc(const struct ipv4_hdr *ip, const struct udp_hdr *uh, const uint8_t *pkt,
+				 size_t hlen, const struct roce_tx_seg *seg, unsigned nseg, unsigned pad)
+{
+	static const uint8_t zero[4];
+	uint8_t chunk[ROCE_ICRC_CHUNK];
+	uint32_t crc = roce_icrc_update(roce_icrc_start(ip, uh, pkt), pkt + sizeof(struct roce_bth),
+					hlen - sizeof(struct roce_bth));
+
+	for (unsigned i = 0; i < nseg; i++) {
+		for (uint32_t off = 0; off < seg[i].len;) {
+			uint32_t n = seg[i].len - off < sizeof(chunk) ? seg[i].len - off : (uint32_t)sizeof(chunk);
+			memcpy(chunk, (const void *)(uintptr_t)(seg[i].mem.bus + off), n);
+			crc = roce_icrc_update(crc, chunk, n);
+			off += n;
+		}
+		dma_account_cpu(seg[i].mem.cls, seg[i].len);
+	}
+	return roce_icrc_update(crc, zero, pad);
+}
+
+/* The IPv4 and UDP headers the stack will write for total bytes of RoCE packet to dst_ip
+ * (the ICRC covers them, variant fields masked). */
+static void roce_net_l3l4_out(struct roce_net *rn, uint32_t dst_ip, size_t total, struct ipv4_hdr *ip,
+			      struct udp_hdr *uh)
+{
+	struct net_config cfg;
+
+	net_config_get(&cfg);
+	memset(ip, 0, sizeof(*ip));
+	ip->ver_ihl = 0x45;
+	ip->total_length = be16_make((uint16_t)(sizeof(*ip) + sizeof(*uh) + total));
+	ip->identification = be16_make(ipv4_next_ident());
+	ip->flags_fragoff = be16_make(IPV4_FLAG_DF);
+	ip->protocol = IP_PROTO_UDP;
+	ip->src = be32_make(cfg.addr);
+	ip->dst = be32_make(dst_ip);
+	uh->src_port = be16_make(udp_local_port(rn->sock));
+	uh->dst_port = be16_make(ROCE_UDP_PORT);
+	uh->length = be16_make((uint16_t)(sizeof(*uh) + total));
+	uh->checksum = be16_make(0);
+}
+
+/* Send a packet whose headers are pkt[0, hlen) and whose payload (len bytes) is the pieces
+ * seg, without copying them: the NIC gathers them where they are (a piece in device memory
+ * the NIC reaches, or a packet larger than the stack's copied datagrams). The pad and ICRC
+ * go right behind a single piece when it has that much room (a strided MR's gap): the NIC
+ * then gathers payload and trailer as one piece, and when that piece would be longer than
+ * the NIC gathers from device memory at once, the first few payload bytes go with the
+ * headers (pkt has room behind them). Else the pad and ICRC go in a trailer slot. -ENOSPC
+ * when no slot is free. */
+static int roce_net_emit_zc(struct roce_net *rn, uint32_t dst_ip, uint8_t *pkt, size_t hlen,
+			    const struct roce_tx_seg *seg, unsigned nseg, size_t len)
+{
+	const struct netdev *nd = netdev_first();
+	unsigned pad = roce_pad((uint32_t)len);
+	size_t total = hlen + len + pad + ROCE_ICRC_LEN;
+	struct netdev_frag f[ROCE_MAX_SGE + 1];
+	const struct roce_tx_seg *d = NULL;
+	struct ipv4_hdr ip;
+	struct udp_hdr uh;
+	unsigned n = 0;
+	bool dev = false;
+	int slot, rc;
+
+	memset(f, 0, sizeof(f));
+	for (unsigned i = 0; i < nseg && n < ROCE_MAX_SGE; i++)
+		if (seg[i].len) {
+			d = &seg[i];
+			dev |= d->mem.cls == MEM_CLASS_DEVICE;
+			f[n].addr = d->mem;
+			f[n++].len = d->len;
+		}
+	size_t piece = len + pad + ROCE_ICRC_LEN, head = 0;
+	if (nd && nd->tx_dev_bytes && piece > nd->tx_dev_bytes)
+		head = piece - nd->tx_dev_bytes; /* payload bytes that go with the headers */
+	if (n == 1 && d->room >= pad + ROCE_ICRC_LEN && nd && head <= ROCE_NET_TRAILER_LEN && head < len) {
+		uint8_t tail[ROCE_NET_TRAILER_LEN];
+		roce_net_l3l4_out(rn, dst_ip, total, &ip, &uh);
+		memset(tail, 0, pad);
+		roce_icrc_put(tail + pad, roce_net_tx_icrc(&ip, &uh, pkt, hlen, seg, nseg, pad));
+		memcpy((void *)(uintptr_t)(d->mem.bus + d->len), tail, pad + ROCE_ICRC_LEN);
+		dma_account_cpu(d->mem.cls, pad + ROCE_ICRC_LEN);
+		memcpy(pkt + hlen, (const void *)(uintptr_t)d->mem.bus, head);
+		dma_account_cpu(d->mem.cls, head);
+		f[0].addr = dma_addr_add(d->mem, head);
+		f[0].len = (uint32_t)(piece - head);
+		if ((rc = udp_sendto_frags(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, hlen + head, f, 1)))
+			return rc;
+		rn->st.tx_zc_inline++;
+		goto sent;
+	}
+	if ((slot = roce_net_trailer_get(rn)) < 0) {
+		rn->st.tx_zc_no_trailer++;
+		return -ENOSPC;
+	}
+	roce_net_l3l4_out(rn, dst_ip, total, &ip, &uh);
+	memset(rn->trailer[slot], 0, pad);
+	roce_icrc_put(rn->trailer[slot] + pad, roce_net_tx_icrc(&ip, &uh, pkt, hlen, seg, nseg, pad));
+	f[n].addr = dma_addr_host(rn->trailer[slot]);
+	f[n].len = pad + ROCE_ICRC_LEN;
+	f[n].provider = NETDEV_PROVIDER_HOST;
+	f[n].token = (uint64_t)slot;
+	f[n].owner = &rn->trailer_owner;
+	/* consumes f: the trailer slot comes back through its owner, also on failure */
+	if ((rc = udp_sendto_frags(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, hlen, f, n + 1)))
+		return rc;
+sent:
+	if (!dev) {
+		rn->st.tx_gathered++;
+		return 0;
+	}
+	rn->st.tx_zc++;
+	rn->st.tx_zc_bytes += len;
+	return 0;
+}
+
 /* Build and send one packet: headers from p, payload gathered from nseg pieces (counted as
- * CPU reads of their memory class when account), pad, ICRC. */
+ * CPU reads of their memory class when account), pad, ICRC. A payload in device memory the
+ * NIC may gather from is not copied (roce_net_emit_zc). */
 static int roce_net_emit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const struct roce_tx_seg *seg,
 			 unsigned nseg, bool account)
 {
 	static const uint8_t zero[4];
 	uint8_t pkt[ROCE_HDR_MAX + ROCE_UD_MAX + 8];
 	size_t len = 0;
-	struct net_config cfg;
 	struct ipv4_hdr ip;
 	struct udp_hdr uh;
 	size_t n, total;
+	bool big;
 	int hlen, rc;
 
 	for (unsigned i = 0; i < nseg; i++)
@@ -308,6 +469,16 @@ static int roce_net_emit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *
 		rc = hlen;
 		goto fail;
 	}
+	big = (size_t)hlen + len + roce_pad((uint32_t)len) + ROCE_ICRC_LEN > NETBUF_HOST_SIZE - NETBUF_HEADROOM;
+	if (account && (big || roce_net_zc_ok(seg, nseg, len))) {
+		rc = roce_net_emit_zc(rn, dst_ip, pkt, (size_t)hlen, seg, nseg, len);
+		if (rc == 0)
+			goto sent;
+		if (rc == -ENOSPC && big)
+			rc = -ENOBUFS; /* too large to copy: offered again once trailer slots came back */
+		if (rc != -ENOSPC)
+			goto fail; /* the NIC refused the frame: offered again later */
+	}
 	n = (size_t)hlen;
 	for (unsigned i = 0; i < nseg; i++) {
 		if (!seg[i].len)
@@ -320,26 +491,14 @@ static int roce_net_emit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *
 	memcpy(pkt + n, zero, roce_pad((uint32_t)len));
 	n += roce_pad((uint32_t)len);
 	total = n + ROCE_ICRC_LEN;
-	/* the IPv4 and UDP headers the stack will write (variant fields are masked) */
-	net_config_get(&cfg);
-	memset(&ip, 0, sizeof(ip));
-	ip.ver_ihl = 0x45;
-	ip.total_length = be16_make((uint16_t)(sizeof(ip) + sizeof(uh) + total));
-	ip.identification = be16_make(ipv4_next_ident());
-	ip.flags_fragoff = be16_make(IPV4_FLAG_DF);
-	ip.protocol = IP_PROTO_UDP;
-	ip.src = be32_make(cfg.addr);
-	ip.dst = be32_make(dst_ip);
-	uh.src_port = be16_make(udp_local_port(rn->sock));
-	uh.dst_port = be16_make(ROCE_UDP_PORT);
-	uh.length = be16_make((uint16_t)(sizeof(uh) + total));
-	uh.checksum = be16_make(0);
+	roce_net_l3l4_out(rn, dst_ip, total, &ip, &uh);
 	roce_icrc_put(pkt + n, roce_icrc_update(roce_icrc_start(&ip, &uh, pkt), pkt + sizeof(struct roce_bth),
 						  n - sizeof(struct roce_bth)));
 	if ((rc = udp_sendto(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, total)))
 		goto fail;
+sent:
 	rn->st.tx_pkts++;
-	rn->st.tx_bytes += total;
+	rn->st.tx_bytes += (size_t)hlen + len + roce_pad((uint32_t)len) + ROCE_ICRC_LEN;
 	return 0;
 fail:
 	rn->st.tx_errors++;

@@ -27,7 +27,14 @@ struct roce_net_stats {
 	uint64_t req_tx;             /* requester packets sent (retransmissions included) */
 	uint64_t resp_tx;            /* responder packets sent: ACK/NAK/RNR NAK, READ responses, atomic ACKs */
 	uint64_t gsi_rx, gsi_bad_mad, cm_req, cm_other, cm_rej_tx;
+	uint64_t tx_zc, tx_zc_bytes;  /* packets sent with their payload gathered by the NIC from device memory */
+	uint64_t tx_zc_inline;       /* ... of which with pad and ICRC in the room behind the payload */
+	uint64_t tx_zc_no_trailer;   /* ... copied instead: every trailer slot in use */
+	uint64_t tx_gathered;        /* packets larger than a copied datagram, their DRAM payload gathered by the NIC */
 };
+
+#define ROCE_NET_TRAILERS 256        /* pad + ICRC slots of zero-copy packets the NIC still holds */
+#define ROCE_NET_TRAILER_LEN 8       /* pad (0-3) + ICRC (4) */
 
 struct roce_net {
 	struct roce_dev *dev;
@@ -38,6 +45,13 @@ struct roce_net {
 	uint32_t gsi_psn;            /* PSN of the next UD packet QP 1 sends */
 	struct roce_net_stats st;
 	struct roce_cm cm;           /* the communication manager on QP 1 */
+	/* Zero-copy send of a payload in device memory: the frame is the headers (host part),
+	 * the payload (referenced where it is) and a trailer slot here (host DRAM) with the
+	 * pad and the ICRC, given back when the NIC is done with the frame. */
+	uint8_t trailer[ROCE_NET_TRAILERS][ROCE_NET_TRAILER_LEN];
+	uint8_t trailer_busy[ROCE_NET_TRAILERS];
+	unsigned trailers_used;
+	struct netdev_frag_owner trailer_owner;
 };
 
 /* Bind UDP 4791 for dev and create its GSI QP (in RTS). 0 or errno (nothing held then). */
@@ -55,7 +69,10 @@ int roce_net_send_ud(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, c
 int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, const void *payload, size_t len);
 
 /* Send one RC packet: the payload is gathered from tx's pieces of registered memory (CPU
- * reads counted by memory class). 0 or errno. */
+ * reads counted by memory class). A payload that is one piece of device memory the NIC
+ * may gather from goes without a copy (the CPU reads it only for the ICRC): the memory
+ * must stay as it is until the peer acknowledged the packet, which the RC layer's
+ * completion rule (a WR completes only when ACKed) gives its user. 0 or errno. */
 struct roce_tx;
 int roce_net_tx(struct roce_net *rn, uint32_t dst_ip, struct roce_tx *tx);
 

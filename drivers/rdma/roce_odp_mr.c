@@ -44,9 +44,12 @@ int roce_mr_map(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bo
 		return 0;
 	if (!max)
 		return -E2BIG;
+	if (!mr->odp && mr->chunk)
+		return roce_mr_map_strided(mr, va, len, seg, max, n);
 	if (!mr->odp) {
 		seg[0].mem = dma_addr_add(mr->mem, va - mr->iova);
 		seg[0].len = (uint32_t)len;
+		seg[0].room = 0;
 		*n = 1;
 		return 0;
 	}
@@ -58,6 +61,7 @@ int roce_mr_map(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bo
 	for (unsigned i = 0; i < *n; i++) {
 		seg[i].mem = mem[i];
 		seg[i].len = plen[i];
+		seg[i].room = 0;
 	}
 	return 0;
 }

@@ -28,6 +28,8 @@ static inline uint32_t roce_psn_add(uint32_t psn, uint32_t n)
 struct roce_tx_seg {
 	dma_addr_t mem;
 	uint32_t len;
+	uint32_t room;               /* scratch bytes right after the piece the sender may write (a
+				      * strided MR's gap at a chunk's end), 0: none */
 };
 
 /* One packet to send: the headers in pkt (pkt.payload_len = len, the sum of the pieces). */

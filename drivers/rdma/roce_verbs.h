@@ -240,6 +240,15 @@ int roce_dealloc_pd(struct roce_pd *pd);
  * slot, so a stale key of a freed MR never matches. 0, -EINVAL, -ENOMEM. */
 int roce_reg_mr(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t mem, unsigned access,
 		struct roce_mr **out);
+/* A strided MR for local reads (the gather of SENDs and RDMA WRITEs, ROCE_ACCESS_LOCAL_WRITE
+ * at most): length bytes of iova, chunk bytes at a time, chunk k at mem + k * (chunk + gap)
+ * with gap bytes of scratch after it that the device may overwrite. A packet whose payload
+ * is one whole chunk then carries its pad and ICRC right behind it, in the same memory (a
+ * NIC gathers it as one piece). A local check across a chunk boundary fails (-ERANGE).
+ * 0, -EINVAL (rights, chunk 0, sizes), -ENOMEM. */
+int roce_reg_mr_strided(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t mem, unsigned access,
+			uint32_t chunk, uint32_t gap, struct roce_mr **out);
+
 /* 0 (its keys are dead from now on). */
 int roce_dereg_mr(struct roce_mr *mr);
 

@@ -24,6 +24,7 @@ import topo
 from baseline_tests import appliance_esp, expect
 from lab import Lab, LabError
 from net_tests import Appliance
+from nvmet_p2p_tests import LIMITS, delta  # the bounds and the method of NVMe/TCP's P2P test
 from nvmet_tests import HOST_BAD, HOST_OK, NQN, SH, fio_verify
 
 APP = topo.APPLIANCE_IP
@@ -43,16 +44,17 @@ NVMET_JSON = """{
 """ % {"ok": HOST_OK, "app": APP, "nqn": NQN}
 
 
-def boot(lab):
-    """Boot the appliance with NVMET_JSON and the Linux guest with rxe0 on lab; (appliance, linux)."""
-    esp = os.path.join(lab.rundir, "esp-nvmet-rdma")
+def boot(lab, mtu=1500):
+    """Boot the appliance with NVMET_JSON (at this MTU) and the Linux guest with rxe0 on lab;
+    (appliance, linux)."""
+    esp = os.path.join(lab.rundir, f"esp-nvmet-rdma-{mtu}")
     shutil.rmtree(esp, ignore_errors=True)
     shutil.copytree(appliance_esp(), esp)
     os.makedirs(os.path.join(esp, "p2pstore"), exist_ok=True)
     with open(os.path.join(esp, "p2pstore", "nvmet.json"), "w") as f:
         f.write(NVMET_JSON)
     with open(os.path.join(esp, "p2pstore", "p2pstore.cfg"), "w") as f:
-        f.write("panic = exit\n")
+        f.write(f"panic = exit\nnet.mtu = {mtu}\n")
     dev, linux = topo.appliance_topology(lab, esp)
     try:
         lab.start()
@@ -61,6 +63,11 @@ def boot(lab):
     except Exception as e:
         raise LabError(f"nvmet rdma lab did not boot: {e}")
     linux.run(f"echo {HOST_OK} > /etc/nvme/hostnqn", check=True)
+    if mtu != 1500:
+        # before rxe0: its path MTU follows eth0's; wait until the link carries traffic again
+        r = linux.run(f"ip link set eth0 mtu {mtu} && for i in $(seq 30); do ping -c 1 -W 1 {APP} >/dev/null "
+                      f"&& exit 0; done; exit 1", timeout=60)
+        expect(r.rc == 0, f"no ping reply from the appliance after the MTU change:\n{r.out}")
     topo.rxe_up(linux)
     return Appliance(dev), linux
 
@@ -98,13 +105,80 @@ def netem_fio(linux):
         linux.run(f"nvme disconnect -n {NQN}", timeout=120)
 
 
+def counters(app):
+    """Host-DRAM bytes (`stats dma`: device DMA to and from DRAM and CPU bytes in DRAM, the NIC's
+    descriptors included, as tests/lab/nvmet_p2p_tests.py counts them) and the RDMA placement."""
+    c = {}
+    dma = app.cmd("stats dma")
+    m = re.search(r"^\s+host-dram\s+dma-to-device (\d+) B\s+dma-from-device (\d+) B\s+cpu (\d+) B", dma, re.M)
+    expect(m, f"no host-dram line in stats dma:\n{dma[-1500:]}")
+    c["host"] = sum(map(int, m.groups()))
+    t = app.cmd("stats nvmet_rdma")
+    m = re.search(r"rdma p2p: (\w+), reads (\d+) \((\d+) B\) writes (\d+) \((\d+) B\)", t)
+    expect(m, f"no rdma p2p line:\n{t[-1500:]}")
+    c["p2p_reads"], c["p2p_read_bytes"], c["p2p_writes"], c["p2p_write_bytes"] = map(int, m.groups()[1:])
+    fb = re.search(r"rdma dram fallback:(.*)$", t, re.M)
+    expect(fb, f"no rdma dram fallback line:\n{t[-1500:]}")
+    for name, n, _ in re.findall(r" ([a-z0-9-]+) (\d+) \((\d+) B\)", fb.group(1)):
+        c["dram_" + name] = int(n)
+    return c
+
+
+def dram_ratio(app, linux, dev, mtu, mib=8):
+    """fio 128 KiB sequential writes, then reads verified, of mib MiB: host-DRAM bytes per payload
+    byte for each, asserted <= LIMITS[mtu], every payload in device memory. Returns the figures."""
+    fio = (f"fio --name=dram --filename={dev} --direct=1 --ioengine=libaio --bs=128k --size={mib}M "
+           f"--iodepth=8 --offset=48M --verify=crc32c --output-format=terse --terse-version=3")
+    out = {}
+    for phase, args in (("write", "--rw=write --do_verify=0"), ("read", "--rw=write --verify_only")):
+        before = counters(app)
+        r = linux.run(f"{fio} {args} || exit 1; echo FIO-OK", timeout=300)
+        expect(r.rc == 0 and "FIO-OK" in r.out, f"fio {phase} at MTU {mtu} failed (rc {r.rc}):\n{r.out[-1500:]}")
+        after = counters(app)
+        d = delta(after, before)
+        payload = mib << 20
+        ratio = d["host"] / payload
+        terse = [ln for ln in r.out.splitlines() if ln.startswith("3;")]
+        fields = terse[-1].split(";") if terse else []
+        bw = int(fields[6 if phase == "read" else 47]) if len(fields) > 47 else 0
+        out[phase] = (ratio, bw)
+        key = "p2p_write_bytes" if phase == "write" else "p2p_read_bytes"
+        expect(d[key] >= payload, f"MTU {mtu} {phase}: payload not in device memory: {d}")
+        fallbacks = {k: v for k, v in d.items() if k.startswith("dram_") and v}
+        expect(not fallbacks, f"MTU {mtu} {phase}: payloads through DRAM: {fallbacks}")
+        if ratio > LIMITS[mtu]:
+            expect(False, f"MTU {mtu} {phase}: {ratio:.3f} host-DRAM bytes per payload byte (limit {LIMITS[mtu]}): "
+                   f"{d['host']} B for {payload} B; {d}\n{app.cmd('stats rdma')}\n{app.cmd('nic')}")
+    return out
+
+
+def ratio_text(mtu, res):
+    return (f"MTU {mtu}: write {res['write'][0]:.3f} host-DRAM B/B ({res['write'][1] / 1024:.1f} MiB/s), "
+            f"read {res['read'][0]:.3f} ({res['read'][1] / 1024:.1f} MiB/s)")
+
+
+def jumbo(s):
+    """The appliance and the host at MTU 9000 (path MTU 4096): host-DRAM bytes per payload byte."""
+    with Lab("tests-nvmet-rdma-9000") as lab:
+        s.extra_rundirs.append(lab.rundir)
+        app, linux = boot(lab, 9000)
+        c = connect(linux)
+        m = re.search(r"CTRL=(nvme\d+) BLK=(/dev/\S+)", c.out)
+        expect(c.rc == 0 and m, f"nvme connect -t rdma at MTU 9000 failed (rc {c.rc}):\n{c.out[-2000:]}")
+        try:
+            return dram_ratio(app, linux, m.group(2), 9000)
+        finally:
+            linux.run(f"nvme disconnect -n {NQN}", timeout=60)
+
+
 def test_nvmet_rdma(s):
     """Linux nvme-rdma over rxe -> the appliance: discover, connect (2 I/O queues), read-back, fio
     verify, console, disconnect/reconnect, refused host, clean capture."""
     with Lab("tests-nvmet-rdma") as lab:
         s.extra_rundirs.append(lab.rundir)
         app, linux = boot(lab)
-        return session(app, linux, lab.links[0].pcap)
+        text = session(app, linux, lab.links[0].pcap)
+    return text + "; " + ratio_text(9000, jumbo(s))
 
 
 def session(app, linux, pcap):
@@ -141,6 +215,7 @@ def session(app, linux, pcap):
         expect(m and int(m.group(2)) >= 4 << 20 and int(m.group(4)) >= 6 << 20 and int(m.group(5)) > 0,
                f"RDMA data counters:\n{text}")
         rd, wr = int(m.group(2)), int(m.group(4))
+        ratios = dram_ratio(app, linux, dev, 1500)
     finally:
         d = linux.run(f"nvme disconnect -n {NQN}", timeout=60)
     expect(d.rc == 0 and "disconnected 1 controller" in d.out, f"nvme disconnect (rc {d.rc}):\n{d.out}")
@@ -165,10 +240,12 @@ def session(app, linux, pcap):
     expect("SAME" in rb.out, f"after reconnect the data differs:\n{rb.out}")
 
     # a host NQN not on the allowlist: Connect Invalid Host
+    t_bad = time.monotonic()
     bad = linux.run(f"nvme connect -t rdma -a {APP} -s 4420 -n {NQN} --hostnqn={HOST_BAD}; echo rc=$?; "
                     "dmesg | tail -5", timeout=90)
     expect("rc=0" not in bad.out, f"a host not on the allowlist connected:\n{bad.out}")
     secs = time.monotonic() - t0
+    bad_secs = time.monotonic() - t_bad
 
     # netem on the host's side: loss, delay and reordering; fio verify loses nothing. Opt-in
     # (LAB_RDMA_NETEM=1): on a loaded machine Linux's nvme-rdma sometimes stalls under it (its
@@ -206,9 +283,9 @@ def session(app, linux, pcap):
              if ndrops is not None else "netem part skipped (LAB_RDMA_NETEM=1 runs it)")
     return (f"discover (RDMA TSAS), connect {len(qids) - 1} I/O queue(s) (-i 2), 8 x 4 KiB read back, fio verify (4 KiB "
             f"random 2 MiB + 128 KiB sequential 4 MiB) in {fio.secs:.1f} s, RDMA READ {rd} B WRITE {wr} B, disconnect frees {len(qids)} queues, reconnect reads "
-            f"back, {HOST_BAD} refused ({secs:.0f} s); {netem}; KATO 2 s: queues gone {ka_secs:.1f} s after the "
+            f"back, {HOST_BAD} refused in {bad_secs:.1f} s ({secs:.0f} s); {netem}; KATO 2 s: queues gone {ka_secs:.1f} s after the "
             f"host went silent; {roce} RoCE packets ({nvme} NVMe/RDMA) dissected, "
-            f"none malformed, {len(tolerated)} tolerated (tshark nvme-rdma log-page bug)")
+            f"none malformed, {len(tolerated)} tolerated (tshark nvme-rdma log-page bug); {ratio_text(1500, ratios)}")
 
 
 TESTS = [

@@ -420,6 +420,9 @@ def main():
         + f". Bench wall time {time.monotonic() - t_all:.0f} s.",
         "",
     ]
+    if os.environ.get("BENCH_NVMET_RDMA", "1") != "0":  # the NVMe/RDMA section: tools/bench/nvmet_rdma.py
+        import nvmet_rdma
+        lines += ["", *nvmet_rdma.section()]
     bl.write_doc("bench-nvmet.md", "\n".join(lines))
 
 

@@ -474,11 +474,13 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 	list_for_each(&t->queues, it) {
 		const struct nvmet_rdma_queue *rq = container_of(it, const struct nvmet_rdma_queue, node);
 		printf("  qpn %#x <- %s qid %u cntlid %d %s: credits %u/%u busy %u waiting %s capsules %llu "
-		       "rdma-read %llu (%llu B) rdma-write %llu (%llu B) sends %llu (invalidate %llu) placement dram\n",
+		       "rdma-read %llu (%llu B) rdma-write %llu (%llu B) sends %llu (invalidate %llu) placement device %llu B "
+		       "dram %llu B\n",
 		       roce_qp_num(rq->qp), net_format_ipv4(rq->peer, a), rq->host_qid, rq->q ? nvmet_queue_cntlid(rq->q) : -1,
 		       nvmet_rdma_queue_state_name(rq->state), rq->depth - (rq->busy < rq->depth ? rq->busy : rq->depth),
 		       rq->depth, rq->busy, list_empty(&rq->waitq) ? "no" : "yes", U(rq->capsules), U(rq->rdma_reads),
-		       U(rq->read_bytes), U(rq->rdma_writes), U(rq->write_bytes), U(rq->sends), U(rq->send_invs));
+		       U(rq->read_bytes), U(rq->rdma_writes), U(rq->write_bytes), U(rq->sends), U(rq->send_invs),
+		       U(rq->p2p_bytes), U(rq->dram_bytes));
 	}
 	printf("rdma cm: reqs %llu accepted %llu rejected %llu (peer share %llu, table %llu) established %llu "
 	       "disconnects %llu kills %llu timeouts %llu wc-errors %llu closed %llu freed %llu\n",
@@ -490,4 +492,12 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 	       U(s->capsules), U(s->short_capsules), U(s->responses), U(s->send_invs), U(s->rdma_reads),
 	       U(s->read_bytes), U(s->rdma_writes), U(s->write_bytes), U(s->inline_writes), U(s->inline_bytes),
 	       U(s->sgl_refused), U(s->buf_waits), U(s->sq_waits), U(s->resumed), U(s->host_share));
+	printf("rdma p2p: %s, reads %llu (%llu B) writes %llu (%llu B), strided reads %llu\n",
+	       !t->mops ? "none" : t->p2p_off ? "off" : "auto", U(s->p2p_reads), U(s->p2p_read_bytes), U(s->p2p_writes),
+	       U(s->p2p_write_bytes), U(s->p2p_strided));
+	printf("rdma dram fallback:");
+	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
+		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r), U(s->dram_cmds[r]),
+		       U(s->dram_bytes[r]));
+	printf("\n");
 }

@@ -39,6 +39,7 @@
 #include "../../rdma/roce_verbs.h"
 #include "nvmet.h"
 #include "nvmet_rdma_wire.h"
+#include "nvmet_tcp.h"                   /* the payload memory ops and DRAM reasons both transports share */
 
 #define NVMET_RDMA_MAX_QUEUES 24         /* NVMe queues (RC QPs), all hosts */
 #define NVMET_RDMA_QUEUES_PER_PEER 20    /* ... from one host address: discovery, admin, 16 I/O, spare */
@@ -51,6 +52,11 @@
 #define NVMET_RDMA_LARGE_SIZE NVMET_RDMA_MAX_XFER /* ... and large */
 #define NVMET_RDMA_LARGE_BUFS 24
 #define NVMET_RDMA_HOST_SHARE 2          /* one host address holds at most 1/2 of each class */
+#define NVMET_RDMA_SG_TABLES 32          /* strided read buffers alive (their NVMe segment tables) */
+#define NVMET_RDMA_SG_MAX (NVMET_RDMA_MAX_XFER / 1024) /* segments per table: one per 1 KiB path-MTU chunk */
+#define NVMET_RDMA_CHUNK_GAP 8           /* scratch behind each chunk of a strided read buffer (pad + ICRC) */
+#define NVMET_RDMA_HOST_DEVICE_MAX (16u << 20) /* device memory one host address holds at most;
+					  * beyond it its payloads go through DRAM (cmb-full) */
 #define NVMET_RDMA_CONNECT_TIMEOUT_MS 10000 /* from the REP to a Connected queue */
 #define NVMET_RDMA_CMA_HDR_LEN 36        /* rdma_cm's header in front of the REQ private data
 					  * (version, IP version, port, source and destination) */
@@ -77,13 +83,21 @@ enum nvmet_rdma_rsp_state {
 struct nvmet_rdma;
 struct nvmet_rdma_queue;
 
-/* A data buffer: a slot of one of the two pools (registered once, one MR per pool). */
+/* A data buffer: a slot of one of the two DRAM pools (registered once, one MR per pool),
+ * or device memory from the placement ops (nvmet_rdma_place.c: its own MR, dev set). */
 struct nvmet_rdma_buf {
-	uint8_t *p;
+	uint8_t *p;                      /* CPU address (identity-mapped), NULL: no buffer */
+	dma_addr_t addr;                 /* what the drive is given: DRAM or device memory */
 	uint32_t size;
 	uint32_t lkey;
-	uint8_t cls;                     /* 0 small, 1 large */
+	uint8_t cls;                     /* 0 small, 1 large (DRAM) */
 	uint16_t slot;
+	bool device;                     /* device memory: mr and dev below */
+	struct roce_mr *mr;
+	struct netdev_frag dev;          /* as the placement ops' alloc filled it */
+	struct nvme_sg *sgt;             /* strided (read data): one segment per path-MTU chunk, NULL: one */
+	unsigned nsg;
+	int sgt_slot;
 };
 
 /* One command in flight, from its capsule to its response's completion. */
@@ -129,11 +143,13 @@ struct nvmet_rdma_queue {
 	unsigned busy;                   /* rsps not FREE */
 	unsigned at_core;                /* rsps in EXEC */
 	unsigned bufs[2];                /* data buffers held, by class */
+	uint32_t dev_bytes;              /* device memory held */
 	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
 	bool kill_pending, destroyed;
 	int kill_reason;
 	/* counters (console) */
 	uint64_t capsules, rdma_reads, read_bytes, rdma_writes, write_bytes, sends, send_invs;
+	uint64_t p2p_bytes, dram_bytes;  /* keyed payload bytes placed in device memory / in DRAM */
 };
 
 struct nvmet_rdma_stats {
@@ -144,6 +160,11 @@ struct nvmet_rdma_stats {
 	uint64_t rdma_reads, read_bytes, rdma_writes, write_bytes, inline_writes, inline_bytes;
 	uint64_t sgl_refused;                 /* commands whose SGL1 the transport could not serve */
 	uint64_t buf_waits, sq_waits, resumed, host_share;
+	/* placement: payloads in device memory (reads: the host reads, the drive writes into
+	 * it; writes: the host writes, the drive reads from it), and through DRAM per reason */
+	uint64_t p2p_reads, p2p_read_bytes, p2p_writes, p2p_write_bytes;
+	uint64_t p2p_strided;                 /* reads into a strided buffer (a chunk per packet) */
+	uint64_t dram_cmds[NVMET_TCP_DRAM_REASON_COUNT], dram_bytes[NVMET_TCP_DRAM_REASON_COUNT];
 };
 
 struct nvmet_rdma {
@@ -160,6 +181,12 @@ struct nvmet_rdma {
 	uint32_t pool_size[2];
 	unsigned pool_count[2], pool_used[2];
 	uint8_t pool_map[2][NVMET_RDMA_SMALL_BUFS];  /* slot in use */
+	/* where payloads go (nvmet_rdma_place.c): the P2P rules, NULL: always DRAM (no-cmb) */
+	const struct nvmet_tcp_mem_ops *mops;
+	bool p2p_off;                    /* nvmet.p2p = off */
+	struct nvme_sg (*sgt)[NVMET_RDMA_SG_MAX]; /* NVMET_RDMA_SG_TABLES segment tables (heap) */
+	uint8_t sgt_used[NVMET_RDMA_SG_TABLES];
+	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* by direction (write), once */
 	struct nvmet_rdma_stats st;
 	bool started;
 };
@@ -171,6 +198,11 @@ struct nvmet_rdma {
  * device, -ENOMEM, or the first listen error (nothing stays).
  */
 int nvmet_rdma_start(struct nvmet_rdma *t, struct roce_net *rn);
+
+/* Where the payloads of namespace I/O go from now on: device memory through mops (the
+ * same P2P placement the NVMe/TCP transport uses; NULL: DRAM), unless p2p is false
+ * (nvmet.p2p = off). Call after nvmet_rdma_start (which starts with DRAM only). */
+void nvmet_rdma_set_placement(struct nvmet_rdma *t, const struct nvmet_tcp_mem_ops *mops, bool p2p);
 
 /* Disconnect every queue (DREQ), destroy them, stop listening, free the pools. Queues
  * with commands still at the core are freed by later polls; call before nvmet_fini. */

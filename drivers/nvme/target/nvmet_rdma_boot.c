@@ -19,6 +19,7 @@ LOG_MODULE_USE(nvmet);
 #define NVMET_RDMA_BOOT_WAIT_MS 10000
 
 static struct nvmet_rdma nvmet_rdma_inst;
+static const struct nvmet_tcp_mem_ops *nvmet_rdma_mops;
 static bool nvmet_rdma_pending;
 static uint64_t nvmet_rdma_wait_until;
 
@@ -33,8 +34,18 @@ static bool has_rdma_port(void)
 	return false;
 }
 
-int nvmet_rdma_boot_start(void)
+/* Start the instance on rn with the payload placement of the boot. */
+static int boot_start(struct roce_net *rn)
 {
+	int rc = nvmet_rdma_start(&nvmet_rdma_inst, rn);
+	if (rc == 0)
+		nvmet_rdma_set_placement(&nvmet_rdma_inst, nvmet_rdma_mops, nvmet_tcp_p2p());
+	return rc;
+}
+
+int nvmet_rdma_boot_start(const struct nvmet_tcp_mem_ops *mops)
+{
+	nvmet_rdma_mops = mops;
 	if (!has_rdma_port())
 		return 0;
 	if (!roce_boot_net_get()) {
@@ -43,7 +54,7 @@ int nvmet_rdma_boot_start(void)
 		nvmet_rdma_wait_until = clock_now_ns() + (uint64_t)NVMET_RDMA_BOOT_WAIT_MS * 1000000ull;
 		return 0;
 	}
-	return nvmet_rdma_start(&nvmet_rdma_inst, roce_boot_net_get());
+	return boot_start(roce_boot_net_get());
 }
 
 void nvmet_rdma_boot_stop(void)
@@ -66,11 +77,13 @@ static int nvmet_rdma_boot_poll(unsigned budget)
 			nvmet_rdma_pending = false;
 			if (!nvmet_running())
 				return 1;
-			if ((rc = nvmet_rdma_start(&nvmet_rdma_inst, rn)))
+			if ((rc = boot_start(rn)))
 				log_err("rdma: NVMe/RDMA transport not started (%d); the target serves TCP only", rc);
 			return 1;
 		}
 	}
+	if (nvmet_rdma_inst.started) /* nvmet.p2p may change at run time */
+		nvmet_rdma_set_placement(&nvmet_rdma_inst, nvmet_rdma_mops, nvmet_tcp_p2p());
 	return nvmet_rdma_poll(&nvmet_rdma_inst, budget);
 }
 POLLER(nvmet_rdma, nvmet_rdma_boot_poll);

@@ -59,11 +59,16 @@ int nvmet_rdma_pools_init(struct nvmet_rdma *t)
 				      ROCE_ACCESS_LOCAL_WRITE, &t->pool_mr[c])))
 			return rc;
 	}
+	if (!(t->sgt = calloc(NVMET_RDMA_SG_TABLES, sizeof(*t->sgt))))
+		return -ENOMEM;
+	memset(t->sgt_used, 0, sizeof(t->sgt_used));
 	return 0;
 }
 
 void nvmet_rdma_pools_fini(struct nvmet_rdma *t)
 {
+	free(t->sgt);
+	t->sgt = NULL;
 	for (unsigned c = 0; c < 2; c++) {
 		if (t->pool_mr[c])
 			roce_dereg_mr(t->pool_mr[c]);
@@ -88,7 +93,7 @@ static unsigned host_bufs(const struct nvmet_rdma_queue *rq, unsigned c)
 
 /* A data buffer of at least len bytes for rq: the small class when it fits, else the
  * large one; never beyond the host's share of a class. 0 or -ENOMEM (the caller waits). */
-static int buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_buf *b)
+int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_buf *b)
 {
 	struct nvmet_rdma *t = rq->t;
 
@@ -106,6 +111,7 @@ static int buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_
 			t->pool_used[c]++;
 			rq->bufs[c]++;
 			b->p = t->pool_mem[c] + (size_t)s * t->pool_size[c];
+			b->addr = dma_addr_host(b->p);
 			b->size = t->pool_size[c];
 			b->lkey = roce_mr_lkey(t->pool_mr[c]);
 			b->cls = (uint8_t)c;
@@ -121,6 +127,8 @@ void nvmet_rdma_buf_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b)
 	struct nvmet_rdma *t = rq->t;
 	if (!b->p)
 		return;
+	if (b->device)
+		return nvmet_rdma_place_put(rq, b);
 	t->pool_map[b->cls][b->slot] = 0;
 	t->pool_used[b->cls]--;
 	rq->bufs[b->cls]--;
@@ -163,11 +171,15 @@ static void rsp_free(struct nvmet_rdma_rsp *r)
 
 static void req_done(struct nvmet_req *req, void *arg);
 
-/* Run r at the core with nsg segments (0 or 1: r->sg). */
+/* Run r at the core with nsg segments (0 or 1: r->sg; a strided buffer's table instead). */
 static void rsp_exec(struct nvmet_rdma_rsp *r, unsigned nsg)
 {
 	struct nvmet_rdma_queue *rq = r->rq;
 	struct nvmet_data d = { .sg = &r->sg, .nsg = nsg, .len = r->len };
+	if (nsg && r->buf.sgt) {
+		d.sg = r->buf.sgt;
+		d.nsg = r->buf.nsg;
+	}
 	r->state = NVMET_RDMA_RSP_EXEC;
 	rq->at_core++;
 	nvmet_exec(rq->q, &r->req, &r->sqe, &d, req_done, r);
@@ -201,7 +213,7 @@ static int rsp_keyed_go(struct nvmet_rdma_rsp *r)
 	struct roce_send_wr w = { .wr_id = NVMET_RDMA_WR_ID(NVMET_RDMA_WR_READ, r->idx), .opcode = ROCE_WR_RDMA_READ,
 				  .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1 };
 
-	r->sg.addr = dma_addr_host(r->buf.p);
+	r->sg.addr = r->buf.addr;
 	r->sg.len = r->sgl.len;
 	if (r->dir != DMA_TO_DEVICE) {
 		rsp_exec(r, 1);
@@ -275,7 +287,7 @@ static void rsp_start(struct nvmet_rdma_rsp *r, unsigned capsule, uint32_t len)
 		rq->t->st.inline_bytes += r->sgl.len;
 		return rsp_exec(r, 1);
 	case NVMET_RDMA_SGL_KEYED:
-		if (buf_get(rq, r->sgl.len, &r->buf))
+		if (nvmet_rdma_place(r))
 			return rsp_wait(r, NVMET_RDMA_RSP_WAIT_BUF);
 		if (rsp_keyed_go(r))
 			rsp_wait(r, NVMET_RDMA_RSP_WAIT_READ);
@@ -420,7 +432,7 @@ int nvmet_rdma_resume(struct nvmet_rdma_queue *rq)
 	while (!list_empty(&rq->waitq) && rq->state != NVMET_RDMA_Q_CLOSING) {
 		struct nvmet_rdma_rsp *r = container_of(rq->waitq.next, struct nvmet_rdma_rsp, wait_node);
 		int rc;
-		if (r->state == NVMET_RDMA_RSP_WAIT_BUF && buf_get(rq, r->sgl.len, &r->buf))
+		if (r->state == NVMET_RDMA_RSP_WAIT_BUF && nvmet_rdma_place(r))
 			break;
 		list_del(&r->wait_node);
 		if (r->state == NVMET_RDMA_RSP_WAIT_SQ) {

@@ -33,9 +33,19 @@ void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *rq);
 /* Close rq (QP to ERR, flushed completions drained, nvmet queue destroyed); why for the log. */
 void nvmet_rdma_queue_close(struct nvmet_rdma_queue *rq, const char *why);
 
-/* Data buffer pools. */
+/* Data buffer pools (DRAM). */
 int nvmet_rdma_pools_init(struct nvmet_rdma *t);
 void nvmet_rdma_pools_fini(struct nvmet_rdma *t);
+/* A DRAM pool slot of at least len bytes for rq within its host's share. 0 or -ENOMEM. */
+int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_buf *b);
+/* Give back b (a pool slot or device memory); b is zeroed. */
 void nvmet_rdma_buf_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
+
+/* The data buffer of r's keyed payload (nvmet_rdma_place.c): device memory for namespace
+ * I/O when the P2P rules allow it, else a DRAM pool slot with the reason counted (and
+ * logged once per direction). 0, or -ENOMEM when no DRAM slot is free (the caller waits). */
+int nvmet_rdma_place(struct nvmet_rdma_rsp *r);
+/* Give back device memory held by b (its MR deregistered). */
+void nvmet_rdma_place_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
 
 #endif

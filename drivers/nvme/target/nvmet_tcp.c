@@ -48,26 +48,10 @@ static const char *const conn_state_names[NVMET_TCP_CONN_STATE_COUNT] = {
 	[NVMET_TCP_CLOSING] = "closing",
 };
 
-static const char *const dram_reason_names[NVMET_TCP_DRAM_REASON_COUNT] = {
-	[NVMET_TCP_DRAM_P2P_REFUSED] = "p2p-refused",
-	[NVMET_TCP_DRAM_DIGEST] = "data-digest",
-	[NVMET_TCP_DRAM_NO_CMB] = "no-cmb",
-	[NVMET_TCP_DRAM_ALLOC] = "cmb-full",
-	[NVMET_TCP_DRAM_OFF] = "p2p-off",
-	[NVMET_TCP_DRAM_NIC_DRAM] = "nic-dram",
-	[NVMET_TCP_DRAM_FRAGMENTS] = "fragments",
-};
-
 /* Name of a connection state. */
 const char *nvmet_tcp_conn_state_name(enum nvmet_tcp_conn_state s)
 {
 	return (unsigned)s < NVMET_TCP_CONN_STATE_COUNT ? conn_state_names[s] : "?";
-}
-
-/* Short name of a DRAM fallback reason (console, logs). */
-const char *nvmet_tcp_dram_reason_name(enum nvmet_tcp_dram_reason r)
-{
-	return (unsigned)r < NVMET_TCP_DRAM_REASON_COUNT ? dram_reason_names[r] : "?";
 }
 
 static void set_state(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state s)

@@ -9,6 +9,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
+#include "drivers/rdma/roce_odp_mr.h"
+#include "drivers/rdma/roce_rc.h"
 #include "drivers/rdma/roce_verbs.h"
 #include "tests/unit/unit_support.h"
 
@@ -169,6 +171,60 @@ Test(roce_verbs, mr_keys_rights_and_bounds)
 	cr_assert_eq(roce_dereg_mr(dmr), 0);
 	cr_assert_eq(roce_dereg_mr(mr2), 0);
 	cr_assert_eq(roce_dealloc_pd(pd2), 0);
+	fx_down(&f);
+}
+
+/* A strided MR: chunks of iova laid out with a gap behind each; a piece that ends at its
+ * chunk's end has the gap as room (the sender's pad and ICRC), a local check stays inside
+ * one chunk, and it takes no remote rights. */
+Test(roce_verbs, strided_mr_maps_chunks_with_room)
+{
+	struct fixture f;
+	struct roce_mr *mr;
+	struct roce_tx_seg seg[ROCE_MAX_SGE];
+	const dma_addr_t base = dma_addr_device(0xe040000000ull);
+	unsigned n;
+	dma_addr_t m;
+
+	fx_up(&f);
+	cr_assert_eq(roce_reg_mr_strided(f.pd, 0x10000, 4096, base, ROCE_ACCESS_REMOTE_READ, 1024, 8, &mr), -EINVAL);
+	cr_assert_eq(roce_reg_mr_strided(f.pd, 0x10000, 4096, base, ROCE_ACCESS_LOCAL_WRITE, 0, 8, &mr), -EINVAL);
+	cr_assert_eq(roce_reg_mr_strided(f.pd, 0x10000, 2500, base, ROCE_ACCESS_LOCAL_WRITE, 1024, 8, &mr), 0);
+	uint32_t key = roce_mr_lkey(mr);
+	/* a whole chunk: one piece, the gap as room */
+	cr_assert_eq(roce_mr_map(f.dev, f.pd, key, false, 0, 0x10400, 1024, seg, ROCE_MAX_SGE, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(seg[0].mem.bus, base.bus + 1032);
+	cr_assert_eq(seg[0].len, 1024);
+	cr_assert_eq(seg[0].room, 8);
+	cr_assert_eq(seg[0].mem.cls, MEM_CLASS_DEVICE);
+	/* across chunks: a piece per chunk, room only where a piece ends at its chunk's end */
+	cr_assert_eq(roce_mr_map(f.dev, f.pd, key, false, 0, 0x10200, 1900, seg, ROCE_MAX_SGE, &n), 0);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(seg[0].mem.bus, base.bus + 0x200);
+	cr_assert_eq(seg[0].len, 512);
+	cr_assert_eq(seg[0].room, 8);
+	cr_assert_eq(seg[1].mem.bus, base.bus + 1032);
+	cr_assert_eq(seg[1].len, 1024);
+	cr_assert_eq(seg[1].room, 8);
+	cr_assert_eq(seg[2].mem.bus, base.bus + 2064);
+	cr_assert_eq(seg[2].len, 364);
+	cr_assert_eq(seg[2].room, 0);
+	cr_assert_eq(roce_mr_map(f.dev, f.pd, key, false, 0, 0x10000, 2500, seg, 2, &n), -E2BIG);
+	cr_assert_eq(roce_mr_map(f.dev, f.pd, key, false, 0, 0x10000, 2501, seg, ROCE_MAX_SGE, &n), -ERANGE);
+	/* local checks inside one chunk only; no remote access */
+	cr_assert_eq(roce_mr_check(f.dev, f.pd, key, false, 0, 0x10800, 452, &m), 0);
+	cr_assert_eq(m.bus, base.bus + 2064);
+	cr_assert_eq(roce_mr_check(f.dev, f.pd, key, false, 0, 0x103ff, 2, &m), -ERANGE);
+	cr_assert_eq(roce_mr_check(f.dev, f.pd, key, true, ROCE_ACCESS_REMOTE_READ, 0x10000, 8, &m), -EPERM);
+	/* a plain MR's pieces have no room */
+	struct roce_mr *plain;
+	cr_assert_eq(roce_reg_mr(f.pd, 0x20000, 4096, base, ROCE_ACCESS_LOCAL_WRITE, &plain), 0);
+	seg[0].room = 77;
+	cr_assert_eq(roce_mr_map(f.dev, f.pd, roce_mr_lkey(plain), false, 0, 0x20000, 1024, seg, ROCE_MAX_SGE, &n), 0);
+	cr_assert_eq(seg[0].room, 0);
+	cr_assert_eq(roce_dereg_mr(plain), 0);
+	cr_assert_eq(roce_dereg_mr(mr), 0);
 	fx_down(&f);
 }
 

@@ -1,4 +1,4 @@
-// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_ana.c drivers/nvme/target/nvmet_referral.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c drivers/nvme/target/nvmet_rdma.c drivers/nvme/target/nvmet_rdma_cmd.c drivers/nvme/target/nvmet_rdma_wire.c drivers/nvme/target/nvmet_auth.c drivers/nvme/target/nvmet_auth_msg.c drivers/nvme/target/nvmet_auth_key.c lib/crypto.c
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_admit.c net/tcp/tcp_pools.c net/tcp/tcp_isn.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c lib/crc32.c tests/unit/net/fake_netdev.c drivers/rdma/roce_wire.c drivers/rdma/roce_icrc.c drivers/rdma/roce_mad.c drivers/rdma/roce_cm.c drivers/rdma/roce_net.c drivers/rdma/roce_resp.c drivers/rdma/roce_resp_tx.c drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c drivers/rdma/roce_comp.c drivers/nvme/target/nvmet_core.c drivers/nvme/target/nvmet_fabrics.c drivers/nvme/target/nvmet_admin.c drivers/nvme/target/nvmet_ana.c drivers/nvme/target/nvmet_referral.c drivers/nvme/target/nvmet_io.c drivers/nvme/target/nvmet_bdev_ram.c drivers/nvme/target/nvmet_config.c tests/unit/drivers/nvme/target/fake_nvmet_transport.c drivers/nvme/target/nvmet_rdma.c drivers/nvme/target/nvmet_rdma_cmd.c drivers/nvme/target/nvmet_rdma_place.c drivers/nvme/target/nvmet_dram_reason.c drivers/nvme/target/nvmet_rdma_wire.c tests/unit/drivers/nvme/target/fake_cmb.c drivers/nvme/target/nvmet_auth.c drivers/nvme/target/nvmet_auth_msg.c drivers/nvme/target/nvmet_auth_key.c lib/crypto.c
 // libs: -lmbedcrypto
 /*
  * The NVMe/RDMA transport over the real software RoCE, the real target core and RAM
@@ -9,12 +9,14 @@
  * in the capsule, 128 KiB written and read back through keyed SGLs with Invalidate Key
  * (the response comes as SEND with Invalidate), then the host's DREQ: everything freed.
  * Also: every reject status of a bad REQ in the REJ's private data, a host that sends
- * beyond its credits, a lossy wire, keep-alive expiry, reconnect after disconnect.
+ * beyond its credits, a lossy wire, keep-alive expiry, reconnect after disconnect, and
+ * payload placement in (fake) device memory with each DRAM fallback counted.
  * The host's QPs are on the same device, their packets turned around by the relay.
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_internal.h"
 #include "drivers/nvme/target/nvmet_rdma.h"
+#include "tests/unit/drivers/nvme/target/fake_cmb.h"
 #include "tests/unit/drivers/nvme/target/fake_nvmet_transport.h"
 #include "tests/unit/drivers/rdma/roce_relay.h"
 
@@ -568,5 +570,85 @@ Test(nvmet_rdma, keep_alive_expiry_closes_and_reconnect_works)
 	/* reconnect: a new admin queue and controller */
 	admin_up(a, VOL, 0);
 	cr_assert_eq(nvmet_ctrl_count(), 1);
+	host_disconnect(a);
+}
+
+/* fake_cmb.c reports misuse through the fake TCP layer's hook, which this test does not link. */
+void ftcp_violation(const char *what)
+{
+	fprintf(stderr, "%s\n", what);
+	abort();
+}
+
+static uint64_t dram_total(void)
+{
+	uint64_t n = 0;
+	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
+		n += t.st.dram_cmds[r];
+	return n;
+}
+
+Test(nvmet_rdma, payloads_placed_in_device_memory)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	fcmb_reset();
+	nvmet_rdma_set_placement(&t, &fcmb_ops, true);
+	/* a NIC that gathers one device-memory piece of up to 4 KiB per frame */
+	fnd.dev.features |= NETDEV_F_TX_GATHER_DEV;
+	fnd.dev.tx_dev_frags = 1;
+	fnd.dev.tx_dev_bytes = 4096;
+	ctrl_up(a, io);
+	write_read_back(io, 0, 131072, 9, true);
+	/* the read's RDMA WRITE packets: payload and ICRC gathered from device memory as one
+	 * piece (the host QP checked every ICRC) */
+	cr_assert_geq(rn.st.tx_zc_inline, 128, "%llu", (unsigned long long)rn.st.tx_zc_inline);
+	cr_assert_eq(rn.st.tx_zc, rn.st.tx_zc_inline);
+	cr_assert_eq(fnd.tx_over_limit, 0);
+	write_read_back(io, 512, 4096 + 8192, 11, false);
+	cr_assert_eq(t.st.p2p_writes, 2);
+	cr_assert_eq(t.st.p2p_write_bytes, 131072 + 12288);
+	cr_assert_eq(t.st.p2p_reads, 2);
+	cr_assert_eq(t.st.p2p_read_bytes, 131072 + 12288);
+	cr_assert_eq(t.st.p2p_strided, 2, "read data in path-MTU chunks with room for the ICRC");
+	cr_assert_eq(dram_total(), 0, "no payload through DRAM");
+	cr_assert_eq(fcmb_allocs, 4);
+	cr_assert_eq(fcmb_in_use, 0, "every device buffer back");
+	for (unsigned i = 0; i < NVMET_RDMA_SG_TABLES; i++)
+		cr_assert_eq(t.sgt_used[i], 0, "segment table %u back", i);
+	cr_assert_eq(t.pool_used[0] + t.pool_used[1], 0);
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+Test(nvmet_rdma, dram_fallbacks_counted_per_reason)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	fcmb_reset();
+	nvmet_rdma_set_placement(&t, &fcmb_ops, true);
+	ctrl_up(a, io);
+	/* the drive may not read the memory: writes through DRAM, reads still in place */
+	fcmb_reach_rc = -EXDEV;
+	write_read_back(io, 0, 65536, 5, true);
+	cr_assert_eq(t.st.dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 1);
+	cr_assert_eq(t.st.dram_bytes[NVMET_TCP_DRAM_P2P_REFUSED], 65536);
+	cr_assert_eq(t.st.p2p_reads, 1);
+	cr_assert(t.reason_logged[1][NVMET_TCP_DRAM_P2P_REFUSED] && !t.reason_logged[0][NVMET_TCP_DRAM_P2P_REFUSED]);
+	/* device memory full */
+	fcmb_reach_rc = 0;
+	fcmb_alloc_rc = -ENOMEM;
+	write_read_back(io, 0, 65536, 6, true);
+	cr_assert_eq(t.st.dram_cmds[NVMET_TCP_DRAM_ALLOC], 2);
+	/* nvmet.p2p = off */
+	fcmb_alloc_rc = 0;
+	nvmet_rdma_set_placement(&t, &fcmb_ops, false);
+	write_read_back(io, 0, 65536, 7, true);
+	cr_assert_eq(t.st.dram_cmds[NVMET_TCP_DRAM_OFF], 2);
+	/* no placement ops */
+	nvmet_rdma_set_placement(&t, NULL, true);
+	write_read_back(io, 0, 4096 * 3, 8, true);
+	cr_assert_eq(t.st.dram_cmds[NVMET_TCP_DRAM_NO_CMB], 2);
+	cr_assert_eq(t.st.p2p_writes, 0);
+	cr_assert_eq(fcmb_in_use, 0);
+	host_disconnect(io);
 	host_disconnect(a);
 }
