@@ -205,12 +205,13 @@ static inline void relay_connect_qp(struct roce_qp *qp, uint32_t dest_qpn, uint3
 						  ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
 }
 
-/* The peer's CM sends a REQ for service_id naming qp (starting PSN 0x123456, depth 4 each
- * way); returns the answer's AttributeID (REP or REJ). For a REP: *server_id is its Local
- * Communication ID, its private data goes to priv (when not NULL, CM_REP_PRIVATE_LEN bytes),
- * qp is connected (RTR, RTS) and the RTU sent. */
-static inline uint16_t relay_cm_connect(struct roce_qp *qp, uint64_t service_id, uint32_t comm_id,
-					uint32_t *server_id, uint8_t *priv)
+/* The peer's CM sends a REQ for service_id naming qp (Starting PSN psn, rd_atomic depth
+ * `depth` each way); returns the answer's AttributeID (REP or REJ). For a REP: *server_id is
+ * its Local Communication ID, its private data goes to priv (when not NULL,
+ * CM_REP_PRIVATE_LEN bytes), qp is connected (RTR, RTS: it sends from the REP's Starting PSN,
+ * as Linux's CM does) and the RTU sent. */
+static inline uint16_t relay_cm_connect_psn(struct roce_qp *qp, uint64_t service_id, uint32_t comm_id,
+					    uint32_t psn, uint8_t depth, uint32_t *server_id, uint8_t *priv)
 {
 	uint8_t mad[ROCE_MAD_LEN];
 	struct roce_cm_req_msg r;
@@ -223,9 +224,9 @@ static inline uint16_t relay_cm_connect(struct roce_qp *qp, uint64_t service_id,
 	r.local_comm_id = be32_make(comm_id);
 	r.service_id = be64_make(service_id);
 	r.local_qpn = be24_make(roce_qp_num(qp));
-	r.responder_resources = 4;
-	r.initiator_depth = 4;
-	r.starting_psn = be24_make(0x123456);
+	r.responder_resources = depth;
+	r.initiator_depth = depth;
+	r.starting_psn = be24_make(psn);
 	r.lto_retry = 20 << 3 | 7;
 	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
 	r.maxcm_srq_ext = 15 << 4;
@@ -245,10 +246,17 @@ static inline uint16_t relay_cm_connect(struct roce_qp *qp, uint64_t service_id,
 	*server_id = be32_get(rep.local_comm_id);
 	if (priv)
 		memcpy(priv, rep.private_data, sizeof(rep.private_data));
-	relay_connect_qp(qp, be24_get(rep.local_qpn), 0x123456, be24_get(rep.starting_psn), 4);
+	relay_connect_qp(qp, be24_get(rep.local_qpn), psn, be24_get(rep.starting_psn), depth);
 	roce_cm_build_ids(mad, CM_ATTR_RTU, comm_id, comm_id, *server_id);
 	relay_inject_mad(mad);
 	return attr;
+}
+
+/* relay_cm_connect_psn() with Starting PSN 0x123456 and depth 4. */
+static inline uint16_t relay_cm_connect(struct roce_qp *qp, uint64_t service_id, uint32_t comm_id,
+					uint32_t *server_id, uint8_t *priv)
+{
+	return relay_cm_connect_psn(qp, service_id, comm_id, 0x123456, 4, server_id, priv);
 }
 
 /* A test QP to ERR, its completions drained from cq, destroyed. */

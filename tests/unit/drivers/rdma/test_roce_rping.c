@@ -74,58 +74,12 @@ TestSuite(roce_rping, .init = setup, .fini = teardown);
 
 static uint32_t our_id;
 
-/* rdma_connect as rping does it: REQ, REP, RTU; the client QP in RTS. */
+/* rdma_connect as rping does it: REQ, REP, RTU; the client QP in RTS (its receive PSN close
+ * to the wrap: 0xfffffa). */
 static void connect(void)
 {
-	uint8_t mad[ROCE_MAD_LEN];
-	struct roce_cm_req_msg r;
-	struct roce_cm_rep_msg rep;
-	struct roce_qp_attr a;
-	unsigned head = 0, count = 0;
-
-	roce_cm_build_hdr(mad, CM_ATTR_REQ, 0x42);
-	memset(&r, 0, sizeof(r));
-	r.local_comm_id = be32_make(0x1111);
-	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(ROCE_RPING_PORT));
-	r.local_qpn = be24_make(roce_qp_num(qc));
-	r.responder_resources = 1;
-	r.initiator_depth = 1;
-	r.starting_psn = be24_make(0xfffffa);
-	r.lto_retry = 20 << 3 | 7;
-	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
-	r.maxcm_srq_ext = 15 << 4;
-	roce_gid_from_ipv4(PEER, (struct roce_gid *)r.primary_local_gid);
-	roce_gid_from_ipv4(US, (struct roce_gid *)r.primary_remote_gid);
-	r.primary_ack_timeout = 14 << 3;
-	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
-	relay_inject_mad(mad);
-	relay_collect(head, &count);
-	cr_assert_eq(count, 0);
-	cr_assert_eq(relay_nmads, 1);
-	memcpy(&rep, relay_mads[0] + ROCE_MAD_HDR_LEN, sizeof(rep));
-	cr_assert_eq(be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id), CM_ATTR_REP);
-	relay_nmads = 0;
-	our_id = be32_get(rep.local_comm_id);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = ROCE_QPS_RTR;
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	a.path_mtu = ROCE_MTU_1024;
-	a.dest_qp_num = be24_get(rep.local_qpn);
-	a.rq_psn = 0xfffffa;  /* the REQ's Starting PSN: what we expect */
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	cr_assert_eq(roce_modify_qp(qc, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	a.sq_psn = be24_get(rep.starting_psn);  /* what the server expects (Linux's CM does so) */
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	cr_assert_eq(roce_modify_qp(qc, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
-	roce_cm_build_ids(mad, CM_ATTR_RTU, 0x42, 0x1111, our_id);
-	relay_inject_mad(mad);
+	cr_assert_eq(relay_cm_connect_psn(qc, ROCE_CM_PS_TCP_SID(ROCE_RPING_PORT), 0x1111, 0xfffffa, 1, &our_id, NULL),
+		     CM_ATTR_REP);
 	cr_assert_eq(rp.s[0].state, ROCE_RPING_WAIT_START);
 }
 
