@@ -8,6 +8,7 @@
 #include "../../../lib/byteorder.h"
 #include "../../../lib/log.h"
 #include "nvmet_priv.h"
+#include "nvmet_rdma_wire.h"
 #include "nvmet_referral.h"
 
 LOG_MODULE_USE(nvmet);
@@ -43,11 +44,8 @@ void nvmet_referral_entry(const struct nvmet_cfg_port *port, unsigned idx, uint8
 	memcpy(e + NVMF_DE_SUBNQN, NVMET_DISCOVERY_NQN, sizeof(NVMET_DISCOVERY_NQN) - 1);
 	snprintf((char *)e + NVMF_DE_TRADDR, 256, "%u.%u.%u.%u", (a >> 24) & 0xff, (a >> 16) & 0xff, (a >> 8) & 0xff,
 		 a & 0xff);
-	if (r->trtype == NVMET_TRTYPE_RDMA) {
-		e[NVMF_DE_TSAS + NVMF_TSAS_RDMA_QPTYPE] = 1;
-		e[NVMF_DE_TSAS + NVMF_TSAS_RDMA_PRTYPE] = 1;
-		e[NVMF_DE_TSAS + NVMF_TSAS_RDMA_CMS] = 1;
-	}
+	if (r->trtype == NVMET_TRTYPE_RDMA)
+		nvmet_rdma_tsas(e + NVMF_DE_TSAS); /* as the RDMA ports' own entries */
 	/* TCP: TSAS SECTYPE 0, no security */
 }
 

@@ -10,6 +10,7 @@
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_icrc.h"
+#include "drivers/rdma/roce_rc.h"
 #include "drivers/rdma/roce_net.h"
 #include "tests/unit/drivers/rdma/roce_vectors.h"
 
@@ -389,5 +390,76 @@ Test(roce_net, rc_request_from_a_stranger_is_dropped)
 	roce_destroy_qp(qp);
 	roce_destroy_cq(cq);
 	roce_dealloc_pd(pd);
+	rdma_down();
+}
+
+/* Send one RDMA WRITE MIDDLE packet of len bytes from seg; the captured frame's RoCE part
+ * (BTH onwards) is checked: its ICRC, and its payload equal to want. */
+static void send_and_check(const struct roce_tx_seg *seg, unsigned nseg, uint32_t len, const uint8_t *want)
+{
+	struct roce_tx tx;
+	memset(&tx, 0, sizeof(tx));
+	tx.pkt.opcode = ROCE_RC_WRITE_MIDDLE;
+	tx.pkt.flags = roce_opcode_flags(ROCE_RC_WRITE_MIDDLE);
+	tx.pkt.pkey = ROCE_PKEY_DEFAULT;
+	tx.pkt.destqp = 0x11;
+	tx.pkt.psn = 5;
+	tx.nseg = nseg;
+	memcpy(tx.seg, seg, nseg * sizeof(*seg));
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(roce_net_tx(&rn, PEER, &tx), 0);
+	cr_assert_eq(fnd.ntx, 1);
+	cr_assert_eq(fnd.tx_over_limit, 0, "one device piece within what the NIC gathers (%u B)", len);
+	struct ipv4_hdr ip;
+	struct udp_hdr uh;
+	memcpy(&ip, fnd.tx[0].b + 14, sizeof(ip));
+	memcpy(&uh, fnd.tx[0].b + 34, sizeof(uh));
+	const uint8_t *pkt = fnd.tx[0].b + 42;
+	size_t n = be16_get(uh.length) - 8;
+	cr_assert_eq(n, sizeof(struct roce_bth) + len + 4);
+	cr_assert_eq(roce_icrc_get(pkt + n - 4), roce_icrc_packet(&ip, &uh, pkt, n));
+	cr_assert_eq(memcmp(pkt + sizeof(struct roce_bth), want, len), 0);
+}
+
+/* A payload in device memory goes without a copy: with room behind it (a strided MR's gap)
+ * the pad and ICRC go there and the NIC gathers one piece; at 4096 bytes, beyond what the NIC
+ * gathers at once with the ICRC, the first payload bytes go with the headers; without room a
+ * trailer slot, given back when the NIC is done. Every frame's ICRC verifies. */
+Test(roce_net, device_memory_payload_sent_without_a_copy)
+{
+	static uint8_t mem[2][4096 + 8];
+	struct roce_tx_seg seg = { .mem = dma_addr_device((uint64_t)(uintptr_t)mem[0]), .len = 1024, .room = 8 };
+	for (unsigned i = 0; i < sizeof(mem[0]); i++)
+		mem[0][i] = (uint8_t)(i * 31 + 7);
+	memcpy(mem[1], mem[0], sizeof(mem[1]));
+	fnd.dev.features |= NETDEV_F_TX_GATHER_DEV;
+	fnd.dev.tx_dev_frags = 1;
+	fnd.dev.tx_dev_bytes = 4096;
+	fnd.dev.mtu = 9000;
+	send_and_check(&seg, 1, 1024, mem[1]);
+	cr_assert_eq(rn.st.tx_zc_inline, 1);
+	cr_assert_eq(rn.trailers_used, 0);
+	cr_assert_eq(memcmp(mem[0], mem[1], 1024), 0, "the payload itself is never written");
+	cr_assert_neq(memcmp(mem[0] + 1024, mem[1] + 1024, 4), 0, "the ICRC went into the room behind it");
+	memcpy(mem[1], mem[0], sizeof(mem[1]));
+	/* a full 4096-byte chunk: 4 bytes with the headers */
+	seg.len = 4096;
+	send_and_check(&seg, 1, 4096, mem[1]);
+	cr_assert_eq(rn.st.tx_zc_inline, 2);
+	memcpy(mem[1], mem[0], sizeof(mem[1]));
+	/* no room: a trailer slot, back once the frame is sent */
+	seg.len = 1000;
+	seg.room = 0;
+	send_and_check(&seg, 1, 1000, mem[1]);
+	cr_assert_eq(rn.st.tx_zc, 3);
+	cr_assert_eq(rn.st.tx_zc_inline, 2);
+	cr_assert_eq(rn.trailers_used, 0, "the trailer slot came back");
+	/* two pieces: copied as before */
+	struct roce_tx_seg two[2] = { seg, seg };
+	two[0].len = two[1].len = 500;
+	two[1].mem = dma_addr_device((uint64_t)(uintptr_t)mem[0] + 500);
+	send_and_check(two, 2, 1000, mem[1]);
+	cr_assert_eq(rn.st.tx_zc, 3);
+	cr_assert_eq(memcmp(mem[0], mem[1], sizeof(mem[1])), 0, "nothing written without room");
 	rdma_down();
 }

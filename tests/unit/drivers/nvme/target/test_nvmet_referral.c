@@ -115,6 +115,7 @@ Test(nvmet_referral, entries_after_the_subsystems)
 	check_referral(log + 3072, NVMET_TRTYPE_RDMA, 0, 1, "10.0.3.1", "4420");
 	cr_assert_eq(log[3072 + NVMF_DE_TSAS + NVMF_TSAS_RDMA_QPTYPE], 1);
 	cr_assert_eq(log[3072 + NVMF_DE_TSAS + NVMF_TSAS_RDMA_CMS], 1);
+	cr_assert_eq(log[3072 + NVMF_DE_TSAS + NVMF_TSAS_RDMA_PRTYPE], 1, "RDMA_PRTYPE not specified");
 	for (unsigned i = 4096; i < sizeof(log); i++)
 		cr_assert_eq(log[i], 0, "past the records");
 	/* one referral by offset */
