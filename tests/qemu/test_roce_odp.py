@@ -6,7 +6,7 @@ the drive's backing file holds it (an oracle the appliance cannot fake); verify 
 after invalidation, page by page from the drive; counters and the fault service histogram show
 in `rdma odp` and `stats`. Last, a fill without flush and `poweroff`: the shutdown hook writes the
 dirty pages back before the drives' own flush and shutdown notification, and the backing file holds
-them after QEMU has exited."""
+them after QEMU has exited; the same for a panic with `panic = reboot` (a second, short boot)."""
 import os
 import re
 import shutil
@@ -20,6 +20,7 @@ SIZE = 4 << 20
 SEED = 0x5A
 SEED2 = 0x3C
 DISKS = os.path.join(BUILD, "test-disks", "test_roce_odp")
+CONFIG = "rdma.odp.region = nvme2n1 4M 32M\nrdma.odp.frames = 64\n"
 
 
 def pattern(seed, start, length):
@@ -30,8 +31,7 @@ def pattern(seed, start, length):
 @pytest.fixture(scope="module")
 def app():
     shutil.rmtree(DISKS, ignore_errors=True)
-    a = Appliance("test_roce_odp", "panic = exit\nrdma.odp.region = nvme2n1 4M 32M\nrdma.odp.frames = 64\n",
-                  run_args=["--disks", DISKS])
+    a = Appliance("test_roce_odp", "panic = exit\n" + CONFIG, run_args=["--disks", DISKS])
     try:
         a.boot()
         yield a
@@ -123,3 +123,26 @@ def test_poweroff_writes_dirty_pages_back_before_the_drives_shut_down(app):
     assert data[:1 << 20] == pattern(SEED2, 0, 1 << 20), "the last writes reached the drive without a flush"
     assert data[1 << 20:] == pattern(SEED, 1 << 20, SIZE - (1 << 20)), "the rest as flushed before"
     shutil.rmtree(DISKS, ignore_errors=True)
+
+
+def test_a_panic_with_panic_reboot_writes_dirty_pages_back_too():
+    disks = DISKS + "-panic"
+    shutil.rmtree(disks, ignore_errors=True)
+    a = Appliance("test_roce_odp_panic", "panic = reboot\n" + CONFIG, run_args=["--disks", disks])
+    try:
+        a.boot()
+        out = a.cmd("rdma odp fill 0 512K %d" % SEED2, timeout=120)
+        assert "fill: ok, 524288 B" in out, out
+        a.send("fault ud\r")
+        before, _ = a.wait_for(r"nvme2: shutdown (complete|FAILED)[^\n]*\n", timeout=60)
+        assert a.exit_status() == 0  # --no-reboot: the reset ends QEMU
+        hook = before.find("dirty page(s) written back and flushed")
+        drives = before.find("reboot: flushing and shutting down")
+        assert 0 <= hook < drives, before[-1500:]
+        with open(os.path.join(disks, "nvme2.img"), "rb") as f:
+            f.seek(OFF)
+            data = f.read(512 << 10)
+        assert data == pattern(SEED2, 0, 512 << 10), "the region's writes reached the drive before the reset"
+    finally:
+        a.close()
+        shutil.rmtree(disks, ignore_errors=True)
