@@ -146,6 +146,17 @@ def open_connections(tcp):
                 if re.match(r"\s+\d+\.\d+\.\d+\.\d+\s*:\d+", ln) and " LISTEN " not in ln])
 
 
+def tcp_sample(app):
+    """Open connections, payload into device memory each way and connections accepted, from one `tcp`."""
+    tcp = app.cmd("tcp")
+    m = re.search(r"payload rx host-dram \d+ device (\d+); tx host-dram \d+ device (\d+)", tcp)
+    a = re.search(r"accepted (\d+)", tcp)
+    if not m or not a:
+        raise LabError(f"appliance tcp counters not found in: {tcp[-1500:]}")
+    return {"connections": open_connections(tcp), "rx_pay_dev": int(m.group(1)),
+            "tx_pay_dev": int(m.group(2)), "accepted": int(a.group(1))}
+
+
 def make_blob(linux, path, mb):
     """A file of mb MiB of random bytes in the guest's tmpfs; returns its sha256."""
     r = linux.run(f"dd if=/dev/urandom of={path} bs=1M count={mb} iflag=fullblock 2>&1 >/dev/null"
@@ -370,11 +381,15 @@ def test_net_concurrent(s, conns=100, kib=256):
     linux.run(f"cd /tmp/cc; rm -f done; ( for i in $(seq {conns}); do"
               f" ( socat -T 300 -t 300 - TCP:{APP}:7 <$i >$i.out 2>$i.err; echo $? >$i.rc ) & done;"
               f" wait; touch done ) >/dev/null 2>&1 &", check=True)
-    peak, last, t_progress = 0, None, time.monotonic()
+    # The peak is sampled: one `tcp` per round (what it needs: open connections, payload, accepted)
+    # rather than the full counters, and Linux asked whether all are done every 4th round, so the
+    # samples come ~3x as often as with both (the peak was 55-63 against a bound of 50).
+    peak, last, t_progress, n = 0, None, time.monotonic(), 0
     while True:
-        c = app.counters()
+        c = tcp_sample(app)
         peak = max(peak, c["connections"])
-        if linux.run("[ -e /tmp/cc/done ]").rc == 0:
+        n += 1
+        if n % 4 == 0 and linux.run("[ -e /tmp/cc/done ]").rc == 0:
             break
         moved = (c["rx_pay_dev"], c["tx_pay_dev"], c["accepted"])
         if moved != last:
@@ -386,7 +401,7 @@ def test_net_concurrent(s, conns=100, kib=256):
                 f"concurrent echo stalled: no payload moved and no connection accepted for {STALL_SECS} s "
                 f"({c['accepted'] - before['accepted']} of {conns} accepted, up to {peak} open at once; "
                 f"finished/Linux established: {left.split()})\n{state}")
-        time.sleep(0.5)
+        time.sleep(0.1)
     secs = time.monotonic() - t0
     r = linux.run(f"cd /tmp/cc; bad=0; for i in $(seq {conns}); do"
                   f" [ \"$(cat $i.rc)\" = 0 ] || {{ echo \"conn $i: socat rc $(cat $i.rc): $(cat $i.err)\"; bad=1; }};"

@@ -534,8 +534,8 @@ def stat_counter(state, name):
 def test_nvmet_kato(s):
     """Keep-alive expiry: connect with a 2 s keep-alive, write a pattern, drop every frame the host
     sends (netem loss 100%: it dies without a word); the appliance tears the controller down within
-    the KATO it was given + 2 s (KAS granularity 1 s and this test's polling), frees every queue and
-    pool object, logs the expiry; traffic restored, a new connect reads the pattern back."""
+    the KATO it was given + 4 s (KAS granularity 1 s, this test's polling, a loaded host), frees every
+    queue and pool object, logs the expiry; traffic restored, a new connect reads the pattern back."""
     app, linux = nvmet_lab(s)
     _, dev = connect(linux, NQN, "-k 2 -c 1 -l 3")
     cut = False
@@ -558,7 +558,9 @@ def test_nvmet_kato(s):
         gone = wait_ctrls(app, 0, kato_ms / 1000 + 10)
         secs = time.monotonic() - t0
         expect(re.search(r"^0 controllers, 0 queues", gone, re.M), f"not torn down after {secs:.1f} s:\n{gone}")
-        expect(secs <= kato_ms / 1000 + 2, f"torn down after {secs:.1f} s, KATO {kato_ms} ms")
+        # KATO + KAS granularity (1 s) + this test's polling of the console: measured 1.9 s for a 2 s
+        # KATO; + 4 s leaves room for a loaded 2-core host and stays far below any TCP-level timeout
+        expect(secs <= kato_ms / 1000 + 4, f"torn down after {secs:.1f} s, KATO {kato_ms} ms")
         expect(stat_counter(gone, "keep-alive expiries") == expired + 1, "expiry not counted:\n" + gone)
         used = pools(app)
         expect(used.get("nvmet-ctrl", -1) == 0 and used.get("nvmet-queue", -1) == 0,
