@@ -75,8 +75,11 @@ class Appliance(nb.ApplianceTarget):
     def finish(self):
         self.dram_total = bl.dram_delta(bl.dram_counters(self.app), self.d0)
         text = self.app.cmd("stats nvmet_rdma" if self.transport == "rdma" else "stats nvmet_tcp", timeout=60)
+        if self.transport == "rdma":  # how the RoCE packets went: zero-copy, retransmissions
+            text += "\n" + self.app.cmd("stats rdma", timeout=60)
         self.notes = [ln.strip() for ln in text.splitlines()
-                      if re.search(r"^(rdma p2p|rdma dram fallback|p2p|payload|dram fallback)", ln.strip())]
+                      if re.search(r"^(rdma p2p|rdma dram fallback|p2p|payload|dram fallback|tx zero-copy|rc:)",
+                                   ln.strip())]
         self.initiator.run(f"nvme disconnect -n {nb.APP_NQN}", timeout=60)
 
 
@@ -168,7 +171,7 @@ def section():
         if t.failed:
             lines.append(f"{t.title} FAILED at {t.failed}; its later jobs were skipped.")
         if t.notes:
-            lines.append(f"{t.title}: {'; '.join(t.notes)[:600]}.")
+            lines.append(f"{t.title}: {'; '.join(t.notes)[:900]}.")
     lines += [f"Bench wall time {time.monotonic() - t_all:.0f} s.", ""]
     return lines
 
