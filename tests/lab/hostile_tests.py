@@ -71,7 +71,7 @@ def start_attacker(guest, name, args, timeout=60):
         echo PID=$!
         for i in $(seq {timeout * 10}); do
           grep -q HOSTILE-READY /tmp/h.{name}.log && {{ cat /tmp/h.{name}.log; exit 0; }}
-          kill -0 $! 2>/dev/null || {{ echo "hostile exited:"; cat /tmp/h.{name}.log; exit 1; }}
+          kill -0 $! 2>/dev/null || {{ wait $!; echo "hostile exited (status $?):"; cat /tmp/h.{name}.log; exit 1; }}
           sleep 0.1
         done
         echo "hostile not ready:"; cat /tmp/h.{name}.log; exit 1""", timeout=timeout + 20)
@@ -120,8 +120,11 @@ def run_cases(guest, addr, nqn, hostnqn, expect_fail, state=None, log=None):
             ok, secs, detail = legit_host(guest, addr, nqn, hostnqn)
         finally:
             if pid:
-                out = guest.run(f"kill {pid} 2>/dev/null; sleep 1; grep -c reopened /tmp/h.{name}.log; true",
-                                timeout=30).out.strip().splitlines()
+                # gone before the next case starts: wait for its exit (gone or a zombie) rather than a
+                # fixed second
+                out = guest.run(f"kill {pid} 2>/dev/null; for i in $(seq 100); do grep -qs"
+                                f" '^State:[[:space:]]*[^Z]' /proc/{pid}/status || break; sleep 0.05; done;"
+                                f" grep -c reopened /tmp/h.{name}.log; true", timeout=30).out.strip().splitlines()
                 reopened = int(out[-1]) if out and out[-1].isdigit() else 0
         if ok:
             verdict = "XPASS" if dep and expect_fail else "PASS"
@@ -136,7 +139,7 @@ def run_cases(guest, addr, nqn, hostnqn, expect_fail, state=None, log=None):
         if reopened:
             why = (why + "; " if why else "") + f"attacker reopened {reopened}x"
         rows.append((name, verdict, secs, detail, why, extra))
-        time.sleep(2)
+        time.sleep(0.5)   # the killed attacker's FINs reach the target; what it leaves is part of the test
     return rows
 
 

@@ -28,6 +28,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +344,9 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	setvbuf(stdout, NULL, _IONBF, 0);
+	/* A target that resets a connection while its commands are being written must make the
+	 * write fail (EPIPE: the connection is opened again), not kill the attacker with SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(argv[1], "synflood") && argc == 6) {
 		raw_open(argv[2], argv[3], argv[4], 0x66);
 		resolve_peer();
