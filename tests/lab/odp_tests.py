@@ -1,13 +1,14 @@
 """tests/lab/odp_tests.py: on-demand paging of rxe0 over NVMe (issue 16) against Linux soft RoCE.
 
-roce_odp: the appliance boots with a 1 MiB ODP region over nvme2 (from byte 32 MiB) and a resident
-pool of 32 frames (128 KiB: the region is 8x the memory that may hold it); the Linux guest adds
-rxe0 and puts 1% loss on its link (netem). tools/lab/odp_client.c (ours, built on the host against
-Debian's libibverbs/librdmacm and copied in) connects with rdma_cm to port 7180, learns the
-region's address and rkey from the REP's private data, RDMA WRITEs a pattern over all of it (every
-page faults: RNR NAKs, page-ins, write-backs of the pages before), READs it all back byte-exact
-(most pages were paged out), and runs Fetch&Add and Compare&Swap on a word of every 32nd page
-(paged out by then). With dirty pages still resident and no flush, the appliance powers off (its
+roce_odp: the appliance boots with 256 MiB of memory (QEMU -m) and a 1 GiB ODP region over nvme2
+(from byte 32 MiB; the drive's backing file is made 1088 MiB, sparse): the remote region is 4x the
+appliance's whole DRAM, and its resident pool is 32 frames (128 KiB). The Linux guest adds rxe0 and
+puts 1% loss on its link (netem). tools/lab/odp_client.c (ours, built on the host against Debian's
+libibverbs/librdmacm and copied in) connects with rdma_cm to port 7180, learns the region's
+address and rkey from the REP's private data, RDMA WRITEs a pattern across all of it, one 4 KiB
+page every 4 MiB from the first byte to the last (256 pages, ODP_STRIDE; every page faults: RNR
+NAKs, page-ins, write-backs of the pages before), READs them all back byte-exact (most were paged
+out), and runs Fetch&Add and Compare&Swap on a word of every 32nd of them (paged out by then). With dirty pages still resident and no flush, the appliance powers off (its
 shutdown hook writes them back before the drives shut down) and boots again on the same drives,
 and a new client READs the whole region back byte-exact from the namespace. Counters (faults, RNR NAKs, page-ins/outs, fault service p50/p99) are reported.
 """
@@ -24,8 +25,11 @@ from lab import Lab
 from net_tests import PROMPT, Appliance
 
 CLIENT = os.path.join(topo.TOP, "tools", "lab", "odp_client.c")
-PAGES, FRAMES = 256, 32
-CONFIG = f"panic = exit\nrdma.odp.region = nvme2n1 {PAGES * 4}K 32M\nrdma.odp.frames = {FRAMES}\n"
+PAGES, FRAMES = 256, 32            # pages touched by the client, resident pool
+MEMORY_MIB, REGION_MIB = 256, 1024  # the appliance's DRAM and the region 4x its size
+STRIDE = REGION_MIB * 1024 * 1024 // PAGES
+CONFIG = f"panic = exit\nrdma.odp.region = nvme2n1 {REGION_MIB}M 32M\nrdma.odp.frames = {FRAMES}\n"
+STRIDE_ENV = f"ODP_STRIDE={STRIDE}"
 SEED = 0x3C
 LOSS = os.environ.get("LAB_ODP_LOSS", "1")  # netem loss on the Linux side, percent
 
@@ -55,16 +59,22 @@ def odp_counters(app):
     return c, out
 
 
-def odp_lab(lab, config, esp_name="esp-odp"):
+def odp_lab(lab, config, esp_name="esp-odp", memory_mib=None, nvme2_mib=None):
     """Declare the ODP lab on link0: the Linux initiator and the appliance booting a copy of its
-    ESP with p2pstore.cfg = config (address pinned) and its drives in lab.rundir/disks; build
+    ESP with p2pstore.cfg = config (address pinned) and its drives in lab.rundir/disks (nvme2
+    nvme2_mib large, sparse, when given); with memory_mib, QEMU's -m for the appliance; build
     odp_client. Returns (dev, linux, client binary). Call lab.start() then odp_ready()."""
     disks = os.path.join(lab.rundir, "disks")
     shutil.rmtree(disks, ignore_errors=True)
+    run_args = ["--disks", disks] + (["--memory", f"{memory_mib}M"] if memory_mib else [])
+    if nvme2_mib:
+        os.makedirs(disks)
+        with open(os.path.join(disks, "nvme2.img"), "wb") as f:
+            f.truncate(nvme2_mib << 20)
     esp = topo.appliance_esp_copy(lab, esp_name, appliance_esp(), {"p2pstore.cfg": config})
     link = lab.link("link0")
     linux = lab.guest("initiator", ip=f"{topo.INITIATOR_IP}/24", links=[link])
-    dev = lab.appliance(esp, link, run_args=["--disks", disks])
+    dev = lab.appliance(esp, link, run_args=run_args)
     return dev, linux, build_client(lab.rundir)
 
 
@@ -108,19 +118,19 @@ def test_roce_odp(s):
     lab = Lab("tests-odp", capture=False)
     s.extra_rundirs.append(lab.rundir)
     try:
-        dev, linux, binary = odp_lab(lab, CONFIG)
+        dev, linux, binary = odp_lab(lab, CONFIG, memory_mib=MEMORY_MIB, nvme2_mib=32 + REGION_MIB + 32)
         lab.start()
-        app = odp_ready(dev, [linux], binary, 1)
+        app = odp_ready(dev, [linux], binary, REGION_MIB)
         if LOSS != "0":
             linux.run(f"tc qdisc add dev eth0 root netem loss {LOSS}%", check=True)
-        t_w, _ = client(linux, app, "write")
+        t_w, _ = client(linux, app, "write", env=STRIDE_ENV)
         after_w, _ = odp_counters(app)
         expect(after_w["faults"] >= 1, f"no faults while writing: {after_w}")
-        t_r, _ = client(linux, app, "read")
+        t_r, _ = client(linux, app, "read", env=STRIDE_ENV)
         after_r, _ = odp_counters(app)
         expect(after_r["pageins"] - after_w["pageins"] >= PAGES - FRAMES,
                f"the READ pass should page most of the region back in: {after_w} -> {after_r}")
-        t_a, _ = client(linux, app, "atomic")
+        t_a, _ = client(linux, app, "atomic", env=STRIDE_ENV)
         after_a, text = odp_counters(app)
         expect(after_a["rnr"] > after_r["rnr"], f"atomics on paged-out pages should fault: {after_r} -> {after_a}")
         expect(after_a["resident"] <= FRAMES, f"the pool is bounded:\n{text}")
@@ -134,12 +144,13 @@ def test_roce_odp(s):
             time.sleep(0.2)
         expect(not dev.child.isalive(), "QEMU did not exit after poweroff")
         dev.start()
-        dev.expect(r"ODP region 1 MiB over nvme2n1", timeout=120)
+        dev.expect(rf"ODP region {REGION_MIB} MiB over nvme2n1", timeout=120)
         dev.expect(re.escape(PROMPT), timeout=30)
-        t_r2, _ = client(linux, app, "read")
+        t_r2, _ = client(linux, app, "read", env=STRIDE_ENV)
         after_boot, _ = odp_counters(app)
         expect(after_boot["pageins"] >= PAGES, f"the read after the reboot came from the drive: {after_boot}")
-        return (f"{PAGES * 4} KiB region, {FRAMES}-frame pool, {LOSS}% loss: write {t_w} ms, read {t_r} ms, atomics {t_a} ms "
+        return (f"{REGION_MIB} MiB region on a {MEMORY_MIB} MiB appliance ({PAGES} pages touched, one every "
+                f"{STRIDE >> 20} MiB), {FRAMES}-frame pool, {LOSS}% loss: write {t_w} ms, read {t_r} ms, atomics {t_a} ms "
                 f"(faults {after_a['faults']}, RNR NAKs {after_a['rnr']}, page-ins {after_a['pageins']}, "
                 f"page-outs {after_a['pageouts']}, fault service p50 <= {after_a['p50']} us p99 <= {after_a['p99']} us);"
                 f" after poweroff (no flush) + boot read back byte-exact in {t_r2} ms; {time.monotonic() - t_start:.0f} s")

@@ -18,6 +18,9 @@
  *   random  ODP_OPS (default 1000) random 4 KiB RDMA READs or WRITEs (half each, 4 KiB
  *           aligned) over the first ODP_SET bytes of the region (default all of it); a WRITE
  *           writes the pattern's bytes, so the region keeps the pattern (a benchmark)
+ * ODP_STRIDE (a multiple of 4 KiB dividing the region's length; default 4 KiB) makes write, read
+ * and atomic touch one 4 KiB page every ODP_STRIDE bytes: a region larger than this guest's
+ * memory is covered end to end while the local buffer holds only the pages touched.
  * serve (the benchmark's peer, in a second Linux rxe guest): listens with rdma_cm on ADDR PORT
  * and answers every connection as the appliance does (the same REP private data) over an
  * ordinary, pinned MR of SIZE bytes (remote READ, WRITE and atomics; zeroed at start), one
@@ -54,6 +57,7 @@ static struct ibv_cq *cq;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static uint64_t raddr, rlen;
+static uint64_t stride = CHUNK, lpages;  /* one 4 KiB page every stride bytes; lpages of them */
 static uint32_t rkey;
 static unsigned seed, depth = 1;
 
@@ -83,6 +87,18 @@ static uint64_t pat_word(uint64_t o)
 		b[i] = pat(o + i);
 	memcpy(&v, b, 8);  /* the appliance (x86_64) and this guest are little-endian */
 	return v;
+}
+
+/* The region offset of byte l of the local buffer (page l / 4 KiB of the pages touched). */
+static uint64_t roff(uint64_t l)
+{
+	return l / CHUNK * stride + l % CHUNK;
+}
+
+/* The pattern's byte for byte l of the local buffer. */
+static uint8_t lpat(uint64_t l)
+{
+	return pat(roff(l));
 }
 
 static struct rdma_cm_event *cm_wait(enum rdma_cm_event_type want)
@@ -164,10 +180,10 @@ static void post(enum ibv_wr_opcode op, uint64_t laddr, uint32_t len, uint64_t r
 /* WRITE (from buf) or READ (into buf) the whole region, DEPTH chunks in flight. */
 static void stream(enum ibv_wr_opcode op)
 {
-	uint64_t posted = 0, done = 0, nchunks = rlen / CHUNK;
+	uint64_t posted = 0, done = 0, nchunks = lpages;
 	while (done < nchunks) {
 		while (posted < nchunks && posted - done < depth) {
-			post(op, (uintptr_t)buf + posted * CHUNK, CHUNK, raddr + posted * CHUNK, 0, 0);
+			post(op, (uintptr_t)buf + posted * CHUNK, CHUNK, raddr + posted * stride, 0, 0);
 			posted++;
 		}
 		wait_wc(1, NULL);
@@ -214,13 +230,14 @@ static void connect_to(const char *addr, const char *port)
 	rkey = ntohl(pv.rkey);
 	raddr = (uint64_t)ntohl(pv.addr_hi) << 32 | ntohl(pv.addr_lo);
 	rlen = (uint64_t)ntohl(pv.len_hi) << 32 | ntohl(pv.len_lo);
-	if (!rlen || rlen % CHUNK || rlen > (1ull << 30))
-		die("region length");
+	if (!rlen || rlen % CHUNK || stride % CHUNK || rlen % stride || rlen / stride * CHUNK > (1ull << 30))
+		die("region length (or an ODP_STRIDE that does not divide it)");
+	lpages = rlen / stride;
 	printf("region: %llu B at %#llx rkey %#x page %u\n", (unsigned long long)rlen, (unsigned long long)raddr, rkey,
 	       ntohl(pv.page_size));
-	if (!(buf = aligned_alloc(4096, rlen + 4096)))
+	if (!(buf = aligned_alloc(4096, lpages * CHUNK + 4096)))
 		die("malloc");
-	if (!(mr = ibv_reg_mr(id->pd, buf, rlen + 4096, IBV_ACCESS_LOCAL_WRITE)))
+	if (!(mr = ibv_reg_mr(id->pd, buf, lpages * CHUNK + 4096, IBV_ACCESS_LOCAL_WRITE)))
 		die("ibv_reg_mr");
 }
 
@@ -310,26 +327,32 @@ int main(int argc, char **argv)
 		depth = (unsigned)strtoul(getenv("ODP_DEPTH"), NULL, 0);
 	if (depth < 1 || depth > DEPTH_MAX)
 		depth = 1;
+	if (getenv("ODP_STRIDE"))
+		stride = strtoull(getenv("ODP_STRIDE"), NULL, 0);
+	if (!stride || (stride != CHUNK && !strcmp(mode, "random"))) {
+		fprintf(stderr, "odp_client: ODP_STRIDE must be a multiple of 4096 (random: 4096)\n");
+		return 2;
+	}
 	connect_to(argv[1], argv[2]);
 	t0 = now_ms();
 	if (!strcmp(mode, "write")) {
-		for (uint64_t o = 0; o < rlen; o++)
-			buf[o] = pat(o);
+		for (uint64_t l = 0; l < lpages * CHUNK; l++)
+			buf[l] = lpat(l);
 		stream(IBV_WR_RDMA_WRITE);
 	} else if (!strcmp(mode, "read")) {
-		memset(buf, 0, rlen);
+		memset(buf, 0, lpages * CHUNK);
 		stream(IBV_WR_RDMA_READ);
-		for (uint64_t o = 0; o < rlen; o++)
-			if (buf[o] != pat(o)) {
-				fprintf(stderr, "odp_client: mismatch at %llu: %#x, want %#x\n", (unsigned long long)o, buf[o],
-					pat(o));
+		for (uint64_t l = 0; l < lpages * CHUNK; l++)
+			if (buf[l] != lpat(l)) {
+				fprintf(stderr, "odp_client: mismatch at %llu: %#x, want %#x\n", (unsigned long long)roff(l),
+					buf[l], lpat(l));
 				return 1;
 			}
 	} else if (!strcmp(mode, "atomic")) {
-		uint64_t *res = (uint64_t *)(buf + rlen);
+		uint64_t *res = (uint64_t *)(buf + lpages * CHUNK);
 		unsigned n = 0;
-		for (uint64_t pg = 0; pg < rlen / CHUNK; pg += 32, n++) {
-			uint64_t o = pg * CHUNK + 8 * (pg % 64), want = pat_word(o), mark = 0x0DD0C0FFEE000000ull | pg;
+		for (uint64_t pg = 0; pg < lpages; pg += 32, n++) {
+			uint64_t o = pg * stride + 8 * (pg % 64), want = pat_word(o), mark = 0x0DD0C0FFEE000000ull | pg;
 			post(IBV_WR_ATOMIC_FETCH_AND_ADD, (uintptr_t)res, 8, raddr + o, 1, 0);
 			wait_wc(1, NULL);
 			if (*res != want) {
@@ -378,6 +401,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	double ms = now_ms() - t0;
+	if (strcmp(mode, "random"))
+		rlen = lpages * CHUNK;  /* payload moved */
 	printf("ODP-CLIENT-OK %s %llu B in %.0f ms (%.2f MB/s)\n", mode, (unsigned long long)rlen, ms,
 	       rlen / 1e3 / (ms > 0 ? ms : 1));
 	rdma_disconnect(id);
