@@ -294,10 +294,10 @@ static int cmd_rdma(int argc, char **argv)
 		       qp->resp.epsn, qp->resp.msn, qp->attr.dest_qp_num, roce_mtu_bytes(qp->attr.path_mtu),
 		       qp->sq.count, qp->sq.size, qp->rq.count, qp->rq.size, U(qp->flushed));
 		printf("      requester: psn %#x una %#x wr %u/%u packets %llu retransmits %llu timeouts %llu "
-		       "naks seq %llu rnr %llu implied %llu dup-resps %llu completions %llu\n",
+		       "naks seq %llu rnr %llu implied %llu dup-resps %llu completions %llu rx-frags-kept %llu (%llu B)\n",
 		       qp->req.psn, qp->req.una, qp->req.started, qp->sq.count, U(qp->req.n.pkts), U(qp->req.n.retransmits),
 		       U(qp->req.n.timeouts), U(qp->req.n.seq_naks), U(qp->req.n.rnr_naks), U(qp->req.n.implied_naks),
-		       U(qp->req.n.dup_resps), U(qp->req.n.completions));
+		       U(qp->req.n.dup_resps), U(qp->req.n.completions), U(qp->req.n.rx_frags), U(qp->req.n.rx_frag_bytes));
 		printf("      responder: acks %llu dups %llu replays %llu reads %llu (responses %llu) atomics %llu "
 		       "naks seq %llu inv %llu access %llu op %llu rnr %llu\n",
 		       U(qp->resp.acks), U(qp->resp.dups), U(qp->resp.replays), U(qp->resp.reads),

@@ -25,6 +25,8 @@ struct roce_mr {
 	struct roce_odp_region *odp; /* on-demand paged (roce_odp_mr.c): mem unused, see roce_mr_map */
 	uint32_t chunk, gap;         /* strided (roce_reg_mr_strided): chunk bytes of iova, then gap bytes
 				      * of scratch in memory; 0: contiguous */
+	roce_mr_sink_fn sink;        /* received payload handed over in place (roce_mr_set_sink), NULL: copied */
+	void *sink_ctx;
 };
 
 struct roce_cq {
@@ -125,6 +127,7 @@ struct roce_req_state {
 	struct roce_req_wqe wqe[ROCE_MAX_WR];
 	struct roce_req_counters {
 		uint64_t pkts, retransmits, timeouts, seq_naks, rnr_naks, implied_naks, dup_resps, completions;
+		uint64_t rx_frags, rx_frag_bytes;  /* READ response pieces handed to an MR's sink (no copy) */
 	} n;                         /* kept across resets */
 };
 

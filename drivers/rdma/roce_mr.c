@@ -81,6 +81,15 @@ int roce_mr_map_strided(const struct roce_mr *mr, uint64_t va, uint64_t len, str
 	return 0;
 }
 
+int roce_mr_set_sink(struct roce_mr *mr, roce_mr_sink_fn fn, void *ctx)
+{
+	if (mr->odp || mr->chunk)
+		return -EINVAL;
+	mr->sink = fn;
+	mr->sink_ctx = fn ? ctx : NULL;
+	return 0;
+}
+
 int roce_dereg_mr(struct roce_mr *mr)
 {
 	struct roce_dev *dev = mr->dev;

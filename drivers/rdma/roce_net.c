@@ -209,7 +209,7 @@ static unsigned roce_net_req_flush(struct roce_net *rn, struct roce_qp *qp, uint
  * responder, a response (ACK, NAK, READ response, atomic ACK) to the completer; then what
  * the QP owes its peer goes out (a bounded part at once, the rest from the poller). */
 static void roce_net_rc_rx(struct roce_net *rn, struct roce_qp *qp, const struct udp_meta *m,
-			   const struct roce_pkt *p, const struct netbuf *nb)
+			   const struct roce_pkt *p, struct netbuf *nb)
 {
 	uint64_t now = clock_now_ns();
 	uint32_t peer;

@@ -45,8 +45,9 @@ bool roce_req_tick(struct roce_qp *qp, uint64_t now);
 
 /* A response packet (ACK, atomic ACK, READ response) for qp, whose payload starts
  * p->hdr_len bytes into nb. Responses outside RTS/SQD, or for nothing outstanding, are
- * dropped. Does not free nb. */
-void roce_comp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct netbuf *nb, uint64_t now);
+ * dropped. Does not free nb, but a READ response's payload fragments may leave it (handed to
+ * an MR's sink, roce_mr_set_sink): the caller reads nothing of nb after. */
+void roce_comp_rx(struct roce_qp *qp, const struct roce_pkt *p, struct netbuf *nb, uint64_t now);
 
 /* The retransmit timeout of a QP's timeout attribute, in ns (0 is taken as 31: a bound). */
 uint64_t roce_req_timeout_ns(uint8_t timeout);

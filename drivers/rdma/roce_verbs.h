@@ -249,6 +249,25 @@ int roce_reg_mr(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t m
 int roce_reg_mr_strided(struct roce_pd *pd, uint64_t iova, uint64_t length, dma_addr_t mem, unsigned access,
 			uint32_t chunk, uint32_t gap, struct roce_mr **out);
 
+/* Receive fragments into an MR instead of copies (see roce_mr_set_sink). off: the piece's
+ * offset from the MR's iova; f: the piece, a reference to a NIC receive buffer narrowed to
+ * the payload bytes. 0: taken (Consumes f: the sink releases it with netdev_frag_release
+ * when done); negative: refused (f stays the caller's, which copies its bytes into the MR's
+ * memory and releases it). */
+struct netdev_frag;
+typedef int (*roce_mr_sink_fn)(void *ctx, uint64_t off, struct netdev_frag *f);
+
+/* Hand received payload over in place: when the RC completer places RDMA READ response
+ * payload into mr and the payload lies in the NIC's receive buffers (fragments with an
+ * owner, as header split leaves them), each piece is offered to fn(ctx, off, f) instead of
+ * being copied into mr's memory; bytes fn refuses, and bytes the NIC left in the frame's
+ * host part, are copied as without a sink. Pieces come in message order (a retry re-sends
+ * only what was not placed, so no byte is offered twice); the memory behind a taken piece is
+ * not written. Every other verbs user sees no difference (an MR without a sink is copied
+ * into as always). fn NULL removes the sink. 0, or -EINVAL for an on-demand paged or
+ * strided MR. */
+int roce_mr_set_sink(struct roce_mr *mr, roce_mr_sink_fn fn, void *ctx);
+
 /* 0 (its keys are dead from now on). */
 int roce_dereg_mr(struct roce_mr *mr);
 

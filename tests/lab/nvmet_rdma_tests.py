@@ -124,6 +124,12 @@ def counters(app):
     expect(fb, f"no rdma dram fallback line:\n{t[-1500:]}")
     for name, n, _ in re.findall(r" ([a-z0-9-]+) (\d+) \((\d+) B\)", fb.group(1)):
         c["dram_" + name] = int(n)
+    # write data left in the NIC's receive buffers, and the bytes copied out of them (CMB -> CMB)
+    m = re.search(r"rdma write in place: (\d+) \((\d+) B\)", t)
+    cp = re.search(r"rdma write copied:(.*)$", t, re.M)
+    expect(m and cp, f"no rdma write in place / copied lines:\n{t[-1500:]}")
+    c["inplace_bytes"] = int(m.group(2))
+    c["copied_bytes"] = sum(int(b) for _, _, b in re.findall(r" ([a-z0-9-]+) (\d+) \((\d+) B\)", cp.group(1)))
     return c
 
 
@@ -144,9 +150,12 @@ def dram_ratio(app, linux, dev, mtu, mib=8):
         terse = [ln for ln in r.out.splitlines() if ln.startswith("3;")]
         fields = terse[-1].split(";") if terse else []
         bw = int(fields[6 if phase == "read" else 47]) if len(fields) > 47 else 0
-        out[phase] = (ratio, bw)
+        out[phase] = (ratio, bw, d["inplace_bytes"], d["copied_bytes"])
         key = "p2p_write_bytes" if phase == "write" else "p2p_read_bytes"
         expect(d[key] >= payload, f"MTU {mtu} {phase}: payload not in device memory: {d}")
+        if phase == "write":
+            expect(d["inplace_bytes"] >= payload and d["copied_bytes"] == 0,
+                   f"MTU {mtu} write: data not gathered from the NIC's buffers in place: {d}")
         fallbacks = {k: v for k, v in d.items() if k.startswith("dram_") and v}
         expect(not fallbacks, f"MTU {mtu} {phase}: payloads through DRAM: {fallbacks}")
         if ratio > LIMITS[mtu]:
@@ -156,7 +165,8 @@ def dram_ratio(app, linux, dev, mtu, mib=8):
 
 
 def ratio_text(mtu, res):
-    return (f"MTU {mtu}: write {res['write'][0]:.3f} host-DRAM B/B ({res['write'][1] / 1024:.1f} MiB/s), "
+    return (f"MTU {mtu}: write {res['write'][0]:.3f} host-DRAM B/B ({res['write'][1] / 1024:.1f} MiB/s, "
+            f"{res['write'][2]} B in place in the NIC's buffers, {res['write'][3]} B copied out of them), "
             f"read {res['read'][0]:.3f} ({res['read'][1] / 1024:.1f} MiB/s)")
 
 

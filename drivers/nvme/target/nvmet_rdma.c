@@ -495,6 +495,14 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 	printf("rdma p2p: %s, reads %llu (%llu B) writes %llu (%llu B), strided reads %llu\n",
 	       !t->mops ? "none" : t->p2p_off ? "off" : "auto", U(s->p2p_reads), U(s->p2p_read_bytes), U(s->p2p_writes),
 	       U(s->p2p_write_bytes), U(s->p2p_strided));
+	printf("rdma write in place: %llu (%llu B), nic buffers held %llu (peak %llu, reserved %u), budget waits %llu\n",
+	       U(s->inplace_writes), U(s->inplace_bytes), U(s->rx_held), U(s->rx_held_peak), t->rx_reserved,
+	       U(s->rx_waits));
+	printf("rdma write copied:");
+	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
+		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r), U(s->copy_cmds[r]),
+		       U(s->copy_bytes[r]));
+	printf("\n");
 	printf("rdma dram fallback:");
 	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
 		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r), U(s->dram_cmds[r]),

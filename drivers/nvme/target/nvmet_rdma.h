@@ -57,6 +57,9 @@
 #define NVMET_RDMA_CHUNK_GAP 8           /* scratch behind each chunk of a strided read buffer (pad + ICRC) */
 #define NVMET_RDMA_HOST_DEVICE_MAX (16u << 20) /* device memory one host address holds at most;
 					  * beyond it its payloads go through DRAM (cmb-full) */
+#define NVMET_RDMA_RX_HOLD_DIV 4         /* write data left in place holds at most 1/4 of the NIC's
+					  * receive buffers (netdev rx_bufs), a host address half of
+					  * that (or one command when it holds none) */
 #define NVMET_RDMA_CONNECT_TIMEOUT_MS 10000 /* from the REP to a Connected queue */
 #define NVMET_RDMA_CMA_HDR_LEN 36        /* rdma_cm's header in front of the REQ private data
 					  * (version, IP version, port, source and destination) */
@@ -95,9 +98,19 @@ struct nvmet_rdma_buf {
 	bool device;                     /* device memory: mr and dev below */
 	struct roce_mr *mr;
 	struct netdev_frag dev;          /* as the placement ops' alloc filled it */
-	struct nvme_sg *sgt;             /* strided (read data): one segment per path-MTU chunk, NULL: one */
+	struct nvme_sg *sgt;             /* strided read data: one segment per path-MTU chunk; write data
+					  * in place: one per held fragment; NULL (or nsg 0): one */
 	unsigned nsg;
 	int sgt_slot;
+	/* write data left in place (nvmet_rdma_place.c): the RDMA READ responses' payloads the
+	 * completer handed over (the MR's sink) in the NIC's receive buffers, in order from
+	 * byte 0, each holding its buffer until the NVMe Write completed */
+	struct netdev_frag *frags;       /* the segment table's fragment table, NULL: not in place */
+	unsigned nfrags;
+	uint32_t frag_bytes;
+	unsigned rx_reserved;            /* NIC receive buffers reserved for them (the holds' budget) */
+	uint8_t copy_reason;             /* why the write data is copied when frags is NULL (DRAM reason) */
+	bool sink_on;                    /* the MR hands the READ responses over (roce_mr_set_sink) */
 };
 
 /* One command in flight, from its capsule to its response's completion. */
@@ -143,6 +156,7 @@ struct nvmet_rdma_queue {
 	unsigned busy;                   /* rsps not FREE */
 	unsigned at_core;                /* rsps in EXEC */
 	unsigned bufs[2];                /* data buffers held, by class */
+	unsigned rx_reserved;            /* NIC receive buffers reserved for write data in place */
 	uint32_t dev_bytes;              /* device memory held */
 	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
 	bool kill_pending, destroyed;
@@ -164,6 +178,14 @@ struct nvmet_rdma_stats {
 	 * it; writes: the host writes, the drive reads from it), and through DRAM per reason */
 	uint64_t p2p_reads, p2p_read_bytes, p2p_writes, p2p_write_bytes;
 	uint64_t p2p_strided;                 /* reads into a strided buffer (a chunk per packet) */
+	/* writes whose NVMe Write gathered the RDMA READ responses where the NIC put them, and
+	 * writes whose data was copied out of the NIC's buffers into their device buffer instead,
+	 * per reason (p2p-refused: the drive may not read the NIC's memory in place, nvmet.peer_sgl;
+	 * nic-dram: not received into device memory; fragments: more pieces than a table holds) */
+	uint64_t inplace_writes, inplace_bytes;
+	uint64_t copy_cmds[NVMET_TCP_DRAM_REASON_COUNT], copy_bytes[NVMET_TCP_DRAM_REASON_COUNT];
+	uint64_t rx_waits;                    /* writes that waited for the NIC receive buffer budget */
+	uint64_t rx_held, rx_held_peak;       /* NIC receive buffers held by write data now, and at most */
 	uint64_t dram_cmds[NVMET_TCP_DRAM_REASON_COUNT], dram_bytes[NVMET_TCP_DRAM_REASON_COUNT];
 };
 
@@ -186,6 +208,9 @@ struct nvmet_rdma {
 	bool p2p_off;                    /* nvmet.p2p = off */
 	struct nvme_sg (*sgt)[NVMET_RDMA_SG_MAX]; /* NVMET_RDMA_SG_TABLES segment tables (heap) */
 	uint8_t sgt_used[NVMET_RDMA_SG_TABLES];
+	struct netdev_frag (*fragt)[NVMET_RDMA_SG_MAX]; /* a fragment table beside each segment table (heap) */
+	unsigned rx_reserved;            /* NIC receive buffers reserved for write data in place, all hosts */
+	bool copy_logged[NVMET_TCP_DRAM_REASON_COUNT]; /* write data copied out of the NIC's buffers, once */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* by direction (write), once */
 	struct nvmet_rdma_stats st;
 	bool started;

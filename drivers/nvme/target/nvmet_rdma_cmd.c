@@ -59,7 +59,8 @@ int nvmet_rdma_pools_init(struct nvmet_rdma *t)
 				      ROCE_ACCESS_LOCAL_WRITE, &t->pool_mr[c])))
 			return rc;
 	}
-	if (!(t->sgt = calloc(NVMET_RDMA_SG_TABLES, sizeof(*t->sgt))))
+	if (!(t->sgt = calloc(NVMET_RDMA_SG_TABLES, sizeof(*t->sgt))) ||
+	    !(t->fragt = calloc(NVMET_RDMA_SG_TABLES, sizeof(*t->fragt))))
 		return -ENOMEM;
 	memset(t->sgt_used, 0, sizeof(t->sgt_used));
 	return 0;
@@ -69,6 +70,8 @@ void nvmet_rdma_pools_fini(struct nvmet_rdma *t)
 {
 	free(t->sgt);
 	t->sgt = NULL;
+	free(t->fragt);
+	t->fragt = NULL;
 	for (unsigned c = 0; c < 2; c++) {
 		if (t->pool_mr[c])
 			roce_dereg_mr(t->pool_mr[c]);
@@ -171,12 +174,13 @@ static void rsp_free(struct nvmet_rdma_rsp *r)
 
 static void req_done(struct nvmet_req *req, void *arg);
 
-/* Run r at the core with nsg segments (0 or 1: r->sg; a strided buffer's table instead). */
+/* Run r at the core with nsg segments (0 or 1: r->sg; the buffer's segment table instead when
+ * it has one in use: a strided read buffer, or write data in the NIC's receive buffers). */
 static void rsp_exec(struct nvmet_rdma_rsp *r, unsigned nsg)
 {
 	struct nvmet_rdma_queue *rq = r->rq;
 	struct nvmet_data d = { .sg = &r->sg, .nsg = nsg, .len = r->len };
-	if (nsg && r->buf.sgt) {
+	if (nsg && r->buf.sgt && r->buf.nsg) {
 		d.sg = r->buf.sgt;
 		d.nsg = r->buf.nsg;
 	}
@@ -386,6 +390,9 @@ static void req_done(struct nvmet_req *req, void *arg)
 	(void)req;
 
 	rq->at_core--;
+	/* the drive has read the write data: the NIC's receive buffers go back */
+	if (r->dir == DMA_TO_DEVICE && r->buf.frags)
+		nvmet_rdma_place_release_frags(rq, &r->buf);
 	if (rq->state == NVMET_RDMA_Q_CLOSING) {
 		rsp_free(r);
 		return;
@@ -414,11 +421,14 @@ void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc)
 		return;
 	r->wr_pending--;
 	if (kind == NVMET_RDMA_WR_READ && r->state == NVMET_RDMA_RSP_READING) {
-		/* the host's write data is in the buffer: run the command */
-		if (wc->status != ROCE_WC_SUCCESS || rq->state == NVMET_RDMA_Q_CLOSING)
+		/* the host's write data is in: run the command, its segments the NIC's receive
+		 * buffers where they lie (or the buffer they were copied into) */
+		if (wc->status != ROCE_WC_SUCCESS || rq->state == NVMET_RDMA_Q_CLOSING) {
 			rsp_free(r);
-		else
+		} else {
+			nvmet_rdma_place_write_ready(r);
 			rsp_exec(r, 1);
+		}
 		return;
 	}
 	if (!r->wr_pending && r->state == NVMET_RDMA_RSP_SENDING)

@@ -89,8 +89,75 @@ static uint32_t stride_chunk(struct nvmet_rdma_queue *rq, uint32_t len, int *slo
 	return 0;
 }
 
-/* Device memory for r's payload, registered for the RC layer. 0, or the DRAM reason with
- * *why (nothing held then). */
+/* NIC receive buffers a write of len bytes on rq holds when its data stays in place (one
+ * per RDMA READ response packet), with *max the budget of all hosts; 0 when it cannot stay
+ * (*reason says why): the NIC does not lend split receive buffers, or the responses are more
+ * than a table holds or than the budget. */
+static unsigned inplace_need(struct nvmet_rdma_queue *rq, uint32_t len, unsigned *max,
+			     enum nvmet_tcp_dram_reason *reason)
+{
+	const struct netdev *nd = netdev_first();
+	struct roce_qp_attr a;
+	struct roce_qp_init_attr init;
+	unsigned need;
+
+	*reason = NVMET_TCP_DRAM_NIC_DRAM;
+	if (!nd || !(nd->features & NETDEV_F_RX_SPLIT) || !nd->rx_bufs || !rq->t->fragt ||
+	    roce_query_qp(rq->qp, &a, &init) || !roce_mtu_bytes(a.path_mtu))
+		return 0;
+	*reason = NVMET_TCP_DRAM_FRAGMENTS;
+	need = (len - 1) / roce_mtu_bytes(a.path_mtu) + 1;
+	*max = nd->rx_bufs / NVMET_RDMA_RX_HOLD_DIV;
+	return need <= NVMET_RDMA_SG_MAX && need <= *max ? need : 0;
+}
+
+/* NIC receive buffers reserved by rq's host address (all its queues). */
+static unsigned host_rx(const struct nvmet_rdma_queue *rq)
+{
+	struct list_node *it;
+	unsigned n = 0;
+	list_for_each(&rq->t->queues, it) {
+		const struct nvmet_rdma_queue *o = container_of(it, struct nvmet_rdma_queue, node);
+		if (o->peer == rq->peer)
+			n += o->rx_reserved;
+	}
+	return n;
+}
+
+/* A free segment table (and its fragment table), or -1. */
+static int sgt_take(struct nvmet_rdma *t)
+{
+	for (unsigned i = 0; i < NVMET_RDMA_SG_TABLES; i++)
+		if (!t->sgt_used[i]) {
+			t->sgt_used[i] = 1;
+			return (int)i;
+		}
+	return -1;
+}
+
+/* The completer hands over a piece of r's write data in the NIC's receive buffer (the MR's
+ * sink, roce_mr_set_sink): kept when it continues the held bytes and within the reservation. */
+static int write_frag_take(void *ctx, uint64_t off, struct netdev_frag *f)
+{
+	struct nvmet_rdma_rsp *r = ctx;
+	struct nvmet_rdma_buf *b = &r->buf;
+	struct nvmet_rdma_stats *st = &r->rq->t->st;
+
+	if (!b->frags || off != b->frag_bytes || b->nfrags >= b->rx_reserved || b->nfrags >= NVMET_RDMA_SG_MAX ||
+	    f->len > r->sgl.len - b->frag_bytes)
+		return -ENOSPC;
+	b->frags[b->nfrags++] = *f;
+	b->frag_bytes += f->len;
+	if (++st->rx_held > st->rx_held_peak)
+		st->rx_held_peak = st->rx_held;
+	return 0;
+}
+
+/* Device memory for r's payload, registered for the RC layer. A write's data is meant to stay
+ * in the NIC's receive buffers (the MR's sink takes them, a segment table and a reservation of
+ * NIC buffers go with it); the device memory takes what cannot. 0, -EAGAIN when the write
+ * waits for a table or the NIC buffer budget (nothing held), or the DRAM reason with *why
+ * (nothing held then). */
 static int place_device(struct nvmet_rdma_rsp *r, const struct nvmet_bdev *bdev, enum nvmet_tcp_dram_reason *reason,
 			const char **why)
 {
@@ -98,11 +165,22 @@ static int place_device(struct nvmet_rdma_rsp *r, const struct nvmet_bdev *bdev,
 	struct nvmet_rdma *t = rq->t;
 	struct nvmet_rdma_buf *b = &r->buf;
 	uint32_t len = r->sgl.len, chunk = 0, span = len;
+	enum nvmet_tcp_dram_reason copy = NVMET_TCP_DRAM_NIC_DRAM;
+	unsigned need = 0, max = 0;
 	struct netdev_frag mem;
 	int slot = -1, rc;
 
 	if (r->dir == DMA_FROM_DEVICE && (chunk = stride_chunk(rq, len, &slot)))
 		span = ((len - 1) / chunk + 1) * (chunk + NVMET_RDMA_CHUNK_GAP);
+	if (r->dir == DMA_TO_DEVICE && (need = inplace_need(rq, len, &max, &copy))) {
+		unsigned host = host_rx(rq);
+		/* within the budget, a host beyond half of it only while it holds nothing */
+		if (t->rx_reserved + need > max || (host && host + need > max / 2) || (slot = sgt_take(t)) < 0) {
+			if (r->state != NVMET_RDMA_RSP_WAIT_BUF)
+				t->st.rx_waits++;
+			return -EAGAIN;
+		}
+	}
 	if (host_dev_bytes(rq) + span > NVMET_RDMA_HOST_DEVICE_MAX) {
 		*why = "the host holds its share of device memory";
 		*reason = NVMET_TCP_DRAM_ALLOC;
@@ -138,6 +216,18 @@ static int place_device(struct nvmet_rdma_rsp *r, const struct nvmet_bdev *bdev,
 			sg->len = len - off < chunk ? len - off : chunk;
 		}
 	}
+	if (need) {
+		/* the READ responses stay where the NIC put them: handed over, not copied */
+		roce_mr_set_sink(b->mr, write_frag_take, r);
+		b->sink_on = true;
+		b->sgt = t->sgt[slot];
+		b->sgt_slot = slot;
+		b->frags = t->fragt[slot];
+		b->rx_reserved = need;
+		t->rx_reserved += need;
+		rq->rx_reserved += need;
+	}
+	b->copy_reason = (uint8_t)copy;
 	b->p = (uint8_t *)(uintptr_t)mem.addr.bus;
 	b->addr = mem.addr;
 	b->size = span;
@@ -169,23 +259,121 @@ int nvmet_rdma_place(struct nvmet_rdma_rsp *r)
 	const struct nvmet_bdev *bdev = rq->q ? nvmet_req_bdev(rq->q, &r->sqe) : NULL;
 	enum nvmet_tcp_dram_reason reason = NVMET_TCP_DRAM_NO_CMB;
 	const char *why = NULL;
-	int rc;
+	int rc = 0;
 
 	memset(&r->buf, 0, sizeof(r->buf));
 	if (!bdev) /* not namespace I/O (Connect data, log pages...): DRAM, not a fallback */
 		return nvmet_rdma_buf_get(rq, r->sgl.len, &r->buf);
 	if (t->p2p_off)
 		reason = NVMET_TCP_DRAM_OFF;
-	else if (t->mops && place_device(r, bdev, &reason, &why) == 0)
-		return 0;
+	else if (t->mops && ((rc = place_device(r, bdev, &reason, &why)) == 0 || rc == -EAGAIN))
+		return rc; /* -EAGAIN: waits for the NIC buffer budget or a table, placed again when resumed */
 	if ((rc = nvmet_rdma_buf_get(rq, r->sgl.len, &r->buf)))
 		return rc; /* waits; placed again (and counted once) when resumed */
 	dram_fallback(r, reason, why);
 	return 0;
 }
 
+void nvmet_rdma_place_release_frags(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b)
+{
+	struct nvmet_rdma *t = rq->t;
+
+	for (unsigned i = 0; i < b->nfrags; i++)
+		netdev_frag_release(&b->frags[i]);
+	t->st.rx_held -= b->nfrags;
+	b->nfrags = 0;
+	b->frag_bytes = 0;
+	t->rx_reserved -= b->rx_reserved;
+	rq->rx_reserved -= b->rx_reserved;
+	b->rx_reserved = 0;
+	if (b->mr && b->sink_on) {
+		roce_mr_set_sink(b->mr, NULL, NULL);
+		b->sink_on = false;
+	}
+}
+
+/* Copy the held fragments into b's device buffer (counted CPU reads and writes) and give them
+ * back. 0 or -EIO (a fragment shorter than it says: nothing should make that happen). */
+static int frags_copy(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b)
+{
+	uint32_t off = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < b->nfrags && !rc; i++) {
+		if (netdev_frag_read(&b->frags[i], 0, b->p + off, b->frags[i].len))
+			rc = -EIO;
+		else
+			dma_account_cpu(b->addr.cls, b->frags[i].len);
+		off += b->frags[i].len;
+	}
+	nvmet_rdma_place_release_frags(rq, b);
+	return rc;
+}
+
+/* May the drive behind bdev read every held fragment of b in place? 0, or the reason. */
+static int frags_reach(const struct nvmet_rdma *t, const struct nvmet_bdev *bdev, const struct nvmet_rdma_buf *b,
+		       enum nvmet_tcp_dram_reason *reason, const char **why)
+{
+	uint16_t provider = b->frags[0].provider;
+
+	for (unsigned i = 0; i < b->nfrags; i++) {
+		if (b->frags[i].addr.cls != MEM_CLASS_DEVICE) {
+			*reason = NVMET_TCP_DRAM_NIC_DRAM;
+			*why = "the NIC received into host DRAM";
+			return -EXDEV;
+		}
+		if (b->frags[i].provider != provider) {
+			/* one command reads one memory: the first address decides */
+			*reason = NVMET_TCP_DRAM_P2P_REFUSED;
+			*why = "fragments in two providers";
+			return -EXDEV;
+		}
+	}
+	*reason = NVMET_TCP_DRAM_P2P_REFUSED;
+	return bdev && t->mops ? t->mops->reach(bdev, provider, why) : -ENODEV;
+}
+
+void nvmet_rdma_place_write_ready(struct nvmet_rdma_rsp *r)
+{
+	struct nvmet_rdma_queue *rq = r->rq;
+	struct nvmet_rdma *t = rq->t;
+	struct nvmet_rdma_buf *b = &r->buf;
+	enum nvmet_tcp_dram_reason why = (enum nvmet_tcp_dram_reason)b->copy_reason;
+	const char *detail = NULL;
+
+	b->nsg = 0;
+	if (!b->device || r->dir != DMA_TO_DEVICE)
+		return; /* a DRAM slot: the completer copied into it as always */
+	if (b->frags && b->nfrags && b->frag_bytes == r->sgl.len) {
+		const struct nvmet_bdev *bdev = rq->q ? nvmet_req_bdev(rq->q, &r->sqe) : NULL;
+		if (frags_reach(t, bdev, b, &why, &detail) == 0) {
+			/* the NVMe Write's SGL gathers the responses where the NIC put them */
+			for (unsigned i = 0; i < b->nfrags; i++) {
+				b->sgt[i].addr = b->frags[i].addr;
+				b->sgt[i].len = b->frags[i].len;
+			}
+			b->nsg = b->nfrags;
+			t->st.inplace_writes++;
+			t->st.inplace_bytes += r->sgl.len;
+			return;
+		}
+	} else if (b->frags) {
+		why = b->frag_bytes ? NVMET_TCP_DRAM_FRAGMENTS : NVMET_TCP_DRAM_NIC_DRAM;
+	}
+	if (b->frags && frags_copy(rq, b))
+		log_warn("rdma: QP %#x: a held fragment could not be read", roce_qp_num(rq->qp));
+	t->st.copy_cmds[why]++;
+	t->st.copy_bytes[why] += r->sgl.len;
+	if (!t->copy_logged[why]) {
+		t->copy_logged[why] = true; /* the counters say how often */
+		log_info("rdma: write payloads copied out of the NIC's receive buffers: %s%s%s",
+			 nvmet_tcp_dram_reason_name(why), detail ? ": " : "", detail ? detail : "");
+	}
+}
+
 void nvmet_rdma_place_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b)
 {
+	nvmet_rdma_place_release_frags(rq, b);
 	roce_dereg_mr(b->mr);
 	if (rq->t->mops)
 		rq->t->mops->free(&b->dev);

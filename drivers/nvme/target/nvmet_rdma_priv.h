@@ -45,7 +45,17 @@ void nvmet_rdma_buf_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
  * I/O when the P2P rules allow it, else a DRAM pool slot with the reason counted (and
  * logged once per direction). 0, or -ENOMEM when no DRAM slot is free (the caller waits). */
 int nvmet_rdma_place(struct nvmet_rdma_rsp *r);
-/* Give back device memory held by b (its MR deregistered). */
+/* Give back device memory held by b (its MR deregistered), and the NIC receive buffers it
+ * still holds. */
 void nvmet_rdma_place_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
+/* r's RDMA READ completed: where the drive reads the write data from. The NIC's receive
+ * buffers in place (r->buf.sgt/nsg: one segment per held fragment) when every byte came as a
+ * fragment in device memory the drive may read in place (mops->reach: its own CMB, or another
+ * device's with nvmet.peer_sgl on); else the fragments are copied into r's device buffer and
+ * given back (the copy counted per reason, logged once), nsg 0: the one buffer. */
+void nvmet_rdma_place_write_ready(struct nvmet_rdma_rsp *r);
+/* The NVMe Write of b's data completed (or b goes): its NIC receive buffers go back to the
+ * NIC and their reservation to the budget. */
+void nvmet_rdma_place_release_frags(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
 
 #endif

@@ -10,7 +10,8 @@
  * lost, or neighbours swapped, everything still completes intact through retransmission;
  * RNR NAKs are retried after the responder's timer and fail after rnr_retry; a silent
  * peer fails the WR after retry_cnt timeouts; remote access and local protection errors
- * complete with their status and take the QP to ERR.
+ * complete with their status and take the QP to ERR. An MR with a sink gets READ responses
+ * as the NIC's receive buffers (in order, once each, also under loss), refused pieces copied.
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_icrc.h"
@@ -284,4 +285,124 @@ Test(roce_rc, a_bad_lkey_is_a_local_protection_error)
 	expect_wc(cqa, 3, ROCE_WC_LOC_PROT_ERR, ROCE_WC_SEND, 0);
 	cr_assert_eq(relayed, 0, "nothing was sent");
 	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
+}
+
+/* --- an MR with a sink: READ responses handed over where the NIC put them --------------- */
+
+#define SINK_MAX 64
+static struct netdev_frag sink_f[SINK_MAX];
+static uint64_t sink_off[SINK_MAX];
+static unsigned sink_n, sink_calls;
+static bool sink_refuse_odd;
+
+static int sink_take(void *ctx, uint64_t off, struct netdev_frag *f)
+{
+	cr_assert_eq(ctx, &sink_n);
+	if (sink_refuse_odd && (sink_calls++ & 1))
+		return -ENOSPC;
+	cr_assert_lt(sink_n, SINK_MAX);
+	sink_off[sink_n] = off;
+	sink_f[sink_n++] = *f;
+	return 0;
+}
+
+static void sink_release_all(void)
+{
+	for (unsigned i = 0; i < sink_n; i++)
+		netdev_frag_release(&sink_f[i]);
+	sink_n = sink_calls = 0;
+}
+
+/* READ 8 KiB + 100 B into a sink MR over `into` (zeroed); the pieces held must be the bytes. */
+static void read_into_sink(uint8_t *into, size_t cap)
+{
+	struct roce_mr *ms;
+	memset(into, 0, cap);
+	cr_assert_eq(roce_reg_mr(pd, 0x30000000ull, cap, dma_addr_host(into), ROCE_ACCESS_LOCAL_WRITE, &ms), 0);
+	cr_assert_eq(roce_mr_set_sink(ms, sink_take, &sink_n), 0);
+	struct roce_send_wr w = { .wr_id = 9, .opcode = ROCE_WR_RDMA_READ, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1,
+				  .sg_list = { { 0x30000000ull, 8292, roce_mr_lkey(ms) } }, .remote_addr = IOVA_B + 0x100,
+				  .rkey = roce_mr_rkey(mrb) };
+	cr_assert_eq(roce_post_send(qa, &w), 0);
+	pump(rc_idle);
+	expect_wc(cqa, 9, ROCE_WC_SUCCESS, ROCE_WC_RDMA_READ, 8292);
+	roce_dereg_mr(ms);
+}
+
+Test(roce_rc, read_responses_handed_to_an_mr_sink_without_a_copy)
+{
+	static uint8_t into[16384];
+	struct roce_mr *strided;
+
+	policy = pass_all;
+	dma_counters_reset();
+	read_into_sink(into, sizeof(into));
+	/* 9 responses at path MTU 1024: each payload a piece of the NIC's receive buffer, in order */
+	cr_assert_eq(sink_n, 9);
+	uint64_t off = 0;
+	for (unsigned i = 0; i < sink_n; i++) {
+		cr_assert_eq(sink_off[i], off, "piece %u at %llu", i, (unsigned long long)sink_off[i]);
+		cr_assert_eq(sink_f[i].addr.cls, MEM_CLASS_DEVICE, "in the NIC's (device-memory) buffer");
+		cr_assert_not_null(sink_f[i].owner);
+		cr_assert_eq(sink_f[i].len, i < 8 ? 1024u : 100u);
+		cr_assert_eq(memcmp((const void *)(uintptr_t)sink_f[i].addr.bus, memb + 0x100 + off, sink_f[i].len), 0);
+		off += sink_f[i].len;
+	}
+	for (size_t i = 0; i < sizeof(into); i++)
+		cr_assert_eq(into[i], 0, "the MR's memory is not written (byte %zu)", i);
+	cr_assert_eq(qa->req.n.rx_frags, 9);
+	cr_assert_eq(qa->req.n.rx_frag_bytes, 8292);
+	cr_assert_eq(fnd.data_out, 9, "the NIC's buffers are held by the sink");
+	sink_release_all();
+	cr_assert_eq(fnd.data_out, 0, "and back when it lets go");
+
+	/* the sink refuses every other piece: those bytes are copied into the memory */
+	sink_refuse_odd = true;
+	read_into_sink(into, sizeof(into));
+	sink_refuse_odd = false;
+	cr_assert_eq(sink_n, 5);
+	for (unsigned i = 0; i < 9; i++) {
+		uint32_t o = i * 1024, n = i < 8 ? 1024 : 100;
+		if (i & 1)
+			cr_assert_eq(memcmp(into + o, memb + 0x100 + o, n), 0, "refused piece %u copied", i);
+		else
+			cr_assert_eq(into[o], 0, "taken piece %u not copied", i);
+	}
+	cr_assert_eq(fnd.data_out, 5);
+	sink_release_all();
+	cr_assert_eq(fnd.data_out, 0);
+
+	/* without a sink: copied as always */
+	memset(mema + 0x8000, 0, 8292);
+	post_send(10, ROCE_WR_RDMA_READ, IOVA_A + 0x8000, 8292, IOVA_B + 0x100);
+	pump(rc_idle);
+	expect_wc(cqa, 10, ROCE_WC_SUCCESS, ROCE_WC_RDMA_READ, 8292);
+	cr_assert_eq(memcmp(mema + 0x8000, memb + 0x100, 8292), 0);
+	cr_assert_eq(qa->req.n.rx_frags, 9 + 5);
+	cr_assert_eq(fnd.data_out, 0);
+	/* not for a strided MR */
+	cr_assert_eq(roce_reg_mr_strided(pd, 0x40000000ull, 4096, dma_addr_host(into), ROCE_ACCESS_LOCAL_WRITE, 1024, 8,
+					 &strided), 0);
+	cr_assert_eq(roce_mr_set_sink(strided, sink_take, &sink_n), -EINVAL);
+	roce_dereg_mr(strided);
+}
+
+Test(roce_rc, sink_pieces_survive_loss_in_order_and_once)
+{
+	static uint8_t into[16384];
+	policy = drop_periodic;
+	relay_period = 7;
+	read_into_sink(into, sizeof(into));
+	cr_assert_gt(dropped, 0);
+	cr_assert_gt(qa->req.n.retransmits, 0, "the READ was asked again from the first byte not placed");
+	uint64_t off = 0;
+	for (unsigned i = 0; i < sink_n; i++) {
+		cr_assert_eq(sink_off[i], off, "piece %u at %llu: in order, none twice", i,
+			     (unsigned long long)sink_off[i]);
+		cr_assert_eq(memcmp((const void *)(uintptr_t)sink_f[i].addr.bus, memb + 0x100 + off, sink_f[i].len), 0);
+		off += sink_f[i].len;
+	}
+	cr_assert_eq(off, 8292);
+	sink_release_all();
+	cr_assert_eq(fnd.data_out, 0);
 }

@@ -11,12 +11,16 @@ static uint8_t cmb[FCMB_SIZE] __attribute__((aligned(4096)));
 static bool used[FCMB_SIZE / FCMB_GRANULE];
 unsigned fcmb_in_use, fcmb_allocs;
 int fcmb_reach_rc, fcmb_alloc_rc;
+uint16_t fcmb_provider = 1;
+bool fcmb_peer_refused;
 
 void fcmb_reset(void)
 {
 	memset(used, 0, sizeof(used));
 	fcmb_in_use = fcmb_allocs = 0;
 	fcmb_reach_rc = fcmb_alloc_rc = 0;
+	fcmb_provider = 1;
+	fcmb_peer_refused = false;
 }
 
 static int reach(const struct nvmet_bdev *b, uint16_t provider, const char **why)
@@ -25,6 +29,12 @@ static int reach(const struct nvmet_bdev *b, uint16_t provider, const char **why
 	*why = fcmb_reach_rc ? "forced by the test" : NULL;
 	if (fcmb_reach_rc)
 		return fcmb_reach_rc;
+	if (provider == fcmb_provider)
+		return 0;
+	if (provider == 1 && fcmb_peer_refused) {
+		*why = "another device's memory (peer_sgl off)";
+		return -EXDEV;
+	}
 	return provider == 1 ? 0 : -ENODEV;
 }
 
@@ -48,7 +58,7 @@ static int alloc(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *o
 		out->addr = (dma_addr_t){ (uint64_t)(uintptr_t)(cmb + first * FCMB_GRANULE), MEM_CLASS_DEVICE };
 		out->offset = first * FCMB_GRANULE;
 		out->len = len;
-		out->provider = 1;
+		out->provider = fcmb_provider;
 		return 0;
 	}
 	*why = "fake CMB full";

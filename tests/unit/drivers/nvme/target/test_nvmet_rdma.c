@@ -10,7 +10,9 @@
  * (the response comes as SEND with Invalidate), then the host's DREQ: everything freed.
  * Also: every reject status of a bad REQ in the REJ's private data, a host that sends
  * beyond its credits, a lossy wire, keep-alive expiry, reconnect after disconnect, and
- * payload placement in (fake) device memory with each DRAM fallback counted.
+ * payload placement in (fake) device memory with each DRAM fallback counted, and write data
+ * left in the NIC's receive buffers (the NVMe Write gathers the RDMA READ responses where the
+ * NIC put them), the buffers back after the write and on every error path.
  * The host's QPs are on the same device, their packets turned around by the relay.
  */
 #include "tests/unit/net/net_test.h"
@@ -103,6 +105,9 @@ static void teardown(void)
 	for (int i = 0; i < 4; i++)
 		nvmet_rdma_poll(&t, 64);
 	if (nvmet_rdma_queue_count(&t) || t.pd)
+		abort();
+	/* every NIC receive buffer write data held came back, and its reservation */
+	if (t.st.rx_held || t.rx_reserved || fnd.data_out)
 		abort();
 	nvmet_fini();
 	run_timers();
@@ -651,4 +656,284 @@ Test(nvmet_rdma, dram_fallbacks_counted_per_reason)
 	cr_assert_eq(fcmb_in_use, 0);
 	host_disconnect(io);
 	host_disconnect(a);
+}
+
+/* --- write data left in the NIC's receive buffers ------------------------------------ */
+
+static uint64_t copy_total(void)
+{
+	uint64_t n = 0;
+	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
+		n += t.st.copy_bytes[r];
+	return n;
+}
+
+/* The target's queue for host QID qid. */
+static struct nvmet_rdma_queue *target_queue(uint16_t qid)
+{
+	struct list_node *it;
+	list_for_each(&t.queues, it) {
+		struct nvmet_rdma_queue *rq = container_of(it, struct nvmet_rdma_queue, node);
+		if (rq->host_qid == qid)
+			return rq;
+	}
+	return NULL;
+}
+
+/* Nothing held: NIC buffers, reservations, tables, device memory, data buffers. */
+static void assert_all_back(const char *when)
+{
+	cr_assert_eq(t.st.rx_held, 0, "%s: NIC buffers still held", when);
+	cr_assert_eq(t.rx_reserved, 0, "%s: NIC buffer reservation left", when);
+	cr_assert_eq(fnd.data_out, 0, "%s: %u NIC receive buffers not back", when, fnd.data_out);
+	cr_assert_eq(fcmb_in_use, 0, "%s: device memory not back", when);
+	for (unsigned i = 0; i < NVMET_RDMA_SG_TABLES; i++)
+		cr_assert_eq(t.sgt_used[i], 0, "%s: segment table %u not back", when, i);
+	cr_assert_eq(t.pool_used[0] + t.pool_used[1], 0, "%s: data buffers not back", when);
+}
+
+static void fill(uint32_t off, uint32_t len, uint8_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		hmem[H_DATA + off + i] = (uint8_t)(i * seed + (i >> 9) + seed);
+}
+
+static void read_back(struct hq *io, uint64_t slba, uint32_t off, uint32_t len)
+{
+	memset(hmem + H_DATA + 0x80000, 0, len);
+	struct nvme_sqe s = rw_sqe(NVME_CMD_READ, slba, len / 512);
+	sgl_keyed(&s, H_DATA + 0x80000, len, false);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(memcmp(hmem + H_DATA + off, hmem + H_DATA + 0x80000, len), 0, "slba %llu", (unsigned long long)slba);
+}
+
+static void inplace_setup(struct hq *a, struct hq *io)
+{
+	fcmb_reset();
+	nvmet_rdma_set_placement(&t, &fcmb_ops, true);
+	ctrl_up(a, io);
+}
+
+Test(nvmet_rdma, write_data_left_in_nic_buffers)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	inplace_setup(a, io);
+	struct nvmet_rdma_queue *rq = target_queue(1);
+	cr_assert_not_null(rq);
+
+	fill(0, 131072, 3);
+	dma_counters_reset();
+	struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 0, 256);
+	sgl_keyed(&s, H_DATA, 131072, true);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	/* the completer handed every response's payload over: 128 pieces of 1024 B, no copy */
+	cr_assert_eq(rq->qp->req.n.rx_frags, 128);
+	cr_assert_eq(rq->qp->req.n.rx_frag_bytes, 131072);
+	cr_assert_eq(t.st.inplace_writes, 1);
+	cr_assert_eq(t.st.inplace_bytes, 131072);
+	cr_assert_eq(copy_total(), 0, "no write payload copied out of the NIC's buffers");
+	/* device memory the CPU touched: one read of each packet for the UDP checksum (the
+	 * relay fills it in) and one for the ICRC, and the headers; the copy this replaced added
+	 * a read and a write of every payload byte (532,528 B before) */
+	uint64_t dev_cpu = dma_counters()->cpu_bytes[MEM_CLASS_DEVICE];
+	cr_assert_lt(dev_cpu, 2 * 131072 + 131072 / 8, "%llu B of device memory touched by the CPU",
+		     (unsigned long long)dev_cpu);
+	cr_assert_eq(t.st.rx_held_peak, 128, "one NIC buffer per response, held until the drive wrote them");
+	assert_all_back("after the write");
+	read_back(io, 0, 0, 131072);
+
+	/* a short write, not a whole number of path-MTU packets */
+	fill(0x20000, 4096 + 512, 7);
+	s = rw_sqe(NVME_CMD_WRITE, 300, 9);
+	sgl_keyed(&s, H_DATA + 0x20000, 4096 + 512, false);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(t.st.inplace_writes, 2);
+	read_back(io, 300, 0x20000, 4096 + 512);
+	cr_assert_eq(copy_total(), 0);
+	cr_assert_eq(dram_total(), 0);
+	assert_all_back("after the second write");
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+Test(nvmet_rdma, write_from_another_devices_memory_copied_when_refused)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	inplace_setup(a, io);
+	/* the drive's own CMB is provider 2; the NIC receives into provider 1's */
+	fcmb_provider = 2;
+	fcmb_peer_refused = true; /* nvmet.peer_sgl off */
+	fill(0, 65536, 5);
+	struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 0, 128);
+	sgl_keyed(&s, H_DATA, 65536, true);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(t.st.inplace_writes, 0);
+	cr_assert_eq(t.st.copy_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 1);
+	cr_assert_eq(t.st.copy_bytes[NVMET_TCP_DRAM_P2P_REFUSED], 65536);
+	cr_assert(t.copy_logged[NVMET_TCP_DRAM_P2P_REFUSED]);
+	cr_assert_eq(dram_total(), 0, "copied into the drive's own device memory, not DRAM");
+	assert_all_back("after the copied write");
+	read_back(io, 0, 0, 65536);
+	/* nvmet.peer_sgl on: the drive reads the other device's memory in place */
+	fcmb_peer_refused = false;
+	fill(0, 65536, 9);
+	s = rw_sqe(NVME_CMD_WRITE, 128, 128);
+	sgl_keyed(&s, H_DATA, 65536, true);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(t.st.inplace_writes, 1);
+	cr_assert_eq(t.st.copy_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 1);
+	read_back(io, 128, 0, 65536);
+	assert_all_back("after the write in place");
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+static bool responses_in(void)
+{
+	return target_idle();
+}
+
+Test(nvmet_rdma, nic_buffer_budget_bounds_held_writes)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	struct roce_wc wc[16];
+	unsigned got = 0;
+	inplace_setup(a, io);
+	/* three 128 KiB writes at once: the budget (a quarter of the NIC's buffers, 128 here)
+	 * holds one at a time, the others wait for it and still go in place */
+	for (unsigned k = 0; k < 3; k++) {
+		struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 256 * k, 256);
+		fill(0x20000 * k, 131072, (uint8_t)(11 + k));
+		sgl_keyed(&s, H_DATA + 0x20000 * k, 131072, false);
+		s.cid = le16_make((uint16_t)(100 + k));
+		memcpy(hmem + H_CAPS + 0x1000 * k, &s, 64);
+		struct roce_send_wr w = { .wr_id = 1, .opcode = ROCE_WR_SEND, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1 };
+		w.sg_list[0] = (struct roce_sge){ IOVA + H_CAPS + 0x1000 * k, 64, roce_mr_lkey(mr) };
+		cr_assert_eq(roce_post_send(io->qp, &w), 0);
+	}
+	pump(responses_in);
+	int n = roce_poll_cq(cq, 16, wc);
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(wc[i].status, ROCE_WC_SUCCESS);
+		if (wc[i].opcode != ROCE_WC_RECV)
+			continue;
+		struct nvme_cqe c;
+		memcpy(&c, hmem + H_RSP + (wc[i].wr_id - 1000) * 16, 16);
+		cr_assert_eq((le16_get(c.status) >> 1) & 0x7ff, 0);
+		post_rsp_recv(io, (unsigned)(wc[i].wr_id - 1000));
+		got++;
+	}
+	cr_assert_eq(got, 3);
+	cr_assert_eq(t.st.inplace_writes, 3);
+	cr_assert_geq(t.st.rx_waits, 1, "a write waited for the budget");
+	cr_assert_leq(t.st.rx_held_peak, FAKE_DATA_BUFS / NVMET_RDMA_RX_HOLD_DIV);
+	cr_assert_eq(copy_total(), 0);
+	assert_all_back("after three writes");
+	for (unsigned k = 0; k < 3; k++)
+		read_back(io, 256 * k, 0x20000 * k, 131072);
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+/* Let the first 40 RDMA READ responses through, then drop every one (the rest as it likes). */
+static unsigned resps_seen;
+static bool drop_all_later;
+static int cut_read_responses(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (drop_all_later && resps_seen >= 40)
+		return 1;
+	if (!(p->flags & ROCE_F_READ_RESP))
+		return 0;
+	return ++resps_seen > 40;
+}
+
+static bool forty_held(void)
+{
+	return t.st.rx_held >= 40;
+}
+
+/* A 128 KiB write on io whose RDMA READ stops after 40 responses: 40 NIC buffers held. */
+static void write_cut_short(struct hq *io)
+{
+	resps_seen = 0;
+	policy = cut_read_responses;
+	fill(0, 131072, 13);
+	struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 0, 256);
+	sgl_keyed(&s, H_DATA, 131072, true);
+	s.cid = le16_make(77);
+	memcpy(hmem + H_CAPS, &s, 64);
+	struct roce_send_wr w = { .wr_id = 1, .opcode = ROCE_WR_SEND, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1 };
+	w.sg_list[0] = (struct roce_sge){ IOVA + H_CAPS, 64, roce_mr_lkey(mr) };
+	cr_assert_eq(roce_post_send(io->qp, &w), 0);
+	pump(forty_held);
+	cr_assert_eq(t.st.rx_held, 40);
+	cr_assert_eq(fnd.data_out, 40, "the NIC lent exactly the held buffers");
+}
+
+Test(nvmet_rdma, held_nic_buffers_back_on_disconnect)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	inplace_setup(a, io);
+	write_cut_short(io);
+	host_disconnect(io);
+	for (int i = 0; i < 4; i++)
+		nvmet_rdma_poll(&t, 64);
+	cr_assert_null(target_queue(1), "the queue went");
+	assert_all_back("after the host's DREQ mid-READ");
+	cr_assert_eq(t.st.inplace_writes, 0);
+	policy = pass_all;
+	host_disconnect(a);
+}
+
+static bool queue_gone(void)
+{
+	return target_queue(1) == NULL;
+}
+
+Test(nvmet_rdma, held_nic_buffers_back_on_qp_error)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	inplace_setup(a, io);
+	write_cut_short(io);
+	/* the READ's retries are lost too: retry exhaustion, the WR fails, the queue closes */
+	pump(queue_gone);
+	cr_assert_geq(t.st.wc_errors, 1);
+	assert_all_back("after the READ failed");
+	policy = pass_all;
+	host_disconnect(a);
+}
+
+Test(nvmet_rdma, held_nic_buffers_back_on_keep_alive_expiry)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	fcmb_reset();
+	nvmet_rdma_set_placement(&t, &fcmb_ops, true);
+	uint16_t cntlid = admin_up(a, VOL, 2000);
+	host_connect(io, 1, 64);
+	cr_assert_eq(connect_q(io, 1, cntlid, HOST, VOL, 0).status, 0);
+	/* the READ's retransmit timer (4.096 us * 2^20 = 4.3 s) outlasts the 2 s KATO */
+	target_queue(1)->qp->attr.timeout = 20;
+	write_cut_short(io);
+	cr_assert_eq(t.st.wc_errors, 0);
+	/* the host goes silent: keep-alive expiry kills the controller, its queues close */
+	drop_all_later = true;
+	for (int i = 0; i < 60 && target_queue(1); i++) {
+		advance(100 * NSEC_PER_MSEC);
+		nvmet_rdma_poll(&t, 64);
+		roce_net_poll(&rn, 32);
+		unsigned count = 0;
+		relay_nmads = 0;
+		relay_collect(0, &count);
+	}
+	drop_all_later = false;
+	cr_assert_geq(t.st.kills, 1, "kills %llu closed %llu wc errors %llu", (unsigned long long)t.st.kills,
+		      (unsigned long long)t.st.closed, (unsigned long long)t.st.wc_errors);
+	cr_assert_eq(t.st.wc_errors, 0, "closed by the keep-alive expiry, not by the READ failing");
+	run_timers();
+	for (int i = 0; i < 4; i++)
+		nvmet_rdma_poll(&t, 64);
+	cr_assert_eq(nvmet_rdma_queue_count(&t), 0);
+	assert_all_back("after keep-alive expiry");
+	policy = pass_all;
 }
