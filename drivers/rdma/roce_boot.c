@@ -299,10 +299,11 @@ static int cmd_rdma(int argc, char **argv)
 		       U(qp->req.n.timeouts), U(qp->req.n.seq_naks), U(qp->req.n.rnr_naks), U(qp->req.n.implied_naks),
 		       U(qp->req.n.dup_resps), U(qp->req.n.completions), U(qp->req.n.rx_frags), U(qp->req.n.rx_frag_bytes));
 		printf("      responder: acks %llu dups %llu replays %llu reads %llu (responses %llu) atomics %llu "
-		       "naks seq %llu inv %llu access %llu op %llu rnr %llu\n",
+		       "naks seq %llu inv %llu access %llu op %llu rnr %llu rx-frags-kept %llu (%llu B)\n",
 		       U(qp->resp.acks), U(qp->resp.dups), U(qp->resp.replays), U(qp->resp.reads),
 		       U(qp->resp.read_resps), U(qp->resp.atomics), U(qp->resp.naks_seq), U(qp->resp.naks_inv),
-		       U(qp->resp.naks_access), U(qp->resp.naks_op), U(qp->resp.naks_rnr));
+		       U(qp->resp.naks_access), U(qp->resp.naks_op), U(qp->resp.naks_rnr), U(qp->resp.rx_frags),
+		       U(qp->resp.rx_frag_bytes));
 	}
 	printf("  mrs:%s\n", dev->mr_pool.in_use ? "" : " none");
 	for (unsigned i = 0; i < ROCE_MAX_MR; i++) {

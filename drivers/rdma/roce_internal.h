@@ -100,6 +100,7 @@ struct roce_resp_state {
 	unsigned res_next;           /* the slot the next READ/atomic takes */
 	uint64_t acks, naks_seq, naks_inv, naks_access, naks_op, naks_rnr, dups;
 	uint64_t reads, read_resps, atomics, replays;
+	uint64_t rx_frags, rx_frag_bytes;  /* SEND pieces handed to an MR's sink (no copy) */
 };
 
 /* The requester's record of one send WR (by its slot in the send queue ring). */
@@ -172,6 +173,16 @@ int roce_mr_map_strided(const struct roce_mr *mr, uint64_t va, uint64_t len, str
 
 int roce_mr_find(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bool remote, unsigned access,
 		 uint64_t va, uint64_t len, struct roce_mr **out);
+
+/* Place len received bytes, starting src_off bytes into nb, at byte off of the scatter list sg
+ * (nsge elements, lkeys checked): copied into the MRs' memory (counted by class), or, where an
+ * MR has a sink (roce_mr_set_sink) and the NIC left the bytes in its receive buffers, offered
+ * to the sink as references to those buffers; the fragments then leave nb, which must not be
+ * read again. *kept and *kept_bytes count the pieces a sink took. 0, -EACCES (an lkey check),
+ * -EMSGSIZE (longer than the list), -EINVAL (nb shorter than it said). */
+struct netbuf;
+int roce_scatter(struct roce_dev *dev, const struct roce_pd *pd, const struct roce_sge *sg, unsigned nsge, uint32_t off,
+		 struct netbuf *nb, size_t src_off, uint32_t len, uint64_t *kept, uint64_t *kept_bytes);
 
 /* A free slot of a handle table, or -1. */
 int roce_table_slot(void *const *tab, unsigned n);

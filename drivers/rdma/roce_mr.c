@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include "../nic/netdev.h"
 #include "roce_internal.h"
 #include "roce_rc.h"
 #include "roce_odp.h"
@@ -156,4 +157,136 @@ int roce_mr_check(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, 
 	}
 	*mem = dma_addr_add(mr->mem, va - mr->iova);
 	return 0;
+}
+
+/* Does a scatter element lie in an MR with a sink (roce_mr_set_sink)? */
+static bool roce_sink_wanted(struct roce_dev *dev, const struct roce_pd *pd, const struct roce_sge *sg, unsigned nsge)
+{
+	for (unsigned i = 0; i < nsge; i++) {
+		struct roce_mr *mr;
+		if (!roce_mr_find(dev, pd, sg[i].lkey, false, ROCE_ACCESS_LOCAL_WRITE, sg[i].addr, sg[i].length, &mr) &&
+		    mr->sink)
+			return true;
+	}
+	return false;
+}
+
+/* Take the bytes [src_off, src_off + len) of nb out of it as references to the NIC's receive
+ * buffers: at most max pieces into f, each narrowed to its payload bytes and holding its
+ * buffer. nb is changed (the fragments leave it) and must not be read again. false, with
+ * nothing taken, when a byte lies in nb's host part (a frame the NIC did not split) or in a
+ * fragment without an owner, or when more than max pieces would be needed. */
+static bool roce_take_frags(struct netbuf *nb, size_t src_off, uint32_t len, struct netdev_frag *f, unsigned max,
+			    unsigned *n)
+{
+	size_t host = netbuf_host_len(nb), base = 0, pos = 0, off, end;
+	unsigned first = 0, k = 0;
+
+	*n = 0;
+	if (src_off < host || !len)
+		return false;
+	off = src_off - host;
+	end = off + len;
+	for (unsigned i = 0; i < nb->nfrags && pos < end; pos += nb->frags[i++].len) {
+		if (pos + nb->frags[i].len <= off) {
+			first = i + 1;
+			base = pos + nb->frags[i].len;
+			continue;
+		}
+		if (!nb->frags[i].owner || k >= max)
+			return false;
+		k++;
+	}
+	if (pos < end)
+		return false;
+	for (unsigned j = 0; j < k; j++) {
+		struct netdev_frag *p = &f[j];
+		size_t flen, a, b;
+		netbuf_take_frag(nb, first, p);
+		flen = p->len;
+		a = off > base ? off - base : 0;
+		b = end - base < flen ? end - base : flen;
+		p->addr = dma_addr_add(p->addr, a);
+		p->offset += a;
+		p->len = (uint32_t)(b - a);
+		base += flen;
+	}
+	*n = k;
+	return true;
+}
+
+int roce_scatter(struct roce_dev *dev, const struct roce_pd *pd, const struct roce_sge *sg, unsigned nsge, uint32_t off,
+		 struct netbuf *nb, size_t src_off, uint32_t len, uint64_t *kept, uint64_t *kept_bytes)
+{
+	struct netdev_frag f[NETBUF_MAX_FRAGS];
+	unsigned nf = 0, fi = 0;
+	uint64_t base = 0;
+	int rc = -EINVAL;
+
+	if (roce_sink_wanted(dev, pd, sg, nsge) && roce_take_frags(nb, src_off, len, f, NETBUF_MAX_FRAGS, &nf))
+		src_off = SIZE_MAX; /* nb is no longer read: the bytes are in f */
+	for (unsigned i = 0; i < nsge && len; i++) {
+		const struct roce_sge *s = &sg[i];
+		uint64_t end = base + s->length;
+		if (off < end) {
+			uint32_t in = (uint32_t)(off - base);
+			uint32_t n = s->length - in < len ? s->length - in : len;
+			struct roce_mr *mr;
+			dma_addr_t m;
+			if (roce_mr_check(dev, pd, s->lkey, false, ROCE_ACCESS_LOCAL_WRITE, s->addr + in, n, &m) ||
+			    roce_mr_find(dev, pd, s->lkey, false, ROCE_ACCESS_LOCAL_WRITE, s->addr + in, n, &mr)) {
+				rc = -EACCES;
+				goto out;
+			}
+			if (!nf) {
+				if (netbuf_copy_out(nb, src_off, (void *)(uintptr_t)m.bus, n))
+					goto out;
+				dma_account_cpu(m.cls, n);
+				src_off += n;
+			}
+			for (uint32_t done = 0; nf && done < n;) {
+				struct netdev_frag *c = &f[fi];
+				uint32_t k = c->len < n - done ? c->len : n - done;
+				uint8_t *dst = (uint8_t *)(uintptr_t)m.bus + done;
+				if (k == c->len && mr->sink) {
+					/* the whole piece lies here: offered to the sink first */
+					struct netdev_frag piece = *c;
+					c->owner = NULL;
+					c->len = 0;
+					fi++;
+					if (mr->sink(mr->sink_ctx, s->addr + in + done - mr->iova, &piece) == 0) {
+						(*kept)++;
+						*kept_bytes += k;
+					} else {
+						int e = netdev_frag_read(&piece, 0, dst, k);
+						netdev_frag_release(&piece);
+						if (e)
+							goto out;
+						dma_account_cpu(m.cls, k);
+					}
+				} else {
+					if (netdev_frag_read(c, 0, dst, k))
+						goto out;
+					dma_account_cpu(m.cls, k);
+					if (k == c->len) {
+						netdev_frag_release(c);
+						fi++;
+					} else {
+						c->addr = dma_addr_add(c->addr, k);
+						c->offset += k;
+						c->len -= k;
+					}
+				}
+				done += k;
+			}
+			off += n;
+			len -= n;
+		}
+		base = end;
+	}
+	rc = len ? -EMSGSIZE : 0;
+out:
+	while (fi < nf)
+		netdev_frag_release(&f[fi++]);
+	return rc;
 }

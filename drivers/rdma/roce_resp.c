@@ -105,33 +105,14 @@ static int roce_resp_copy(const struct netbuf *nb, size_t src_off, dma_addr_t m,
 	return 0;
 }
 
-/* Place len bytes of a SEND at message offset off into the WR's scatter list. 0,
- * -EMSGSIZE (the message is longer than the WR's buffers), -EACCES (an lkey check
- * failed), -EINVAL (the packet is shorter than it said). */
-static int roce_resp_place_send(struct roce_qp *qp, uint32_t off, const struct netbuf *nb, size_t src_off, uint32_t len)
+/* Place len bytes of a SEND at message offset off into the WR's scatter list (copied, or
+ * handed to an MR's sink: roce_scatter). 0, -EMSGSIZE (the message is longer than the WR's
+ * buffers), -EACCES (an lkey check failed), -EINVAL (the packet is shorter than it said). */
+static int roce_resp_place_send(struct roce_qp *qp, uint32_t off, struct netbuf *nb, size_t src_off, uint32_t len)
 {
 	const struct roce_recv_wr *w = &qp->resp.wqe;
-	uint64_t base = 0;
-
-	for (unsigned i = 0; i < w->num_sge && len; i++) {
-		const struct roce_sge *s = &w->sg_list[i];
-		uint64_t end = base + s->length;
-		if (off < end) {
-			uint32_t in = (uint32_t)(off - base);
-			uint32_t n = s->length - in < len ? s->length - in : len;
-			dma_addr_t m;
-			int rc;
-			if (roce_mr_check(qp->dev, qp->pd, s->lkey, false, ROCE_ACCESS_LOCAL_WRITE, s->addr + in, n, &m))
-				return -EACCES;
-			if ((rc = roce_resp_copy(nb, src_off, m, n)))
-				return rc;
-			off += n;
-			src_off += n;
-			len -= n;
-		}
-		base = end;
-	}
-	return len ? -EMSGSIZE : 0;
+	return roce_scatter(qp->dev, qp->pd, w->sg_list, w->num_sge, off, nb, src_off, len, &qp->resp.rx_frags,
+			    &qp->resp.rx_frag_bytes);
 }
 
 static void roce_resp_complete_recv(struct roce_qp *qp, const struct roce_pkt *p, enum roce_wc_opcode op,
@@ -343,7 +324,7 @@ static void roce_resp_duplicate(struct roce_qp *qp, const struct roce_pkt *p)
 	r->replays++;
 }
 
-void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct netbuf *nb)
+void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, struct netbuf *nb)
 {
 	struct roce_resp_state *r = &qp->resp;
 	uint32_t pmtu = roce_mtu_bytes(qp->attr.path_mtu);

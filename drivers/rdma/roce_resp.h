@@ -27,8 +27,9 @@
  * p->hdr_len bytes into nb. Requests outside RTR/RTS/SQD are dropped silently (10.3.1).
  * A fatal error (remote access, invalid request, operational) queues its NAK, completes
  * the receive WR in progress with an error and moves the QP to ERR (flushing the rest);
- * completions go to the QP's receive CQ. Does not free nb. */
-void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, const struct netbuf *nb);
+ * completions go to the QP's receive CQ. Does not free nb, but a SEND's payload fragments
+ * may leave it (handed to an MR's sink, roce_mr_set_sink): the caller reads nothing of nb after. */
+void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, struct netbuf *nb);
 
 /* The next packet the responder owes, in PSN order (READ responses and atomic ACKs before
  * an ACK that covers them). true with *tx filled; the same packet is offered until

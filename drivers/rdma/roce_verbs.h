@@ -258,12 +258,13 @@ struct netdev_frag;
 typedef int (*roce_mr_sink_fn)(void *ctx, uint64_t off, struct netdev_frag *f);
 
 /* Hand received payload over in place: when the RC completer places RDMA READ response
- * payload into mr and the payload lies in the NIC's receive buffers (fragments with an
- * owner, as header split leaves them), each piece is offered to fn(ctx, off, f) instead of
- * being copied into mr's memory; bytes fn refuses, and bytes the NIC left in the frame's
- * host part, are copied as without a sink. Pieces come in message order (a retry re-sends
- * only what was not placed, so no byte is offered twice); the memory behind a taken piece is
- * not written. Every other verbs user sees no difference (an MR without a sink is copied
+ * payload into mr, or the responder a SEND's payload into a receive WR's scatter element in
+ * mr, and the payload lies in the NIC's receive buffers (fragments with an owner, as header
+ * split leaves them), each piece is offered to fn(ctx, off, f) instead of being copied into
+ * mr's memory; bytes fn refuses, and bytes the NIC left in the frame's host part, are copied
+ * as without a sink. Pieces come in message order (a retry re-sends only what was not
+ * placed, so no byte is offered twice), each before the completion of its WR; the memory
+ * behind a taken piece is not written. Every other verbs user sees no difference (an MR without a sink is copied
  * into as always). fn NULL removes the sink. 0, or -EINVAL for an on-demand paged or
  * strided MR. */
 int roce_mr_set_sink(struct roce_mr *mr, roce_mr_sink_fn fn, void *ctx);

@@ -76,6 +76,10 @@ static void queue_free(struct nvmet_rdma_queue *rq)
 			;
 		roce_destroy_qp(rq->qp);
 	}
+	if (rq->cfr)
+		for (unsigned i = 0; i < rq->depth; i++)
+			nvmet_rdma_capsule_release(rq, i);
+	free(rq->cfr);
 	if (rq->mr)
 		roce_dereg_mr(rq->mr);
 	if (rq->cq)
@@ -103,7 +107,8 @@ static int queue_setup(struct nvmet_rdma_queue *rq)
 	rq->nrsp = rq->depth * 2;
 	rq->sq_max = ROCE_MAX_WR;
 	memlen = (size_t)rq->depth * rq->capsule_size + (size_t)rq->nrsp * sizeof(struct nvme_cqe);
-	if (!(rq->mem = calloc(1, memlen)) || !(rq->rsps = calloc(rq->nrsp, sizeof(*rq->rsps))))
+	if (!(rq->mem = calloc(1, memlen)) || !(rq->rsps = calloc(rq->nrsp, sizeof(*rq->rsps))) ||
+	    !(rq->cfr = calloc(rq->depth, sizeof(*rq->cfr))))
 		return -ENOMEM;
 	for (unsigned i = 0; i < rq->nrsp; i++) {
 		rq->rsps[i].rq = rq;
@@ -122,6 +127,9 @@ static int queue_setup(struct nvmet_rdma_queue *rq)
 	if ((rc = roce_reg_mr(t->pd, (uint64_t)(uintptr_t)rq->mem, memlen, dma_addr_host(rq->mem),
 			      ROCE_ACCESS_LOCAL_WRITE, &rq->mr)))
 		return rc;
+	/* capsules with data stay in the NIC's receive buffers where the drive may read them */
+	if (rq->capsule_size > sizeof(struct nvme_sqe))
+		roce_mr_set_sink(rq->mr, nvmet_rdma_capsule_frag_take, rq);
 	if ((rc = roce_modify_qp(rq->qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS)))
 		return rc;
 	for (unsigned i = 0; i < rq->depth; i++)
@@ -498,6 +506,8 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 	printf("rdma write in place: %llu (%llu B), nic buffers held %llu (peak %llu, reserved %u), budget waits %llu\n",
 	       U(s->inplace_writes), U(s->inplace_bytes), U(s->rx_held), U(s->rx_held_peak), t->rx_reserved,
 	       U(s->rx_waits));
+	printf("rdma in-capsule in place: %llu (%llu B), capsules copied out of the NIC's buffers %llu\n",
+	       U(s->inline_inplace), U(s->inline_inplace_bytes), U(s->capsule_copied));
 	printf("rdma write copied:");
 	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
 		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r), U(s->copy_cmds[r]),

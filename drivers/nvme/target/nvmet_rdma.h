@@ -60,6 +60,10 @@
 #define NVMET_RDMA_RX_HOLD_DIV 4         /* write data left in place holds at most 1/4 of the NIC's
 					  * receive buffers (netdev rx_bufs), a host address half of
 					  * that (or one command when it holds none) */
+#define NVMET_RDMA_RX_CAPSULE_DIV 8      /* capsules' in-capsule data left in place holds at most 1/8
+					  * of them (a budget of its own), a host address half of that */
+#define NVMET_RDMA_CAPSULE_FRAGS 8       /* NIC receive buffers one capsule's SEND stays in at most
+					  * (SQE + 4 KiB: 5 at path MTU 1024, 2 at 4096) */
 #define NVMET_RDMA_CONNECT_TIMEOUT_MS 10000 /* from the REP to a Connected queue */
 #define NVMET_RDMA_CMA_HDR_LEN 36        /* rdma_cm's header in front of the REQ private data
 					  * (version, IP version, port, source and destination) */
@@ -113,6 +117,14 @@ struct nvmet_rdma_buf {
 	bool sink_on;                    /* the MR hands the READ responses over (roce_mr_set_sink) */
 };
 
+/* A capsule's SEND left in the NIC's receive buffers (the capsule MR's sink): its pieces in
+ * order from byte 0, each holding its buffer, until the command completed. */
+struct nvmet_rdma_cfrags {
+	struct netdev_frag f[NVMET_RDMA_CAPSULE_FRAGS];
+	unsigned n;
+	uint32_t bytes;
+};
+
 /* One command in flight, from its capsule to its response's completion. */
 struct nvmet_rdma_rsp {
 	enum nvmet_rdma_rsp_state state;
@@ -125,6 +137,8 @@ struct nvmet_rdma_rsp {
 	struct nvmet_req req;
 	struct nvme_sg sg;
 	struct nvmet_rdma_buf buf;       /* buf.p NULL: none */
+	struct nvme_sg isg[NVMET_RDMA_CAPSULE_FRAGS]; /* in-capsule data in the NIC's buffers: a segment per piece */
+	unsigned nisg;                   /* 0: r->sg (or the buffer's table) */
 	uint32_t len;                    /* data length the core is told (SGL1's) */
 	uint8_t dir;                     /* enum dma_dir */
 	unsigned wr_pending;             /* posted work requests not completed yet */
@@ -157,6 +171,8 @@ struct nvmet_rdma_queue {
 	unsigned at_core;                /* rsps in EXEC */
 	unsigned bufs[2];                /* data buffers held, by class */
 	unsigned rx_reserved;            /* NIC receive buffers reserved for write data in place */
+	struct nvmet_rdma_cfrags *cfr;   /* per receive buffer: the capsule's SEND in the NIC's buffers */
+	unsigned rx_capsule;             /* NIC receive buffers its capsules hold */
 	uint32_t dev_bytes;              /* device memory held */
 	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
 	bool kill_pending, destroyed;
@@ -185,6 +201,8 @@ struct nvmet_rdma_stats {
 	uint64_t inplace_writes, inplace_bytes;
 	uint64_t copy_cmds[NVMET_TCP_DRAM_REASON_COUNT], copy_bytes[NVMET_TCP_DRAM_REASON_COUNT];
 	uint64_t rx_waits;                    /* writes that waited for the NIC receive buffer budget */
+	uint64_t inline_inplace, inline_inplace_bytes; /* in-capsule writes the drive read in the NIC's buffers */
+	uint64_t capsule_copied;              /* capsules copied out of the NIC's buffers into their DRAM buffer */
 	uint64_t rx_held, rx_held_peak;       /* NIC receive buffers held by write data now, and at most */
 	uint64_t dram_cmds[NVMET_TCP_DRAM_REASON_COUNT], dram_bytes[NVMET_TCP_DRAM_REASON_COUNT];
 };
@@ -210,6 +228,7 @@ struct nvmet_rdma {
 	uint8_t sgt_used[NVMET_RDMA_SG_TABLES];
 	struct netdev_frag (*fragt)[NVMET_RDMA_SG_MAX]; /* a fragment table beside each segment table (heap) */
 	unsigned rx_reserved;            /* NIC receive buffers reserved for write data in place, all hosts */
+	unsigned rx_capsule;             /* NIC receive buffers capsules hold, all hosts */
 	bool copy_logged[NVMET_TCP_DRAM_REASON_COUNT]; /* write data copied out of the NIC's buffers, once */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* by direction (write), once */
 	struct nvmet_rdma_stats st;

@@ -180,7 +180,10 @@ static void rsp_exec(struct nvmet_rdma_rsp *r, unsigned nsg)
 {
 	struct nvmet_rdma_queue *rq = r->rq;
 	struct nvmet_data d = { .sg = &r->sg, .nsg = nsg, .len = r->len };
-	if (nsg && r->buf.sgt && r->buf.nsg) {
+	if (nsg && r->nisg) {
+		d.sg = r->isg;
+		d.nsg = r->nisg;
+	} else if (nsg && r->buf.sgt && r->buf.nsg) {
 		d.sg = r->buf.sgt;
 		d.nsg = r->buf.nsg;
 	}
@@ -260,7 +263,19 @@ static void rsp_start(struct nvmet_rdma_rsp *r, unsigned capsule, uint32_t len)
 	r->capsule = capsule;
 	r->capsule_len = len;
 	r->wr_pending = 0;
+	r->nisg = 0;
 	memset(&r->buf, 0, sizeof(r->buf));
+	if (rq->cfr && rq->cfr[capsule].n) {
+		/* the SEND stayed in the NIC's buffers: the command read out of them (64 bytes);
+		 * a capsule only partly there is copied whole into its DRAM buffer */
+		if (rq->cfr[capsule].bytes == len) {
+			nvmet_rdma_capsule_copy(rq, capsule, sizeof(struct nvme_sqe));
+		} else {
+			nvmet_rdma_capsule_copy(rq, capsule, rq->cfr[capsule].bytes);
+			rq->t->st.capsule_copied++;
+			nvmet_rdma_capsule_release(rq, capsule);
+		}
+	}
 	memcpy(&r->sqe, cap, sizeof(r->sqe));
 	r->dir = (uint8_t)nvmet_req_dir(rq->q, &r->sqe);
 	r->len = nvmet_req_data_len(&r->sqe);
@@ -284,7 +299,9 @@ static void rsp_start(struct nvmet_rdma_rsp *r, unsigned capsule, uint32_t len)
 	case NVMET_RDMA_SGL_NONE:
 		return rsp_exec(r, 0);
 	case NVMET_RDMA_SGL_INLINE:
-		/* in-capsule data used where it landed: the buffer is posted again after done */
+		/* in-capsule data used where it landed, the NIC's buffers when the drive may read
+		 * them there: the buffer is posted again after done */
+		nvmet_rdma_capsule_place(r, (uint32_t)sizeof(struct nvme_sqe) + r->sgl.off, r->sgl.len);
 		r->sg.addr = dma_addr_host(cap + sizeof(struct nvme_sqe) + r->sgl.off);
 		r->sg.len = r->sgl.len;
 		rq->t->st.inline_writes++;
@@ -393,6 +410,7 @@ static void req_done(struct nvmet_req *req, void *arg)
 	/* the drive has read the write data: the NIC's receive buffers go back */
 	if (r->dir == DMA_TO_DEVICE && r->buf.frags)
 		nvmet_rdma_place_release_frags(rq, &r->buf);
+	nvmet_rdma_capsule_release(rq, r->capsule);
 	if (rq->state == NVMET_RDMA_Q_CLOSING) {
 		rsp_free(r);
 		return;

@@ -310,19 +310,19 @@ static int frags_copy(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b)
 	return rc;
 }
 
-/* May the drive behind bdev read every held fragment of b in place? 0, or the reason. */
-static int frags_reach(const struct nvmet_rdma *t, const struct nvmet_bdev *bdev, const struct nvmet_rdma_buf *b,
-		       enum nvmet_tcp_dram_reason *reason, const char **why)
+/* May the drive behind bdev read the n fragments f in place? 0, or the reason. */
+static int frags_reach(const struct nvmet_rdma *t, const struct nvmet_bdev *bdev, const struct netdev_frag *f,
+		       unsigned n, enum nvmet_tcp_dram_reason *reason, const char **why)
 {
-	uint16_t provider = b->frags[0].provider;
+	uint16_t provider = f[0].provider;
 
-	for (unsigned i = 0; i < b->nfrags; i++) {
-		if (b->frags[i].addr.cls != MEM_CLASS_DEVICE) {
+	for (unsigned i = 0; i < n; i++) {
+		if (f[i].addr.cls != MEM_CLASS_DEVICE) {
 			*reason = NVMET_TCP_DRAM_NIC_DRAM;
 			*why = "the NIC received into host DRAM";
 			return -EXDEV;
 		}
-		if (b->frags[i].provider != provider) {
+		if (f[i].provider != provider) {
 			/* one command reads one memory: the first address decides */
 			*reason = NVMET_TCP_DRAM_P2P_REFUSED;
 			*why = "fragments in two providers";
@@ -331,6 +331,18 @@ static int frags_reach(const struct nvmet_rdma *t, const struct nvmet_bdev *bdev
 	}
 	*reason = NVMET_TCP_DRAM_P2P_REFUSED;
 	return bdev && t->mops ? t->mops->reach(bdev, provider, why) : -ENODEV;
+}
+
+/* A write's data was copied out of the NIC's buffers: count it, say why once per reason. */
+static void copy_counted(struct nvmet_rdma *t, enum nvmet_tcp_dram_reason why, const char *detail, uint32_t len)
+{
+	t->st.copy_cmds[why]++;
+	t->st.copy_bytes[why] += len;
+	if (!t->copy_logged[why]) {
+		t->copy_logged[why] = true; /* the counters say how often */
+		log_info("rdma: write payloads copied out of the NIC's receive buffers: %s%s%s",
+			 nvmet_tcp_dram_reason_name(why), detail ? ": " : "", detail ? detail : "");
+	}
 }
 
 void nvmet_rdma_place_write_ready(struct nvmet_rdma_rsp *r)
@@ -346,7 +358,7 @@ void nvmet_rdma_place_write_ready(struct nvmet_rdma_rsp *r)
 		return; /* a DRAM slot: the completer copied into it as always */
 	if (b->frags && b->nfrags && b->frag_bytes == r->sgl.len) {
 		const struct nvmet_bdev *bdev = rq->q ? nvmet_req_bdev(rq->q, &r->sqe) : NULL;
-		if (frags_reach(t, bdev, b, &why, &detail) == 0) {
+		if (frags_reach(t, bdev, b->frags, b->nfrags, &why, &detail) == 0) {
 			/* the NVMe Write's SGL gathers the responses where the NIC put them */
 			for (unsigned i = 0; i < b->nfrags; i++) {
 				b->sgt[i].addr = b->frags[i].addr;
@@ -362,13 +374,122 @@ void nvmet_rdma_place_write_ready(struct nvmet_rdma_rsp *r)
 	}
 	if (b->frags && frags_copy(rq, b))
 		log_warn("rdma: QP %#x: a held fragment could not be read", roce_qp_num(rq->qp));
-	t->st.copy_cmds[why]++;
-	t->st.copy_bytes[why] += r->sgl.len;
-	if (!t->copy_logged[why]) {
-		t->copy_logged[why] = true; /* the counters say how often */
-		log_info("rdma: write payloads copied out of the NIC's receive buffers: %s%s%s",
-			 nvmet_tcp_dram_reason_name(why), detail ? ": " : "", detail ? detail : "");
+	copy_counted(t, why, detail, r->sgl.len);
+}
+
+/* --- in-capsule data left in place --- */
+
+/* NIC receive buffers the capsules of all hosts may hold. */
+static unsigned capsule_budget(void)
+{
+	const struct netdev *nd = netdev_first();
+	return nd && (nd->features & NETDEV_F_RX_SPLIT) ? nd->rx_bufs / NVMET_RDMA_RX_CAPSULE_DIV : 0;
+}
+
+/* NIC receive buffers the capsules of rq's host address hold (all its queues). */
+static unsigned host_capsule(const struct nvmet_rdma_queue *rq)
+{
+	struct list_node *it;
+	unsigned n = 0;
+	list_for_each(&rq->t->queues, it) {
+		const struct nvmet_rdma_queue *o = container_of(it, struct nvmet_rdma_queue, node);
+		if (o->peer == rq->peer)
+			n += o->rx_capsule;
 	}
+	return n;
+}
+
+int nvmet_rdma_capsule_frag_take(void *ctx, uint64_t off, struct netdev_frag *f)
+{
+	struct nvmet_rdma_queue *rq = ctx;
+	struct nvmet_rdma *t = rq->t;
+	unsigned max = capsule_budget(), host;
+	struct nvmet_rdma_cfrags *c;
+	uint32_t in;
+
+	if (!rq->cfr || rq->state == NVMET_RDMA_Q_CLOSING || t->p2p_off || !t->mops ||
+	    off >= (uint64_t)rq->depth * rq->capsule_size)
+		return -EINVAL;
+	c = &rq->cfr[off / rq->capsule_size];
+	in = (uint32_t)(off % rq->capsule_size);
+	/* a command without data is copied (64 bytes, its buffer back to the NIC at once) */
+	if (in != c->bytes || c->n >= NVMET_RDMA_CAPSULE_FRAGS || f->len > rq->capsule_size - in ||
+	    (in == 0 && f->len <= sizeof(struct nvme_sqe)))
+		return -ENOSPC;
+	host = host_capsule(rq);
+	if (t->rx_capsule >= max || (host && host + 1 > max / 2))
+		return -ENOSPC;
+	c->f[c->n++] = *f;
+	c->bytes += f->len;
+	t->rx_capsule++;
+	rq->rx_capsule++;
+	if (++t->st.rx_held > t->st.rx_held_peak)
+		t->st.rx_held_peak = t->st.rx_held;
+	return 0;
+}
+
+void nvmet_rdma_capsule_release(struct nvmet_rdma_queue *rq, unsigned i)
+{
+	struct nvmet_rdma_cfrags *c;
+
+	if (!rq->cfr || i >= rq->depth)
+		return;
+	c = &rq->cfr[i];
+	for (unsigned k = 0; k < c->n; k++)
+		netdev_frag_release(&c->f[k]);
+	rq->t->st.rx_held -= c->n;
+	rq->t->rx_capsule -= c->n;
+	rq->rx_capsule -= c->n;
+	c->n = 0;
+	c->bytes = 0;
+}
+
+void nvmet_rdma_capsule_copy(struct nvmet_rdma_queue *rq, unsigned i, uint32_t copy_len)
+{
+	const struct nvmet_rdma_cfrags *c = &rq->cfr[i];
+	uint8_t *dst = rq->mem + (size_t)i * rq->capsule_size;
+	uint32_t off = 0;
+
+	for (unsigned k = 0; k < c->n && off < copy_len; k++) {
+		uint32_t n = c->f[k].len < copy_len - off ? c->f[k].len : copy_len - off;
+		if (netdev_frag_read(&c->f[k], 0, dst + off, n) == 0)
+			dma_account_cpu(MEM_CLASS_HOST, n);
+		off += n;
+	}
+}
+
+void nvmet_rdma_capsule_place(struct nvmet_rdma_rsp *r, uint32_t off, uint32_t len)
+{
+	struct nvmet_rdma_queue *rq = r->rq;
+	struct nvmet_rdma *t = rq->t;
+	const struct nvmet_rdma_cfrags *c = rq->cfr ? &rq->cfr[r->capsule] : NULL;
+	const struct nvmet_bdev *bdev = rq->q ? nvmet_req_bdev(rq->q, &r->sqe) : NULL;
+	enum nvmet_tcp_dram_reason why = NVMET_TCP_DRAM_OFF;
+	const char *detail = NULL;
+
+	r->nisg = 0;
+	if (!c || !c->n)
+		return; /* the responder copied it into the capsule's DRAM buffer */
+	if (bdev && len && off <= c->bytes && len <= c->bytes - off &&
+	    frags_reach(t, bdev, c->f, c->n, &why, &detail) == 0) {
+		/* the NVMe Write's segments: the pieces' bytes of [off, off + len) */
+		uint32_t pos = 0, end = off + len;
+		for (unsigned k = 0; k < c->n; pos += c->f[k++].len) {
+			uint32_t a = off > pos ? off - pos : 0, b = end - pos < c->f[k].len ? end - pos : c->f[k].len;
+			if (pos + c->f[k].len <= off || pos >= end)
+				continue;
+			r->isg[r->nisg].addr = dma_addr_add(c->f[k].addr, a);
+			r->isg[r->nisg++].len = b - a;
+		}
+		t->st.inline_inplace++;
+		t->st.inline_inplace_bytes += len;
+		return;
+	}
+	if (bdev)
+		copy_counted(t, why, detail, len);
+	nvmet_rdma_capsule_copy(rq, r->capsule, c->bytes);
+	t->st.capsule_copied++;
+	nvmet_rdma_capsule_release(rq, r->capsule);
 }
 
 void nvmet_rdma_place_put(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b)

@@ -58,4 +58,18 @@ void nvmet_rdma_place_write_ready(struct nvmet_rdma_rsp *r);
  * NIC and their reservation to the budget. */
 void nvmet_rdma_place_release_frags(struct nvmet_rdma_queue *rq, struct nvmet_rdma_buf *b);
 
+/* The sink of rq's capsule MR (roce_mr_set_sink): keeps a piece of capsule data in the NIC's
+ * receive buffer when it continues the capsule's held bytes, the capsule carries data beyond
+ * its command, and the capsules' budget has room. */
+int nvmet_rdma_capsule_frag_take(void *ctx, uint64_t off, struct netdev_frag *f);
+/* Capsule i of rq no longer needs the NIC's buffers: they go back. */
+void nvmet_rdma_capsule_release(struct nvmet_rdma_queue *rq, unsigned i);
+/* Capsule i of rq (len bytes) arrived in the NIC's buffers: the first copy_len bytes go into
+ * its DRAM buffer (the command, or everything when the data cannot stay), the rest stays. */
+void nvmet_rdma_capsule_copy(struct nvmet_rdma_queue *rq, unsigned i, uint32_t copy_len);
+/* r's in-capsule data (capsule bytes [off, off + len)): the NIC's buffers where the drive may
+ * read them in place (r->isg/nisg, counted), else copied into the capsule's DRAM buffer and
+ * given back (counted when it is namespace I/O that could have stayed). */
+void nvmet_rdma_capsule_place(struct nvmet_rdma_rsp *r, uint32_t off, uint32_t len);
+
 #endif

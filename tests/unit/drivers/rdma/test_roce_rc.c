@@ -406,3 +406,36 @@ Test(roce_rc, sink_pieces_survive_loss_in_order_and_once)
 	sink_release_all();
 	cr_assert_eq(fnd.data_out, 0);
 }
+
+Test(roce_rc, send_payload_handed_to_a_receive_mr_sink)
+{
+	static uint8_t into[8192];
+	struct roce_mr *ms;
+	policy = pass_all;
+	memset(into, 0, sizeof(into));
+	cr_assert_eq(roce_reg_mr(pd, 0x50000000ull, sizeof(into), dma_addr_host(into), ROCE_ACCESS_LOCAL_WRITE, &ms), 0);
+	cr_assert_eq(roce_mr_set_sink(ms, sink_take, &sink_n), 0);
+	/* qb's receive WR points into the sink MR at 256; a 3000-byte SEND: 3 packets */
+	struct roce_recv_wr rw = { .wr_id = 77, .num_sge = 1, .sg_list = { { 0x50000000ull + 256, 4096, roce_mr_lkey(ms) } } };
+	cr_assert_eq(roce_post_recv(qb, &rw), 0);
+	post_send(11, ROCE_WR_SEND, IOVA_A + 0x100, 3000, 0);
+	pump(rc_idle);
+	expect_wc(cqa, 11, ROCE_WC_SUCCESS, ROCE_WC_SEND, 3000);
+	expect_wc(cqb, 77, ROCE_WC_SUCCESS, ROCE_WC_RECV, 3000);
+	cr_assert_eq(sink_n, 3);
+	uint64_t off = 256;
+	for (unsigned i = 0; i < sink_n; i++) {
+		cr_assert_eq(sink_off[i], off);
+		cr_assert_eq(memcmp((const void *)(uintptr_t)sink_f[i].addr.bus, mema + 0x100 + off - 256, sink_f[i].len), 0);
+		off += sink_f[i].len;
+	}
+	cr_assert_eq(off, 256 + 3000);
+	cr_assert_eq(qb->resp.rx_frags, 3);
+	cr_assert_eq(qb->resp.rx_frag_bytes, 3000);
+	for (size_t i = 0; i < sizeof(into); i++)
+		cr_assert_eq(into[i], 0, "the receive buffer is not written (byte %zu)", i);
+	cr_assert_eq(fnd.data_out, 3);
+	sink_release_all();
+	cr_assert_eq(fnd.data_out, 0);
+	roce_dereg_mr(ms);
+}

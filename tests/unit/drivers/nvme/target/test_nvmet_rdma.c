@@ -937,3 +937,120 @@ Test(nvmet_rdma, held_nic_buffers_back_on_keep_alive_expiry)
 	assert_all_back("after keep-alive expiry");
 	policy = pass_all;
 }
+
+Test(nvmet_rdma, in_capsule_data_left_in_nic_buffers)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	static uint8_t blk[4096];
+	inplace_setup(a, io);
+	struct nvmet_rdma_queue *rq = target_queue(1);
+	cr_assert_not_null(rq);
+	for (unsigned i = 0; i < sizeof(blk); i++)
+		blk[i] = (uint8_t)(i * 5 + 3);
+
+	/* 4 KiB in the capsule: the SEND's 5 packets stay in the NIC's buffers, the NVMe Write
+	 * gathers them there; only the 64-byte command is copied into host DRAM */
+	dma_counters_reset();
+	struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 40, 8);
+	s.dptr.sgl1.len = le32_make(sizeof(blk));
+	s.dptr.sgl1.id = 0x01;
+	cr_assert_eq(host_cmd(io, &s, blk, sizeof(blk)).status, 0);
+	uint64_t host_cpu = dma_counters()->cpu_bytes[MEM_CLASS_HOST];
+	cr_assert_eq(t.st.inline_writes, 1);
+	cr_assert_eq(t.st.inline_inplace, 1);
+	cr_assert_eq(t.st.inline_inplace_bytes, 4096);
+	cr_assert_eq(t.st.capsule_copied, 0);
+	cr_assert_eq(rq->qp->resp.rx_frags, 5, "the capsule's 5 packets handed over");
+	/* host DRAM the CPU touched for it: the command, the host side's own buffers (the test's
+	 * host is on the same device: its 4 KiB read for the SEND) and headers, not the data again */
+	cr_assert_lt(host_cpu, 4096 + 2048, "%llu B of host DRAM touched by the CPU", (unsigned long long)host_cpu);
+	assert_all_back("after the in-capsule write");
+	memset(hmem + H_DATA + 0x80000, 0, 4096);
+	s = rw_sqe(NVME_CMD_READ, 40, 8);
+	sgl_keyed(&s, H_DATA + 0x80000, 4096, false);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(memcmp(hmem + H_DATA + 0x80000, blk, 4096), 0);
+
+	/* a command without data is not held: its 64 bytes are copied, the buffer goes back */
+	uint64_t frags = rq->qp->resp.rx_frags;
+	struct nvme_sqe f = rw_sqe(NVME_CMD_FLUSH, 0, 1);
+	cr_assert_eq(host_cmd(io, &f, NULL, 0).status, 0);
+	cr_assert_eq(rq->qp->resp.rx_frags, frags);
+
+	/* the NIC's memory is another device's and peer_sgl is off: copied into the capsule's
+	 * DRAM buffer, counted */
+	fcmb_provider = 2;
+	fcmb_peer_refused = true;
+	blk[0] ^= 0xff;
+	s = rw_sqe(NVME_CMD_WRITE, 48, 8);
+	s.dptr.sgl1.len = le32_make(sizeof(blk));
+	s.dptr.sgl1.id = 0x01;
+	cr_assert_eq(host_cmd(io, &s, blk, sizeof(blk)).status, 0);
+	cr_assert_eq(t.st.inline_inplace, 1);
+	cr_assert_eq(t.st.capsule_copied, 1);
+	cr_assert_eq(t.st.copy_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 1);
+	memset(hmem + H_DATA + 0x80000, 0, 4096);
+	s = rw_sqe(NVME_CMD_READ, 48, 8);
+	sgl_keyed(&s, H_DATA + 0x80000, 4096, false);
+	cr_assert_eq(host_cmd(io, &s, NULL, 0).status, 0);
+	cr_assert_eq(memcmp(hmem + H_DATA + 0x80000, blk, 4096), 0);
+
+	/* nvmet.p2p = off: the responder copies into DRAM as it lands, nothing is held */
+	fcmb_peer_refused = false;
+	nvmet_rdma_set_placement(&t, &fcmb_ops, false);
+	frags = rq->qp->resp.rx_frags;
+	s = rw_sqe(NVME_CMD_WRITE, 56, 8);
+	s.dptr.sgl1.len = le32_make(sizeof(blk));
+	s.dptr.sgl1.id = 0x01;
+	cr_assert_eq(host_cmd(io, &s, blk, sizeof(blk)).status, 0);
+	cr_assert_eq(rq->qp->resp.rx_frags, frags);
+	cr_assert_eq(t.st.capsule_copied, 1);
+	assert_all_back("after the copied in-capsule writes");
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+/* Let the first 2 packets of every SEND of 4160 bytes through, then drop everything. */
+static unsigned send_pkts;
+static int cut_capsules(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (send_pkts >= 2)
+		return 1;
+	if ((p->flags & ROCE_F_SEND) && (p->flags & ROCE_F_REQUEST) && p->payload_len == 1024)
+		send_pkts++;
+	return 0;
+}
+
+static bool capsule_half_held(void)
+{
+	return t.rx_capsule >= 2;
+}
+
+Test(nvmet_rdma, held_capsule_buffers_back_on_disconnect)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	static uint8_t blk[4096];
+	inplace_setup(a, io);
+	/* half a capsule arrives, then the wire goes dead and the host disconnects */
+	send_pkts = 0;
+	policy = cut_capsules;
+	struct nvme_sqe s = rw_sqe(NVME_CMD_WRITE, 0, 8);
+	s.dptr.sgl1.len = le32_make(sizeof(blk));
+	s.dptr.sgl1.id = 0x01;
+	s.cid = le16_make(5);
+	memcpy(hmem + H_CAPS, &s, 64);
+	memcpy(hmem + H_CAPS + 64, blk, sizeof(blk));
+	struct roce_send_wr w = { .wr_id = 1, .opcode = ROCE_WR_SEND, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1 };
+	w.sg_list[0] = (struct roce_sge){ IOVA + H_CAPS, 64 + sizeof(blk), roce_mr_lkey(mr) };
+	cr_assert_eq(roce_post_send(io->qp, &w), 0);
+	pump(capsule_half_held);
+	cr_assert_eq(t.rx_capsule, 2, "two of the capsule's packets held");
+	cr_assert_eq(fnd.data_out, 2);
+	policy = pass_all;
+	host_disconnect(io);
+	for (int i = 0; i < 4; i++)
+		nvmet_rdma_poll(&t, 64);
+	assert_all_back("after a disconnect with half a capsule held");
+	host_disconnect(a);
+}
