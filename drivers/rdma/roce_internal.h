@@ -27,6 +27,8 @@ struct roce_mr {
 				      * of scratch in memory; 0: contiguous */
 	roce_mr_sink_fn sink;        /* received payload handed over in place (roce_mr_set_sink), NULL: copied */
 	void *sink_ctx;
+	struct roce_mr_tx_owner *txo; /* holds the memory for frames the NIC still reads (roce_mr_set_tx_owner) */
+	uint64_t tx_token;
 };
 
 struct roce_cq {

@@ -75,6 +75,8 @@ int roce_mr_map_strided(const struct roce_mr *mr, uint64_t va, uint64_t len, str
 		seg[*n].mem = dma_addr_add(mr->mem, k * stride + in);
 		seg[*n].len = (uint32_t)take;
 		seg[*n].room = in + take == mr->chunk ? mr->gap : 0;
+		seg[*n].txo = mr->txo;
+		seg[*n].tx_token = mr->tx_token;
 		(*n)++;
 		off += take;
 		len -= take;
@@ -88,6 +90,15 @@ int roce_mr_set_sink(struct roce_mr *mr, roce_mr_sink_fn fn, void *ctx)
 		return -EINVAL;
 	mr->sink = fn;
 	mr->sink_ctx = fn ? ctx : NULL;
+	return 0;
+}
+
+int roce_mr_set_tx_owner(struct roce_mr *mr, struct roce_mr_tx_owner *o, uint64_t token)
+{
+	if (mr->odp)
+		return -EINVAL;
+	mr->txo = o;
+	mr->tx_token = o ? token : 0;
 	return 0;
 }
 

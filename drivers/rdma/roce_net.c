@@ -324,6 +324,18 @@ static bool roce_net_zc_ok(const struct roce_tx_seg *seg, unsigned nseg, size_t 
 	       (!nd->tx_dev_bytes || len <= nd->tx_dev_bytes);
 }
 
+/* A piece the NIC gathers where it is: when its MR has a transmit owner, the piece holds the
+ * memory until the NIC is done with the frame (the fragment's owner and token). */
+static void roce_net_tx_hold(struct roce_net *rn, const struct roce_tx_seg *seg, struct netdev_frag *f)
+{
+	if (!seg->txo)
+		return;
+	seg->txo->hold(seg->txo, seg->tx_token);
+	f->owner = seg->txo->owner;
+	f->token = seg->tx_token;
+	rn->st.tx_held++;
+}
+
 /* The ICRC of a packet whose headers (hlen bytes) are at pkt and whose payload is the
  * pieces seg (read by the CPU in bounded chunks, counted by memory class) followed by pad
  * zero bytes; ip and uh are the IPv4 and UDP headers the stack will write. */
@@ -413,6 +425,8 @@ static int roce_net_emit_zc(struct roce_net *rn, uint32_t dst_ip, uint8_t *pkt, 
 		dma_account_cpu(d->mem.cls, head);
 		f[0].addr = dma_addr_add(d->mem, head);
 		f[0].len = (uint32_t)(piece - head);
+		roce_net_tx_hold(rn, d, &f[0]);
+		/* consumes f: the piece's hold goes back when the NIC is done, also on failure */
 		if ((rc = udp_sendto_frags(rn->sock, dst_ip, ROCE_UDP_PORT, pkt, hlen + head, f, 1)))
 			return rc;
 		rn->st.tx_zc_inline++;
@@ -425,6 +439,9 @@ static int roce_net_emit_zc(struct roce_net *rn, uint32_t dst_ip, uint8_t *pkt, 
 	roce_net_l3l4_out(rn, dst_ip, total, &ip, &uh);
 	memset(rn->trailer[slot], 0, pad);
 	roce_icrc_put(rn->trailer[slot] + pad, roce_net_tx_icrc(&ip, &uh, pkt, hlen, seg, nseg, pad));
+	for (unsigned i = 0, k = 0; i < nseg && k < n; i++)
+		if (seg[i].len)
+			roce_net_tx_hold(rn, &seg[i], &f[k++]);
 	f[n].addr = dma_addr_host(rn->trailer[slot]);
 	f[n].len = pad + ROCE_ICRC_LEN;
 	f[n].provider = NETDEV_PROVIDER_HOST;

@@ -31,6 +31,7 @@ struct roce_net_stats {
 	uint64_t tx_zc_inline;       /* ... of which with pad and ICRC in the room behind the payload */
 	uint64_t tx_zc_no_trailer;   /* ... copied instead: every trailer slot in use */
 	uint64_t tx_gathered;        /* packets larger than a copied datagram, their DRAM payload gathered by the NIC */
+	uint64_t tx_held;            /* gathered pieces that held their MR's memory until the NIC was done */
 };
 
 #define ROCE_NET_TRAILERS 256        /* pad + ICRC slots of zero-copy packets the NIC still holds */

@@ -50,6 +50,8 @@ int roce_mr_map(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bo
 		seg[0].mem = dma_addr_add(mr->mem, va - mr->iova);
 		seg[0].len = (uint32_t)len;
 		seg[0].room = 0;
+		seg[0].txo = mr->txo;
+		seg[0].tx_token = mr->tx_token;
 		*n = 1;
 		return 0;
 	}
@@ -62,6 +64,8 @@ int roce_mr_map(struct roce_dev *dev, const struct roce_pd *pd, uint32_t key, bo
 		seg[i].mem = mem[i];
 		seg[i].len = plen[i];
 		seg[i].room = 0;
+		seg[i].txo = NULL;
+		seg[i].tx_token = 0;
 	}
 	return 0;
 }

@@ -30,6 +30,8 @@ struct roce_tx_seg {
 	uint32_t len;
 	uint32_t room;               /* scratch bytes right after the piece the sender may write (a
 				      * strided MR's gap at a chunk's end), 0: none */
+	struct roce_mr_tx_owner *txo; /* the MR's transmit owner (roce_mr_set_tx_owner), NULL: none */
+	uint64_t tx_token;
 };
 
 /* One packet to send: the headers in pkt (pkt.payload_len = len, the sum of the pieces). */

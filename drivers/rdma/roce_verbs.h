@@ -269,6 +269,23 @@ typedef int (*roce_mr_sink_fn)(void *ctx, uint64_t off, struct netdev_frag *f);
  * strided MR. */
 int roce_mr_set_sink(struct roce_mr *mr, roce_mr_sink_fn fn, void *ctx);
 
+/* Who keeps an MR's memory alive while the NIC still reads frames gathered from it. A packet
+ * whose payload the NIC gathers where it is (no copy: device memory, or a DRAM payload larger
+ * than a copied datagram) is read by the NIC after roce_net sent it, possibly after its WR
+ * completed (a transmit ring that completes late, a retransmission still queued when the
+ * original's ACK came). For an MR with a transmit owner, each such piece calls hold(o, token)
+ * before it goes to the NIC and carries (&o->owner, token) as its fragment owner, released
+ * once when the NIC is done with the frame (descriptor done) or dropped it. */
+struct netdev_frag_owner;
+struct roce_mr_tx_owner {
+	struct netdev_frag_owner *owner;  /* its release(owner, token): one piece is done */
+	void (*hold)(struct roce_mr_tx_owner *o, uint64_t token);  /* one more piece goes to the NIC */
+};
+
+/* Give mr a transmit owner (NULL: none, the memory must outlive the WR's completion only).
+ * 0, or -EINVAL for an on-demand paged MR. */
+int roce_mr_set_tx_owner(struct roce_mr *mr, struct roce_mr_tx_owner *o, uint64_t token);
+
 /* 0 (its keys are dead from now on). */
 int roce_dereg_mr(struct roce_mr *mr);
 

@@ -129,6 +129,9 @@ def counters(app):
     cp = re.search(r"rdma write copied:(.*)$", t, re.M)
     expect(m and cp, f"no rdma write in place / copied lines:\n{t[-1500:]}")
     c["inplace_bytes"] = int(m.group(2))
+    m = re.search(r"rdma in-capsule in place: (\d+) \((\d+) B\)", t)
+    expect(m, f"no rdma in-capsule in place line:\n{t[-1500:]}")
+    c["inline_inplace_bytes"] = int(m.group(2))
     c["copied_bytes"] = sum(int(b) for _, _, b in re.findall(r" ([a-z0-9-]+) (\d+) \((\d+) B\)", cp.group(1)))
     return c
 
@@ -161,13 +164,23 @@ def dram_ratio(app, linux, dev, mtu, mib=8):
         if ratio > LIMITS[mtu]:
             expect(False, f"MTU {mtu} {phase}: {ratio:.3f} host-DRAM bytes per payload byte (limit {LIMITS[mtu]}): "
                    f"{d['host']} B for {payload} B; {d}\n{app.cmd('stats rdma')}\n{app.cmd('nic')}")
+    # 4 KiB random writes: the data comes in the capsule, left in the NIC's buffers too
+    before = counters(app)
+    r = linux.run(f"fio --name=dram4k --filename={dev} --direct=1 --ioengine=libaio --bs=4k --size=2M "
+                  f"--iodepth=8 --offset=48M --rw=randwrite --output-format=terse --terse-version=3 "
+                  f"|| exit 1; echo FIO-OK", timeout=300)
+    expect(r.rc == 0 and "FIO-OK" in r.out, f"fio 4 KiB writes at MTU {mtu} failed (rc {r.rc}):\n{r.out[-1500:]}")
+    d = delta(counters(app), before)
+    expect(d["inline_inplace_bytes"] >= 2 << 20, f"MTU {mtu}: 4 KiB writes not in the NIC's buffers in place: {d}")
+    out["write4k"] = (d["host"] / (2 << 20), 0, d["inline_inplace_bytes"], d["copied_bytes"])
     return out
 
 
 def ratio_text(mtu, res):
     return (f"MTU {mtu}: write {res['write'][0]:.3f} host-DRAM B/B ({res['write'][1] / 1024:.1f} MiB/s, "
             f"{res['write'][2]} B in place in the NIC's buffers, {res['write'][3]} B copied out of them), "
-            f"read {res['read'][0]:.3f} ({res['read'][1] / 1024:.1f} MiB/s)")
+            f"read {res['read'][0]:.3f} ({res['read'][1] / 1024:.1f} MiB/s), 4 KiB writes {res['write4k'][0]:.3f} "
+            f"({res['write4k'][2]} B in the capsule in place)")
 
 
 def jumbo(s):

@@ -80,6 +80,8 @@ static void queue_free(struct nvmet_rdma_queue *rq)
 		for (unsigned i = 0; i < rq->depth; i++)
 			nvmet_rdma_capsule_release(rq, i);
 	free(rq->cfr);
+	if (rq->rsps)
+		nvmet_rdma_tx_reap(rq); /* the NIC is done with every frame by now (the callers wait) */
 	if (rq->mr)
 		roce_dereg_mr(rq->mr);
 	if (rq->cq)
@@ -306,6 +308,7 @@ int nvmet_rdma_start(struct nvmet_rdma *t, struct roce_net *rn)
 		return -EBUSY;
 	memset(t, 0, sizeof(*t));
 	list_init(&t->queues);
+	nvmet_rdma_tx_owner_init(t);
 	for (unsigned i = 0; i < nvmet_port_count(); i++) {
 		const struct nvmet_cfg_port *p = nvmet_port_at(i);
 		bool dup = false;
@@ -363,7 +366,8 @@ void nvmet_rdma_stop(struct nvmet_rdma *t)
 	list_for_each_safe(&t->queues, it, tmp) {
 		struct nvmet_rdma_queue *rq = container_of(it, struct nvmet_rdma_queue, node);
 		nvmet_rdma_queue_close(rq, "stop");
-		if (!rq->at_core)
+		nvmet_rdma_tx_reap(rq);
+		if (!rq->at_core && !rq->tx_refs)
 			queue_free(rq);
 	}
 	t->started = false;
@@ -442,7 +446,10 @@ int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 			nvmet_rdma_queue_close(rq, "connect timeout");
 			work++;
 		}
-		if (rq->state == NVMET_RDMA_Q_CLOSING && !rq->at_core) {
+		if (rq->tx_held)
+			work += nvmet_rdma_tx_reap(rq);
+		/* freed once nothing of it is at the core or in the NIC's transmit ring */
+		if (rq->state == NVMET_RDMA_Q_CLOSING && !rq->at_core && !rq->tx_refs) {
 			queue_free(rq);
 			work++;
 		}
@@ -508,6 +515,8 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 	       U(s->rx_waits));
 	printf("rdma in-capsule in place: %llu (%llu B), capsules copied out of the NIC's buffers %llu\n",
 	       U(s->inline_inplace), U(s->inline_inplace_bytes), U(s->capsule_copied));
+	printf("rdma read buffers held past their command by frames in the NIC's transmit ring: %llu\n",
+	       U(s->tx_deferred));
 	printf("rdma write copied:");
 	for (int r = 0; r < NVMET_TCP_DRAM_REASON_COUNT; r++)
 		printf(" %s %llu (%llu B)", nvmet_tcp_dram_reason_name((enum nvmet_tcp_dram_reason)r), U(s->copy_cmds[r]),

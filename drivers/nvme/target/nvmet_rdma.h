@@ -85,6 +85,8 @@ enum nvmet_rdma_rsp_state {
 	NVMET_RDMA_RSP_EXEC,             /* at the core */
 	NVMET_RDMA_RSP_WAIT_SQ,          /* response waiting for send queue room (waitq) */
 	NVMET_RDMA_RSP_SENDING,          /* RDMA WRITE + SEND posted */
+	NVMET_RDMA_RSP_TX_HELD,          /* done, but the NIC still reads frames gathered from its
+					  * device buffer: freed when the last one is done */
 };
 
 struct nvmet_rdma;
@@ -142,6 +144,7 @@ struct nvmet_rdma_rsp {
 	uint32_t len;                    /* data length the core is told (SGL1's) */
 	uint8_t dir;                     /* enum dma_dir */
 	unsigned wr_pending;             /* posted work requests not completed yet */
+	unsigned tx_refs;                /* frames the NIC still reads from its device buffer */
 	struct list_node wait_node;
 };
 
@@ -172,6 +175,8 @@ struct nvmet_rdma_queue {
 	unsigned bufs[2];                /* data buffers held, by class */
 	unsigned rx_reserved;            /* NIC receive buffers reserved for write data in place */
 	struct nvmet_rdma_cfrags *cfr;   /* per receive buffer: the capsule's SEND in the NIC's buffers */
+	unsigned tx_refs;                /* frames the NIC still reads from its rsps' device buffers */
+	unsigned tx_held;                /* rsps in TX_HELD */
 	unsigned rx_capsule;             /* NIC receive buffers its capsules hold */
 	uint32_t dev_bytes;              /* device memory held */
 	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
@@ -203,6 +208,7 @@ struct nvmet_rdma_stats {
 	uint64_t rx_waits;                    /* writes that waited for the NIC receive buffer budget */
 	uint64_t inline_inplace, inline_inplace_bytes; /* in-capsule writes the drive read in the NIC's buffers */
 	uint64_t capsule_copied;              /* capsules copied out of the NIC's buffers into their DRAM buffer */
+	uint64_t tx_deferred;                 /* commands done while the NIC still read their device buffer */
 	uint64_t rx_held, rx_held_peak;       /* NIC receive buffers held by write data now, and at most */
 	uint64_t dram_cmds[NVMET_TCP_DRAM_REASON_COUNT], dram_bytes[NVMET_TCP_DRAM_REASON_COUNT];
 };
@@ -229,6 +235,10 @@ struct nvmet_rdma {
 	struct netdev_frag (*fragt)[NVMET_RDMA_SG_MAX]; /* a fragment table beside each segment table (heap) */
 	unsigned rx_reserved;            /* NIC receive buffers reserved for write data in place, all hosts */
 	unsigned rx_capsule;             /* NIC receive buffers capsules hold, all hosts */
+	/* read data's device buffers held by the frames the NIC gathers from them (their MRs'
+	 * transmit owner, roce_mr_set_tx_owner; the token is the rsp) */
+	struct roce_mr_tx_owner txo;
+	struct netdev_frag_owner tx_owner;
 	bool copy_logged[NVMET_TCP_DRAM_REASON_COUNT]; /* write data copied out of the NIC's buffers, once */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* by direction (write), once */
 	struct nvmet_rdma_stats st;

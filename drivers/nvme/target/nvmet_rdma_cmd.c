@@ -8,7 +8,9 @@
  * Ownership: a rsp holds its capsule's receive buffer from the capsule's arrival until the
  * core completed the command (then the buffer is posted again), and its data buffer until
  * every work request it posted completed (the RC layer reads the SEND and WRITE payload
- * when it sends them, and again on a retransmission).
+ * when it sends them, and again on a retransmission). Write data left in the NIC's receive
+ * buffers (the RDMA READ responses, or the capsule's SEND: nvmet_rdma_place.c) is held
+ * until the core completed the command, then given back to the NIC.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -152,10 +154,64 @@ static struct nvmet_rdma_rsp *rsp_get(struct nvmet_rdma_queue *rq)
 
 static void rsp_start(struct nvmet_rdma_rsp *r, unsigned capsule, uint32_t len);
 
+/* --- frames the NIC still reads from a read's device buffer --- */
+
+static void tx_hold(struct roce_mr_tx_owner *o, uint64_t token)
+{
+	struct nvmet_rdma_rsp *r = (struct nvmet_rdma_rsp *)(uintptr_t)token;
+	(void)o;
+	r->tx_refs++;
+	r->rq->tx_refs++;
+}
+
+static void tx_release(struct netdev_frag_owner *o, uint64_t token)
+{
+	struct nvmet_rdma_rsp *r = (struct nvmet_rdma_rsp *)(uintptr_t)token;
+	(void)o;
+	if (!r->tx_refs)
+		return;
+	r->tx_refs--;
+	r->rq->tx_refs--;
+	/* a TX_HELD rsp is freed from the poll loop (nvmet_rdma_tx_reap), not inside the NIC's */
+}
+
+void nvmet_rdma_tx_owner_init(struct nvmet_rdma *t)
+{
+	t->tx_owner.name = "nvmet-rdma-read";
+	t->tx_owner.release = tx_release;
+	t->txo.owner = &t->tx_owner;
+	t->txo.hold = tx_hold;
+}
+
+static void rsp_free(struct nvmet_rdma_rsp *r);
+
+int nvmet_rdma_tx_reap(struct nvmet_rdma_queue *rq)
+{
+	int n = 0;
+	for (unsigned i = 0; i < rq->nrsp && rq->tx_held; i++) {
+		struct nvmet_rdma_rsp *r = &rq->rsps[i];
+		if (r->state != NVMET_RDMA_RSP_TX_HELD || r->tx_refs)
+			continue;
+		rq->tx_held--;
+		rsp_free(r);
+		n++;
+	}
+	return n;
+}
+
 static void rsp_free(struct nvmet_rdma_rsp *r)
 {
 	struct nvmet_rdma_queue *rq = r->rq;
 
+	if (r->tx_refs) {
+		/* the NIC still gathers frames from the device buffer: it stays until they are done */
+		if (r->state != NVMET_RDMA_RSP_TX_HELD) {
+			r->state = NVMET_RDMA_RSP_TX_HELD;
+			rq->tx_held++;
+			rq->t->st.tx_deferred++;
+		}
+		return;
+	}
 	nvmet_rdma_buf_put(rq, &r->buf);
 	r->state = NVMET_RDMA_RSP_FREE;
 	r->wr_pending = 0;

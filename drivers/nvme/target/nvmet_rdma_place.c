@@ -7,9 +7,18 @@
  * the same mem_ops core/nvmet_boot.c gives the TCP transport:
  *
  *   host write  RDMA READ responses arrive by header split in the NIC's receive buffers in
- *               device memory; the RC completer moves each packet's payload into the
- *               command's buffer, here device memory the drive may read in place (mops->
- *               reach), and the NVMe Write points there. Host DRAM sees only headers.
+ *               device memory and stay there: the command's MR has a sink (roce_mr_set_sink),
+ *               so the RC completer hands each response's payload over as a reference to
+ *               the NIC's buffer instead of copying it, and the NVMe Write's SGL gathers the
+ *               pieces in place when the drive may read that memory (mops->reach: its own
+ *               CMB; another device's only with nvmet.peer_sgl on). Otherwise they are copied
+ *               into the command's device buffer (counted per reason, logged once). The
+ *               buffers go back to the NIC when the Write completes (or the command goes),
+ *               within a budget: a quarter of the NIC's receive buffers, a host address half
+ *               of it (or one command when it holds none); a write beyond it waits before its
+ *               RDMA READ. 4 KiB of in-capsule data stays in the NIC's buffers the same way
+ *               (the capsule MR's sink, a budget of its own). Host DRAM sees only headers
+ *               and the 64-byte commands.
  *   host read   the drive writes into device memory the NIC may gather from (mops->alloc);
  *               the RDMA WRITE's packets take their payload from there (drivers/rdma sends
  *               a device-memory payload without a copy).
@@ -216,6 +225,8 @@ static int place_device(struct nvmet_rdma_rsp *r, const struct nvmet_bdev *bdev,
 			sg->len = len - off < chunk ? len - off : chunk;
 		}
 	}
+	if (r->dir == DMA_FROM_DEVICE)
+		roce_mr_set_tx_owner(b->mr, &t->txo, (uint64_t)(uintptr_t)r); /* held until the NIC sent it */
 	if (need) {
 		/* the READ responses stay where the NIC put them: handed over, not copied */
 		roce_mr_set_sink(b->mr, write_frag_take, r);

@@ -27,6 +27,12 @@ void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc)
 /* Retry the waiting rsps of rq in order until one still cannot go on. Returns how many went. */
 int nvmet_rdma_resume(struct nvmet_rdma_queue *rq);
 
+/* Free the rsps of rq whose device buffers the NIC no longer reads (TX_HELD, no frame left).
+ * Returns how many. */
+int nvmet_rdma_tx_reap(struct nvmet_rdma_queue *rq);
+/* Set up t's transmit owner (nvmet_rdma_start). */
+void nvmet_rdma_tx_owner_init(struct nvmet_rdma *t);
+
 /* The queue is closing: rsps waiting for buffers or send room are freed. */
 void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *rq);
 

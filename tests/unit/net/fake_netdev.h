@@ -40,6 +40,11 @@ struct fake_netdev {
 					  * (a data buffer lent as the netbuf's header buffer), no
 					  * fragments, rx_bufs 0 (the stack copies the payload) */
 	bool rx_csum;                    /* report L3/L4 checksum OK after verifying (NIC offload) */
+	bool tx_late;                    /* a transmit ring that completes late: frames are captured
+					  * at once but their netbufs (and the fragments' references)
+					  * kept until fake_netdev_tx_complete */
+	unsigned nlate;
+	struct netbuf *late[FAKE_TX_MAX];
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
 	bool hdr_used[FAKE_HDR_BUFS];
@@ -63,6 +68,9 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len);
 
 /* Forget the captured frames. */
 void fake_netdev_clear(struct fake_netdev *fd);
+
+/* tx_late: the device is done with every frame it still holds (descriptor done). Returns how many. */
+unsigned fake_netdev_tx_complete(struct fake_netdev *fd);
 
 /* --- peer side ------------------------------------------------------------------------ */
 
