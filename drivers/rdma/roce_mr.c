@@ -257,7 +257,14 @@ int roce_scatter(struct roce_dev *dev, const struct roce_pd *pd, const struct ro
 			}
 			for (uint32_t done = 0; nf && done < n;) {
 				struct netdev_frag *c = &f[fi];
+				if (fi >= nf)
+					goto out; /* cannot be: the pieces are exactly the payload */
 				uint32_t k = c->len < n - done ? c->len : n - done;
+				if (!c->len) {
+					netdev_frag_release(c); /* an empty buffer: nothing to place */
+					fi++;
+					continue;
+				}
 				uint8_t *dst = (uint8_t *)(uintptr_t)m.bus + done;
 				if (k == c->len && mr->sink) {
 					/* the whole piece lies here: offered to the sink first */

@@ -10,13 +10,15 @@
  * Input: byte 0 = mode (bit 0: NIC split on, so the BTH onwards is a payload fragment;
  * bit 1: write the correct ICRC into the last 4 bytes before sending, so mutated headers
  * and MADs get past the ICRC into the GSI/CM code; bit 2: the clock moves 100 ms before
- * each packet, so retransmit timers fire), then one or more records
+ * each packet, so retransmit timers fire; bit 3: the MR has a sink that keeps received pieces,
+ * roce_mr_set_sink), then one or more records
  * [len hi][len lo][UDP payload bytes]. Invariants: no crash/UB/leak; every packet is
  * counted exactly once as good or under one parse reason; every answer is a MAD, or an
  * RC packet to QP 0x77 (or to the QP a REP named), with a valid ICRC and its payload within
  * the path MTU; every pool and receive buffer comes back.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -133,9 +135,27 @@ static int cm_on_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint
 	return 0;
 }
 
+/* data[0] bit 3: rc_mr has a sink that keeps received pieces (up to 32, refusing every third
+ * offer: those are copied), given back at the end: the NIC's buffers must all come back. */
+static struct netdev_frag kept[32];
+static unsigned nkept, offers;
+
+static int keep_piece(void *ctx, uint64_t off, struct netdev_frag *f)
+{
+	(void)ctx;
+	assert(f->owner && f->len && off <= sizeof(rc_mem) && f->len <= sizeof(rc_mem) - off);
+	if (++offers % 3 == 0 || nkept == sizeof(kept) / sizeof(kept[0]))
+		return -ENOSPC;
+	kept[nkept++] = *f;
+	return 0;
+}
+
 static void rc_teardown(void)
 {
 	struct roce_wc wc[16];
+	for (unsigned i = 0; i < nkept; i++)
+		netdev_frag_release(&kept[i]);
+	nkept = offers = 0;
 	for (unsigned i = 0; i < cm_nqps; i++) {
 		struct roce_qp_attr e = { .qp_state = ROCE_QPS_ERR };
 		roce_modify_qp(cm_qps[i], &e, ROCE_QP_STATE);
@@ -184,6 +204,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	roce_dev_set_addr(dev, 0x0a0a000a, 1500);
 	assert(roce_net_start(&rn, dev) == 0);
 	rc_setup(dev);
+	if (data[0] & 8)
+		assert(roce_mr_set_sink(rc_mr, keep_piece, NULL) == 0);
 	assert(roce_cm_listen(&rn, ROCE_CM_PS_TCP_SID(7174), cm_on_req, NULL, NULL) == 0);
 	{
 		struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = rc_cq, .recv_cq = rc_cq,
