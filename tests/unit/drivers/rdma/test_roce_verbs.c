@@ -1,4 +1,4 @@
-// sources: drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c mm/pool.c lib/log.c
+// sources: drivers/rdma/roce_dev.c drivers/rdma/roce_mr.c drivers/rdma/roce_odp.c drivers/rdma/roce_odp_mr.c drivers/rdma/roce_cq.c drivers/rdma/roce_qp.c drivers/rdma/roce_req.c mm/pool.c lib/log.c drivers/nic/netdev.c mm/dma.c
 /*
  * RoCE verbs objects: the port (GID from the IPv4 address, path MTU from the interface
  * MTU), PD/MR keys with a generation and the key/PD/rights/bounds check, CQ order,
