@@ -65,6 +65,35 @@ static void set_state(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state s)
 
 static void queue_kill(void *tctx, int reason);
 
+/* c has work for the poll loop (received data, a kill, responses waiting for room): queue
+ * it once, behind the others. */
+static void conn_ready(struct nvmet_tcp_conn *c)
+{
+	if (c->on_ready)
+		return;
+	c->on_ready = true;
+	list_add_tail(&nvmet_tcp.ready, &c->ready_node);
+	nvmet_tcp.nready++;
+}
+
+static void conn_unready(struct nvmet_tcp_conn *c)
+{
+	if (!c->on_ready)
+		return;
+	c->on_ready = false;
+	list_del(&c->ready_node);
+	nvmet_tcp.nready--;
+}
+
+/* Has c work the poll loop must come back for? */
+static bool conn_has_work(const struct nvmet_tcp_conn *c)
+{
+	if (!c->sock)
+		return false;
+	return c->rx_ready || !list_empty(&c->tx_backlog) ||
+	       (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED));
+}
+
 static const struct nvmet_transport_ops nvmet_tcp_ops = {
 	.name = "tcp",
 	.trtype = NVMET_TRTYPE_TCP,
@@ -229,6 +258,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		return;
 	log_debug("tcp conn %p: close (%s)", (void *)c, why);
 	set_state(c, to);
+	nvmet_tcp.reap_due = true;
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
 		struct tcp_sock *s = c->sock;
@@ -273,6 +303,7 @@ static void conn_fail(struct nvmet_tcp_conn *c, uint16_t fes, uint32_t fei, cons
 
 static void conn_free(struct nvmet_tcp_conn *c)
 {
+	conn_unready(c);
 	list_del(&c->node);
 	nvmet_tcp.nconns--;
 	nvmet_tcp.st.freed++;
@@ -286,6 +317,7 @@ static void queue_kill(void *tctx, int reason)
 	c->kill_pending = true;
 	c->kill_reason = reason;
 	nvmet_tcp.st.kills++;
+	conn_ready(c);
 }
 
 /* --- commands --- */
@@ -320,6 +352,8 @@ static void req_done(struct nvmet_req *req, void *arg)
 	list_add_tail(&c->tx_backlog, &r->tx_node);
 	if (!c->in_rx && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	else if (!list_empty(&c->tx_backlog))
+		conn_ready(c); /* the poll loop retries while the socket has no room */
 }
 
 /* Run r at the core with nsg segments of r->sg (0: none). */
@@ -703,8 +737,10 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 
 	if (!c->sock)
 		return;
-	if (events & TCP_EV_RECV)
+	if (events & TCP_EV_RECV) {
 		c->rx_ready = true;
+		conn_ready(c);
+	}
 	if (c->sock && (events & TCP_EV_SENT) && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
@@ -847,6 +883,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		nvme_tcp_rx_init(&c->rx, &c->params);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
+		nvmet_tcp.next_timeout_ns = 0; /* its timeouts from the next pass on */
 		nvmet_tcp.st.accepted++;
 		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
 				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
@@ -906,6 +943,10 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 	nvmet_tcp.live = true;
 	nvmet_tcp.mops = mops;
 	list_init(&nvmet_tcp.conns);
+	list_init(&nvmet_tcp.ready);
+	nvmet_tcp.nready = 0;
+	nvmet_tcp.reap_due = false;
+	nvmet_tcp.next_timeout_ns = 0;
 	nvmet_tcp.nwaiting = 0;
 	nvmet_tcp.write_held = 0;
 	nvmet_tcp.freed = false;
@@ -992,19 +1033,51 @@ static int conn_timeouts(struct nvmet_tcp_conn *c, uint64_t now)
 	return 1;
 }
 
-/* Free closed connections with nothing left at the core; once stopped, the pools. */
+/* The timeouts of every connection (conn_timeouts), and when the next may be due: a
+ * connection's Connect deadline until it is connected, and its next look for late R2T
+ * data (every 100 ms). The poll loop calls this only once that time came. */
+static int conns_timeouts(uint64_t now)
+{
+	struct list_node *it;
+	uint64_t next = UINT64_MAX;
+	int work = 0;
+
+	list_for_each(&nvmet_tcp.conns, it) {
+		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
+		work += conn_timeouts(c, now);
+		if (!c->sock || (c->state != NVMET_TCP_WAIT_ICREQ && c->state != NVMET_TCP_ESTABLISHED))
+			continue;
+		if (c->next_r2t_check_ns < next)
+			next = c->next_r2t_check_ns;
+		if ((!c->q || nvmet_queue_qid(c->q) < 0) && c->connect_deadline_ns < next)
+			next = c->connect_deadline_ns;
+	}
+	nvmet_tcp.next_timeout_ns = next;
+	return work;
+}
+
+/* Free closed connections with nothing left at the core; once stopped, the pools. Looks
+ * only after a close, until no closed connection is left. */
 static int conns_reap(void)
 {
 	struct list_node *it, *tmp;
 	int work = 0;
+	bool left = false;
+
+	if (!nvmet_tcp.reap_due)
+		return 0;
 	list_for_each_safe(&nvmet_tcp.conns, it, tmp) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) && c->inflight == 0 &&
-		    c->ndbufs == 0) {
+		if (c->state != NVMET_TCP_FAILED && c->state != NVMET_TCP_CLOSING)
+			continue;
+		if (c->inflight == 0 && c->ndbufs == 0) {
 			conn_free(c);
 			work++;
+		} else {
+			left = true;
 		}
 	}
+	nvmet_tcp.reap_due = left;
 	return work;
 }
 
@@ -1033,32 +1106,29 @@ void nvmet_tcp_stop(void)
 	pools_destroy_if_idle();
 }
 
-/* Poll-loop work. */
-int nvmet_tcp_poll(unsigned budget)
+/*
+ * The poll loop's work. A pass looks only at what has work: the connections in nvmet_tcp.ready
+ * (received data, a kill, responses waiting for room), the timeouts once one may be due
+ * (nvmet_tcp.next_timeout_ns), closed connections after a close, waiting commands while
+ * there are any. An idle connection costs a pass nothing, however many there are.
+ */
+static __attribute__((noinline)) int poll_work(unsigned budget, uint64_t now)
 {
-	struct list_node *it;
-	uint64_t now = clock_now_ns();
 	int work = 0;
 
-	if (!nvmet_tcp.live)
-		return 0;
 	nvmet_tcp.in_poll = true;
 	/* first the connections closed by the last pass whose commands are all done, then
 	 * the waiting commands (before new ones take what came back) */
 	work += conns_reap();
 	if (nvmet_tcp.nwaiting)
 		work += resume_waiters();
-	list_for_each(&nvmet_tcp.conns, it) {
-		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((unsigned)work >= budget) {
-			/* out of budget: the next pass starts here, so every connection gets its turn */
-			list_del(&nvmet_tcp.conns);
-			list_add_tail(&c->node, &nvmet_tcp.conns);
-			break;
-		}
+	/* each connection queued when the pass began, once, in turn: out of budget, the
+	 * rest stay first for the next pass, and one that still has work goes behind them */
+	for (unsigned n = nvmet_tcp.nready; n && (unsigned)work < budget; n--) {
+		struct nvmet_tcp_conn *c = container_of(nvmet_tcp.ready.next, struct nvmet_tcp_conn, ready_node);
+		conn_unready(c);
 		if (c->rx_ready && c->sock)
 			work += conn_recv(c);
-		work += conn_timeouts(c, now);
 		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
 			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
 			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
@@ -1069,12 +1139,30 @@ int nvmet_tcp_poll(unsigned budget)
 				conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 			work += rc > 0;
 		}
+		if (conn_has_work(c))
+			conn_ready(c);
 	}
+	if (now >= nvmet_tcp.next_timeout_ns)
+		work += conns_timeouts(now);
 	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
 		work += resume_waiters(); /* buffers this pass gave back */
 	nvmet_tcp.in_poll = false;
-	pools_destroy_if_idle();
+	if (!nvmet_tcp.running)
+		pools_destroy_if_idle();
 	return work;
+}
+
+/* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
+int nvmet_tcp_poll(unsigned budget)
+{
+	uint64_t now = clock_now_ns();
+
+	if (!nvmet_tcp.live)
+		return 0;
+	if (!nvmet_tcp.nready && !nvmet_tcp.reap_due && !nvmet_tcp.nwaiting && now < nvmet_tcp.next_timeout_ns &&
+	    nvmet_tcp.running)
+		return 0;
+	return poll_work(budget, now);
 }
 POLLER(nvmet_tcp, nvmet_tcp_poll);
 

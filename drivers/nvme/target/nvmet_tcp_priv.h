@@ -103,6 +103,8 @@ struct nvmet_tcp_conn {
 	int kill_reason;
 	bool in_rx;                      /* inside conn_recv (no re-entry) */
 	bool rx_ready;                   /* TCP_EV_RECV came: the poll loop drains the socket */
+	bool on_ready;                   /* in nvmet_tcp.ready (ready_node) */
+	struct list_node ready_node;     /* in nvmet_tcp.ready: the poll loop has work for it */
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
 	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
@@ -141,6 +143,13 @@ struct nvmet_tcp_state {
 	struct mm_pool dbuf_pool;
 	struct list_node conns;
 	unsigned nconns;
+	struct list_node ready;          /* connections with work for the poll loop (received data,
+					  * a kill, responses to send), in turn; the others cost a
+					  * pass nothing */
+	unsigned nready;
+	bool reap_due;                   /* a connection closed: conns_reap looks until none is left */
+	uint64_t next_timeout_ns;        /* no connection's timeout (Connect, late R2T data) is
+					  * due before then: the poll loop looks at them no sooner */
 	unsigned nlisteners;
 	uint64_t accept_seq;             /* accept order of connections */
 	bool in_poll;                    /* inside nvmet_tcp_poll (walking conns: free nothing) */
