@@ -379,6 +379,8 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	slot->done = done;
 	slot->arg = arg;
 	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
+	if (slot->deadline_ns < q->next_timeout_ns)
+		q->next_timeout_ns = slot->deadline_ns;
 	nvme_ring_push(&q->ring, &sqe);
 	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(sqe));
 	if (slot->list_bytes)
@@ -545,23 +547,34 @@ static void send_abort(struct nvme_qpair *q, struct nvme_cmd *slot)
 static void check_timeouts(struct nvme_qpair *q, uint64_t now)
 {
 	struct nvme_ctrl *c = q->ctrl;
+	uint64_t next = UINT64_MAX;
+
+	if (now < q->next_timeout_ns)
+		return; /* no deadline due yet: no scan of the slots on every poll */
+	q->next_timeout_ns = UINT64_MAX; /* an Abort submitted below lowers it */
 	for (unsigned i = 0; i < q->ring.depth - 1u; i++) {
 		struct nvme_cmd *s = &q->cmds[i];
-		if ((s->state != NVME_CMD_ACTIVE && s->state != NVME_CMD_ABORTING) || now < s->deadline_ns)
+		if (s->state != NVME_CMD_ACTIVE && s->state != NVME_CMD_ABORTING)
 			continue;
+		if (now < s->deadline_ns) {
+			if (s->deadline_ns < next)
+				next = s->deadline_ns;
+			continue;
+		}
 		uint32_t csts = rd32(c, NVME_REG_CSTS);
 		if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
+			q->next_timeout_ns = 0; /* scan again on the next poll */
 			ctrl_fatal(c, csts);
 			return;
 		}
-		if (s->state == NVME_CMD_LOST)
-			continue; /* quarantined: waits for the reset */
 		if (s->state == NVME_CMD_ACTIVE) {
 			q->st.timeouts++;
 			log_warn("%s: q%u cid %u opcode 0x%02x timed out after %llu ms: aborting", c->name,
 				 q->qid, s->cid, s->opc, (unsigned long long)(c->cmd_timeout_ns / 1000000));
 			s->state = NVME_CMD_ABORTING;
 			s->deadline_ns = now + c->abort_timeout_ns;
+			if (s->deadline_ns < next)
+				next = s->deadline_ns;
 			send_abort(q, s);
 		} else {
 			/* No answer to the Abort either: the controller may still complete the
@@ -574,6 +587,8 @@ static void check_timeouts(struct nvme_qpair *q, uint64_t now)
 			request_reset(c, "a command did not answer its Abort");
 		}
 	}
+	if (next < q->next_timeout_ns)
+		q->next_timeout_ns = next;
 }
 
 /* Reap completions, ring the CQ head doorbell, handle timeouts. */

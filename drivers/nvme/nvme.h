@@ -217,6 +217,8 @@ struct nvme_qpair {
 	uint16_t free_cids[NVME_MAX_QDEPTH];
 	unsigned nfree;
 	unsigned outstanding;
+	uint64_t next_timeout_ns;  /* no command's deadline is earlier: check_timeouts scans the
+				    * slots only from then on */
 	struct nvme_qpair_stats st;
 };
 

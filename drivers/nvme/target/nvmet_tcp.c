@@ -118,6 +118,12 @@ static int conn_send(struct nvmet_tcp_conn *c, const void *buf, size_t len)
 
 static int conn_send_r2ts(struct nvmet_tcp_conn *c);
 
+/* Has c anything for conn_tx to send (an R2T, a response or read data)? */
+static inline bool conn_tx_due(const struct nvmet_tcp_conn *c)
+{
+	return c->r2t_due || !list_empty(&c->tx_backlog);
+}
+
 /* CRC32C of fragments (the CPU reads them: counted by netdev_frag_read). */
 static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
 {
@@ -687,14 +693,17 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 {
 	struct netdev_frag f[NVMET_TCP_RX_BATCH];
 	unsigned batches = 0;
+	bool full = false;
 	int n = 0;
 
 	c->in_rx = true;
+	c->rx_ready = false; /* data that comes meanwhile marks it again (TCP_EV_RECV) */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
 		int i = 0;
 		batches++;
+		full = n == NVMET_TCP_RX_BATCH;
 		for (; i < n; i++) {
 			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
 			if (!rc)
@@ -708,10 +717,12 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 		}
 		for (; i < n; i++)
 			netdev_frag_release(&f[i]);
+		if (!full)
+			break; /* a short batch: the socket is drained */
 	}
 	c->in_rx = false;
-	if (batches < NVMET_TCP_RX_BATCHES)
-		c->rx_ready = false; /* drained (or closed): the next TCP_EV_RECV marks it again */
+	if (batches == NVMET_TCP_RX_BATCHES && full)
+		c->rx_ready = true; /* the budget ran out before the socket was drained */
 	if (c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) {
 		nvme_tcp_rx_reset(&c->rx);
 		c->rx_ready = false;
@@ -721,7 +732,7 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 		conn_close(c, NVMET_TCP_CLOSING, true, "peer closed");
 		return (int)batches + 1;
 	}
-	if (conn_tx(c) < 0) {
+	if (conn_tx_due(c) && conn_tx(c) < 0) {
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 		return (int)batches + 1;
 	}
@@ -741,7 +752,7 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		c->rx_ready = true;
 		conn_ready(c);
 	}
-	if (c->sock && (events & TCP_EV_SENT) && conn_tx(c) < 0)
+	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
