@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 15600,
     "read-4k": 16400,
-    "write-128k": 307000,
+    "write-128k": 306500,
     "read-128k": 150000,
     "write-4k-ddgst": 49900,
     "read-4k-ddgst": 51900,

@@ -309,6 +309,7 @@ static void conn_fail(struct nvmet_tcp_conn *c, uint16_t fes, uint32_t fei, cons
 
 static void conn_free(struct nvmet_tcp_conn *c)
 {
+	c->host->nconns--; /* its holdings are back (no command, no buffer left) */
 	conn_unready(c);
 	list_del(&c->node);
 	nvmet_tcp.nconns--;
@@ -527,10 +528,12 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 	if (!c->r2t_due)
 		return 0;
 	c->r2t_due = false;
-	for (unsigned i = 0; c->sock && i < NVMET_TCP_QUEUE_DEPTH; i++) {
+	/* the requests in R2T without their R2T PDU, lowest slot first (r2t_mask) */
+	for (uint64_t m = c->r2t_mask; c->sock && m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(m);
 		struct nvmet_tcp_req *r = &c->reqs[i];
-		if (r->state != NVMET_TCP_REQ_R2T || r->r2t_sent)
-			continue;
+		if (!(c->r2t_mask & (1ull << i)))
+			continue; /* put meanwhile */
 		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
 		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
@@ -540,6 +543,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		if ((rc = conn_send(c, hdr, hl)))
 			return rc;
 		r->r2t_sent = true;
+		c->r2t_mask &= ~(1ull << i);
 		r->r2t_deadline_ns = clock_now_ns() + NVMET_TCP_R2T_TIMEOUT_MS * NSEC_PER_MSEC;
 		sent++;
 	}
@@ -787,14 +791,30 @@ static int port_for(uint16_t tcp_port, uint32_t laddr)
 	return any;
 }
 
+/* The holdings entry of host address raddr: the one in use, else (get) a free one; NULL
+ * when none (there are as many entries as connections). */
+static struct nvmet_tcp_host *host_entry(uint32_t raddr, bool get)
+{
+	struct nvmet_tcp_host *free = NULL;
+	for (unsigned i = 0; i < NVMET_TCP_MAX_CONNS; i++) {
+		struct nvmet_tcp_host *h = &nvmet_tcp.hosts[i];
+		if (h->nconns && h->raddr == raddr)
+			return h;
+		if (!h->nconns && !free)
+			free = h;
+	}
+	if (!get || !free)
+		return NULL;
+	memset(free, 0, sizeof(*free));
+	free->raddr = raddr;
+	return free;
+}
+
 /* Connections (any state, until freed) of host address raddr. */
 static unsigned conns_of(uint32_t raddr)
 {
-	struct list_node *it;
-	unsigned n = 0;
-	list_for_each(&nvmet_tcp.conns, it)
-		n += container_of(it, struct nvmet_tcp_conn, node)->raddr == raddr;
-	return n;
+	const struct nvmet_tcp_host *h = host_entry(raddr, false);
+	return h ? h->nconns : 0;
 }
 
 /* Has c not completed Connect (holding nothing at the core)? Such a connection may be
@@ -880,12 +900,15 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
+		c->host = host_entry(ti.raddr, true); /* never NULL: an entry per connection */
+		c->host->nconns++;
 		c->state = NVMET_TCP_WAIT_ICREQ;
 		c->port = (unsigned)port;
 		c->raddr = ti.raddr;
 		c->seq = ++nvmet_tcp.accept_seq;
 		c->sock = s;
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
+		c->free_mask = NVMET_TCP_QUEUE_DEPTH == 64 ? ~0ull : (1ull << NVMET_TCP_QUEUE_DEPTH) - 1;
 		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
 			c->reqs[i].conn = c;
@@ -956,6 +979,8 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 	list_init(&nvmet_tcp.conns);
 	list_init(&nvmet_tcp.ready);
 	nvmet_tcp.nready = 0;
+	memset(nvmet_tcp.hosts, 0, sizeof(nvmet_tcp.hosts));
+	nvmet_tcp.write_waiting = 0;
 	nvmet_tcp.reap_due = false;
 	nvmet_tcp.next_timeout_ns = 0;
 	nvmet_tcp.nwaiting = 0;
