@@ -139,6 +139,11 @@ int nvme_sgl_build(const struct nvme_sg *sg, unsigned n, uint64_t total, uint32_
 		   bool dword, const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1,
 		   size_t *list_bytes);
 
+/* nvme_sgl_build for a scatter list the caller already checked (1..NVME_MAX_SG entries,
+ * none empty) and whose sum it compared with the command's total: not summed again. */
+int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_size, bool dword,
+			  const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1, size_t *list_bytes);
+
 /* --- rings (nvme_queue.c): the submission/completion queue pair without the commands --- */
 
 struct nvme_ring {
