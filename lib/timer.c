@@ -31,6 +31,17 @@ void timer_arm(struct timer_queue *q, struct timer *t, uint64_t deadline_ns)
 {
 	struct list_node *it;
 
+	if (t->armed) {
+		/* re-armed where the new deadline belongs already (after every timer due no
+		 * later, before every later one: a keepalive or retransmission timer pushed
+		 * back while it is the last): only the deadline changes */
+		struct list_node *prev = t->node.prev, *next = t->node.next;
+		if ((prev == &q->armed || container_of(prev, struct timer, node)->deadline_ns <= deadline_ns) &&
+		    (next == &q->armed || container_of(next, struct timer, node)->deadline_ns > deadline_ns)) {
+			t->deadline_ns = deadline_ns;
+			return;
+		}
+	}
 	timer_cancel(q, t);
 	t->deadline_ns = deadline_ns;
 	/* Walk from the tail: new timers are usually the latest. */
@@ -54,9 +65,7 @@ bool timer_cancel(struct timer_queue *q, struct timer *t)
 	return true;
 }
 
-/* Fire due timers in deadline order. A timer re-armed for a time <= now by its own
- * callback fires again only on the next call, so one pass is always bounded. */
-unsigned timer_queue_run(struct timer_queue *q, uint64_t now_ns)
+static __attribute__((noinline)) unsigned run_due(struct timer_queue *q, uint64_t now_ns)
 {
 	unsigned fired = 0;
 	unsigned long limit = q->n_armed;
@@ -71,6 +80,16 @@ unsigned timer_queue_run(struct timer_queue *q, uint64_t now_ns)
 		t->fn(t, t->arg);
 	}
 	return fired;
+}
+
+/* Fire due timers in deadline order. A timer re-armed for a time <= now by its own
+ * callback fires again only on the next call, so one pass is always bounded. A pass
+ * with nothing due looks at the first deadline only. */
+unsigned timer_queue_run(struct timer_queue *q, uint64_t now_ns)
+{
+	if (list_empty(&q->armed) || container_of(q->armed.next, struct timer, node)->deadline_ns > now_ns)
+		return 0;
+	return run_due(q, now_ns);
 }
 
 /* Earliest deadline. */

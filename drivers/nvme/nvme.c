@@ -205,15 +205,6 @@ bool nvme_in_own_cmb(const struct nvme_ctrl *c, uint64_t bus, uint64_t len)
 	return bus >= m->bus && bus - m->bus < m->size && len <= m->size - (bus - m->bus);
 }
 
-/* Does any part of [bus, bus + len) touch the CMB's BAR range? */
-static bool touches_cmb(const struct nvme_ctrl *c, uint64_t bus, uint64_t len)
-{
-	const struct nvme_cmb *m = &c->cmb;
-	if (m->scheme == NVME_CMB_NONE || m->size == 0)
-		return false;
-	return bus < m->bus + m->size && bus + len > m->bus;
-}
-
 /* Give every slot of q a list area in the CMB (first command with CMB data): from the
  * attach's allocator (the published P2P provider) or carved from the CMB's start. */
 static int cmb_lists_ensure(struct nvme_qpair *q)
@@ -265,8 +256,27 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 	size_t list_bytes = 0;
 	int rc;
 
-	int64_t total = nvme_sg_total(rq->sg, rq->nsg);
-	if (total < 0)
+	/* one walk over the entries for what the checks below need: their sum, one memory
+	 * class, in the CMB or not (the same checks, in the same order, as separate walks) */
+	const struct nvme_cmb *m = &c->cmb;
+	bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0, empty = false, mixed = false, straddles = false;
+	int64_t total = 0;
+	if (rq->nsg > NVME_MAX_SG)
+		return -EINVAL;
+	for (unsigned i = 0; i < rq->nsg; i++) {
+		const struct nvme_sg *e = &rq->sg[i];
+		empty |= e->len == 0;
+		total += e->len; /* <= 512 entries of < 4 GiB: no overflow */
+		mixed |= e->addr.cls != rq->sg[0].addr.cls;
+		if (cmb && e->addr.bus < m->bus + m->size && e->addr.bus + e->len > m->bus) {
+			/* touches the CMB's BAR range: inside it, or across its end */
+			if (nvme_in_own_cmb(c, e->addr.bus, e->len))
+				own++;
+			else
+				straddles = true;
+		}
+	}
+	if (empty)
 		return -EINVAL;
 	if (rq->sgl_total && (uint64_t)total != rq->sgl_total) {
 		log_debug("%s: scatter list holds %lld bytes, command moves %llu", c->name,
@@ -275,17 +285,13 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 	}
 	if (total > c->max_xfer && c->max_xfer)
 		return -E2BIG;
-	int cls = nvme_sg_class(rq->sg, rq->nsg);
-	if (cls < 0) {
+	int cls = rq->sg[0].addr.cls;
+	if (mixed) {
 		log_debug("%s: command mixes host and device memory: refused", c->name);
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < rq->nsg; i++) {
-		if (nvme_in_own_cmb(c, rq->sg[i].addr.bus, rq->sg[i].len))
-			own++;
-		else if (touches_cmb(c, rq->sg[i].addr.bus, rq->sg[i].len))
-			return -EINVAL; /* straddles the CMB's end */
-	}
+	if (straddles)
+		return -EINVAL; /* straddles the CMB's end */
 	if (own && own != rq->nsg) {
 		log_debug("%s: command mixes the CMB and other memory: refused", c->name);
 		return -EINVAL;
@@ -307,9 +313,9 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
 	if (sgl) {
 		struct nvme_sgl_desc d;
-		rc = nvme_sgl_build(rq->sg, rq->nsg, (uint64_t)total, NVME_PAGE_SIZE,
-				    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN, list, &d,
-				    &list_bytes);
+		rc = nvme_sgl_build_summed(rq->sg, rq->nsg, NVME_PAGE_SIZE,
+					   (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN, list, &d,
+					   &list_bytes);
 		if (rc == 0) {
 			sqe->dptr.sgl1 = d;
 			sqe->flags |= NVME_SQE_PSDT_SGL;
@@ -379,6 +385,8 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	slot->done = done;
 	slot->arg = arg;
 	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
+	if (slot->deadline_ns < q->next_timeout_ns)
+		q->next_timeout_ns = slot->deadline_ns;
 	nvme_ring_push(&q->ring, &sqe);
 	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(sqe));
 	if (slot->list_bytes)
@@ -545,23 +553,34 @@ static void send_abort(struct nvme_qpair *q, struct nvme_cmd *slot)
 static void check_timeouts(struct nvme_qpair *q, uint64_t now)
 {
 	struct nvme_ctrl *c = q->ctrl;
+	uint64_t next = UINT64_MAX;
+
+	if (now < q->next_timeout_ns)
+		return; /* no deadline due yet: no scan of the slots on every poll */
+	q->next_timeout_ns = UINT64_MAX; /* an Abort submitted below lowers it */
 	for (unsigned i = 0; i < q->ring.depth - 1u; i++) {
 		struct nvme_cmd *s = &q->cmds[i];
-		if ((s->state != NVME_CMD_ACTIVE && s->state != NVME_CMD_ABORTING) || now < s->deadline_ns)
+		if (s->state != NVME_CMD_ACTIVE && s->state != NVME_CMD_ABORTING)
 			continue;
+		if (now < s->deadline_ns) {
+			if (s->deadline_ns < next)
+				next = s->deadline_ns;
+			continue;
+		}
 		uint32_t csts = rd32(c, NVME_REG_CSTS);
 		if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
+			q->next_timeout_ns = 0; /* scan again on the next poll */
 			ctrl_fatal(c, csts);
 			return;
 		}
-		if (s->state == NVME_CMD_LOST)
-			continue; /* quarantined: waits for the reset */
 		if (s->state == NVME_CMD_ACTIVE) {
 			q->st.timeouts++;
 			log_warn("%s: q%u cid %u opcode 0x%02x timed out after %llu ms: aborting", c->name,
 				 q->qid, s->cid, s->opc, (unsigned long long)(c->cmd_timeout_ns / 1000000));
 			s->state = NVME_CMD_ABORTING;
 			s->deadline_ns = now + c->abort_timeout_ns;
+			if (s->deadline_ns < next)
+				next = s->deadline_ns;
 			send_abort(q, s);
 		} else {
 			/* No answer to the Abort either: the controller may still complete the
@@ -574,6 +593,8 @@ static void check_timeouts(struct nvme_qpair *q, uint64_t now)
 			request_reset(c, "a command did not answer its Abort");
 		}
 	}
+	if (next < q->next_timeout_ns)
+		q->next_timeout_ns = next;
 }
 
 /* Reap completions, ring the CQ head doorbell, handle timeouts. */

@@ -139,6 +139,11 @@ int nvme_sgl_build(const struct nvme_sg *sg, unsigned n, uint64_t total, uint32_
 		   bool dword, const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1,
 		   size_t *list_bytes);
 
+/* nvme_sgl_build for a scatter list the caller already checked (1..NVME_MAX_SG entries,
+ * none empty) and whose sum it compared with the command's total: not summed again. */
+int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_size, bool dword,
+			  const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1, size_t *list_bytes);
+
 /* --- rings (nvme_queue.c): the submission/completion queue pair without the commands --- */
 
 struct nvme_ring {
@@ -217,6 +222,8 @@ struct nvme_qpair {
 	uint16_t free_cids[NVME_MAX_QDEPTH];
 	unsigned nfree;
 	unsigned outstanding;
+	uint64_t next_timeout_ns;  /* no command's deadline is earlier: check_timeouts scans the
+				    * slots only from then on */
 	struct nvme_qpair_stats st;
 };
 

@@ -161,6 +161,15 @@ int nvme_sgl_build(const struct nvme_sg *sg, unsigned n, uint64_t total, uint32_
 	int64_t sum = nvme_sg_total(sg, n);
 	if (sum < 0 || (uint64_t)sum != total)
 		return -EINVAL;       /* the SGL must describe exactly NLB x block size bytes */
+	return nvme_sgl_build_summed(sg, n, page_size, dword, list, sgl1, list_bytes);
+}
+
+/* Build SGL1 and the segments of a scatter list the caller checked and summed. */
+int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_size, bool dword,
+			  const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1, size_t *list_bytes)
+{
+	*list_bytes = 0;
+	memset(sgl1, 0, sizeof(*sgl1));
 	if (page_size < 4096 || (page_size & (page_size - 1)))
 		return -EINVAL;
 	if (dword)

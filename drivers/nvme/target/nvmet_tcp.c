@@ -65,6 +65,35 @@ static void set_state(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state s)
 
 static void queue_kill(void *tctx, int reason);
 
+/* c has work for the poll loop (received data, a kill, responses waiting for room): queue
+ * it once, behind the others. */
+static void conn_ready(struct nvmet_tcp_conn *c)
+{
+	if (c->on_ready)
+		return;
+	c->on_ready = true;
+	list_add_tail(&nvmet_tcp.ready, &c->ready_node);
+	nvmet_tcp.nready++;
+}
+
+static void conn_unready(struct nvmet_tcp_conn *c)
+{
+	if (!c->on_ready)
+		return;
+	c->on_ready = false;
+	list_del(&c->ready_node);
+	nvmet_tcp.nready--;
+}
+
+/* Has c work the poll loop must come back for? */
+static bool conn_has_work(const struct nvmet_tcp_conn *c)
+{
+	if (!c->sock)
+		return false;
+	return c->rx_ready || !list_empty(&c->tx_backlog) ||
+	       (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED));
+}
+
 static const struct nvmet_transport_ops nvmet_tcp_ops = {
 	.name = "tcp",
 	.trtype = NVMET_TRTYPE_TCP,
@@ -88,6 +117,12 @@ static int conn_send(struct nvmet_tcp_conn *c, const void *buf, size_t len)
 }
 
 static int conn_send_r2ts(struct nvmet_tcp_conn *c);
+
+/* Has c anything for conn_tx to send (an R2T, a response or read data)? */
+static inline bool conn_tx_due(const struct nvmet_tcp_conn *c)
+{
+	return c->r2t_due || !list_empty(&c->tx_backlog);
+}
 
 /* CRC32C of fragments (the CPU reads them: counted by netdev_frag_read). */
 static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
@@ -229,6 +264,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		return;
 	log_debug("tcp conn %p: close (%s)", (void *)c, why);
 	set_state(c, to);
+	nvmet_tcp.reap_due = true;
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
 		struct tcp_sock *s = c->sock;
@@ -273,6 +309,8 @@ static void conn_fail(struct nvmet_tcp_conn *c, uint16_t fes, uint32_t fei, cons
 
 static void conn_free(struct nvmet_tcp_conn *c)
 {
+	c->host->nconns--; /* its holdings are back (no command, no buffer left) */
+	conn_unready(c);
 	list_del(&c->node);
 	nvmet_tcp.nconns--;
 	nvmet_tcp.st.freed++;
@@ -286,6 +324,7 @@ static void queue_kill(void *tctx, int reason)
 	c->kill_pending = true;
 	c->kill_reason = reason;
 	nvmet_tcp.st.kills++;
+	conn_ready(c);
 }
 
 /* --- commands --- */
@@ -320,6 +359,8 @@ static void req_done(struct nvmet_req *req, void *arg)
 	list_add_tail(&c->tx_backlog, &r->tx_node);
 	if (!c->in_rx && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	else if (!list_empty(&c->tx_backlog))
+		conn_ready(c); /* the poll loop retries while the socket has no room */
 }
 
 /* Run r at the core with nsg segments of r->sg (0: none). */
@@ -487,10 +528,12 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 	if (!c->r2t_due)
 		return 0;
 	c->r2t_due = false;
-	for (unsigned i = 0; c->sock && i < NVMET_TCP_QUEUE_DEPTH; i++) {
+	/* the requests in R2T without their R2T PDU, lowest slot first (r2t_mask) */
+	for (uint64_t m = c->r2t_mask; c->sock && m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(m);
 		struct nvmet_tcp_req *r = &c->reqs[i];
-		if (r->state != NVMET_TCP_REQ_R2T || r->r2t_sent)
-			continue;
+		if (!(c->r2t_mask & (1ull << i)))
+			continue; /* put meanwhile */
 		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
 		if (tcp_send_space(c->sock) < hl) {
 			nvmet_tcp.st.tx_waits++;
@@ -500,6 +543,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		if ((rc = conn_send(c, hdr, hl)))
 			return rc;
 		r->r2t_sent = true;
+		c->r2t_mask &= ~(1ull << i);
 		r->r2t_deadline_ns = clock_now_ns() + NVMET_TCP_R2T_TIMEOUT_MS * NSEC_PER_MSEC;
 		sent++;
 	}
@@ -653,14 +697,17 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 {
 	struct netdev_frag f[NVMET_TCP_RX_BATCH];
 	unsigned batches = 0;
+	bool full = false;
 	int n = 0;
 
 	c->in_rx = true;
+	c->rx_ready = false; /* data that comes meanwhile marks it again (TCP_EV_RECV) */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
 		int i = 0;
 		batches++;
+		full = n == NVMET_TCP_RX_BATCH;
 		for (; i < n; i++) {
 			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
 			if (!rc)
@@ -674,10 +721,12 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 		}
 		for (; i < n; i++)
 			netdev_frag_release(&f[i]);
+		if (!full)
+			break; /* a short batch: the socket is drained */
 	}
 	c->in_rx = false;
-	if (batches < NVMET_TCP_RX_BATCHES)
-		c->rx_ready = false; /* drained (or closed): the next TCP_EV_RECV marks it again */
+	if (batches == NVMET_TCP_RX_BATCHES && full)
+		c->rx_ready = true; /* the budget ran out before the socket was drained */
 	if (c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) {
 		nvme_tcp_rx_reset(&c->rx);
 		c->rx_ready = false;
@@ -687,7 +736,7 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 		conn_close(c, NVMET_TCP_CLOSING, true, "peer closed");
 		return (int)batches + 1;
 	}
-	if (conn_tx(c) < 0) {
+	if (conn_tx_due(c) && conn_tx(c) < 0) {
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 		return (int)batches + 1;
 	}
@@ -703,9 +752,11 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 
 	if (!c->sock)
 		return;
-	if (events & TCP_EV_RECV)
+	if (events & TCP_EV_RECV) {
 		c->rx_ready = true;
-	if (c->sock && (events & TCP_EV_SENT) && conn_tx(c) < 0)
+		conn_ready(c);
+	}
+	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
@@ -740,14 +791,30 @@ static int port_for(uint16_t tcp_port, uint32_t laddr)
 	return any;
 }
 
+/* The holdings entry of host address raddr: the one in use, else (get) a free one; NULL
+ * when none (there are as many entries as connections). */
+static struct nvmet_tcp_host *host_entry(uint32_t raddr, bool get)
+{
+	struct nvmet_tcp_host *free = NULL;
+	for (unsigned i = 0; i < NVMET_TCP_MAX_CONNS; i++) {
+		struct nvmet_tcp_host *h = &nvmet_tcp.hosts[i];
+		if (h->nconns && h->raddr == raddr)
+			return h;
+		if (!h->nconns && !free)
+			free = h;
+	}
+	if (!get || !free)
+		return NULL;
+	memset(free, 0, sizeof(*free));
+	free->raddr = raddr;
+	return free;
+}
+
 /* Connections (any state, until freed) of host address raddr. */
 static unsigned conns_of(uint32_t raddr)
 {
-	struct list_node *it;
-	unsigned n = 0;
-	list_for_each(&nvmet_tcp.conns, it)
-		n += container_of(it, struct nvmet_tcp_conn, node)->raddr == raddr;
-	return n;
+	const struct nvmet_tcp_host *h = host_entry(raddr, false);
+	return h ? h->nconns : 0;
 }
 
 /* Has c not completed Connect (holding nothing at the core)? Such a connection may be
@@ -833,12 +900,15 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
+		c->host = host_entry(ti.raddr, true); /* never NULL: an entry per connection */
+		c->host->nconns++;
 		c->state = NVMET_TCP_WAIT_ICREQ;
 		c->port = (unsigned)port;
 		c->raddr = ti.raddr;
 		c->seq = ++nvmet_tcp.accept_seq;
 		c->sock = s;
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
+		c->free_mask = NVMET_TCP_QUEUE_DEPTH == 64 ? ~0ull : (1ull << NVMET_TCP_QUEUE_DEPTH) - 1;
 		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
 			c->reqs[i].conn = c;
@@ -847,6 +917,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		nvme_tcp_rx_init(&c->rx, &c->params);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
+		nvmet_tcp.next_timeout_ns = 0; /* its timeouts from the next pass on */
 		nvmet_tcp.st.accepted++;
 		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
 				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
@@ -906,6 +977,12 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 	nvmet_tcp.live = true;
 	nvmet_tcp.mops = mops;
 	list_init(&nvmet_tcp.conns);
+	list_init(&nvmet_tcp.ready);
+	nvmet_tcp.nready = 0;
+	memset(nvmet_tcp.hosts, 0, sizeof(nvmet_tcp.hosts));
+	nvmet_tcp.write_waiting = 0;
+	nvmet_tcp.reap_due = false;
+	nvmet_tcp.next_timeout_ns = 0;
 	nvmet_tcp.nwaiting = 0;
 	nvmet_tcp.write_held = 0;
 	nvmet_tcp.freed = false;
@@ -992,19 +1069,51 @@ static int conn_timeouts(struct nvmet_tcp_conn *c, uint64_t now)
 	return 1;
 }
 
-/* Free closed connections with nothing left at the core; once stopped, the pools. */
+/* The timeouts of every connection (conn_timeouts), and when the next may be due: a
+ * connection's Connect deadline until it is connected, and its next look for late R2T
+ * data (every 100 ms). The poll loop calls this only once that time came. */
+static int conns_timeouts(uint64_t now)
+{
+	struct list_node *it;
+	uint64_t next = UINT64_MAX;
+	int work = 0;
+
+	list_for_each(&nvmet_tcp.conns, it) {
+		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
+		work += conn_timeouts(c, now);
+		if (!c->sock || (c->state != NVMET_TCP_WAIT_ICREQ && c->state != NVMET_TCP_ESTABLISHED))
+			continue;
+		if (c->next_r2t_check_ns < next)
+			next = c->next_r2t_check_ns;
+		if ((!c->q || nvmet_queue_qid(c->q) < 0) && c->connect_deadline_ns < next)
+			next = c->connect_deadline_ns;
+	}
+	nvmet_tcp.next_timeout_ns = next;
+	return work;
+}
+
+/* Free closed connections with nothing left at the core; once stopped, the pools. Looks
+ * only after a close, until no closed connection is left. */
 static int conns_reap(void)
 {
 	struct list_node *it, *tmp;
 	int work = 0;
+	bool left = false;
+
+	if (!nvmet_tcp.reap_due)
+		return 0;
 	list_for_each_safe(&nvmet_tcp.conns, it, tmp) {
 		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING) && c->inflight == 0 &&
-		    c->ndbufs == 0) {
+		if (c->state != NVMET_TCP_FAILED && c->state != NVMET_TCP_CLOSING)
+			continue;
+		if (c->inflight == 0 && c->ndbufs == 0) {
 			conn_free(c);
 			work++;
+		} else {
+			left = true;
 		}
 	}
+	nvmet_tcp.reap_due = left;
 	return work;
 }
 
@@ -1033,32 +1142,29 @@ void nvmet_tcp_stop(void)
 	pools_destroy_if_idle();
 }
 
-/* Poll-loop work. */
-int nvmet_tcp_poll(unsigned budget)
+/*
+ * The poll loop's work. A pass looks only at what has work: the connections in nvmet_tcp.ready
+ * (received data, a kill, responses waiting for room), the timeouts once one may be due
+ * (nvmet_tcp.next_timeout_ns), closed connections after a close, waiting commands while
+ * there are any. An idle connection costs a pass nothing, however many there are.
+ */
+static __attribute__((noinline)) int poll_work(unsigned budget, uint64_t now)
 {
-	struct list_node *it;
-	uint64_t now = clock_now_ns();
 	int work = 0;
 
-	if (!nvmet_tcp.live)
-		return 0;
 	nvmet_tcp.in_poll = true;
 	/* first the connections closed by the last pass whose commands are all done, then
 	 * the waiting commands (before new ones take what came back) */
 	work += conns_reap();
 	if (nvmet_tcp.nwaiting)
 		work += resume_waiters();
-	list_for_each(&nvmet_tcp.conns, it) {
-		struct nvmet_tcp_conn *c = container_of(it, struct nvmet_tcp_conn, node);
-		if ((unsigned)work >= budget) {
-			/* out of budget: the next pass starts here, so every connection gets its turn */
-			list_del(&nvmet_tcp.conns);
-			list_add_tail(&c->node, &nvmet_tcp.conns);
-			break;
-		}
+	/* each connection queued when the pass began, once, in turn: out of budget, the
+	 * rest stay first for the next pass, and one that still has work goes behind them */
+	for (unsigned n = nvmet_tcp.nready; n && (unsigned)work < budget; n--) {
+		struct nvmet_tcp_conn *c = container_of(nvmet_tcp.ready.next, struct nvmet_tcp_conn, ready_node);
+		conn_unready(c);
 		if (c->rx_ready && c->sock)
 			work += conn_recv(c);
-		work += conn_timeouts(c, now);
 		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
 			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
 			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
@@ -1069,12 +1175,30 @@ int nvmet_tcp_poll(unsigned budget)
 				conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 			work += rc > 0;
 		}
+		if (conn_has_work(c))
+			conn_ready(c);
 	}
+	if (now >= nvmet_tcp.next_timeout_ns)
+		work += conns_timeouts(now);
 	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
 		work += resume_waiters(); /* buffers this pass gave back */
 	nvmet_tcp.in_poll = false;
-	pools_destroy_if_idle();
+	if (!nvmet_tcp.running)
+		pools_destroy_if_idle();
 	return work;
+}
+
+/* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
+int nvmet_tcp_poll(unsigned budget)
+{
+	uint64_t now = clock_now_ns();
+
+	if (!nvmet_tcp.live)
+		return 0;
+	if (!nvmet_tcp.nready && !nvmet_tcp.reap_due && !nvmet_tcp.nwaiting && now < nvmet_tcp.next_timeout_ns &&
+	    nvmet_tcp.running)
+		return 0;
+	return poll_work(budget, now);
 }
 POLLER(nvmet_tcp, nvmet_tcp_poll);
 

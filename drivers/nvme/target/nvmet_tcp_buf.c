@@ -39,23 +39,13 @@ void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason
 
 /* --- shares per host address --- */
 
-enum host_pool { HOST_DBUFS, HOST_CHUNKS, HOST_TABLES, HOST_WRITE, HOST_DEVICE };
-
-static uint32_t conn_holds(const struct nvmet_tcp_conn *c, enum host_pool k)
-{
-	switch (k) {
-	case HOST_DBUFS:
-		return c->ndbufs;
-	case HOST_CHUNKS:
-		return c->nchunks;
-	case HOST_TABLES:
-		return c->ntables;
-	case HOST_DEVICE:
-		return c->dev_bytes;
-	default:
-		return c->write_held;
-	}
-}
+enum host_pool {
+	HOST_DBUFS = NVMET_TCP_HOST_DBUFS,
+	HOST_CHUNKS = NVMET_TCP_HOST_CHUNKS,
+	HOST_TABLES = NVMET_TCP_HOST_TABLES,
+	HOST_WRITE = NVMET_TCP_HOST_WRITE,
+	HOST_DEVICE = NVMET_TCP_HOST_DEVICE,
+};
 
 /* May the host of c take n more of pool k? Every host address holds at most
  * 1/NVMET_TCP_HOST_SHARE of each pool, so that one peer (whatever its connections do:
@@ -78,17 +68,11 @@ static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t 
 	const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
 				  [HOST_TABLES] = NVMET_TCP_SEG_TABLES, [HOST_WRITE] = write_budget(),
 				  [HOST_DEVICE] = NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE };
-	struct list_node *it;
-	uint64_t held = 0;
-	bool others_wait = false; /* another host has a write waiting for its R2T */
+	/* what the host's connections hold, and whether another host has a write waiting
+	 * for its R2T: kept per host address (no walk over the connections) */
+	uint64_t held = c->host->held[k];
+	bool others_wait = nvmet_tcp.write_waiting > c->host->write_waiting;
 
-	list_for_each(&nvmet_tcp.conns, it) {
-		const struct nvmet_tcp_conn *o = container_of(it, struct nvmet_tcp_conn, node);
-		if (o->raddr == c->raddr)
-			held += conn_holds(o, k);
-		else if (o->write_waiting)
-			others_wait = true;
-	}
 	if (held + n <= size[k] / NVMET_TCP_HOST_SHARE)
 		return true;
 	if (k == HOST_WRITE && held == 0)
@@ -131,8 +115,12 @@ void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 	chunks_free(b->chunks, b->nchunks);
 	b->conn->ndbufs--;
 	b->conn->nchunks -= b->nchunks;
-	if (b->device)
+	b->conn->host->held[HOST_DBUFS]--;
+	b->conn->host->held[HOST_CHUNKS] -= b->nchunks;
+	if (b->device) {
 		b->conn->dev_bytes -= b->len;
+		b->conn->host->held[HOST_DEVICE] -= b->len;
+	}
 	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 	nvmet_tcp.freed = true;
 }
@@ -165,6 +153,7 @@ struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len
 		b->device = true;
 		b->mem = *dev;
 		c->dev_bytes += len;
+		c->host->held[HOST_DEVICE] += len;
 	} else if (chunks_alloc(b->chunks, n)) {
 		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 		return NULL;
@@ -172,6 +161,8 @@ struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len
 	b->nchunks = n;
 	c->ndbufs++;
 	c->nchunks += n;
+	c->host->held[HOST_DBUFS]++;
+	c->host->held[HOST_CHUNKS] += n;
 	return b;
 }
 
@@ -247,27 +238,27 @@ int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct 
 
 struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c)
 {
-	for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
-		struct nvmet_tcp_req *r = &c->reqs[i];
-		if (r->state == NVMET_TCP_REQ_FREE) {
-			r->nfrags = 0;
-			r->cap = NVMET_TCP_INLINE_SEGS;
-			r->table = NULL;
-			r->frags = r->ifrags;
-			r->sg = r->isg;
-			r->dbuf = NULL;
-			r->bdev = NULL;
-			r->tx_off = 0;
-			r->len = 0;
-			r->r2t_len = r->h2c_rcvd = 0;
-			r->r2t_sent = r->held = r->dropped = false;
-			r->wait = NVMET_TCP_WAIT_NONE;
-			r->reason = NVMET_TCP_REASON_NONE;
-			c->nfree--;
-			return r;
-		}
-	}
-	return NULL;
+	if (!c->free_mask)
+		return NULL;
+	/* the lowest free slot, as a walk from the first would find it, without the walk */
+	unsigned i = (unsigned)__builtin_ctzll(c->free_mask);
+	struct nvmet_tcp_req *r = &c->reqs[i];
+	c->free_mask &= ~(1ull << i);
+	r->nfrags = 0;
+	r->cap = NVMET_TCP_INLINE_SEGS;
+	r->table = NULL;
+	r->frags = r->ifrags;
+	r->sg = r->isg;
+	r->dbuf = NULL;
+	r->bdev = NULL;
+	r->tx_off = 0;
+	r->len = 0;
+	r->r2t_len = r->h2c_rcvd = 0;
+	r->r2t_sent = r->held = r->dropped = false;
+	r->wait = NVMET_TCP_WAIT_NONE;
+	r->reason = NVMET_TCP_REASON_NONE;
+	c->nfree--;
+	return r;
 }
 
 /* Give r a segment table (keeping the segments it holds). -ENOMEM when none is free. */
@@ -283,6 +274,7 @@ static int req_table(struct nvmet_tcp_req *r)
 		return -ENOMEM;
 	}
 	r->conn->ntables++;
+	r->conn->host->held[HOST_TABLES]++;
 	memcpy(t->frags, r->frags, r->nfrags * sizeof(*t->frags));
 	r->table = t;
 	r->frags = t->frags;
@@ -303,6 +295,7 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
 	if (r->held) {
 		nvmet_tcp.write_held -= r->r2t_len;
 		r->conn->write_held -= r->r2t_len;
+		r->conn->host->held[HOST_WRITE] -= r->r2t_len;
 		r->held = false;
 		nvmet_tcp.freed = true;
 	}
@@ -318,6 +311,7 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	if (r->table) {
 		mm_pool_free(&nvmet_tcp.table_pool, r->table);
 		r->conn->ntables--;
+		r->conn->host->held[HOST_TABLES]--;
 		r->table = NULL;
 		nvmet_tcp.freed = true;
 	}
@@ -327,7 +321,10 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	}
 	r->frags = r->ifrags;
 	r->sg = r->isg;
+	unsigned i = (unsigned)(r - r->conn->reqs);
+	r->conn->r2t_mask &= ~(1ull << i);
 	r->state = NVMET_TCP_REQ_FREE;
+	r->conn->free_mask |= 1ull << i;
 	r->conn->nfree++;
 }
 
@@ -339,8 +336,11 @@ void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w)
 	r->wait = w;
 	list_add_tail(&r->conn->waitq, &r->wait_node);
 	r->conn->nwaiting++;
-	if (w == NVMET_TCP_WAIT_R2T)
+	if (w == NVMET_TCP_WAIT_R2T) {
 		r->conn->write_waiting++;
+		r->conn->host->write_waiting++;
+		nvmet_tcp.write_waiting++;
+	}
 	nvmet_tcp.nwaiting++;
 	nvmet_tcp.st.waits++;
 	if (nvmet_tcp.nwaiting > nvmet_tcp.st.waiting_high)
@@ -353,8 +353,11 @@ enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r)
 	enum nvmet_tcp_wait w = r->wait;
 	list_del(&r->wait_node);
 	r->conn->nwaiting--;
-	if (w == NVMET_TCP_WAIT_R2T)
+	if (w == NVMET_TCP_WAIT_R2T) {
 		r->conn->write_waiting--;
+		r->conn->host->write_waiting--;
+		nvmet_tcp.write_waiting--;
+	}
 	nvmet_tcp.nwaiting--;
 	r->wait = NVMET_TCP_WAIT_NONE;
 	return w;
@@ -563,9 +566,11 @@ int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
 		return -ENOMEM;
 	nvmet_tcp.write_held += r->len;
 	r->conn->write_held += r->len;
+	r->conn->host->held[HOST_WRITE] += r->len;
 	r->held = true;
 	r->r2t_len = r->len;
 	r->state = NVMET_TCP_REQ_R2T;
+	r->conn->r2t_mask |= 1ull << (r - r->conn->reqs);
 	r->conn->r2t_due = true;
 	nvmet_tcp.st.r2ts++;
 	return 0;

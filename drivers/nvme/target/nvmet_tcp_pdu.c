@@ -128,7 +128,13 @@ static int parse_data_layout(const struct nvme_tcp_params *p, struct nvme_tcp_pd
 int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_params *p,
 		       struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
 {
-	int size = nvme_tcp_header_size(hdr, len, p, err);
+	return nvme_tcp_pdu_parse_sized(hdr, len, nvme_tcp_header_size(hdr, len, p, err), p, out, err);
+}
+
+/* Parse a whole header whose common header nvme_tcp_header_size() already checked. */
+int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
+			     struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
+{
 	union {                 /* the header, copied once its length is checked */
 		struct nvme_tcp_ch ch;
 		struct nvme_tcp_ic_pdu ic;

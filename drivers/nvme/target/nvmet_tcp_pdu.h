@@ -183,6 +183,12 @@ int nvme_tcp_header_size(const uint8_t *ch, size_t avail, const struct nvme_tcp_
 int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_params *p,
 		       struct nvme_tcp_pdu *out, struct nvme_tcp_error *err);
 
+/* nvme_tcp_pdu_parse() for a header whose size nvme_tcp_header_size() returned for the
+ * same bytes and parameters (a framing that checked the common header as it came in):
+ * the common header is not checked twice. size < 0 (that call's error) is returned. */
+int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
+			     struct nvme_tcp_pdu *out, struct nvme_tcp_error *err);
+
 /* Build an ICResp (128 bytes) into buf. Returns its length. */
 size_t nvme_tcp_build_icresp(uint8_t *buf, uint8_t cpda, uint8_t dgst, uint32_t maxh2cdata);
 

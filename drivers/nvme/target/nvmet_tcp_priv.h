@@ -37,6 +37,25 @@ enum nvmet_tcp_wait {
 
 struct nvmet_tcp_conn;
 
+/* The shared pools a host address holds a share of (nvmet_tcp_buf.c: host_may). */
+enum nvmet_tcp_host_pool {
+	NVMET_TCP_HOST_DBUFS,            /* data buffers */
+	NVMET_TCP_HOST_CHUNKS,           /* DRAM chunks */
+	NVMET_TCP_HOST_TABLES,           /* segment tables */
+	NVMET_TCP_HOST_WRITE,            /* write budget bytes (R2T to completion) */
+	NVMET_TCP_HOST_DEVICE,           /* device memory bytes of read data */
+	NVMET_TCP_HOST_POOLS
+};
+
+/* What the connections of one host address hold, kept as they take and give back, so
+ * that a share check costs the same however many connections there are. */
+struct nvmet_tcp_host {
+	uint32_t raddr;
+	unsigned nconns;                 /* its connections (any state, until freed); 0: entry free */
+	uint64_t held[NVMET_TCP_HOST_POOLS];
+	unsigned write_waiting;          /* its writes waiting for their R2T */
+};
+
 /* The segments of a command that gathers more fragments than a request holds inline. */
 struct nvmet_tcp_table {
 	struct netdev_frag frags[NVMET_TCP_REQ_SEGS];
@@ -88,8 +107,11 @@ struct nvmet_tcp_req {
 	struct nvme_sg isg[NVMET_TCP_INLINE_SEGS];
 };
 
+_Static_assert(NVMET_TCP_QUEUE_DEPTH <= 64, "a connection's requests fit the bit masks");
+
 struct nvmet_tcp_conn {
 	struct list_node node;           /* in nvmet_tcp.conns */
+	struct nvmet_tcp_host *host;     /* its host address's holdings */
 	enum nvmet_tcp_conn_state state;
 	unsigned port;                   /* nvmet port index */
 	uint32_t raddr;                  /* the host's address (per-peer limits) */
@@ -103,6 +125,8 @@ struct nvmet_tcp_conn {
 	int kill_reason;
 	bool in_rx;                      /* inside conn_recv (no re-entry) */
 	bool rx_ready;                   /* TCP_EV_RECV came: the poll loop drains the socket */
+	bool on_ready;                   /* in nvmet_tcp.ready (ready_node) */
+	struct list_node ready_node;     /* in nvmet_tcp.ready: the poll loop has work for it */
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
 	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
@@ -115,6 +139,8 @@ struct nvmet_tcp_conn {
 	uint32_t write_held;             /* bytes of its writes between R2T and completion */
 	uint32_t dev_bytes;              /* device memory of its read data buffers */
 	unsigned nfree;
+	uint64_t free_mask;              /* bit i: reqs[i] is free (the lowest is taken first) */
+	uint64_t r2t_mask;               /* bit i: reqs[i] is in R2T with its R2T PDU not sent */
 	struct list_node tx_backlog;     /* requests in TX, completion order */
 	struct list_node waitq;          /* its requests waiting for buffers, FIFO */
 	unsigned nwaiting;
@@ -141,11 +167,20 @@ struct nvmet_tcp_state {
 	struct mm_pool dbuf_pool;
 	struct list_node conns;
 	unsigned nconns;
+	struct list_node ready;          /* connections with work for the poll loop (received data,
+					  * a kill, responses to send), in turn; the others cost a
+					  * pass nothing */
+	unsigned nready;
+	bool reap_due;                   /* a connection closed: conns_reap looks until none is left */
+	uint64_t next_timeout_ns;        /* no connection's timeout (Connect, late R2T data) is
+					  * due before then: the poll loop looks at them no sooner */
 	unsigned nlisteners;
 	uint64_t accept_seq;             /* accept order of connections */
 	bool in_poll;                    /* inside nvmet_tcp_poll (walking conns: free nothing) */
 	struct nvmet_tcp_listener listeners[NVMET_TCP_MAX_LISTENERS];
 	unsigned nwaiting;               /* requests waiting for buffers, all connections */
+	unsigned write_waiting;          /* ... of them writes waiting for their R2T */
+	struct nvmet_tcp_host hosts[NVMET_TCP_MAX_CONNS]; /* one per host address with connections */
 	unsigned resume_turn;            /* the connection resume_waiters() starts with, round robin */
 	bool freed;                      /* buffers came back since the last resume */
 	uint32_t write_held;             /* bytes of writes between R2T and completion */
