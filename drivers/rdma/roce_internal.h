@@ -91,6 +91,7 @@ struct roce_resp_state {
 	uint32_t epsn;               /* ePSN: the next PSN expected */
 	uint32_t msn;                /* MSN: messages completed (24 bits) */
 	bool nak_seq_sent;           /* a PSN sequence error NAK is out for epsn (9.7.5.1.2: one only) */
+	bool unacked;                /* requests taken since the last ACK/NAK/response went out */
 	enum roce_resp_msg msg;      /* the multi-packet message in progress */
 	bool has_wqe;                /* wqe holds the receive WR of the SEND in progress */
 	struct roce_recv_wr wqe;

@@ -454,6 +454,7 @@ void roce_resp_rx(struct roce_qp *qp, const struct roce_pkt *p, struct netbuf *n
 		}
 	}
 	r->epsn = roce_psn_add(r->epsn, 1);
+	r->unacked = true;
 	/* ACK coalescing: the requester asks (AckReq) on the last packet of a message and as
 	 * often as it wants more; an ACK covers every PSN up to it (9.7.5.1.4) */
 	if (p->ackreq)

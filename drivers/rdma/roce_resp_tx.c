@@ -118,6 +118,16 @@ bool roce_resp_tx_next(struct roce_qp *qp, struct roce_tx *tx)
 	if (!r->ack.valid)
 		return false;
 	tx->pkt.opcode = ROCE_RC_ACK;
+	if (r->ack.syndrome == (AETH_TYPE_NAK | AETH_NAK_PSN_SEQ) && r->unacked) {
+		/* requests were taken since the last answer: ACK them before the sequence NAK. The
+		 * NAK acknowledges them too (9.7.5.1.2), but Linux rxe's completer, in the middle of
+		 * a retry, ignores a NAK until an ACK has ended that retry, and then waits for its
+		 * retransmit timer (2 s from Linux's CM) */
+		tx->pkt.psn = roce_psn_add(r->ack.psn, ROCE_PSN_MASK);
+		tx->pkt.msn = r->ack.msn;
+		tx->pkt.syndrome = roce_resp_ack_syndrome(qp);
+		return true;
+	}
 	tx->pkt.psn = r->ack.psn;
 	tx->pkt.msn = r->ack.msn;
 	tx->pkt.syndrome = (r->ack.syndrome & AETH_SYNDROME_TYPE_MASK) == AETH_TYPE_ACK ? roce_resp_ack_syndrome(qp)
@@ -130,8 +140,12 @@ void roce_resp_tx_done(struct roce_qp *qp, const struct roce_tx *tx)
 	struct roce_resp_state *r = &qp->resp;
 
 	if (tx->pkt.opcode == ROCE_RC_ACK) {
-		if ((tx->pkt.syndrome & AETH_SYNDROME_TYPE_MASK) == AETH_TYPE_ACK)
+		bool ack = (tx->pkt.syndrome & AETH_SYNDROME_TYPE_MASK) == AETH_TYPE_ACK;
+		if (ack)
 			r->acks++;
+		r->unacked = false;
+		if (ack && r->ack.valid && r->ack.syndrome == (AETH_TYPE_NAK | AETH_NAK_PSN_SEQ))
+			return;  /* the ACK ahead of a sequence NAK: the NAK is still owed */
 		r->ack.valid = false;
 		return;
 	}

@@ -76,6 +76,71 @@ def problems(pcap, display_filter="frame"):
     return bad, tolerated
 
 
+def _ip_id_before(a, b):
+    """IPv4 ID a was given before b (16-bit serial order)."""
+    return 0 < (b - a) % 65536 < 32768
+
+
+# RC request opcodes (IBTA table 38): SEND, RDMA WRITE, READ request, the atomics, SEND with Invalidate.
+RC_REQUESTS = set(range(0, 13)) | {19, 20, 22, 23}
+
+
+def roce_sequence(pcap, src, since=None, until=None):
+    """What the RoCE v2 frames that src sent (between host times since and until, seconds since
+    the epoch; None: all) show of loss and reordering on the way to the capture. Linux rxe numbers
+    its IPv4 datagrams in send order (the ID only grows, by random steps after an idle spell), so a
+    frame is out of order when a frame sent before it (a lower ID) follows it. In src's request
+    packets (RC SEND, RDMA WRITE, atomics: one PSN each, in order per QP) a PSN more than one above the
+    highest so far opens holes; each hole is filled either by the late original (an ID below the
+    frame that jumped it: reordered) or by a retransmission (above it: the original was lost), or
+    never. A READ request takes a PSN per response, so the jump after one opens no hole. (READ
+    responses take the PSNs of the other side's READ requests, with its other packets' PSNs between
+    them, so they are counted in frames and overtaking only.) A dict:
+    frames (all RC packets), overtaking (frames that arrived before one sent earlier), requests,
+    holes, filled_late, filled_by_resend, unfilled, resent (request PSNs seen again)."""
+    flt = f"udp.port == 4791 && ip.src == {src} && infiniband.bth.opcode <= 23"
+    if since is not None:
+        flt += f" && frame.time_epoch >= {since:.6f}"
+    if until is not None:
+        flt += f" && frame.time_epoch <= {until:.6f}"
+    rows = tshark_fields(pcap, flt, ["ip.id", "infiniband.bth.destqp", "infiniband.bth.opcode", "infiniband.bth.psn"])
+    res = {"frames": len(rows), "overtaking": 0, "requests": 0, "holes": 0, "filled_late": 0, "filled_by_resend": 0,
+           "unfilled": 0, "resent": 0}
+    ids = [int(r[0], 16) for r in rows]
+    low = None
+    for i in reversed(ids):  # a frame overtook another when an ID below its own comes after it
+        if low is not None and _ip_id_before(low, i):
+            res["overtaking"] += 1
+        else:
+            low = i
+    streams = {}
+    for ipid, (_, qp, op, psn) in zip(ids, rows):
+        if int(op) not in RC_REQUESTS:
+            continue
+        res["requests"] += 1
+        key, psn = qp, int(psn)
+        s = streams.get(key)
+        if s is None or not -65536 < (psn - s["hi"] + 0x800000) % 0x1000000 - 0x800000 < 65536:
+            if s is not None:
+                res["unfilled"] += len(s["holes"])
+            streams[key] = {"hi": psn, "holes": {}, "read": int(op) == 12}  # a new connection on this QP
+            continue
+        d = (psn - s["hi"] + 0x800000) % 0x1000000 - 0x800000
+        if d > 0:
+            if not s["read"]:
+                for k in range(1, d):
+                    s["holes"][(s["hi"] + k) % 0x1000000] = ipid
+                res["holes"] += d - 1
+            s["hi"], s["read"] = psn, int(op) == 12
+        elif psn in s["holes"]:
+            jumper = s["holes"].pop(psn)
+            res["filled_late" if _ip_id_before(ipid, jumper) else "filled_by_resend"] += 1
+        else:
+            res["resent"] += 1
+    res["unfilled"] += sum(len(s["holes"]) for s in streams.values())
+    return res
+
+
 def _ipv4(proto, payload):
     """An IPv4 header (10.10.0.2 -> 10.10.0.1, DF, checksum filled in) followed by payload."""
     h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0x4000, 64, proto, 0,

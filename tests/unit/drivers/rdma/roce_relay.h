@@ -205,25 +205,20 @@ static inline void relay_connect_qp(struct roce_qp *qp, uint32_t dest_qpn, uint3
 						  ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
 }
 
-/* The peer's CM sends a REQ for service_id naming qp (Starting PSN psn, rd_atomic depth
- * `depth` each way); returns the answer's AttributeID (REP or REJ). For a REP: *server_id is
- * its Local Communication ID, its private data goes to priv (when not NULL,
- * CM_REP_PRIVATE_LEN bytes), qp is connected (RTR, RTS: it sends from the REP's Starting PSN,
- * as Linux's CM does) and the RTU sent. */
-static inline uint16_t relay_cm_connect_psn(struct roce_qp *qp, uint64_t service_id, uint32_t comm_id,
-					    uint32_t psn, uint8_t depth, uint32_t *server_id, uint8_t *priv)
+/* The REQ MAD the peer's CM sends (transaction ID tid) for service_id from its QP qpn: Starting
+ * PSN psn, rd_atomic depth `depth` each way, path MTU 1024, 7 retries and RNR retries, ACK
+ * timeout 14, the GIDs of PEER and US; len bytes of private data (none when priv is NULL). */
+static inline void relay_cm_req(uint8_t mad[ROCE_MAD_LEN], uint64_t tid, uint32_t comm_id, uint64_t service_id,
+				uint32_t qpn, uint32_t psn, uint8_t depth, const uint8_t *priv, size_t len)
 {
-	uint8_t mad[ROCE_MAD_LEN];
 	struct roce_cm_req_msg r;
-	struct roce_cm_rep_msg rep;
-	unsigned head = 0, count = 0;
-	uint16_t attr;
 
-	roce_cm_build_hdr(mad, CM_ATTR_REQ, comm_id);
+	cr_assert_leq(len, sizeof(r.private_data));
+	roce_cm_build_hdr(mad, CM_ATTR_REQ, tid);
 	memset(&r, 0, sizeof(r));
 	r.local_comm_id = be32_make(comm_id);
 	r.service_id = be64_make(service_id);
-	r.local_qpn = be24_make(roce_qp_num(qp));
+	r.local_qpn = be24_make(qpn);
 	r.responder_resources = depth;
 	r.initiator_depth = depth;
 	r.starting_psn = be24_make(psn);
@@ -233,7 +228,25 @@ static inline uint16_t relay_cm_connect_psn(struct roce_qp *qp, uint64_t service
 	roce_gid_from_ipv4(PEER, (struct roce_gid *)r.primary_local_gid);
 	roce_gid_from_ipv4(US, (struct roce_gid *)r.primary_remote_gid);
 	r.primary_ack_timeout = 14 << 3;
+	if (priv)
+		memcpy(r.private_data, priv, len);
 	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
+}
+
+/* The peer's CM sends a REQ for service_id naming qp (Starting PSN psn, rd_atomic depth
+ * `depth` each way); returns the answer's AttributeID (REP or REJ). For a REP: *server_id is
+ * its Local Communication ID, its private data goes to priv (when not NULL,
+ * CM_REP_PRIVATE_LEN bytes), qp is connected (RTR, RTS: it sends from the REP's Starting PSN,
+ * as Linux's CM does) and the RTU sent. */
+static inline uint16_t relay_cm_connect_psn(struct roce_qp *qp, uint64_t service_id, uint32_t comm_id,
+					    uint32_t psn, uint8_t depth, uint32_t *server_id, uint8_t *priv)
+{
+	uint8_t mad[ROCE_MAD_LEN];
+	struct roce_cm_rep_msg rep;
+	unsigned head = 0, count = 0;
+	uint16_t attr;
+
+	relay_cm_req(mad, comm_id, comm_id, service_id, roce_qp_num(qp), psn, depth, NULL, 0);
 	relay_nmads = 0;
 	relay_inject_mad(mad);
 	relay_collect(head, &count);

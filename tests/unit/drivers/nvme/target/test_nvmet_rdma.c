@@ -123,16 +123,6 @@ static void teardown(void)
 
 TestSuite(nvmet_rdma, .init = setup, .fini = teardown);
 
-static void inject_mad(const uint8_t mad[ROCE_MAD_LEN])
-{
-	struct roce_pkt p = { .opcode = ROCE_UD_SEND_ONLY, .pkey = 0xffff, .destqp = 1, .psn = 3,
-			      .qkey = ROCE_GSI_QKEY, .srcqp = 1, .payload_len = ROCE_MAD_LEN };
-	uint8_t pkt[512];
-	int h = roce_build(&p, pkt, sizeof(pkt));
-	memcpy(pkt + h, mad, ROCE_MAD_LEN);
-	inject_from_peer(pkt, (size_t)h + ROCE_MAD_LEN + 4);
-}
-
 /* A REQ as Linux's rdma_cm sends it for nvme-rdma: rdma_cm's 36-byte header, then the
  * NVMe/RDMA private data (nvme: 32 bytes, or NULL for the standard one). Returns the MAD
  * the target answered with (REP or REJ), in relay_mads[0]. */
@@ -140,38 +130,25 @@ static uint16_t send_req(struct hq *h, uint16_t qid, uint16_t hsqsize, uint16_t 
 {
 	static uint32_t next_comm = 0x1000;
 	uint8_t mad[ROCE_MAD_LEN];
-	struct roce_cm_req_msg r;
+	uint8_t priv[NVMET_RDMA_CMA_HDR_LEN + 32] = { 0 };
 	unsigned head = 0, count = 0;
 
 	h->comm_id = next_comm++;
-	roce_cm_build_hdr(mad, CM_ATTR_REQ, 0x4200 + h->comm_id);
-	memset(&r, 0, sizeof(r));
-	r.local_comm_id = be32_make(h->comm_id);
-	r.service_id = be64_make(ROCE_CM_PS_TCP_SID(4420));
-	be24_put(r.local_qpn, roce_qp_num(h->qp));
-	r.responder_resources = 4;
-	r.initiator_depth = 4;
-	be24_put(r.starting_psn, 0x123456);
-	r.lto_retry = 20 << 3 | 7;
-	r.mtu_rdc_rnr = ROCE_MTU_1024 << 4 | 7;
-	r.maxcm_srq_ext = 15 << 4;
-	roce_gid_from_ipv4(PEER, (struct roce_gid *)r.primary_local_gid);
-	roce_gid_from_ipv4(US, (struct roce_gid *)r.primary_remote_gid);
-	r.primary_ack_timeout = 14 << 3;
-	r.private_data[1] = 4 << 4;  /* rdma_cm header: version 0, IPv4 */
-	r.private_data[2] = 4420 >> 8;
-	r.private_data[3] = 4420 & 0xff;
+	priv[1] = 4 << 4;  /* rdma_cm header: version 0, IPv4 */
+	priv[2] = 4420 >> 8;
+	priv[3] = 4420 & 0xff;
 	if (nvme) {
-		memcpy(r.private_data + NVMET_RDMA_CMA_HDR_LEN, nvme, 32);
+		memcpy(priv + NVMET_RDMA_CMA_HDR_LEN, nvme, 32);
 	} else {
-		le16_store(r.private_data + 36 + 2, qid);
-		le16_store(r.private_data + 36 + 4, hrqsize);
-		le16_store(r.private_data + 36 + 6, hsqsize);
-		le16_store(r.private_data + 36 + 8, 0xffff);
+		le16_store(priv + NVMET_RDMA_CMA_HDR_LEN + 2, qid);
+		le16_store(priv + NVMET_RDMA_CMA_HDR_LEN + 4, hrqsize);
+		le16_store(priv + NVMET_RDMA_CMA_HDR_LEN + 6, hsqsize);
+		le16_store(priv + NVMET_RDMA_CMA_HDR_LEN + 8, 0xffff);
 	}
-	memcpy(mad + ROCE_MAD_HDR_LEN, &r, sizeof(r));
+	relay_cm_req(mad, 0x4200 + h->comm_id, h->comm_id, ROCE_CM_PS_TCP_SID(4420), roce_qp_num(h->qp), 0x123456, 4,
+		     priv, sizeof(priv));
 	relay_nmads = 0;
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	relay_collect(head, &count);
 	cr_assert_eq(relay_nmads, 1, "one answer to the REQ");
 	return be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id);
@@ -228,7 +205,7 @@ static void host_connect(struct hq *h, uint16_t qid, unsigned depth)
 	cr_assert_eq(roce_modify_qp(h->qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
 						    ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
 	roce_cm_build_ids(mad, CM_ATTR_RTU, 0x4200 + h->comm_id, h->comm_id, h->our_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	for (unsigned i = 0; i < 8; i++)
 		post_rsp_recv(h, i);
 }
@@ -340,7 +317,7 @@ static void host_disconnect(struct hq *h)
 	unsigned head = 0, count = 0;
 	relay_nmads = 0;
 	roce_cm_build_ids(mad, CM_ATTR_DREQ, 0x4300 + h->comm_id, h->comm_id, h->our_id);
-	inject_mad(mad);
+	relay_inject_mad(mad);
 	relay_collect(head, &count);
 	cr_assert_eq(relay_nmads, 1);
 	cr_assert_eq(be16_get(((const struct roce_mad_hdr *)relay_mads[0])->attr_id), CM_ATTR_DREP);
