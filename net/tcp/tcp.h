@@ -74,6 +74,8 @@
 #define TCP_BUDGET_KICK_NS (2ull * 1000 * 1000)      /* re-check windows held small for want of buffers */
 #define TCP_BUDGET_MIN_SHARES 2                      /* one socket's window: at most half the pool */
 #define TCP_RCV_CAP_INIT 16                          /* receive window of a new connection, in segments */
+#define TCP_RCV_CAP_PERIOD_NS (1000ull * 1000 * 1000) /* a peer that sends a whole window within this is
+							* a bulk sender: its window doubles (tcp_budget.c) */
 #define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
 #define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160

@@ -465,6 +465,7 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 	flight = s->snd_max - s->snd_una;
 	s->ssthresh = flight / 2 > 2u * s->mss ? flight / 2 : 2u * s->mss;
 	s->cwnd = s->mss;
+	s->cwnd_acked = 0;
 	s->dupacks = 0;
 	s->in_recovery = false;
 	s->timing = false; /* Karn: no sample from a retransmitted segment */

@@ -311,6 +311,54 @@ Test(tcp_data, fast_retransmit_on_three_dup_acks)
 	close_listener(l);
 }
 
+/* Slow start counts the bytes an ACK covers (RFC 3465), not the ACKs: a peer that ACKs a
+ * whole flight at once (a TCG guest coalescing 45 segments, measured 2026-11-28) must not
+ * hold the window to one SMSS more per round trip. */
+Test(tcp_data, slow_start_counts_bytes_of_a_stretch_ack)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 3 * 1460, "RFC 5681 initial window");
+	cr_assert_eq(tcp_send_copy(s, pattern, 20 * 1460), 20 * 1460);
+	cr_assert_eq(fnd.ntx, 3);
+	fake_netdev_clear(&fnd);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 6 * 1460, "one ACK for 3 segments: cwnd %u", i.cwnd);
+	cr_assert_eq(fnd.ntx, 6);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* Congestion avoidance grows by one SMSS per cwnd of bytes acknowledged, however few ACKs
+ * carry them (RFC 5681 3.1, RFC 3465 2.1): SMSS^2 / cwnd per ACK held 128 KiB reads at
+ * an 84 KiB cwnd under stretch ACKs. */
+Test(tcp_data, congestion_avoidance_counts_bytes_of_stretch_acks)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct tcp_info i;
+	s->cwnd = s->ssthresh = 10 * 1460; /* as after a loss */
+	cr_assert_eq(tcp_send_copy(s, pattern, 40 * 1460), 40 * 1460);
+	cr_assert_eq(fnd.ntx, 10);
+	uint32_t acked = 0;
+	for (unsigned r = 0; r < 2; r++) {
+		tcp_get_info(s, &i);
+		acked += i.cwnd; /* the whole flight, in one ACK */
+		peer_seg(TCP_ACK, 1001, iss + 1 + acked, 65535, NULL, 0, NULL, 0);
+	}
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 12 * 1460, "two round trips of one ACK each: cwnd %u", i.cwnd);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, zero_window_probe)
 {
 	struct tcp_sock *l;
