@@ -13,6 +13,8 @@ each capture (the initiator's side of the link):
     R2T -> first H2CData byte -> last H2CData byte -> response; reads capsule -> first C2HData byte
     -> last -> response;
   - how many commands are in each phase on average over the job (the target's queue as the wire sees it);
+  - with BENCH_WIRE_TSHARK=1, tshark's count of the PDUs by type (a check of the PDU cut; ~1 min per
+    capture of this size);
   - TCP: the receive window each side advertised, bytes in flight against it, how long the receiver
     took to ACK, retransmitted segments, and idle gaps (no frame either way for >= 1 ms).
 
@@ -38,6 +40,7 @@ PDU_NAMES = {0: "ICReq", 1: "ICResp", 2: "H2CTermReq", 3: "C2HTermReq", 4: "Caps
              6: "H2CData", 7: "C2HData", 9: "R2T"}
 MODES = os.environ.get("BENCH_WIRE_MODES", "cmb").split()
 JOB_KEYS = os.environ.get("BENCH_WIRE_JOBS", "write read").split()
+ROUNDS = int(os.environ.get("BENCH_WIRE_ROUNDS", "1"))  # the job list this many times, alternating targets
 JOBS = {"write": ("128 KiB seq write", "write", "128k"), "read": ("128 KiB seq read", "read", "128k"),
         "randwrite": ("4 KiB rand write", "randwrite", "4k"), "randread": ("4 KiB rand read", "randread", "4k")}
 
@@ -246,8 +249,16 @@ def analyse(path, op=None, blocks=None, port=PORT):
         cmds = [c for c in cmds if c["op"] == op and (blocks is None or c["blocks"] == blocks)]
     if not cmds:
         raise bl.BenchError(f"{path}: no complete I/O commands")
-    t0, t1 = min(c["cmd"] for c in cmds), max(c["resp"] for c in cmds)
-    span = t1 - t0
+    cmds.sort(key=lambda c: c["cmd"])
+    t0, t1 = cmds[0]["cmd"], max(c["resp"] for c in cmds)
+    # the job's own time: rounds of the same job (BENCH_WIRE_ROUNDS) are apart by other targets' turns
+    span, start, end = 0, cmds[0]["cmd"], cmds[0]["resp"]
+    for c in cmds[1:]:
+        if c["cmd"] - end > 2_000_000_000:
+            span += end - start
+            start = c["cmd"]
+        end = max(end, c["resp"])
+    span += end - start
     out = {"cmds": len(cmds), "span_s": span / 1e9, "writes": sum(c["op"] == 1 for c in cmds)}
     w = out["writes"] * 2 > len(cmds)
     out["op"] = "write" if w else "read"
@@ -322,7 +333,7 @@ def analyse(path, op=None, blocks=None, port=PORT):
     out["win_full"] = (win_time / span if span else 0, win_eps / len(cmds))
     # idle gaps: no frame in either direction for >= GAP_NS
     times = sorted(e[0] for e in evs)
-    gaps = [b - a for a, b in zip(times, times[1:]) if b - a >= GAP_NS]
+    gaps = [b - a for a, b in zip(times, times[1:]) if GAP_NS <= b - a <= 2_000_000_000]
     out["gaps"] = (len(gaps), sum(gaps) / 1e6, sum(gaps) / span if span else 0)
     # the data on the wire: payload bytes / span
     out["mbs"] = sum(c["blocks"] for c in cmds) * 512 / 1e6 / (span / 1e9) if span else 0
@@ -408,7 +419,7 @@ def main():
             t.ready()
         order = list(targets)
         marks = collections.defaultdict(list)
-        for i, jk in enumerate(JOB_KEYS):
+        for i, jk in enumerate(JOB_KEYS * ROUNDS):
             name, rw, bs = JOBS[jk]
             for key in order[i % len(order):] + order[:i % len(order)]:
                 t = targets[key]
@@ -426,30 +437,42 @@ def main():
              f"`make bench BENCH=nvmet_wire` (tools/bench/nvmet_wire.py): the labs of `make bench BENCH=nvmet` "
              f"(modes {', '.join(MODES)} and Linux nvmet-tcp) on captured links (a capture costs ~15 %: compare these "
              f"figures with each other, not with docs/bench-nvmet.md), fio iodepth {nvmet.QD}, {nvmet.SECS} s per job, "
-             "each job on every target one after the other. Times are the initiator's (its QEMU writes the "
+             f"{ROUNDS} round(s) of the jobs, each job on every target one after the other. Times are the initiator's (its QEMU writes the "
              "capture), per command from the NVMe/TCP PDUs of the I/O connection; mean / median / p90; 'commands "
              "in it on average' is the phase's total time over the span (Little's law): where the queue depth "
              "of 16 sits.", ""]
+    def med(vals):
+        return statistics.median(vals) if vals else 0
+
+    summary = ["| job | target | fio MB/s per round | median | target CPU us/IO (vCPU, QEMU main thread), median |",
+               "|---|---|---|---|---|"]
+    body = []
     for key, t in targets.items():
         pcap = labs[key].links[0].pcap
-        for name, a0, a1, f in marks[key]:
-            rw, bs = JOBS[[k for k in JOBS if JOBS[k][0] == name][0]][1:]
+        for jk in JOB_KEYS:
+            name, rw, bs = JOBS[jk]
+            fs = [f for n, _, _, f in marks[key] if n == name]
+            mbs = [f["bytes"] / f["secs"] / 1e6 for f in fs]
+            cpu = (f"{med([f['us_per_io'] for f in fs]):.0f} ({med([f['vcpu_us_per_io'] for f in fs]):.0f}, "
+                   f"{med([f['main_us_per_io'] for f in fs]):.0f})")
+            summary.append(f"| {name} | {t.title} | {', '.join(f'{m:.1f}' for m in mbs)} | {med(mbs):.1f} | {cpu} |")
             try:
                 a = analyse(pcap, 1 if "write" in rw else 2, int(bs[:-1]) * 2)
             except bl.BenchError as e:
-                lines += [f"### {name}, {t.title}: {e}", ""]
+                body += [f"### {name}, {t.title}: {e}", ""]
                 continue
             res[key][name] = a
-            lines += report(f"{name}, {t.title} (fio {f['iops']:.0f} IOPS, "
-                            f"{f['bytes'] / f['secs'] / 1e6:.1f} MB/s, mean {f['lat_mean'] / 1000:.1f} ms; "
-                            f"target CPU per I/O {f['us_per_io']:.0f} us: vCPU {f['vcpu_us_per_io']:.0f}, "
-                            f"QEMU main thread {f['main_us_per_io']:.0f})", a) + [""]
+            body += report(f"{name}, {t.title} (fio median {med(mbs):.1f} MB/s over {len(fs)} round(s); "
+                           f"target CPU per I/O {cpu} us)", a) + [""]
+        if os.environ.get("BENCH_WIRE_TSHARK", "0") == "0":
+            continue
         try:
-            lines.append(f"tshark's nvme-tcp PDU counts over the whole capture ({t.title}): "
-                         + ", ".join(f"{k} {v}" for k, v in sorted(tshark_counts(pcap).items())) + ".")
+            body.append(f"tshark's nvme-tcp PDU counts over the whole capture ({t.title}): "
+                        + ", ".join(f"{k} {v}" for k, v in sorted(tshark_counts(pcap).items())) + ".")
         except Exception as e:  # noqa: BLE001
-            lines.append(f"tshark on {t.title}'s capture failed: {str(e)[:200]}")
-        lines.append("")
+            body.append(f"tshark on {t.title}'s capture failed: {str(e)[:200]}")
+        body.append("")
+    lines += summary + [""] + body
     bl.write_doc("bench-nvmet-wire.md", "\n".join(lines) + "\n")
     return 0
 
