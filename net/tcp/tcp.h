@@ -72,6 +72,7 @@
 							* segments the window spans (tcp_in.c) */
 #define TCP_RX_RESERVE_MIN 32                        /* device RX buffers kept for header-only frames */
 #define TCP_BUDGET_KICK_NS (2ull * 1000 * 1000)      /* re-check windows held small for want of buffers */
+#define TCP_TX_RETRY_NS (1ull * 1000 * 1000)         /* data the device refused, nothing in flight: again */
 #define TCP_BUDGET_MIN_SHARES 2                      /* one socket's window: at most half the pool */
 #define TCP_RCV_CAP_INIT 16                          /* receive window of a new connection, in segments */
 #define TCP_RCV_CAP_PERIOD_NS (1000ull * 1000 * 1000) /* a peer that sends a whole window within this is

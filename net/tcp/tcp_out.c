@@ -251,8 +251,9 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * or a 200 ms timeout with cwnd back to one segment (measured 2026-11-28: 7 holes
 	 * and 2 timeouts in 10 s of 128 KiB reads). So -ENOBUFS for data returns the error:
 	 * tcp_output stops there and sends the rest when the next ACK comes (the refused
-	 * frames' predecessors are in flight), or, with nothing in flight, when the
-	 * retransmission timer fires; the ACK this frame carried is owed (delayed ACK). */
+	 * frames' predecessors are in flight), or, with nothing in flight, after
+	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
+	 * lost); the ACK this frame carried is owed (delayed ACK). */
 	rc = ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
 	if (rc == -ENOBUFS && len && !(flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
 		tcp_counters.tx_refused++;
@@ -262,8 +263,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 			s->ack_delayed = true; /* not at once: the ring has no room for it either */
 			timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);
 		}
-		if (!s->t_rexmit.armed)
-			tcp_arm_rexmit(s);
+		if (!s->t_rexmit.armed) /* nothing in flight: no ACK will come, retry soon */
+			timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
 		return rc;
 	}
 	return (int)len;
@@ -466,8 +467,11 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 		tcp_output(s);
 		return;
 	}
-	if (s->snd_una == s->snd_max)
+	if (s->snd_una == s->snd_max) {
+		if (unsent(s))
+			tcp_output(s); /* the device refused it (tcp_xmit): no loss, no backoff */
 		return;
+	}
 	s->timeouts++;
 	tcp_counters.timeouts++;
 	s->backoff++;

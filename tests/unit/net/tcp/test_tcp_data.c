@@ -388,6 +388,19 @@ Test(tcp_data, data_the_device_refuses_goes_later_in_order)
 	tcp_get_info(s, &i);
 	cr_assert_eq(i.sndq_bytes, 0);
 	cr_assert_eq(i.retransmits, 0, "nothing sent twice");
+	/* Refused with nothing in flight: no ACK will come; sent again after TCP_TX_RETRY_NS,
+	 * as it was (no timeout counted, cwnd kept). */
+	fake_netdev_clear(&fnd);
+	uint32_t cwnd = i.cwnd;
+	fnd.tx_refuse = 1;
+	cr_assert_eq(tcp_send_copy(s, pattern, 1460), 1460);
+	cr_assert_eq(fnd.ntx, 0);
+	advance(TCP_TX_RETRY_NS);
+	cr_assert_eq(fnd.ntx, 1, "sent again by the timer");
+	cr_assert_eq(txseg(0)->seq, iss + 1 + 3 * 1460);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.timeouts, 0);
+	cr_assert_eq(i.cwnd, cwnd);
 	tcp_abort(s);
 	close_listener(l);
 }
