@@ -210,12 +210,13 @@ test: setup
 # NVMe/RDMA section of nvmet_rdma: the appliance over RDMA vs Linux nvmet-rdma and vs its TCP, issue 17),
 # insn (instructions per I/O of the data path under callgrind, issue 18), nvmet_profile (where the
 # appliance's time goes in BENCH=nvmet's jobs: host perf + prof), crc (digest engines' GB/s, hosted),
+# nvmet_wire (where a 128 KiB command's time goes on the wire, captured, appliance vs Linux, issue 18),
 # roce (perftest against the appliance and against Linux rdma_rxe, issue 15), odp (random 4 KiB RDMA
 # READ/WRITE to the ODP region vs Linux rxe to pinned DRAM, issue 16).
 BENCH ?= nvme net nvmet insn crc
 bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath) $(if $(filter crc,$(BENCH)),$(BUILD)/bench/crc_speed)
 	@for b in $(BENCH); do \
-	  case $$b in nvme|net|nvmet|nvmet_rdma|nvmet_profile|insn|crc|roce|odp) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_rdma, nvmet_profile, insn, crc, roce, odp)"; exit 2;; esac; \
+	  case $$b in nvme|net|nvmet|nvmet_rdma|nvmet_profile|nvmet_wire|insn|crc|roce|odp) ;; *) echo "bench: no part '$$b' (nvme, net, nvmet, nvmet_rdma, nvmet_profile, nvmet_wire, insn, crc, roce, odp)"; exit 2;; esac; \
 	  echo "bench: $$b"; $(PYTHON) tools/bench/$$b.py || exit 1; done
 
 clean:

@@ -72,8 +72,11 @@
 							* segments the window spans (tcp_in.c) */
 #define TCP_RX_RESERVE_MIN 32                        /* device RX buffers kept for header-only frames */
 #define TCP_BUDGET_KICK_NS (2ull * 1000 * 1000)      /* re-check windows held small for want of buffers */
+#define TCP_TX_RETRY_NS (1ull * 1000 * 1000)         /* data the device refused, nothing in flight: again */
 #define TCP_BUDGET_MIN_SHARES 2                      /* one socket's window: at most half the pool */
 #define TCP_RCV_CAP_INIT 16                          /* receive window of a new connection, in segments */
+#define TCP_RCV_CAP_PERIOD_NS (1000ull * 1000 * 1000) /* a peer that sends a whole window within this is
+							* a bulk sender: its window doubles (tcp_budget.c) */
 #define TCP_SACK_BLOCKS_MAX 4                        /* RFC 2018: 4 blocks fill 36 of the 40 option bytes */
 #define TCP_SACK_RECENT 8                            /* recently received out-of-order segments remembered */
 #define TCP_SOCKETS 160
@@ -249,6 +252,7 @@ struct tcp_stats {
 	uint64_t zero_window_probes, keepalive_probes, delayed_acks, accepted, connected;
 	uint64_t sack_blocks_out, dsack_out, rx_budget_drops, window_starved, window_kicks, tx_cut_dev;
 	uint64_t tso_frames;  /* data frames handed to the NIC for segmentation (NETBUF_TX_TSO) */
+	uint64_t tx_refused;  /* data frames the device refused (ring full): not sent, sent again later */
 	uint64_t chunk_share_denied;  /* a chunk refused: the socket's share or the shared part used up */
 	uint64_t ooo_pruned;          /* out-of-order fragments dropped to free buffers (tcp_prune_ooo) */
 	uint64_t persist_aborts;      /* connections aborted after TCP_PERSIST_MAX_NS of zero window */

@@ -62,6 +62,7 @@ struct tcp_sock {
 	uint8_t snd_wscale, rcv_wscale;
 	uint16_t mss;                   /* send MSS */
 	uint32_t cwnd, ssthresh, recover;
+	uint32_t cwnd_acked;            /* bytes acknowledged towards the next congestion-avoidance step */
 	unsigned dupacks;
 	bool in_recovery;
 	bool fin_queued;                /* the user shut down sending: FIN at snd_end */
@@ -83,6 +84,8 @@ struct tcp_sock {
 	/* receive buffer budget (tcp_budget.c) */
 	uint32_t rcv_cap;               /* window limit in segments, grows while the peer uses it */
 	uint32_t rcv_cap_seq;           /* RCV.NXT when rcv_cap last grew */
+	uint32_t rcv_rate_seq;          /* RCV.NXT at rcv_rate_ns: the start of a rate period */
+	uint64_t rcv_rate_ns;           /* (tcp_rcv_cap_grow: a whole window within TCP_RCV_CAP_PERIOD_NS) */
 	bool rwnd_starved;              /* the window was held small for want of device buffers */
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */

@@ -244,8 +244,29 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	if (flags & TCP_RST)
 		tcp_counters.resets_out++;
 	/* A frame lost here (no route, ARP queue full) is like one lost on the wire: the
-	 * retransmission timer covers it. */
-	ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
+	 * retransmission timer covers it. But data the device refused for want of room in
+	 * its transmit ring did not go out, and a burst larger than the ring is the usual
+	 * case (e1000e: 256 descriptors, 2-4 per frame from the CMB; a 64-segment
+	 * tcp_output pass): counted as sent it became a hole, recovered by fast retransmit
+	 * or a 200 ms timeout with cwnd back to one segment (measured 2026-11-28: 7 holes
+	 * and 2 timeouts in 10 s of 128 KiB reads). So -ENOBUFS for data returns the error:
+	 * tcp_output stops there and sends the rest when the next ACK comes (the refused
+	 * frames' predecessors are in flight), or, with nothing in flight, after
+	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
+	 * lost); the ACK this frame carried is owed (delayed ACK). */
+	rc = ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
+	if (rc == -ENOBUFS && len && !(flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
+		tcp_counters.tx_refused++;
+		s->segs_out -= segs;
+		tcp_counters.segs_out -= segs;
+		if ((flags & TCP_ACK) && !s->t_delack.armed) {
+			s->ack_delayed = true; /* not at once: the ring has no room for it either */
+			timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);
+		}
+		if (!s->t_rexmit.armed) /* nothing in flight: no ACK will come, retry soon */
+			timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
+		return rc;
+	}
 	return (int)len;
 }
 
@@ -446,8 +467,11 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 		tcp_output(s);
 		return;
 	}
-	if (s->snd_una == s->snd_max)
+	if (s->snd_una == s->snd_max) {
+		if (unsent(s))
+			tcp_output(s); /* the device refused it (tcp_xmit): no loss, no backoff */
 		return;
+	}
 	s->timeouts++;
 	tcp_counters.timeouts++;
 	s->backoff++;
@@ -465,6 +489,7 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 	flight = s->snd_max - s->snd_una;
 	s->ssthresh = flight / 2 > 2u * s->mss ? flight / 2 : 2u * s->mss;
 	s->cwnd = s->mss;
+	s->cwnd_acked = 0;
 	s->dupacks = 0;
 	s->in_recovery = false;
 	s->timing = false; /* Karn: no sample from a retransmitted segment */

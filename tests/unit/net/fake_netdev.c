@@ -77,6 +77,11 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 	struct fake_frame *f;
 	size_t len = netbuf_host_len(nb);
 
+	if (fd->tx_refuse) {
+		fd->tx_refuse--;
+		fd->tx_refused++;
+		return -ENOBUFS; /* the caller keeps nb, as e1000e_xmit's callers do */
+	}
 	if (fd->ntx >= FAKE_TX_MAX) {
 		fd->tx_dropped++;
 		netbuf_tx_done(nb);

@@ -311,6 +311,100 @@ Test(tcp_data, fast_retransmit_on_three_dup_acks)
 	close_listener(l);
 }
 
+/* Slow start counts the bytes an ACK covers (RFC 3465), not the ACKs: a peer that ACKs a
+ * whole flight at once (a TCG guest coalescing 45 segments, measured 2026-11-28) must not
+ * hold the window to one SMSS more per round trip. */
+Test(tcp_data, slow_start_counts_bytes_of_a_stretch_ack)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 3 * 1460, "RFC 5681 initial window");
+	cr_assert_eq(tcp_send_copy(s, pattern, 20 * 1460), 20 * 1460);
+	cr_assert_eq(fnd.ntx, 3);
+	fake_netdev_clear(&fnd);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 6 * 1460, "one ACK for 3 segments: cwnd %u", i.cwnd);
+	cr_assert_eq(fnd.ntx, 6);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* Congestion avoidance grows by one SMSS per cwnd of bytes acknowledged, however few ACKs
+ * carry them (RFC 5681 3.1, RFC 3465 2.1): SMSS^2 / cwnd per ACK held 128 KiB reads at
+ * an 84 KiB cwnd under stretch ACKs. */
+Test(tcp_data, congestion_avoidance_counts_bytes_of_stretch_acks)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct tcp_info i;
+	s->cwnd = s->ssthresh = 10 * 1460; /* as after a loss */
+	cr_assert_eq(tcp_send_copy(s, pattern, 40 * 1460), 40 * 1460);
+	cr_assert_eq(fnd.ntx, 10);
+	uint32_t acked = 0;
+	for (unsigned r = 0; r < 2; r++) {
+		tcp_get_info(s, &i);
+		acked += i.cwnd; /* the whole flight, in one ACK */
+		peer_seg(TCP_ACK, 1001, iss + 1 + acked, 65535, NULL, 0, NULL, 0);
+	}
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 12 * 1460, "two round trips of one ACK each: cwnd %u", i.cwnd);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* Data the device refuses for want of room in its transmit ring did not go out: TCP stops
+ * there and sends it, in order, when the next ACK comes, instead of counting it as sent
+ * (a hole the peer reports only by duplicate ACKs or a retransmission timeout; measured
+ * 2026-11-28 under 128 KiB reads: 7 holes and 2 timeouts of 200 ms in 10 s). */
+Test(tcp_data, data_the_device_refuses_goes_later_in_order)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	fnd.tx_refuse = 2; /* the ring is full for the next two frames */
+	cr_assert_eq(tcp_send_copy(s, pattern, 3 * 1460), 3 * 1460);
+	cr_assert_eq(fnd.tx_refused, 1, "the first refusal stops the burst");
+	cr_assert_eq(fnd.ntx, 0);
+	cr_assert_eq(tcp_stats()->tx_refused, 1);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, iss + 1, "nothing counted as sent");
+	fnd.tx_refuse = 0;
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0); /* any ACK: output again */
+	cr_assert_eq(fnd.ntx, 3);
+	for (unsigned k = 0; k < 3; k++) {
+		cr_assert_eq(txseg(k)->seq, iss + 1 + k * 1460, "segment %u in order", k);
+		cr_assert_eq(memcmp(txseg(k)->payload, pattern + k * 1460, 1460), 0);
+	}
+	peer_seg(TCP_ACK, 1001, iss + 1 + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	cr_assert_eq(i.retransmits, 0, "nothing sent twice");
+	/* Refused with nothing in flight: no ACK will come; sent again after TCP_TX_RETRY_NS,
+	 * as it was (no timeout counted, cwnd kept). */
+	fake_netdev_clear(&fnd);
+	uint32_t cwnd = i.cwnd;
+	fnd.tx_refuse = 1;
+	cr_assert_eq(tcp_send_copy(s, pattern, 1460), 1460);
+	cr_assert_eq(fnd.ntx, 0);
+	advance(TCP_TX_RETRY_NS);
+	cr_assert_eq(fnd.ntx, 1, "sent again by the timer");
+	cr_assert_eq(txseg(0)->seq, iss + 1 + 3 * 1460);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.timeouts, 0);
+	cr_assert_eq(i.cwnd, cwnd);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, zero_window_probe)
 {
 	struct tcp_sock *l;
