@@ -40,13 +40,22 @@ static bool ipv4_src_ok(uint32_t src, uint32_t dst, uint8_t proto)
 void ipv4_rx(struct netbuf *nb)
 {
 	struct ipv4_hdr ih;
-	size_t frame = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	size_t host = netbuf_host_len(nb);
+	size_t frame = host + netbuf_frag_len(nb);
 	size_t hlen, total;
 	uint32_t src, dst;
 	uint16_t ff;
+	struct net_rx_dgram dg;
+	int rc = 0;
 
 	net_counters.ip_rx++;
-	if (netbuf_copy_out(nb, 0, &ih, sizeof(ih)) || (ih.ver_ihl >> 4) != 4) {
+	/* The header into a local: straight from the host part where the NIC put it (every
+	 * split does), through the fragments otherwise. */
+	if (host >= sizeof(ih))
+		memcpy(&ih, nb->data, sizeof(ih));
+	else
+		rc = netbuf_copy_out(nb, 0, &ih, sizeof(ih));
+	if (rc || (ih.ver_ihl >> 4) != 4) {
 		net_counters.ip_bad_header++;
 		goto drop;
 	}
@@ -92,13 +101,17 @@ void ipv4_rx(struct netbuf *nb)
 		goto drop;
 	}
 	/* Cut Ethernet padding, then the header. */
-	netbuf_trim(nb, total);
+	if (total < frame)
+		netbuf_trim(nb, total);
 	netbuf_pull(nb, hlen);
 	switch (ih.protocol) {
 	case IP_PROTO_TCP:
 		if (net_addr_is_broadcast(dst))
 			goto drop;
-		tcp_rx(nb, src, dst);
+		dg.src = src;
+		dg.dst = dst;
+		dg.len = total - hlen;
+		tcp_rx(nb, &dg);
 		return;
 	case IP_PROTO_UDP:
 		udp_rx(nb, src, dst);

@@ -213,6 +213,11 @@ void tcp_enter_time_wait(struct tcp_sock *s);
 /* (Re)arm keep-alive from the peer's last segment when it is on and the state has it. */
 void tcp_keep_arm(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+/* tcp_lookup with the last segment's connection tried first (tcp_rx). */
+struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+extern struct tcp_sock *tcp_rx_last;
+/* Sockets freed so far (tcp_sock_free): unchanged means every socket pointer held is good. */
+extern unsigned long tcp_sock_frees;
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);
 void tcp_sock_closed(struct tcp_sock *s, int error);

@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~10 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 16500,
-    "read-4k": 16800,
-    "write-128k": 333000,
-    "read-128k": 154000,
-    "write-4k-ddgst": 51000,
-    "read-4k-ddgst": 52500,
+    "write-4k": 14400,
+    "read-4k": 15700,
+    "write-128k": 276000,
+    "read-128k": 143500,
+    "write-4k-ddgst": 48700,
+    "read-4k-ddgst": 51000,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
