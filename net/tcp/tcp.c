@@ -83,6 +83,7 @@ void tcp_set_state(struct tcp_sock *s, enum tcp_state st)
 		return;
 	log_debug("%u->%u: %s -> %s", s->lport, s->rport, tcp_state_name(s->state), tcp_state_name(st));
 	s->state = st;
+	tcp_budget_note(s);
 }
 
 void tcp_notify(struct tcp_sock *s, unsigned events)
@@ -113,6 +114,7 @@ struct tcp_sock *tcp_sock_new(void)
 	s->rcv_cap = TCP_RCV_CAP_INIT;
 	s->ssthresh = 0xffffffffu;
 	s->born_ns = clock_now_ns();
+	s->bud_listed = true; /* CLOSED: nothing promised yet */
 	tcp_pools_sock_new(s, (unsigned)(((uint8_t *)s - tcp_sock_pool.mem) / tcp_sock_pool.obj_size));
 	list_add_tail(&tcp_socks, &s->node);
 	return s;
@@ -172,6 +174,7 @@ void tcp_sock_free(struct tcp_sock *s)
 	tcp_pools_sock_gone(s);
 	if (tcp_rx_last == s)
 		tcp_rx_last = NULL;
+	tcp_budget_forget(s);
 	tcp_sock_frees++;
 	mm_pool_free(&tcp_sock_pool, s);
 }

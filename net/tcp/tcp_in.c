@@ -185,6 +185,7 @@ static void ooo_drop_last(struct tcp_sock *s)
 	tcp_counters.ooo_pruned++;
 	netdev_frag_release(&r->frag);
 	mm_pool_free(&tcp_rxent_pool, r);
+	tcp_budget_note(s); /* may be another socket than the one receiving (tcp_prune_ooo) */
 }
 
 /* Under buffer pressure (as Linux's tcp_prune_ofo_queue): take out-of-order fragments
@@ -853,6 +854,10 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	unsigned long frees = tcp_sock_frees;
 	rx_sync(s, &g, &p);
 	payload_release(&p);
+	/* The window budget's sums take s's new RCV.NXT and queues before any user code runs
+	 * (a freed s left them in tcp_sock_free; one CLOSED promises nothing). */
+	if (tcp_sock_frees == frees)
+		tcp_budget_note(s);
 	if (l && l->pending_events) {
 		unsigned ev = l->pending_events;
 		l->pending_events = 0;

@@ -84,6 +84,9 @@ struct tcp_sock {
 	uint32_t rcv_cap;               /* window limit in segments, grows while the peer uses it */
 	uint32_t rcv_cap_seq;           /* RCV.NXT when rcv_cap last grew */
 	bool rwnd_starved;              /* the window was held small for want of device buffers */
+	bool bud_listed;                /* in the table: counted in the budget's sums */
+	bool bud_receiving;             /* counted as receiving in the sums */
+	unsigned bud_promised;          /* its promised buffers as counted in the sums */
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
 	bool sack_ok;                   /* SACK-permitted sent and received */
@@ -139,6 +142,11 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
+ * every window is computed from (call after the change; cheap). */
+void tcp_budget_note(struct tcp_sock *s);
+/* s leaves the socket table. */
+void tcp_budget_forget(struct tcp_sock *s);
 bool tcp_rx_buf_admit(void);
 void tcp_rcv_cap_grow(struct tcp_sock *s);
 

@@ -39,7 +39,7 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 {
 	uint32_t win = tcp_rcv_window(s);
 	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
-	uint32_t edge;
+	uint32_t edge, adv = s->rcv_adv;
 
 	if (win > max)
 		win = max;
@@ -52,6 +52,8 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 		if (grow >= thresh || s->rcv_adv == s->rcv_nxt)
 			s->rcv_adv = edge;
 	}
+	if (s->rcv_adv != adv)
+		tcp_budget_note(s);
 	return s->rcv_adv - s->rcv_nxt;
 }
 

@@ -33,9 +33,9 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 14400,
-    "read-4k": 15700,
+    "read-4k": 15450,
     "write-128k": 276000,
-    "read-128k": 143500,
+    "read-128k": 137500,
     "write-4k-ddgst": 48700,
     "read-4k-ddgst": 51000,
 }
