@@ -162,6 +162,10 @@ uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd)
 		acc += b[0];
 		i = 1;
 	}
+	/* Four bytes at a time: w1 * 2^16 + w2 is w1 + w2 modulo 0xffff, which is all a
+	 * ones' complement sum keeps (the folds below). */
+	for (; i + 3 < len; i += 4)
+		acc += be32_load(b + i);
 	for (; i + 1 < len; i += 2)
 		acc += (uint32_t)b[i] << 8 | b[i + 1];
 	if (i < len)

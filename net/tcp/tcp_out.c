@@ -321,6 +321,13 @@ void tcp_output(struct tcp_sock *s)
 {
 	unsigned budget = 64;
 
+	/* Most calls (after a segment that needs no reply) find nothing to do: no unsent
+	 * byte, no FIN, no ACK owed, in a state where the loop below would send nothing and
+	 * the zero-window probe wants unsent data. */
+	if (!s->ack_now && !s->fin_queued && !SEQ_LT(s->snd_nxt, s->snd_end) &&
+	    (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT))
+		return;
+
 	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
 		if (s->snd_nxt == s->iss) {
 			tcp_xmit(s, s->iss, 0, s->state == TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK);
