@@ -173,7 +173,8 @@ int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 	ih->tos = 0;
 	ih->total_length = be16_make((uint16_t)(len + sizeof(*ih)));
 	ih->identification = be16_make(ipv4_ident);
-	ipv4_ident = (uint16_t)(ipv4_ident + netbuf_tso_segs(nb)); /* the device numbers each segment */
+	/* the device numbers each segment */
+	ipv4_ident = (uint16_t)(ipv4_ident + (nb->flags & NETBUF_TX_TSO ? netbuf_tso_segs(nb) : 1));
 	ih->flags_fragoff = be16_make(IPV4_FLAG_DF);
 	ih->ttl = IPV4_TTL;
 	ih->protocol = proto;

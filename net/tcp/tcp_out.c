@@ -346,6 +346,7 @@ void tcp_output(struct tcp_sock *s)
 			tcp_send_ack_now(s);
 		return;
 	}
+	uint32_t frame_max = tcp_frame_max(s); /* the device and the MSS do not change in here */
 	while (budget--) {
 		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd;
 		uint32_t flight = s->snd_nxt - s->snd_una;
@@ -357,8 +358,8 @@ void tcp_output(struct tcp_sock *s)
 		uint8_t flags = TCP_ACK;
 		int n;
 
-		if (len > tcp_frame_max(s))
-			len = tcp_frame_max(s);
+		if (len > frame_max)
+			len = frame_max;
 		if (len > s->mss && len < pending)
 			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
