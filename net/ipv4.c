@@ -40,13 +40,22 @@ static bool ipv4_src_ok(uint32_t src, uint32_t dst, uint8_t proto)
 void ipv4_rx(struct netbuf *nb)
 {
 	struct ipv4_hdr ih;
-	size_t frame = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	size_t host = netbuf_host_len(nb);
+	size_t frame = host + netbuf_frag_len(nb);
 	size_t hlen, total;
 	uint32_t src, dst;
 	uint16_t ff;
+	struct net_rx_dgram dg;
+	int rc = 0;
 
 	net_counters.ip_rx++;
-	if (netbuf_copy_out(nb, 0, &ih, sizeof(ih)) || (ih.ver_ihl >> 4) != 4) {
+	/* The header into a local: straight from the host part where the NIC put it (every
+	 * split does), through the fragments otherwise. */
+	if (host >= sizeof(ih))
+		memcpy(&ih, nb->data, sizeof(ih));
+	else
+		rc = netbuf_copy_out(nb, 0, &ih, sizeof(ih));
+	if (rc || (ih.ver_ihl >> 4) != 4) {
 		net_counters.ip_bad_header++;
 		goto drop;
 	}
@@ -92,13 +101,17 @@ void ipv4_rx(struct netbuf *nb)
 		goto drop;
 	}
 	/* Cut Ethernet padding, then the header. */
-	netbuf_trim(nb, total);
+	if (total < frame)
+		netbuf_trim(nb, total);
 	netbuf_pull(nb, hlen);
 	switch (ih.protocol) {
 	case IP_PROTO_TCP:
 		if (net_addr_is_broadcast(dst))
 			goto drop;
-		tcp_rx(nb, src, dst);
+		dg.src = src;
+		dg.dst = dst;
+		dg.len = total - hlen;
+		tcp_rx(nb, &dg);
 		return;
 	case IP_PROTO_UDP:
 		udp_rx(nb, src, dst);
@@ -160,7 +173,8 @@ int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 	ih->tos = 0;
 	ih->total_length = be16_make((uint16_t)(len + sizeof(*ih)));
 	ih->identification = be16_make(ipv4_ident);
-	ipv4_ident = (uint16_t)(ipv4_ident + netbuf_tso_segs(nb)); /* the device numbers each segment */
+	/* the device numbers each segment */
+	ipv4_ident = (uint16_t)(ipv4_ident + (nb->flags & NETBUF_TX_TSO ? netbuf_tso_segs(nb) : 1));
 	ih->flags_fragoff = be16_make(IPV4_FLAG_DF);
 	ih->ttl = IPV4_TTL;
 	ih->protocol = proto;

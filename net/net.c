@@ -162,6 +162,10 @@ uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd)
 		acc += b[0];
 		i = 1;
 	}
+	/* Four bytes at a time: w1 * 2^16 + w2 is w1 + w2 modulo 0xffff, which is all a
+	 * ones' complement sum keeps (the folds below). */
+	for (; i + 3 < len; i += 4)
+		acc += be32_load(b + i);
 	for (; i + 1 < len; i += 2)
 		acc += (uint32_t)b[i] << 8 | b[i + 1];
 	if (i < len)
@@ -251,22 +255,37 @@ bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint
 
 static const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
+/* Is the 6-byte address at a equal to b? (Two loads each: no library call per frame.) */
+static inline bool eth_addr_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t a4, b4;
+	uint16_t a2, b2;
+	memcpy(&a4, a, 4);
+	memcpy(&b4, b, 4);
+	memcpy(&a2, a + 4, 2);
+	memcpy(&b2, b + 4, 2);
+	return a4 == b4 && a2 == b2;
+}
+
 void eth_rx(struct netdev *dev, struct netbuf *nb)
 {
-	struct eth_hdr eh;
+	const uint8_t *eh = nb->data;
+	uint16_t type;
 
 	net_counters.eth_rx++;
-	if (netbuf_host_len(nb) < sizeof(eh)) {
+	if (netbuf_host_len(nb) < sizeof(struct eth_hdr)) {
 		net_counters.eth_short++;
 		goto drop;
 	}
-	memcpy(&eh, nb->data, sizeof(eh));
-	if (memcmp(eh.dst, dev->mac, ETH_ALEN) && memcmp(eh.dst, eth_broadcast, ETH_ALEN)) {
+	/* Parsed where it lies (the host part holds it, checked above): destination, type. */
+	if (!eth_addr_eq(eh + offsetof(struct eth_hdr, dst), dev->mac) &&
+	    !eth_addr_eq(eh + offsetof(struct eth_hdr, dst), eth_broadcast)) {
 		net_counters.eth_not_for_us++;
 		goto drop;
 	}
-	netbuf_pull(nb, sizeof(eh));
-	switch (be16_get(eh.type)) {
+	type = be16_load(eh + offsetof(struct eth_hdr, type));
+	nb->data += sizeof(struct eth_hdr);
+	switch (type) {
 	case ETH_TYPE_IPV4:
 		ipv4_rx(nb);
 		return;

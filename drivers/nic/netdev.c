@@ -271,7 +271,7 @@ static struct netbuf *netbuf_get(void)
 	struct netbuf *nb;
 	if (!netbuf_pool_ready || !(nb = mm_pool_alloc(&netbuf_pool)))
 		return NULL;
-	memset(nb, 0, sizeof(*nb));
+	memset(nb, 0, offsetof(struct netbuf, frags)); /* slots past nfrags are never read */
 	list_init(&nb->node);
 	return nb;
 }
@@ -374,8 +374,8 @@ void netbuf_take_frag(struct netbuf *nb, unsigned i, struct netdev_frag *out)
 	nb->nfrags--;
 }
 
-/* Drop bytes from the front. */
-int netbuf_pull(struct netbuf *nb, size_t len)
+/* Drop bytes from the front, past the host part (netbuf_pull has the host-only case). */
+int netbuf_pull_frags(struct netbuf *nb, size_t len)
 {
 	size_t host = netbuf_host_len(nb);
 

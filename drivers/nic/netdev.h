@@ -104,13 +104,15 @@ struct netbuf {
 	uint16_t csum_offset;      /* TX_CSUM_PARTIAL: checksum field offset from csum_start */
 	uint16_t gso_size;         /* TX_TSO: TCP payload bytes per segment */
 	uint8_t nfrags;
-	struct netdev_frag frags[NETBUF_MAX_FRAGS];
 	/* The host part's owner: the driver's header buffer (RX) or NULL (pool storage). */
 	struct netdev_frag_owner *hdr_owner;
 	uint64_t hdr_token;
 	/* TX completion: called by netbuf_tx_done() before the netbuf is freed. */
 	void (*tx_done)(struct netbuf *nb, void *ctx);
 	void *tx_ctx;
+	/* Last: a new netbuf zeroes everything above, not the fragment slots, of which only
+	 * the first nfrags are ever read. */
+	struct netdev_frag frags[NETBUF_MAX_FRAGS];
 	uint8_t storage[];         /* NETBUF_HOST_SIZE bytes when allocated by netbuf_alloc */
 };
 
@@ -243,9 +245,19 @@ int netbuf_add_frag(struct netbuf *nb, const struct netdev_frag *f);
 /* Detach fragment i from nb (the caller takes the reference); later fragments move down. */
 void netbuf_take_frag(struct netbuf *nb, unsigned i, struct netdev_frag *out);
 
+/* netbuf_pull when len runs past the host part: the fragments' share of it. */
+int netbuf_pull_frags(struct netbuf *nb, size_t len);
+
 /* Drop len bytes from the front of the whole buffer (host part first, then fragments,
  * releasing fragments that become empty). -EINVAL when shorter. */
-int netbuf_pull(struct netbuf *nb, size_t len);
+static inline int netbuf_pull(struct netbuf *nb, size_t len)
+{
+	if (len <= netbuf_host_len(nb)) {
+		nb->data += len;
+		return 0;
+	}
+	return netbuf_pull_frags(nb, len);
+}
 
 /* Cut the whole buffer to len bytes (from its front), releasing what falls off. */
 void netbuf_trim(struct netbuf *nb, size_t len);

@@ -83,6 +83,7 @@ void tcp_set_state(struct tcp_sock *s, enum tcp_state st)
 		return;
 	log_debug("%u->%u: %s -> %s", s->lport, s->rport, tcp_state_name(s->state), tcp_state_name(st));
 	s->state = st;
+	tcp_budget_note(s);
 }
 
 void tcp_notify(struct tcp_sock *s, unsigned events)
@@ -113,6 +114,7 @@ struct tcp_sock *tcp_sock_new(void)
 	s->rcv_cap = TCP_RCV_CAP_INIT;
 	s->ssthresh = 0xffffffffu;
 	s->born_ns = clock_now_ns();
+	s->bud_listed = true; /* CLOSED: nothing promised yet */
 	tcp_pools_sock_new(s, (unsigned)(((uint8_t *)s - tcp_sock_pool.mem) / tcp_sock_pool.obj_size));
 	list_add_tail(&tcp_socks, &s->node);
 	return s;
@@ -170,6 +172,10 @@ void tcp_sock_free(struct tcp_sock *s)
 	sndq_drop(s);
 	list_del(&s->node);
 	tcp_pools_sock_gone(s);
+	if (tcp_rx_last == s)
+		tcp_rx_last = NULL;
+	tcp_budget_forget(s);
+	tcp_sock_frees++;
 	mm_pool_free(&tcp_sock_pool, s);
 }
 
@@ -259,6 +265,28 @@ static void delack_timer(struct timer *t, void *arg)
 unsigned tcp_sock_free_slots(void)
 {
 	return (unsigned)(tcp_sock_pool.capacity - tcp_sock_pool.in_use);
+}
+
+/* The connection the last segment went to (tcp_lookup_rx), NULL when it is freed. */
+struct tcp_sock *tcp_rx_last;
+/* Sockets freed since boot: a caller that holds a socket pointer across code that may
+ * free sockets knows the pointer is still good while this has not moved. */
+unsigned long tcp_sock_frees;
+
+/* tcp_lookup for a received segment: a connection's segments come in runs, so the
+ * socket of the last one is tried first. Only a connection (not a listener, not CLOSED)
+ * is remembered, and at most one such socket has a given 4-tuple (a listener makes a
+ * child only when there is none, tcp_connect picks a free one), so the answer is
+ * tcp_lookup's. */
+struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	if (s && s->rport == rport && s->lport == lport && s->raddr == raddr && s->laddr == laddr &&
+	    s->state != TCP_LISTEN && s->state != TCP_CLOSED)
+		return s;
+	s = tcp_lookup(laddr, lport, raddr, rport);
+	tcp_rx_last = s && s->state != TCP_LISTEN ? s : NULL;
+	return s;
 }
 
 /* The connection for a 4-tuple, else the listener on lport, else NULL. */

@@ -53,7 +53,24 @@
 
 LOG_MODULE_USE(tcp);
 
+/* Unit builds (sanitizers on) check the incremental sums against a walk of every socket
+ * at each window computed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TCP_BUDGET_CHECK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TCP_BUDGET_CHECK 1
+#endif
+#endif
+
 static struct timer tcp_budget_timer;
+
+/* What the other sockets promise, kept as it changes rather than walked for every window
+ * (tcp_budget_note): the sum of every listed socket's promised() and how many sockets are
+ * receiving, and the bytes per buffer they were computed with (an MTU change recomputes). */
+static unsigned long budget_promised;
+static unsigned budget_receivers;
+static uint32_t budget_bpb;
 
 /* Device buffers kept free for header-only frames: an eighth of the pool, at least
  * TCP_RX_RESERVE_MIN, at most half. */
@@ -122,6 +139,82 @@ static unsigned promised(const struct tcp_sock *s)
 	return n > s->ooo_frags ? n - s->ooo_frags : 0;
 }
 
+/* Recompute the sums from every socket (at an MTU change). */
+static void budget_resum(void)
+{
+	struct list_node *it;
+	budget_promised = 0;
+	budget_receivers = 0;
+	budget_bpb = bpb(NULL);
+	list_for_each(&tcp_socks, it) {
+		struct tcp_sock *o = container_of(it, struct tcp_sock, node);
+		if (!o->bud_listed)
+			continue;
+		o->bud_promised = promised(o);
+		o->bud_receiving = receiving(o);
+		budget_promised += o->bud_promised;
+		budget_receivers += o->bud_receiving;
+	}
+}
+
+/* s's window, state or out-of-order queue changed: bring its share of the sums up to date. */
+void tcp_budget_note(struct tcp_sock *s)
+{
+	unsigned p;
+	bool r;
+
+	if (!s->bud_listed)
+		return; /* not in the table (tcp_send_reset's template) */
+	if (budget_bpb != bpb(s)) {
+		budget_resum();
+		return;
+	}
+	p = promised(s);
+	r = receiving(s);
+	budget_promised = budget_promised - s->bud_promised + p;
+	budget_receivers = budget_receivers - s->bud_receiving + r;
+	s->bud_promised = p;
+	s->bud_receiving = r;
+}
+
+/* s leaves the table: take its share out of the sums. */
+void tcp_budget_forget(struct tcp_sock *s)
+{
+	if (!s->bud_listed)
+		return;
+	budget_promised -= s->bud_promised;
+	budget_receivers -= s->bud_receiving;
+	s->bud_promised = 0;
+	s->bud_receiving = false;
+	s->bud_listed = false;
+}
+
+/* The other sockets' promised buffers and how many of them receive (s not counted:
+ * whatever the sums hold for s is taken out, so s need not be noted first). */
+static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receivers)
+{
+	if (budget_bpb != bpb(s))
+		budget_resum();
+	*others = (unsigned)(budget_promised - s->bud_promised);
+	*receivers = budget_receivers - s->bud_receiving;
+#ifdef TCP_BUDGET_CHECK
+	unsigned walk_others = 0, walk_n = 0;
+	struct list_node *it;
+	list_for_each(&tcp_socks, it) {
+		const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
+		if (o == s || !receiving(o))
+			continue;
+		walk_n++;
+		walk_others += promised(o);
+	}
+	if (s->bud_listed && (walk_others != *others || walk_n != *receivers)) {
+		log_err("budget sums drifted: promised %u (walk %u), receivers %u (walk %u)", *others, walk_others,
+			  *receivers, walk_n);
+		__builtin_trap();
+	}
+#endif
+}
+
 /* May a received payload buffer be kept? Not when it came out of the reserve. */
 bool tcp_rx_buf_admit(void)
 {
@@ -142,16 +235,12 @@ static unsigned chunks_per_seg(const struct tcp_sock *s)
 /* Copy mode (see the top of this file): the segments the chunks s may still borrow hold,
  * after the other sockets' promises, plus its out-of-order ones; *share: what it would
  * have were nothing held but the promises. */
-static unsigned copy_budget(const struct tcp_sock *s, unsigned *share)
+static unsigned copy_budget(struct tcp_sock *s, unsigned *share)
 {
-	unsigned cps = chunks_per_seg(s), others = 0, room = tcp_chunk_rx_room(s), pool;
-	struct list_node *it;
+	unsigned cps = chunks_per_seg(s), others, receivers, room = tcp_chunk_rx_room(s), pool;
 
-	list_for_each(&tcp_socks, it) {
-		const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
-		if (o != s && receiving(o))
-			others += promised(o) * cps;
-	}
+	budget_others(s, &others, &receivers);
+	others *= cps;
 	pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed + others ? TCP_CHUNK_SHARED - tcp_chunks_borrowed - others : 0;
 	if (room > pool)
 		room = pool;
@@ -168,8 +257,7 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 	unsigned frags = s->rxq_frags + s->ooo_frags;
 	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
 	const struct netdev *d = net_if0.dev;
-	struct list_node *it;
-	unsigned usable, others = 0, n = 1, avail, share, bufs;
+	unsigned usable, others, n, avail, share, bufs;
 	size_t by_budget, per = bpb(s);
 
 	if (by_frags < space)
@@ -184,13 +272,8 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 		per -= per / 8; /* a PDU's last segment is short but takes a whole chunk */
 	} else {
 		usable = d->rx_bufs - tcp_rx_reserve(d);
-		list_for_each(&tcp_socks, it) {
-			const struct tcp_sock *o = container_of(it, struct tcp_sock, node);
-			if (o == s || !receiving(o))
-				continue;
-			n++;
-			others += promised(o);
-		}
+		budget_others(s, &others, &n);
+		n++; /* s itself */
 		avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
 		share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
 		bufs = (avail < share ? avail : share) + s->ooo_frags;
@@ -249,6 +332,9 @@ static void budget_kick(struct timer *t, void *arg)
 
 void tcp_budget_init(void)
 {
+	budget_promised = 0;
+	budget_receivers = 0;
+	budget_bpb = bpb(NULL);
 	timer_init(&tcp_budget_timer, "tcp-budget", budget_kick, NULL);
 }
 

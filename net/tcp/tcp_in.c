@@ -75,20 +75,23 @@ static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, str
 		off += n;
 	}
 	nb->data = nb->tail;
-	while (nb->nfrags) {
-		netbuf_take_frag(nb, 0, &p->f[p->n]);
-		if (p->f[p->n].len == 0) {
-			netdev_frag_release(&p->f[p->n]);
+	/* Every fragment moves, in order, in one pass (the netbuf keeps none). */
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		struct netdev_frag *f = &nb->frags[i];
+		if (f->len == 0) {
+			netdev_frag_release(f);
 			continue;
 		}
-		if (p->f[p->n].addr.cls == MEM_CLASS_DEVICE)
-			tcp_counters.rx_payload_device += p->f[p->n].len;
+		if (f->addr.cls == MEM_CLASS_DEVICE)
+			tcp_counters.rx_payload_device += f->len;
 		else
-			tcp_counters.rx_payload_host += p->f[p->n].len;
+			tcp_counters.rx_payload_host += f->len;
+		p->f[p->n] = *f;
 		p->seq[p->n] = seq;
-		seq += p->f[p->n].len;
+		seq += f->len;
 		p->n++;
 	}
+	nb->nfrags = 0;
 	return 0;
 }
 
@@ -182,6 +185,7 @@ static void ooo_drop_last(struct tcp_sock *s)
 	tcp_counters.ooo_pruned++;
 	netdev_frag_release(&r->frag);
 	mm_pool_free(&tcp_rxent_pool, r);
+	tcp_budget_note(s); /* may be another socket than the one receiving (tcp_prune_ooo) */
 }
 
 /* Under buffer pressure (as Linux's tcp_prune_ofo_queue): take out-of-order fragments
@@ -784,12 +788,16 @@ void tcp_deliver_events(struct tcp_sock *s)
 		tcp_notify(s, ev);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header). Consumes nb. */
-void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
+/* A segment for us from IPv4 (nb's data at the TCP header, dg what IPv4 parsed).
+ * Consumes nb. */
+void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 {
-	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
+	uint32_t src = dg->src, dst = dg->dst;
+	size_t len = dg->len;
 	uint8_t hdr[TCP_HLEN_MIN + TCP_OPT_SPACE];
-	size_t avail = len < sizeof(hdr) ? len : sizeof(hdr);
+	const uint8_t *hp = nb->data;
+	size_t host = netbuf_host_len(nb);
+	size_t avail = host < sizeof(hdr) ? host : sizeof(hdr);
 	struct tcp_seg g;
 	struct seg_payload p;
 	struct tcp_sock *s;
@@ -797,7 +805,17 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 
 	p.n = 0;
 	tcp_counters.segs_in++;
-	if (netbuf_copy_out(nb, 0, hdr, avail) || tcp_hdr_parse(hdr, avail, len, &g)) {
+	/* The parser reads the header where the NIC put it, in the host part (every split
+	 * frame has it whole there); one that runs into the fragments is gathered first. */
+	if (avail < TCP_HLEN_MIN || (size_t)(hp[12] >> 4) * 4 > avail) {
+		avail = len < sizeof(hdr) ? len : sizeof(hdr);
+		if (netbuf_copy_out(nb, 0, hdr, avail)) {
+			tcp_counters.bad_header++;
+			goto drop;
+		}
+		hp = hdr;
+	}
+	if (tcp_hdr_parse(hp, avail, len, &g)) {
 		tcp_counters.bad_header++;
 		goto drop;
 	}
@@ -807,7 +825,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 	}
 	sport = g.sport;
 	dport = g.dport;
-	s = tcp_lookup(dst, dport, src, sport);
+	s = tcp_lookup_rx(dst, dport, src, sport);
 	if (!s) {
 		/* CLOSED (RFC 9293 3.10.7.1). */
 		tcp_counters.no_socket++;
@@ -848,16 +866,24 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst)
 	uint32_t laddr = s->laddr, raddr = s->raddr;
 	uint16_t lport = s->lport, rport = s->rport;
 	struct tcp_sock *l = s->listener;
+	unsigned long frees = tcp_sock_frees;
 	rx_sync(s, &g, &p);
 	payload_release(&p);
+	/* The window budget's sums take s's new RCV.NXT and queues before any user code runs
+	 * (a freed s left them in tcp_sock_free; one CLOSED promises nothing). */
+	if (tcp_sock_frees == frees)
+		tcp_budget_note(s);
 	if (l && l->pending_events) {
 		unsigned ev = l->pending_events;
 		l->pending_events = 0;
 		if (l->ops && l->ops->event)
 			l->ops->event(l, l->ctx, ev);
 	}
-	s = tcp_lookup(laddr, lport, raddr, rport);
-	if (s && s->state != TCP_LISTEN && s->rport == rport)
+	/* s is still good when no socket was freed meanwhile (tcp_lookup would find it, or
+	 * nothing once CLOSED); else it is looked up again. */
+	if (tcp_sock_frees != frees)
+		s = tcp_lookup(laddr, lport, raddr, rport);
+	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)
 		tcp_deliver_events(s);
 drop:
 	netbuf_free(nb);

@@ -87,6 +87,9 @@ struct tcp_sock {
 	uint32_t rcv_rate_seq;          /* RCV.NXT at rcv_rate_ns: the start of a rate period */
 	uint64_t rcv_rate_ns;           /* (tcp_rcv_cap_grow: a whole window within TCP_RCV_CAP_PERIOD_NS) */
 	bool rwnd_starved;              /* the window was held small for want of device buffers */
+	bool bud_listed;                /* in the table: counted in the budget's sums */
+	bool bud_receiving;             /* counted as receiving in the sums */
+	unsigned bud_promised;          /* its promised buffers as counted in the sums */
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
 	bool sack_ok;                   /* SACK-permitted sent and received */
@@ -142,6 +145,11 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
+ * every window is computed from (call after the change; cheap). */
+void tcp_budget_note(struct tcp_sock *s);
+/* s leaves the socket table. */
+void tcp_budget_forget(struct tcp_sock *s);
 bool tcp_rx_buf_admit(void);
 void tcp_rcv_cap_grow(struct tcp_sock *s);
 
@@ -216,6 +224,11 @@ void tcp_enter_time_wait(struct tcp_sock *s);
 /* (Re)arm keep-alive from the peer's last segment when it is on and the state has it. */
 void tcp_keep_arm(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+/* tcp_lookup with the last segment's connection tried first (tcp_rx). */
+struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+extern struct tcp_sock *tcp_rx_last;
+/* Sockets freed so far (tcp_sock_free): unchanged means every socket pointer held is good. */
+extern unsigned long tcp_sock_frees;
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);
 void tcp_sock_closed(struct tcp_sock *s, int error);

@@ -39,7 +39,7 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 {
 	uint32_t win = tcp_rcv_window(s);
 	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
-	uint32_t edge;
+	uint32_t edge, adv = s->rcv_adv;
 
 	if (win > max)
 		win = max;
@@ -52,6 +52,8 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 		if (grow >= thresh || s->rcv_adv == s->rcv_nxt)
 			s->rcv_adv = edge;
 	}
+	if (s->rcv_adv != adv)
+		tcp_budget_note(s);
 	return s->rcv_adv - s->rcv_nxt;
 }
 
@@ -340,6 +342,13 @@ void tcp_output(struct tcp_sock *s)
 {
 	unsigned budget = 64;
 
+	/* Most calls (after a segment that needs no reply) find nothing to do: no unsent
+	 * byte, no FIN, no ACK owed, in a state where the loop below would send nothing and
+	 * the zero-window probe wants unsent data. */
+	if (!s->ack_now && !s->fin_queued && !SEQ_LT(s->snd_nxt, s->snd_end) &&
+	    (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT))
+		return;
+
 	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
 		if (s->snd_nxt == s->iss) {
 			tcp_xmit(s, s->iss, 0, s->state == TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK);
@@ -358,6 +367,7 @@ void tcp_output(struct tcp_sock *s)
 			tcp_send_ack_now(s);
 		return;
 	}
+	uint32_t frame_max = tcp_frame_max(s); /* the device and the MSS do not change in here */
 	while (budget--) {
 		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd;
 		uint32_t flight = s->snd_nxt - s->snd_una;
@@ -369,8 +379,8 @@ void tcp_output(struct tcp_sock *s)
 		uint8_t flags = TCP_ACK;
 		int n;
 
-		if (len > tcp_frame_max(s))
-			len = tcp_frame_max(s);
+		if (len > frame_max)
+			len = frame_max;
 		if (len > s->mss && len < pending)
 			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
