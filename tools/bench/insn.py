@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~10 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 14150,
-    "read-4k": 15050,
-    "write-128k": 272500,
-    "read-128k": 132500,
-    "write-4k-ddgst": 48400,
-    "read-4k-ddgst": 50300,
+    "write-4k": 12600,
+    "read-4k": 13900,
+    "write-128k": 234000,
+    "read-128k": 128000,
+    "write-4k-ddgst": 46500,
+    "read-4k-ddgst": 48700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
