@@ -48,7 +48,11 @@ static void roce_comp_retry(struct roce_qp *qp)
 	q->n.retransmits++;
 }
 
-/* Progress: the retry counters start again, the timer runs while anything is outstanding. */
+/* Forward progress: the oldest unacknowledged PSN moved (an in-order READ response, first,
+ * middle or last; an atomic ACK; an ACK, or the implied ACK of a NAK, covering part of a
+ * message or all of it). The retry counters start again (9.7.6.1.3: the count limits retries
+ * without progress, not per WR; rxe re-arms on each in-order READ response and ACK alike),
+ * the timer runs while anything is outstanding. */
 static void roce_comp_progress(struct roce_qp *qp, uint64_t now)
 {
 	struct roce_req_state *q = &qp->req;

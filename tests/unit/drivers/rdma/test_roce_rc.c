@@ -12,6 +12,9 @@
  * peer fails the WR after retry_cnt timeouts; remote access and local protection errors
  * complete with their status and take the QP to ERR. An MR with a sink gets READ responses
  * as the NIC's receive buffers (in order, once each, also under loss), refused pieces copied.
+ * The retry count limits retries without progress: a READ, SEND or WRITE that gets further
+ * on every try completes after more retries than retry_cnt; one stuck at a PSN fails with
+ * RETRY_EXC_ERR after retry_cnt retries.
  */
 #include "tests/unit/net/net_test.h"
 #include "drivers/rdma/roce_icrc.h"
@@ -438,4 +441,166 @@ Test(roce_rc, send_payload_handed_to_a_receive_mr_sink)
 	sink_release_all();
 	cr_assert_eq(fnd.data_out, 0);
 	roce_dereg_mr(ms);
+}
+
+/* --- retries and forward progress (IBTA vol. 1 9.7.6.1.3) --------------------------------
+ * The retry counter is spent by a retry and starts again with forward progress: any valid,
+ * in-order response that moves the acknowledged PSN (a middle READ response, an ACK or a
+ * PSN-sequence NAK that acknowledges part of a multi-packet message), not only a completed
+ * WR. So loss that lets every try get further never exhausts it; loss that stops every try
+ * at the same PSN does, after retry_cnt retries. */
+
+static unsigned try_idx, try_lost_at, stuck_psn, stuck_seen;
+static bool try_seen;
+static uint32_t try_last_psn;
+
+/* READ: the try_lost_at-th response after each READ request is lost (each try gets
+ * try_lost_at - 1 responses further). */
+static int lose_nth_read_response_of_each_try(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (p->opcode == ROCE_RC_READ_REQUEST) {
+		try_idx = 0;
+		return 0;
+	}
+	return (p->flags & ROCE_F_READ_RESP) && ++try_idx == try_lost_at;
+}
+
+/* SEND/WRITE: the try_lost_at-th request packet of each try is lost; a try starts where the
+ * requester goes back (a PSN not after the one before it). */
+static int lose_nth_request_of_each_try(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (p->opcode > ROCE_RC_WRITE_ONLY_IMM)
+		return 0;  /* ACKs and NAKs from B pass */
+	if (!try_seen || roce_psn_diff(p->psn, try_last_psn) <= 0)
+		try_idx = 0;
+	try_last_psn = p->psn;
+	try_seen = true;
+	return ++try_idx == try_lost_at;
+}
+
+/* Every SEND/WRITE packet or READ response at stuck_psn is lost: no try gets past it (B's
+ * ACKs and NAKs pass). */
+static int lose_every_packet_at_stuck_psn(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (p->psn != stuck_psn || (p->opcode > ROCE_RC_WRITE_ONLY_IMM && !(p->flags & ROCE_F_READ_RESP)))
+		return 0;
+	stuck_seen++;
+	return 1;
+}
+
+static unsigned read_requests_seen;
+static int count_read_requests(unsigned n, const struct roce_pkt *p)
+{
+	if (p->opcode == ROCE_RC_READ_REQUEST)
+		read_requests_seen++;
+	return lose_every_packet_at_stuck_psn(n, p);
+}
+
+Test(roce_rc, a_read_that_gets_further_each_try_completes_past_retry_cnt)
+{
+	/* 9 responses; the 3rd of each try lost: tries get responses 0-1, 2-3, 4-5, 6-7, 8 */
+	policy = lose_nth_read_response_of_each_try;
+	try_lost_at = 3;
+	memset(mema + 0x8000, 0, 8292);
+	post_send(12, ROCE_WR_RDMA_READ, IOVA_A + 0x8000, 8292, IOVA_B + 0x100);
+	pump(rc_idle);
+	expect_wc(cqa, 12, ROCE_WC_SUCCESS, ROCE_WC_RDMA_READ, 8292);
+	cr_assert_eq(memcmp(mema + 0x8000, memb + 0x100, 8292), 0, "READ data byte-exact");
+	cr_assert_eq(qa->req.n.retransmits, 4, "4 retries (retry_cnt 3), each after progress (%llu)",
+		     (unsigned long long)qa->req.n.retransmits);
+	cr_assert_eq(dropped, 4);
+	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_RTS);
+}
+
+Test(roce_rc, a_read_into_a_sink_that_gets_further_each_try_completes)
+{
+	static uint8_t into[16384];
+	policy = lose_nth_read_response_of_each_try;
+	try_lost_at = 3;
+	read_into_sink(into, sizeof(into));
+	cr_assert_eq(qa->req.n.retransmits, 4);
+	uint64_t off = 0;
+	for (unsigned i = 0; i < sink_n; i++) {
+		cr_assert_eq(sink_off[i], off, "piece %u in order, once", i);
+		cr_assert_eq(memcmp((const void *)(uintptr_t)sink_f[i].addr.bus, memb + 0x100 + off, sink_f[i].len), 0);
+		off += sink_f[i].len;
+	}
+	cr_assert_eq(off, 8292);
+	sink_release_all();
+	cr_assert_eq(fnd.data_out, 0);
+}
+
+Test(roce_rc, a_read_stuck_at_one_psn_fails_after_retry_cnt_retries)
+{
+	/* the 3rd response's PSN never arrives: the first try places 2, no retry gets further */
+	stuck_psn = roce_psn_add(qa->req.psn, 2);
+	policy = count_read_requests;
+	memset(mema + 0x8000, 0, 8292);
+	post_send(13, ROCE_WR_RDMA_READ, IOVA_A + 0x8000, 8292, IOVA_B + 0x100);
+	pump(rc_idle);
+	expect_wc(cqa, 13, ROCE_WC_RETRY_EXC_ERR, ROCE_WC_RDMA_READ, 0);
+	cr_assert_eq(read_requests_seen, 4, "the first try and retry_cnt (3) retries (%u)", read_requests_seen);
+	cr_assert_eq(qa->req.n.retransmits, 3);
+	cr_assert_eq(stuck_seen, 4);
+	cr_assert_eq(memcmp(mema + 0x8000, memb + 0x100, 2048), 0, "the two responses before it placed");
+	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
+}
+
+Test(roce_rc, a_read_with_every_third_packet_lost_makes_no_progress_and_fails)
+{
+	/* the relay counts requests and responses: each retry (a request and 8 responses) is 9
+	 * packets, so period 3 loses the same first response of every retry; nothing is placed
+	 * after the first try, which is a retry without progress each time */
+	policy = drop_periodic;
+	relay_period = 3;
+	post_send(14, ROCE_WR_RDMA_READ, IOVA_A + 0x8000, 8292, IOVA_B + 0x100);
+	pump(rc_idle);
+	expect_wc(cqa, 14, ROCE_WC_RETRY_EXC_ERR, ROCE_WC_RDMA_READ, 0);
+	cr_assert_eq(qa->req.n.retransmits, 3);
+}
+
+Test(roce_rc, a_send_that_gets_further_each_try_completes_past_retry_cnt)
+{
+	/* 10 packets; the 3rd of each try lost: B's PSN-sequence NAK acknowledges the two before
+	 * it each time (progress), so 4 retries pass with retry_cnt 3 */
+	policy = lose_nth_request_of_each_try;
+	try_lost_at = 3;
+	post_recv_b(100, IOVA_B, 10240);
+	post_send(15, ROCE_WR_SEND, IOVA_A, 10240, 0);
+	pump(rc_idle);
+	expect_wc(cqa, 15, ROCE_WC_SUCCESS, ROCE_WC_SEND, 10240);
+	expect_wc(cqb, 100, ROCE_WC_SUCCESS, ROCE_WC_RECV, 10240);
+	cr_assert_eq(memcmp(memb, mema, 10240), 0, "SEND data byte-exact");
+	cr_assert_eq(dropped, 4);
+	cr_assert_eq(qa->req.n.retransmits, 4, "4 retries (%llu)", (unsigned long long)qa->req.n.retransmits);
+	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_RTS);
+}
+
+Test(roce_rc, a_write_that_gets_further_each_try_completes_past_retry_cnt)
+{
+	static uint8_t want[10240];
+	policy = lose_nth_request_of_each_try;
+	try_lost_at = 3;
+	memcpy(want, mema + 0x100, sizeof(want));
+	post_send(16, ROCE_WR_RDMA_WRITE, IOVA_A + 0x100, 10240, IOVA_B + 0x2000);
+	pump(rc_idle);
+	expect_wc(cqa, 16, ROCE_WC_SUCCESS, ROCE_WC_RDMA_WRITE, 10240);
+	cr_assert_eq(memcmp(memb + 0x2000, want, sizeof(want)), 0, "WRITE data byte-exact");
+	cr_assert_eq(qa->req.n.retransmits, 4);
+}
+
+Test(roce_rc, a_write_stuck_at_one_psn_fails_after_retry_cnt_retries)
+{
+	/* the 3rd packet's PSN never arrives: B NAKs once per gap, then the timer; no progress */
+	stuck_psn = roce_psn_add(qa->req.psn, 2);
+	policy = lose_every_packet_at_stuck_psn;
+	post_send(17, ROCE_WR_RDMA_WRITE, IOVA_A, 10240, IOVA_B);
+	pump(rc_idle);
+	expect_wc(cqa, 17, ROCE_WC_RETRY_EXC_ERR, ROCE_WC_RDMA_WRITE, 0);
+	cr_assert_eq(stuck_seen, 4, "the first try and retry_cnt (3) retries (%u)", stuck_seen);
+	cr_assert_eq(qa->req.n.retransmits, 3);
+	cr_assert_eq(roce_qp_state(qa), ROCE_QPS_ERR);
 }
