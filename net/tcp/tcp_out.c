@@ -261,6 +261,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		tcp_counters.tx_refused++;
 		s->segs_out -= segs;
 		tcp_counters.segs_out -= segs;
+		if (tso)
+			tcp_counters.tso_frames--; /* counted again when it goes */
 		if ((flags & TCP_ACK) && !s->t_delack.armed) {
 			s->ack_delayed = true; /* not at once: the ring has no room for it either */
 			timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);

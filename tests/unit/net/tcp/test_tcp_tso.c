@@ -119,6 +119,26 @@ Test(tcp_tso, a_window_of_dram_data_leaves_as_one_tso_frame_of_whole_segments)
 	finish(s);
 }
 
+/* A TSO frame the device refuses (transmit ring full) did not go out: TCP counts it as a TSO
+ * frame only when it is sent again and taken, so `tcp`'s TSO frames stay equal to the NIC's. */
+Test(tcp_tso, a_refused_tso_frame_is_counted_once_when_it_goes)
+{
+	fill();
+	uint32_t iss = open_passive(&listener, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct netdev_frag f = host_frag(0, 20000);
+	fnd.tx_refuse = 1;
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.tx_refused, 1);
+	cr_assert_eq(fnd.ntx, 0);
+	cr_assert_eq(tcp_stats()->tso_frames, 0, "a refused frame is not a TSO frame sent");
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0); /* any ACK: output again */
+	cr_assert_eq(fnd.tso_frames, 1);
+	cr_assert_eq(check_run(0, fnd.ntx, iss + 1, 0, 1460), 4380);
+	cr_assert_eq(tcp_stats()->tso_frames, fnd.dev.stats.tx_tso);
+	finish(s);
+}
+
 Test(tcp_tso, device_fragments_are_cut_at_the_gather_limit_then_segmented)
 {
 	fill();
