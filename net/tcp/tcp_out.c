@@ -167,6 +167,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	th = netbuf_put(nb, hlen);
 	memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
 	/* Gather the payload from the send queue. */
+	uint32_t pay_host = 0, pay_dev = 0; /* by memory class, counted once the device took it */
 	if (len) {
 		uint32_t want = seq, left = len;
 		list_for_each(&s->sndq, it) {
@@ -188,9 +189,9 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 			}
 			e->inflight++;
 			if (f.addr.cls == MEM_CLASS_DEVICE)
-				tcp_counters.tx_payload_device += n;
+				pay_dev += n;
 			else
-				tcp_counters.tx_payload_host += n;
+				pay_host += n;
 			want += n;
 			left -= n;
 			if (!left)
@@ -257,6 +258,10 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
 	 * lost); the ACK this frame carried is owed (delayed ACK). */
 	rc = ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
+	if (rc != -ENOBUFS || !len || (flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
+		tcp_counters.tx_payload_host += pay_host;
+		tcp_counters.tx_payload_device += pay_dev;
+	}
 	if (rc == -ENOBUFS && len && !(flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
 		tcp_counters.tx_refused++;
 		s->segs_out -= segs;

@@ -119,9 +119,9 @@ Test(tcp_tso, a_window_of_dram_data_leaves_as_one_tso_frame_of_whole_segments)
 	finish(s);
 }
 
-/* A TSO frame the device refuses (transmit ring full) did not go out: TCP counts it as a TSO
- * frame only when it is sent again and taken, so `tcp`'s TSO frames stay equal to the NIC's. */
-Test(tcp_tso, a_refused_tso_frame_is_counted_once_when_it_goes)
+/* A TSO frame the device refuses (transmit ring full) did not go out: TCP counts it (a TSO
+ * frame, its payload bytes) only when it is sent again and taken, so `tcp` agrees with `nic`. */
+Test(tcp_tso, a_refused_tso_frame_and_its_payload_are_counted_once_when_it_goes)
 {
 	fill();
 	uint32_t iss = open_passive(&listener, 1000, 65535, opt_mss1460, 4);
@@ -132,9 +132,11 @@ Test(tcp_tso, a_refused_tso_frame_is_counted_once_when_it_goes)
 	cr_assert_eq(fnd.tx_refused, 1);
 	cr_assert_eq(fnd.ntx, 0);
 	cr_assert_eq(tcp_stats()->tso_frames, 0, "a refused frame is not a TSO frame sent");
+	cr_assert_eq(tcp_stats()->tx_payload_host, 0, "nor its payload");
 	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0); /* any ACK: output again */
 	cr_assert_eq(fnd.tso_frames, 1);
 	cr_assert_eq(check_run(0, fnd.ntx, iss + 1, 0, 1460), 4380);
+	cr_assert_eq(tcp_stats()->tx_payload_host, 4380, "the payload counted once, when it went");
 	cr_assert_eq(tcp_stats()->tso_frames, fnd.dev.stats.tx_tso);
 	finish(s);
 }
