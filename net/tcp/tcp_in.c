@@ -316,6 +316,8 @@ static void sndq_ack(struct tcp_sock *s, uint32_t ack)
 			break;
 		list_del(it);
 		s->sndq_bytes -= e->frag.len;
+		if (s->snd_cursor == e)
+			s->snd_cursor = NULL;
 		e->done = true;
 		tcp_sndent_put(e);
 	}

@@ -68,6 +68,8 @@ struct tcp_sock {
 	bool fin_queued;                /* the user shut down sending: FIN at snd_end */
 	struct list_node sndq;
 	size_t sndq_bytes;
+	struct tcp_sndent *snd_cursor;  /* an entry of sndq at or before the next byte to send
+					 * (NULL: none): frames gather from it, not from the head */
 
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge of the window we advertised */
@@ -79,6 +81,8 @@ struct tcp_sock {
 	uint32_t ooo_fin_seq;
 	bool ack_now, ack_delayed;
 	unsigned segs_unacked;
+	bool out_pass;                  /* inside tcp_output's loop: the window is computed once */
+	bool adv_fresh;                 /* ... and rcv_adv already holds this pass's window */
 	uint32_t syn_wnd;               /* window our SYN (active open) offered */
 
 	/* receive buffer budget (tcp_budget.c) */
@@ -129,13 +133,29 @@ extern struct tcp_stats tcp_counters;
 extern struct list_node tcp_socks;
 
 /* tcp_out.c */
-void tcp_output(struct tcp_sock *s);
+void tcp_output_work(struct tcp_sock *s);
+
+/* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
+ * would send nothing (most calls, after a segment that needs no reply). */
+static inline bool tcp_output_idle(const struct tcp_sock *s)
+{
+	return !s->ack_now && !s->fin_queued && !SEQ_LT(s->snd_nxt, s->snd_end) &&
+	       (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT);
+}
+
+/* Send what the windows allow, then an ACK owed (tcp_out.c). Inline: the idle test
+ * costs less than the call. */
+static inline void tcp_output(struct tcp_sock *s)
+{
+	if (!tcp_output_idle(s))
+		tcp_output_work(s);
+}
 int tcp_send_ctl(struct tcp_sock *s, uint32_t seq, uint8_t flags);
 void tcp_send_reset(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
 		    uint8_t flags);
 void tcp_send_ack_now(struct tcp_sock *s);
 void tcp_send_challenge_ack(struct tcp_sock *s);
-uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len);
+uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len);
 
 /* Payload bytes one frame may carry: the MSS, or the device's tso_max when it segments
  * TCP itself (NETDEV_F_TSO with NETDEV_F_TX_CSUM). */
@@ -145,6 +165,8 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* An upper bound of tcp_rcv_window(s) (queues and window limit, no budget): cheap. */
+uint32_t tcp_rcv_window_max(const struct tcp_sock *s);
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);
