@@ -106,6 +106,7 @@ struct tcp_sock *tcp_sock_new(void)
 	list_init(&s->sndq);
 	list_init(&s->rxq);
 	list_init(&s->ooo);
+	list_init(&s->held_node);
 	timer_init(&s->t_rexmit, "tcp-rexmit", tcp_rexmit_timer, s);
 	timer_init(&s->t_delack, "tcp-delack", delack_timer, s);
 	timer_init(&s->t_keep, "tcp-keep", keep_timer, s);
@@ -172,6 +173,7 @@ void tcp_sock_free(struct tcp_sock *s)
 	rx_list_free(&s->ooo);
 	sndq_drop(s);
 	list_del(&s->node);
+	tcp_output_forget(s);
 	tcp_pools_sock_gone(s);
 	if (tcp_rx_last == s)
 		tcp_rx_last = NULL;
@@ -602,7 +604,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		}
 		sndq_add(s, &frags[i], false);
 	}
-	tcp_output(s);
+	tcp_output_more(s);
 	return 0;
 }
 
@@ -641,7 +643,7 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 		done += n;
 	}
 	if (done)
-		tcp_output(s);
+		tcp_output_more(s);
 	return done ? (long)done : (len ? -ENOBUFS : 0);
 }
 

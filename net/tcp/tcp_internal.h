@@ -81,6 +81,7 @@ struct tcp_sock {
 	uint32_t ooo_fin_seq;
 	bool ack_now, ack_delayed;
 	unsigned segs_unacked;
+	struct list_node held_node;     /* on tcp_out.c's list while a short tail waits */
 	bool out_pass;                  /* inside tcp_output's loop: the window is computed once */
 	bool adv_fresh;                 /* ... and rcv_adv already holds this pass's window */
 	uint32_t syn_wnd;               /* window our SYN (active open) offered */
@@ -133,7 +134,7 @@ extern struct tcp_stats tcp_counters;
 extern struct list_node tcp_socks;
 
 /* tcp_out.c */
-void tcp_output_work(struct tcp_sock *s);
+void tcp_output_work(struct tcp_sock *s, bool hold);
 
 /* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
  * would send nothing (most calls, after a segment that needs no reply). */
@@ -148,8 +149,33 @@ static inline bool tcp_output_idle(const struct tcp_sock *s)
 static inline void tcp_output(struct tcp_sock *s)
 {
 	if (!tcp_output_idle(s))
-		tcp_output_work(s);
+		tcp_output_work(s, false);
 }
+
+/* s keeps a short tail back: on the list tcp_flush's poller (tcp_tx_poll) empties. */
+void tcp_output_hold(struct tcp_sock *s);
+
+/* tcp_output from tcp_send_*: a last segment shorter than the MSS may wait for tcp_flush
+ * or the end of the poll pass (see tcp_out.c). A tail alone (a PDU header, a response)
+ * is held here without a pass over the windows: tcp_flush makes that pass once. */
+static inline void tcp_output_more(struct tcp_sock *s)
+{
+	if (tcp_output_idle(s))
+		return;
+	if (!s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED && s->snd_end - s->snd_nxt < s->mss &&
+	    SEQ_LT(s->snd_nxt, s->snd_end)) {
+		/* only a tail the windows would let go now: one they hold back takes the full
+		 * pass (sender SWS avoidance, the zero-window probe) */
+		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
+		if (wnd > flight && s->snd_end - s->snd_nxt <= wnd - flight) {
+			tcp_output_hold(s);
+			return;
+		}
+	}
+	tcp_output_work(s, true);
+}
+/* s is freed: off the list of sockets holding a short segment back. */
+void tcp_output_forget(struct tcp_sock *s);
 int tcp_send_ctl(struct tcp_sock *s, uint32_t seq, uint8_t flags);
 void tcp_send_reset(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
 		    uint8_t flags);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
+#include "../../lib/poller.h"
 #include "../../mm/pool.h"
 #include "tcp_internal.h"
 
@@ -367,14 +368,31 @@ static uint32_t unsent(const struct tcp_sock *s)
 	return SEQ_LT(s->snd_nxt, s->snd_end) ? s->snd_end - s->snd_nxt : 0;
 }
 
+/* Sockets whose last, short segment waits for tcp_flush or the end of the pass. */
+static struct list_node tcp_held = LIST_HEAD_INIT(tcp_held);
+
+void tcp_output_hold(struct tcp_sock *s)
+{
+	if (list_empty(&s->held_node))
+		list_add_tail(&tcp_held, &s->held_node);
+}
+
 /* Send what the windows allow (RFC 9293 3.8.6.2.1 sender SWS avoidance, no Nagle:
- * storage PDUs want latency), then a pending ACK if nothing carried it. */
-void tcp_output_work(struct tcp_sock *s)
+ * storage PDUs want latency), then a pending ACK if nothing carried it. hold (the user
+ * is still queueing, tcp_send_*): a last segment shorter than the MSS, with no ACK or FIN
+ * due, stays queued until tcp_flush, the next segment from the peer or the end of the
+ * poll pass (tcp_tx_poll), so that what the user queues next rides in it: an NVMe/TCP
+ * C2HData header, its data and the CapsuleResp are queued by three calls, and went out
+ * as five frames for a 4 KiB read, three now. */
+void tcp_output_work(struct tcp_sock *s, bool hold)
 {
 	unsigned budget = 64;
 
 	/* Called only when not tcp_output_idle: most calls (after a segment that needs no
 	 * reply) find nothing to do, and tcp_output tells so without calling in here. */
+	if (!hold && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* pushed now: off the list */
+
 	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
 		if (s->snd_nxt == s->iss) {
 			tcp_xmit(s, s->iss, 0, s->state == TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK);
@@ -408,6 +426,14 @@ void tcp_output_work(struct tcp_sock *s)
 
 		if (len > frame_max)
 			len = frame_max;
+		if (hold && len == pending && !s->ack_now && !can_fin && len % s->mss) {
+			/* the short tail waits for what the user queues next (see above) */
+			if (len < s->mss) {
+				tcp_output_hold(s);
+				break;
+			}
+			len -= len % s->mss;
+		}
 		if (len > s->mss && len < pending)
 			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
@@ -448,6 +474,34 @@ void tcp_output_work(struct tcp_sock *s)
 		tcp_send_ack_now(s);
 	s->out_pass = false;
 	s->adv_fresh = false;
+}
+
+/* The end of a poll pass: send every tail held back (the poll loop runs this poller in
+ * every pass; a tail queued by a poller that runs later goes in the next pass). */
+static __attribute__((noinline)) int tcp_tx_flush_held(void)
+{
+	int n = 0;
+	while (!list_empty(&tcp_held)) {
+		struct tcp_sock *s = container_of(tcp_held.next, struct tcp_sock, held_node);
+		list_del(&s->held_node);
+		tcp_output(s);
+		n++;
+	}
+	return n;
+}
+
+/* Every pass pays only the test (the loop's registers are saved in the call above). */
+static int tcp_tx_poll(unsigned budget)
+{
+	(void)budget;
+	return list_empty(&tcp_held) ? 0 : tcp_tx_flush_held();
+}
+POLLER(tcp_tx, tcp_tx_poll);
+
+/* s is freed or closed: off the held list. */
+void tcp_output_forget(struct tcp_sock *s)
+{
+	list_del(&s->held_node);
 }
 
 /* Retransmit one segment at SND.UNA (fast retransmit). */
