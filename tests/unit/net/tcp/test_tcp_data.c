@@ -590,6 +590,27 @@ Test(tcp_data, keepalive_probes_then_reset)
 	close_listener(l);
 }
 
+/* Keep-alive is armed lazily (tcp_rx re-arms only an unarmed timer; one that comes due
+ * early re-arms itself from the last segment): the first probe still comes keep_idle
+ * after the peer's last segment, not after the first. */
+Test(tcp_data, keepalive_counts_from_the_last_segment)
+{
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	tcp_set_keepalive(s, 10 * NSEC_PER_SEC, NSEC_PER_SEC, 3);
+	advance(6 * NSEC_PER_SEC);
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
+	advance(6 * NSEC_PER_SEC);
+	cr_assert_eq(fnd.ntx, 0, "12 s after the handshake, 6 s after the last segment: no probe");
+	advance(4 * NSEC_PER_SEC);
+	cr_assert_eq(fnd.ntx, 1, "10 s after the last segment: the probe");
+	cr_assert_eq(txseg(0)->seq, iss);
+	cr_assert_eq(tcp_stats()->keepalive_probes, 1);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, recv_frags_split_and_copy_api)
 {
 	struct tcp_sock *l;
