@@ -38,6 +38,7 @@ struct arp_entry {
 };
 
 static struct arp_entry arp_table[ARP_ENTRIES];
+static struct arp_entry *arp_last;         /* the entry arp_output used last: tried first */
 static const uint8_t mac_zero[ETH_ALEN];
 static const uint8_t mac_bcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -216,8 +217,11 @@ int arp_output(struct netbuf *nb, uint32_t next_hop)
 			goto drop;
 		return 0;
 	}
-	e = arp_find(next_hop);
+	/* A connection's frames come in runs to one next hop: the last entry first (its ip
+	 * and state say whether it still is that hop's, resolved). */
+	e = arp_last && arp_last->ip == next_hop && arp_last->state == ARP_REACHABLE ? arp_last : arp_find(next_hop);
 	if (e && e->state == ARP_REACHABLE) {
+		arp_last = e;
 		if ((rc = eth_output(nb, e->mac, ETH_TYPE_IPV4)))
 			goto drop;
 		return 0;
@@ -258,6 +262,7 @@ bool arp_lookup(uint32_t ip, uint8_t mac[ETH_ALEN])
 
 int arp_init(void)
 {
+	arp_last = NULL;
 	for (unsigned i = 0; i < ARP_ENTRIES; i++) {
 		memset(&arp_table[i], 0, sizeof(arp_table[i]));
 		list_init(&arp_table[i].queue);

@@ -140,16 +140,6 @@ const struct net_stats *net_stats(void)
 	return &net_counters;
 }
 
-bool net_addr_is_broadcast(uint32_t addr)
-{
-	return addr == 0xffffffffu || addr == (net_if0.addr | ~net_if0.netmask);
-}
-
-bool net_addr_is_local(uint32_t addr)
-{
-	return addr == net_if0.addr;
-}
-
 /* --- checksums (RFC 1071) ---------------------------------------------------------- */
 
 uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd)
@@ -178,21 +168,6 @@ uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd)
 	return (uint32_t)acc;
 }
 
-uint16_t net_csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-uint32_t net_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
-{
-	uint64_t s = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint32_t)s;
-}
-
 int net_csum_netbuf(const struct netbuf *nb, size_t off, size_t len, uint32_t *sum)
 {
 	uint8_t chunk[256];
@@ -210,23 +185,13 @@ int net_csum_netbuf(const struct netbuf *nb, size_t off, size_t len, uint32_t *s
 	return 0;
 }
 
-int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t src, uint32_t dst, uint8_t proto,
-		   size_t len, uint16_t field_off)
+int net_l4_csum_tx_sw(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len, uint16_t field_off)
 {
 	uint32_t sum = net_csum_pseudo(src, dst, proto, (uint32_t)len);
 	uint8_t *field = nb->data + field_off;
 	int rc;
 
 	field[0] = field[1] = 0;
-	if (dev && (dev->features & NETDEV_F_TX_CSUM)) {
-		uint16_t s = net_csum_fold(sum);
-		field[0] = (uint8_t)(s >> 8);
-		field[1] = (uint8_t)s;
-		nb->flags |= NETBUF_TX_CSUM_PARTIAL;
-		nb->csum_start = 0;
-		nb->csum_offset = field_off;
-		return 0;
-	}
 	if ((rc = net_csum_netbuf(nb, 0, len, &sum)))
 		return rc;
 	uint16_t c = (uint16_t)~net_csum_fold(sum);

@@ -63,24 +63,59 @@ int tcp_shutdown(void);
  * bytes start at an even (odd = false) or odd offset of the summed stream. */
 uint32_t net_csum_add(uint32_t sum, const void *p, size_t len, bool odd);
 /* Fold to 16 bits (not inverted). */
-uint16_t net_csum_fold(uint32_t sum);
-/* IPv4 pseudo-header sum. */
-uint32_t net_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
+static inline uint16_t net_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+/* IPv4 pseudo-header sum (folded to 16 bits). Inline: every frame sent and every
+ * software-checked frame received adds one. */
+static inline uint32_t net_csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
+{
+	uint64_t s = (uint64_t)(src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
+	s = (s & 0xffff) + (s >> 16); /* < 2^19 before: at most 0xffff + 7 after */
+	return (uint32_t)((s & 0xffff) + (s >> 16));
+}
 /* Sum len bytes of nb from off (host part, then fragments read through the counted
  * accessor) into sum. -EINVAL when short. */
 int net_csum_netbuf(const struct netbuf *nb, size_t off, size_t len, uint32_t *sum);
 
+/* net_l4_csum_tx without offload: the CPU sums the segment. */
+int net_l4_csum_tx_sw(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len, uint16_t field_off);
+
 /* L4 checksum for an outgoing nb (data at the L4 header, length len): offloaded when the
- * device can, in software otherwise. field_off is the checksum field's offset. */
-int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t src, uint32_t dst, uint8_t proto,
-		   size_t len, uint16_t field_off);
+ * device can (the pseudo-header sum in the field, NETBUF_TX_CSUM_PARTIAL: inline, every
+ * frame takes this path), in software otherwise. field_off is the checksum field's offset. */
+static inline int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t src, uint32_t dst, uint8_t proto,
+				 size_t len, uint16_t field_off)
+{
+	if (dev && (dev->features & NETDEV_F_TX_CSUM)) {
+		uint32_t sum = net_csum_pseudo(src, dst, proto, (uint32_t)len);
+		uint8_t *field = nb->data + field_off;
+		field[0] = (uint8_t)(sum >> 8);
+		field[1] = (uint8_t)sum;
+		nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+		nb->csum_start = 0;
+		nb->csum_offset = field_off;
+		return 0;
+	}
+	return net_l4_csum_tx_sw(nb, src, dst, proto, len, field_off);
+}
 
 /* Verify an incoming L4 checksum (data at the L4 header, len bytes): the NIC's verdict
  * when it gave one, software otherwise. true when good. */
 bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len);
 
-/* Is addr one of ours (or a broadcast we accept)? */
-bool net_addr_is_local(uint32_t addr);
-bool net_addr_is_broadcast(uint32_t addr);
+/* Is addr one of ours (or a broadcast we accept)? Inline: every frame asks. */
+static inline bool net_addr_is_broadcast(uint32_t addr)
+{
+	return addr == 0xffffffffu || addr == (net_if0.addr | ~net_if0.netmask);
+}
+
+static inline bool net_addr_is_local(uint32_t addr)
+{
+	return addr == net_if0.addr;
+}
 
 #endif

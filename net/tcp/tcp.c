@@ -106,6 +106,7 @@ struct tcp_sock *tcp_sock_new(void)
 	list_init(&s->sndq);
 	list_init(&s->rxq);
 	list_init(&s->ooo);
+	list_init(&s->held_node);
 	timer_init(&s->t_rexmit, "tcp-rexmit", tcp_rexmit_timer, s);
 	timer_init(&s->t_delack, "tcp-delack", delack_timer, s);
 	timer_init(&s->t_keep, "tcp-keep", keep_timer, s);
@@ -141,6 +142,7 @@ static void sndq_drop(struct tcp_sock *s)
 		tcp_sndent_put(e);
 	}
 	s->sndq_bytes = 0;
+	s->snd_cursor = NULL;
 }
 
 /* Free everything a socket holds (children of a listener too). */
@@ -171,6 +173,7 @@ void tcp_sock_free(struct tcp_sock *s)
 	rx_list_free(&s->ooo);
 	sndq_drop(s);
 	list_del(&s->node);
+	tcp_output_forget(s);
 	tcp_pools_sock_gone(s);
 	if (tcp_rx_last == s)
 		tcp_rx_last = NULL;
@@ -422,20 +425,30 @@ bool tcp_recv_eof(const struct tcp_sock *s)
 	return s->fin_rcvd && s->rxq_bytes == 0;
 }
 
+/* Would a window of now bytes (adv advertised) be announced? Monotone in now. */
+static bool window_update_due(const struct tcp_sock *s, uint32_t now, uint32_t adv)
+{
+	if (now > (uint32_t)0xffff << s->rcv_wscale)
+		now = (uint32_t)0xffff << s->rcv_wscale; /* the most the header can say */
+	if (now <= adv)
+		return false;
+	return now - adv >= 2u * s->mss || (adv < s->mss && now >= s->mss) || now >= TCP_RCV_BUF / 2 + adv;
+}
+
 /* After the user consumed bytes: announce a window that opened by enough beyond the
  * one advertised (receiver silly-window avoidance, RFC 9293 3.8.6.2.2). */
 static void window_update(struct tcp_sock *s)
 {
-	uint32_t now, adv;
+	uint32_t adv;
 	if (s->state != TCP_ESTABLISHED && s->state != TCP_FIN_WAIT_1 && s->state != TCP_FIN_WAIT_2)
 		return;
-	now = tcp_rcv_window(s);
-	if (now > (uint32_t)0xffff << s->rcv_wscale)
-		now = (uint32_t)0xffff << s->rcv_wscale; /* the most the header can say */
 	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
-	if (now <= adv)
+	/* The test is monotone in the window: when even the bound without the buffer budget
+	 * would not be announced, the budget's sums need not be walked (the usual case: a user
+	 * that takes each segment as it comes leaves the window where it was). */
+	if (!window_update_due(s, tcp_rcv_window_max(s), adv))
 		return;
-	if (now - adv >= 2u * s->mss || (adv < s->mss && now >= s->mss) || now >= TCP_RCV_BUF / 2 + adv)
+	if (window_update_due(s, tcp_rcv_window(s), adv))
 		tcp_send_ack_now(s);
 }
 
@@ -591,7 +604,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		}
 		sndq_add(s, &frags[i], false);
 	}
-	tcp_output(s);
+	tcp_output_more(s);
 	return 0;
 }
 
@@ -630,7 +643,7 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 		done += n;
 	}
 	if (done)
-		tcp_output(s);
+		tcp_output_more(s);
 	return done ? (long)done : (len ? -ENOBUFS : 0);
 }
 

@@ -203,18 +203,24 @@ size_t tcp_send_space(const struct tcp_sock *s);
  * least TCP_SNDENT_RESERVE while nothing is queued. */
 unsigned tcp_send_frags_room(const struct tcp_sock *s);
 
-/* Queue n fragments for sending without copying; the stack takes the references (and
- * releases them on error too). 0, -ENOBUFS (more bytes than the free part of
+/* Queue n fragments for sending without copying (a short last segment waits for
+ * tcp_flush, see there); the stack takes the references (and releases them on error too). 0, -ENOBUFS (more bytes than the free part of
  * TCP_SND_BUF or more fragments than tcp_send_frags_room: nothing queued, wait for
  * TCP_EV_SENT), -ENOTCONN, -EPIPE. */
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n);
 
-/* Copy up to len bytes into the send queue; returns bytes queued (fewer than len when
+/* Copy up to len bytes into the send queue (a short last segment waits for tcp_flush);
+ * returns bytes queued (fewer than len when
  * the socket's share ran out: wait for TCP_EV_SENT and send the rest), -ENOBUFS when none
  * could be, or -ENOTCONN / -EPIPE. */
 long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
 
-/* Send what can be sent now (called after queueing; also done from the poll loop). */
+/* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
+ * once but keep a last segment shorter than the MSS back, so that what the user queues
+ * next (a PDU's data after its header, a response after the data) rides in it: call
+ * tcp_flush once done queueing. A tail nobody flushes goes when the next segment from the
+ * peer is processed or at the end of the poll pass (the tcp_tx poller), whichever is
+ * first. */
 void tcp_flush(struct tcp_sock *s);
 
 /* No more sends: FIN after the queued data. */

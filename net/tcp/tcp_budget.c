@@ -128,7 +128,7 @@ void tcp_rcv_cap_grow(struct tcp_sock *s)
 
 /* Buffers s's advertised window may still bring in (out-of-order data already held
  * inside it is counted as lent, not here). */
-static unsigned promised(const struct tcp_sock *s)
+static inline __attribute__((always_inline)) unsigned promised(const struct tcp_sock *s)
 {
 	uint32_t span, b = bpb(s);
 	unsigned n;
@@ -248,24 +248,46 @@ static unsigned copy_budget(struct tcp_sock *s, unsigned *share)
 	return room / cps + s->ooo_frags / cps;
 }
 
-/* The window we can offer: free queue bytes, bounded by free fragment slots and by the
- * device's buffer budget, or in copy mode by the chunks (see the top of this file).
- * Marks s starved when the budget held it below what its queue allows. */
-uint32_t tcp_rcv_window(struct tcp_sock *s)
+/* What s's queues and window limit allow, before the buffer budget: tcp_rcv_window's
+ * first part, and never below what tcp_rcv_window returns. *budgeted: the device's buffers
+ * (or the chunks) bound it further. */
+static size_t rcv_space(const struct tcp_sock *s, bool *budgeted)
 {
 	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
 	unsigned frags = s->rxq_frags + s->ooo_frags;
 	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
 	const struct netdev *d = net_if0.dev;
-	unsigned usable, others, n, avail, share, bufs;
-	size_t by_budget, per = bpb(s);
 
 	if (by_frags < space)
 		space = by_frags;
-	if (!d || (!d->rx_bufs && (d->features & NETDEV_F_RX_SPLIT)))
-		return (uint32_t)space; /* a device that does not say what it lends is not budgeted */
+	*budgeted = d && (d->rx_bufs || !(d->features & NETDEV_F_RX_SPLIT));
+	if (!*budgeted)
+		return space; /* a device that does not say what it lends is not budgeted */
 	if (space > (size_t)s->rcv_cap * bpb(s))
 		space = (size_t)s->rcv_cap * bpb(s);
+	return space;
+}
+
+/* An upper bound of tcp_rcv_window(s), without its budget sums and side effects. */
+uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
+{
+	bool budgeted;
+	return (uint32_t)rcv_space(s, &budgeted);
+}
+
+/* The window we can offer: free queue bytes, bounded by free fragment slots and by the
+ * device's buffer budget, or in copy mode by the chunks (see the top of this file).
+ * Marks s starved when the budget held it below what its queue allows. */
+uint32_t tcp_rcv_window(struct tcp_sock *s)
+{
+	const struct netdev *d = net_if0.dev;
+	unsigned usable, others, n, avail, share, bufs;
+	size_t by_budget, per = bpb(s);
+	bool budgeted;
+	size_t space = rcv_space(s, &budgeted);
+
+	if (!budgeted)
+		return (uint32_t)space;
 	if (!d->rx_bufs) {
 		bufs = copy_budget(s, &share);
 		avail = bufs; /* starved below its share for want of chunks */

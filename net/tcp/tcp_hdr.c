@@ -14,8 +14,7 @@
 static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 {
 	size_t i = 0;
-	memset(o, 0, sizeof(*o));
-	while (i < len) {
+	while (i < len) { /* o zeroed by the caller */
 		uint8_t kind = p[i];
 		if (kind == TCP_OPT_EOL)
 			break;
@@ -69,6 +68,7 @@ int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg
 	g->flags = th.flags;
 	g->wnd = be16_get(th.window);
 	g->len = (uint32_t)(seg_len - hlen);
-	parse_options(b + sizeof(th), hlen - sizeof(th), &g->opts);
+	if (hlen > sizeof(th)) /* most segments carry none */
+		parse_options(b + sizeof(th), hlen - sizeof(th), &g->opts);
 	return 0;
 }

@@ -316,6 +316,8 @@ static void sndq_ack(struct tcp_sock *s, uint32_t ack)
 			break;
 		list_del(it);
 		s->sndq_bytes -= e->frag.len;
+		if (s->snd_cursor == e)
+			s->snd_cursor = NULL;
 		e->done = true;
 		tcp_sndent_put(e);
 	}
@@ -779,6 +781,51 @@ out:
 	tcp_output(s);
 }
 
+/* Header prediction (Van Jacobson's, for RFC 9293 3.10.7.4's commonest case): in
+ * ESTABLISHED a segment with only ACK (and PSH) set, at RCV.NXT, inside the window, with
+ * an ACK in [SND.UNA, SND.MAX] and no SACK block, while nothing is held out of order and
+ * its payload (if any) is all in the NIC's fragments. Every check of rx_sync such a
+ * segment would pass is skipped; the ACK goes through process_ack as always, the payload
+ * from the netbuf straight onto the receive queue. 0: nothing was touched, the segment
+ * takes the full path; 1: done, RCV.NXT where it was; 2: done, data queued. nb's data
+ * at the payload. */
+static int rx_fast(struct tcp_sock *s, const struct tcp_seg *g, struct netbuf *nb)
+{
+	uint32_t before = s->rcv_nxt, seq = g->seq;
+
+	if (s->state != TCP_ESTABLISHED || (g->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_ACK | TCP_URG)) != TCP_ACK ||
+	    g->seq != s->rcv_nxt || g->opts.has_sack || s->listener || !list_empty(&s->ooo) || s->ooo_fin ||
+	    SEQ_LT(g->ack, s->snd_una) || SEQ_GT(g->ack, s->snd_max))
+		return 0;
+	if (g->len && (g->len > (SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0) ||
+		       netbuf_host_len(nb) || !tcp_rx_buf_admit()))
+		return 0;
+	if (!process_ack(s, g)) /* not with the ACK in range: only a challenge ACK refuses */
+		return 1;
+	for (unsigned i = 0; i < nb->nfrags; i++) {
+		struct netdev_frag *f = &nb->frags[i];
+		uint32_t n = f->len;
+		if (f->addr.cls == MEM_CLASS_DEVICE)
+			tcp_counters.rx_payload_device += n;
+		else
+			tcp_counters.rx_payload_host += n;
+		/* after a receive entry ran out, the rest is dropped (sent again) */
+		if (!n || seq != s->rcv_nxt || !rxq_append(s, seq, f))
+			netdev_frag_release(f);
+		seq += n;
+	}
+	nb->nfrags = 0;
+	if (g->len) {
+		if (s->rcv_nxt != before) {
+			s->pending_events |= TCP_EV_RECV;
+			tcp_rcv_cap_grow(s);
+		}
+		schedule_ack(s, s->rcv_nxt == before);
+	}
+	tcp_output(s); /* notes a new advertised edge in the budget itself (tcp_advertise) */
+	return s->rcv_nxt != before ? 2 : 1;
+}
+
 /* Hand the events gathered while a segment was processed to the user. */
 void tcp_deliver_events(struct tcp_sock *s)
 {
@@ -846,7 +893,11 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	s->segs_in++;
 	s->last_rx_ns = clock_now_ns();
 	s->keep_probes = 0;
-	tcp_keep_arm(s);
+	/* Keep-alive from the peer's last segment, lazily: an armed t_keep that comes due
+	 * early re-arms itself from last_rx_ns (keep_timer), so only an unarmed one is armed
+	 * here, not every segment's. */
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
 	if (s->state == TCP_SYN_SENT) {
 		rx_syn_sent(s, &g);
 		if (s->state != TCP_CLOSED)
@@ -854,12 +905,6 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 		goto drop;
 	}
 	netbuf_pull(nb, g.hlen);
-	if (payload_take_inorder(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
-		tcp_counters.rx_nobufs++;
-		payload_release(&p);
-		g.len = 0;
-		g.flags &= (uint8_t)~TCP_FIN;
-	}
 	/* rx_sync may free s (reset, LAST_ACK done) but never a listener, and calls no user
 	 * code: events go out afterwards, to the listener first, then to s if it still
 	 * exists (looked up again: a callback may close it). */
@@ -867,11 +912,20 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	uint16_t lport = s->lport, rport = s->rport;
 	struct tcp_sock *l = s->listener;
 	unsigned long frees = tcp_sock_frees;
-	rx_sync(s, &g, &p);
-	payload_release(&p);
+	int fast = rx_fast(s, &g, nb);
+	if (!fast) {
+		if (payload_take_inorder(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
+			tcp_counters.rx_nobufs++;
+			payload_release(&p);
+			g.len = 0;
+			g.flags &= (uint8_t)~TCP_FIN;
+		}
+		rx_sync(s, &g, &p);
+		payload_release(&p);
+	}
 	/* The window budget's sums take s's new RCV.NXT and queues before any user code runs
 	 * (a freed s left them in tcp_sock_free; one CLOSED promises nothing). */
-	if (tcp_sock_frees == frees)
+	if (tcp_sock_frees == frees && fast != 1) /* 1: RCV.NXT, state and queues as they were */
 		tcp_budget_note(s);
 	if (l && l->pending_events) {
 		unsigned ev = l->pending_events;

@@ -68,6 +68,8 @@ struct tcp_sock {
 	bool fin_queued;                /* the user shut down sending: FIN at snd_end */
 	struct list_node sndq;
 	size_t sndq_bytes;
+	struct tcp_sndent *snd_cursor;  /* an entry of sndq at or before the next byte to send
+					 * (NULL: none): frames gather from it, not from the head */
 
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge of the window we advertised */
@@ -79,6 +81,9 @@ struct tcp_sock {
 	uint32_t ooo_fin_seq;
 	bool ack_now, ack_delayed;
 	unsigned segs_unacked;
+	struct list_node held_node;     /* on tcp_out.c's list while a short tail waits */
+	bool out_pass;                  /* inside tcp_output's loop: the window is computed once */
+	bool adv_fresh;                 /* ... and rcv_adv already holds this pass's window */
 	uint32_t syn_wnd;               /* window our SYN (active open) offered */
 
 	/* receive buffer budget (tcp_budget.c) */
@@ -129,13 +134,54 @@ extern struct tcp_stats tcp_counters;
 extern struct list_node tcp_socks;
 
 /* tcp_out.c */
-void tcp_output(struct tcp_sock *s);
+void tcp_output_work(struct tcp_sock *s, bool hold);
+
+/* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
+ * would send nothing (most calls, after a segment that needs no reply). */
+static inline bool tcp_output_idle(const struct tcp_sock *s)
+{
+	return !s->ack_now && !s->fin_queued && !SEQ_LT(s->snd_nxt, s->snd_end) &&
+	       (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT);
+}
+
+/* Send what the windows allow, then an ACK owed (tcp_out.c). Inline: the idle test
+ * costs less than the call. */
+static inline void tcp_output(struct tcp_sock *s)
+{
+	if (!tcp_output_idle(s))
+		tcp_output_work(s, false);
+}
+
+/* s keeps a short tail back: on the list tcp_flush's poller (tcp_tx_poll) empties. */
+void tcp_output_hold(struct tcp_sock *s);
+
+/* tcp_output from tcp_send_*: a last segment shorter than the MSS may wait for tcp_flush
+ * or the end of the poll pass (see tcp_out.c). A tail alone (a PDU header, a response)
+ * is held here without a pass over the windows: tcp_flush makes that pass once. */
+static inline void tcp_output_more(struct tcp_sock *s)
+{
+	if (tcp_output_idle(s))
+		return;
+	if (!s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED && s->snd_end - s->snd_nxt < s->mss &&
+	    SEQ_LT(s->snd_nxt, s->snd_end)) {
+		/* only a tail the windows would let go now: one they hold back takes the full
+		 * pass (sender SWS avoidance, the zero-window probe) */
+		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
+		if (wnd > flight && s->snd_end - s->snd_nxt <= wnd - flight) {
+			tcp_output_hold(s);
+			return;
+		}
+	}
+	tcp_output_work(s, true);
+}
+/* s is freed: off the list of sockets holding a short segment back. */
+void tcp_output_forget(struct tcp_sock *s);
 int tcp_send_ctl(struct tcp_sock *s, uint32_t seq, uint8_t flags);
 void tcp_send_reset(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
 		    uint8_t flags);
 void tcp_send_ack_now(struct tcp_sock *s);
 void tcp_send_challenge_ack(struct tcp_sock *s);
-uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len);
+uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len);
 
 /* Payload bytes one frame may carry: the MSS, or the device's tso_max when it segments
  * TCP itself (NETDEV_F_TSO with NETDEV_F_TX_CSUM). */
@@ -145,6 +191,8 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* An upper bound of tcp_rcv_window(s) (queues and window limit, no budget): cheap. */
+uint32_t tcp_rcv_window_max(const struct tcp_sock *s);
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);

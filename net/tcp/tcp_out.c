@@ -10,6 +10,7 @@
 #include <string.h>
 #include "../../lib/clock.h"
 #include "../../lib/log.h"
+#include "../../lib/poller.h"
 #include "../../mm/pool.h"
 #include "tcp_internal.h"
 
@@ -37,6 +38,10 @@ static struct netdev_frag_owner tcp_tx_owner = { "tcp-tx", tx_ref_release };
  * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). */
 static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 {
+	/* Within one tcp_output pass RCV.NXT and the queues stay put: the first segment's
+	 * window is every segment's (computed ~90 instructions per frame before). */
+	if (s->adv_fresh && s->out_pass && !syn)
+		return s->rcv_adv - s->rcv_nxt;
 	uint32_t win = tcp_rcv_window(s);
 	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
 	uint32_t edge, adv = s->rcv_adv;
@@ -54,6 +59,7 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 	}
 	if (s->rcv_adv != adv)
 		tcp_budget_note(s);
+	s->adv_fresh = s->out_pass && !syn;
 	return s->rcv_adv - s->rcv_nxt;
 }
 
@@ -82,11 +88,28 @@ static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool ws, bo
 	*len = n;
 }
 
+/* The first entry of s's send queue that holds a byte at or after seq (&s->sndq when
+ * none): from the cursor when it is not beyond seq, else from the head (a
+ * retransmission). A 128 KiB read queues ~40 entries: walking them from the head for
+ * every frame cost more than building the frame. */
+static struct list_node *sndq_at(struct tcp_sock *s, uint32_t seq)
+{
+	struct list_node *it = s->snd_cursor && SEQ_LEQ(s->snd_cursor->seq, seq) ? &s->snd_cursor->node : s->sndq.next;
+	for (; it != &s->sndq; it = it->next) {
+		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		if (SEQ_GT(e->seq + e->frag.len, seq)) {
+			s->snd_cursor = e;
+			break;
+		}
+	}
+	return it;
+}
+
 /* How much of [seq, seq + len) one frame can carry so that the NIC gathers it in place:
  * at most the device's tx_dev_frags device-memory pieces of at most tx_dev_bytes each
  * (docs/platform.md: QEMU 7.2's e1000e takes one of <= 4 KiB) and NETBUF_MAX_FRAGS pieces in
  * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes). */
-uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len)
+uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 {
 	const struct netdev *d = net_if0.dev;
 	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0;
@@ -94,7 +117,7 @@ uint32_t tcp_seg_cut(const struct tcp_sock *s, uint32_t seq, uint32_t len)
 	uint32_t done = 0;
 	struct list_node *it;
 
-	list_for_each(&s->sndq, it) {
+	for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
 		const struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
 		uint32_t end = e->seq + e->frag.len;
 		if (done >= len)
@@ -165,12 +188,13 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	}
 	hlen = sizeof(*th) + optlen;
 	th = netbuf_put(nb, hlen);
-	memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
+	if (optlen)
+		memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
 	/* Gather the payload from the send queue. */
 	uint32_t pay_host = 0, pay_dev = 0; /* by memory class, counted once the device took it */
 	if (len) {
 		uint32_t want = seq, left = len;
-		list_for_each(&s->sndq, it) {
+		for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
 			struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
 			uint32_t end = e->seq + e->frag.len;
 			if (SEQ_LEQ(end, want))
@@ -240,7 +264,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		s->ack_now = false;
 		s->ack_delayed = false;
 		s->segs_unacked = 0;
-		timer_cancel(&timer_default_queue, &s->t_delack);
+		if (s->t_delack.armed)
+			timer_cancel(&timer_default_queue, &s->t_delack);
 	}
 	s->segs_out += segs;
 	tcp_counters.segs_out += segs;
@@ -343,18 +368,30 @@ static uint32_t unsent(const struct tcp_sock *s)
 	return SEQ_LT(s->snd_nxt, s->snd_end) ? s->snd_end - s->snd_nxt : 0;
 }
 
+/* Sockets whose last, short segment waits for tcp_flush or the end of the pass. */
+static struct list_node tcp_held = LIST_HEAD_INIT(tcp_held);
+
+void tcp_output_hold(struct tcp_sock *s)
+{
+	if (list_empty(&s->held_node))
+		list_add_tail(&tcp_held, &s->held_node);
+}
+
 /* Send what the windows allow (RFC 9293 3.8.6.2.1 sender SWS avoidance, no Nagle:
- * storage PDUs want latency), then a pending ACK if nothing carried it. */
-void tcp_output(struct tcp_sock *s)
+ * storage PDUs want latency), then a pending ACK if nothing carried it. hold (the user
+ * is still queueing, tcp_send_*): a last segment shorter than the MSS, with no ACK or FIN
+ * due, stays queued until tcp_flush, the next segment from the peer or the end of the
+ * poll pass (tcp_tx_poll), so that what the user queues next rides in it: an NVMe/TCP
+ * C2HData header, its data and the CapsuleResp are queued by three calls, and went out
+ * as five frames for a 4 KiB read, three now. */
+void tcp_output_work(struct tcp_sock *s, bool hold)
 {
 	unsigned budget = 64;
 
-	/* Most calls (after a segment that needs no reply) find nothing to do: no unsent
-	 * byte, no FIN, no ACK owed, in a state where the loop below would send nothing and
-	 * the zero-window probe wants unsent data. */
-	if (!s->ack_now && !s->fin_queued && !SEQ_LT(s->snd_nxt, s->snd_end) &&
-	    (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT))
-		return;
+	/* Called only when not tcp_output_idle: most calls (after a segment that needs no
+	 * reply) find nothing to do, and tcp_output tells so without calling in here. */
+	if (!hold && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* pushed now: off the list */
 
 	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
 		if (s->snd_nxt == s->iss) {
@@ -375,6 +412,7 @@ void tcp_output(struct tcp_sock *s)
 		return;
 	}
 	uint32_t frame_max = tcp_frame_max(s); /* the device and the MSS do not change in here */
+	s->out_pass = true; /* one window for every segment of this pass (tcp_advertise) */
 	while (budget--) {
 		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd;
 		uint32_t flight = s->snd_nxt - s->snd_una;
@@ -388,6 +426,14 @@ void tcp_output(struct tcp_sock *s)
 
 		if (len > frame_max)
 			len = frame_max;
+		if (hold && len == pending && !s->ack_now && !can_fin && len % s->mss) {
+			/* the short tail waits for what the user queues next (see above) */
+			if (len < s->mss) {
+				tcp_output_hold(s);
+				break;
+			}
+			len -= len % s->mss;
+		}
 		if (len > s->mss && len < pending)
 			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
@@ -426,6 +472,36 @@ void tcp_output(struct tcp_sock *s)
 	}
 	if (s->ack_now)
 		tcp_send_ack_now(s);
+	s->out_pass = false;
+	s->adv_fresh = false;
+}
+
+/* The end of a poll pass: send every tail held back (the poll loop runs this poller in
+ * every pass; a tail queued by a poller that runs later goes in the next pass). */
+static __attribute__((noinline)) int tcp_tx_flush_held(void)
+{
+	int n = 0;
+	while (!list_empty(&tcp_held)) {
+		struct tcp_sock *s = container_of(tcp_held.next, struct tcp_sock, held_node);
+		list_del(&s->held_node);
+		tcp_output(s);
+		n++;
+	}
+	return n;
+}
+
+/* Every pass pays only the test (the loop's registers are saved in the call above). */
+static int tcp_tx_poll(unsigned budget)
+{
+	(void)budget;
+	return list_empty(&tcp_held) ? 0 : tcp_tx_flush_held();
+}
+POLLER(tcp_tx, tcp_tx_poll);
+
+/* s is freed or closed: off the held list. */
+void tcp_output_forget(struct tcp_sock *s)
+{
+	list_del(&s->held_node);
 }
 
 /* Retransmit one segment at SND.UNA (fast retransmit). */

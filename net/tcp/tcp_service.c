@@ -55,6 +55,7 @@ static void svc_pump(struct tcp_sock *s, enum svc_kind k)
 	default:
 		break;
 	}
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	if (tcp_recv_eof(s) && (k != SVC_ECHO || tcp_recv_avail(s) == 0))
 		tcp_close(s);
 }

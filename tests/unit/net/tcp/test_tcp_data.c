@@ -5,6 +5,7 @@
  * send with references held until ACKed, RTO with Karn and backoff, fast retransmit,
  * zero-window probes, keepalive, the discard/echo services.
  */
+#include "lib/poller.h"
 #include "tests/unit/net/tcp/tcp_test.h"
 
 TestSuite(tcp_data, .init = net_setup, .fini = net_teardown);
@@ -208,6 +209,7 @@ Test(tcp_data, zero_copy_send_held_until_acked)
 	struct tcp_sock *s = accepted;
 	struct netdev_frag f[2] = { cmb_frag(0, 2000, 1), cmb_frag(2000, 1000, 2) };
 	cr_assert_eq(tcp_send_frags(s, f, 2), 0);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	/* Initial window 3 segments of 1460: 1460 + 1460 + 80. */
 	cr_assert_eq(fnd.ntx, 3);
 	cr_assert_eq(txseg(0)->len, 1460);
@@ -237,6 +239,7 @@ Test(tcp_data, copy_send_segments_and_rtt)
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss536, 4);
 	struct tcp_sock *s = accepted;
 	cr_assert_eq(tcp_send_copy(s, pattern, 1000), 1000);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(fnd.ntx, 2, "MSS 536");
 	cr_assert_eq(txseg(0)->len, 536);
 	cr_assert_eq(txseg(1)->len, 464);
@@ -252,6 +255,92 @@ Test(tcp_data, copy_send_segments_and_rtt)
 	close_listener(l);
 }
 
+/* What an NVMe/TCP read queues: a C2HData header (copied), its data (zero copy) and the
+ * CapsuleResp (copied), by three calls, then tcp_flush. Full segments go at once; the
+ * short tail waits for what comes next, so the response rides in the data's last
+ * segment: 2 frames for 24 + 2000 + 24 bytes, not 4. */
+Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
+{
+	struct tcp_sock *l;
+	fill();
+	for (size_t i = 0; i < sizeof(cmb); i++)
+		cmb[i] = (uint8_t)(i * 13);
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 24), 24);
+	cr_assert_eq(fnd.ntx, 0, "a lone 24-byte header waits");
+	struct netdev_frag f = cmb_frag(0, 2000, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
+	cr_assert_eq(txseg(0)->seq, iss + 1);
+	cr_assert_eq(txseg(0)->len, 1460);
+	cr_assert_eq(txseg(0)->flags, TCP_ACK, "no PSH: more is queued");
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 24, cmb, 1436), 0);
+	cr_assert_eq(tcp_send_copy(s, pattern + 100, 24), 24);
+	cr_assert_eq(fnd.ntx, 1, "the tail (564 + 24 bytes) still waits");
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
+	cr_assert_eq(txseg(1)->len, 588, "the data's tail and the response in one segment");
+	cr_assert_eq(txseg(1)->flags, TCP_ACK | TCP_PSH);
+	cr_assert_eq(memcmp(txseg(1)->payload, cmb + 1436, 564), 0);
+	cr_assert_eq(memcmp(txseg(1)->payload + 564, pattern + 100, 24), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2, "nothing left");
+	peer_seg(TCP_ACK, 1001, iss + 1 + 2048, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 1);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* A user that never calls tcp_flush: the tail goes at the end of the poll pass. */
+Test(tcp_data, short_tail_goes_at_the_end_of_the_poll_pass)
+{
+	struct tcp_sock *l;
+	const struct poller *p;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 100), 100);
+	cr_assert_eq(fnd.ntx, 0);
+	unsigned progress = 0;
+	LINKER_SET_FOREACH(pollers, p) {
+		int rc = p->poll(64);
+		progress += rc > 0 ? (unsigned)rc : 0;
+	}
+	cr_assert_gt(progress, 0, "the pass made progress (the loop does not halt on it)");
+	cr_assert_eq(fnd.ntx, 1);
+	cr_assert_eq(txseg(0)->len, 100);
+	cr_assert_eq(txseg(0)->flags, TCP_ACK | TCP_PSH);
+	LINKER_SET_FOREACH(pollers, p)
+		cr_assert_leq(p->poll(64), 0, "idle once sent");
+	peer_seg(TCP_ACK, 1001, iss + 101, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* A waiting tail goes when a segment from the peer arrives, with the ACK it owes. */
+Test(tcp_data, short_tail_rides_with_the_ack_of_the_next_segment)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 100), 100);
+	cr_assert_eq(fnd.ntx, 0);
+	peer_seg(TCP_ACK | TCP_PSH, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	cr_assert_eq(fnd.ntx, 1, "one frame: the data carries the ACK");
+	cr_assert_eq(txseg(0)->len, 100);
+	cr_assert_eq(txseg(0)->ack, 2001);
+	advance(TCP_DELACK_NS);
+	cr_assert_eq(fnd.ntx, 1, "no delayed ACK after it");
+	cr_assert_eq(drain_check(s, 0), 1000);
+	peer_seg(TCP_ACK, 2001, iss + 101, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, retransmission_timeout_karn_backoff)
 {
 	struct tcp_sock *l;
@@ -259,6 +348,7 @@ Test(tcp_data, retransmission_timeout_karn_backoff)
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
 	struct tcp_sock *s = accepted;
 	cr_assert_eq(tcp_send_copy(s, pattern, 3000), 3000);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(fnd.ntx, 3);
 	fake_netdev_clear(&fnd);
 	advance(TCP_RTO_INITIAL_NS);
@@ -497,6 +587,27 @@ Test(tcp_data, keepalive_probes_then_reset)
 	cr_assert_eq(lastseg()->flags & TCP_RST, TCP_RST);
 	cr_assert_eq(tcp_stats()->keepalive_probes, 4, "one answered, three not");
 	tcp_close(s);
+	close_listener(l);
+}
+
+/* Keep-alive is armed lazily (tcp_rx re-arms only an unarmed timer; one that comes due
+ * early re-arms itself from the last segment): the first probe still comes keep_idle
+ * after the peer's last segment, not after the first. */
+Test(tcp_data, keepalive_counts_from_the_last_segment)
+{
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	tcp_set_keepalive(s, 10 * NSEC_PER_SEC, NSEC_PER_SEC, 3);
+	advance(6 * NSEC_PER_SEC);
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
+	advance(6 * NSEC_PER_SEC);
+	cr_assert_eq(fnd.ntx, 0, "12 s after the handshake, 6 s after the last segment: no probe");
+	advance(4 * NSEC_PER_SEC);
+	cr_assert_eq(fnd.ntx, 1, "10 s after the last segment: the probe");
+	cr_assert_eq(txseg(0)->seq, iss);
+	cr_assert_eq(tcp_stats()->keepalive_probes, 1);
+	tcp_abort(s);
 	close_listener(l);
 }
 

@@ -160,6 +160,7 @@ Test(tcp_sack, data_segments_keep_their_size_and_a_pure_ack_carries_the_blocks)
 	/* A full segment has no room for the option (the MSS counts payload and options, RFC
 	 * 6691): it goes out whole, without blocks, and a pure ACK with them follows. */
 	cr_assert_eq(tcp_send_copy(s, pattern, 1460), 1460);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(fnd.ntx, 2);
 	struct fake_parsed_tcp *p = txseg(0);
 	cr_assert_eq(p->len, 1460);
@@ -175,6 +176,7 @@ Test(tcp_sack, data_segments_keep_their_size_and_a_pure_ack_carries_the_blocks)
 	data(s, iss, 5);
 	fake_netdev_clear(&fnd);
 	cr_assert_eq(tcp_send_copy(s, pattern, 1448), 1448);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	p = txseg(0);
 	cr_assert_eq(p->len, 1448, "room for 12 option bytes: one block");
 	expect_blocks(p, 1, (const uint32_t[][2]){ { SEG(5), SEG(6) } });
@@ -188,6 +190,7 @@ Test(tcp_sack, data_segments_keep_their_size_and_a_pure_ack_carries_the_blocks)
 	cr_assert_eq(lastseg()->ack, SEG(6));
 	fake_netdev_clear(&fnd);
 	cr_assert_eq(tcp_send_copy(s, pattern, 100), 100);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(fnd.ntx, 1);
 	cr_assert_eq(txseg(0)->hlen, 20);
 	tcp_abort(s);
@@ -200,6 +203,7 @@ Test(tcp_sack, dsack_duplicate_acks_do_not_trigger_fast_retransmit)
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_sack, sizeof(opt_sack));
 	struct tcp_sock *s = accepted;
 	cr_assert_eq(tcp_send_copy(s, pattern, 4000), 4000);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	peer_seg(TCP_ACK, 1001, iss + 1001, 65535, NULL, 0, NULL, 0);
 	/* Three ACKs at SND.UNA that each report a duplicate below it (D-SACK): the peer got a
 	 * segment twice, nothing is lost. */

@@ -46,6 +46,7 @@ Test(tcp_segcut, one_device_fragment_per_segment)
 	/* Three received-size fragments, not aligned to the MSS: 1000 + 1000 + 1000. */
 	struct netdev_frag f[3] = { dev_frag(0, 1000), dev_frag(1000, 1000), dev_frag(2000, 1000) };
 	cr_assert_eq(tcp_send_frags(s, f, 3), 0);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(fnd.ntx, 3, "three segments, one per fragment (cwnd 3 x MSS)");
 	for (unsigned i = 0; i < 3; i++) {
 		struct fake_parsed_tcp *p = txseg(i);
@@ -68,6 +69,7 @@ Test(tcp_segcut, without_limits_segments_fill_the_mss)
 	struct tcp_sock *s = accepted;
 	struct netdev_frag f[3] = { dev_frag(0, 1000), dev_frag(1000, 1000), dev_frag(2000, 1000) };
 	cr_assert_eq(tcp_send_frags(s, f, 3), 0);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(txseg(0)->len, 1460, "two pieces gathered in one segment");
 	cr_assert_eq(txseg(1)->len, 1460);
 	cr_assert_eq(txseg(2)->len, 80);
@@ -92,6 +94,7 @@ Test(tcp_segcut, device_byte_limit_at_jumbo_mtu)
 	/* One jumbo received fragment of 8960 bytes goes out as 4096 + 4096 + 768. */
 	struct netdev_frag f = dev_frag(0, 8960);
 	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(fnd.ntx, 3);
 	const size_t want[3] = { 4096, 4096, 768 };
 	size_t off = 0;
@@ -115,8 +118,10 @@ Test(tcp_segcut, host_chunks_are_not_limited)
 	struct tcp_sock *s = accepted;
 	/* Host memory next to a device piece: one device piece per frame still holds. */
 	cr_assert_eq(tcp_send_copy(s, pattern, 1000), 1000);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	struct netdev_frag f[2] = { dev_frag(0, 1000), dev_frag(1000, 1000) };
 	cr_assert_eq(tcp_send_frags(s, f, 2), 0);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	/* 1000 host bytes went out alone (sent before the fragments were queued), then
 	 * device pieces one per segment. */
 	cr_assert_eq(txseg(0)->len, 1000);
@@ -146,6 +151,7 @@ Test(tcp_segcut, retransmission_cut_at_the_fragment_boundary)
 	struct tcp_sock *s = accepted;
 	struct netdev_frag f[3] = { dev_frag(0, 700), dev_frag(700, 1400), dev_frag(2100, 900) };
 	cr_assert_eq(tcp_send_frags(s, f, 3), 0);
+	tcp_flush(s); /* done queueing: the short tail goes now */
 	cr_assert_eq(txseg(0)->len, 700);
 	/* Three duplicate ACKs: the fast retransmission at SND.UNA is cut the same way. */
 	fake_netdev_clear(&fnd);
