@@ -158,7 +158,9 @@ $(BUILD)/unit/%: $$(call unit_objs,$$*)
 	@echo "  LD-UNIT $@"
 	$(Q)$(CC) $(HOST_CFLAGS) $^ -lcriterion $(shell sed -n 's|^// libs: ||p' tests/unit/$*.c) -o $@
 
-$(BUILD)/unit/.sources-stamp: $(IMAGE_SRCS) $(wildcard tests/unit/*.h tests/unit/*.c)
+# The bench binaries compile all their sources in one compiler run: they are rebuilt when any source
+# or header changes (headers too: an edit to net/tcp/tcp_internal.h alone must not leave stale figures).
+$(BUILD)/unit/.sources-stamp: $(IMAGE_SRCS) $(shell find $(IMAGE_DIRS) tests/unit -name '*.h') $(wildcard tests/unit/*.h tests/unit/*.c)
 	@mkdir -p $(@D)
 	@touch $@
 
