@@ -29,15 +29,15 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench", "insn_datapath")
 
 # Instructions per I/O the appliance's code may spend on each job before `make test` fails: the
-# figures of docs/bench-insn.md plus ~10 % headroom (so a real regression of a few hundred
+# figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 12600,
-    "read-4k": 13900,
-    "write-128k": 234000,
-    "read-128k": 128000,
-    "write-4k-ddgst": 46500,
-    "read-4k-ddgst": 48700,
+    "write-4k": 12400,
+    "read-4k": 13600,
+    "write-128k": 229000,
+    "read-128k": 125200,
+    "write-4k-ddgst": 46000,
+    "read-4k-ddgst": 48200,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
@@ -256,7 +256,7 @@ The issue's aim: <= {AIM_4K:,} instructions per 4 KiB I/O without digests; now {
 {aim[1]:,.0f} per 4 KiB read.
 
 The regression guard: `make test` (phase `insn`, `make insn-check`, ~3 s) runs the same jobs with 16 I/Os each
-and fails when a job's figure exceeds its bound in tools/bench/insn.py ({bounds}): the figures above plus ~10 %, so
+and fails when a job's figure exceeds its bound in tools/bench/insn.py ({bounds}): the figures above plus ~8 %, so
 a regression of a few hundred instructions per 4 KiB I/O trips it. Whoever makes the path faster lowers the bounds
 in the same commit.
 
