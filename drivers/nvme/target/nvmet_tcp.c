@@ -370,7 +370,7 @@ void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg)
 	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len };
 	r->state = NVMET_TCP_REQ_EXEC;
 	c->inflight++;
-	nvmet_exec(c->q, &r->req, &r->sqe, &d, req_done, r);
+	nvmet_exec(c->q, &r->req, &r->req.sqe, &d, req_done, r); /* the SQE where the capsule put it */
 }
 
 /* Run r so that the core completes it with SGL Length Invalid without touching data:
@@ -470,13 +470,15 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		return -ENOSPC;
 	}
 	r->conn = c;
-	memcpy(&r->sqe, pdu->hdr.u.cmd.sqe, sizeof(r->sqe));
-	r->cccid = le16_get(r->sqe.cid);
-	r->len = nvmet_req_data_len(&r->sqe);
-	r->dir = (uint8_t)nvmet_req_dir(c->q, &r->sqe);
-	r->bdev = nvmet_req_bdev(c->q, &r->sqe);
+	/* the command goes straight where the core keeps it (nvmet_exec copies nothing then) */
+	const struct nvme_sqe *sqe = &r->req.sqe;
+	memcpy(&r->req.sqe, pdu->hdr.u.cmd.sqe, sizeof(r->req.sqe));
+	r->cccid = le16_get(sqe->cid);
+	r->len = nvmet_req_data_len(sqe);
+	r->dir = (uint8_t)nvmet_req_dir(c->q, sqe);
+	r->bdev = nvmet_req_bdev(c->q, sqe);
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (nvmet_queue_qid(c->q) < 0 && (!is_connect(&r->sqe) || !pdu->nfrags)) {
+	if (nvmet_queue_qid(c->q) < 0 && (!is_connect(sqe) || !pdu->nfrags)) {
 		/* not Connected yet: nothing is committed (no R2T, no buffer); the core answers
 		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
 		nvmet_tcp_pdu_release(pdu);
@@ -488,7 +490,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		nvmet_tcp_pdu_release(pdu);
 		nvmet_tcp.st.sq_overflows++;
 		c->inflight++;
-		nvmet_exec_sq_overflow(c->q, &r->req, &r->sqe, req_done, r);
+		nvmet_exec_sq_overflow(c->q, &r->req, sqe, req_done, r);
 	} else if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
 		/* data for a command that has none to receive, or not the length its SGL
 		 * describes: refused before any placement, so no buffer is ever sent to the
