@@ -33,9 +33,9 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 12300,
-    "read-4k": 13600,
-    "write-128k": 229000,
-    "read-128k": 125200,
+    "read-4k": 13500,
+    "write-128k": 228500,
+    "read-128k": 125100,
     "write-4k-ddgst": 45900,
     "read-4k-ddgst": 48100,
 }
