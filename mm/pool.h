@@ -21,7 +21,7 @@ struct mm_pool {
 	unsigned char *mem;   /* capacity * obj_size bytes */
 	uint32_t *free_stack; /* indices of free objects */
 	size_t free_top;
-	uint64_t *in_use_map; /* bit set: object allocated */
+	uint8_t *in_use_map;  /* byte per object, 1: allocated */
 	size_t in_use;
 	size_t high_water;
 	uint64_t allocs;

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <stddef.h>
 #include "nvme.h"
 
 /* Sum of the entries' lengths. */
@@ -138,17 +139,19 @@ int nvme_prp_build(const struct nvme_sg *sg, unsigned n, uint32_t page_size,
 	return 0;
 }
 
-static void sgl_desc(volatile struct nvme_sgl_desc *d, uint64_t addr, uint32_t len, unsigned type)
+/* One descriptor as two little-endian quadwords (8-byte stores, also right for a list in
+ * device memory): Address, then Length (bits 31:0), reserved (55:32) and the SGL
+ * Identifier (63:56), without building it in a local first. */
+static inline void sgl_desc(volatile struct nvme_sgl_desc *d, uint64_t addr, uint32_t len, unsigned type)
 {
-	struct nvme_sgl_desc v;
-	memset(&v, 0, sizeof(v));
-	v.addr = le64_make(addr);
-	v.len = le32_make(len);
-	v.id = NVME_SGL_ID(type);
-	const uint64_t *src = (const uint64_t *)&v;
+	_Static_assert(offsetof(struct nvme_sgl_desc, len) == 8 && offsetof(struct nvme_sgl_desc, id) == 15,
+		       "SGL descriptor layout");
+	uint64_t q[2];
+	le64_store(&q[0], addr);
+	le64_store(&q[1], (uint64_t)len | (uint64_t)NVME_SGL_ID(type) << 56);
 	volatile uint64_t *dst = (volatile uint64_t *)d;
-	dst[0] = src[0];
-	dst[1] = src[1];
+	dst[0] = q[0];
+	dst[1] = q[1];
 }
 
 /* Build SGL1 and the segments. */

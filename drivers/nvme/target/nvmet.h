@@ -174,6 +174,7 @@ struct nvmet_bdev {
 	uint8_t nguid[16], uuid[16];
 	void *priv;                      /* the backend's own */
 	uint32_t priv_id;
+	const void *priv_hint;           /* the backend's own (NVMe: the namespace it last found) */
 	char name[24];
 };
 
@@ -227,7 +228,9 @@ int nvmet_queue_cntlid(const struct nvmet_queue *q);
  * may have outstanding on it; 0 when not connected. */
 unsigned nvmet_queue_size(const struct nvmet_queue *q);
 
-/* Execute one command: see the contract above. Always completes through done. */
+/* Execute one command: see the contract above. Always completes through done. sqe is
+ * copied into req->sqe, unless it is req->sqe (a transport that received the command
+ * there saves the copy). */
 void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 		const struct nvmet_data *data, nvmet_done_fn done, void *arg);
 

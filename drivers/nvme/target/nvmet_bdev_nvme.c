@@ -14,6 +14,17 @@
 
 static bool nvme_bdev_ready(const struct nvmet_bdev *b);
 
+/* The namespace found at the last command (b->priv_hint) is still in c's list, active, and
+ * the one b was opened on: nvme_bdev_ready()'s answer for a live controller without its
+ * walk of the namespace list (a rescan or another drive in its place fails a field, and
+ * the walk runs again). */
+static bool ns_still_ours(const struct nvmet_bdev *b, const struct nvme_ctrl *c)
+{
+	const struct nvme_ns *ns = b->priv_hint;
+	return ns && (size_t)(ns - c->ns) < c->nns && ns->active && ns->nsid == b->priv_id &&
+	       ns->nsze == b->nblocks && ns->lba_shift == b->lba_shift;
+}
+
 static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
 {
 	struct nvmet_bio *bio = arg;
@@ -31,8 +42,11 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
 		return c->in_reset ? -EAGAIN : c->state == NVME_CTRL_REMOVED ? -ENODEV : -EIO;
-	if (!nvme_bdev_ready(b))
-		return -ENODEV; /* another drive came back in its place */
+	if (!ns_still_ours(b, c)) {
+		if (!nvme_bdev_ready(b))
+			return -ENODEV; /* another drive came back in its place */
+		b->priv_hint = nvme_ns_get(c, b->priv_id);
+	}
 	memset(&rq, 0, sizeof(rq));
 	rq.nsid = b->priv_id;
 	switch (bio->op) {

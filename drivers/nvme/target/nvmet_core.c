@@ -174,16 +174,26 @@ bool nvmet_host_allowed(const struct nvmet_subsys *s, const char *hostnqn)
 	return false;
 }
 
-uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
+void nvmet_subsys_ns_opened(struct nvmet_subsys *s)
 {
-	uint32_t m = NVMET_MAX_XFER;
-	if (c->ops->max_xfer && c->ops->max_xfer < m)
-		m = c->ops->max_xfer;
-	for (unsigned i = 0; i < c->subsys->nns; i++) {
-		const struct nvmet_ns *ns = &c->subsys->ns[i];
-		if (ns->opened && ns->bdev.max_xfer && ns->bdev.max_xfer < m)
+	uint32_t m = 0;
+	for (unsigned i = 0; i < s->nns; i++) {
+		const struct nvmet_ns *ns = &s->ns[i];
+		if (ns->opened && ns->bdev.max_xfer && (!m || ns->bdev.max_xfer < m))
 			m = ns->bdev.max_xfer;
 	}
+	s->ns_max_xfer = m;
+}
+
+/* MDTS in bytes: the target's, the transport's and every opened namespace's backend's
+ * limit (the last kept per subsystem: nvmet_subsys_ns_opened). */
+uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
+{
+	uint32_t m = NVMET_MAX_XFER, ns = c->subsys->ns_max_xfer;
+	if (c->ops->max_xfer && c->ops->max_xfer < m)
+		m = c->ops->max_xfer;
+	if (ns && ns < m)
+		m = ns;
 	return m;
 }
 
@@ -505,7 +515,8 @@ bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe
 static void exec_start(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 		       const struct nvmet_data *data, nvmet_done_fn done, void *arg)
 {
-	memcpy(&req->sqe, sqe, sizeof(req->sqe));
+	if (sqe != &req->sqe) /* a transport may have put it there already */
+		memcpy(&req->sqe, sqe, sizeof(req->sqe));
 	memset(&req->data, 0, sizeof(req->data));
 	if (data)
 		req->data = *data;
@@ -613,6 +624,7 @@ int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
 			return rc;
 		}
 		ns->opened = true;
+		nvmet_subsys_ns_opened(s);
 	}
 	if (!enabled && ns->opened && ns->bdev.vwc && ns->bdev.ops->flush_sync) {
 		/* detached: what hosts wrote leaves the drive's volatile cache now */
@@ -677,6 +689,7 @@ static void close_namespaces(void)
 				s->ns[k].bdev.ops->close(&s->ns[k].bdev);
 			s->ns[k].opened = false;
 		}
+		nvmet_subsys_ns_opened(s);
 	}
 }
 
@@ -736,6 +749,7 @@ int nvmet_init(const struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, void 
 			ns->opened = true;
 			ns->enabled = true;
 		}
+		nvmet_subsys_ns_opened(s);
 	}
 	if ((rc = mm_pool_init(&ctrl_pool, "nvmet-ctrl", sizeof(struct nvmet_ctrl), NVMET_MAX_CTRLS)))
 		goto fail_ns;

@@ -37,6 +37,9 @@ struct nvmet_subsys {
 	bool discovery;
 	unsigned nns;
 	struct nvmet_ns ns[NVMET_MAX_NS];
+	uint32_t ns_max_xfer;  /* smallest max_xfer of the opened namespaces' backends (0: none
+				* limits): kept by nvmet_subsys_ns_opened(), so that a command's
+				* MDTS check does not walk the namespaces */
 	uint16_t next_cntlid;
 	unsigned nctrls;
 	uint64_t read_bytes, write_bytes, read_cmds, write_cmds; /* SMART / Health */
@@ -161,6 +164,8 @@ struct nvmet_ns *nvmet_ns_find(struct nvmet_subsys *s, uint32_t nsid);
 int nvmet_copy_to_req(struct nvmet_req *req, uint32_t off, const void *buf, uint32_t len);
 int nvmet_copy_from_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t len);
 uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c);
+/* A namespace of s was opened or closed: recompute s->ns_max_xfer. */
+void nvmet_subsys_ns_opened(struct nvmet_subsys *s);
 
 /* (Re)start the controller's keep-alive timer from now (none when KATO is 0). */
 void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c);

@@ -132,6 +132,8 @@ struct nvmet_tcp_stats {
 	uint64_t capsules, responses, c2h_pdus, c2h_bytes;
 	uint64_t success_flags;               /* reads completed by C2HData SUCCESS (no CapsuleResp) */
 	uint64_t tx_waits;                    /* a completion waited for send space */
+	uint64_t rx_waits;                    /* received segments left in the socket without a pass:
+					       * TCP's window already took the rest of their PDU */
 	uint64_t no_bufs;                     /* DRAM data buffers exhausted */
 	uint64_t host_share;                  /* a buffer refused: the host holds its share (the command waits) */
 	uint64_t write_lent;                  /* R2Ts beyond the host's share of the write budget, while no

@@ -63,18 +63,32 @@ static uint32_t write_budget(void)
 	return nvmet_tcp.write_budget ? nvmet_tcp.write_budget : NVMET_TCP_WRITE_HELD_MAX;
 }
 
+/* The size of pool k (the one a share is taken of). */
+static inline uint32_t host_pool_size(enum host_pool k)
+{
+	switch (k) {
+	case HOST_DBUFS:
+		return NVMET_TCP_DBUFS;
+	case HOST_CHUNKS:
+		return NVMET_TCP_BUFS;
+	case HOST_TABLES:
+		return NVMET_TCP_SEG_TABLES;
+	case HOST_WRITE:
+		return write_budget();
+	default:
+		return NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE;
+	}
+}
+
 static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
 {
-	const uint32_t size[] = { [HOST_DBUFS] = NVMET_TCP_DBUFS, [HOST_CHUNKS] = NVMET_TCP_BUFS,
-				  [HOST_TABLES] = NVMET_TCP_SEG_TABLES, [HOST_WRITE] = write_budget(),
-				  [HOST_DEVICE] = NVMET_TCP_HOST_DEVICE_MAX * NVMET_TCP_HOST_SHARE };
 	/* what the host's connections hold, and whether another host has a write waiting
 	 * for its R2T: kept per host address (no walk over the connections) */
 	uint64_t held = c->host->held[k];
-	bool others_wait = nvmet_tcp.write_waiting > c->host->write_waiting;
 
-	if (held + n <= size[k] / NVMET_TCP_HOST_SHARE)
+	if (held + n <= host_pool_size(k) / NVMET_TCP_HOST_SHARE)
 		return true;
+	bool others_wait = nvmet_tcp.write_waiting > c->host->write_waiting;
 	if (k == HOST_WRITE && held == 0)
 		return true;
 	if (k == HOST_WRITE && !others_wait) {
@@ -145,18 +159,22 @@ struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len
 		nvmet_tcp.st.no_bufs++;
 		return NULL;
 	}
-	memset(b, 0, sizeof(*b));
+	/* every field set here (not the whole struct zeroed: chunks[] past nchunks is never
+	 * read) */
 	b->refs = 1;
 	b->len = len;
 	b->conn = c;
+	b->device = dev != NULL;
 	if (dev) {
-		b->device = true;
 		b->mem = *dev;
 		c->dev_bytes += len;
 		c->host->held[HOST_DEVICE] += len;
-	} else if (chunks_alloc(b->chunks, n)) {
-		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
-		return NULL;
+	} else {
+		b->mem = (struct netdev_frag){ 0 };
+		if (chunks_alloc(b->chunks, n)) {
+			mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+			return NULL;
+		}
 	}
 	b->nchunks = n;
 	c->ndbufs++;
@@ -424,7 +442,9 @@ static unsigned req_frag_segments(struct nvmet_tcp_req *r)
  * Where the drive reads the write data from: the NIC's fragments where they are (device
  * memory the drive may reach, or DRAM when the NIC put them there), else a DRAM copy.
  * Returns NVMET_TCP_REASON_NONE for the fragments as they are in device memory, or the reason
- * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM).
+ * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM). The same walk
+ * writes the fragments as the command's segments (req_frag_segments), used unless the
+ * answer is a DRAM copy.
  */
 static enum nvmet_tcp_dram_reason write_placement(struct nvmet_tcp_req *r, const char **why)
 {
@@ -432,6 +452,8 @@ static enum nvmet_tcp_dram_reason write_placement(struct nvmet_tcp_req *r, const
 	uint16_t provider = 0;
 	*why = NULL;
 	for (unsigned i = 0; i < r->nfrags; i++) {
+		r->sg[i].addr = r->frags[i].addr;
+		r->sg[i].len = r->frags[i].len;
 		if (r->frags[i].addr.cls == MEM_CLASS_DEVICE) {
 			if (dev && r->frags[i].provider != provider) {
 				*why = "fragments in two providers";
@@ -489,15 +511,15 @@ void nvmet_tcp_write_go(struct nvmet_tcp_req *r)
 		return nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg)); /* gathered on the way in */
 	if (!r->bdev)
 		return nvmet_tcp_req_exec(r, req_frag_segments(r)); /* fabrics/admin data: the core reads it */
-	enum nvmet_tcp_dram_reason reason = write_placement(r, &why);
+	enum nvmet_tcp_dram_reason reason = write_placement(r, &why); /* the segments too */
 	if (reason == NVMET_TCP_REASON_NONE) {
 		nvmet_tcp.st.p2p_writes++;
 		nvmet_tcp.st.p2p_write_bytes += r->len;
-		return nvmet_tcp_req_exec(r, req_frag_segments(r));
+		return nvmet_tcp_req_exec(r, r->nfrags);
 	}
 	if (reason == NVMET_TCP_DRAM_NIC_DRAM) {
 		nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_NIC_DRAM, "nic.rx_mode = plain or no provider for the NIC");
-		return nvmet_tcp_req_exec(r, req_frag_segments(r));
+		return nvmet_tcp_req_exec(r, r->nfrags);
 	}
 	if (nvmet_tcp_req_gather(r)) {
 		if (r->state != NVMET_TCP_REQ_WAIT)

@@ -79,13 +79,13 @@ struct nvmet_tcp_dbuf {
 
 /* One command of a connection. */
 struct nvmet_tcp_req {
-	struct nvmet_req req;            /* first: the core's view */
+	struct nvmet_req req;            /* first: the core's view; req.sqe holds the command from
+					  * its capsule on (while it waits or its data comes) */
 	struct nvmet_tcp_conn *conn;
 	enum nvmet_tcp_req_state state;
 	enum nvmet_tcp_wait wait;        /* while WAIT: what it waits for */
 	enum nvmet_tcp_dram_reason reason; /* why the payload went through DRAM, NVMET_TCP_REASON_NONE */
 	uint16_t cccid;
-	struct nvme_sqe sqe;             /* the command, while it waits or its data comes */
 	uint32_t len;                    /* data bytes the host described (SGL1) */
 	uint8_t dir;                     /* enum dma_dir */
 	const struct nvmet_bdev *bdev;   /* the backend of an I/O read/write, else NULL */

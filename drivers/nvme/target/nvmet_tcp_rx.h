@@ -81,4 +81,22 @@ int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_
 /* Release whatever a half-received PDU holds (connection teardown). */
 void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx);
 
+/* Stream bytes still to be fed before the PDU being received is complete, once its
+ * header has been parsed (pad, data, data digest); 0 while no parsed header says so
+ * (between PDUs, inside a header, after a failure). */
+static inline uint32_t nvme_tcp_rx_pdu_left(const struct nvme_tcp_rx *rx)
+{
+	uint32_t dgst = rx->cur.hdr.has_ddgst ? NVME_TCP_DIGEST_LEN : 0;
+	switch (rx->state) {
+	case NVME_TCP_RX_PAD:
+		return rx->pad_left + rx->data_left + dgst;
+	case NVME_TCP_RX_DATA:
+		return rx->data_left + dgst;
+	case NVME_TCP_RX_DDGST:
+		return NVME_TCP_DIGEST_LEN - rx->ddgst_have;
+	default:
+		return 0;
+	}
+}
+
 #endif

@@ -15,6 +15,7 @@
 #include "drivers/nvme/target/nvmet_tcp.h"
 #include "mm/dma.h"
 #include "net/tcp/tcp.h"
+#include "tests/unit/drivers/nvme/target/nvme_tcp_host.h"
 #include "tests/unit/unit_support.h"
 #include "datapath.h"
 
@@ -143,3 +144,49 @@ Test(datapath, dram_mode_128k_writes_at_queue_depth_32)
 	down();
 }
 
+
+static void rxq_of_io(const struct tcp_sock *s, void *ctx)
+{
+	struct tcp_info ti;
+	tcp_get_info(s, &ti);
+	if (ti.lport == DP_PORT && ti.rport == d.io.sport)
+		*(size_t *)ctx = ti.rxq_bytes;
+}
+
+/* The segments between a PDU's parsed header and its last byte stay in the socket while
+ * TCP's advertised window already takes the rest of the PDU (no poll-loop pass takes them,
+ * nvmet_tcp's rx_waits); the segment that completes the PDU runs the command, and the bytes
+ * are right on the drive. Then a 128 KiB write and read whose H2CData waits the same way. */
+Test(datapath, the_rest_of_a_pdu_waits_in_the_socket_within_the_window)
+{
+	static uint8_t capsule[NTH_CAPSULE_MAX];
+	struct nvme_sqe sqe = nth_rw_sqe(true, 7, 1, 16, 8, 4096);
+	struct nth_pdu p;
+	size_t rxq = 0;
+
+	up(false);
+	fill(wbuf, 4096, 3);
+	size_t n = nth_capsule(capsule, sizeof(capsule), false, false, &sqe, wbuf, 4096);
+	cr_assert_gt(n, 2 * DP_MSS, "a capsule of three segments");
+	uint64_t waits = nvmet_tcp_stats()->rx_waits;
+	cr_assert_eq(dp_send_raw(&d, capsule, 2 * DP_MSS), 0, "%s", d.why); /* header + data, more data */
+	cr_assert_eq(nvmet_tcp_stats()->rx_waits, waits + 1, "the second segment waits in the socket");
+	tcp_foreach(rxq_of_io, &rxq);
+	cr_assert_eq(rxq, DP_MSS, "its bytes are still queued on the socket");
+	cr_assert_eq(d.io.len, 0, "no response yet");
+	cr_assert_eq(dp_send_raw(&d, capsule + 2 * DP_MSS, n - 2 * DP_MSS), 0, "%s", d.why);
+	rxq = 1;
+	tcp_foreach(rxq_of_io, &rxq);
+	cr_assert_eq(rxq, 0, "the last segment took the whole PDU");
+	cr_assert_eq(nth_parse(d.io.stream, d.io.len, &p), 1, "the CapsuleResp came");
+	struct nth_resp r = { 0 };
+	cr_assert_eq(nth_resp_feed(&r, &p), 1);
+	cr_assert_eq(r.status, 0);
+	memmove(d.io.stream, d.io.stream + p.plen, d.io.len - p.plen);
+	d.io.len -= p.plen;
+	cr_assert_eq(memcmp(d.drive.media + 16 * 512, wbuf, 4096), 0, "the bytes on the drive");
+	waits = nvmet_tcp_stats()->rx_waits;
+	write_then_read(20, 256, 128 * 1024, 9);
+	cr_assert_gt(nvmet_tcp_stats()->rx_waits, waits, "H2CData segments waited in the socket too");
+	down();
+}

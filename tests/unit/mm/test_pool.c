@@ -110,3 +110,26 @@ Test(pool, total_in_use_sees_every_live_object)
 	cr_assert_eq(mm_pool_total_in_use(), start);
 	cr_assert_eq(mm_pool_destroy(&p), 0);
 }
+
+/* The free path checks a pointer with one index computation (a pointer below the pool
+ * wraps to an index far past its end): below, past the end and inside an object are all
+ * refused, and the counters stay as they were. */
+Test(pool, pointers_around_the_pool_refused)
+{
+	struct mm_pool p;
+	cr_assert_eq(mm_pool_init(&p, "around", 48, 3), 0);
+	unsigned char *a = mm_pool_alloc(&p);
+	cr_assert_not_null(a);
+	cr_assert_eq(mm_pool_free(&p, p.mem - p.obj_size), -EINVAL, "one object below the pool");
+	cr_assert_eq(mm_pool_free(&p, p.mem - 1), -EINVAL, "one byte below the pool");
+	cr_assert_eq(mm_pool_free(&p, p.mem + p.obj_size * p.capacity), -EINVAL, "just past the end");
+	cr_assert_eq(mm_pool_free(&p, a + p.obj_size - 1), -EINVAL, "the last byte of an object");
+	cr_assert_eq(mm_pool_free(&p, p.mem + p.obj_size * 2), -EINVAL, "a free object");
+	cr_assert_eq(p.bad_frees, 5);
+	cr_assert_eq(p.in_use, 1);
+	cr_assert_eq(p.free_top, 2);
+	cr_assert_eq(mm_pool_free(&p, a), 0);
+	cr_assert_eq(p.allocs, 1);
+	cr_assert_eq(p.high_water, 1);
+	cr_assert_eq(mm_pool_destroy(&p), 0);
+}

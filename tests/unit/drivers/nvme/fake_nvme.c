@@ -188,7 +188,7 @@ static uint16_t admin(struct fake_nvme *f, const struct nvme_sqe *c, uint32_t *d
 			break;
 		case NVME_ID_CNS_NS:
 			if (le32_get(c->nsid) == 1 && !f->ns_absent) {
-				uint64_t nsze = FAKE_NSZE;
+				uint64_t nsze = f->id_nsze ? f->id_nsze : FAKE_NSZE;
 				memcpy(id + NVME_IDNS_NSZE, &nsze, 8);
 				memcpy(id + NVME_IDNS_NCAP, &nsze, 8);
 				id[NVME_IDNS_LBAF + 2] = 9; /* LBADS 9: 512 bytes */

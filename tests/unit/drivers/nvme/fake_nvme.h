@@ -47,6 +47,8 @@ struct fake_nvme {
 	uint64_t cmbmsc;
 	/* knobs */
 	bool never_ready, cfs_on_enable, cmb_v14, cmb_legacy, ignore_cmse, ns_absent;
+	uint64_t id_nsze;        /* Identify NSZE/NCAP of namespace 1 (0: FAKE_NSZE; the media stays
+				  * FAKE_NSZE blocks: a smaller drive in the old one's place) */
 	int drop_opc;            /* I/O opcode that never completes (-1: none) */
 	bool drop_aborts;        /* Abort itself never completes */
 	bool cfs_on_drop;        /* a dropped command sets CSTS.CFS */

@@ -127,6 +127,11 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 	return (int)n;
 }
 
+size_t tcp_recv_avail(const struct tcp_sock *s)
+{
+	return s->rx_len - s->rx_off;
+}
+
 bool tcp_recv_eof(const struct tcp_sock *s)
 {
 	return s->eof && s->rx_off == s->rx_len;

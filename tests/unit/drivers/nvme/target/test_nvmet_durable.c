@@ -393,6 +393,42 @@ Test(durable, a_hot_removed_drive_leaves_the_active_list_and_its_return_rejoins_
 	cr_assert_eq(run(NVME_CMD_READ, 0, 8, 0, NULL, 4096, NULL), 0);
 }
 
+/* The backend remembers the drive namespace its last command found (no walk of the
+ * namespace list per command): a different drive hot-added in the old one's place, with
+ * another size, must still be refused, not written to as if it were the old one. */
+Test(durable, another_drive_in_its_place_after_commands_is_refused)
+{
+	start(false);
+	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0);
+	cr_assert_eq(run(NVME_CMD_WRITE, 8, 8, 0, data, 4096, NULL), 0, "served from the remembered namespace");
+	nvme_ctrl_detach(&dc, true);
+	cr_assert_eq(dc.state, NVME_CTRL_REMOVED);
+	f.id_nsze = FAKE_NSZE / 2; /* a smaller drive comes up in the same controller struct */
+	cr_assert_eq(nvme_ctrl_init(&dc, "nvme0", &f.bus, 1), 0);
+	unsigned before = f.io_commands;
+	struct nvme_cqe cqe;
+	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, &cqe), NVMET_SC_NS_NOT_READY);
+	cr_assert_eq(f.io_commands, before, "nothing reached the other drive");
+	f.id_nsze = 0;
+	cr_assert_eq(nvme_ctrl_init(&dc, "nvme0", &f.bus, 1), 0); /* the right drive again */
+	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0, "served again");
+}
+
+/* MDTS is the smallest limit of the opened namespaces' drives, kept per subsystem as
+ * namespaces open (not walked per command): a command beyond the drive's MDTS (the fake's
+ * 128 KiB) is refused with Invalid Field, also after the namespace was detached and attached
+ * again, and one within it runs. */
+Test(durable, a_command_beyond_the_drives_mdts_is_refused_before_and_after_a_reattach)
+{
+	start(false);
+	cr_assert_eq(dc.max_xfer, 128u * 1024);
+	cr_assert_eq(run(NVME_CMD_READ, 0, 512, 0, NULL, 0, NULL), NVMET_SC_INVALID_FIELD, "256 KiB > 128 KiB");
+	cr_assert_eq(nvmet_ns_set_enabled(VOL, 1, false), 0);
+	cr_assert_eq(nvmet_ns_set_enabled(VOL, 1, true), 0);
+	cr_assert_eq(run(NVME_CMD_READ, 0, 512, 0, NULL, 0, NULL), NVMET_SC_INVALID_FIELD, "still after a reattach");
+	cr_assert_eq(run(NVME_CMD_READ, 0, 8, 0, NULL, 4096, NULL), 0);
+}
+
 /* --- a backend with a volatile cache that cannot honour FUA: the core adds the Flush --- */
 
 static uint8_t ops_seen[8];
