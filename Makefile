@@ -156,7 +156,7 @@ $(UNIT_OBJ)/%.o: %.c
 $(BUILD)/unit/%: $$(call unit_objs,$$*)
 	@mkdir -p $(@D)
 	@echo "  LD-UNIT $@"
-	$(Q)$(CC) $(HOST_CFLAGS) $^ -lcriterion $(shell sed -n 's|^// libs: ||p' tests/unit/$*.c) -o $@
+	$(Q)$(CC) $(HOST_CFLAGS) $(filter %.o,$^) -lcriterion $(shell sed -n 's|^// libs: ||p' tests/unit/$*.c) -o $@
 
 # The bench binaries compile all their sources in one compiler run: they are rebuilt when any source
 # or header changes (headers too: an edit to net/tcp/tcp_internal.h alone must not leave stale figures).
@@ -188,7 +188,7 @@ $(FUZZ_OBJ)/%.o: %.c
 $(BUILD)/fuzz/fuzz_%: $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)
 	@echo "  FUZZER  $@"
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ $(shell sed -n 's|^// libs: ||p' tests/fuzz/fuzz_$*.c) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.o,$^) $(shell sed -n 's|^// libs: ||p' tests/fuzz/fuzz_$*.c) -o $@
 
 fuzz: setup $(FUZZ_BINS)
 	@tools/run-fuzz-corpus $(FUZZ_BINS)
