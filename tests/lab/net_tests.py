@@ -12,8 +12,9 @@ are read before and after each transfer to check where the payload went (device 
 host DRAM carried (headers).
 
 Sizes: LAB_NET_MB (default 32) MiB per transfer on the captured link; `net_bulk256` moves 256 MiB each
-way (discard, echo) and `net_netem` LAB_NETEM_MB (default 256) MiB each way under netem, both on one
-uncaptured appliance lab (a capture of that would be ~800 MB).
+way (discard, echo) and `net_netem` LAB_NETEM_MB (default 256) MiB each way under netem, on an
+uncaptured appliance lab (a capture of that would be ~800 MB): one lab for both when they run in one
+lane, each its own when run-tests runs net_netem in its second lane (each lane has its own).
 """
 import collections
 import hashlib
@@ -135,7 +136,7 @@ class NetLab:
 def net(s):
     """The session's appliance lab (created on first use; run-tests closes it)."""
     if getattr(s, "net", None) is None:
-        s.net = NetLab()
+        s.net = NetLab(s.shared_name("net"))
         s.extra_rundirs.append(os.path.join(topo.TOP, "build", "lab", s.net.name))
     return s.net.start()
 
@@ -306,7 +307,7 @@ STALL_SECS = 60
 
 def test_net_netem(s, mb=None):
     """256 MiB to discard and 256 MiB through echo with 5 % loss, 5 % duplication and reordering on the
-    Linux side (tc netem on eth0), on the uncaptured lab of net_bulk256 (a capture would be ~800 MB):
+    Linux side (tc netem on eth0), on the lane's uncaptured lab (bulk(); a capture would be ~800 MB):
     nothing lost, nothing corrupted; the appliance saw duplicates and out-of-order segments.
     Under this loss each connection's congestion window, not the appliance's CPU, sets the pace
     (2 MB/s against 16 MB/s on a clean link), so the two transfers run at once on two connections
@@ -557,10 +558,10 @@ def test_net_tshark(s):
 
 
 def bulk(s):
-    """The session's uncaptured appliance lab for the 256 MiB transfers (net_bulk256, net_netem),
+    """The session's (the lane's) uncaptured appliance lab for the 256 MiB transfers (net_bulk256, net_netem),
     booted on first use; run-tests closes it."""
     if getattr(s, "net_bulk", None) is None:
-        s.net_bulk = NetLab("tests-net-bulk", capture_link=False)
+        s.net_bulk = NetLab(s.shared_name("net-bulk"), capture_link=False)
         s.extra_rundirs.append(os.path.join(topo.TOP, "build", "lab", s.net_bulk.name))
     return s.net_bulk.start()
 
