@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 import capture
@@ -14,13 +15,20 @@ from labproc import tagged_processes
 
 
 class Session:
-    """One baseline lab, booted on first use and torn down at the end of the run."""
+    """One baseline lab, booted on first use and torn down at the end of the run. run-tests makes
+    one per lane: "tests" for the main sequence, "tests-lane2" for the second lane, whose labs
+    shared between tests (net, net_bulk, nvmet) are its own too (shared_name)."""
 
-    def __init__(self):
-        self.lab = Lab("tests")
+    def __init__(self, name="tests"):
+        self.lab = Lab(name)
         self._booted = None
         self.did = set()        # traffic already generated: "nvme-tcp", "roce"
         self.extra_rundirs = []  # other labs started by tests
+
+    def shared_name(self, kind):
+        """The run directory name of this session's shared lab of this kind ("net", "net-bulk",
+        "nvmet"): tests-net etc. for the main lane, tests-lane2-net etc. for the second."""
+        return f"{self.lab.name}-{kind}"
 
     def __enter__(self):
         return self
@@ -209,9 +217,17 @@ TESTS = [
 ]
 
 
+_esp_lock = threading.Lock()  # one `make image` when both lanes ask at once
+
+
 def appliance_esp():
     """The appliance's ESP directory: $LAB_ESP, else build/esp, or build/arm64/esp when P2P_ARCH
     is arm64 (made with `make ARCH=... image` if absent); tools/qemu-run boots the same ARCH."""
+    with _esp_lock:
+        return _appliance_esp()
+
+
+def _appliance_esp():
     arch = os.environ.get("P2P_ARCH", "x86_64")
     build = ["build", "arm64"] if arch == "arm64" else ["build"]
     efi = "BOOTAA64.EFI" if arch == "arm64" else "BOOTX64.EFI"

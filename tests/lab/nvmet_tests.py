@@ -121,7 +121,7 @@ class NvmetLab:
 def nvmet_lab(s):
     """The session's nvmet lab (created on first use; run-tests closes it)."""
     if getattr(s, "nvmet", None) is None:
-        s.nvmet = NvmetLab()
+        s.nvmet = NvmetLab(s.shared_name("nvmet"))
         s.extra_rundirs.append(os.path.join(topo.TOP, "build", "lab", s.nvmet.name))
     return s.nvmet.start()
 

@@ -233,23 +233,31 @@ def test_roce_perftest(s):
     for tool, flags, size, n in PERFTEST_RUNS:
         if only is not None and flags != only:
             continue
-        before, _ = pt_counters(app)
         size_opt = "" if tool == "ib_atomic_bw" else f"-s {size}"
-        r = linux.run(f"timeout 90 {tool} -d rxe0 -x 1 -F {flags} {size_opt} -n {n} {APP} 2>&1; echo rc=$?", timeout=120)
-        time.sleep(0.5)  # the session ends with the client's "done" or DREQ: let the appliance see it
-        after, text = pt_counters(app)
-        d = {k: after[k] - before[k] for k in after}
-        m = PERFTEST_ROW.search(r.out)
-        expect("rc=0" in r.out and m and int(m.group(1)) == size and int(m.group(2)) == n,
-               f"{tool} {flags} -s {size} failed:\n{r.out[-1500:]}\n{text[-1500:]}")
+        for _ in range(3):
+            before, _ = pt_counters(app)
+            r = linux.run(f"timeout 90 {tool} -d rxe0 -x 1 -F {flags} {size_opt} -n {n} {APP} 2>&1; echo rc=$?",
+                          timeout=120)
+            time.sleep(0.5)  # the session ends with the client's "done" or DREQ: let the appliance see it
+            after, text = pt_counters(app)
+            d = {k: after[k] - before[k] for k in after}
+            m = PERFTEST_ROW.search(r.out)
+            expect("rc=0" in r.out and m and int(m.group(1)) == size and int(m.group(2)) == n,
+                   f"{tool} {flags} -s {size} failed:\n{r.out[-1500:]}\n{text[-1500:]}")
+            expect(d["sessions"] == 1 and d["errors"] == 0 and d["refused"] == 0 and d["icrc_bad"] == 0,
+                   f"{tool} {flags}: appliance counters {d}\n{text[-1500:]}")
+            served = {"ib_send_bw": d["recvs"], "ib_read_bw": d["reads"], "ib_atomic_bw": d["atomics"],
+                      "ib_write_bw": d["messages"]}[tool]
+            expect(served >= n, f"{tool} {flags}: the appliance served {served} of {n} ({d})")
+            if tool == "ib_send_bw":
+                expect(d["recv_bytes"] >= n * size, f"{tool}: {d['recv_bytes']} bytes received of {n * size}")
+            # perftest's clock calibration in the guest failed ("Correlation coefficient r^2: 0.88 <
+            # 0.9": the loaded host stalled the guest while it sampled its clock): perftest then prints
+            # 0.00 for every figure of a run that completed, checked above like any other. Its own
+            # measurement, not the appliance's: the run again for a figure (3 runs at most).
+            if not (float(m.group(4)) == 0 and re.search(r"Correlation coefficient r\^2: [\d.]+ < 0\.9", r.out)):
+                break
         expect(float(m.group(4)) > 0, f"{tool} {flags}: no bandwidth: {m.group(0)}")
-        expect(d["sessions"] == 1 and d["errors"] == 0 and d["refused"] == 0 and d["icrc_bad"] == 0,
-               f"{tool} {flags}: appliance counters {d}\n{text[-1500:]}")
-        served = {"ib_send_bw": d["recvs"], "ib_read_bw": d["reads"], "ib_atomic_bw": d["atomics"],
-                  "ib_write_bw": d["messages"]}[tool]
-        expect(served >= n, f"{tool} {flags}: the appliance served {served} of {n} ({d})")
-        if tool == "ib_send_bw":
-            expect(d["recv_bytes"] >= n * size, f"{tool}: {d['recv_bytes']} bytes received of {n * size}")
         rows.append(f"{tool}{' ' + flags if flags else ''} {size} B x {n}: {m.group(4)} MB/s, "
                     f"{float(m.group(5)) * 1e6:.0f} msg/s")
     return "; ".join(rows)

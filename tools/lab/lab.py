@@ -57,11 +57,22 @@ def _summary(cmd, n=100):
     return line if len(line) <= n else line[:n] + "..."
 
 
+_ports_given = set()            # every port free_udp_port handed out in this process
+_ports_lock = threading.Lock()
+
+
 def free_udp_port():
-    """A currently free loopback UDP port (the kernel picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A currently free loopback UDP port (the kernel picks it), never one this process handed out
+    before: two labs declared at once (run-tests' two lanes) could otherwise both get a port that
+    the kernel saw free again between the first one's pick and its QEMU's bind."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with _ports_lock:
+            if port not in _ports_given:
+                _ports_given.add(port)
+                return port
 
 
 def build_image(kernel=None):

@@ -10,6 +10,7 @@ import fcntl
 import os
 import signal
 import subprocess
+import threading
 import time
 
 
@@ -36,7 +37,10 @@ class ProcGroup:
             raise LabError(f"another lab is running in {rundir} (use another name or LAB_RUNDIR)")
         self.procs = {}          # name -> (pid, Popen or None)
         atexit.register(self.kill_all)
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        # (signal handlers can only be set from the main thread; run-tests' second lane creates its
+        # labs in another thread, after the main thread's first lab set the handler)
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
             signal.signal(signal.SIGTERM, _on_sigterm)
 
     def _tagged(self, pid):
@@ -148,37 +152,40 @@ def udp_rcvbuf_errors():
 
 
 _rmem = {"users": 0, "old": None}
+_rmem_lock = threading.Lock()  # labs of run-tests' two lanes start and end in two threads
 
 
 def raise_rmem_default(size):
     """Raise net.core.rmem_default (and rmem_max) to at least size while the QEMUs open their UDP
     sockets; return a function that drops this claim, or None when not permitted. The old values
-    come back when the last claim in this process is dropped (labs may overlap)."""
+    come back when the last claim in this process is dropped (labs may overlap, also in two threads)."""
     paths = ["/proc/sys/net/core/rmem_max", "/proc/sys/net/core/rmem_default"]
-    if _rmem["users"] == 0:
-        try:
-            old = [int(open(p).read()) for p in paths]
-            for p, v in zip(paths, old):
-                if v < size:
-                    with open(p, "w") as f:
-                        f.write(str(size))
-        except OSError:
-            return None
-        _rmem["old"] = old
-    _rmem["users"] += 1
+    with _rmem_lock:
+        if _rmem["users"] == 0:
+            try:
+                old = [int(open(p).read()) for p in paths]
+                for p, v in zip(paths, old):
+                    if v < size:
+                        with open(p, "w") as f:
+                            f.write(str(size))
+            except OSError:
+                return None
+            _rmem["old"] = old
+        _rmem["users"] += 1
     released = []
 
     def restore():
-        if released:
-            return
-        released.append(True)
-        _rmem["users"] -= 1
-        if _rmem["users"] > 0:
-            return
-        for p, v in zip(reversed(paths), reversed(_rmem["old"])):
-            try:
-                with open(p, "w") as f:
-                    f.write(str(v))
-            except OSError:
-                pass
+        with _rmem_lock:
+            if released:
+                return
+            released.append(True)
+            _rmem["users"] -= 1
+            if _rmem["users"] > 0:
+                return
+            for p, v in zip(reversed(paths), reversed(_rmem["old"])):
+                try:
+                    with open(p, "w") as f:
+                        f.write(str(v))
+                except OSError:
+                    pass
     return restore
