@@ -247,4 +247,9 @@ bench: image $(if $(filter insn,$(BENCH)),$(BUILD)/bench/insn_datapath) $(if $(f
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Only where the rules put dependency files: a build dir from before the unit and fuzz objects moved
+# to obj/ keeps stray .d files that make would otherwise try to remake with the test rules.
+# Dependency files are made by the compiler, never by a rule: without these, make would try the test
+# rules on them (the shortest stem wins) and run their `sed`s on names like tests/unit/obj/x.d.c.
+$(UNIT_OBJ)/%.d $(FUZZ_OBJ)/%.d: ;
+-include $(shell find $(BUILD)/image $(UNIT_OBJ) $(FUZZ_OBJ) $(BUILD)/bench -name '*.d' 2>/dev/null)
