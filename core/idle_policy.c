@@ -4,10 +4,11 @@
 #include "idle_policy.h"
 
 /* IRQ mode. */
-void idle_policy_init(struct idle_policy *p, uint64_t quick_ns)
+void idle_policy_init(struct idle_policy *p, uint64_t quick_ns, unsigned load_wakes)
 {
 	p->mode = IDLE_MODE_IRQ;
 	p->quick_ns = quick_ns;
+	p->load_wakes = load_wakes;
 	p->quick_run = p->idle_run = 0;
 	p->to_poll = p->to_irq = 0;
 }
@@ -22,11 +23,11 @@ enum idle_mode idle_policy_mode(const struct idle_policy *p)
 void idle_policy_halted(struct idle_policy *p, uint64_t halted_ns, bool by_device, bool found_work)
 {
 	if (p->mode == IDLE_MODE_IRQ) {
-		if (!(by_device && halted_ns < p->quick_ns)) {
+		if (!p->load_wakes || !(by_device && halted_ns < p->quick_ns)) {
 			p->quick_run = 0;
 			return;
 		}
-		if (++p->quick_run < IDLE_POLICY_LOAD_WAKES)
+		if (++p->quick_run < p->load_wakes)
 			return;
 		p->mode = IDLE_MODE_POLL;
 		p->quick_run = p->idle_run = 0;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define IDLE_POLICY_LOAD_WAKES 4u     /* quick device wake-ups in a row: go polling */
+#define IDLE_POLICY_LOAD_WAKES 4u     /* quick device wake-ups in a row: go polling (default) */
 #define IDLE_POLICY_IDLE_HALTS 8u     /* halts in a row with no work after them: back to interrupts */
 
 enum idle_mode {
@@ -31,13 +31,15 @@ enum idle_mode {
 struct idle_policy {
 	enum idle_mode mode;
 	uint64_t quick_ns;            /* a device wake-up this soon after the halt began is load */
+	unsigned load_wakes;          /* quick wake-ups in a row that mean load (0: never poll) */
 	unsigned quick_run;           /* quick device wake-ups in a row (IRQ mode) */
 	unsigned idle_run;            /* halts in a row that found no work (POLL mode) */
 	uint64_t to_poll, to_irq;     /* mode switches */
 };
 
-/* IRQ mode; a device wake-up within quick_ns of a halt's start counts as load. */
-void idle_policy_init(struct idle_policy *p, uint64_t quick_ns);
+/* IRQ mode; a device wake-up within quick_ns of a halt's start counts as load, load_wakes of
+ * them in a row switch to POLL mode (0: never). */
+void idle_policy_init(struct idle_policy *p, uint64_t quick_ns, unsigned load_wakes);
 
 /* The mode in force. */
 enum idle_mode idle_policy_mode(const struct idle_policy *p);

@@ -125,9 +125,12 @@ CONFIG_ENUM(panic, "panic", &panic_action, panic_choices, "halt", NULL,
 
 static unsigned loop_halt_us;
 static unsigned loop_sleep_ms;
+static unsigned loop_spin_us;
+static unsigned loop_poll_spin_us;
+static unsigned loop_poll_wakes;
 static bool idle_halts_ok;
 
-/* loop.halt_us in force (boot, and `config loop.halt_us N`). */
+/* The loop.* settings in force (boot, and `config loop.X N`). */
 static int apply_idle_policy(void)
 {
 	int rc;
@@ -137,14 +140,25 @@ static int apply_idle_policy(void)
 			return rc;
 		idle_halts_ok = true;
 	}
-	loop_set_idle_policy(LOOP_IDLE_AFTER_NS_DEFAULT, loop_halt_us * 1000ull, loop_sleep_ms * 1000000ull);
+	struct loop_idle_config c = {
+		.spin_ns = loop_spin_us * 1000ull, .poll_spin_ns = loop_poll_spin_us * 1000ull,
+		.quantum_ns = loop_halt_us * 1000ull, .sleep_ns = loop_sleep_ms * 1000000ull,
+		.poll_wakes = loop_poll_wakes,
+	};
+	loop_set_idle_policy(&c);
 	return 0;
 }
-CONFIG_UINT(loop_halt_us, "loop.halt_us", &loop_halt_us, 0, 1000000, "1000", apply_idle_policy,
-	    "halt the CPU for at most this many us after up to 200 us idle while a device has no wake-up interrupt; "
+CONFIG_UINT(loop_halt_us, "loop.halt_us", &loop_halt_us, 0, 1000000, ARCH_LOOP_HALT_US_DEFAULT, apply_idle_policy,
+	    "the longest halt while a device has no wake-up interrupt, and each halt while polling under load; "
 	    "0: never halt");
 CONFIG_UINT(loop_sleep_ms, "loop.sleep_ms", &loop_sleep_ms, 1, 10000, "100", apply_idle_policy,
 	    "halt for at most this many ms when every device (console, NICs, drives) wakes the CPU by interrupt");
+CONFIG_UINT(loop_spin_us, "loop.spin_us", &loop_spin_us, 0, 100000, "20", apply_idle_policy,
+	    "poll this many us without work before arming the wake-up interrupts and halting");
+CONFIG_UINT(loop_poll_spin_us, "loop.poll_spin_us", &loop_poll_spin_us, 0, 100000, "0", apply_idle_policy,
+	    "while polling under load, poll this many us without work before a halt of loop.halt_us");
+CONFIG_UINT(loop_poll_wakes, "loop.poll_wakes", &loop_poll_wakes, 0, 1000, "4", apply_idle_policy,
+	    "device wake-ups in a row, each within loop.halt_us of its halt, that switch to polling; 0: never poll");
 
 /* Store every declared setting's default, then the settings file's values. */
 static void load_config(void)

@@ -3,13 +3,19 @@
  * budget, then fires due timers. A poller that returns an error is logged once and not
  * called again (the rest of the appliance keeps running).
  *
- * Idle: after 200 us without work the loop halts the CPU until the next software timer.
- * In IRQ mode (idle_policy.h) it first arms the pollers' wake-up sources (device
- * interrupts, lib/poller.h's arm) and polls once more; the halt then lasts up to
- * loop.sleep_ms when every source armed (a device interrupt ends it), loop.halt_us when
- * one cannot. Under load (device wake-ups coming back within loop.halt_us) it goes over
- * to POLL mode: sources masked, halts of loop.halt_us that batch the work, as without
- * interrupts; idle again, it returns to IRQ mode.
+ * Idle: in IRQ mode (idle_policy.h), after loop.spin_us (20) without work the loop arms
+ * the pollers' wake-up sources (device interrupts, lib/poller.h's arm), polls once more and
+ * halts the CPU until the next software timer: up to loop.sleep_ms when every source armed
+ * (a device interrupt ends it), loop.halt_us when one cannot. Under load (device wake-ups
+ * coming back within loop.halt_us) it goes over to POLL mode: sources masked, and at the
+ * first pass without work (loop.poll_spin_us, 0) a halt of loop.halt_us (250) that batches
+ * the work, as without interrupts; idle again, it returns to IRQ mode.
+ *
+ * Why these figures (docs/performance.md, "The poll loop's idle policy"): a spin is pure
+ * cost in POLL mode, whose halts are there to batch; and a POLL halt adds up to its length
+ * to the latency of each step of a lone command (a QD 1 read waits for a halt's end at its
+ * arrival and at its drive completion), while under emulation each halt costs the vCPU
+ * thread tens of microseconds whatever its length.
  */
 #include <stdio.h>
 #include "../arch/arch.h"
@@ -26,10 +32,14 @@ LOG_MODULE_DEFINE(loop);
 
 static uint64_t loop_passes;
 static uint64_t loop_idle_passes;
-static uint64_t idle_after_ns = LOOP_IDLE_AFTER_NS_DEFAULT;
-static uint64_t halt_quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT;
-static uint64_t sleep_ns = LOOP_SLEEP_NS_DEFAULT;
-static struct idle_policy policy = { IDLE_MODE_IRQ, LOOP_HALT_QUANTUM_NS_DEFAULT, 0, 0, 0, 0 };
+static struct loop_idle_config idle = {
+	.spin_ns = LOOP_SPIN_NS_DEFAULT, .poll_spin_ns = LOOP_POLL_SPIN_NS_DEFAULT,
+	.quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT, .sleep_ns = LOOP_SLEEP_NS_DEFAULT,
+	.poll_wakes = IDLE_POLICY_LOAD_WAKES,
+};
+static struct idle_policy policy = {
+	.mode = IDLE_MODE_IRQ, .quick_ns = LOOP_HALT_QUANTUM_NS_DEFAULT, .load_wakes = IDLE_POLICY_LOAD_WAKES,
+};
 static bool sources_on = true; /* the wake-up sources' interrupts are not masked */
 static struct {
 	uint64_t armed_halts;     /* halts with at least one wake-up source armed */
@@ -41,12 +51,12 @@ static struct {
 } wake;
 
 /* Set the halt policy. */
-void loop_set_idle_policy(uint64_t after_ns, uint64_t quantum_ns, uint64_t sleep)
+void loop_set_idle_policy(const struct loop_idle_config *c)
 {
-	idle_after_ns = after_ns;
-	halt_quantum_ns = quantum_ns;
-	sleep_ns = sleep > quantum_ns ? sleep : quantum_ns;
-	idle_policy_init(&policy, quantum_ns);
+	idle = *c;
+	if (idle.sleep_ns < idle.quantum_ns)
+		idle.sleep_ns = idle.quantum_ns;
+	idle_policy_init(&policy, idle.quantum_ns, idle.poll_wakes);
 }
 
 /* Arm (or mask) every wake-up source; how many are armed (*sources: how many have a hook). */
@@ -114,11 +124,11 @@ void loop_run(void)
 			continue;
 		}
 		uint64_t now = clock_now_ns();
-		if (!halt_quantum_ns || now - idle_since < idle_after_ns) {
+		bool irq_mode = idle_policy_mode(&policy) == IDLE_MODE_IRQ;
+		if (!idle.quantum_ns || now - idle_since < (irq_mode ? idle.spin_ns : idle.poll_spin_ns)) {
 			arch_cpu_relax();
 			continue;
 		}
-		bool irq_mode = idle_policy_mode(&policy) == IDLE_MODE_IRQ;
 		unsigned armed = 0;
 		if (irq_mode) {
 			armed = arm_wake_sources(true, &wake.sources);
@@ -135,7 +145,7 @@ void loop_run(void)
 		}
 		sources_on = irq_mode;
 		bool all_armed = armed && armed == wake.sources;
-		uint64_t until = now + (all_armed ? sleep_ns : halt_quantum_ns);
+		uint64_t until = now + (all_armed ? idle.sleep_ns : idle.quantum_ns);
 		wake.long_halts += all_armed;
 		uint64_t next_timer = timer_queue_next_deadline(&timer_default_queue);
 		if (next_timer < until)
@@ -163,15 +173,16 @@ static void loop_stats_show(void)
 	printf("  passes %llu, idle %llu, timers armed %lu, fired %lu\n",
 	       (unsigned long long)loop_passes, (unsigned long long)loop_idle_passes,
 	       timer_default_queue.n_armed, timer_default_queue.fired);
-	printf("  idle halts %llu (%s), halted %llu ms = %llu%% of uptime; policy: halt after %llu us idle, "
-	       "%llu us at most\n", (unsigned long long)halts, mode, (unsigned long long)(halted_ns / NSEC_PER_MSEC),
-	       (unsigned long long)(up ? halted_ns * 100 / up : 0), (unsigned long long)(idle_after_ns / 1000),
-	       (unsigned long long)(halt_quantum_ns / 1000));
+	printf("  idle halts %llu (%s), halted %llu ms = %llu%% of uptime; policy: halt after %llu us idle "
+	       "(polling: %llu us), %llu us at most\n", (unsigned long long)halts, mode,
+	       (unsigned long long)(halted_ns / NSEC_PER_MSEC), (unsigned long long)(up ? halted_ns * 100 / up : 0),
+	       (unsigned long long)(idle.spin_ns / 1000), (unsigned long long)(idle.poll_spin_ns / 1000),
+	       (unsigned long long)(idle.quantum_ns / 1000));
 	printf("  wake-ups: mode %s; %llu of %llu sources armed, %llu armed halts (%llu up to %llu ms: all armed), "
 	       "%llu ended by a device, %llu arming races; switches to polling %llu, back to interrupts %llu\n",
 	       idle_mode_name(idle_policy_mode(&policy)), (unsigned long long)wake.armed_sources,
 	       (unsigned long long)wake.sources, (unsigned long long)wake.armed_halts, (unsigned long long)wake.long_halts,
-	       (unsigned long long)(sleep_ns / NSEC_PER_MSEC),
+	       (unsigned long long)(idle.sleep_ns / NSEC_PER_MSEC),
 	       (unsigned long long)wake.device_wakes, (unsigned long long)wake.raced,
 	       (unsigned long long)policy.to_poll, (unsigned long long)policy.to_irq);
 	LINKER_SET_FOREACH(pollers, p) {

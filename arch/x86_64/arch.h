@@ -80,6 +80,10 @@ int arch_walk(uint64_t virt, struct arch_walk *w);
 
 /* The memory-type register as programmed at boot: IA32_PAT. */
 #define ARCH_MEMATTR_NAME "PAT"
+
+/* loop.halt_us's default: devices end halts by MSI-X, so the quantum only bounds polling under
+ * load, where a lone command waits up to one quantum per step (docs/performance.md). */
+#define ARCH_LOOP_HALT_US_DEFAULT "250"
 uint64_t arch_memattr_value(void);
 
 /* Name of a cache type. */
