@@ -6,6 +6,8 @@
  *   net.fallback_address = 10.10.0.10       the address used when DHCP got no lease within
  *   net.dhcp_timeout = 15                   this many seconds (0: keep discovering, no fallback)
  *   net.mtu = 1500..9000                    the interface MTU (jumbo frames)
+ *   net.tcp_ack_every = 2..64               in-order full-sized segments per ACK at most; a receive
+ *                                           batch's segments share one ACK (tcp_rx_batch_end)
  *   net.services = on | off                 discard/echo/chargen on TCP ports 9/7/19 (default off:
  *                                           test services, anyone may fill their send buffers)
  * Settings net_configure() refuses are reported and 10.10.0.10/24 used.
@@ -57,6 +59,15 @@ CONFIG_IPV4(net_netmask, "net.netmask", &net_settings.netmask, "255.255.255.0", 
 CONFIG_IPV4(net_gateway, "net.gateway", &net_settings.gateway, "", NULL, "the default route (empty: none)");
 CONFIG_UINT(net_mtu, "net.mtu", &net_settings.mtu, NETDEV_MTU_MIN, NETDEV_MTU_MAX, "1500", NULL,
 	    "interface MTU (jumbo frames above 1500)");
+static unsigned net_tcp_ack_every = TCP_ACK_EVERY_DEFAULT;
+static int ack_every_apply(void)
+{
+	tcp_set_ack_every(net_tcp_ack_every);
+	return 0;
+}
+CONFIG_UINT(net_tcp_ack_every, "net.tcp_ack_every", &net_tcp_ack_every, 2, 64, "32", ack_every_apply,
+	    "ACK in-order data at least every this many full-sized segments; those of one receive batch share "
+	    "one ACK at its end (2: every second segment, as RFC 5681 4.2)");
 CONFIG_BOOL(net_services, "net.services", &net_services, "off", NULL,
 	    "TCP discard/echo/chargen on ports 9/7/19 (tests, diagnosis)");
 

@@ -12,6 +12,14 @@
 
 LOG_MODULE_DEFINE(tcp);
 
+unsigned tcp_ack_every = TCP_ACK_EVERY_DEFAULT;
+
+/* net.tcp_ack_every. */
+void tcp_set_ack_every(unsigned segs)
+{
+	tcp_ack_every = segs < 2 ? 2 : segs;
+}
+
 #define TCP_EPHEMERAL_FIRST 49152
 
 struct tcp_stats tcp_counters;

@@ -51,6 +51,7 @@
 #define TCP_RTO_MIN_NS (200ull * 1000 * 1000)        /* below RFC 6298's 1 s, as Linux: a LAN appliance */
 #define TCP_RTO_MAX_NS (60ull * 1000 * 1000 * 1000)
 #define TCP_DELACK_NS (40ull * 1000 * 1000)
+#define TCP_ACK_EVERY_DEFAULT 32u /* net.tcp_ack_every (tcp_rx_batch_end) */
 #define TCP_MSL_NS (30ull * 1000 * 1000 * 1000)
 #define TCP_FIN_WAIT_2_NS (60ull * 1000 * 1000 * 1000)
 #define TCP_SYN_RETRIES 5                            /* our SYN (active open) */
@@ -222,6 +223,16 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
  * peer is processed or at the end of the poll pass (the tcp_tx poller), whichever is
  * first. */
 void tcp_flush(struct tcp_sock *s);
+
+/* The end of a receive batch: send the ACKs its segments owe and the tails held back.
+ * In-order full-sized segments are acknowledged every net.tcp_ack_every (32) segments,
+ * and those of one batch, from the second on, by one ACK at its end. The poll loop ends
+ * every pass with this (the tcp_tx poller); whoever hands frames to netdev_rx outside the
+ * loop calls it after each batch. Returns how many sockets it pushed. */
+int tcp_rx_batch_end(void);
+
+/* net.tcp_ack_every (2..64): see tcp_rx_batch_end. */
+void tcp_set_ack_every(unsigned segs);
 
 /* No more sends: FIN after the queued data. */
 int tcp_shutdown_send(struct tcp_sock *s);

@@ -440,9 +440,16 @@ static void schedule_ack(struct tcp_sock *s, bool now)
 		s->ack_now = true;
 		return;
 	}
-	/* RFC 9293 3.8.6.3 / RFC 1122: ACK at least every second full-sized segment. */
+	/* RFC 9293 3.8.6.3 / RFC 1122: ACK at least every second full-sized segment; those
+	 * that came in one receive batch (one poll pass) may share the ACK sent at its end
+	 * (tcp_tx_poll), as after Linux's GRO, up to tcp_ack_every segments. */
 	if (++s->segs_unacked >= 2) {
-		s->ack_now = true;
+		if (s->segs_unacked >= tcp_ack_every) {
+			s->ack_now = true;
+			return;
+		}
+		s->ack_pass_end = true;
+		tcp_output_hold(s);
 		return;
 	}
 	s->ack_delayed = true;

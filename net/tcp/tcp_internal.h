@@ -80,6 +80,7 @@ struct tcp_sock {
 	bool ooo_fin;                   /* FIN seen beyond a hole, at ooo_fin_seq */
 	uint32_t ooo_fin_seq;
 	bool ack_now, ack_delayed;
+	bool ack_pass_end;            /* an ACK is owed at the end of this receive batch (tcp_ack_every) */
 	unsigned segs_unacked;
 	struct list_node held_node;     /* on tcp_out.c's list while a short tail waits */
 	bool out_pass;                  /* inside tcp_output's loop: the window is computed once */
@@ -132,6 +133,9 @@ struct tcp_sock {
 
 extern struct tcp_stats tcp_counters;
 extern struct list_node tcp_socks;
+/* In-order full-sized segments after which an ACK goes at once; from the second on, the ACK
+ * owed waits for the end of the receive batch (tcp_rx_batch_end, tcp_set_ack_every). */
+extern unsigned tcp_ack_every;
 
 /* tcp_out.c */
 void tcp_output_work(struct tcp_sock *s, bool hold);

@@ -263,6 +263,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	} else if (flags & TCP_ACK) {
 		s->ack_now = false;
 		s->ack_delayed = false;
+		s->ack_pass_end = false;
 		s->segs_unacked = 0;
 		if (s->t_delack.armed)
 			timer_cancel(&timer_default_queue, &s->t_delack);
@@ -476,25 +477,27 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 	s->adv_fresh = false;
 }
 
-/* The end of a poll pass: send every tail held back (the poll loop runs this poller in
- * every pass; a tail queued by a poller that runs later goes in the next pass). */
-static __attribute__((noinline)) int tcp_tx_flush_held(void)
+/* The end of a receive batch or poll pass: the batch's ACKs and every tail held back (a
+ * tail queued by a poller that runs later in the pass goes in the next pass). */
+int tcp_rx_batch_end(void)
 {
 	int n = 0;
 	while (!list_empty(&tcp_held)) {
 		struct tcp_sock *s = container_of(tcp_held.next, struct tcp_sock, held_node);
 		list_del(&s->held_node);
+		if (s->ack_pass_end)
+			s->ack_now = true; /* the receive batch's ACK (tcp_in.c schedule_ack) */
 		tcp_output(s);
 		n++;
 	}
 	return n;
 }
 
-/* Every pass pays only the test (the loop's registers are saved in the call above). */
+/* Every pass pays only the test. */
 static int tcp_tx_poll(unsigned budget)
 {
 	(void)budget;
-	return list_empty(&tcp_held) ? 0 : tcp_tx_flush_held();
+	return list_empty(&tcp_held) ? 0 : tcp_rx_batch_end();
 }
 POLLER(tcp_tx, tcp_tx_poll);
 

@@ -7,6 +7,17 @@
 #include "net/wire.h"
 #include "fake_netdev.h"
 
+/* Each injected frame is a receive batch of its own, as if the poll loop ran a pass after
+ * it (net/tcp/tcp.h tcp_rx_batch_end): the ACKs it owes go before inject returns. Weak:
+ * the tests without TCP link no tcp_rx_batch_end. */
+int tcp_rx_batch_end(void) __attribute__((weak));
+
+static void end_of_batch(const struct fake_netdev *fd)
+{
+	if (!fd->rx_batch && tcp_rx_batch_end)
+		tcp_rx_batch_end();
+}
+
 const uint8_t fake_our_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x10 };
 const uint8_t fake_peer_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 
@@ -256,6 +267,7 @@ static int inject_plain(struct fake_netdev *fd, const void *frame, size_t len)
 	}
 	fd->data_out++;
 	netdev_rx(&fd->dev, nb);
+	end_of_batch(fd);
 	return 0;
 }
 
@@ -329,6 +341,7 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 		nb->flags = (nb->flags & ~(uint32_t)(NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_BAD)) |
 			    NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK;
 	netdev_rx(&fd->dev, nb);
+	end_of_batch(fd);
 	return 0;
 }
 

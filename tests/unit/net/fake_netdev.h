@@ -48,6 +48,8 @@ struct fake_netdev {
 	unsigned nlate;
 	struct netbuf *late[FAKE_TX_MAX];
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
+	bool rx_batch;                   /* injected frames form one receive batch until the test
+					  * calls tcp_rx_batch_end (default: each frame ends one) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
 	bool hdr_used[FAKE_HDR_BUFS];
 	bool data_used[FAKE_DATA_BUFS];
