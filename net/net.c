@@ -12,14 +12,16 @@ LOG_MODULE_DEFINE(net);
 
 #define NET_NETBUFS 1024
 
-struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY };
+struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY, 1 };
 struct net_stats net_counters;
 static bool net_ready;
 
 static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 {
-	if (!net_if0.dev)
+	if (!net_if0.dev) {
 		net_if0.dev = dev;
+		net_route_changed();
+	}
 	if (dev != net_if0.dev) {
 		dev->stats.rx_dropped++;
 		netbuf_free(nb);
@@ -45,6 +47,7 @@ int net_init(void)
 	if ((rc = tcp_init()))
 		goto err_udp;
 	net_if0.dev = netdev_first();
+	net_route_changed();
 	netdev_set_stack_rx(net_stack_rx);
 	net_ready = true;
 	return 0;
@@ -74,6 +77,7 @@ int net_shutdown(void)
 	net_if0.addr = NET_DEFAULT_ADDR;
 	net_if0.netmask = NET_DEFAULT_NETMASK;
 	net_if0.gateway = NET_DEFAULT_GATEWAY;
+	net_route_changed();
 	net_ready = false;
 	return 0;
 }
@@ -109,6 +113,7 @@ int net_configure(const struct net_config *c)
 	net_if0.addr = c->addr;
 	net_if0.netmask = c->netmask;
 	net_if0.gateway = c->gateway;
+	net_route_changed(); /* connections rebuild their routes */
 	log_info("address %s netmask %s gateway %s", net_format_ipv4(c->addr, a), net_format_ipv4(c->netmask, m),
 		 c->gateway ? net_format_ipv4(c->gateway, g) : "none");
 	return 0;

@@ -11,10 +11,12 @@
 #include "net.h"
 #include "wire.h"
 
-/* The one interface the stack runs on. */
+/* The one interface the stack runs on. route_gen: bumped by net_route_changed() whenever
+ * what a cached route (struct net_route) was built from may have changed. */
 struct net_if {
 	struct netdev *dev;
 	uint32_t addr, netmask, gateway;
+	uint32_t route_gen;
 };
 extern struct net_if net_if0;
 extern struct net_stats net_counters;
@@ -52,6 +54,35 @@ bool arp_lookup(uint32_t ip, uint8_t mac[ETH_ALEN]);
 /* Prepend an IPv4 header to nb (data at the L4 header) and send it. Always takes
  * ownership of nb. 0 or negative errno. */
 int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto);
+
+/* A cached route, kept by a connection for the frames it sends to one destination: the
+ * Ethernet and IPv4 headers they all share (next hop's MAC, ours, addresses, protocol,
+ * DF, TTL), prepended as one block, so a frame pays neither the routing decision, the
+ * ARP lookup nor the header built field by field. Valid while gen equals
+ * net_if0.route_gen: an ARP entry resolving, changing or expiring, a new address,
+ * netmask, gateway or device bump it (net_route_changed), and the next frame rebuilds
+ * the route or, unresolved, takes ipv4_output (which asks ARP as before). Zeroed: none. */
+struct net_route {
+	uint32_t gen;                         /* net_if0.route_gen when built; 0: never valid */
+	uint32_t src, dst;                    /* what it was built for */
+	uint32_t ip_sum;                      /* RFC 1071 sum of the template's IPv4 header words */
+	uint8_t hdr[ETH_HLEN + IPV4_HLEN_MIN]; /* the template: total length, identification
+					       * and checksum zero */
+	uint8_t proto;
+};
+
+/* Something a cached route depends on changed (ARP entry, address, device): every
+ * connection rebuilds its route at its next frame. */
+static inline void net_route_changed(void)
+{
+	if (++net_if0.route_gen == 0)
+		net_if0.route_gen = 1; /* 0 is a route never built */
+}
+
+/* ipv4_output through the route rt caches (rebuilt when stale, ipv4_output itself when
+ * the next hop is not resolved): the same frame, the same counters, the same errors.
+ * Always takes ownership of nb. 0 or negative errno. */
+int ipv4_output_route(struct netbuf *nb, struct net_route *rt, uint32_t src, uint32_t dst, uint8_t proto);
 
 /* UDP init/shutdown (pool). */
 int udp_init(void);

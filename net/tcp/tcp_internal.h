@@ -49,6 +49,7 @@ struct tcp_sock {
 	enum tcp_state state;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
+	struct net_route route;         /* its frames' Ethernet and IPv4 headers (ipv4_output_route) */
 
 	/* listener / child */
 	struct tcp_sock *listener;      /* child not yet accepted */

@@ -282,7 +282,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * frames' predecessors are in flight), or, with nothing in flight, after
 	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
 	 * lost); the ACK this frame carried is owed (delayed ACK). */
-	rc = ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
+	rc = ipv4_output_route(nb, &s->route, s->laddr, s->raddr, IP_PROTO_TCP);
 	if (rc != -ENOBUFS || !len || (flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
 		tcp_counters.tx_payload_host += pay_host;
 		tcp_counters.tx_payload_device += pay_dev;
