@@ -41,7 +41,7 @@ void ipv4_rx(struct netbuf *nb)
 {
 	struct ipv4_hdr ih;
 	size_t host = netbuf_host_len(nb);
-	size_t frame = host + netbuf_frag_len(nb);
+	size_t frame = nb->nfrags ? host + netbuf_frag_len(nb) : host;
 	size_t hlen, total;
 	uint32_t src, dst;
 	uint16_t ff;
@@ -100,9 +100,14 @@ void ipv4_rx(struct netbuf *nb)
 		}
 		goto drop;
 	}
-	/* Cut Ethernet padding, then the header. */
-	if (total < frame)
-		netbuf_trim(nb, total);
+	/* Cut Ethernet padding (a short frame's, all in the host part, right there), then the
+	 * header. */
+	if (total < frame) {
+		if (!nb->nfrags)
+			nb->tail = nb->data + total;
+		else
+			netbuf_trim(nb, total);
+	}
 	netbuf_pull(nb, hlen);
 	switch (ih.protocol) {
 	case IP_PROTO_TCP:

@@ -207,14 +207,10 @@ int net_l4_csum_tx_sw(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t pro
 	return 0;
 }
 
-bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
+bool net_l4_csum_rx_sw(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
 {
 	uint32_t sum;
 
-	if (nb->flags & NETBUF_RX_L4_CSUM_BAD)
-		return false;
-	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
-		return true;
 	sum = net_csum_pseudo(src, dst, proto, (uint32_t)len);
 	if (net_csum_netbuf(nb, 0, len, &sum))
 		return false;

@@ -134,9 +134,19 @@ static inline int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t
 	return net_l4_csum_tx_sw(nb, src, dst, proto, len, field_off);
 }
 
+/* net_l4_csum_rx_ok without the NIC's verdict: the CPU sums the segment. */
+bool net_l4_csum_rx_sw(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len);
+
 /* Verify an incoming L4 checksum (data at the L4 header, len bytes): the NIC's verdict
- * when it gave one, software otherwise. true when good. */
-bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len);
+ * when it gave one, software otherwise. true when good. Inline: every segment asks. */
+static inline bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
+{
+	if (nb->flags & NETBUF_RX_L4_CSUM_BAD)
+		return false;
+	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
+		return true;
+	return net_l4_csum_rx_sw(nb, src, dst, proto, len);
+}
 
 /* Is addr one of ours (or a broadcast we accept)? Inline: every frame asks. */
 static inline bool net_addr_is_broadcast(uint32_t addr)

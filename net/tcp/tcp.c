@@ -281,13 +281,9 @@ unsigned long tcp_sock_frees;
  * is remembered, and at most one such socket has a given 4-tuple (a listener makes a
  * child only when there is none, tcp_connect picks a free one), so the answer is
  * tcp_lookup's. */
-struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+struct tcp_sock *tcp_lookup_rx_slow(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-	struct tcp_sock *s = tcp_rx_last;
-	if (s && s->rport == rport && s->lport == lport && s->raddr == raddr && s->laddr == laddr &&
-	    s->state != TCP_LISTEN && s->state != TCP_CLOSED)
-		return s;
-	s = tcp_lookup(laddr, lport, raddr, rport);
+	struct tcp_sock *s = tcp_lookup(laddr, lport, raddr, rport);
 	tcp_rx_last = s && s->state != TCP_LISTEN ? s : NULL;
 	return s;
 }

@@ -862,7 +862,7 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 		}
 		hp = hdr;
 	}
-	if (tcp_hdr_parse(hp, avail, len, &g)) {
+	if (tcp_hdr_read(hp, avail, len, &g)) {
 		tcp_counters.bad_header++;
 		goto drop;
 	}

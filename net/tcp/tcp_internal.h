@@ -5,6 +5,9 @@
 #ifndef NET_TCP_TCP_INTERNAL_H
 #define NET_TCP_TCP_INTERNAL_H
 
+#include <errno.h>
+#include <string.h>
+#include "../../lib/byteorder.h"
 #include "../../lib/timer.h"
 #include "../../mm/pool.h"
 #include "../net_internal.h"
@@ -226,6 +229,39 @@ struct tcp_seg {
 	uint8_t flags, hlen;     /* hlen: header bytes (data offset x 4) */
 	struct tcp_opts opts;
 };
+/* The options after the fixed header (len bytes at p) into o (zeroed by the caller). */
+void tcp_hdr_options(const uint8_t *p, size_t len, struct tcp_opts *o);
+
+/* Parse the header at the front of a segment of seg_len bytes, of which the first avail
+ * (at most TCP_HLEN_MIN + TCP_OPT_SPACE) are in b. Returns 0 or -EINVAL (data offset
+ * below 5 words or beyond the segment, header not in b, port 0). Inline: every segment
+ * takes it (tcp_hdr_parse is the same, out of line). */
+static inline int tcp_hdr_read(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g)
+{
+	struct tcp_hdr th;
+	size_t hlen;
+
+	if (avail > seg_len || avail < sizeof(th))
+		return -EINVAL;
+	memcpy(&th, b, sizeof(th));
+	hlen = (size_t)(th.data_offset >> 4) * 4;
+	if (hlen < TCP_HLEN_MIN || hlen > avail)
+		return -EINVAL;
+	g->sport = be16_get(th.src_port);
+	g->dport = be16_get(th.dst_port);
+	if (g->sport == 0 || g->dport == 0)
+		return -EINVAL;
+	g->hlen = (uint8_t)hlen;
+	g->seq = be32_get(th.seq);
+	g->ack = be32_get(th.ack);
+	g->flags = th.flags;
+	g->wnd = be16_get(th.window);
+	g->len = (uint32_t)(seg_len - hlen);
+	memset(&g->opts, 0, sizeof(g->opts));
+	if (hlen > sizeof(th)) /* most segments carry none */
+		tcp_hdr_options(b + sizeof(th), hlen - sizeof(th), &g->opts);
+	return 0;
+}
 int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g);
 
 /* tcp_pools.c */
@@ -273,9 +309,18 @@ void tcp_enter_time_wait(struct tcp_sock *s);
 /* (Re)arm keep-alive from the peer's last segment when it is on and the state has it. */
 void tcp_keep_arm(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
-/* tcp_lookup with the last segment's connection tried first (tcp_rx). */
-struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 extern struct tcp_sock *tcp_rx_last;
+/* tcp_lookup_rx when the last segment's connection is not this one's (tcp.c). */
+struct tcp_sock *tcp_lookup_rx_slow(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+/* tcp_lookup with the last segment's connection tried first (tcp_rx; see tcp.c). */
+static inline struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	if (s && s->rport == rport && s->lport == lport && s->raddr == raddr && s->laddr == laddr &&
+	    s->state != TCP_LISTEN && s->state != TCP_CLOSED)
+		return s;
+	return tcp_lookup_rx_slow(laddr, lport, raddr, rport);
+}
 /* Sockets freed so far (tcp_sock_free): unchanged means every socket pointer held is good. */
 extern unsigned long tcp_sock_frees;
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
