@@ -100,13 +100,18 @@ void ipv4_rx(struct netbuf *nb)
 		}
 		goto drop;
 	}
-	/* Cut Ethernet padding (a short frame's, all in the host part, right there), then the
-	 * header. */
+	/* Cut Ethernet padding, then the header. A short frame's datagram is all in the host
+	 * part (the NIC split it after the TCP header): the padding is its tail or, split
+	 * off, its fragments. */
 	if (total < frame) {
-		if (!nb->nfrags)
+		if (total <= host) {
 			nb->tail = nb->data + total;
-		else
+			for (unsigned i = 0; i < nb->nfrags; i++)
+				netdev_frag_release(&nb->frags[i]);
+			nb->nfrags = 0;
+		} else {
 			netbuf_trim(nb, total);
+		}
 	}
 	netbuf_pull(nb, hlen);
 	switch (ih.protocol) {
@@ -226,7 +231,8 @@ drop:
 /* Build rt for src -> dst (proto): the headers ipv4_output and eth_output would write,
  * but for the length, identification and checksum. false when the next hop is not
  * resolved (or there is no route or device): the frame takes ipv4_output. */
-static bool ipv4_route_build(struct net_route *rt, uint32_t src, uint32_t dst, uint8_t proto)
+static __attribute__((noinline)) bool ipv4_route_build(struct net_route *rt, uint32_t src, uint32_t dst,
+							 uint8_t proto)
 {
 	const struct netdev *dev = net_if0.dev;
 	uint8_t mac[ETH_ALEN];
@@ -258,17 +264,16 @@ static bool ipv4_route_build(struct net_route *rt, uint32_t src, uint32_t dst, u
 	return true;
 }
 
-int ipv4_output_route(struct netbuf *nb, struct net_route *rt, uint32_t src, uint32_t dst, uint8_t proto)
+int ipv4_output_route(struct netbuf *nb, size_t len, struct net_route *rt, uint32_t src, uint32_t dst,
+		      uint8_t proto)
 {
 	struct netdev *dev = net_if0.dev;
-	size_t len;
 	uint8_t *h;
 	int rc;
 
 	if ((rt->gen != net_if0.route_gen || rt->dst != dst || rt->src != src || rt->proto != proto) &&
 	    !ipv4_route_build(rt, src, dst, proto))
 		return ipv4_output(nb, src, dst, proto);
-	len = netbuf_host_len(nb) + (nb->nfrags ? netbuf_frag_len(nb) : 0);
 	if ((rc = ipv4_fits(nb, dev, len)) || (rc = -ENOSPC, !(h = netbuf_push(nb, sizeof(rt->hdr))))) {
 		netbuf_free(nb);
 		return rc;

@@ -81,8 +81,10 @@ static inline void net_route_changed(void)
 
 /* ipv4_output through the route rt caches (rebuilt when stale, ipv4_output itself when
  * the next hop is not resolved): the same frame, the same counters, the same errors.
- * Always takes ownership of nb. 0 or negative errno. */
-int ipv4_output_route(struct netbuf *nb, struct net_route *rt, uint32_t src, uint32_t dst, uint8_t proto);
+ * len: nb's bytes (host part and fragments), which the caller knows. Always takes
+ * ownership of nb. 0 or negative errno. */
+int ipv4_output_route(struct netbuf *nb, size_t len, struct net_route *rt, uint32_t src, uint32_t dst,
+		      uint8_t proto);
 
 /* UDP init/shutdown (pool). */
 int udp_init(void);

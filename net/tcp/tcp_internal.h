@@ -77,6 +77,7 @@ struct tcp_sock {
 
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge of the window we advertised */
+	uint32_t win_nxt;               /* RCV.NXT when tcp_advertise last computed the window */
 	struct list_node rxq, ooo;
 	size_t rxq_bytes;
 	unsigned rxq_frags, ooo_frags;
@@ -195,8 +196,38 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* Payload bytes one receive buffer holds at most: the MSS we announce. */
+static inline uint32_t tcp_rcv_bpb(void)
+{
+	return net_if0.dev && net_if0.dev->mtu > 40 ? net_if0.dev->mtu - 40 : TCP_MSS_DEFAULT;
+}
+
+/* What s's queues and window limit allow, before the buffer budget: tcp_rcv_window's
+ * first part, and never below what tcp_rcv_window returns. *budgeted: the device's buffers
+ * (or the chunks) bound it further. Inline: every window computed and every read asks. */
+static inline size_t tcp_rcv_space(const struct tcp_sock *s, bool *budgeted)
+{
+	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
+	unsigned frags = s->rxq_frags + s->ooo_frags;
+	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
+	const struct netdev *d = net_if0.dev;
+
+	if (by_frags < space)
+		space = by_frags;
+	*budgeted = d && (d->rx_bufs || !(d->features & NETDEV_F_RX_SPLIT));
+	if (!*budgeted)
+		return space; /* a device that does not say what it lends is not budgeted */
+	if (space > (size_t)s->rcv_cap * tcp_rcv_bpb())
+		space = (size_t)s->rcv_cap * tcp_rcv_bpb();
+	return space;
+}
+
 /* An upper bound of tcp_rcv_window(s) (queues and window limit, no budget): cheap. */
-uint32_t tcp_rcv_window_max(const struct tcp_sock *s);
+static inline uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
+{
+	bool budgeted;
+	return (uint32_t)tcp_rcv_space(s, &budgeted);
+}
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);

@@ -42,7 +42,23 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 	 * window is every segment's (computed ~90 instructions per frame before). */
 	if (s->adv_fresh && s->out_pass && !syn)
 		return s->rcv_adv - s->rcv_nxt;
+	if (!syn && s->rcv_nxt - s->win_nxt < s->mss && SEQ_GT(s->rcv_adv, s->rcv_nxt)) {
+		/* Less than a segment received since the last window (an ACK-clocked sender's
+		 * every pass, a command capsule; after bulk data the edge moves and the test
+		 * would only cost). The edge moves only by an MSS or more: when even the
+		 * window's upper bound (queues and limit, no buffer budget) would not move it
+		 * that far, the budget's sums need not be walked. */
+		uint32_t most = tcp_rcv_window_max(s), lim = (uint32_t)0xffff << s->rcv_wscale;
+		if (most > lim)
+			most = lim;
+		uint32_t edge_max = s->rcv_nxt + most;
+		if (!SEQ_GT(edge_max, s->rcv_adv) || edge_max - s->rcv_adv < s->mss) {
+			s->adv_fresh = s->out_pass;
+			return s->rcv_adv - s->rcv_nxt;
+		}
+	}
 	uint32_t win = tcp_rcv_window(s);
+	s->win_nxt = s->rcv_nxt;
 	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
 	uint32_t edge, adv = s->rcv_adv;
 
@@ -117,7 +133,16 @@ uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 	uint32_t done = 0;
 	struct list_node *it;
 
-	for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
+	it = sndq_at(s, seq);
+	if (it != &s->sndq) {
+		/* One entry holding the whole range (a PDU's chunk, a data buffer): one piece,
+		 * which always fits, cut only to tx_dev_bytes (the loop below finds the same). */
+		const struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		if (SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
+		    (e->frag.addr.cls != MEM_CLASS_DEVICE || !bytes_max || len <= bytes_max))
+			return len;
+	}
+	for (; it != &s->sndq; it = it->next) {
 		const struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
 		uint32_t end = e->seq + e->frag.len;
 		if (done >= len)
@@ -282,7 +307,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * frames' predecessors are in flight), or, with nothing in flight, after
 	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
 	 * lost); the ACK this frame carried is owed (delayed ACK). */
-	rc = ipv4_output_route(nb, &s->route, s->laddr, s->raddr, IP_PROTO_TCP);
+	rc = ipv4_output_route(nb, hlen + len, &s->route, s->laddr, s->raddr, IP_PROTO_TCP);
 	if (rc != -ENOBUFS || !len || (flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
 		tcp_counters.tx_payload_host += pay_host;
 		tcp_counters.tx_payload_device += pay_dev;
