@@ -307,10 +307,35 @@ void tcp_pools_sock_gone(struct tcp_sock *s);
 int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f);
 /* Chunks s may still take for received bytes (its share and the shared part). */
 unsigned tcp_chunk_rx_room(const struct tcp_sock *s);
-/* Bytes of new chunks s may still take for sending. */
-size_t tcp_chunk_space(const struct tcp_sock *s);
-/* Send entries s may still take; one of them, or NULL. */
-unsigned tcp_sndent_room(const struct tcp_sock *s);
+static inline unsigned tcp_pool_over(unsigned held, unsigned reserve)
+{
+	return held > reserve ? held - reserve : 0;
+}
+/* Chunks s holds beyond its reserve. */
+static inline unsigned tcp_chunk_borrowed(const struct tcp_sock *s)
+{
+	return tcp_pool_over(s->chunks_tx, TCP_CHUNK_RESERVE) + s->chunks_rx;
+}
+/* Bytes of new chunks s may still take for sending. Inline: every send asks. */
+static inline size_t tcp_chunk_space(const struct tcp_sock *s)
+{
+	unsigned own = TCP_CHUNK_RESERVE > s->chunks_tx ? TCP_CHUNK_RESERVE - s->chunks_tx : 0;
+	unsigned b = tcp_chunk_borrowed(s);
+	unsigned mine = TCP_CHUNK_BORROW_MAX > b ? TCP_CHUNK_BORROW_MAX - b : 0;
+	unsigned pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed ? TCP_CHUNK_SHARED - tcp_chunks_borrowed : 0;
+	return (size_t)(own + (mine < pool ? mine : pool)) * TCP_CHUNK_SIZE;
+}
+/* Send entries s may still take. Inline: every send asks. */
+static inline unsigned tcp_sndent_room(const struct tcp_sock *s)
+{
+	unsigned own = TCP_SNDENT_RESERVE > s->sndents ? TCP_SNDENT_RESERVE - s->sndents : 0;
+	unsigned b = tcp_pool_over(s->sndents, TCP_SNDENT_RESERVE);
+	unsigned mine = TCP_SNDENT_BORROW_MAX > b ? TCP_SNDENT_BORROW_MAX - b : 0;
+	unsigned pool = TCP_SNDENT_SHARED > tcp_sndents_borrowed ? TCP_SNDENT_SHARED - tcp_sndents_borrowed : 0;
+	return own + (mine < pool ? mine : pool);
+}
+/* One send entry for s within its share (node, seq and frag for the caller to set), or
+ * NULL. */
 struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s);
 
 /* tcp_admit.c */

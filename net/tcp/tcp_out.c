@@ -215,9 +215,13 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	th = netbuf_put(nb, hlen);
 	if (optlen)
 		memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
-	/* Gather the payload from the send queue. */
+	/* Gather the payload from the send queue, cut where tcp_seg_cut would cut it (the
+	 * device's gather limits: a frame ends after a piece cut short, tcp_output_work sends
+	 * the rest next). */
 	uint32_t pay_host = 0, pay_dev = 0; /* by memory class, counted once the device took it */
 	if (len) {
+		const struct netdev *d = net_if0.dev;
+		unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0, ndev = 0;
 		uint32_t want = seq, left = len;
 		for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
 			struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
@@ -226,6 +230,16 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 				continue;
 			uint32_t off = want - e->seq;
 			uint32_t n = e->frag.len - off < left ? e->frag.len - off : left;
+			bool cut = false;
+			if (e->frag.addr.cls == MEM_CLASS_DEVICE) {
+				if (dev_max && ndev == dev_max)
+					break;
+				if (bytes_max && n > bytes_max) {
+					n = bytes_max;
+					cut = true;
+				}
+				ndev++;
+			}
 			struct netdev_frag f = e->frag;
 			f.addr = dma_addr_add(f.addr, off);
 			f.offset += off;
@@ -243,12 +257,14 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 				pay_host += n;
 			want += n;
 			left -= n;
-			if (!left)
+			if (!left || cut)
 				break;
 		}
 		if (left) {
+			if (left < len)
+				tcp_counters.tx_cut_dev++;
 			len -= left;
-			flags &= (uint8_t)~TCP_FIN;
+			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
 		}
 	}
 	if (flags & TCP_SYN) {
@@ -463,8 +479,8 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
 			len = 0; /* sender SWS avoidance: wait for a useful window */
-		if (len)
-			len = tcp_seg_cut(s, s->snd_nxt, len); /* what the NIC gathers in place */
+		/* (tcp_xmit cuts the frame to what the NIC gathers in place, tcp_seg_cut's rules,
+		 * and drops PSH and FIN from a frame it cut) */
 		if (len && len == pending)
 			flags |= TCP_PSH;
 		if (can_fin && s->snd_nxt + len == s->snd_end)

@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 10500,
-    "read-4k": 9900,
-    "write-128k": 187900,
-    "read-128k": 84300,
-    "write-4k-ddgst": 44100,
-    "read-4k-ddgst": 43200,
+    "write-4k": 10300,
+    "read-4k": 9400,
+    "write-128k": 187800,
+    "read-128k": 78900,
+    "write-4k-ddgst": 43900,
+    "read-4k-ddgst": 42700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
