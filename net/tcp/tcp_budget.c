@@ -76,12 +76,7 @@ static uint32_t budget_bpb;
  * TCP_RX_RESERVE_MIN, at most half. */
 unsigned tcp_rx_reserve(const struct netdev *dev)
 {
-	unsigned r = dev->rx_bufs / 8;
-	if (r < TCP_RX_RESERVE_MIN)
-		r = TCP_RX_RESERVE_MIN;
-	if (r > dev->rx_bufs / 2)
-		r = dev->rx_bufs / 2;
-	return r;
+	return tcp_rx_reserve_of(dev->rx_bufs);
 }
 
 /* States in which the peer may still send us data (a window is open). */
@@ -208,14 +203,6 @@ static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receiv
 #endif
 }
 
-/* May a received payload buffer be kept? Not when it came out of the reserve. */
-bool tcp_rx_buf_admit(void)
-{
-	const struct netdev *d = net_if0.dev;
-	if (!d || !d->rx_bufs)
-		return true;
-	return d->rx_bufs_out <= d->rx_bufs - tcp_rx_reserve(d);
-}
 
 static void budget_kick(struct timer *t, void *arg);
 

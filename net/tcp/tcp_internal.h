@@ -233,7 +233,27 @@ static inline uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
 void tcp_budget_note(struct tcp_sock *s);
 /* s leaves the socket table. */
 void tcp_budget_forget(struct tcp_sock *s);
-bool tcp_rx_buf_admit(void);
+/* tcp_rx_reserve of a device lending rx_bufs buffers: an eighth of the pool, at least
+ * TCP_RX_RESERVE_MIN, at most half. */
+static inline unsigned tcp_rx_reserve_of(unsigned rx_bufs)
+{
+	unsigned r = rx_bufs / 8;
+	if (r < TCP_RX_RESERVE_MIN)
+		r = TCP_RX_RESERVE_MIN;
+	if (r > rx_bufs / 2)
+		r = rx_bufs / 2;
+	return r;
+}
+
+/* May a received payload buffer be kept? Not when it came out of the reserve. Inline:
+ * every data segment asks. */
+static inline bool tcp_rx_buf_admit(void)
+{
+	const struct netdev *d = net_if0.dev;
+	if (!d || !d->rx_bufs)
+		return true;
+	return d->rx_bufs_out <= d->rx_bufs - tcp_rx_reserve_of(d->rx_bufs);
+}
 void tcp_rcv_cap_grow(struct tcp_sock *s);
 
 /* tcp_sack.c */
@@ -242,8 +262,14 @@ size_t tcp_sack_option(struct tcp_sock *s, uint8_t *p, size_t room);
 void tcp_rexmit_timer(struct timer *t, void *arg);
 void tcp_arm_rexmit(struct tcp_sock *s);
 void tcp_retransmit_una(struct tcp_sock *s);
-void tcp_sndent_put(struct tcp_sndent *e);
 void tcp_sndent_free_unlocked(struct tcp_sndent *e);
+/* An entry is freed once done and unreferenced (tcp_sndent_free_unlocked, in
+ * tcp_pools.c); its user fragment goes back then. */
+static inline void tcp_sndent_put(struct tcp_sndent *e)
+{
+	if (e->done && e->inflight == 0)
+		tcp_sndent_free_unlocked(e);
+}
 
 /* One received segment's header, parsed into host-order locals (tcp_hdr.c). */
 struct tcp_opts {

@@ -16,14 +16,6 @@
 
 LOG_MODULE_USE(tcp);
 
-/* An entry is freed once done and unreferenced (tcp_sndent_free_unlocked, in
- * tcp_pools.c); its user fragment goes back then. */
-void tcp_sndent_put(struct tcp_sndent *e)
-{
-	if (e->done && e->inflight == 0)
-		tcp_sndent_free_unlocked(e);
-}
-
 static void tx_ref_release(struct netdev_frag_owner *o, uint64_t token)
 {
 	struct tcp_sndent *e = (struct tcp_sndent *)(uintptr_t)token;

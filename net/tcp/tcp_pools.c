@@ -67,7 +67,7 @@ static bool chunk_take(struct tcp_sock *s, bool rx)
 	return true;
 }
 
-static void chunk_give(struct tcp_sock *s, bool rx)
+static inline void chunk_give(struct tcp_sock *s, bool rx)
 {
 	unsigned before = tcp_chunk_borrowed(s);
 	if (rx)
