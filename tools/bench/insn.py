@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 10300,
     "read-4k": 9400,
-    "write-128k": 187300,
+    "write-128k": 184700,
     "read-128k": 78900,
     "write-4k-ddgst": 43900,
     "read-4k-ddgst": 42700,
