@@ -140,6 +140,7 @@ static void budget_resum(void)
 			continue;
 		o->bud_promised = promised(o);
 		o->bud_receiving = receiving(o);
+		o->bud_nxt = o->rcv_nxt;
 		budget_promised += o->bud_promised;
 		budget_receivers += o->bud_receiving;
 	}
@@ -159,6 +160,7 @@ void tcp_budget_note(struct tcp_sock *s)
 	}
 	p = promised(s);
 	r = receiving(s);
+	s->bud_nxt = s->rcv_nxt;
 	budget_promised = budget_promised - s->bud_promised + p;
 	budget_receivers = budget_receivers - s->bud_receiving + r;
 	s->bud_promised = p;

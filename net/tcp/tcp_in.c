@@ -965,7 +965,10 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	uint16_t lport = s->lport, rport = s->rport;
 	unsigned long frees = tcp_sock_frees;
 	int fast = rx_fast(s, &g, nb);
-	if (tcp_sock_frees == frees && fast != 1) /* 1: RCV.NXT, state and queues as they were */
+	/* 1: RCV.NXT, state and queues as they were; 2: data queued, and noted already when
+	 * the ACK that went out moved the advertised edge (tcp_advertise notes then, after
+	 * the data: header prediction changes nothing else the sums depend on). */
+	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
 		tcp_budget_note(s);
 	if (tcp_sock_frees != frees)
 		s = tcp_lookup(laddr, lport, raddr, rport);

@@ -100,6 +100,7 @@ struct tcp_sock {
 	bool bud_listed;                /* in the table: counted in the budget's sums */
 	bool bud_receiving;             /* counted as receiving in the sums */
 	unsigned bud_promised;          /* its promised buffers as counted in the sums */
+	uint32_t bud_nxt;               /* RCV.NXT when last noted (tcp_budget_note) */
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
 	bool sack_ok;                   /* SACK-permitted sent and received */
