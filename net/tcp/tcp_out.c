@@ -116,8 +116,9 @@ static struct list_node *sndq_at(struct tcp_sock *s, uint32_t seq)
 /* How much of [seq, seq + len) one frame can carry so that the NIC gathers it in place:
  * at most the device's tx_dev_frags device-memory pieces of at most tx_dev_bytes each
  * (docs/platform.md: QEMU 7.2's e1000e takes one of <= 4 KiB) and NETBUF_MAX_FRAGS pieces in
- * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes). */
-uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
+ * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes).
+ * tcp_seg_cut without counting the cut. */
+static uint32_t seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 {
 	const struct netdev *d = net_if0.dev;
 	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0;
@@ -158,9 +159,15 @@ uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 		if (n < end - (seq + done - n))
 			break; /* the piece was cut: the frame ends here */
 	}
-	if (done < len && done)
-		tcp_counters.tx_cut_dev++;
 	return done ? done : len;
+}
+
+uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
+{
+	uint32_t n = seg_cut(s, seq, len);
+	if (n < len)
+		tcp_counters.tx_cut_dev++;
+	return n;
 }
 
 /* Payload bytes one frame may carry: the MSS, or with segmentation offload (NETDEV_F_TSO
@@ -199,7 +206,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		 * blocks that fit beside its payload rather than being cut short (which would leave
 		 * a tiny segment behind it); one without all of them leaves the ACK owed, so a pure
 		 * ACK with the blocks follows (tcp_output). */
-		size_t room = len >= s->mss ? 0 : s->mss - len;
+		uint32_t cut = len ? seg_cut(s, seq, len) : 0; /* what the gather below takes */
+		size_t room = cut >= s->mss ? 0 : s->mss - cut;
 		sack_short = room < sizeof(opts);
 		optlen = tcp_sack_option(s, opts, sack_short ? room : sizeof(opts));
 	}
