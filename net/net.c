@@ -16,6 +16,56 @@ struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAU
 struct net_stats net_counters;
 static bool net_ready;
 
+/* --- Ethernet receive ---------------------------------------------------------------- */
+
+static const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* Is the 6-byte address at a equal to b? (Two loads each: no library call per frame.) */
+static inline bool eth_addr_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t a4, b4;
+	uint16_t a2, b2;
+	memcpy(&a4, a, 4);
+	memcpy(&b4, b, 4);
+	memcpy(&a2, a + 4, 2);
+	memcpy(&b2, b + 4, 2);
+	return a4 == b4 && a2 == b2;
+}
+
+/* A frame from the device (net_stack_rx's only callee: inline there). Consumes nb. */
+static inline void eth_rx(struct netdev *dev, struct netbuf *nb)
+{
+	const uint8_t *eh = nb->data;
+	uint16_t type;
+
+	net_counters.eth_rx++;
+	if (netbuf_host_len(nb) < sizeof(struct eth_hdr)) {
+		net_counters.eth_short++;
+		goto drop;
+	}
+	/* Parsed where it lies (the host part holds it, checked above): destination, type. */
+	if (!eth_addr_eq(eh + offsetof(struct eth_hdr, dst), dev->mac) &&
+	    !eth_addr_eq(eh + offsetof(struct eth_hdr, dst), eth_broadcast)) {
+		net_counters.eth_not_for_us++;
+		goto drop;
+	}
+	type = be16_load(eh + offsetof(struct eth_hdr, type));
+	nb->data += sizeof(struct eth_hdr);
+	switch (type) {
+	case ETH_TYPE_IPV4:
+		ipv4_rx(nb);
+		return;
+	case ETH_TYPE_ARP:
+		arp_rx(nb);
+		return;
+	default:
+		net_counters.eth_unknown_type++;
+		break;
+	}
+drop:
+	netbuf_free(nb);
+}
+
 static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 {
 	if (!net_if0.dev) {
@@ -217,54 +267,7 @@ bool net_l4_csum_rx_sw(const struct netbuf *nb, uint32_t src, uint32_t dst, uint
 	return net_csum_fold(sum) == 0xffff;
 }
 
-/* --- Ethernet ---------------------------------------------------------------------- */
-
-static const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-
-/* Is the 6-byte address at a equal to b? (Two loads each: no library call per frame.) */
-static inline bool eth_addr_eq(const uint8_t *a, const uint8_t *b)
-{
-	uint32_t a4, b4;
-	uint16_t a2, b2;
-	memcpy(&a4, a, 4);
-	memcpy(&b4, b, 4);
-	memcpy(&a2, a + 4, 2);
-	memcpy(&b2, b + 4, 2);
-	return a4 == b4 && a2 == b2;
-}
-
-void eth_rx(struct netdev *dev, struct netbuf *nb)
-{
-	const uint8_t *eh = nb->data;
-	uint16_t type;
-
-	net_counters.eth_rx++;
-	if (netbuf_host_len(nb) < sizeof(struct eth_hdr)) {
-		net_counters.eth_short++;
-		goto drop;
-	}
-	/* Parsed where it lies (the host part holds it, checked above): destination, type. */
-	if (!eth_addr_eq(eh + offsetof(struct eth_hdr, dst), dev->mac) &&
-	    !eth_addr_eq(eh + offsetof(struct eth_hdr, dst), eth_broadcast)) {
-		net_counters.eth_not_for_us++;
-		goto drop;
-	}
-	type = be16_load(eh + offsetof(struct eth_hdr, type));
-	nb->data += sizeof(struct eth_hdr);
-	switch (type) {
-	case ETH_TYPE_IPV4:
-		ipv4_rx(nb);
-		return;
-	case ETH_TYPE_ARP:
-		arp_rx(nb);
-		return;
-	default:
-		net_counters.eth_unknown_type++;
-		break;
-	}
-drop:
-	netbuf_free(nb);
-}
+/* --- Ethernet send -------------------------------------------------------------------- */
 
 int eth_output(struct netbuf *nb, const uint8_t dst_mac[ETH_ALEN], uint16_t type)
 {

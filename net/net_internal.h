@@ -30,7 +30,6 @@ struct net_rx_dgram {
 };
 
 /* Receive entry points: each takes ownership of nb (data at its header). */
-void eth_rx(struct netdev *dev, struct netbuf *nb);
 void arp_rx(struct netbuf *nb);
 void ipv4_rx(struct netbuf *nb);
 void icmp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);

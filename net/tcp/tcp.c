@@ -535,7 +535,8 @@ static bool can_send(const struct tcp_sock *s)
 				  s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED);
 }
 
-size_t tcp_send_space(const struct tcp_sock *s)
+/* tcp_send_space, inline for tcp_send_copy. */
+static inline size_t send_space(const struct tcp_sock *s)
 {
 	size_t space, chunks;
 	if (!can_send(s))
@@ -551,6 +552,11 @@ size_t tcp_send_space(const struct tcp_sock *s)
 	if (!tcp_sndent_room(s))
 		chunks = 0;
 	return space < chunks ? space : chunks;
+}
+
+size_t tcp_send_space(const struct tcp_sock *s)
+{
+	return send_space(s);
 }
 
 unsigned tcp_send_frags_room(const struct tcp_sock *s)
@@ -611,7 +617,7 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 
 	if (!can_send(s))
 		return s->fin_queued ? -EPIPE : -ENOTCONN;
-	space = tcp_send_space(s);
+	space = send_space(s);
 	if (len > space)
 		len = space;
 	/* Fill the last chunk if it has room and nothing of its tail was sent. */

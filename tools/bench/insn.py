@@ -33,9 +33,9 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 10200,
-    "read-4k": 9400,
-    "write-128k": 182600,
-    "read-128k": 78900,
+    "read-4k": 9300,
+    "write-128k": 182500,
+    "read-128k": 78800,
     "write-4k-ddgst": 43800,
     "read-4k-ddgst": 42700,
 }
