@@ -54,6 +54,8 @@ static void arp_flush_queue(struct arp_entry *e)
 
 static void arp_entry_clear(struct arp_entry *e)
 {
+	if (e->state == ARP_REACHABLE)
+		net_route_changed(); /* routes through it are stale (expired, replaced) */
 	timer_cancel(&timer_default_queue, &e->timer);
 	arp_flush_queue(e);
 	e->state = ARP_FREE;
@@ -156,6 +158,7 @@ static void arp_set_reachable(struct arp_entry *e, const uint8_t mac[ETH_ALEN])
 
 	memcpy(e->mac, mac, ETH_ALEN);
 	e->state = ARP_REACHABLE;
+	net_route_changed(); /* resolved, refreshed or moved: routes rebuild from the table */
 	e->updated_ns = clock_now_ns();
 	timer_arm(&timer_default_queue, &e->timer, e->updated_ns + ARP_REACHABLE_NS);
 	list_for_each_safe(&e->queue, it, tmp) {

@@ -282,6 +282,7 @@ static void if_unconfigure(void)
 	net_if0.addr = 0;
 	net_if0.netmask = 0;
 	net_if0.gateway = 0;
+	net_route_changed();
 }
 
 static void new_xid(struct dhcp_client *c)

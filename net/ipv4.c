@@ -41,7 +41,7 @@ void ipv4_rx(struct netbuf *nb)
 {
 	struct ipv4_hdr ih;
 	size_t host = netbuf_host_len(nb);
-	size_t frame = host + netbuf_frag_len(nb);
+	size_t frame = nb->nfrags ? host + netbuf_frag_len(nb) : host;
 	size_t hlen, total;
 	uint32_t src, dst;
 	uint16_t ff;
@@ -100,9 +100,19 @@ void ipv4_rx(struct netbuf *nb)
 		}
 		goto drop;
 	}
-	/* Cut Ethernet padding, then the header. */
-	if (total < frame)
-		netbuf_trim(nb, total);
+	/* Cut Ethernet padding, then the header. A short frame's datagram is all in the host
+	 * part (the NIC split it after the TCP header): the padding is its tail or, split
+	 * off, its fragments. */
+	if (total < frame) {
+		if (total <= host) {
+			nb->tail = nb->data + total;
+			for (unsigned i = 0; i < nb->nfrags; i++)
+				netdev_frag_release(&nb->frags[i]);
+			nb->nfrags = 0;
+		} else {
+			netbuf_trim(nb, total);
+		}
+	}
 	netbuf_pull(nb, hlen);
 	switch (ih.protocol) {
 	case IP_PROTO_TCP:
@@ -132,6 +142,46 @@ uint16_t ipv4_next_ident(void)
 	return ipv4_ident;
 }
 
+/* The next hop towards dst: dst itself on the local subnet (or a broadcast), else the
+ * gateway. -ENETUNREACH when there is none. */
+static int ipv4_next_hop(uint32_t dst, uint32_t *next_hop)
+{
+	if (net_addr_is_broadcast(dst) || (dst & net_if0.netmask) == (net_if0.addr & net_if0.netmask)) {
+		*next_hop = dst;
+		return 0;
+	}
+	if (net_if0.gateway) {
+		*next_hop = net_if0.gateway;
+		return 0;
+	}
+	return -ENETUNREACH;
+}
+
+/* Does nb (data at the L4 header, len bytes) fit the device's MTU, per segment when the
+ * device segments it? 0 or -EMSGSIZE. */
+static inline int ipv4_fits(const struct netbuf *nb, const struct netdev *dev, size_t len)
+{
+	if (nb->flags & NETBUF_TX_TSO) {
+		/* Segmentation offload: each segment (headers + gso_size) must fit the MTU, the
+		 * whole frame an IPv4 datagram. */
+		unsigned l4hdr = netbuf_tso_hdr_len(nb);
+		if (!l4hdr || l4hdr + nb->gso_size + IPV4_HLEN_MIN > dev->mtu || len + IPV4_HLEN_MIN > 0xffff)
+			return -EMSGSIZE;
+	} else if (len + IPV4_HLEN_MIN > dev->mtu) {
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/* The identification of nb's datagram; the counter moves on by the datagrams it
+ * becomes (the device numbers each segment of a TSO frame). */
+static inline uint16_t ipv4_take_ident(const struct netbuf *nb)
+{
+	uint16_t ident = ipv4_ident;
+	ipv4_ident = (uint16_t)(ipv4_ident + (nb->flags & NETBUF_TX_TSO ? netbuf_tso_segs(nb) : 1));
+	return ident;
+}
+
 int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 {
 	size_t len = netbuf_host_len(nb) + netbuf_frag_len(nb);
@@ -144,38 +194,21 @@ int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 		rc = -ENETDOWN;
 		goto drop;
 	}
-	if (nb->flags & NETBUF_TX_TSO) {
-		/* Segmentation offload: each segment (headers + gso_size) must fit the MTU, the
-		 * whole frame an IPv4 datagram. */
-		unsigned l4hdr = netbuf_tso_hdr_len(nb);
-		if (!l4hdr || l4hdr + nb->gso_size + sizeof(*ih) > net_if0.dev->mtu || len + sizeof(*ih) > 0xffff) {
-			rc = -EMSGSIZE;
-			goto drop;
-		}
-	} else if (len + sizeof(*ih) > net_if0.dev->mtu) {
-		rc = -EMSGSIZE;
+	if ((rc = ipv4_fits(nb, net_if0.dev, len)))
 		goto drop;
-	}
-	if (net_addr_is_broadcast(dst) || (dst & net_if0.netmask) == (net_if0.addr & net_if0.netmask)) {
-		next_hop = dst;
-	} else if (net_if0.gateway) {
-		next_hop = net_if0.gateway;
-	} else {
+	if ((rc = ipv4_next_hop(dst, &next_hop))) {
 		net_counters.ip_no_route++;
-		rc = -ENETUNREACH;
 		goto drop;
 	}
 	if (!(ih = netbuf_push(nb, sizeof(*ih)))) {
 		rc = -ENOSPC;
 		goto drop;
 	}
-	uint16_t total = (uint16_t)(len + sizeof(*ih)), ident = ipv4_ident;
+	uint16_t total = (uint16_t)(len + sizeof(*ih)), ident = ipv4_take_ident(nb);
 	ih->ver_ihl = 0x45;
 	ih->tos = 0;
 	ih->total_length = be16_make(total);
 	ih->identification = be16_make(ident);
-	/* the device numbers each segment */
-	ipv4_ident = (uint16_t)(ipv4_ident + (nb->flags & NETBUF_TX_TSO ? netbuf_tso_segs(nb) : 1));
 	ih->flags_fragoff = be16_make(IPV4_FLAG_DF);
 	ih->ttl = IPV4_TTL;
 	ih->protocol = proto;
@@ -193,6 +226,72 @@ int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto)
 drop:
 	netbuf_free(nb);
 	return rc;
+}
+
+/* Build rt for src -> dst (proto): the headers ipv4_output and eth_output would write,
+ * but for the length, identification and checksum. false when the next hop is not
+ * resolved (or there is no route or device): the frame takes ipv4_output. */
+static __attribute__((noinline)) bool ipv4_route_build(struct net_route *rt, uint32_t src, uint32_t dst,
+							 uint8_t proto)
+{
+	const struct netdev *dev = net_if0.dev;
+	uint8_t mac[ETH_ALEN];
+	uint32_t next_hop;
+	struct eth_hdr eh;
+	struct ipv4_hdr ih;
+
+	rt->gen = 0;
+	if (!dev || net_addr_is_broadcast(dst) || ipv4_next_hop(dst, &next_hop) || !arp_lookup(next_hop, mac))
+		return false;
+	memcpy(eh.dst, mac, ETH_ALEN);
+	memcpy(eh.src, dev->mac, ETH_ALEN);
+	eh.type = be16_make(ETH_TYPE_IPV4);
+	memset(&ih, 0, sizeof(ih));
+	ih.ver_ihl = 0x45;
+	ih.flags_fragoff = be16_make(IPV4_FLAG_DF);
+	ih.ttl = IPV4_TTL;
+	ih.protocol = proto;
+	ih.src = be32_make(src);
+	ih.dst = be32_make(dst);
+	memcpy(rt->hdr, &eh, sizeof(eh));
+	memcpy(rt->hdr + sizeof(eh), &ih, sizeof(ih));
+	rt->ip_sum = 0x4500u + IPV4_FLAG_DF + ((uint32_t)IPV4_TTL << 8 | proto) + (src >> 16) + (src & 0xffff) +
+		     (dst >> 16) + (dst & 0xffff);
+	rt->src = src;
+	rt->dst = dst;
+	rt->proto = proto;
+	rt->gen = net_if0.route_gen;
+	return true;
+}
+
+int ipv4_output_route(struct netbuf *nb, size_t len, struct net_route *rt, uint32_t src, uint32_t dst,
+		      uint8_t proto)
+{
+	struct netdev *dev = net_if0.dev;
+	uint8_t *h;
+	int rc;
+
+	if ((rt->gen != net_if0.route_gen || rt->dst != dst || rt->src != src || rt->proto != proto) &&
+	    !ipv4_route_build(rt, src, dst, proto))
+		return ipv4_output(nb, src, dst, proto);
+	if ((rc = ipv4_fits(nb, dev, len)) || (rc = -ENOSPC, !(h = netbuf_push(nb, sizeof(rt->hdr))))) {
+		netbuf_free(nb);
+		return rc;
+	}
+	/* What ipv4_output, arp_output and eth_output write, from the template. */
+	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN), ident = ipv4_take_ident(nb);
+	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
+	memcpy(h, rt->hdr, sizeof(rt->hdr));
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
+	net_counters.ip_tx++;
+	if ((rc = netdev_tx(dev, nb))) {
+		netbuf_free(nb);
+		return rc;
+	}
+	net_counters.eth_tx++;
+	return 0;
 }
 
 /* --- ICMP -------------------------------------------------------------------------- */

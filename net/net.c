@@ -12,14 +12,66 @@ LOG_MODULE_DEFINE(net);
 
 #define NET_NETBUFS 1024
 
-struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY };
+struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY, 1 };
 struct net_stats net_counters;
 static bool net_ready;
 
+/* --- Ethernet receive ---------------------------------------------------------------- */
+
+static const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+/* Is the 6-byte address at a equal to b? (Two loads each: no library call per frame.) */
+static inline bool eth_addr_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t a4, b4;
+	uint16_t a2, b2;
+	memcpy(&a4, a, 4);
+	memcpy(&b4, b, 4);
+	memcpy(&a2, a + 4, 2);
+	memcpy(&b2, b + 4, 2);
+	return a4 == b4 && a2 == b2;
+}
+
+/* A frame from the device (net_stack_rx's only callee: inline there). Consumes nb. */
+static inline void eth_rx(struct netdev *dev, struct netbuf *nb)
+{
+	const uint8_t *eh = nb->data;
+	uint16_t type;
+
+	net_counters.eth_rx++;
+	if (netbuf_host_len(nb) < sizeof(struct eth_hdr)) {
+		net_counters.eth_short++;
+		goto drop;
+	}
+	/* Parsed where it lies (the host part holds it, checked above): destination, type. */
+	if (!eth_addr_eq(eh + offsetof(struct eth_hdr, dst), dev->mac) &&
+	    !eth_addr_eq(eh + offsetof(struct eth_hdr, dst), eth_broadcast)) {
+		net_counters.eth_not_for_us++;
+		goto drop;
+	}
+	type = be16_load(eh + offsetof(struct eth_hdr, type));
+	nb->data += sizeof(struct eth_hdr);
+	switch (type) {
+	case ETH_TYPE_IPV4:
+		ipv4_rx(nb);
+		return;
+	case ETH_TYPE_ARP:
+		arp_rx(nb);
+		return;
+	default:
+		net_counters.eth_unknown_type++;
+		break;
+	}
+drop:
+	netbuf_free(nb);
+}
+
 static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 {
-	if (!net_if0.dev)
+	if (!net_if0.dev) {
 		net_if0.dev = dev;
+		net_route_changed();
+	}
 	if (dev != net_if0.dev) {
 		dev->stats.rx_dropped++;
 		netbuf_free(nb);
@@ -45,6 +97,7 @@ int net_init(void)
 	if ((rc = tcp_init()))
 		goto err_udp;
 	net_if0.dev = netdev_first();
+	net_route_changed();
 	netdev_set_stack_rx(net_stack_rx);
 	net_ready = true;
 	return 0;
@@ -74,6 +127,7 @@ int net_shutdown(void)
 	net_if0.addr = NET_DEFAULT_ADDR;
 	net_if0.netmask = NET_DEFAULT_NETMASK;
 	net_if0.gateway = NET_DEFAULT_GATEWAY;
+	net_route_changed();
 	net_ready = false;
 	return 0;
 }
@@ -109,6 +163,7 @@ int net_configure(const struct net_config *c)
 	net_if0.addr = c->addr;
 	net_if0.netmask = c->netmask;
 	net_if0.gateway = c->gateway;
+	net_route_changed(); /* connections rebuild their routes */
 	log_info("address %s netmask %s gateway %s", net_format_ipv4(c->addr, a), net_format_ipv4(c->netmask, m),
 		 c->gateway ? net_format_ipv4(c->gateway, g) : "none");
 	return 0;
@@ -202,68 +257,17 @@ int net_l4_csum_tx_sw(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t pro
 	return 0;
 }
 
-bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
+bool net_l4_csum_rx_sw(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
 {
 	uint32_t sum;
 
-	if (nb->flags & NETBUF_RX_L4_CSUM_BAD)
-		return false;
-	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
-		return true;
 	sum = net_csum_pseudo(src, dst, proto, (uint32_t)len);
 	if (net_csum_netbuf(nb, 0, len, &sum))
 		return false;
 	return net_csum_fold(sum) == 0xffff;
 }
 
-/* --- Ethernet ---------------------------------------------------------------------- */
-
-static const uint8_t eth_broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-
-/* Is the 6-byte address at a equal to b? (Two loads each: no library call per frame.) */
-static inline bool eth_addr_eq(const uint8_t *a, const uint8_t *b)
-{
-	uint32_t a4, b4;
-	uint16_t a2, b2;
-	memcpy(&a4, a, 4);
-	memcpy(&b4, b, 4);
-	memcpy(&a2, a + 4, 2);
-	memcpy(&b2, b + 4, 2);
-	return a4 == b4 && a2 == b2;
-}
-
-void eth_rx(struct netdev *dev, struct netbuf *nb)
-{
-	const uint8_t *eh = nb->data;
-	uint16_t type;
-
-	net_counters.eth_rx++;
-	if (netbuf_host_len(nb) < sizeof(struct eth_hdr)) {
-		net_counters.eth_short++;
-		goto drop;
-	}
-	/* Parsed where it lies (the host part holds it, checked above): destination, type. */
-	if (!eth_addr_eq(eh + offsetof(struct eth_hdr, dst), dev->mac) &&
-	    !eth_addr_eq(eh + offsetof(struct eth_hdr, dst), eth_broadcast)) {
-		net_counters.eth_not_for_us++;
-		goto drop;
-	}
-	type = be16_load(eh + offsetof(struct eth_hdr, type));
-	nb->data += sizeof(struct eth_hdr);
-	switch (type) {
-	case ETH_TYPE_IPV4:
-		ipv4_rx(nb);
-		return;
-	case ETH_TYPE_ARP:
-		arp_rx(nb);
-		return;
-	default:
-		net_counters.eth_unknown_type++;
-		break;
-	}
-drop:
-	netbuf_free(nb);
-}
+/* --- Ethernet send -------------------------------------------------------------------- */
 
 int eth_output(struct netbuf *nb, const uint8_t dst_mac[ETH_ALEN], uint16_t type)
 {

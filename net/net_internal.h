@@ -11,10 +11,12 @@
 #include "net.h"
 #include "wire.h"
 
-/* The one interface the stack runs on. */
+/* The one interface the stack runs on. route_gen: bumped by net_route_changed() whenever
+ * what a cached route (struct net_route) was built from may have changed. */
 struct net_if {
 	struct netdev *dev;
 	uint32_t addr, netmask, gateway;
+	uint32_t route_gen;
 };
 extern struct net_if net_if0;
 extern struct net_stats net_counters;
@@ -28,7 +30,6 @@ struct net_rx_dgram {
 };
 
 /* Receive entry points: each takes ownership of nb (data at its header). */
-void eth_rx(struct netdev *dev, struct netbuf *nb);
 void arp_rx(struct netbuf *nb);
 void ipv4_rx(struct netbuf *nb);
 void icmp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);
@@ -52,6 +53,37 @@ bool arp_lookup(uint32_t ip, uint8_t mac[ETH_ALEN]);
 /* Prepend an IPv4 header to nb (data at the L4 header) and send it. Always takes
  * ownership of nb. 0 or negative errno. */
 int ipv4_output(struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto);
+
+/* A cached route, kept by a connection for the frames it sends to one destination: the
+ * Ethernet and IPv4 headers they all share (next hop's MAC, ours, addresses, protocol,
+ * DF, TTL), prepended as one block, so a frame pays neither the routing decision, the
+ * ARP lookup nor the header built field by field. Valid while gen equals
+ * net_if0.route_gen: an ARP entry resolving, changing or expiring, a new address,
+ * netmask, gateway or device bump it (net_route_changed), and the next frame rebuilds
+ * the route or, unresolved, takes ipv4_output (which asks ARP as before). Zeroed: none. */
+struct net_route {
+	uint32_t gen;                         /* net_if0.route_gen when built; 0: never valid */
+	uint32_t src, dst;                    /* what it was built for */
+	uint32_t ip_sum;                      /* RFC 1071 sum of the template's IPv4 header words */
+	uint8_t hdr[ETH_HLEN + IPV4_HLEN_MIN]; /* the template: total length, identification
+					       * and checksum zero */
+	uint8_t proto;
+};
+
+/* Something a cached route depends on changed (ARP entry, address, device): every
+ * connection rebuilds its route at its next frame. */
+static inline void net_route_changed(void)
+{
+	if (++net_if0.route_gen == 0)
+		net_if0.route_gen = 1; /* 0 is a route never built */
+}
+
+/* ipv4_output through the route rt caches (rebuilt when stale, ipv4_output itself when
+ * the next hop is not resolved): the same frame, the same counters, the same errors.
+ * len: nb's bytes (host part and fragments), which the caller knows. Always takes
+ * ownership of nb. 0 or negative errno. */
+int ipv4_output_route(struct netbuf *nb, size_t len, struct net_route *rt, uint32_t src, uint32_t dst,
+		      uint8_t proto);
 
 /* UDP init/shutdown (pool). */
 int udp_init(void);
@@ -103,9 +135,19 @@ static inline int net_l4_csum_tx(struct netbuf *nb, struct netdev *dev, uint32_t
 	return net_l4_csum_tx_sw(nb, src, dst, proto, len, field_off);
 }
 
+/* net_l4_csum_rx_ok without the NIC's verdict: the CPU sums the segment. */
+bool net_l4_csum_rx_sw(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len);
+
 /* Verify an incoming L4 checksum (data at the L4 header, len bytes): the NIC's verdict
- * when it gave one, software otherwise. true when good. */
-bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len);
+ * when it gave one, software otherwise. true when good. Inline: every segment asks. */
+static inline bool net_l4_csum_rx_ok(const struct netbuf *nb, uint32_t src, uint32_t dst, uint8_t proto, size_t len)
+{
+	if (nb->flags & NETBUF_RX_L4_CSUM_BAD)
+		return false;
+	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
+		return true;
+	return net_l4_csum_rx_sw(nb, src, dst, proto, len);
+}
 
 /* Is addr one of ours (or a broadcast we accept)? Inline: every frame asks. */
 static inline bool net_addr_is_broadcast(uint32_t addr)

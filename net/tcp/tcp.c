@@ -289,13 +289,9 @@ unsigned long tcp_sock_frees;
  * is remembered, and at most one such socket has a given 4-tuple (a listener makes a
  * child only when there is none, tcp_connect picks a free one), so the answer is
  * tcp_lookup's. */
-struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+struct tcp_sock *tcp_lookup_rx_slow(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
-	struct tcp_sock *s = tcp_rx_last;
-	if (s && s->rport == rport && s->lport == lport && s->raddr == raddr && s->laddr == laddr &&
-	    s->state != TCP_LISTEN && s->state != TCP_CLOSED)
-		return s;
-	s = tcp_lookup(laddr, lport, raddr, rport);
+	struct tcp_sock *s = tcp_lookup(laddr, lport, raddr, rport);
 	tcp_rx_last = s && s->state != TCP_LISTEN ? s : NULL;
 	return s;
 }
@@ -547,7 +543,8 @@ static bool can_send(const struct tcp_sock *s)
 				  s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED);
 }
 
-size_t tcp_send_space(const struct tcp_sock *s)
+/* tcp_send_space, inline for tcp_send_copy. */
+static inline size_t send_space(const struct tcp_sock *s)
 {
 	size_t space, chunks;
 	if (!can_send(s))
@@ -563,6 +560,11 @@ size_t tcp_send_space(const struct tcp_sock *s)
 	if (!tcp_sndent_room(s))
 		chunks = 0;
 	return space < chunks ? space : chunks;
+}
+
+size_t tcp_send_space(const struct tcp_sock *s)
+{
+	return send_space(s);
 }
 
 unsigned tcp_send_frags_room(const struct tcp_sock *s)
@@ -623,7 +625,7 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 
 	if (!can_send(s))
 		return s->fin_queued ? -EPIPE : -ENOTCONN;
-	space = tcp_send_space(s);
+	space = send_space(s);
 	if (len > space)
 		len = space;
 	/* Fill the last chunk if it has room and nothing of its tail was sent. */
@@ -728,7 +730,7 @@ int tcp_error(const struct tcp_sock *s)
 
 void tcp_get_info(const struct tcp_sock *s, struct tcp_info *o)
 {
-	memset(o, 0, sizeof(*o));
+	/* every field set below: no zeroing pass (the target asks for each PDU it waits on) */
 	o->state = s->state;
 	o->laddr = s->laddr;
 	o->raddr = s->raddr;

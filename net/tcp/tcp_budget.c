@@ -76,12 +76,7 @@ static uint32_t budget_bpb;
  * TCP_RX_RESERVE_MIN, at most half. */
 unsigned tcp_rx_reserve(const struct netdev *dev)
 {
-	unsigned r = dev->rx_bufs / 8;
-	if (r < TCP_RX_RESERVE_MIN)
-		r = TCP_RX_RESERVE_MIN;
-	if (r > dev->rx_bufs / 2)
-		r = dev->rx_bufs / 2;
-	return r;
+	return tcp_rx_reserve_of(dev->rx_bufs);
 }
 
 /* States in which the peer may still send us data (a window is open). */
@@ -89,13 +84,6 @@ static bool receiving(const struct tcp_sock *s)
 {
 	return s->state == TCP_SYN_RECEIVED || s->state == TCP_ESTABLISHED || s->state == TCP_FIN_WAIT_1 ||
 	       s->state == TCP_FIN_WAIT_2;
-}
-
-/* Payload bytes one receive buffer holds at most: the MSS we announce. */
-static uint32_t bpb(const struct tcp_sock *s)
-{
-	(void)s;
-	return net_if0.dev && net_if0.dev->mtu > 40 ? net_if0.dev->mtu - 40 : TCP_MSS_DEFAULT;
 }
 
 /* After in-order data: double the window limit when the peer used most of the window
@@ -109,7 +97,7 @@ static uint32_t bpb(const struct tcp_sock *s)
  * queue) never sends a window's worth within the period and stays small. */
 void tcp_rcv_cap_grow(struct tcp_sock *s)
 {
-	uint32_t cap = s->rcv_cap * bpb(s);
+	uint32_t cap = s->rcv_cap * tcp_rcv_bpb();
 	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	uint64_t now = s->last_rx_ns;
 	if (s->rcv_cap >= TCP_RXQ_FRAGS_MAX)
@@ -130,7 +118,7 @@ void tcp_rcv_cap_grow(struct tcp_sock *s)
  * inside it is counted as lent, not here). */
 static inline __attribute__((always_inline)) unsigned promised(const struct tcp_sock *s)
 {
-	uint32_t span, b = bpb(s);
+	uint32_t span, b = tcp_rcv_bpb();
 	unsigned n;
 	if (!receiving(s) || !SEQ_GT(s->rcv_adv, s->rcv_nxt))
 		return 0;
@@ -145,13 +133,14 @@ static void budget_resum(void)
 	struct list_node *it;
 	budget_promised = 0;
 	budget_receivers = 0;
-	budget_bpb = bpb(NULL);
+	budget_bpb = tcp_rcv_bpb();
 	list_for_each(&tcp_socks, it) {
 		struct tcp_sock *o = container_of(it, struct tcp_sock, node);
 		if (!o->bud_listed)
 			continue;
 		o->bud_promised = promised(o);
 		o->bud_receiving = receiving(o);
+		o->bud_nxt = o->rcv_nxt;
 		budget_promised += o->bud_promised;
 		budget_receivers += o->bud_receiving;
 	}
@@ -165,12 +154,13 @@ void tcp_budget_note(struct tcp_sock *s)
 
 	if (!s->bud_listed)
 		return; /* not in the table (tcp_send_reset's template) */
-	if (budget_bpb != bpb(s)) {
+	if (budget_bpb != tcp_rcv_bpb()) {
 		budget_resum();
 		return;
 	}
 	p = promised(s);
 	r = receiving(s);
+	s->bud_nxt = s->rcv_nxt;
 	budget_promised = budget_promised - s->bud_promised + p;
 	budget_receivers = budget_receivers - s->bud_receiving + r;
 	s->bud_promised = p;
@@ -193,7 +183,7 @@ void tcp_budget_forget(struct tcp_sock *s)
  * whatever the sums hold for s is taken out, so s need not be noted first). */
 static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receivers)
 {
-	if (budget_bpb != bpb(s))
+	if (budget_bpb != tcp_rcv_bpb())
 		budget_resum();
 	*others = (unsigned)(budget_promised - s->bud_promised);
 	*receivers = budget_receivers - s->bud_receiving;
@@ -215,21 +205,13 @@ static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receiv
 #endif
 }
 
-/* May a received payload buffer be kept? Not when it came out of the reserve. */
-bool tcp_rx_buf_admit(void)
-{
-	const struct netdev *d = net_if0.dev;
-	if (!d || !d->rx_bufs)
-		return true;
-	return d->rx_bufs_out <= d->rx_bufs - tcp_rx_reserve(d);
-}
 
 static void budget_kick(struct timer *t, void *arg);
 
 /* Chunks one full segment's payload takes (copy mode). */
-static unsigned chunks_per_seg(const struct tcp_sock *s)
+static unsigned chunks_per_seg(void)
 {
-	return (unsigned)((bpb(s) + TCP_CHUNK_SIZE - 1) / TCP_CHUNK_SIZE);
+	return (unsigned)((tcp_rcv_bpb() + TCP_CHUNK_SIZE - 1) / TCP_CHUNK_SIZE);
 }
 
 /* Copy mode (see the top of this file): the segments the chunks s may still borrow hold,
@@ -237,7 +219,7 @@ static unsigned chunks_per_seg(const struct tcp_sock *s)
  * have were nothing held but the promises. */
 static unsigned copy_budget(struct tcp_sock *s, unsigned *share)
 {
-	unsigned cps = chunks_per_seg(s), others, receivers, room = tcp_chunk_rx_room(s), pool;
+	unsigned cps = chunks_per_seg(), others, receivers, room = tcp_chunk_rx_room(s), pool;
 
 	budget_others(s, &others, &receivers);
 	others *= cps;
@@ -248,33 +230,6 @@ static unsigned copy_budget(struct tcp_sock *s, unsigned *share)
 	return room / cps + s->ooo_frags / cps;
 }
 
-/* What s's queues and window limit allow, before the buffer budget: tcp_rcv_window's
- * first part, and never below what tcp_rcv_window returns. *budgeted: the device's buffers
- * (or the chunks) bound it further. */
-static size_t rcv_space(const struct tcp_sock *s, bool *budgeted)
-{
-	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
-	unsigned frags = s->rxq_frags + s->ooo_frags;
-	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
-	const struct netdev *d = net_if0.dev;
-
-	if (by_frags < space)
-		space = by_frags;
-	*budgeted = d && (d->rx_bufs || !(d->features & NETDEV_F_RX_SPLIT));
-	if (!*budgeted)
-		return space; /* a device that does not say what it lends is not budgeted */
-	if (space > (size_t)s->rcv_cap * bpb(s))
-		space = (size_t)s->rcv_cap * bpb(s);
-	return space;
-}
-
-/* An upper bound of tcp_rcv_window(s), without its budget sums and side effects. */
-uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
-{
-	bool budgeted;
-	return (uint32_t)rcv_space(s, &budgeted);
-}
-
 /* The window we can offer: free queue bytes, bounded by free fragment slots and by the
  * device's buffer budget, or in copy mode by the chunks (see the top of this file).
  * Marks s starved when the budget held it below what its queue allows. */
@@ -282,9 +237,9 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 {
 	const struct netdev *d = net_if0.dev;
 	unsigned usable, others, n, avail, share, bufs;
-	size_t by_budget, per = bpb(s);
+	size_t by_budget, per = tcp_rcv_bpb();
 	bool budgeted;
-	size_t space = rcv_space(s, &budgeted);
+	size_t space = tcp_rcv_space(s, &budgeted);
 
 	if (!budgeted)
 		return (uint32_t)space;
@@ -356,7 +311,7 @@ void tcp_budget_init(void)
 {
 	budget_promised = 0;
 	budget_receivers = 0;
-	budget_bpb = bpb(NULL);
+	budget_bpb = tcp_rcv_bpb();
 	timer_init(&tcp_budget_timer, "tcp-budget", budget_kick, NULL);
 }
 

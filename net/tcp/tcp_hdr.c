@@ -11,7 +11,7 @@
 #include "tcp_internal.h"
 
 /* Options (RFC 9293 3.2): malformed ones end parsing, unknown ones are skipped. */
-static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
+void tcp_hdr_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 {
 	size_t i = 0;
 	while (i < len) { /* o zeroed by the caller */
@@ -43,32 +43,9 @@ static void parse_options(const uint8_t *p, size_t len, struct tcp_opts *o)
 	}
 }
 
-/* Parse the header at the front of a segment of seg_len bytes, of which the first avail
- * (at most TCP_HLEN_MIN + TCP_OPT_SPACE) are in b. Returns 0 or -EINVAL (data offset
- * below 5 words or beyond the segment, header not in b, port 0). */
+/* The parser itself is tcp_hdr_read (tcp_internal.h, inline in tcp_rx); this is its
+ * out-of-line face for the tests and the fuzzer. */
 int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g)
 {
-	struct tcp_hdr th;
-	size_t hlen;
-
-	memset(g, 0, sizeof(*g));
-	if (avail > seg_len || avail < sizeof(th))
-		return -EINVAL;
-	memcpy(&th, b, sizeof(th));
-	hlen = (size_t)(th.data_offset >> 4) * 4;
-	if (hlen < TCP_HLEN_MIN || hlen > avail)
-		return -EINVAL;
-	g->sport = be16_get(th.src_port);
-	g->dport = be16_get(th.dst_port);
-	if (g->sport == 0 || g->dport == 0)
-		return -EINVAL;
-	g->hlen = (uint8_t)hlen;
-	g->seq = be32_get(th.seq);
-	g->ack = be32_get(th.ack);
-	g->flags = th.flags;
-	g->wnd = be16_get(th.window);
-	g->len = (uint32_t)(seg_len - hlen);
-	if (hlen > sizeof(th)) /* most segments carry none */
-		parse_options(b + sizeof(th), hlen - sizeof(th), &g->opts);
-	return 0;
+	return tcp_hdr_read(b, avail, seg_len, g);
 }

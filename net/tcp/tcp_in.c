@@ -791,22 +791,26 @@ out:
 /* Header prediction (Van Jacobson's, for RFC 9293 3.10.7.4's commonest case): in
  * ESTABLISHED a segment with only ACK (and PSH) set, at RCV.NXT, inside the window, with
  * an ACK in [SND.UNA, SND.MAX] and no SACK block, while nothing is held out of order and
- * its payload (if any) is all in the NIC's fragments. Every check of rx_sync such a
- * segment would pass is skipped; the ACK goes through process_ack as always, the payload
- * from the netbuf straight onto the receive queue. 0: nothing was touched, the segment
- * takes the full path; 1: done, RCV.NXT where it was; 2: done, data queued. nb's data
- * at the payload. */
+ * its payload (if any) is all in the NIC's fragments (nb's data at the TCP header, hlen
+ * bytes of it in the host part). Every check of rx_sync such a segment would pass is
+ * skipped. No side effect: tcp_rx tests this before it touches anything. */
+static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g, const struct netbuf *nb)
+{
+	if (s->state != TCP_ESTABLISHED || (g->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_ACK | TCP_URG)) != TCP_ACK ||
+	    g->seq != s->rcv_nxt || g->opts.has_sack || s->listener || !list_empty(&s->ooo) || s->ooo_fin ||
+	    SEQ_LT(g->ack, s->snd_una) || SEQ_GT(g->ack, s->snd_max))
+		return false;
+	return !g->len || (g->len <= (SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0) &&
+			   netbuf_host_len(nb) == g->hlen && tcp_rx_buf_admit());
+}
+
+/* A segment rx_fast_ok passed: the ACK goes through process_ack as always, the payload
+ * from the netbuf straight onto the receive queue. 1: done, RCV.NXT where it was; 2:
+ * done, data queued. nb's data at the payload. */
 static int rx_fast(struct tcp_sock *s, const struct tcp_seg *g, struct netbuf *nb)
 {
 	uint32_t before = s->rcv_nxt, seq = g->seq;
 
-	if (s->state != TCP_ESTABLISHED || (g->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_ACK | TCP_URG)) != TCP_ACK ||
-	    g->seq != s->rcv_nxt || g->opts.has_sack || s->listener || !list_empty(&s->ooo) || s->ooo_fin ||
-	    SEQ_LT(g->ack, s->snd_una) || SEQ_GT(g->ack, s->snd_max))
-		return 0;
-	if (g->len && (g->len > (SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0) ||
-		       netbuf_host_len(nb) || !tcp_rx_buf_admit()))
-		return 0;
 	if (!process_ack(s, g)) /* not with the ACK in range: only a challenge ACK refuses */
 		return 1;
 	for (unsigned i = 0; i < nb->nfrags; i++) {
@@ -842,59 +846,30 @@ void tcp_deliver_events(struct tcp_sock *s)
 		tcp_notify(s, ev);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header, dg what IPv4 parsed).
- * Consumes nb. */
-void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
+/* A segment that header prediction does not take (tcp_rx): every state, every check.
+ * s is tcp_lookup_rx's answer. Consumes nb. */
+static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_seg *g, struct tcp_sock *s,
+						   uint32_t src, uint32_t dst)
 {
-	uint32_t src = dg->src, dst = dg->dst;
-	size_t len = dg->len;
-	uint8_t hdr[TCP_HLEN_MIN + TCP_OPT_SPACE];
-	const uint8_t *hp = nb->data;
-	size_t host = netbuf_host_len(nb);
-	size_t avail = host < sizeof(hdr) ? host : sizeof(hdr);
-	struct tcp_seg g;
 	struct seg_payload p;
-	struct tcp_sock *s;
-	uint16_t sport, dport;
+	uint16_t sport = g->sport, dport = g->dport;
 
 	p.n = 0;
-	tcp_counters.segs_in++;
-	/* The parser reads the header where the NIC put it, in the host part (every split
-	 * frame has it whole there); one that runs into the fragments is gathered first. */
-	if (avail < TCP_HLEN_MIN || (size_t)(hp[12] >> 4) * 4 > avail) {
-		avail = len < sizeof(hdr) ? len : sizeof(hdr);
-		if (netbuf_copy_out(nb, 0, hdr, avail)) {
-			tcp_counters.bad_header++;
-			goto drop;
-		}
-		hp = hdr;
-	}
-	if (tcp_hdr_parse(hp, avail, len, &g)) {
-		tcp_counters.bad_header++;
-		goto drop;
-	}
-	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
-		tcp_counters.bad_checksum++;
-		goto drop;
-	}
-	sport = g.sport;
-	dport = g.dport;
-	s = tcp_lookup_rx(dst, dport, src, sport);
 	if (!s) {
 		/* CLOSED (RFC 9293 3.10.7.1). */
 		tcp_counters.no_socket++;
-		if (!(g.flags & TCP_RST)) {
-			if (g.flags & TCP_ACK)
-				tcp_send_reset(dst, src, dport, sport, g.ack, 0, TCP_RST);
+		if (!(g->flags & TCP_RST)) {
+			if (g->flags & TCP_ACK)
+				tcp_send_reset(dst, src, dport, sport, g->ack, 0, TCP_RST);
 			else
 				tcp_send_reset(dst, src, dport, sport, 0,
-					       g.seq + g.len + ((g.flags & TCP_SYN) ? 1 : 0) + ((g.flags & TCP_FIN) ? 1 : 0),
+					       g->seq + g->len + ((g->flags & TCP_SYN) ? 1 : 0) + ((g->flags & TCP_FIN) ? 1 : 0),
 					       TCP_RST | TCP_ACK);
 		}
 		goto drop;
 	}
 	if (s->state == TCP_LISTEN) {
-		rx_listen(s, &g, src, dst, sport);
+		rx_listen(s, g, src, dst, sport);
 		goto drop;
 	}
 	s->segs_in++;
@@ -906,12 +881,12 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	if (!s->t_keep.armed)
 		tcp_keep_arm(s);
 	if (s->state == TCP_SYN_SENT) {
-		rx_syn_sent(s, &g);
+		rx_syn_sent(s, g);
 		if (s->state != TCP_CLOSED)
 			tcp_deliver_events(s);
 		goto drop;
 	}
-	netbuf_pull(nb, g.hlen);
+	netbuf_pull(nb, g->hlen);
 	/* rx_sync may free s (reset, LAST_ACK done) but never a listener, and calls no user
 	 * code: events go out afterwards, to the listener first, then to s if it still
 	 * exists (looked up again: a callback may close it). */
@@ -919,20 +894,17 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	uint16_t lport = s->lport, rport = s->rport;
 	struct tcp_sock *l = s->listener;
 	unsigned long frees = tcp_sock_frees;
-	int fast = rx_fast(s, &g, nb);
-	if (!fast) {
-		if (payload_take_inorder(s, nb, g.seq + ((g.flags & TCP_SYN) ? 1 : 0), &p)) {
-			tcp_counters.rx_nobufs++;
-			payload_release(&p);
-			g.len = 0;
-			g.flags &= (uint8_t)~TCP_FIN;
-		}
-		rx_sync(s, &g, &p);
+	if (payload_take_inorder(s, nb, g->seq + ((g->flags & TCP_SYN) ? 1 : 0), &p)) {
+		tcp_counters.rx_nobufs++;
 		payload_release(&p);
+		g->len = 0;
+		g->flags &= (uint8_t)~TCP_FIN;
 	}
+	rx_sync(s, g, &p);
+	payload_release(&p);
 	/* The window budget's sums take s's new RCV.NXT and queues before any user code runs
 	 * (a freed s left them in tcp_sock_free; one CLOSED promises nothing). */
-	if (tcp_sock_frees == frees && fast != 1) /* 1: RCV.NXT, state and queues as they were */
+	if (tcp_sock_frees == frees)
 		tcp_budget_note(s);
 	if (l && l->pending_events) {
 		unsigned ev = l->pending_events;
@@ -942,6 +914,69 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	}
 	/* s is still good when no socket was freed meanwhile (tcp_lookup would find it, or
 	 * nothing once CLOSED); else it is looked up again. */
+	if (tcp_sock_frees != frees)
+		s = tcp_lookup(laddr, lport, raddr, rport);
+	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)
+		tcp_deliver_events(s);
+drop:
+	netbuf_free(nb);
+}
+
+/* A segment for us from IPv4 (nb's data at the TCP header, dg what IPv4 parsed).
+ * Consumes nb. The header is parsed and checked, the connection found; a segment header
+ * prediction takes (rx_fast_ok) is handled here, every other one by tcp_rx_slow. */
+void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
+{
+	uint32_t src = dg->src, dst = dg->dst;
+	size_t len = dg->len;
+	uint8_t hdr[TCP_HLEN_MIN + TCP_OPT_SPACE];
+	const uint8_t *hp = nb->data;
+	size_t host = netbuf_host_len(nb);
+	size_t avail = host < sizeof(hdr) ? host : sizeof(hdr);
+	struct tcp_seg g;
+	struct tcp_sock *s;
+
+	tcp_counters.segs_in++;
+	/* The parser reads the header where the NIC put it, in the host part (every split
+	 * frame has it whole there); one that runs into the fragments is gathered first. */
+	if (avail < TCP_HLEN_MIN || (size_t)(hp[12] >> 4) * 4 > avail) {
+		avail = len < sizeof(hdr) ? len : sizeof(hdr);
+		if (netbuf_copy_out(nb, 0, hdr, avail)) {
+			tcp_counters.bad_header++;
+			goto drop;
+		}
+		hp = hdr;
+	}
+	if (tcp_hdr_read(hp, avail, len, &g)) {
+		tcp_counters.bad_header++;
+		goto drop;
+	}
+	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
+		tcp_counters.bad_checksum++;
+		goto drop;
+	}
+	s = tcp_lookup_rx(dst, g.dport, src, g.sport);
+	if (!s || !rx_fast_ok(s, &g, nb)) {
+		tcp_rx_slow(nb, &g, s, src, dst);
+		return;
+	}
+	/* What tcp_rx_slow does for a segment of a synchronized connection, header
+	 * prediction's part in the middle (no listener: rx_fast_ok asks for none). */
+	s->segs_in++;
+	s->last_rx_ns = clock_now_ns();
+	s->keep_probes = 0;
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
+	netbuf_pull(nb, g.hlen);
+	uint32_t laddr = s->laddr, raddr = s->raddr;
+	uint16_t lport = s->lport, rport = s->rport;
+	unsigned long frees = tcp_sock_frees;
+	int fast = rx_fast(s, &g, nb);
+	/* 1: RCV.NXT, state and queues as they were; 2: data queued, and noted already when
+	 * the ACK that went out moved the advertised edge (tcp_advertise notes then, after
+	 * the data: header prediction changes nothing else the sums depend on). */
+	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
+		tcp_budget_note(s);
 	if (tcp_sock_frees != frees)
 		s = tcp_lookup(laddr, lport, raddr, rport);
 	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)

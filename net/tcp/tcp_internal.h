@@ -5,6 +5,9 @@
 #ifndef NET_TCP_TCP_INTERNAL_H
 #define NET_TCP_TCP_INTERNAL_H
 
+#include <errno.h>
+#include <string.h>
+#include "../../lib/byteorder.h"
 #include "../../lib/timer.h"
 #include "../../mm/pool.h"
 #include "../net_internal.h"
@@ -49,6 +52,7 @@ struct tcp_sock {
 	enum tcp_state state;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
+	struct net_route route;         /* its frames' Ethernet and IPv4 headers (ipv4_output_route) */
 
 	/* listener / child */
 	struct tcp_sock *listener;      /* child not yet accepted */
@@ -73,6 +77,7 @@ struct tcp_sock {
 
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge of the window we advertised */
+	uint32_t win_nxt;               /* RCV.NXT when tcp_advertise last computed the window */
 	struct list_node rxq, ooo;
 	size_t rxq_bytes;
 	unsigned rxq_frags, ooo_frags;
@@ -96,6 +101,7 @@ struct tcp_sock {
 	bool bud_listed;                /* in the table: counted in the budget's sums */
 	bool bud_receiving;             /* counted as receiving in the sums */
 	unsigned bud_promised;          /* its promised buffers as counted in the sums */
+	uint32_t bud_nxt;               /* RCV.NXT when last noted (tcp_budget_note) */
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
 	bool sack_ok;                   /* SACK-permitted sent and received */
@@ -195,14 +201,64 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* Payload bytes one receive buffer holds at most: the MSS we announce. */
+static inline uint32_t tcp_rcv_bpb(void)
+{
+	return net_if0.dev && net_if0.dev->mtu > 40 ? net_if0.dev->mtu - 40 : TCP_MSS_DEFAULT;
+}
+
+/* What s's queues and window limit allow, before the buffer budget: tcp_rcv_window's
+ * first part, and never below what tcp_rcv_window returns. *budgeted: the device's buffers
+ * (or the chunks) bound it further. Inline: every window computed and every read asks. */
+static inline size_t tcp_rcv_space(const struct tcp_sock *s, bool *budgeted)
+{
+	size_t space = TCP_RCV_BUF > s->rxq_bytes ? TCP_RCV_BUF - s->rxq_bytes : 0;
+	unsigned frags = s->rxq_frags + s->ooo_frags;
+	size_t by_frags = frags < TCP_RXQ_FRAGS_MAX ? (size_t)(TCP_RXQ_FRAGS_MAX - frags) * s->mss : 0;
+	const struct netdev *d = net_if0.dev;
+
+	if (by_frags < space)
+		space = by_frags;
+	*budgeted = d && (d->rx_bufs || !(d->features & NETDEV_F_RX_SPLIT));
+	if (!*budgeted)
+		return space; /* a device that does not say what it lends is not budgeted */
+	if (space > (size_t)s->rcv_cap * tcp_rcv_bpb())
+		space = (size_t)s->rcv_cap * tcp_rcv_bpb();
+	return space;
+}
+
 /* An upper bound of tcp_rcv_window(s) (queues and window limit, no budget): cheap. */
-uint32_t tcp_rcv_window_max(const struct tcp_sock *s);
+static inline uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
+{
+	bool budgeted;
+	return (uint32_t)tcp_rcv_space(s, &budgeted);
+}
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);
 /* s leaves the socket table. */
 void tcp_budget_forget(struct tcp_sock *s);
-bool tcp_rx_buf_admit(void);
+/* tcp_rx_reserve of a device lending rx_bufs buffers: an eighth of the pool, at least
+ * TCP_RX_RESERVE_MIN, at most half. */
+static inline unsigned tcp_rx_reserve_of(unsigned rx_bufs)
+{
+	unsigned r = rx_bufs / 8;
+	if (r < TCP_RX_RESERVE_MIN)
+		r = TCP_RX_RESERVE_MIN;
+	if (r > rx_bufs / 2)
+		r = rx_bufs / 2;
+	return r;
+}
+
+/* May a received payload buffer be kept? Not when it came out of the reserve. Inline:
+ * every data segment asks. */
+static inline bool tcp_rx_buf_admit(void)
+{
+	const struct netdev *d = net_if0.dev;
+	if (!d || !d->rx_bufs)
+		return true;
+	return d->rx_bufs_out <= d->rx_bufs - tcp_rx_reserve_of(d->rx_bufs);
+}
 void tcp_rcv_cap_grow(struct tcp_sock *s);
 
 /* tcp_sack.c */
@@ -211,8 +267,14 @@ size_t tcp_sack_option(struct tcp_sock *s, uint8_t *p, size_t room);
 void tcp_rexmit_timer(struct timer *t, void *arg);
 void tcp_arm_rexmit(struct tcp_sock *s);
 void tcp_retransmit_una(struct tcp_sock *s);
-void tcp_sndent_put(struct tcp_sndent *e);
 void tcp_sndent_free_unlocked(struct tcp_sndent *e);
+/* An entry is freed once done and unreferenced (tcp_sndent_free_unlocked, in
+ * tcp_pools.c); its user fragment goes back then. */
+static inline void tcp_sndent_put(struct tcp_sndent *e)
+{
+	if (e->done && e->inflight == 0)
+		tcp_sndent_free_unlocked(e);
+}
 
 /* One received segment's header, parsed into host-order locals (tcp_hdr.c). */
 struct tcp_opts {
@@ -229,6 +291,39 @@ struct tcp_seg {
 	uint8_t flags, hlen;     /* hlen: header bytes (data offset x 4) */
 	struct tcp_opts opts;
 };
+/* The options after the fixed header (len bytes at p) into o (zeroed by the caller). */
+void tcp_hdr_options(const uint8_t *p, size_t len, struct tcp_opts *o);
+
+/* Parse the header at the front of a segment of seg_len bytes, of which the first avail
+ * (at most TCP_HLEN_MIN + TCP_OPT_SPACE) are in b. Returns 0 or -EINVAL (data offset
+ * below 5 words or beyond the segment, header not in b, port 0). Inline: every segment
+ * takes it (tcp_hdr_parse is the same, out of line). */
+static inline int tcp_hdr_read(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g)
+{
+	struct tcp_hdr th;
+	size_t hlen;
+
+	if (avail > seg_len || avail < sizeof(th))
+		return -EINVAL;
+	memcpy(&th, b, sizeof(th));
+	hlen = (size_t)(th.data_offset >> 4) * 4;
+	if (hlen < TCP_HLEN_MIN || hlen > avail)
+		return -EINVAL;
+	g->sport = be16_get(th.src_port);
+	g->dport = be16_get(th.dst_port);
+	if (g->sport == 0 || g->dport == 0)
+		return -EINVAL;
+	g->hlen = (uint8_t)hlen;
+	g->seq = be32_get(th.seq);
+	g->ack = be32_get(th.ack);
+	g->flags = th.flags;
+	g->wnd = be16_get(th.window);
+	g->len = (uint32_t)(seg_len - hlen);
+	memset(&g->opts, 0, sizeof(g->opts));
+	if (hlen > sizeof(th)) /* most segments carry none */
+		tcp_hdr_options(b + sizeof(th), hlen - sizeof(th), &g->opts);
+	return 0;
+}
 int tcp_hdr_parse(const uint8_t *b, size_t avail, size_t seg_len, struct tcp_seg *g);
 
 /* tcp_pools.c */
@@ -243,10 +338,35 @@ void tcp_pools_sock_gone(struct tcp_sock *s);
 int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f);
 /* Chunks s may still take for received bytes (its share and the shared part). */
 unsigned tcp_chunk_rx_room(const struct tcp_sock *s);
-/* Bytes of new chunks s may still take for sending. */
-size_t tcp_chunk_space(const struct tcp_sock *s);
-/* Send entries s may still take; one of them, or NULL. */
-unsigned tcp_sndent_room(const struct tcp_sock *s);
+static inline unsigned tcp_pool_over(unsigned held, unsigned reserve)
+{
+	return held > reserve ? held - reserve : 0;
+}
+/* Chunks s holds beyond its reserve. */
+static inline unsigned tcp_chunk_borrowed(const struct tcp_sock *s)
+{
+	return tcp_pool_over(s->chunks_tx, TCP_CHUNK_RESERVE) + s->chunks_rx;
+}
+/* Bytes of new chunks s may still take for sending. Inline: every send asks. */
+static inline size_t tcp_chunk_space(const struct tcp_sock *s)
+{
+	unsigned own = TCP_CHUNK_RESERVE > s->chunks_tx ? TCP_CHUNK_RESERVE - s->chunks_tx : 0;
+	unsigned b = tcp_chunk_borrowed(s);
+	unsigned mine = TCP_CHUNK_BORROW_MAX > b ? TCP_CHUNK_BORROW_MAX - b : 0;
+	unsigned pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed ? TCP_CHUNK_SHARED - tcp_chunks_borrowed : 0;
+	return (size_t)(own + (mine < pool ? mine : pool)) * TCP_CHUNK_SIZE;
+}
+/* Send entries s may still take. Inline: every send asks. */
+static inline unsigned tcp_sndent_room(const struct tcp_sock *s)
+{
+	unsigned own = TCP_SNDENT_RESERVE > s->sndents ? TCP_SNDENT_RESERVE - s->sndents : 0;
+	unsigned b = tcp_pool_over(s->sndents, TCP_SNDENT_RESERVE);
+	unsigned mine = TCP_SNDENT_BORROW_MAX > b ? TCP_SNDENT_BORROW_MAX - b : 0;
+	unsigned pool = TCP_SNDENT_SHARED > tcp_sndents_borrowed ? TCP_SNDENT_SHARED - tcp_sndents_borrowed : 0;
+	return own + (mine < pool ? mine : pool);
+}
+/* One send entry for s within its share (node, seq and frag for the caller to set), or
+ * NULL. */
 struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s);
 
 /* tcp_admit.c */
@@ -276,9 +396,18 @@ void tcp_enter_time_wait(struct tcp_sock *s);
 /* (Re)arm keep-alive from the peer's last segment when it is on and the state has it. */
 void tcp_keep_arm(struct tcp_sock *s);
 struct tcp_sock *tcp_lookup(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
-/* tcp_lookup with the last segment's connection tried first (tcp_rx). */
-struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
 extern struct tcp_sock *tcp_rx_last;
+/* tcp_lookup_rx when the last segment's connection is not this one's (tcp.c). */
+struct tcp_sock *tcp_lookup_rx_slow(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport);
+/* tcp_lookup with the last segment's connection tried first (tcp_rx; see tcp.c). */
+static inline struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	if (s && s->rport == rport && s->lport == lport && s->raddr == raddr && s->laddr == laddr &&
+	    s->state != TCP_LISTEN && s->state != TCP_CLOSED)
+		return s;
+	return tcp_lookup_rx_slow(laddr, lport, raddr, rport);
+}
 /* Sockets freed so far (tcp_sock_free): unchanged means every socket pointer held is good. */
 extern unsigned long tcp_sock_frees;
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);

@@ -16,14 +16,6 @@
 
 LOG_MODULE_USE(tcp);
 
-/* An entry is freed once done and unreferenced (tcp_sndent_free_unlocked, in
- * tcp_pools.c); its user fragment goes back then. */
-void tcp_sndent_put(struct tcp_sndent *e)
-{
-	if (e->done && e->inflight == 0)
-		tcp_sndent_free_unlocked(e);
-}
-
 static void tx_ref_release(struct netdev_frag_owner *o, uint64_t token)
 {
 	struct tcp_sndent *e = (struct tcp_sndent *)(uintptr_t)token;
@@ -42,7 +34,23 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 	 * window is every segment's (computed ~90 instructions per frame before). */
 	if (s->adv_fresh && s->out_pass && !syn)
 		return s->rcv_adv - s->rcv_nxt;
+	if (!syn && s->rcv_nxt - s->win_nxt < s->mss && SEQ_GT(s->rcv_adv, s->rcv_nxt)) {
+		/* Less than a segment received since the last window (an ACK-clocked sender's
+		 * every pass, a command capsule; after bulk data the edge moves and the test
+		 * would only cost). The edge moves only by an MSS or more: when even the
+		 * window's upper bound (queues and limit, no buffer budget) would not move it
+		 * that far, the budget's sums need not be walked. */
+		uint32_t most = tcp_rcv_window_max(s), lim = (uint32_t)0xffff << s->rcv_wscale;
+		if (most > lim)
+			most = lim;
+		uint32_t edge_max = s->rcv_nxt + most;
+		if (!SEQ_GT(edge_max, s->rcv_adv) || edge_max - s->rcv_adv < s->mss) {
+			s->adv_fresh = s->out_pass;
+			return s->rcv_adv - s->rcv_nxt;
+		}
+	}
 	uint32_t win = tcp_rcv_window(s);
+	s->win_nxt = s->rcv_nxt;
 	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
 	uint32_t edge, adv = s->rcv_adv;
 
@@ -108,8 +116,9 @@ static struct list_node *sndq_at(struct tcp_sock *s, uint32_t seq)
 /* How much of [seq, seq + len) one frame can carry so that the NIC gathers it in place:
  * at most the device's tx_dev_frags device-memory pieces of at most tx_dev_bytes each
  * (docs/platform.md: QEMU 7.2's e1000e takes one of <= 4 KiB) and NETBUF_MAX_FRAGS pieces in
- * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes). */
-uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
+ * all. Never 0 when len is not: the first piece always fits (cut to tx_dev_bytes).
+ * tcp_seg_cut without counting the cut. */
+static uint32_t seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 {
 	const struct netdev *d = net_if0.dev;
 	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0;
@@ -117,7 +126,16 @@ uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 	uint32_t done = 0;
 	struct list_node *it;
 
-	for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
+	it = sndq_at(s, seq);
+	if (it != &s->sndq) {
+		/* One entry holding the whole range (a PDU's chunk, a data buffer): one piece,
+		 * which always fits, cut only to tx_dev_bytes (the loop below finds the same). */
+		const struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		if (SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
+		    (e->frag.addr.cls != MEM_CLASS_DEVICE || !bytes_max || len <= bytes_max))
+			return len;
+	}
+	for (; it != &s->sndq; it = it->next) {
 		const struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
 		uint32_t end = e->seq + e->frag.len;
 		if (done >= len)
@@ -141,9 +159,15 @@ uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
 		if (n < end - (seq + done - n))
 			break; /* the piece was cut: the frame ends here */
 	}
-	if (done < len && done)
-		tcp_counters.tx_cut_dev++;
 	return done ? done : len;
+}
+
+uint32_t tcp_seg_cut(struct tcp_sock *s, uint32_t seq, uint32_t len)
+{
+	uint32_t n = seg_cut(s, seq, len);
+	if (n < len)
+		tcp_counters.tx_cut_dev++;
+	return n;
 }
 
 /* Payload bytes one frame may carry: the MSS, or with segmentation offload (NETDEV_F_TSO
@@ -182,7 +206,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		 * blocks that fit beside its payload rather than being cut short (which would leave
 		 * a tiny segment behind it); one without all of them leaves the ACK owed, so a pure
 		 * ACK with the blocks follows (tcp_output). */
-		size_t room = len >= s->mss ? 0 : s->mss - len;
+		uint32_t cut = len ? seg_cut(s, seq, len) : 0; /* what the gather below takes */
+		size_t room = cut >= s->mss ? 0 : s->mss - cut;
 		sack_short = room < sizeof(opts);
 		optlen = tcp_sack_option(s, opts, sack_short ? room : sizeof(opts));
 	}
@@ -190,9 +215,13 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	th = netbuf_put(nb, hlen);
 	if (optlen)
 		memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
-	/* Gather the payload from the send queue. */
+	/* Gather the payload from the send queue, cut where tcp_seg_cut would cut it (the
+	 * device's gather limits: a frame ends after a piece cut short, tcp_output_work sends
+	 * the rest next). */
 	uint32_t pay_host = 0, pay_dev = 0; /* by memory class, counted once the device took it */
 	if (len) {
+		const struct netdev *d = net_if0.dev;
+		unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0, ndev = 0;
 		uint32_t want = seq, left = len;
 		for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
 			struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
@@ -201,6 +230,16 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 				continue;
 			uint32_t off = want - e->seq;
 			uint32_t n = e->frag.len - off < left ? e->frag.len - off : left;
+			bool cut = false;
+			if (e->frag.addr.cls == MEM_CLASS_DEVICE) {
+				if (dev_max && ndev == dev_max)
+					break;
+				if (bytes_max && n > bytes_max) {
+					n = bytes_max;
+					cut = true;
+				}
+				ndev++;
+			}
 			struct netdev_frag f = e->frag;
 			f.addr = dma_addr_add(f.addr, off);
 			f.offset += off;
@@ -218,12 +257,14 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 				pay_host += n;
 			want += n;
 			left -= n;
-			if (!left)
+			if (!left || cut)
 				break;
 		}
 		if (left) {
+			if (left < len)
+				tcp_counters.tx_cut_dev++;
 			len -= left;
-			flags &= (uint8_t)~TCP_FIN;
+			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
 		}
 	}
 	if (flags & TCP_SYN) {
@@ -283,7 +324,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * frames' predecessors are in flight), or, with nothing in flight, after
 	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
 	 * lost); the ACK this frame carried is owed (delayed ACK). */
-	rc = ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
+	rc = ipv4_output_route(nb, hlen + len, &s->route, s->laddr, s->raddr, IP_PROTO_TCP);
 	if (rc != -ENOBUFS || !len || (flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
 		tcp_counters.tx_payload_host += pay_host;
 		tcp_counters.tx_payload_device += pay_dev;
@@ -439,8 +480,8 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 			len -= len % s->mss; /* whole segments in a TSO frame; the rest goes next */
 		if (len < pending && len < s->mss && len < s->max_snd_wnd / 2)
 			len = 0; /* sender SWS avoidance: wait for a useful window */
-		if (len)
-			len = tcp_seg_cut(s, s->snd_nxt, len); /* what the NIC gathers in place */
+		/* (tcp_xmit cuts the frame to what the NIC gathers in place, tcp_seg_cut's rules,
+		 * and drops PSH and FIN from a frame it cut) */
 		if (len && len == pending)
 			flags |= TCP_PSH;
 		if (can_fin && s->snd_nxt + len == s->snd_end)

@@ -41,16 +41,6 @@ static uint64_t tcp_sock_ids;
 static uint64_t slot_ids[TCP_SOCKETS];  /* id of the live socket in each slot, 0: none */
 unsigned tcp_chunks_borrowed, tcp_sndents_borrowed;
 
-static unsigned over(unsigned held, unsigned reserve)
-{
-	return held > reserve ? held - reserve : 0;
-}
-
-/* Chunks s holds beyond its reserve. */
-static unsigned chunk_borrowed(const struct tcp_sock *s)
-{
-	return over(s->chunks_tx, TCP_CHUNK_RESERVE) + s->chunks_rx;
-}
 
 /* Is the socket that had id still alive at slot? (Never touches a freed socket.) */
 static bool alive(uint16_t slot, uint64_t id)
@@ -65,7 +55,7 @@ static bool chunk_take(struct tcp_sock *s, bool rx)
 		s->chunks_tx++;
 		return true;
 	}
-	if (chunk_borrowed(s) >= TCP_CHUNK_BORROW_MAX || tcp_chunks_borrowed >= TCP_CHUNK_SHARED) {
+	if (tcp_chunk_borrowed(s) >= TCP_CHUNK_BORROW_MAX || tcp_chunks_borrowed >= TCP_CHUNK_SHARED) {
 		tcp_counters.chunk_share_denied++;
 		return false;
 	}
@@ -77,14 +67,14 @@ static bool chunk_take(struct tcp_sock *s, bool rx)
 	return true;
 }
 
-static void chunk_give(struct tcp_sock *s, bool rx)
+static inline void chunk_give(struct tcp_sock *s, bool rx)
 {
-	unsigned before = chunk_borrowed(s);
+	unsigned before = tcp_chunk_borrowed(s);
 	if (rx)
 		s->chunks_rx--;
 	else
 		s->chunks_tx--;
-	tcp_chunks_borrowed -= before - chunk_borrowed(s);
+	tcp_chunks_borrowed -= before - tcp_chunk_borrowed(s);
 }
 
 static void chunk_release(struct netdev_frag_owner *o, uint64_t token)
@@ -129,37 +119,23 @@ int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, str
 
 unsigned tcp_chunk_rx_room(const struct tcp_sock *s)
 {
-	unsigned mine = TCP_CHUNK_BORROW_MAX > chunk_borrowed(s) ? TCP_CHUNK_BORROW_MAX - chunk_borrowed(s) : 0;
+	unsigned mine = TCP_CHUNK_BORROW_MAX > tcp_chunk_borrowed(s) ? TCP_CHUNK_BORROW_MAX - tcp_chunk_borrowed(s) : 0;
 	unsigned pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed ? TCP_CHUNK_SHARED - tcp_chunks_borrowed : 0;
 	return mine < pool ? mine : pool;
 }
 
-size_t tcp_chunk_space(const struct tcp_sock *s)
-{
-	unsigned own = TCP_CHUNK_RESERVE > s->chunks_tx ? TCP_CHUNK_RESERVE - s->chunks_tx : 0;
-	unsigned mine = TCP_CHUNK_BORROW_MAX > chunk_borrowed(s) ? TCP_CHUNK_BORROW_MAX - chunk_borrowed(s) : 0;
-	unsigned pool = TCP_CHUNK_SHARED > tcp_chunks_borrowed ? TCP_CHUNK_SHARED - tcp_chunks_borrowed : 0;
-	return (size_t)(own + (mine < pool ? mine : pool)) * TCP_CHUNK_SIZE;
-}
-
 /* --- send entries ------------------------------------------------------------------ */
-
-unsigned tcp_sndent_room(const struct tcp_sock *s)
-{
-	unsigned own = TCP_SNDENT_RESERVE > s->sndents ? TCP_SNDENT_RESERVE - s->sndents : 0;
-	unsigned b = over(s->sndents, TCP_SNDENT_RESERVE);
-	unsigned mine = TCP_SNDENT_BORROW_MAX > b ? TCP_SNDENT_BORROW_MAX - b : 0;
-	unsigned pool = TCP_SNDENT_SHARED > tcp_sndents_borrowed ? TCP_SNDENT_SHARED - tcp_sndents_borrowed : 0;
-	return own + (mine < pool ? mine : pool);
-}
 
 struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
 {
 	struct tcp_sndent *e;
-	if (!tcp_sndent_room(s) || !(e = mm_pool_zalloc(&tcp_sndent_pool)))
+	if (!tcp_sndent_room(s) || !(e = mm_pool_alloc(&tcp_sndent_pool)))
 		return NULL;
 	if (s->sndents++ >= TCP_SNDENT_RESERVE)
 		tcp_sndents_borrowed++;
+	e->inflight = 0;
+	e->done = false;
+	e->chunk = false;
 	e->sock = s;
 	e->sock_id = s->id;
 	e->slot = s->slot;
@@ -193,8 +169,8 @@ void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot)
  * stays counted as borrowed until it comes back. */
 void tcp_pools_sock_gone(struct tcp_sock *s)
 {
-	tcp_chunks_borrowed += s->chunks_tx - over(s->chunks_tx, TCP_CHUNK_RESERVE);
-	tcp_sndents_borrowed += s->sndents - over(s->sndents, TCP_SNDENT_RESERVE);
+	tcp_chunks_borrowed += s->chunks_tx - tcp_pool_over(s->chunks_tx, TCP_CHUNK_RESERVE);
+	tcp_sndents_borrowed += s->sndents - tcp_pool_over(s->sndents, TCP_SNDENT_RESERVE);
 	slot_ids[s->slot] = 0;
 	s->id = 0;
 }

@@ -61,6 +61,32 @@ Test(tcp_segcut, one_device_fragment_per_segment)
 	close_listener(l);
 }
 
+/* tcp_xmit cuts a frame while it gathers it: a frame it cut carries neither PSH nor FIN
+ * (they belong to the queue's last byte), the last one both. */
+Test(tcp_segcut, cut_frames_carry_neither_psh_nor_fin)
+{
+	struct tcp_sock *l;
+	fill();
+	qemu_limits();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct netdev_frag f[3] = { dev_frag(0, 1000), dev_frag(1000, 1000), dev_frag(2000, 1000) };
+	cr_assert_eq(tcp_send_frags(s, f, 3), 0);
+	cr_assert_eq(tcp_shutdown_send(s), 0);
+	cr_assert_eq(fnd.ntx, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		struct fake_parsed_tcp *p = txseg(i);
+		cr_assert_eq(p->len, 1000, "segment %u: %zu bytes", i, p->len);
+		cr_assert_eq(p->flags, i < 2 ? TCP_ACK : (TCP_ACK | TCP_PSH | TCP_FIN), "segment %u: flags 0x%x", i,
+			     p->flags);
+	}
+	cr_assert_eq(tcp_stats()->tx_cut_dev, 2);
+	peer_seg(TCP_ACK, 1001, iss + 3002, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(tcp_state(s), TCP_FIN_WAIT_2);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_segcut, without_limits_segments_fill_the_mss)
 {
 	struct tcp_sock *l;
