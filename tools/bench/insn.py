@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 11200,
     "read-4k": 10600,
-    "write-128k": 202000,
+    "write-128k": 182000,
     "read-128k": 98400,
     "write-4k-ddgst": 44800,
     "read-4k-ddgst": 44000,

@@ -704,6 +704,7 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 
 	c->in_rx = true;
 	c->rx_ready = false; /* data that comes meanwhile marks it again (TCP_EV_RECV) */
+	c->rx_wait_max = 0;  /* the socket shrinks: conn_rx_may_wait looks again */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
@@ -748,24 +749,48 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 /*
  * May the rest of the PDU being received wait in the socket (no poll-loop pass for this
  * segment)? Only when its header is in and parsed (the framer knows the bytes left), the
- * socket holds fewer than those, the peer has not closed, and TCP has already advertised a
- * window that takes all the rest: the peer may then send every byte still missing without
- * a window update from us (TCP never moves the right edge back), and the segment that
- * completes the PDU wakes the connection. Taking the bytes now would only cost a pass per
- * segment (a 128 KiB H2CData PDU arrives in ~90); the NIC buffers are held either way
- * (by the socket's queue or by the framer) and count the same in TCP's budget. Anything
- * else (a window that does not take the rest, a FIN, a kill) drains as before.
+ * socket holds fewer than those, the peer has not closed, and the window TCP has already
+ * advertised lets the peer go on without a window update from us (TCP never moves the
+ * right edge back): either it takes all the rest, or the peer may still send at least as
+ * much as the socket holds (the socket is at most half of what the peer could have in
+ * flight to us: we take its bytes, and so open the window, when it is half used, as a
+ * receiver updating its window at half the buffer does). Every segment that comes looks
+ * again, so a window that closes is always noticed by the segment that closed it, and the
+ * segment that completes the PDU wakes the connection. Taking the bytes now would only cost
+ * a pass per segment (a 128 KiB H2CData PDU arrives in ~90); the NIC buffers are held either
+ * way (by the socket's queue or by the framer) and count the same in TCP's budget. Anything
+ * else (a FIN, a kill) drains as before.
+ *
+ * The answer holds for the next segments too while the socket only grows (nothing taken):
+ * the peer's room shrinks by at most what came in since, so c->rx_wait_max keeps the
+ * socket size up to which it still holds, and a segment below it costs no tcp_get_info().
+ * conn_recv forgets it (taking bytes changes the sums).
  */
-static bool conn_rx_may_wait(const struct nvmet_tcp_conn *c)
+static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
 	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
+	size_t q = tcp_recv_avail(c->sock);
 	struct tcp_info ti;
 
-	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready ||
-	    tcp_recv_avail(c->sock) >= left)
+	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
+	if (q < c->rx_wait_max)
+		return tcp_state(c->sock) == TCP_ESTABLISHED;
 	tcp_get_info(c->sock, &ti);
-	return ti.state == TCP_ESTABLISHED && ti.rxq_bytes < left && ti.rcv_wnd >= left - ti.rxq_bytes;
+	c->rx_wait_max = 0;
+	if (ti.state != TCP_ESTABLISHED || ti.rxq_bytes >= left)
+		return false;
+	/* the peer may send ti.rcv_wnd more; with q' >= q queued later, at least
+	 * rcv_wnd - (q' - q): all the rest while rcv_wnd + q >= left, else as much as the
+	 * socket holds while q' <= (rcv_wnd + q) / 2 */
+	uint64_t reach = (uint64_t)ti.rcv_wnd + ti.rxq_bytes;
+	if (reach >= left)
+		c->rx_wait_max = left;
+	else if (ti.rcv_wnd >= ti.rxq_bytes)
+		c->rx_wait_max = (uint32_t)(reach / 2) + 1;
+	else
+		return false;
+	return true;
 }
 
 /* Socket events: received data only marks the connection (the poll loop drains it under
