@@ -446,8 +446,21 @@ int nvme_rw_request(struct nvme_ctrl *c, bool write, uint32_t nsid, uint64_t slb
 /* Controllers registered by attaches (console, copy). */
 int nvme_register(struct nvme_ctrl *c);
 void nvme_unregister(struct nvme_ctrl *c);
-unsigned nvme_count(void);
-struct nvme_ctrl *nvme_at(unsigned i);
+/* The registry itself (nvme.c); read it through nvme_count() and nvme_at(). */
+extern struct nvme_ctrl *nvme_registered[NVME_MAX_CTRLS];
+extern unsigned nvme_nregistered;
+
+/* Registered controllers. Inline: the poller asks on every pass. */
+static inline unsigned nvme_count(void)
+{
+	return nvme_nregistered;
+}
+
+/* The i-th registered controller, NULL past the last. */
+static inline struct nvme_ctrl *nvme_at(unsigned i)
+{
+	return i < nvme_nregistered ? nvme_registered[i] : NULL;
+}
 
 /* --- the PCI attach (nvme_pci.c) --- */
 struct p2p_provider;

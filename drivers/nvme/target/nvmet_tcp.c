@@ -796,6 +796,17 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 /* Socket events: received data only marks the connection (the poll loop drains it under
  * its budget, nvmet_tcp_poll; while the rest of a PDU may wait in the socket, not even
  * that: conn_rx_may_wait); send space and resets are handled here. */
+/* conn_event's less common part: send space, a reset, buffers to hand to waiters. */
+static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, unsigned events)
+{
+	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
+		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	if (c->sock && (events & TCP_EV_CLOSED))
+		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
+	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
+		resume_waiters();
+}
+
 static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 {
 	struct nvmet_tcp_conn *c = ctx;
@@ -810,12 +821,9 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		else
 			conn_ready(c);
 	}
-	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
-		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
-	if (c->sock && (events & TCP_EV_CLOSED))
-		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
-	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
-		resume_waiters();
+	/* a segment that only carried data (most of them) ends here */
+	if ((events & (TCP_EV_SENT | TCP_EV_CLOSED)) || (nvmet_tcp.freed && nvmet_tcp.nwaiting))
+		conn_event_more(c, events);
 }
 
 static const struct tcp_ops conn_tcp_ops = { .event = conn_event };
@@ -1245,11 +1253,10 @@ static __attribute__((noinline)) int poll_work(unsigned budget, uint64_t now)
 /* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
 int nvmet_tcp_poll(unsigned budget)
 {
-	uint64_t now = clock_now_ns();
-
 	if (!nvmet_tcp.live)
 		return 0;
-	if (!nvmet_tcp.nready && !nvmet_tcp.reap_due && !nvmet_tcp.nwaiting && now < nvmet_tcp.next_timeout_ns &&
+	uint64_t now = clock_now_ns();
+	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.reap_due) && now < nvmet_tcp.next_timeout_ns &&
 	    nvmet_tcp.running)
 		return 0;
 	return poll_work(budget, now);
