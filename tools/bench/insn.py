@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 11200,
-    "read-4k": 10600,
-    "write-128k": 182000,
-    "read-128k": 98400,
-    "write-4k-ddgst": 44800,
-    "read-4k-ddgst": 44000,
+    "write-4k": 10950,
+    "read-4k": 10430,
+    "write-128k": 179000,
+    "read-128k": 98100,
+    "write-4k-ddgst": 44500,
+    "read-4k-ddgst": 43700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
