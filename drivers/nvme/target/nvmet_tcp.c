@@ -264,6 +264,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		return;
 	log_debug("tcp conn %p: close (%s)", (void *)c, why);
 	set_state(c, to);
+	c->rx_wait_max = 0;
 	nvmet_tcp.reap_due = true;
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
@@ -768,14 +769,14 @@ static int conn_recv(struct nvmet_tcp_conn *c)
  */
 static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
-	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
 	size_t q = tcp_recv_avail(c->sock);
 	struct tcp_info ti;
 
+	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
+		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
+	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
-	if (q < c->rx_wait_max)
-		return tcp_state(c->sock) == TCP_ESTABLISHED;
 	tcp_get_info(c->sock, &ti);
 	c->rx_wait_max = 0;
 	if (ti.state != TCP_ESTABLISHED || ti.rxq_bytes >= left)
