@@ -55,11 +55,23 @@ struct dma_counters {
 	uint64_t cpu_bytes[MEM_CLASS_COUNT];                /* touched by CPU copies */
 };
 
-/* Count `bytes` moved by a device to or from memory of class cls. */
-void dma_account(enum mem_class cls, enum dma_dir dir, uint64_t bytes);
+/* The counters themselves (dma.c); read them through dma_counters(). */
+extern struct dma_counters dma_counters_now;
+
+/* Count `bytes` moved by a device to or from memory of class cls. Inline: the data path
+ * counts every command and frame, mostly with constant classes that fold to one add. */
+static inline void dma_account(enum mem_class cls, enum dma_dir dir, uint64_t bytes)
+{
+	if ((unsigned)cls < MEM_CLASS_COUNT && (unsigned)dir < DMA_DIR_COUNT)
+		dma_counters_now.dma_bytes[cls][dir] += bytes;
+}
 
 /* Count `bytes` read or written by the CPU in memory of class cls (copies, parsing). */
-void dma_account_cpu(enum mem_class cls, uint64_t bytes);
+static inline void dma_account_cpu(enum mem_class cls, uint64_t bytes)
+{
+	if ((unsigned)cls < MEM_CLASS_COUNT)
+		dma_counters_now.cpu_bytes[cls] += bytes;
+}
 
 /* The counters since boot (or the last reset). */
 const struct dma_counters *dma_counters(void);

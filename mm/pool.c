@@ -14,14 +14,8 @@
 #include <string.h>
 #include "pool.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define POOL_POISON(p, n) ((void)(p), (void)(n))
-#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+#define POOL_POISON MM_POOL_POISON
+#define POOL_UNPOISON MM_POOL_UNPOISON
 
 #define POOL_ALIGN 16
 #define POOL_MAX_OBJECTS (1u << 24)
@@ -73,24 +67,11 @@ int mm_pool_destroy(struct mm_pool *p)
 	return 0;
 }
 
-/* Take an object. */
-void *mm_pool_alloc(struct mm_pool *p)
+/* An exhausted pool: counted. */
+void *mm_pool_alloc_empty(struct mm_pool *p)
 {
-	size_t top = p->free_top;
-	if (top == 0) {
-		p->failures++;
-		return NULL;
-	}
-	uint32_t idx = p->free_stack[--top];
-	p->free_top = top;
-	p->in_use_map[idx] = 1;
-	size_t n = ++p->in_use;
-	p->allocs++;
-	if (n > p->high_water)
-		p->high_water = n;
-	void *obj = p->mem + (size_t)idx * p->obj_size;
-	POOL_UNPOISON(obj, p->obj_size);
-	return obj;
+	p->failures++;
+	return NULL;
 }
 
 /* Take a zeroed object. */
@@ -102,23 +83,11 @@ void *mm_pool_zalloc(struct mm_pool *p)
 	return obj;
 }
 
-/* Return an object after checking it is one of ours and live. A pointer below the
- * pool's memory wraps to an offset far above it (capacity * obj_size <= SIZE_MAX / 2,
- * mm_pool_init), so the one index check refuses it too. */
-int mm_pool_free(struct mm_pool *p, void *obj)
+/* A refused free (double free, foreign pointer): counted. */
+int mm_pool_free_bad(struct mm_pool *p)
 {
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)p->mem;
-	size_t idx = off / p->obj_size;
-
-	if (idx >= p->capacity || off % p->obj_size || !p->in_use_map[idx]) {
-		p->bad_frees++;
-		return -EINVAL;
-	}
-	p->in_use_map[idx] = 0;
-	p->free_stack[p->free_top++] = (uint32_t)idx;
-	p->in_use--;
-	POOL_POISON(obj, p->obj_size);
-	return 0;
+	p->bad_frees++;
+	return -EINVAL;
 }
 
 /* Visit every pool. */

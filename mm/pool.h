@@ -38,14 +38,59 @@ int mm_pool_init(struct mm_pool *p, const char *name, size_t obj_size, size_t ca
  * while objects are still in use. */
 int mm_pool_destroy(struct mm_pool *p);
 
-/* Take one object (contents undefined), or NULL when the pool is exhausted. */
-void *mm_pool_alloc(struct mm_pool *p);
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define MM_POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define MM_POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define MM_POOL_POISON(p, n) ((void)(p), (void)(n))
+#define MM_POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* The slow ends of mm_pool_alloc and mm_pool_free (pool.c): an exhausted pool (counted,
+ * NULL), a refused free (counted, -EINVAL). */
+void *mm_pool_alloc_empty(struct mm_pool *p);
+int mm_pool_free_bad(struct mm_pool *p);
+
+/* Take one object (contents undefined), or NULL when the pool is exhausted. Inline: every
+ * frame, segment and command of the data path takes and gives back objects, and the call
+ * cost as much as the work. */
+static inline void *mm_pool_alloc(struct mm_pool *p)
+{
+	size_t top = p->free_top;
+	if (__builtin_expect(top == 0, 0))
+		return mm_pool_alloc_empty(p);
+	uint32_t idx = p->free_stack[--top];
+	p->free_top = top;
+	p->in_use_map[idx] = 1;
+	size_t n = ++p->in_use;
+	p->allocs++;
+	if (n > p->high_water)
+		p->high_water = n;
+	void *obj = p->mem + (size_t)idx * p->obj_size;
+	MM_POOL_UNPOISON(obj, p->obj_size);
+	return obj;
+}
 
 /* Take one zero-filled object, or NULL. */
 void *mm_pool_zalloc(struct mm_pool *p);
 
-/* Return an object. Returns 0, or -EINVAL for a pointer that is not a live object of p. */
-int mm_pool_free(struct mm_pool *p, void *obj);
+/* Return an object. Returns 0, or -EINVAL for a pointer that is not a live object of p
+ * (one index check: a pointer below the pool's memory wraps to an offset far above it,
+ * since capacity * obj_size <= SIZE_MAX / 2, mm_pool_init). Inline, as mm_pool_alloc. */
+static inline int mm_pool_free(struct mm_pool *p, void *obj)
+{
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)p->mem;
+	size_t idx = off / p->obj_size;
+
+	if (__builtin_expect(idx >= p->capacity || off % p->obj_size || !p->in_use_map[idx], 0))
+		return mm_pool_free_bad(p);
+	p->in_use_map[idx] = 0;
+	p->free_stack[p->free_top++] = (uint32_t)idx;
+	p->in_use--;
+	MM_POOL_POISON(obj, p->obj_size);
+	return 0;
+}
 
 /* Call fn for every initialised pool. */
 void mm_pool_foreach(void (*fn)(const struct mm_pool *p, void *arg), void *arg);

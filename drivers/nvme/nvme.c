@@ -21,8 +21,8 @@ LOG_MODULE_DEFINE(nvme);
 #define RDY_POLL_NS (1ull * 1000000ull)   /* CSTS poll interval during reset/enable */
 #define SYNC_POLL_NS (10ull * 1000ull)     /* pause between polls of a synchronous command */
 
-static struct nvme_ctrl *registered[NVME_MAX_CTRLS];
-static unsigned nregistered;
+struct nvme_ctrl *nvme_registered[NVME_MAX_CTRLS];
+unsigned nvme_nregistered;
 
 static const char *const state_names[NVME_CTRL_STATE_COUNT] = {
 	[NVME_CTRL_NEW] = "new",       [NVME_CTRL_RESETTING] = "resetting",
@@ -1254,31 +1254,20 @@ int nvme_deallocate(struct nvme_ctrl *c, uint32_t nsid, uint64_t slba, uint32_t 
 /* Make a controller visible to the console and other drivers. */
 int nvme_register(struct nvme_ctrl *c)
 {
-	if (nregistered >= NVME_MAX_CTRLS)
+	if (nvme_nregistered >= NVME_MAX_CTRLS)
 		return -ENOSPC;
-	registered[nregistered++] = c;
+	nvme_registered[nvme_nregistered++] = c;
 	return 0;
 }
 
 /* Remove a controller from the registry. */
 void nvme_unregister(struct nvme_ctrl *c)
 {
-	for (unsigned i = 0; i < nregistered; i++)
-		if (registered[i] == c) {
-			registered[i] = registered[--nregistered];
-			registered[nregistered] = NULL;
+	for (unsigned i = 0; i < nvme_nregistered; i++)
+		if (nvme_registered[i] == c) {
+			nvme_registered[i] = nvme_registered[--nvme_nregistered];
+			nvme_registered[nvme_nregistered] = NULL;
 			return;
 		}
 }
 
-/* Registered controllers. */
-unsigned nvme_count(void)
-{
-	return nregistered;
-}
-
-/* The i-th registered controller. */
-struct nvme_ctrl *nvme_at(unsigned i)
-{
-	return i < nregistered ? registered[i] : NULL;
-}

@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 10200,
     "read-4k": 9300,
-    "write-128k": 182500,
+    "write-128k": 174000,
     "read-128k": 78800,
     "write-4k-ddgst": 43800,
     "read-4k-ddgst": 42700,

@@ -1,7 +1,8 @@
 /*
  * nvmet_bdev_nvme.c - the namespace backend over the local NVMe host driver: a config
  * namespace /dev/nvmeXnY is namespace Y of the X-th registered controller. Commands are
- * submitted asynchronously on the controller's I/O queues (round robin) with the
+ * submitted asynchronously on the controller's I/O queues (round robin per namespace:
+ * nvmet_bdev.next_q, state of the namespace, not of the file) with the
  * request's segments as they are (host DRAM or a CMB: the driver builds PRPs/SGLs, in
  * the CMB when the data is there), and complete from the driver's poller. FUA is passed in
  * CDW12 (NVMe drives honour it), the drive's volatile write cache (Identify VWC) is reported
@@ -38,7 +39,6 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 	struct nvme_ctrl *c = b->priv;
 	struct nvme_request rq;
 	struct nvme_qpair *q;
-	static unsigned rr;
 
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
 		return c->in_reset ? -EAGAIN : c->state == NVME_CTRL_REMOVED ? -ENODEV : -EIO;
@@ -82,7 +82,7 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 	default:
 		return -EOPNOTSUPP;
 	}
-	q = &c->io[rr++ % c->nio];
+	q = &c->io[b->next_q++ % c->nio];
 	return nvme_submit(q, &rq, nvme_bio_done, bio);
 }
 

@@ -264,6 +264,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 		return;
 	log_debug("tcp conn %p: close (%s)", (void *)c, why);
 	set_state(c, to);
+	c->rx_wait_max = 0;
 	nvmet_tcp.reap_due = true;
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
@@ -704,6 +705,7 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 
 	c->in_rx = true;
 	c->rx_ready = false; /* data that comes meanwhile marks it again (TCP_EV_RECV) */
+	c->rx_wait_max = 0;  /* the socket shrinks: conn_rx_may_wait looks again */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
@@ -748,29 +750,64 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 /*
  * May the rest of the PDU being received wait in the socket (no poll-loop pass for this
  * segment)? Only when its header is in and parsed (the framer knows the bytes left), the
- * socket holds fewer than those, the peer has not closed, and TCP has already advertised a
- * window that takes all the rest: the peer may then send every byte still missing without
- * a window update from us (TCP never moves the right edge back), and the segment that
- * completes the PDU wakes the connection. Taking the bytes now would only cost a pass per
- * segment (a 128 KiB H2CData PDU arrives in ~90); the NIC buffers are held either way
- * (by the socket's queue or by the framer) and count the same in TCP's budget. Anything
- * else (a window that does not take the rest, a FIN, a kill) drains as before.
+ * socket holds fewer than those, the peer has not closed, and the window TCP has already
+ * advertised lets the peer go on without a window update from us (TCP never moves the
+ * right edge back): either it takes all the rest, or the peer may still send at least as
+ * much as the socket holds (the socket is at most half of what the peer could have in
+ * flight to us: we take its bytes, and so open the window, when it is half used, as a
+ * receiver updating its window at half the buffer does). Every segment that comes looks
+ * again, so a window that closes is always noticed by the segment that closed it, and the
+ * segment that completes the PDU wakes the connection. Taking the bytes now would only cost
+ * a pass per segment (a 128 KiB H2CData PDU arrives in ~90); the NIC buffers are held either
+ * way (by the socket's queue or by the framer) and count the same in TCP's budget. Anything
+ * else (a FIN, a kill) drains as before.
+ *
+ * The answer holds for the next segments too while the socket only grows (nothing taken):
+ * the peer's room shrinks by at most what came in since, so c->rx_wait_max keeps the
+ * socket size up to which it still holds, and a segment below it costs no tcp_get_info().
+ * conn_recv forgets it (taking bytes changes the sums).
  */
-static bool conn_rx_may_wait(const struct nvmet_tcp_conn *c)
+static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
-	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
+	size_t q = tcp_recv_avail(c->sock);
 	struct tcp_info ti;
 
-	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready ||
-	    tcp_recv_avail(c->sock) >= left)
+	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
+		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
+	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
+	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
 	tcp_get_info(c->sock, &ti);
-	return ti.state == TCP_ESTABLISHED && ti.rxq_bytes < left && ti.rcv_wnd >= left - ti.rxq_bytes;
+	c->rx_wait_max = 0;
+	if (ti.state != TCP_ESTABLISHED || ti.rxq_bytes >= left)
+		return false;
+	/* the peer may send ti.rcv_wnd more; with q' >= q queued later, at least
+	 * rcv_wnd - (q' - q): all the rest while rcv_wnd + q >= left, else as much as the
+	 * socket holds while q' <= (rcv_wnd + q) / 2 */
+	uint64_t reach = (uint64_t)ti.rcv_wnd + ti.rxq_bytes;
+	if (reach >= left)
+		c->rx_wait_max = left;
+	else if (ti.rcv_wnd >= ti.rxq_bytes)
+		c->rx_wait_max = (uint32_t)(reach / 2) + 1;
+	else
+		return false;
+	return true;
 }
 
 /* Socket events: received data only marks the connection (the poll loop drains it under
  * its budget, nvmet_tcp_poll; while the rest of a PDU may wait in the socket, not even
  * that: conn_rx_may_wait); send space and resets are handled here. */
+/* conn_event's less common part: send space, a reset, buffers to hand to waiters. */
+static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, unsigned events)
+{
+	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
+		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	if (c->sock && (events & TCP_EV_CLOSED))
+		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
+	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
+		resume_waiters();
+}
+
 static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 {
 	struct nvmet_tcp_conn *c = ctx;
@@ -785,12 +822,9 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		else
 			conn_ready(c);
 	}
-	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
-		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
-	if (c->sock && (events & TCP_EV_CLOSED))
-		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
-	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
-		resume_waiters();
+	/* a segment that only carried data (most of them) ends here */
+	if ((events & (TCP_EV_SENT | TCP_EV_CLOSED)) || (nvmet_tcp.freed && nvmet_tcp.nwaiting))
+		conn_event_more(c, events);
 }
 
 static const struct tcp_ops conn_tcp_ops = { .event = conn_event };
@@ -1220,11 +1254,10 @@ static __attribute__((noinline)) int poll_work(unsigned budget, uint64_t now)
 /* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
 int nvmet_tcp_poll(unsigned budget)
 {
-	uint64_t now = clock_now_ns();
-
 	if (!nvmet_tcp.live)
 		return 0;
-	if (!nvmet_tcp.nready && !nvmet_tcp.reap_due && !nvmet_tcp.nwaiting && now < nvmet_tcp.next_timeout_ns &&
+	uint64_t now = clock_now_ns();
+	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.reap_due) && now < nvmet_tcp.next_timeout_ns &&
 	    nvmet_tcp.running)
 		return 0;
 	return poll_work(budget, now);

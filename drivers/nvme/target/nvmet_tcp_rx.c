@@ -99,8 +99,8 @@ static uint32_t crc_frag(uint32_t crc, const struct netdev_frag *f, uint32_t len
 	return crc;
 }
 
-/* Feed one fragment. */
-int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx)
+/* Feed one fragment (any case; nvme_tcp_rx_feed takes the common one inline). */
+int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx)
 {
 	int rc;
 

@@ -76,7 +76,23 @@ void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p);
  * FES/FEI for the C2HTermReq; the state is FAILED); -E2BIG for a PDU in too many
  * fragments (FES Data Transfer Limit Exceeded, FAILED); or the consumer's error.
  */
-int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx);
+int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx);
+
+/* nvme_tcp_rx_feed for every case; nvme_tcp_rx_feed itself takes the most common one inline:
+ * a fragment wholly inside the data of a PDU without a data digest, neither its first
+ * nor its last (the middle segments of a large H2CData PDU), which only moves on. */
+static inline int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx)
+{
+	if (rx->state == NVME_TCP_RX_DATA && f->len && f->len < rx->data_left && !rx->cur.hdr.has_ddgst &&
+	    rx->cur.nfrags < NVME_TCP_RX_MAX_FRAGS) {
+		rx->cur.frags[rx->cur.nfrags++] = *f;
+		rx->data_left -= f->len;
+		rx->st.data_bytes += f->len;
+		f->len = 0;
+		return 0;
+	}
+	return nvme_tcp_rx_feed_any(rx, f, fn, ctx);
+}
 
 /* Release whatever a half-received PDU holds (connection teardown). */
 void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx);

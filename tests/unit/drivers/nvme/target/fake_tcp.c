@@ -103,6 +103,11 @@ void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out)
 	out->rport = (uint16_t)(FTCP_PEER_PORT + (s - ftcp_conns));
 }
 
+enum tcp_state tcp_state(const struct tcp_sock *s)
+{
+	return ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
+}
+
 int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
 {
 	unsigned n = 0;

@@ -4,8 +4,8 @@
  * one subsystem any host may connect to with every active namespace of every live
  * controller, its NQN and serial derived from the drives' serials (stable, padding
  * ignored, different drives -> a different NQN), NGUIDs per drive and namespace, the
- * NVMET_CFG_MAX_NS cap. The controllers come from a fake nvme_count()/nvme_at() linked
- * here instead of drivers/nvme/nvme.c.
+ * NVMET_CFG_MAX_NS cap. The controllers come from a fake registry (nvme_registered, read by
+ * the inline nvme_count()/nvme_at()) defined here instead of drivers/nvme/nvme.c's.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -15,21 +15,14 @@
 #include "drivers/nvme/target/nvmet_default.h"
 
 static struct nvme_ctrl fake_ctrls[4];
-static unsigned fake_n;
-
-unsigned nvme_count(void)
-{
-	return fake_n;
-}
-
-struct nvme_ctrl *nvme_at(unsigned i)
-{
-	return i < fake_n ? &fake_ctrls[i] : NULL;
-}
+struct nvme_ctrl *nvme_registered[NVME_MAX_CTRLS];
+unsigned nvme_nregistered;
+#define fake_n nvme_nregistered
 
 static void add_ctrl(const char *sn, enum nvme_ctrl_state st, unsigned nns, bool all_active)
 {
-	struct nvme_ctrl *c = &fake_ctrls[fake_n++];
+	struct nvme_ctrl *c = &fake_ctrls[fake_n];
+	nvme_registered[fake_n++] = c;
 	memset(c, 0, sizeof(*c));
 	snprintf(c->sn, sizeof(c->sn), "%-20s", sn);  /* SN is space-padded */
 	c->state = st;

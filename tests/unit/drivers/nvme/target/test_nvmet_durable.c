@@ -493,3 +493,48 @@ Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
 	cr_assert_eq(cmd->completions, 1);
 	cr_assert_neq(le16_get(cmd->req.cqe.status) >> 1, 0);
 }
+
+static unsigned rr_done;
+
+static void rr_bio_done(struct nvmet_bio *bio, int rc)
+{
+	(void)bio;
+	cr_expect_eq(rc, 0);
+	rr_done++;
+}
+
+/* Round robin over the controller's I/O queues is per namespace (nvmet_bdev.next_q), not
+ * one counter for the file: each namespace starts at queue 0 and alternates on its own,
+ * whatever another namespace submitted meanwhile. */
+Test(durable, io_queue_round_robin_is_per_namespace)
+{
+	static uint8_t buf[4][4096];
+	struct nvmet_cfg_ns ns = { .nsid = 1, .enable = true, .ctrl = 0, .ctrl_nsid = 1 };
+	struct nvmet_bdev x, y;
+	struct nvmet_bio bio[4];
+	struct nvme_sg sg[4];
+
+	cr_assert_eq(nvme_ctrl_init(&dc, "nvme0", &f.bus, 2), 0);
+	cr_assert_eq(nvme_register(&dc), 0);
+	cr_assert_eq(dc.nio, 2);
+	cr_assert_eq(nvmet_bdev_nvme_open(NULL, 0, &ns, &x), 0);
+	cr_assert_eq(nvmet_bdev_nvme_open(NULL, 0, &ns, &y), 0);
+	struct nvmet_bdev *order[4] = { &x, &x, &y, &x };
+	for (unsigned i = 0; i < 4; i++) {
+		sg[i] = (struct nvme_sg){ .addr = dma_addr_host(buf[i]), .len = 4096 };
+		bio[i] = (struct nvmet_bio){ .op = NVMET_BIO_READ, .slba = 8 * i, .nlb = 8, .sg = &sg[i], .nsg = 1,
+					     .done = rr_bio_done };
+		cr_assert_eq(order[i]->ops->submit(order[i], &bio[i]), 0);
+	}
+	/* x: queues 0, 1, 0; y: queue 0 (a shared counter would have given y queue 0 and x 1, 0, 1) */
+	cr_expect_eq(dc.io[0].st.submitted, 3);
+	cr_expect_eq(dc.io[1].st.submitted, 1);
+	for (unsigned i = 0; i < 100 && rr_done < 4; i++) {
+		nvme_qpair_poll(&dc.io[0], 64);
+		nvme_qpair_poll(&dc.io[1], 64);
+		fake_clock_advance(NSEC_PER_MSEC);
+	}
+	cr_expect_eq(rr_done, 4);
+	x.ops->close(&x);
+	y.ops->close(&y);
+}
