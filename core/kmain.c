@@ -128,6 +128,7 @@ static unsigned loop_sleep_ms;
 static unsigned loop_spin_us;
 static unsigned loop_poll_spin_us;
 static unsigned loop_poll_wakes;
+static unsigned loop_quick_us;
 static bool idle_halts_ok;
 
 /* The loop.* settings in force (boot, and `config loop.X N`). */
@@ -142,7 +143,7 @@ static int apply_idle_policy(void)
 	}
 	struct loop_idle_config c = {
 		.spin_ns = loop_spin_us * 1000ull, .poll_spin_ns = loop_poll_spin_us * 1000ull,
-		.quantum_ns = loop_halt_us * 1000ull, .sleep_ns = loop_sleep_ms * 1000000ull,
+		.quantum_ns = loop_halt_us * 1000ull, .quick_ns = loop_quick_us * 1000ull, .sleep_ns = loop_sleep_ms * 1000000ull,
 		.poll_wakes = loop_poll_wakes,
 	};
 	loop_set_idle_policy(&c);
@@ -158,7 +159,9 @@ CONFIG_UINT(loop_spin_us, "loop.spin_us", &loop_spin_us, 0, 100000, "20", apply_
 CONFIG_UINT(loop_poll_spin_us, "loop.poll_spin_us", &loop_poll_spin_us, 0, 100000, "0", apply_idle_policy,
 	    "while polling under load, poll this many us without work before a halt of loop.halt_us");
 CONFIG_UINT(loop_poll_wakes, "loop.poll_wakes", &loop_poll_wakes, 0, 1000, "4", apply_idle_policy,
-	    "device wake-ups in a row, each within loop.halt_us of its halt, that switch to polling; 0: never poll");
+	    "device wake-ups in a row, each within loop.quick_us of its halt, that switch to polling; 0: never poll");
+CONFIG_UINT(loop_quick_us, "loop.quick_us", &loop_quick_us, 0, 1000000, "250", apply_idle_policy,
+	    "a device wake-up this soon after its halt began counts toward loop.poll_wakes");
 
 /* Store every declared setting's default, then the settings file's values. */
 static void load_config(void)

@@ -7,7 +7,7 @@
  * the pollers' wake-up sources (device interrupts, lib/poller.h's arm), polls once more and
  * halts the CPU until the next software timer: up to loop.sleep_ms when every source armed
  * (a device interrupt ends it), loop.halt_us when one cannot. Under load (device wake-ups
- * coming back within loop.halt_us) it goes over to POLL mode: sources masked, and at the
+ * coming back within loop.quick_us, 250) it goes over to POLL mode: sources masked, and at the
  * first pass without work (loop.poll_spin_us, 0) a halt of loop.halt_us (250) that batches
  * the work, as without interrupts; idle again, it returns to IRQ mode.
  *
@@ -34,11 +34,11 @@ static uint64_t loop_passes;
 static uint64_t loop_idle_passes;
 static struct loop_idle_config idle = {
 	.spin_ns = LOOP_SPIN_NS_DEFAULT, .poll_spin_ns = LOOP_POLL_SPIN_NS_DEFAULT,
-	.quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT, .sleep_ns = LOOP_SLEEP_NS_DEFAULT,
-	.poll_wakes = IDLE_POLICY_LOAD_WAKES,
+	.quantum_ns = LOOP_HALT_QUANTUM_NS_DEFAULT, .quick_ns = LOOP_QUICK_NS_DEFAULT,
+	.sleep_ns = LOOP_SLEEP_NS_DEFAULT, .poll_wakes = IDLE_POLICY_LOAD_WAKES,
 };
 static struct idle_policy policy = {
-	.mode = IDLE_MODE_IRQ, .quick_ns = LOOP_HALT_QUANTUM_NS_DEFAULT, .load_wakes = IDLE_POLICY_LOAD_WAKES,
+	.mode = IDLE_MODE_IRQ, .quick_ns = LOOP_QUICK_NS_DEFAULT, .load_wakes = IDLE_POLICY_LOAD_WAKES,
 };
 static bool sources_on = true; /* the wake-up sources' interrupts are not masked */
 static struct {
@@ -56,7 +56,7 @@ void loop_set_idle_policy(const struct loop_idle_config *c)
 	idle = *c;
 	if (idle.sleep_ns < idle.quantum_ns)
 		idle.sleep_ns = idle.quantum_ns;
-	idle_policy_init(&policy, idle.quantum_ns, idle.poll_wakes);
+	idle_policy_init(&policy, idle.quick_ns, idle.poll_wakes);
 }
 
 /* Arm (or mask) every wake-up source; how many are armed (*sources: how many have a hook). */

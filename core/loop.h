@@ -12,8 +12,8 @@ struct loop_idle_config {
 	uint64_t spin_ns;       /* IRQ mode: poll this long without work before arming and halting */
 	uint64_t poll_spin_ns;  /* POLL mode: the same before a timer halt (0: halt at the first empty pass) */
 	uint64_t quantum_ns;    /* the longest halt while a source cannot wake the CPU, and POLL mode's
-				 * halt; a device wake-up sooner than this after a halt began is load.
-				 * 0: never halt (pure polling, lowest latency, a core always busy) */
+				 * halt. 0: never halt (pure polling, lowest latency, a core always busy) */
+	uint64_t quick_ns;      /* a device wake-up sooner than this after a halt began is load */
 	uint64_t sleep_ns;      /* the longest halt when every wake-up source armed */
 	unsigned poll_wakes;    /* quick device wake-ups in a row that switch to POLL mode; 0: never */
 };
@@ -27,6 +27,7 @@ void loop_set_idle_policy(const struct loop_idle_config *c);
 #define LOOP_SPIN_NS_DEFAULT (20 * 1000ull)
 #define LOOP_POLL_SPIN_NS_DEFAULT 0ull
 #define LOOP_HALT_QUANTUM_NS_DEFAULT (250 * 1000ull)
+#define LOOP_QUICK_NS_DEFAULT (250 * 1000ull)
 #define LOOP_SLEEP_NS_DEFAULT (100 * 1000 * 1000ull)
 
 /* Run every registered poller and the default timer queue, forever. */
