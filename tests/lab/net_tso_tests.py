@@ -35,6 +35,16 @@ def tso_counters(app):
     return m.group(1), int(m.group(2)), int(m.group(3)), int(t.group(1))
 
 
+def ring_counters(app):
+    """(data frames the full transmit ring refused, turns given to waiting sockets) from `tcp`,
+    (senders stopped, woken, frames reclaimed by xmit) from `nic`."""
+    tcp, nic = app.cmd("tcp"), app.cmd("nic")
+    t = re.search(r"refused by the device \(ring full\) (\d+); tx retries on ring space (\d+)", tcp)
+    n = re.search(r"senders stopped (\d+), woken on ring space (\d+) .*reclaimed by xmit (\d+)", nic)
+    expect(t and n, f"no transmit ring counters in:\n{tcp[-400:]}\n{nic[-800:]}")
+    return tuple(map(int, t.groups() + n.groups()))
+
+
 def chargen(app, linux, mb, tag):
     """The first mb MiB of the chargen stream: equal to the RFC 864 line repeated. Returns (delta
     counters, seconds)."""
@@ -68,14 +78,15 @@ def test_net_tso(s, mb=8):
     out = app.cmd("nic tso on")
     expect("tso on (console)" in out, f"nic tso on: {out}")
     try:
-        before, n0 = tso_counters(app), nstat(linux)
+        before, n0, r0 = tso_counters(app), nstat(linux), ring_counters(app)
         d_on, s_on = chargen(app, linux, mb, "chargen with TSO")
-        after, n1 = tso_counters(app), nstat(linux)
+        after, n1, r1 = tso_counters(app), nstat(linux), ring_counters(app)
     finally:
         app.cmd("nic tso probe")
     why_back = tso_counters(app)[0]
     frames, segs, tcp_frames = (after[i] - before[i] for i in (1, 2, 3))
     dn = {k: n1[k] - n0[k] for k in NSTAT}
+    refused, turns, stops, wakes, early = (b - a for a, b in zip(r0, r1))
     on, off = overhead(d_on), overhead(d_off)
     expect(frames > 0 and tcp_frames == frames and segs > 2 * frames,
            f"the appliance handed the NIC {frames} TSO frames ({segs} segments; TCP counted {tcp_frames})")
@@ -89,7 +100,10 @@ def test_net_tso(s, mb=8):
     return (f"auto: off (probe: IPv4 fragments); forced on: {mb} MiB of chargen intact in {s_on:.1f} s "
             f"({s_off:.1f} s without), {frames} TSO frames -> {segs} segments ({segs / frames:.1f} each), "
             f"Linux reassembled {dn['IpReasmOKs']} datagrams, 0 errors; headers + descriptors read from "
-            f"DRAM per payload byte {on:.4f} with TSO vs {off:.4f} without")
+            f"DRAM per payload byte {on:.4f} with TSO vs {off:.4f} without; transmit ring with TSO: "
+            f"{refused} frames refused, {turns} turns on ring space, NIC stopped {stops} woken {wakes}, "
+            f"{early} frames reclaimed by xmit; {d_on['tx_frames']} frames to the NIC with TSO, "
+            f"{d_off['tx_frames']} without")
 
 
 TESTS = [("net_tso", test_net_tso)]

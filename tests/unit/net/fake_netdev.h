@@ -47,6 +47,14 @@ struct fake_netdev {
 					  * kept until fake_netdev_tx_complete */
 	unsigned nlate;
 	struct netbuf *late[FAKE_TX_MAX];
+	/* A transmit ring of tx_ring descriptors (0: none), as e1000e's: a frame takes one per
+	 * piece (host part and fragments) plus a context descriptor when it asks for checksum
+	 * offload or TSO; frames are captured at once but hold their descriptors (and netbufs)
+	 * until fake_netdev_tx_reclaim. A frame that does not fit is refused (-ENOBUFS) and the
+	 * device stopped (netdev_tx_stop); the reclaim wakes it (netdev_tx_wake) once the
+	 * largest frame fits again. */
+	unsigned tx_ring, ring_used;
+	uint8_t late_descs[FAKE_TX_MAX];
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
 	bool hdr_used[FAKE_HDR_BUFS];
@@ -73,6 +81,14 @@ void fake_netdev_clear(struct fake_netdev *fd);
 
 /* tx_late: the device is done with every frame it still holds (descriptor done). Returns how many. */
 unsigned fake_netdev_tx_complete(struct fake_netdev *fd);
+
+/* The largest frame's descriptors (context + host part + NETBUF_MAX_FRAGS): a stopped ring
+ * wakes once this many are free. */
+#define FAKE_TX_FRAME_DESCS_MAX (2u + NETBUF_MAX_FRAGS)
+
+/* tx_ring: the device is done with the n oldest frames it holds; their descriptors are free
+ * again (waking a stopped device when FAKE_TX_FRAME_DESCS_MAX are). Returns how many. */
+unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n);
 
 /* --- peer side ------------------------------------------------------------------------ */
 
