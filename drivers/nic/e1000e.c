@@ -640,7 +640,7 @@ static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf 
 
 	if (total > dev->bounce.size)
 		return -EINVAL;
-	if ((b = bufs_pop(&dev->bounce)) < 0 && tx_reclaim(dev, false))
+	if ((b = bufs_pop(&dev->bounce)) < 0 && !dev->tx_reclaim_poll_only && tx_reclaim(dev, false))
 		b = bufs_pop(&dev->bounce);
 	if (b < 0) {
 		dev->c.tx_bounce_busy++;
@@ -685,7 +685,7 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	 * sends on the TDT write, so the ring is full only of finished frames between two
 	 * polls; a TCP pass of 64 frames of 4-10 descriptors fills it). */
 	unsigned space = e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n);
-	if (k >= 0 && (unsigned)k > space && tx_reclaim(dev, false))
+	if (k >= 0 && (unsigned)k > space && !dev->tx_reclaim_poll_only && tx_reclaim(dev, false))
 		space = e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n);
 	if (k < 0 || (unsigned)k > space) {
 		if (b >= 0) {
