@@ -631,6 +631,17 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 
 static unsigned tx_reclaim(struct e1000e *dev, bool complete);
 
+/* Descriptors free to post: the ring's room, within tx_limit when one is set. */
+static inline unsigned tx_space(const struct e1000e *dev)
+{
+	unsigned space = e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n);
+	if (dev->tx_limit) {
+		unsigned inflight = dev->tx_n - 1 - space;
+		space = inflight < dev->tx_limit ? dev->tx_limit - inflight : 0;
+	}
+	return space;
+}
+
 /* Copy nb's fragments into a DRAM bounce buffer and describe the frame as header + that
  * buffer in *shadow. Returns the bounce index, -ENOBUFS or -EINVAL. */
 static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf *shadow)
@@ -684,9 +695,9 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	/* Short of descriptors: take back those the device is done with before refusing (QEMU
 	 * sends on the TDT write, so the ring is full only of finished frames between two
 	 * polls; a TCP pass of 64 frames of 4-10 descriptors fills it). */
-	unsigned space = e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n);
+	unsigned space = tx_space(dev);
 	if (k >= 0 && (unsigned)k > space && !dev->tx_reclaim_poll_only && tx_reclaim(dev, false))
-		space = e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n);
+		space = tx_space(dev);
 	if (k < 0 || (unsigned)k > space) {
 		if (b >= 0) {
 			bufs_push(&dev->bounce, (uint32_t)b);
@@ -777,7 +788,7 @@ static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 	}
 	if (!complete)
 		dev->c.tx_reclaimed_early += n;
-	if (dev->ndev.tx_stopped && e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n) >= E1000E_TX_MAX_DESCS &&
+	if (dev->ndev.tx_stopped && tx_space(dev) >= E1000E_TX_MAX_DESCS &&
 	    (!dev->tx_dev_max || dev->bounce.nfree))
 		netdev_tx_wake(&dev->ndev);
 	return n;

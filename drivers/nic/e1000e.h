@@ -169,9 +169,11 @@ struct e1000e {
 	 * releases fragments to their owners, who may send again) waits for e1000e_poll, so that
 	 * no owner's code runs inside xmit. */
 	struct list_node tx_done_later;
-	/* nic txreclaim poll: xmit never reclaims, a full ring refuses at once (to exercise the
-	 * stack's wait for ring room under QEMU, whose ring is otherwise never full for long). */
+	/* nic txreclaim poll [N]: xmit never reclaims, a full ring refuses at once, and at most
+	 * N descriptors are in flight (0: the ring) - to exercise the stack's wait for ring room
+	 * under QEMU, whose ring is otherwise never full for long. */
 	bool tx_reclaim_poll_only;
+	unsigned tx_limit;
 	/* Largest device-memory gather per frame, in one piece (0: no limit). QEMU 7.2 maps
 	 * MMIO for DMA through one 4 KiB bounce buffer, so a frame with a longer device piece,
 	 * or two device pieces, is dropped silently; such frames are copied to DRAM here. */

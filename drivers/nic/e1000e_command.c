@@ -386,15 +386,20 @@ static int nic_command(int argc, char **argv)
 		printf("%s: tso %s\n", dev->ndev.name, dev->tso_why);
 		return 0;
 	}
-	if (strcmp(argv[1], "txreclaim") == 0 && argc == 3) {
-		if (strcmp(argv[2], "xmit") == 0)
+	if (strcmp(argv[1], "txreclaim") == 0 && (argc == 3 || argc == 4)) {
+		unsigned long lim = argc == 4 ? strtoul(argv[3], NULL, 0) : 0;
+		if (strcmp(argv[2], "xmit") == 0 && argc == 3) {
 			dev->tx_reclaim_poll_only = false;
-		else if (strcmp(argv[2], "poll") == 0)
+			dev->tx_limit = 0;
+		} else if (strcmp(argv[2], "poll") == 0 && (argc == 3 || (lim >= E1000E_TX_MAX_DESCS && lim < dev->tx_n))) {
 			dev->tx_reclaim_poll_only = true;
-		else
+			dev->tx_limit = (unsigned)lim;
+		} else {
 			return -EINVAL;
-		printf("%s: finished transmit descriptors taken back %s\n", dev->ndev.name,
-		       dev->tx_reclaim_poll_only ? "at the poll only (a full ring refuses)" : "by xmit too when short");
+		}
+		printf("%s: finished transmit descriptors taken back %s, up to %u in flight\n", dev->ndev.name,
+		       dev->tx_reclaim_poll_only ? "at the poll only (a full ring refuses)" : "by xmit too when short",
+		       dev->tx_limit ? dev->tx_limit : dev->tx_n - 1);
 		return 0;
 	}
 	if (strcmp(argv[1], "mode") == 0 && argc == 3) {
@@ -417,5 +422,5 @@ static int nic_command(int argc, char **argv)
 	}
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nic, "[selftest [N] | mode split|plain | mtu N | tso on|off|probe | txreclaim xmit|poll]",
+CONSOLE_COMMAND(nic, "[selftest [N] | mode split|plain | mtu N | tso on|off|probe | txreclaim xmit|poll [N]]",
 		"e1000e: state, receive mode, counters by memory class; loopback self-test", nic_command);

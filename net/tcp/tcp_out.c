@@ -306,8 +306,11 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * frames' predecessors are in flight), or, with nothing in flight, after
 	 * TCP_TX_RETRY_NS (the retransmission timer, which then only sends: nothing was
 	 * lost); the ACK this frame carried is owed (delayed ACK). */
-	/* Now: s waits on tcp_txwait for its turn, which comes when the device has room again
-	 * (tcp_tx_poll); the next ACK no longer retries, and the timer stays as a backstop. */
+	/* Now, when the device says its ring is full (netdev_tx_stop), s waits on tcp_txwait
+	 * for its turn, which comes when the device has room again (tcp_tx_poll); the next ACK
+	 * no longer retries, and the timer stays as a backstop. Other refusals (the netbuf pool,
+	 * ARP's queue for an unresolved peer) are retried as before: a turn in every pass would
+	 * spin on them. */
 	rc = ipv4_output(nb, s->laddr, s->raddr, IP_PROTO_TCP);
 	if (rc != -ENOBUFS || !len || (flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
 		tcp_counters.tx_payload_host += pay_host;
@@ -325,7 +328,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		}
 		if (!s->t_rexmit.armed) /* nothing in flight: the backstop if no turn comes */
 			timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
-		tcp_txwait_join(s);
+		if (net_if0.dev && net_if0.dev->tx_stopped)
+			tcp_txwait_join(s);
 		return rc;
 	}
 	return (int)len;
@@ -459,9 +463,12 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 
 		if (len > frame_max)
 			len = frame_max;
-		if (hold && len == pending && !s->ack_now && !can_fin && len % s->mss) {
-			/* the short tail waits for what the user queues next (see above) */
-			if (len < s->mss) {
+		if (hold && len == pending && !s->ack_now && !can_fin && (len % s->mss || len < frame_max)) {
+			/* the short tail waits for what the user queues next (see above); with TSO
+			 * everything short of a full frame does: a user queueing in small pieces
+			 * (chargen: 74 B) otherwise sends one MSS frame each time the tail fills one,
+			 * measured 2,979 frames for 8 MiB (527 TSO) at load 9, DRAM overhead 0.0139 */
+			if (len < s->mss || len < frame_max) {
 				tcp_output_hold(s);
 				break;
 			}

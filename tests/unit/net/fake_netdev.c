@@ -82,6 +82,7 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 	if (fd->tx_refuse) {
 		fd->tx_refuse--;
 		fd->tx_refused++;
+		netdev_tx_stop(dev); /* until the test calls netdev_tx_wake */
 		return -ENOBUFS; /* the caller keeps nb, as e1000e_xmit's callers do */
 	}
 	if (fd->tx_ring) { /* the ring model (not on the benchmarks' path) */

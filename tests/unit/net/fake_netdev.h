@@ -34,7 +34,8 @@ struct fake_netdev {
 	struct fake_frame tx[FAKE_TX_MAX];
 	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
 	uint64_t tx_over_limit;          /* frames beyond dev.tx_dev_frags/tx_dev_bytes (a NIC would bounce) */
-	unsigned tx_refuse;              /* refuse this many more frames with -ENOBUFS (a full TX ring) */
+	unsigned tx_refuse;              /* refuse this many more frames with -ENOBUFS (a full TX ring,
+					  * stopped: netdev_tx_wake when it has room again) */
 	uint64_t tx_refused;
 	uint64_t tso_frames;             /* NETBUF_TX_TSO frames, captured as the segments the NIC cuts */
 	bool split;                      /* split like e1000e (default true) */

@@ -450,8 +450,8 @@ Test(tcp_data, congestion_avoidance_counts_bytes_of_stretch_acks)
 }
 
 /* Data the device refuses for want of room in its transmit ring did not go out: TCP stops
- * there and sends it, in order, at its turn once the device has room (the end of the poll
- * pass here: this fake refuses without stopping), instead of counting it as sent (a hole
+ * there and sends it, in order, at its turn once the device has room again (its wake, then
+ * the end of the poll pass), instead of counting it as sent (a hole
  * the peer reports only by duplicate ACKs or a retransmission timeout; measured 2026-11-28
  * under 128 KiB reads: 7 holes and 2 timeouts of 200 ms in 10 s). The next ACK no longer
  * retries it. */
@@ -472,6 +472,8 @@ Test(tcp_data, data_the_device_refuses_goes_later_in_order)
 	fnd.tx_refuse = 0;
 	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(fnd.ntx, 0, "the ACK does not retry: the socket waits for its turn");
+	cr_assert_eq(poll_pass(), 0, "no turn while the device is stopped");
+	netdev_tx_wake(&fnd.dev);
 	cr_assert_gt(poll_pass(), 0);
 	cr_assert_eq(tcp_stats()->tx_ring_retries, 1);
 	cr_assert_eq(fnd.ntx, 3);

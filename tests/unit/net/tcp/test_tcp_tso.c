@@ -133,6 +133,7 @@ Test(tcp_tso, a_refused_tso_frame_and_its_payload_are_counted_once_when_it_goes)
 	cr_assert_eq(fnd.ntx, 0);
 	cr_assert_eq(tcp_stats()->tso_frames, 0, "a refused frame is not a TSO frame sent");
 	cr_assert_eq(tcp_stats()->tx_payload_host, 0, "nor its payload");
+	netdev_tx_wake(&fnd.dev);
 	poll_pass(); /* its turn */
 	cr_assert_eq(fnd.tso_frames, 1);
 	cr_assert_eq(check_run(0, fnd.ntx, iss + 1, 0, 1460), 4380);
@@ -299,6 +300,7 @@ static void queue_pieces(struct tcp_sock *s, size_t off)
 	for (unsigned i = 0; i < 8; i++)
 		f[i] = host_frag(off + i * 1460, 1460);
 	cr_assert_eq(tcp_send_frags(s, f, 8), 0);
+	tcp_flush(s); /* done queueing: the frame goes now */
 }
 
 /* Issue 18: under load a TSO frame (10 descriptors here) lost the ring to small frames
@@ -345,4 +347,25 @@ Test(tcp_tso, a_refused_tso_frame_waits_whole_for_room_and_small_frames_do_not_j
 	tcp_abort(a);
 	fake_netdev_tx_complete(&fnd);
 	close_listener(listener);
+}
+
+/* A user queueing in small pieces (chargen: 74-byte lines) with the window open: with TSO the
+ * data waits for tcp_flush (or the end of the pass) and leaves as one TSO frame, instead of one
+ * MSS frame each time the tail fills a segment (issue 18: 2,979 frames for 8 MiB at load 9). */
+Test(tcp_tso, small_writes_leave_as_one_tso_frame_at_the_flush)
+{
+	fill();
+	uint32_t iss = open_passive(&listener, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	s->cwnd = 64 * 1460;
+	uint64_t frames0 = fnd.dev.stats.tx_frames;
+	for (unsigned i = 0; i < 200; i++)
+		cr_assert_eq(tcp_send_copy(s, src + i * 74, 74), 74);
+	cr_assert_eq(fnd.ntx, 0, "nothing before the user is done queueing");
+	tcp_flush(s);
+	cr_assert_eq(fnd.tso_frames, 1);
+	cr_assert_eq(fnd.dev.stats.tx_frames - frames0, 1, "one frame to the NIC");
+	cr_assert_eq(check_run(0, fnd.ntx, iss + 1, 0, 1460), 200 * 74);
+	cr_assert_eq(fnd.ntx, 11);
+	finish(s);
 }
