@@ -629,6 +629,19 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 
 /* --- transmit ------------------------------------------------------------------------ */
 
+static unsigned tx_reclaim(struct e1000e *dev, bool complete);
+
+/* Descriptors free to post: the ring's room, within tx_limit when one is set. */
+static inline unsigned tx_space(const struct e1000e *dev)
+{
+	unsigned space = e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n);
+	if (dev->tx_limit) {
+		unsigned inflight = dev->tx_n - 1 - space;
+		space = inflight < dev->tx_limit ? dev->tx_limit - inflight : 0;
+	}
+	return space;
+}
+
 /* Copy nb's fragments into a DRAM bounce buffer and describe the frame as header + that
  * buffer in *shadow. Returns the bounce index, -ENOBUFS or -EINVAL. */
 static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf *shadow)
@@ -638,7 +651,9 @@ static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf 
 
 	if (total > dev->bounce.size)
 		return -EINVAL;
-	if ((b = bufs_pop(&dev->bounce)) < 0) {
+	if ((b = bufs_pop(&dev->bounce)) < 0 && !dev->tx_reclaim_poll_only && tx_reclaim(dev, false))
+		b = bufs_pop(&dev->bounce);
+	if (b < 0) {
 		dev->c.tx_bounce_busy++;
 		return -ENOBUFS;
 	}
@@ -670,12 +685,20 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 		if ((b = tx_bounce(dev, nb, &shadow)) < 0) {
 			if (b == -EINVAL)
 				dev->c.tx_bad++;
+			else
+				netdev_tx_stop(nd); /* every bounce buffer in flight: wait for the reclaim */
 			return b;
 		}
 		as = &shadow;
 	}
 	k = e1000e_tx_build(as, d, E1000E_TX_MAX_DESCS, &ctx);
-	if (k < 0 || (unsigned)k > e1000e_ring_space(dev->tx_ntu, dev->tx_ntc, dev->tx_n)) {
+	/* Short of descriptors: take back those the device is done with before refusing (QEMU
+	 * sends on the TDT write, so the ring is full only of finished frames between two
+	 * polls; a TCP pass of 64 frames of 4-10 descriptors fills it). */
+	unsigned space = tx_space(dev);
+	if (k >= 0 && (unsigned)k > space && !dev->tx_reclaim_poll_only && tx_reclaim(dev, false))
+		space = tx_space(dev);
+	if (k < 0 || (unsigned)k > space) {
 		if (b >= 0) {
 			bufs_push(&dev->bounce, (uint32_t)b);
 			dev->c.tx_bounced--;
@@ -686,6 +709,7 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 			return -EINVAL;
 		}
 		dev->c.tx_ring_full++;
+		netdev_tx_stop(nd); /* the senders wait for tx_reclaim's wake */
 		return -ENOBUFS;
 	}
 	/* The device keeps the last context descriptor's offsets for the frames after it:
@@ -729,10 +753,21 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	return 0;
 }
 
-/* Reclaim transmitted frames (DD on their last descriptor). */
-static unsigned tx_reclaim(struct e1000e *dev)
+/* Reclaim transmitted frames (DD on their last descriptor). complete: hand each netbuf
+ * back now (netbuf_tx_done); otherwise (xmit short of room) later, from e1000e_poll, on
+ * tx_done_later. After a refusal (netdev_tx_stop), wake the senders once any frame fits
+ * again: the descriptors of the largest frame and, when frames are bounced, a bounce
+ * buffer (a wake for less would let small frames take what a TSO frame waits for). */
+static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 {
 	unsigned n = 0;
+	if (complete)
+		while (!list_empty(&dev->tx_done_later)) {
+			struct netbuf *nb = container_of(dev->tx_done_later.next, struct netbuf, node);
+			list_del(&nb->node);
+			netbuf_tx_done(nb);
+			n++;
+		}
 	while (dev->tx_ntc != dev->tx_ntu) {
 		unsigned first = dev->tx_ntc, last = dev->tx_sw[first].last;
 		volatile uint8_t *sta = (volatile uint8_t *)&dev->tx_ring[last] + 12; /* STA: legacy and extended */
@@ -745,10 +780,17 @@ static unsigned tx_reclaim(struct e1000e *dev)
 		dev->tx_sw[last].bounce = -1;
 		dev->tx_ntc = (last + 1) % dev->tx_n;
 		dev->c.tx_done++;
-		if (nb)
+		if (nb && complete)
 			netbuf_tx_done(nb);
+		else if (nb)
+			list_add_tail(&dev->tx_done_later, &nb->node);
 		n++;
 	}
+	if (!complete)
+		dev->c.tx_reclaimed_early += n;
+	if (dev->ndev.tx_stopped && tx_space(dev) >= E1000E_TX_MAX_DESCS &&
+	    (!dev->tx_dev_max || dev->bounce.nfree))
+		netdev_tx_wake(&dev->ndev);
 	return n;
 }
 
@@ -870,6 +912,8 @@ int e1000e_init(struct e1000e *dev, unsigned mtu)
 	if (!(dev->tx_ring = dev->bus.dma_alloc(dev->bus.ctx, dev->tx_n * sizeof(*dev->tx_ring), &dev->tx_ring_dma)))
 		return -ENOMEM;
 	memset(dev->tx_sw, 0, sizeof(dev->tx_sw));
+	list_init(&dev->tx_done_later);
+	dev->ndev.tx_stopped = false;
 	if ((rc = bufs_alloc(dev, &dev->bounce, E1000E_TX_BOUNCE, E1000E_TX_BOUNCE_SIZE, false, 0)))
 		goto err_ring;
 	wr32(dev, E1000E_TDBAL, (uint32_t)dev->tx_ring_dma.bus);
@@ -907,6 +951,11 @@ int e1000e_fini(struct e1000e *dev)
 		return rc;
 	wr32(dev, E1000E_TCTL, 0);
 	/* the device no longer reads: hand back what was queued */
+	while (!list_empty(&dev->tx_done_later)) {
+		struct netbuf *nb = container_of(dev->tx_done_later.next, struct netbuf, node);
+		list_del(&nb->node);
+		netbuf_tx_done(nb);
+	}
 	while (dev->tx_ntc != dev->tx_ntu) {
 		unsigned last = dev->tx_sw[dev->tx_ntc].last;
 		if (dev->tx_sw[last].nb)
@@ -925,7 +974,7 @@ int e1000e_fini(struct e1000e *dev)
 int e1000e_poll(struct e1000e *dev, unsigned budget, uint64_t now_ns)
 {
 	unsigned n = rx_poll(dev, budget);
-	n += tx_reclaim(dev);
+	n += tx_reclaim(dev, true);
 	if (now_ns >= dev->link_next_ns) {
 		dev->link_next_ns = now_ns + E1000E_LINK_POLL_NS;
 		link_check(dev);

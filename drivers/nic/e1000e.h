@@ -94,6 +94,7 @@ struct e1000e_counters {
 	uint64_t tx_bytes[MEM_CLASS_COUNT];  /* bytes the NIC read, by memory class */
 	uint64_t tx_bounced, tx_bounce_bytes; /* frames whose fragments were copied to DRAM (tx_dev_max) */
 	uint64_t tx_bounce_busy;             /* xmit refused: every bounce buffer in use */
+	uint64_t tx_reclaimed_early;         /* frames reclaimed by xmit itself (ring or bounce buffers short) */
 	uint64_t link_changes;
 	uint64_t irq_arms;                   /* receive interrupt re-armed before an idle halt */
 };
@@ -164,6 +165,15 @@ struct e1000e {
 	struct e1000e_tx_desc_ctx tx_ctx_last; /* the context descriptor in force in the device */
 	bool tx_ctx_valid;
 	struct e1000e_tx_slot tx_sw[E1000E_TX_RING];
+	/* Frames whose descriptors xmit reclaimed to make room: their netbuf_tx_done (which
+	 * releases fragments to their owners, who may send again) waits for e1000e_poll, so that
+	 * no owner's code runs inside xmit. */
+	struct list_node tx_done_later;
+	/* nic txreclaim poll [N]: xmit never reclaims, a full ring refuses at once, and at most
+	 * N descriptors are in flight (0: the ring) - to exercise the stack's wait for ring room
+	 * under QEMU, whose ring is otherwise never full for long. */
+	bool tx_reclaim_poll_only;
+	unsigned tx_limit;
 	/* Largest device-memory gather per frame, in one piece (0: no limit). QEMU 7.2 maps
 	 * MMIO for DMA through one 4 KiB bounce buffer, so a frame with a longer device piece,
 	 * or two device pieces, is dropped silently; such frames are copied to DRAM here. */

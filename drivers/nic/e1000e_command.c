@@ -66,6 +66,9 @@ static void print_dev(struct e1000e *dev)
 	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu\n",
 	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
 	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));
+	printf("  tx flow: ring full -> senders stopped %llu, woken on ring space %llu (%s); frames reclaimed by xmit %llu%s\n",
+	       ull(s->tx_stops), ull(s->tx_wakes), nd->tx_stopped ? "stopped now" : "running", ull(c->tx_reclaimed_early),
+	       dev->tx_reclaim_poll_only ? " (txreclaim poll: off)" : "");
 	printf("  tso: %s; frames %llu -> segments %llu, up to %u B each\n", dev->tso_why ? dev->tso_why : "off",
 	       ull(s->tx_tso), ull(s->tx_tso_segs), nd->tso_max);
 	printf("  wake-up: %s; re-armed %llu times\n", dev->irq_on ? "receive interrupt (MSI-X, RxQ0)" : "none (polled)",
@@ -383,6 +386,22 @@ static int nic_command(int argc, char **argv)
 		printf("%s: tso %s\n", dev->ndev.name, dev->tso_why);
 		return 0;
 	}
+	if (strcmp(argv[1], "txreclaim") == 0 && (argc == 3 || argc == 4)) {
+		unsigned long lim = argc == 4 ? strtoul(argv[3], NULL, 0) : 0;
+		if (strcmp(argv[2], "xmit") == 0 && argc == 3) {
+			dev->tx_reclaim_poll_only = false;
+			dev->tx_limit = 0;
+		} else if (strcmp(argv[2], "poll") == 0 && (argc == 3 || (lim >= E1000E_TX_MAX_DESCS && lim < dev->tx_n))) {
+			dev->tx_reclaim_poll_only = true;
+			dev->tx_limit = (unsigned)lim;
+		} else {
+			return -EINVAL;
+		}
+		printf("%s: finished transmit descriptors taken back %s, up to %u in flight\n", dev->ndev.name,
+		       dev->tx_reclaim_poll_only ? "at the poll only (a full ring refuses)" : "by xmit too when short",
+		       dev->tx_limit ? dev->tx_limit : dev->tx_n - 1);
+		return 0;
+	}
 	if (strcmp(argv[1], "mode") == 0 && argc == 3) {
 		enum e1000e_rx_mode m;
 		if (strcmp(argv[2], "split") == 0)
@@ -403,5 +422,5 @@ static int nic_command(int argc, char **argv)
 	}
 	return -EINVAL;
 }
-CONSOLE_COMMAND(nic, "[selftest [N] | mode split|plain | mtu N | tso on|off|probe]",
+CONSOLE_COMMAND(nic, "[selftest [N] | mode split|plain | mtu N | tso on|off|probe | txreclaim xmit|poll [N]]",
 		"e1000e: state, receive mode, counters by memory class; loopback self-test", nic_command);

@@ -184,6 +184,24 @@ int netdev_tx(struct netdev *dev, struct netbuf *nb)
 	return 0;
 }
 
+/* The transmit ring is full: senders wait for netdev_tx_wake. */
+void netdev_tx_stop(struct netdev *dev)
+{
+	if (!dev->tx_stopped) {
+		dev->tx_stopped = true;
+		dev->stats.tx_stops++;
+	}
+}
+
+/* Room again after a stop. */
+void netdev_tx_wake(struct netdev *dev)
+{
+	if (dev->tx_stopped) {
+		dev->tx_stopped = false;
+		dev->stats.tx_wakes++;
+	}
+}
+
 /* Headers a TSO frame repeats in each segment. */
 unsigned netbuf_tso_hdr_len(const struct netbuf *nb)
 {

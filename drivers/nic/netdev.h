@@ -23,7 +23,12 @@
  * whose frags[] gather the rest (host or device memory). ops->xmit(dev, nb) takes
  * ownership on success (0) and the driver calls netbuf_tx_done(nb) once the device no
  * longer reads the header or any fragment (descriptor done); on failure (-ENOBUFS ring
- * full, -ENETDOWN) the caller keeps nb. TX checksum offload uses Linux's
+ * full, -ENETDOWN) the caller keeps nb. A driver that refuses a frame for want of room in
+ * its transmit ring calls netdev_tx_stop(dev) and, once its reclaim has room for any frame
+ * again, netdev_tx_wake(dev): in between (dev->tx_stopped) the stack keeps the refused
+ * senders waiting for their turn instead of trying again at every call, so that a large
+ * TSO frame is not beaten to the freed descriptors by small frames (net/tcp/tcp_out.c).
+ * TX checksum offload uses Linux's
  * CHECKSUM_PARTIAL convention: with NETBUF_TX_CSUM_PARTIAL the stack has put the
  * pseudo-header sum (not inverted) in the L4 checksum field; the device sums from
  * csum_start to the end of the frame and stores the complement at csum_start +
@@ -137,6 +142,7 @@ struct netdev_stats {
 	uint64_t rx_csum_ok, rx_csum_bad;
 	uint64_t tx_frames, tx_bytes_host, tx_bytes_device, tx_errors, tx_csum_offload;
 	uint64_t tx_tso, tx_tso_segs;  /* segmentation-offload frames and the segments they became */
+	uint64_t tx_stops, tx_wakes;   /* transmit ring full (netdev_tx_stop) and room again (netdev_tx_wake) */
 };
 
 struct netdev {
@@ -158,6 +164,9 @@ struct netdev {
 	unsigned tx_dev_frags, tx_dev_bytes;
 	/* NETDEV_F_TSO: TCP payload bytes one segmentation-offload frame may carry. */
 	unsigned tso_max;
+	/* The driver refused a frame for want of transmit ring room and has not had room for
+	 * any frame since (netdev_tx_stop / netdev_tx_wake). */
+	bool tx_stopped;
 	const struct netdev_ops *ops;
 	struct pci_dev *pdev;      /* the PCI function behind it (P2P placement), NULL if none */
 	void *priv;                /* driver's */
@@ -187,6 +196,14 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb);
 
 /* Stack: send nb on dev (counted here). Takes ownership on 0. */
 int netdev_tx(struct netdev *dev, struct netbuf *nb);
+
+/* Driver: a frame was refused (-ENOBUFS) for want of room in the transmit ring: senders
+ * wait (dev->tx_stopped) until netdev_tx_wake. Counted once per stop. */
+void netdev_tx_stop(struct netdev *dev);
+
+/* Driver: after netdev_tx_stop, the reclaim freed room for any frame again: the stack's
+ * waiting senders get their turns (net/tcp: tcp_tx's poller, at the end of the pass). */
+void netdev_tx_wake(struct netdev *dev);
 
 /* Driver: the link went up or down. */
 void netdev_set_link(struct netdev *dev, bool up);

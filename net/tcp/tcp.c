@@ -115,6 +115,7 @@ struct tcp_sock *tcp_sock_new(void)
 	list_init(&s->rxq);
 	list_init(&s->ooo);
 	list_init(&s->held_node);
+	list_init(&s->txwait_node);
 	timer_init(&s->t_rexmit, "tcp-rexmit", tcp_rexmit_timer, s);
 	timer_init(&s->t_delack, "tcp-delack", delack_timer, s);
 	timer_init(&s->t_keep, "tcp-keep", keep_timer, s);

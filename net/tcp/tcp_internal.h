@@ -88,6 +88,7 @@ struct tcp_sock {
 	bool ack_pass_end;            /* an ACK is owed at the end of this receive batch (tcp_ack_every) */
 	unsigned segs_unacked;
 	struct list_node held_node;     /* on tcp_out.c's list while a short tail waits */
+	struct list_node txwait_node;   /* on tcp_out.c's list while waiting for transmit ring space */
 	bool out_pass;                  /* inside tcp_output's loop: the window is computed once */
 	bool adv_fresh;                 /* ... and rcv_adv already holds this pass's window */
 	uint32_t syn_wnd;               /* window our SYN (active open) offered */

@@ -88,10 +88,21 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 	struct fake_frame *f;
 	size_t len = netbuf_host_len(nb);
 
+	unsigned descs = 0;
+
 	if (fd->tx_refuse) {
 		fd->tx_refuse--;
 		fd->tx_refused++;
+		netdev_tx_stop(dev); /* until the test calls netdev_tx_wake */
 		return -ENOBUFS; /* the caller keeps nb, as e1000e_xmit's callers do */
+	}
+	if (fd->tx_ring) { /* the ring model (not on the benchmarks' path) */
+		descs = 1u + nb->nfrags + ((nb->flags & (NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TSO)) ? 1u : 0u);
+		if (descs > fd->tx_ring - fd->ring_used || fd->nlate == FAKE_TX_MAX) {
+			fd->tx_refused++;
+			netdev_tx_stop(dev);
+			return -ENOBUFS;
+		}
 	}
 	if (fd->ntx >= FAKE_TX_MAX) {
 		fd->tx_dropped++;
@@ -111,6 +122,12 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		fd->tx_over_limit++;
 	if (nb->flags & NETBUF_TX_TSO) {
 		fake_tso_segment(fd, nb);
+		if (fd->tx_ring) {
+			fd->late_descs[fd->nlate] = (uint8_t)descs;
+			fd->ring_used += descs;
+			fd->late[fd->nlate++] = nb;
+			return 0;
+		}
 		netbuf_tx_done(nb);
 		return 0;
 	}
@@ -127,7 +144,11 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		f->b[nb->csum_start + nb->csum_offset] = (uint8_t)(c >> 8);
 		f->b[nb->csum_start + nb->csum_offset + 1] = (uint8_t)c;
 	}
-	if (fd->tx_late && fd->nlate < FAKE_TX_MAX) {
+	if ((fd->tx_late || fd->tx_ring) && fd->nlate < FAKE_TX_MAX) {
+		if (fd->tx_ring) {
+			fd->late_descs[fd->nlate] = (uint8_t)descs;
+			fd->ring_used += descs;
+		}
 		fd->late[fd->nlate++] = nb; /* descriptor done later */
 		return 0;
 	}
@@ -141,6 +162,25 @@ unsigned fake_netdev_tx_complete(struct fake_netdev *fd)
 	for (unsigned i = 0; i < n; i++)
 		netbuf_tx_done(fd->late[i]);
 	fd->nlate = 0;
+	fd->ring_used = 0;
+	if (fd->tx_ring)
+		netdev_tx_wake(&fd->dev);
+	return n;
+}
+
+unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n)
+{
+	if (n > fd->nlate)
+		n = fd->nlate;
+	for (unsigned i = 0; i < n; i++) {
+		fd->ring_used -= fd->late_descs[i];
+		netbuf_tx_done(fd->late[i]);
+	}
+	memmove(fd->late, fd->late + n, (fd->nlate - n) * sizeof(fd->late[0]));
+	memmove(fd->late_descs, fd->late_descs + n, fd->nlate - n);
+	fd->nlate -= n;
+	if (fd->tx_ring - fd->ring_used >= FAKE_TX_FRAME_DESCS_MAX)
+		netdev_tx_wake(&fd->dev);
 	return n;
 }
 

@@ -34,7 +34,8 @@ struct fake_netdev {
 	struct fake_frame tx[FAKE_TX_MAX];
 	uint64_t tx_dropped;             /* captures beyond FAKE_TX_MAX */
 	uint64_t tx_over_limit;          /* frames beyond dev.tx_dev_frags/tx_dev_bytes (a NIC would bounce) */
-	unsigned tx_refuse;              /* refuse this many more frames with -ENOBUFS (a full TX ring) */
+	unsigned tx_refuse;              /* refuse this many more frames with -ENOBUFS (a full TX ring,
+					  * stopped: netdev_tx_wake when it has room again) */
 	uint64_t tx_refused;
 	uint64_t tso_frames;             /* NETBUF_TX_TSO frames, captured as the segments the NIC cuts */
 	bool split;                      /* split like e1000e (default true) */
@@ -47,6 +48,14 @@ struct fake_netdev {
 					  * kept until fake_netdev_tx_complete */
 	unsigned nlate;
 	struct netbuf *late[FAKE_TX_MAX];
+	/* A transmit ring of tx_ring descriptors (0: none), as e1000e's: a frame takes one per
+	 * piece (host part and fragments) plus a context descriptor when it asks for checksum
+	 * offload or TSO; frames are captured at once but hold their descriptors (and netbufs)
+	 * until fake_netdev_tx_reclaim. A frame that does not fit is refused (-ENOBUFS) and the
+	 * device stopped (netdev_tx_stop); the reclaim wakes it (netdev_tx_wake) once the
+	 * largest frame fits again. */
+	unsigned tx_ring, ring_used;
+	uint8_t late_descs[FAKE_TX_MAX];
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
 	bool rx_batch;                   /* injected frames form one receive batch until the test
 					  * calls tcp_rx_batch_end (default: each frame ends one) */
@@ -75,6 +84,14 @@ void fake_netdev_clear(struct fake_netdev *fd);
 
 /* tx_late: the device is done with every frame it still holds (descriptor done). Returns how many. */
 unsigned fake_netdev_tx_complete(struct fake_netdev *fd);
+
+/* The largest frame's descriptors (context + host part + NETBUF_MAX_FRAGS): a stopped ring
+ * wakes once this many are free. */
+#define FAKE_TX_FRAME_DESCS_MAX (2u + NETBUF_MAX_FRAGS)
+
+/* tx_ring: the device is done with the n oldest frames it holds; their descriptors are free
+ * again (waking a stopped device when FAKE_TX_FRAME_DESCS_MAX are). Returns how many. */
+unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n);
 
 /* --- peer side ------------------------------------------------------------------------ */
 

@@ -632,6 +632,62 @@ Test(e1000e_dev, transmit_reclaim_and_ring_full)
 	bring_down();
 }
 
+/* Issue 18: a refusal stops the device's senders (netdev_tx_stop) and the reclaim wakes
+ * them only once the largest frame fits again (E1000E_TX_MAX_DESCS free: a TSO frame must
+ * not be woken into room only small frames fit); and xmit takes back descriptors the device
+ * is done with before it refuses (QEMU sends on the TDT write: the ring is full of finished
+ * frames between two polls), their netbufs handed back at the next poll, not inside xmit. */
+Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_reclaims_first)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	uint32_t fl[1] = { 1000 };
+	unsigned sent = 0;
+	int rc;
+	struct netbuf *nb;
+	for (;;) {
+		nb = tx_frame(42, 1, fl, false);
+		nb->tx_done = on_tx_done;
+		if ((rc = netdev_tx(&dev.ndev, nb)))
+			break;
+		sent++;
+	}
+	cr_assert_eq(rc, -ENOBUFS);
+	cr_assert_eq(sent, 127, "2 descriptors a frame, 255 usable");
+	netbuf_free(nb);
+	cr_assert(dev.ndev.tx_stopped);
+	cr_assert_eq(dev.ndev.stats.tx_stops, 1);
+	/* The device finished 3 frames: 6 descriptors free, fewer than the largest frame's. */
+	for (unsigned i = 0; i < 6; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 3);
+	cr_assert(dev.ndev.tx_stopped, "6 free: a 10-descriptor frame would be refused again");
+	cr_assert_eq(dev.ndev.stats.tx_wakes, 0);
+	for (unsigned i = 6; i < 10; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
+	cr_assert_not(dev.ndev.tx_stopped, "10 free: any frame fits");
+	cr_assert_eq(dev.ndev.stats.tx_wakes, 1);
+	cr_assert_eq(tx_done_calls, 5);
+	/* Fill it again; then the device finishes everything but nobody polls: xmit finds the
+	 * room itself instead of refusing. */
+	for (unsigned i = 0; i < 5; i++) {
+		nb = tx_frame(42, 1, fl, false);
+		nb->tx_done = on_tx_done;
+		cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
+	}
+	for (unsigned i = 0; i < dev.tx_n; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	nb = tx_frame(42, 1, fl, false);
+	nb->tx_done = on_tx_done;
+	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0, "room taken back inside xmit");
+	cr_assert_eq(dev.c.tx_ring_full, 1, "no second refusal");
+	cr_assert_eq(dev.c.tx_reclaimed_early, 127);
+	cr_assert_eq(tx_done_calls, 5, "their netbufs are handed back at the poll, not inside xmit");
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 127);
+	cr_assert_eq(tx_done_calls, 132);
+	bring_down();
+}
+
 Test(e1000e_dev, mtu_change_rebuilds_receive_but_not_while_buffers_are_held)
 {
 	bring_up(E1000E_RX_SPLIT, 1500);

@@ -7,6 +7,7 @@
 
 #include "tests/unit/net/net_test.h"
 #include "net/tcp/tcp_internal.h"
+#include "lib/poller.h"
 
 #define PEER_PORT 40000
 #define SRV_PORT 5000
@@ -117,6 +118,19 @@ static inline uint32_t open_passive(struct tcp_sock **l, uint32_t piss, uint16_t
 	cr_assert_eq(tcp_state(accepted), TCP_ESTABLISHED);
 	fake_netdev_clear(&fnd);
 	return iss;
+}
+
+/* One pass of the poll loop's pollers (tcp_tx: turns for the sockets waiting for transmit
+ * ring room, held tails). Returns the progress they report. */
+static inline unsigned poll_pass(void)
+{
+	const struct poller *p;
+	unsigned progress = 0;
+	LINKER_SET_FOREACH(pollers, p) {
+		int rc = p->poll(64);
+		progress += rc > 0 ? (unsigned)rc : 0;
+	}
+	return progress;
 }
 
 static inline void close_listener(struct tcp_sock *l)

@@ -516,9 +516,11 @@ Test(tcp_data, congestion_avoidance_counts_bytes_of_stretch_acks)
 }
 
 /* Data the device refuses for want of room in its transmit ring did not go out: TCP stops
- * there and sends it, in order, when the next ACK comes, instead of counting it as sent
- * (a hole the peer reports only by duplicate ACKs or a retransmission timeout; measured
- * 2026-11-28 under 128 KiB reads: 7 holes and 2 timeouts of 200 ms in 10 s). */
+ * there and sends it, in order, at its turn once the device has room again (its wake, then
+ * the end of the poll pass), instead of counting it as sent (a hole
+ * the peer reports only by duplicate ACKs or a retransmission timeout; measured 2026-11-28
+ * under 128 KiB reads: 7 holes and 2 timeouts of 200 ms in 10 s). The next ACK no longer
+ * retries it. */
 Test(tcp_data, data_the_device_refuses_goes_later_in_order)
 {
 	struct tcp_sock *l;
@@ -534,7 +536,12 @@ Test(tcp_data, data_the_device_refuses_goes_later_in_order)
 	tcp_get_info(s, &i);
 	cr_assert_eq(i.snd_nxt, iss + 1, "nothing counted as sent");
 	fnd.tx_refuse = 0;
-	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0); /* any ACK: output again */
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(fnd.ntx, 0, "the ACK does not retry: the socket waits for its turn");
+	cr_assert_eq(poll_pass(), 0, "no turn while the device is stopped");
+	netdev_tx_wake(&fnd.dev);
+	cr_assert_gt(poll_pass(), 0);
+	cr_assert_eq(tcp_stats()->tx_ring_retries, 1);
 	cr_assert_eq(fnd.ntx, 3);
 	for (unsigned k = 0; k < 3; k++) {
 		cr_assert_eq(txseg(k)->seq, iss + 1 + k * 1460, "segment %u in order", k);
@@ -781,5 +788,59 @@ Test(tcp_nosplit, host_payload_copied_to_chunks)
 	cr_assert_eq(drain_check(accepted, 0), 1400);
 	cr_assert_gt(tcp_stats()->rx_payload_host, 0);
 	tcp_abort(accepted);
+	close_listener(l);
+}
+
+/* A transmit ring that fills and frees (issue 18): the segment the full ring refused leaves
+ * when the device's reclaim frees room (its wake, then the socket's turn at the end of the
+ * poll pass), with the clock standing still: not after TCP_TX_RETRY_NS, not at the next
+ * ACK (which finds the ring still full and sends nothing, not even a retry to refuse). */
+Test(tcp_data, refused_data_leaves_at_the_reclaim_not_at_the_ack_or_the_timer)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	s->cwnd = 16 * 1460; /* the window is not what limits here */
+	fnd.tx_ring = 12;
+	cr_assert_eq(tcp_send_copy(s, pattern, 6 * 1460), 6 * 1460);
+	unsigned went = fnd.ntx;
+	cr_assert_gt(went, 0);
+	cr_assert_lt(went, 6, "the ring holds only part of the burst");
+	cr_assert_eq(fnd.tx_refused, 1, "one refusal stops the burst");
+	cr_assert(fnd.dev.tx_stopped);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, iss + 1 + went * 1460, "only what the ring took counts as sent");
+	/* The peer ACKs the first segment: the ring is still full, so nothing is tried. */
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1460, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(fnd.ntx, went);
+	cr_assert_eq(fnd.tx_refused, 1, "no retry into a full ring at the ACK");
+	cr_assert_eq(poll_pass(), 0, "no turn while the device is stopped");
+	cr_assert_eq(fnd.ntx, went);
+	/* The NIC is done with its oldest frames: room again, the waiting data goes in order. */
+	fake_netdev_tx_reclaim(&fnd, fnd.nlate);
+	cr_assert_not(fnd.dev.tx_stopped);
+	cr_assert_eq(fnd.dev.stats.tx_wakes, 1);
+	cr_assert_gt(poll_pass(), 0);
+	cr_assert_eq(tcp_stats()->tx_ring_retries, 1);
+	cr_assert_gt(fnd.ntx, went, "the refused segment left at the reclaim");
+	cr_assert_eq(txseg(went)->seq, iss + 1 + went * 1460);
+	cr_assert_eq(memcmp(txseg(went)->payload, pattern + went * 1460, 1460), 0);
+	while (fnd.ntx < 6) { /* a ring of 12 takes a few at a time: each reclaim lets more go */
+		unsigned n = fnd.ntx;
+		fake_netdev_tx_reclaim(&fnd, fnd.nlate);
+		poll_pass();
+		cr_assert_gt(fnd.ntx, n, "stalled at %u segments", n);
+	}
+	for (unsigned k = 0; k < 6; k++)
+		cr_assert_eq(txseg(k)->seq, iss + 1 + k * 1460, "segment %u in order", k);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.retransmits, 0, "nothing sent twice");
+	cr_assert_eq(i.timeouts, 0);
+	fake_netdev_tx_reclaim(&fnd, fnd.nlate);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 6 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	fake_netdev_tx_complete(&fnd); /* the reset */
 	close_listener(l);
 }

@@ -133,7 +133,8 @@ Test(tcp_tso, a_refused_tso_frame_and_its_payload_are_counted_once_when_it_goes)
 	cr_assert_eq(fnd.ntx, 0);
 	cr_assert_eq(tcp_stats()->tso_frames, 0, "a refused frame is not a TSO frame sent");
 	cr_assert_eq(tcp_stats()->tx_payload_host, 0, "nor its payload");
-	peer_seg(TCP_ACK, 1001, iss + 1, 65535, NULL, 0, NULL, 0); /* any ACK: output again */
+	netdev_tx_wake(&fnd.dev);
+	poll_pass(); /* its turn */
 	cr_assert_eq(fnd.tso_frames, 1);
 	cr_assert_eq(check_run(0, fnd.ntx, iss + 1, 0, 1460), 4380);
 	cr_assert_eq(tcp_stats()->tx_payload_host, 4380, "the payload counted once, when it went");
@@ -279,4 +280,92 @@ Test(tcp_no_tso, the_netdev_refuses_tso_frames_the_device_cannot_segment)
 	cr_assert_eq(fnd.dev.stats.tx_errors, 4);
 	netbuf_free(nb);
 	cr_assert_eq(fnd.ntx, 0);
+}
+
+/* A segment to us from the peer's port sport. */
+static void peer_seg_from(uint16_t sport, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = sport, .dport = SRV_PORT, .seq = seq, .ack = ack,
+			      .flags = flags, .wnd = 65535, .opts = flags & TCP_SYN ? opt_mss1460 : NULL,
+			      .optlen = flags & TCP_SYN ? 4 : 0 };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+}
+
+/* 8 host fragments of 1460 bytes from src + off: one TSO frame needs 10 descriptors
+ * (context, headers, 8 pieces). */
+static void queue_pieces(struct tcp_sock *s, size_t off)
+{
+	struct netdev_frag f[8];
+	for (unsigned i = 0; i < 8; i++)
+		f[i] = host_frag(off + i * 1460, 1460);
+	cr_assert_eq(tcp_send_frags(s, f, 8), 0);
+	tcp_flush(s); /* done queueing: the frame goes now */
+}
+
+/* Issue 18: under load a TSO frame (10 descriptors here) lost the ring to small frames
+ * (3 descriptors) and went out cut into ordinary segments. Now, once the ring refuses it,
+ * the frame waits whole for room, and another socket's small frame that would fit in what
+ * is left does not jump the line: after the reclaim the TSO frame goes first, then the
+ * small one (turns in the order of refusal). */
+Test(tcp_tso, a_refused_tso_frame_waits_whole_for_room_and_small_frames_do_not_jump_it)
+{
+	fill();
+	uint32_t iss = open_passive(&listener, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *a = accepted;
+	a->cwnd = 64 * 1460;
+	peer_seg_from(PEER_PORT + 1, TCP_SYN, 5000, 0);
+	uint32_t iss_b = txseg(0)->seq;
+	peer_seg_from(PEER_PORT + 1, TCP_ACK, 5001, iss_b + 1);
+	struct tcp_sock *b = accepted;
+	cr_assert_neq(a, b);
+	fake_netdev_clear(&fnd);
+
+	fnd.tx_ring = 16;
+	queue_pieces(a, 0); /* 10 of 16 descriptors */
+	cr_assert_eq(fnd.tso_frames, 1);
+	cr_assert_eq(fnd.ntx, 8);
+	queue_pieces(a, 8 * 1460); /* 10 more do not fit in 6: refused, a waits */
+	cr_assert_eq(fnd.tx_refused, 1);
+	cr_assert(fnd.dev.tx_stopped);
+	cr_assert_eq(tcp_send_copy(b, src, 200), 200); /* 3 descriptors would fit: b waits behind a */
+	tcp_flush(b);
+	cr_assert_eq(fnd.ntx, 8, "nothing jumped the line");
+	cr_assert_eq(fnd.tx_refused, 1);
+	fake_netdev_tx_reclaim(&fnd, 1);
+	cr_assert_eq(poll_pass(), 2, "two turns: a, then b");
+	cr_assert_eq(fnd.tso_frames, 2, "a's frame went whole, as one TSO frame");
+	cr_assert_eq(fnd.ntx, 8 + 8 + 1);
+	cr_assert_eq(check_run(0, 16, iss + 1, 0, 1460), 16 * 1460, "a's 16 segments in order, first");
+	cr_assert_eq(txseg(16)->dport, PEER_PORT + 1);
+	cr_assert_eq(seg.seq, iss_b + 1);
+	cr_assert_eq(seg.len, 200);
+	cr_assert_eq(tcp_stats()->tx_ring_retries, 2);
+	cr_assert_eq(tcp_stats()->tx_cut_dev, 0, "nothing cut");
+	fake_netdev_tx_reclaim(&fnd, fnd.nlate);
+	tcp_abort(b);
+	tcp_abort(a);
+	fake_netdev_tx_complete(&fnd);
+	close_listener(listener);
+}
+
+/* A user queueing in small pieces (chargen: 74-byte lines) with the window open: with TSO the
+ * data waits for tcp_flush (or the end of the pass) and leaves as one TSO frame, instead of one
+ * MSS frame each time the tail fills a segment (issue 18: 2,979 frames for 8 MiB at load 9). */
+Test(tcp_tso, small_writes_leave_as_one_tso_frame_at_the_flush)
+{
+	fill();
+	uint32_t iss = open_passive(&listener, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	s->cwnd = 64 * 1460;
+	uint64_t frames0 = fnd.dev.stats.tx_frames;
+	for (unsigned i = 0; i < 200; i++)
+		cr_assert_eq(tcp_send_copy(s, src + i * 74, 74), 74);
+	cr_assert_eq(fnd.ntx, 0, "nothing before the user is done queueing");
+	tcp_flush(s);
+	cr_assert_eq(fnd.tso_frames, 1);
+	cr_assert_eq(fnd.dev.stats.tx_frames - frames0, 1, "one frame to the NIC");
+	cr_assert_eq(check_run(0, fnd.ntx, iss + 1, 0, 1460), 200 * 74);
+	cr_assert_eq(fnd.ntx, 11);
+	finish(s);
 }
