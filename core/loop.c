@@ -11,11 +11,11 @@
  * first pass without work (loop.poll_spin_us, 0) a halt of loop.halt_us (250) that batches
  * the work, as without interrupts; idle again, it returns to IRQ mode.
  *
- * Why these figures (docs/performance.md, "The idle policy, one ACK per receive batch, and the judge again"): a spin is pure
- * cost in POLL mode, whose halts are there to batch; and a POLL halt adds up to its length
- * to the latency of each step of a lone command (a QD 1 read waits for a halt's end at its
- * arrival and at its drive completion), while under emulation each halt costs the vCPU
- * thread tens of microseconds whatever its length.
+ * Why these figures (docs/performance.md, "The idle policy, one ACK per receive batch, and
+ * the judge again"): a spin is pure cost in POLL mode, whose halts are there to batch; and a
+ * POLL halt adds up to its length to the latency of each step of a lone command (a QD 1 read
+ * waits for a halt's end at its arrival and at its drive completion), while under emulation
+ * each halt costs the vCPU thread tens of microseconds whatever its length.
  */
 #include <stdio.h>
 #include "../arch/arch.h"
