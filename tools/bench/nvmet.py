@@ -401,8 +401,9 @@ def main():
         "do that work and the per-I/O cost is the target's software alone, which is what the 5x aim is "
         f"about. No target was saturated (the busiest used {busiest_target * 100:.0f} % of a core), {bound}. "
         "The targets' CPU per I/O includes what they spend between I/Os (the appliance's poll loop spins for "
-        "200 us after the last work, then halts until a device interrupt or the next timer while idle, or "
-        "for 1 ms with the device interrupts masked under load; Linux sleeps until an interrupt).",
+        "20 us after the last work (loop.spin_us), then halts until a device interrupt or the next timer; after "
+        "4 wake-ups in a row sooner than 250 us (loop.poll_wakes, loop.quick_us) it polls instead, halting "
+        "250 us at a time (loop.halt_us) with the device interrupts masked; Linux sleeps until an interrupt).",
     ]
     lines += [
         "",
