@@ -70,6 +70,15 @@ void console_start(void)
 	le_start(&console_editor);
 }
 
+/* The UART is read when its receive interrupt came since the last read, while bytes keep
+ * coming, and otherwise at least this often (no interrupt where the CPU does not halt, or none
+ * at all: arm64). A status read is a port or MMIO access, which emulators trap: every pass did one.
+ * 500 us fills under half a 16550 FIFO at 115200 baud. */
+#define CONSOLE_POLL_NS (500 * 1000ull)
+
+static uint64_t console_wakes_seen, console_next_read_ns;
+static bool console_flowing;
+
 /* Poller: feed waiting bytes to the editor; run a finished line. */
 static int console_poll(unsigned budget)
 {
@@ -78,7 +87,14 @@ static int console_poll(unsigned budget)
 
 	if (!console_started)
 		return 0;
+	uint64_t wakes = arch_console_wakes(), now = poller_now_ns();
+	if (!console_flowing && wakes == console_wakes_seen && now < console_next_read_ns)
+		return 0;
+	console_wakes_seen = wakes;
+	console_next_read_ns = now + CONSOLE_POLL_NS;
+	console_flowing = false;
 	while ((unsigned)work < budget && (c = arch_console_getc()) >= 0) {
+		console_flowing = true;
 		work++;
 		enum le_result r = le_feed(&console_editor, (unsigned char)c);
 		if (r == LE_CONTINUE)

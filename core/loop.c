@@ -76,30 +76,34 @@ static unsigned arm_wake_sources(bool on, uint64_t *sources)
 	return n;
 }
 
-/* One pass. */
+/* One pass. The clock is read once at the start (poller_pass_now_ns) and again after each
+ * poller that did work, whose busy time is counted from the reading before it (so it includes
+ * the idle pollers run since then). */
 unsigned loop_pass(void)
 {
 	const struct poller *p;
 	unsigned progress = 0;
 
+	poller_pass_now_ns = clock_now_ns();
 	LINKER_SET_FOREACH(pollers, p) {
 		struct poller_stats *s = p->stats;
 		if (s->failed)
 			continue;
-		uint64_t t0 = clock_now_ns();
 		int rc = p->poll(LOOP_POLL_BUDGET);
 		s->calls++;
 		if (rc > 0) {
+			uint64_t t1 = clock_now_ns();
 			s->busy++;
 			s->work += (uint64_t)rc;
-			s->ns += clock_now_ns() - t0;
+			s->ns += t1 - poller_pass_now_ns;
+			poller_pass_now_ns = t1;
 			progress += (unsigned)rc;
 		} else if (rc < 0) {
 			s->failed = rc;
 			log_err("poller %s failed (%d) and is stopped", p->name, rc);
 		}
 	}
-	progress += timer_queue_run(&timer_default_queue, clock_now_ns());
+	progress += timer_queue_run(&timer_default_queue, poller_pass_now_ns);
 	loop_passes++;
 	if (!progress)
 		loop_idle_passes++;
@@ -120,10 +124,10 @@ void loop_run(void)
 				idle_policy_halted(&policy, slept, by_device, work != 0);
 		}
 		if (work) {
-			idle_since = clock_now_ns();
+			idle_since = poller_pass_now_ns;
 			continue;
 		}
-		uint64_t now = clock_now_ns();
+		uint64_t now = poller_pass_now_ns;
 		bool irq_mode = idle_policy_mode(&policy) == IDLE_MODE_IRQ;
 		if (!idle.quantum_ns || now - idle_since < (irq_mode ? idle.spin_ns : idle.poll_spin_ns)) {
 			arch_cpu_relax();

@@ -36,6 +36,19 @@ struct poller {
 };
 LINKER_SET_DECLARE(pollers, struct poller);
 
+/* The clock as the loop's current pass last read it: at the start of the pass and again after
+ * each poller that did work (core/loop.c sets it). Pollers whose deadlines are coarse (link
+ * checks, protocol timers, the console's fallback read) take poller_now_ns() instead of reading
+ * the clock themselves; it is behind the true time by at most the idle pollers run since that
+ * reading. Under emulation every clock read is a call into the emulator, and an idle pass used
+ * to make ~20 of them. */
+extern uint64_t poller_pass_now_ns;
+
+static inline uint64_t poller_now_ns(void)
+{
+	return poller_pass_now_ns;
+}
+
 #define POLLER(id, fn)                                                                  \
 	static struct poller_stats poller_stats_##id;                                   \
 	LINKER_SET_ENTRY(pollers, struct poller, poller_##id) = { #id, fn, &poller_stats_##id, NULL }

@@ -94,7 +94,7 @@ INITCALL(pci_bind, INIT_LEVEL_DRIVER, pci_bind);
 static int pci_hotplug_poller(unsigned budget)
 {
 	(void)budget;
-	return system_ready ? pci_hotplug_poll(clock_now_ns()) : 0;
+	return system_ready ? pci_hotplug_poll(poller_now_ns()) : 0;
 }
 POLLER(pci_hotplug, pci_hotplug_poller);
 

@@ -238,7 +238,7 @@ static int e1000e_poll_all(unsigned budget)
 		return 0;
 	for (unsigned i = 0; i < e1000e_ndevs; i++) {
 		struct e1000e *dev = &e1000e_devs[i].core;
-		work += e1000e_poll(dev, budget, clock_now_ns());
+		work += e1000e_poll(dev, budget, poller_now_ns()); /* now: its link check's period */
 		if (dev->tso_probe_pending && dev->ndev.link_up)
 			e1000e_tso_setup(dev, E1000E_TSO_AUTO, clock_now_ns());
 	}

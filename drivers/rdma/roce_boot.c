@@ -119,14 +119,15 @@ static int roce_boot_poll(unsigned budget)
 	if (!roce_boot_dev)
 		return 0;
 	n = roce_net_poll(&roce_boot_net, budget);
-	n += roce_odp_srv_poll(&roce_boot_odp, clock_now_ns());
-	n += roce_rping_client_poll(&roce_boot_rpc, clock_now_ns());
-	n += roce_ppc_poll(&roce_boot_ppc, clock_now_ns());
+	uint64_t now = n ? clock_now_ns() : poller_now_ns();
+	n += roce_odp_srv_poll(&roce_boot_odp, now);
+	n += roce_rping_client_poll(&roce_boot_rpc, now);
+	n += roce_ppc_poll(&roce_boot_ppc, now);
 	if (!roce_boot_servers_on)
 		return n;
-	n += roce_rping_poll(&roce_boot_rping, clock_now_ns());
-	n += roce_pt_poll(&roce_boot_pt, clock_now_ns());
-	return n + roce_pp_poll(&roce_boot_pp, clock_now_ns());
+	n += roce_rping_poll(&roce_boot_rping, now);
+	n += roce_pt_poll(&roce_boot_pt, now);
+	return n + roce_pp_poll(&roce_boot_pp, now);
 }
 POLLER(rdma, roce_boot_poll);
 
