@@ -103,20 +103,41 @@ static void parse_common(uint32_t staterr, struct e1000e_rx_info *out)
 	out->nb_flags = e1000e_rx_csum_flags(staterr);
 }
 
-/* Packet-split write-back into locals. */
-void e1000e_rx_parse_ps(const struct e1000e_rx_desc_ps_wb *wb, struct e1000e_rx_info *out)
+/* Packet-split write-back words 1 (status_error, length0, vlan) and 2 (header_status,
+ * length[0..2]) into locals. */
+void e1000e_rx_parse_ps_words(uint64_t w1, uint64_t w2, struct e1000e_rx_info *out)
 {
-	uint16_t hs = le16_get(wb->header_status);
+	uint16_t hs = (uint16_t)w2;
 
 	memset(out, 0, sizeof(*out));
-	parse_common(le32_get(wb->status_error), out);
-	out->len0 = le16_get(wb->length0);
-	out->len1 = le16_get(wb->length[0]);
+	parse_common((uint32_t)w1, out);
+	out->len0 = (uint16_t)(w1 >> 32);
+	out->len1 = (uint16_t)(w2 >> 16);
 	out->split = hs & E1000E_RXDPS_HDRSP;
 	if (out->split) {
 		out->hdr_len = hs & E1000E_RXDPS_HDRLEN_MASK;
 		out->nb_flags |= NETBUF_RX_SPLIT;
 	}
+}
+
+_Static_assert(offsetof(struct e1000e_rx_desc_ps_wb, status_error) == 8 &&
+	       offsetof(struct e1000e_rx_desc_ps_wb, length0) == 12 &&
+	       offsetof(struct e1000e_rx_desc_ps_wb, header_status) == 16 &&
+	       offsetof(struct e1000e_rx_desc_ps_wb, length) == 18, "write-back words 1 and 2");
+
+/* Packet-split write-back into locals. */
+void e1000e_rx_parse_ps(const struct e1000e_rx_desc_ps_wb *wb, struct e1000e_rx_info *out)
+{
+	e1000e_rx_parse_ps_words(le64_load((const uint8_t *)wb + 8), le64_load((const uint8_t *)wb + 16), out);
+}
+
+/* Word k of a descriptor in one 8-byte load: one device read when the ring is in device
+ * memory (nic.rx_ring = with-data), where every access is a PCIe read (and an exit to the
+ * device model under emulation). */
+static inline uint64_t desc_word(const void *desc, unsigned k)
+{
+	uint64_t v = ((const volatile uint64_t *)desc)[k];
+	return le64_load(&v);
 }
 
 /* Legacy write-back into locals (status bits 7:0, errors bits 31:24 as in status_error). */
@@ -605,13 +626,21 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 		if (i == dev->rx_ntu)
 			break;
 		__asm__ volatile("" ::: "memory"); /* the device writes the descriptor behind our back */
-		if (dev->mode == E1000E_RX_SPLIT)
-			e1000e_rx_parse_ps(&((union e1000e_rx_desc_ps *)dev->rx_ring)[i].wb, &in);
-		else
+		if (dev->mode == E1000E_RX_SPLIT) {
+			/* DD first, in the word that also holds length0; the rest after it. An
+			 * idle poll is one read, a frame two. */
+			const union e1000e_rx_desc_ps *d = (const union e1000e_rx_desc_ps *)dev->rx_ring + i;
+			uint64_t w1 = desc_word(d, 1);
+			if (!(w1 & E1000E_RXD_STAT_DD))
+				break;
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			e1000e_rx_parse_ps_words(w1, desc_word(d, 2), &in);
+		} else {
 			e1000e_rx_parse_legacy((struct e1000e_rx_desc_legacy *)dev->rx_ring + i, &in);
-		if (!in.done)
-			break;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read the rest after DD */
+			if (!in.done)
+				break;
+			__atomic_thread_fence(__ATOMIC_ACQUIRE); /* read the rest after DD */
+		}
 		/* the NIC fetched the descriptor and wrote it back */
 		dma_account(dev->rx_ring_dma.cls, DMA_TO_DEVICE, dev->sz.desc_size);
 		dma_account(dev->rx_ring_dma.cls, DMA_FROM_DEVICE, dev->sz.desc_size);

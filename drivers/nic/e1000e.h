@@ -227,6 +227,8 @@ struct e1000e_rx_info {
 
 /* Parse a packet-split write-back. */
 void e1000e_rx_parse_ps(const struct e1000e_rx_desc_ps_wb *wb, struct e1000e_rx_info *out);
+/* The same from write-back words 1 and 2 as loaded (host order): what rx_poll reads. */
+void e1000e_rx_parse_ps_words(uint64_t w1, uint64_t w2, struct e1000e_rx_info *out);
 
 /* Parse a legacy write-back. */
 void e1000e_rx_parse_legacy(const struct e1000e_rx_desc_legacy *d, struct e1000e_rx_info *out);
