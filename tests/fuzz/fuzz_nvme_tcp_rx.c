@@ -4,7 +4,8 @@
  * fragments of arbitrary sizes. The first byte picks digests/alignment, the second the
  * fragment size. Invariant: however the stream ends (PDUs, a fatal error, a half PDU
  * reset at teardown), every fragment buffer is released exactly once and every pool is
- * empty.
+ * empty; and the PDU length the transport reads from a common header in place
+ * (nvme_tcp_rx_peek_len) is, for every PDU the framer accepts, 0 or its PLEN.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -25,7 +26,9 @@ static struct netdev_frag_owner owner = { "fuzz", owner_release };
 
 static int consume(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 {
-	(void)ctx;
+	const struct nvme_tcp_rx *rx = ctx;
+	uint32_t peek = nvme_tcp_rx_peek_len(rx, pdu->raw);
+	assert(peek == 0 || peek == pdu->hdr.plen);
 	uint32_t total = 0;
 	for (unsigned i = 0; i < pdu->nfrags; i++) {
 		total += pdu->frags[i].len;
@@ -58,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f.len = (uint32_t)(size - off < chunk ? size - off : chunk);
 		f.token = n;
 		f.owner = &owner;
-		(void)nvme_tcp_rx_feed(&rx, &f, consume, NULL);
+		(void)nvme_tcp_rx_feed(&rx, &f, consume, &rx);
 	}
 	nvme_tcp_rx_reset(&rx);
 	for (unsigned k = 0; k < n; k++)

@@ -265,6 +265,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 	log_debug("tcp conn %p: close (%s)", (void *)c, why);
 	set_state(c, to);
 	c->rx_wait_max = 0;
+	c->rx_peek_len = 0;
 	nvmet_tcp.reap_due = true;
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
@@ -706,6 +707,7 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 	c->in_rx = true;
 	c->rx_ready = false; /* data that comes meanwhile marks it again (TCP_EV_RECV) */
 	c->rx_wait_max = 0;  /* the socket shrinks: conn_rx_may_wait looks again */
+	c->rx_peek_len = 0;  /* ... and at the next PDU's common header */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
@@ -749,8 +751,11 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 
 /*
  * May the rest of the PDU being received wait in the socket (no poll-loop pass for this
- * segment)? Only when its header is in and parsed (the framer knows the bytes left), the
- * socket holds fewer than those, the peer has not closed, and the window TCP has already
+ * segment)? Only when the PDU's length is known: its header is in and parsed (the framer
+ * knows the bytes left) or, between PDUs, its common header lies at the front of the socket
+ * (looked at in place, nvme_tcp_rx_peek_len: a data-carrying PDU whose PLEN the framer
+ * would take; a 4 KiB H2CData PDU is then taken once, whole, not its first segment apart),
+ * the socket holds fewer than those, the peer has not closed, and the window TCP has already
  * advertised lets the peer go on without a window update from us (TCP never moves the
  * right edge back): either it takes all the rest, or the peer may still send at least as
  * much as the socket holds (the socket is at most half of what the peer could have in
@@ -775,6 +780,15 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
 		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
 	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
+	if (!left && q > NVMET_TCP_PEEK_MIN && nvme_tcp_rx_at_pdu_start(&c->rx)) {
+		/* between PDUs: the common header where it lies tells the PDU's length, so the
+		 * PDU is taken in one pass once all of it is in (not its first segment alone);
+		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes) */
+		uint8_t ch[NVME_TCP_CH_LEN];
+		if (!c->rx_peek_len && tcp_peek(c->sock, 0, ch, sizeof(ch)) == 0)
+			c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
+		left = c->rx_peek_len;
+	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
 	tcp_get_info(c->sock, &ti);

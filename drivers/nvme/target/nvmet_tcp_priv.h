@@ -130,6 +130,9 @@ struct nvmet_tcp_conn {
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint32_t rx_wait_max;            /* the rest of the PDU may wait in the socket while it holds
 					  * fewer bytes than this (conn_rx_may_wait); 0: look again */
+	uint32_t rx_peek_len;            /* PLEN of the PDU at the front of the socket, from its
+					  * common header looked at in place (conn_rx_may_wait);
+					  * 0: not looked at since conn_recv last took bytes */
 	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
 	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
 	unsigned inflight;               /* requests in EXEC */

@@ -2,6 +2,7 @@
  * nvmet_tcp_rx.c - NVMe/TCP receive framing (see nvmet_tcp_rx.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include "../../../lib/byteorder.h"
 #include "../../../lib/crc32.h"
@@ -198,4 +199,23 @@ release:
 	if (f->len)
 		netdev_frag_release(f);
 	return rc;
+}
+
+/* The PDU length from a common header at the front of the stream (see the header). */
+uint32_t nvme_tcp_rx_peek_len(const struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	const struct nvme_tcp_params *p = rx->params;
+	struct nvme_tcp_error err;
+
+	if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
+		return 0;
+	int hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
+	if (hdr <= 0)
+		return 0;
+	uint32_t data_max = p->maxh2cdata > p->max_icd ? p->maxh2cdata : p->max_icd;
+	uint32_t plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+	/* untrusted PLEN against the largest PDU taken, in subtraction form */
+	if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
+		return 0;
+	return plen;
 }

@@ -115,4 +115,20 @@ static inline uint32_t nvme_tcp_rx_pdu_left(const struct nvme_tcp_rx *rx)
 	}
 }
 
+/* Is the framer between PDUs (the next stream byte starts a header, none of it read)? */
+static inline bool nvme_tcp_rx_at_pdu_start(const struct nvme_tcp_rx *rx)
+{
+	return rx->state == NVME_TCP_RX_HEADER && rx->have == 0;
+}
+
+/*
+ * The length (PLEN) of the PDU that starts with the common header ch (NVME_TCP_CH_LEN bytes
+ * looked at where they lie, at the front of the stream, while nvme_tcp_rx_at_pdu_start):
+ * only for a data-carrying PDU a host sends (CapsuleCmd, H2CData) whose common header
+ * passes the checks the framer makes of it and whose PLEN is within what the framer would
+ * take (a header, a pad, the larger of MAXH2CDATA and the in-capsule data, a digest).
+ * 0 otherwise: the caller then feeds the stream as it is and the framer decides.
+ */
+uint32_t nvme_tcp_rx_peek_len(const struct nvme_tcp_rx *rx, const uint8_t *ch);
+
 #endif

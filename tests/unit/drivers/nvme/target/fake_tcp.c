@@ -137,6 +137,14 @@ size_t tcp_recv_avail(const struct tcp_sock *s)
 	return s->rx_len - s->rx_off;
 }
 
+int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len)
+{
+	if (len > s->rx_len - s->rx_off || off > s->rx_len - s->rx_off - len)
+		return -EAGAIN;
+	memcpy(buf, s->rx + s->rx_off + off, len);
+	return 0;
+}
+
 bool tcp_recv_eof(const struct tcp_sock *s)
 {
 	return s->eof && s->rx_off == s->rx_len;

@@ -255,3 +255,43 @@ Test(tcp_rx, reset_releases_a_half_received_pdu)
 	for (unsigned k = 0; k < n; k++)
 		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
 }
+
+Test(tcp_rx, peek_len_trusts_only_a_data_pdu_header_the_framer_would_take)
+{
+	struct nvme_tcp_params p;
+	struct nvme_tcp_rx rx;
+	uint8_t ch[NVME_TCP_CH_LEN];
+
+	build_stream(&p, 4096, 3000);
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert(nvme_tcp_rx_at_pdu_start(&rx));
+	/* the CapsuleCmd and the H2CData of the stream: their PLEN */
+	memcpy(ch, stream, sizeof(ch));
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 80 + 4096 + 4);
+	memcpy(ch, stream + 80 + 4096 + 4, sizeof(ch));
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 32 + 3000 + 4);
+	/* a header the framer refuses, a PDU without data, a PLEN beyond what it takes: 0 */
+	memcpy(ch, stream, sizeof(ch));
+	ch[2] = 24; /* HLEN wrong for a CapsuleCmd */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	memcpy(ch, stream, sizeof(ch));
+	ch[1] &= (uint8_t)~NVME_TCP_F_HDGSTF; /* header digest negotiated but not flagged */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	memcpy(ch, stream, sizeof(ch));
+	ch[0] = NVME_TCP_ICREQ;
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	memcpy(ch, stream, sizeof(ch));
+	le32_store(ch + 4, 76 + 32768 + NVME_TCP_MAX_HEADER + 4 + 1); /* past MAXH2CDATA and any pad */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	le32_store(ch + 4, 0xffffffffu);
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	le32_store(ch + 4, 70); /* shorter than the header */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	/* inside a PDU the framer knows the length itself */
+	unsigned n;
+	stream_len = 10;
+	cr_assert_eq(feed(&rx, 10, &n), 0);
+	cr_assert(!nvme_tcp_rx_at_pdu_start(&rx));
+	nvme_tcp_rx_reset(&rx);
+	cr_assert(nvme_tcp_rx_at_pdu_start(&rx));
+}
