@@ -185,7 +185,6 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
  */
 static int conn_tx(struct nvmet_tcp_conn *c)
 {
-	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	int sent = 0, rc;
 
 	if (!c->sock)
@@ -212,13 +211,15 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 			nvmet_tcp_req_put(r);
 			continue;
 		}
-		size_t hl = nvme_tcp_build_capsule_resp(hdr, &c->params, (const uint8_t *)&r->req.cqe);
-		if (tcp_send_space(c->sock) < hl) {
+		/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
+		size_t hl = nvme_tcp_capsule_resp_len(&c->params);
+		uint8_t *p = tcp_send_place(c->sock, hl);
+		if (!p) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
-		if ((rc = conn_send(c, hdr, hl)))
-			return rc;
+		nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
+		tcp_send_placed(c->sock, hl);
 		nvmet_tcp.st.responses++;
 		list_del(&r->tx_node);
 		nvmet_tcp_req_put(r);
@@ -526,8 +527,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
  * R2T, cleared once a look found every R2T out): not on every transmit of every pass. */
 static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 {
-	uint8_t hdr[NVME_TCP_MAX_HEADER];
-	int sent = 0, rc;
+	int sent = 0;
 
 	if (!c->r2t_due)
 		return 0;
@@ -538,14 +538,15 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		struct nvmet_tcp_req *r = &c->reqs[i];
 		if (!(c->r2t_mask & (1ull << i)))
 			continue; /* put meanwhile */
-		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
-		if (tcp_send_space(c->sock) < hl) {
+		size_t hl = nvme_tcp_r2t_len(&c->params);
+		uint8_t *hdr = tcp_send_place(c->sock, hl);
+		if (!hdr) {
 			nvmet_tcp.st.tx_waits++;
 			c->r2t_due = true; /* the rest go when the socket has room */
 			break;
 		}
-		if ((rc = conn_send(c, hdr, hl)))
-			return rc;
+		nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len); /* in place */
+		tcp_send_placed(c->sock, hl);
 		r->r2t_sent = true;
 		c->r2t_mask &= ~(1ull << i);
 		r->r2t_deadline_ns = clock_now_ns() + NVMET_TCP_R2T_TIMEOUT_MS * NSEC_PER_MSEC;

@@ -169,6 +169,23 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return (long)len;
 }
 
+void *tcp_send_place(struct tcp_sock *s, size_t len)
+{
+	if (!ftcp_open(s))
+		ftcp_violation("send on a closed socket");
+	if (!len || len > s->space)
+		return NULL;
+	if (len > FTCP_TX_MAX - s->tx_len)
+		ftcp_violation("fake TX buffer full: drop it in long runs");
+	return s->tx + s->tx_len;
+}
+
+void tcp_send_placed(struct tcp_sock *s, size_t len)
+{
+	s->tx_len += len;
+	s->space -= len;
+}
+
 /* Zero copy: the bytes go on the wire (copied here for the test to read), the fragments
  * stay held until ftcp_ack(); on error the references are released (tcp.h's rule). */
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
