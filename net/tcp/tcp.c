@@ -658,12 +658,12 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return done ? (long)done : (len ? -ENOBUFS : 0);
 }
 
-void *tcp_send_place(struct tcp_sock *s, size_t len)
+void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 {
 	struct tcp_sndent *e = NULL;
 	struct netdev_frag f;
 
-	if (!len || len > TCP_CHUNK_SIZE || !can_send(s) || len > send_space(s))
+	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s) || len + more > send_space(s))
 		return NULL;
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);

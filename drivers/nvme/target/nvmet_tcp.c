@@ -143,7 +143,6 @@ static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
  * by TCP until acknowledged), digest copied. 1 sent, 0 no room, negative errno. */
 static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success)
 {
-	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	struct netdev_frag f[NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1];
 	uint32_t n = r->req.xfer_len - r->tx_off;
 	int rc;
@@ -151,19 +150,18 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	if (n > NVMET_TCP_C2H_MAX)
 		n = NVMET_TCP_C2H_MAX;
 	bool last = r->tx_off + n == r->req.xfer_len;
-	size_t hl = nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
-	size_t need = hl + n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0);
-	if (tcp_send_space(c->sock) < need) {
+	/* the header is built where TCP keeps it (no copy), once the socket has room for the
+	 * whole PDU (header, data, digest) */
+	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
+	uint8_t *hdr = tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
+	if (!hdr) {
 		nvmet_tcp.st.tx_waits++;
 		return 0;
 	}
+	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
+	tcp_send_placed(c->sock, hl);
 	unsigned nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
-	if ((rc = conn_send(c, hdr, hl))) {
-		for (unsigned i = 0; i < nf; i++)
-			netdev_frag_release(&f[i]);
-		return rc;
-	}
 	if ((rc = tcp_send_frags(c->sock, f, nf)))
 		return rc; /* the socket released the fragments */
 	if (c->params.ddgst) {
@@ -213,7 +211,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 		}
 		/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
 		size_t hl = nvme_tcp_capsule_resp_len(&c->params);
-		uint8_t *p = tcp_send_place(c->sock, hl);
+		uint8_t *p = tcp_send_place(c->sock, hl, 0);
 		if (!p) {
 			nvmet_tcp.st.tx_waits++;
 			break;
@@ -539,7 +537,7 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		if (!(c->r2t_mask & (1ull << i)))
 			continue; /* put meanwhile */
 		size_t hl = nvme_tcp_r2t_len(&c->params);
-		uint8_t *hdr = tcp_send_place(c->sock, hl);
+		uint8_t *hdr = tcp_send_place(c->sock, hl, 0);
 		if (!hdr) {
 			nvmet_tcp.st.tx_waits++;
 			c->r2t_due = true; /* the rest go when the socket has room */

@@ -208,6 +208,14 @@ static inline size_t nvme_tcp_capsule_resp_len(const struct nvme_tcp_params *p)
 size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid,
 			       uint32_t datao, uint32_t datal, bool last, bool success);
 
+/* The length nvme_tcp_build_c2h_data() builds (header, header digest, pad up to PDO). */
+static inline size_t nvme_tcp_c2h_data_hdr_len(const struct nvme_tcp_params *p)
+{
+	size_t hdr = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+	size_t align = ((size_t)p->hpda + 1) * 4;
+	return (hdr + align - 1) / align * align;
+}
+
 /* Build an R2T asking for r2tl bytes at r2to of command cccid with transfer tag ttag. */
 size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid, uint16_t ttag,
 			  uint32_t r2to, uint32_t r2tl);

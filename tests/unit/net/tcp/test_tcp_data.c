@@ -305,14 +305,15 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 		cmb[i] = (uint8_t)(i * 13);
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
 	struct tcp_sock *s = accepted;
-	cr_assert_null(tcp_send_place(s, 0));
-	cr_assert_null(tcp_send_place(s, tcp_send_space(s) + 1), "beyond the send space");
-	uint8_t *p = tcp_send_place(s, 24);
+	cr_assert_null(tcp_send_place(s, 0, 0));
+	cr_assert_null(tcp_send_place(s, tcp_send_space(s) + 1, 0), "beyond the send space");
+	cr_assert_null(tcp_send_place(s, 24, tcp_send_space(s) - 23), "with what follows, beyond it");
+	uint8_t *p = tcp_send_place(s, 24, 0);
 	cr_assert_not_null(p);
 	memcpy(p, pattern, 24);
 	tcp_send_placed(s, 24);
 	cr_assert_eq(fnd.ntx, 0, "a lone 24-byte header waits");
-	p = tcp_send_place(s, 8);
+	p = tcp_send_place(s, 8, 0);
 	memcpy(p, pattern + 24, 8);
 	tcp_send_placed(s, 8); /* into the same chunk */
 	struct netdev_frag f = cmb_frag(0, 2000, 1);
@@ -320,7 +321,7 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
 	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 32), 0);
 	cr_assert_eq(memcmp(txseg(0)->payload + 32, cmb, 1428), 0);
-	p = tcp_send_place(s, 24); /* a new chunk behind the zero-copy data */
+	p = tcp_send_place(s, 24, 0); /* a new chunk behind the zero-copy data */
 	cr_assert_not_null(p);
 	memcpy(p, pattern + 100, 24);
 	tcp_send_placed(s, 24);

@@ -169,11 +169,11 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return (long)len;
 }
 
-void *tcp_send_place(struct tcp_sock *s, size_t len)
+void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 {
 	if (!ftcp_open(s))
 		ftcp_violation("send on a closed socket");
-	if (!len || len > s->space)
+	if (!len || len > s->space || more > s->space - len)
 		return NULL;
 	if (len > FTCP_TX_MAX - s->tx_len)
 		ftcp_violation("fake TX buffer full: drop it in long runs");
