@@ -779,14 +779,16 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
 		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
 	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
-	if (!left && q > NVMET_TCP_PEEK_MIN && nvme_tcp_rx_at_pdu_start(&c->rx)) {
+	if (!left && c->rx_peek_len) {
+		left = c->rx_peek_len;
+	} else if (!left && q > NVMET_TCP_PEEK_MIN && nvme_tcp_rx_at_pdu_start(&c->rx)) {
 		/* between PDUs: the common header where it lies tells the PDU's length, so the
 		 * PDU is taken in one pass once all of it is in (not its first segment alone);
-		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes) */
+		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes), and the
+		 * framer keeps it (not read again when the bytes are taken) */
 		uint8_t ch[NVME_TCP_CH_LEN];
-		if (!c->rx_peek_len && tcp_peek(c->sock, 0, ch, sizeof(ch)) == 0)
-			c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
-		left = c->rx_peek_len;
+		if (tcp_peek(c->sock, 0, ch, sizeof(ch)) == 0)
+			left = c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
 	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */

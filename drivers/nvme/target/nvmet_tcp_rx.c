@@ -55,6 +55,7 @@ void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx)
 {
 	release_cur(rx);
 	start_header(rx);
+	rx->skip = 0; /* (a kept common header is passed over before its PDU can end) */
 }
 
 /* Hand the current PDU to the consumer and go back to reading headers. */
@@ -113,6 +114,15 @@ int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp
 		uint32_t avail = f->len, n;
 		switch (rx->state) {
 		case NVME_TCP_RX_HEADER:
+			if (rx->skip) {
+				/* the common header nvme_tcp_rx_peek_len kept (checked, its size in
+				 * rx->need, always more than it): passed over, not read again */
+				n = rx->skip < avail ? rx->skip : avail;
+				rx->skip -= n;
+				rx->st.header_bytes += n;
+				frag_consume(f, n);
+				break;
+			}
 			n = (uint32_t)(rx->need - rx->have) < avail ? (uint32_t)(rx->need - rx->have) : avail;
 			netdev_frag_read(f, 0, rx->hdr + rx->have, n);
 			rx->have += n;
@@ -202,7 +212,7 @@ release:
 }
 
 /* The PDU length from a common header at the front of the stream (see the header). */
-uint32_t nvme_tcp_rx_peek_len(const struct nvme_tcp_rx *rx, const uint8_t *ch)
+uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
 {
 	const struct nvme_tcp_params *p = rx->params;
 	struct nvme_tcp_error err;
@@ -217,5 +227,10 @@ uint32_t nvme_tcp_rx_peek_len(const struct nvme_tcp_rx *rx, const uint8_t *ch)
 	/* untrusted PLEN against the largest PDU taken, in subtraction form */
 	if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
 		return 0;
+	/* the framer goes on from here when the stream is fed (rx->skip) */
+	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
+	rx->have = NVME_TCP_CH_LEN;
+	rx->need = (size_t)hdr;
+	rx->skip = NVME_TCP_CH_LEN;
 	return plen;
 }
