@@ -151,9 +151,13 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 		n = NVMET_TCP_C2H_MAX;
 	bool last = r->tx_off + n == r->req.xfer_len;
 	/* the header is built where TCP keeps it (no copy), once the socket has room for the
-	 * whole PDU (header, data, digest) */
+	 * whole PDU: its bytes (header, data, digest) and its send entries (a chunk for the
+	 * header, the data fragments, one for the digest). A header queued without room for
+	 * its data would leave the stream half a PDU long. */
 	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
-	uint8_t *hdr = tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
+	unsigned entries = 1 + nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n) + (c->params.ddgst ? 1 : 0);
+	uint8_t *hdr = tcp_send_frags_room(c->sock) < entries ? NULL :
+		       tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
 	if (!hdr) {
 		nvmet_tcp.st.tx_waits++;
 		return 0;

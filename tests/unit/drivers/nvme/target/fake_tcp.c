@@ -186,6 +186,12 @@ void tcp_send_placed(struct tcp_sock *s, size_t len)
 	s->space -= len;
 }
 
+unsigned tcp_send_frags_room(const struct tcp_sock *s)
+{
+	unsigned room = ftcp_open(s) ? FTCP_HELD - s->nheld : 0;
+	return s->frag_room && s->frag_room < room ? s->frag_room : room;
+}
+
 /* Zero copy: the bytes go on the wire (copied here for the test to read), the fragments
  * stay held until ftcp_ack(); on error the references are released (tcp.h's rule). */
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
@@ -195,7 +201,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		ftcp_violation("send on a closed socket");
 	for (unsigned i = 0; i < n; i++)
 		total += frags[i].len;
-	if (total > s->space || s->nheld + n > FTCP_HELD || total > FTCP_TX_MAX - s->tx_len) {
+	if (total > s->space || n > tcp_send_frags_room(s) || total > FTCP_TX_MAX - s->tx_len) {
 		for (unsigned i = 0; i < n; i++) {
 			struct netdev_frag f = frags[i];
 			netdev_frag_release(&f);
@@ -270,7 +276,7 @@ static struct tcp_sock *arrive(unsigned i, size_t frag_size, uint32_t laddr, uin
 	s->authorised = false;
 	s->keepalive_idle_ns = 0;
 	s->rx_len = s->rx_off = s->tx_len = s->tx_read = 0;
-	s->nheld = s->flushes = 0;
+	s->nheld = s->flushes = s->frag_room = 0;
 	memset(s->frag_bytes, 0, sizeof(s->frag_bytes));
 	s->ops = NULL;
 	s->closed = s->aborted = s->eof = s->accepted = s->dev_frags = false;
