@@ -658,6 +658,39 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return done ? (long)done : (len ? -ENOBUFS : 0);
 }
 
+void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
+{
+	struct tcp_sndent *e = NULL;
+	struct netdev_frag f;
+
+	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s) || len + more > send_space(s))
+		return NULL;
+	if (!list_empty(&s->sndq))
+		e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	if (!e || !e->chunk || TCP_CHUNK_SIZE - e->frag.len < len) {
+		/* a new chunk, empty until tcp_send_placed */
+		static const uint8_t nothing;
+		if (tcp_chunk_frag(s, false, &nothing, 0, &f))
+			return NULL;
+		if (sndq_add(s, &f, true)) {
+			netdev_frag_release(&f);
+			return NULL;
+		}
+		e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	}
+	return (uint8_t *)(uintptr_t)e->frag.addr.bus + e->frag.len;
+}
+
+void tcp_send_placed(struct tcp_sock *s, size_t len)
+{
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	e->frag.len += (uint32_t)len;
+	dma_account_cpu(MEM_CLASS_HOST, len);
+	s->snd_end += (uint32_t)len;
+	s->sndq_bytes += len;
+	tcp_output_more(s);
+}
+
 void tcp_flush(struct tcp_sock *s)
 {
 	tcp_output(s);

@@ -216,6 +216,14 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
  * could be, or -ENOTCONN / -EPIPE. */
 long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
 
+/* Build len (1..TCP_CHUNK_SIZE) bytes in place at the end of the send queue, as
+ * tcp_send_copy would have copied them: tcp_send_place returns where to write them (NULL:
+ * they and the `more` bytes the caller queues right after them, e.g. zero-copy data, do not
+ * fit tcp_send_space, as tcp_send_copy's -ENOBUFS: wait for TCP_EV_SENT; or the socket
+ * cannot send), and tcp_send_placed(s, len) queues them; nothing else may touch s in between. */
+void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more);
+void tcp_send_placed(struct tcp_sock *s, size_t len);
+
 /* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
  * once but keep a last segment shorter than the MSS back, so that what the user queues
  * next (a PDU's data after its header, a response after the data) rides in it: call

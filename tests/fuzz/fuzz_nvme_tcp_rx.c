@@ -1,10 +1,12 @@
 // sources: drivers/nvme/target/nvmet_tcp_rx.c drivers/nvme/target/nvmet_tcp_pdu.c drivers/nic/netdev.c lib/crc32.c mm/pool.c mm/dma.c lib/log.c lib/clock.c
 /*
  * libFuzzer harness: NVMe/TCP receive framing over an arbitrary byte stream cut into
- * fragments of arbitrary sizes. The first byte picks digests/alignment, the second the
- * fragment size. Invariant: however the stream ends (PDUs, a fatal error, a half PDU
+ * fragments of arbitrary sizes. The first byte picks digests/alignment and whether each
+ * fragment that starts a PDU has its common header looked at in place first (as the
+ * transport does: nvme_tcp_rx_peek_len, the framer keeps it), the second the fragment size. Invariant: however the stream ends (PDUs, a fatal error, a half PDU
  * reset at teardown), every fragment buffer is released exactly once and every pool is
- * empty.
+ * empty; and the PDU length the transport reads from a common header in place
+ * (nvme_tcp_rx_peek_len) is, for every PDU the framer accepts, 0 or its PLEN.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -25,7 +27,11 @@ static struct netdev_frag_owner owner = { "fuzz", owner_release };
 
 static int consume(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 {
-	(void)ctx;
+	/* a look at this PDU's common header, on a framer of its own (a look keeps it) */
+	static struct nvme_tcp_rx probe;
+	nvme_tcp_rx_init(&probe, ((const struct nvme_tcp_rx *)ctx)->params);
+	uint32_t peek = nvme_tcp_rx_peek_len(&probe, pdu->raw);
+	assert(peek == 0 || peek == pdu->hdr.plen);
 	uint32_t total = 0;
 	for (unsigned i = 0; i < pdu->nfrags; i++) {
 		total += pdu->frags[i].len;
@@ -52,13 +58,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned n = 0;
 	nvme_tcp_rx_init(&rx, &p);
 	memset(released, 0, sizeof(released));
+	bool prime = data[0] & 16;
 	for (size_t off = 2; off < size && n < MAX_CHUNKS; off += chunk, n++) {
 		struct netdev_frag f = { 0 };
+		if (prime && nvme_tcp_rx_at_pdu_start(&rx) && size - off >= NVME_TCP_CH_LEN)
+			(void)nvme_tcp_rx_peek_len(&rx, data + off);
 		f.addr = dma_addr_host(data + off);
 		f.len = (uint32_t)(size - off < chunk ? size - off : chunk);
 		f.token = n;
 		f.owner = &owner;
-		(void)nvme_tcp_rx_feed(&rx, &f, consume, NULL);
+		(void)nvme_tcp_rx_feed(&rx, &f, consume, &rx);
 	}
 	nvme_tcp_rx_reset(&rx);
 	for (unsigned k = 0; k < n; k++)

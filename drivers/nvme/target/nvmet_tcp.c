@@ -143,7 +143,6 @@ static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
  * by TCP until acknowledged), digest copied. 1 sent, 0 no room, negative errno. */
 static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success)
 {
-	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	struct netdev_frag f[NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1];
 	uint32_t n = r->req.xfer_len - r->tx_off;
 	int rc;
@@ -151,19 +150,22 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	if (n > NVMET_TCP_C2H_MAX)
 		n = NVMET_TCP_C2H_MAX;
 	bool last = r->tx_off + n == r->req.xfer_len;
-	size_t hl = nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
-	size_t need = hl + n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0);
-	if (tcp_send_space(c->sock) < need) {
+	/* the header is built where TCP keeps it (no copy), once the socket has room for the
+	 * whole PDU: its bytes (header, data, digest) and its send entries (a chunk for the
+	 * header, the data fragments, one for the digest). A header queued without room for
+	 * its data would leave the stream half a PDU long. */
+	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
+	unsigned entries = 1 + nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n) + (c->params.ddgst ? 1 : 0);
+	uint8_t *hdr = tcp_send_frags_room(c->sock) < entries ? NULL :
+		       tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
+	if (!hdr) {
 		nvmet_tcp.st.tx_waits++;
 		return 0;
 	}
+	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
+	tcp_send_placed(c->sock, hl);
 	unsigned nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
-	if ((rc = conn_send(c, hdr, hl))) {
-		for (unsigned i = 0; i < nf; i++)
-			netdev_frag_release(&f[i]);
-		return rc;
-	}
 	if ((rc = tcp_send_frags(c->sock, f, nf)))
 		return rc; /* the socket released the fragments */
 	if (c->params.ddgst) {
@@ -185,7 +187,6 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
  */
 static int conn_tx(struct nvmet_tcp_conn *c)
 {
-	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	int sent = 0, rc;
 
 	if (!c->sock)
@@ -212,13 +213,15 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 			nvmet_tcp_req_put(r);
 			continue;
 		}
-		size_t hl = nvme_tcp_build_capsule_resp(hdr, &c->params, (const uint8_t *)&r->req.cqe);
-		if (tcp_send_space(c->sock) < hl) {
+		/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
+		size_t hl = nvme_tcp_capsule_resp_len(&c->params);
+		uint8_t *p = tcp_send_place(c->sock, hl, 0);
+		if (!p) {
 			nvmet_tcp.st.tx_waits++;
 			break;
 		}
-		if ((rc = conn_send(c, hdr, hl)))
-			return rc;
+		nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
+		tcp_send_placed(c->sock, hl);
 		nvmet_tcp.st.responses++;
 		list_del(&r->tx_node);
 		nvmet_tcp_req_put(r);
@@ -265,6 +268,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 	log_debug("tcp conn %p: close (%s)", (void *)c, why);
 	set_state(c, to);
 	c->rx_wait_max = 0;
+	c->rx_peek_len = 0;
 	nvmet_tcp.reap_due = true;
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
@@ -525,8 +529,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
  * R2T, cleared once a look found every R2T out): not on every transmit of every pass. */
 static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 {
-	uint8_t hdr[NVME_TCP_MAX_HEADER];
-	int sent = 0, rc;
+	int sent = 0;
 
 	if (!c->r2t_due)
 		return 0;
@@ -537,14 +540,15 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c)
 		struct nvmet_tcp_req *r = &c->reqs[i];
 		if (!(c->r2t_mask & (1ull << i)))
 			continue; /* put meanwhile */
-		size_t hl = nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len);
-		if (tcp_send_space(c->sock) < hl) {
+		size_t hl = nvme_tcp_r2t_len(&c->params);
+		uint8_t *hdr = tcp_send_place(c->sock, hl, 0);
+		if (!hdr) {
 			nvmet_tcp.st.tx_waits++;
 			c->r2t_due = true; /* the rest go when the socket has room */
 			break;
 		}
-		if ((rc = conn_send(c, hdr, hl)))
-			return rc;
+		nvme_tcp_build_r2t(hdr, &c->params, r->cccid, (uint16_t)i, 0, r->r2t_len); /* in place */
+		tcp_send_placed(c->sock, hl);
 		r->r2t_sent = true;
 		c->r2t_mask &= ~(1ull << i);
 		r->r2t_deadline_ns = clock_now_ns() + NVMET_TCP_R2T_TIMEOUT_MS * NSEC_PER_MSEC;
@@ -706,6 +710,7 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 	c->in_rx = true;
 	c->rx_ready = false; /* data that comes meanwhile marks it again (TCP_EV_RECV) */
 	c->rx_wait_max = 0;  /* the socket shrinks: conn_rx_may_wait looks again */
+	c->rx_peek_len = 0;  /* ... and at the next PDU's common header */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
 	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
 	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
@@ -749,8 +754,11 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 
 /*
  * May the rest of the PDU being received wait in the socket (no poll-loop pass for this
- * segment)? Only when its header is in and parsed (the framer knows the bytes left), the
- * socket holds fewer than those, the peer has not closed, and the window TCP has already
+ * segment)? Only when the PDU's length is known: its header is in and parsed (the framer
+ * knows the bytes left) or, between PDUs, its common header lies at the front of the socket
+ * (looked at in place, nvme_tcp_rx_peek_len: a data-carrying PDU whose PLEN the framer
+ * would take; a 4 KiB H2CData PDU is then taken once, whole, not its first segment apart),
+ * the socket holds fewer than those, the peer has not closed, and the window TCP has already
  * advertised lets the peer go on without a window update from us (TCP never moves the
  * right edge back): either it takes all the rest, or the peer may still send at least as
  * much as the socket holds (the socket is at most half of what the peer could have in
@@ -775,6 +783,17 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
 		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
 	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
+	if (!left && c->rx_peek_len) {
+		left = c->rx_peek_len;
+	} else if (!left && q > NVMET_TCP_PEEK_MIN && nvme_tcp_rx_at_pdu_start(&c->rx)) {
+		/* between PDUs: the common header where it lies tells the PDU's length, so the
+		 * PDU is taken in one pass once all of it is in (not its first segment alone);
+		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes), and the
+		 * framer keeps it (not read again when the bytes are taken) */
+		uint8_t ch[NVME_TCP_CH_LEN];
+		if (tcp_peek(c->sock, 0, ch, sizeof(ch)) == 0)
+			left = c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
+	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
 	tcp_get_info(c->sock, &ti);

@@ -73,6 +73,9 @@
 					  * holds at most; beyond it its reads go through DRAM */
 #define NVMET_TCP_RX_BATCH 16            /* fragments taken from the socket per call */
 #define NVMET_TCP_RX_BATCHES 4           /* batches per connection per poll pass (receive budget) */
+#define NVMET_TCP_PEEK_MIN 76            /* a socket holding more than a CapsuleCmd header and
+					  * its digest has its PDU's common header looked at where
+					  * it lies (conn_rx_may_wait); fewer bytes are taken */
 #define NVMET_TCP_CONNECT_TIMEOUT_MS 10000 /* from accept to a Connected queue (ICReq + Connect) */
 #define NVMET_TCP_R2T_TIMEOUT_MS 30000   /* from an R2T to the last byte of its data */
 #define NVMET_TCP_KEEPALIVE_IDLE_MS 30000 /* TCP keep-alive on every connection: probes after 30 s */

@@ -231,6 +231,13 @@ unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t l
 	return n;
 }
 
+unsigned nvmet_tcp_dbuf_nfrags(const struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len)
+{
+	if (b->device)
+		return 1;
+	return (off + len - 1) / NVMET_TCP_BUF_SIZE - off / NVMET_TCP_BUF_SIZE + 1;
+}
+
 /* Copy fragments into b's chunks at byte off (counted CPU reads). */
 int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n)
 {

@@ -196,15 +196,35 @@ size_t nvme_tcp_build_icresp(uint8_t *buf, uint8_t cpda, uint8_t dgst, uint32_t 
  * negotiated). Returns the header length (the whole PDU: no data). */
 size_t nvme_tcp_build_capsule_resp(uint8_t *buf, const struct nvme_tcp_params *p, const uint8_t cqe[16]);
 
+/* The length nvme_tcp_build_capsule_resp() builds (to make room for it first). */
+static inline size_t nvme_tcp_capsule_resp_len(const struct nvme_tcp_params *p)
+{
+	return NVME_TCP_RESP_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+}
+
 /* Build a C2HData header for datal bytes at offset datao of command cccid; the data
  * (and its digest, when negotiated) follow. Returns the header length including the
  * header digest and padding up to PDO. */
 size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid,
 			       uint32_t datao, uint32_t datal, bool last, bool success);
 
+/* The length nvme_tcp_build_c2h_data() builds (header, header digest, pad up to PDO). */
+static inline size_t nvme_tcp_c2h_data_hdr_len(const struct nvme_tcp_params *p)
+{
+	size_t hdr = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+	size_t align = ((size_t)p->hpda + 1) * 4;
+	return (hdr + align - 1) / align * align;
+}
+
 /* Build an R2T asking for r2tl bytes at r2to of command cccid with transfer tag ttag. */
 size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid, uint16_t ttag,
 			  uint32_t r2to, uint32_t r2tl);
+
+/* The length nvme_tcp_build_r2t() builds. */
+static inline size_t nvme_tcp_r2t_len(const struct nvme_tcp_params *p)
+{
+	return NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
+}
 
 /* Build a C2HTermReq quoting up to 128 bytes of the offending header. Returns its length. */
 size_t nvme_tcp_build_c2h_term_req(uint8_t *buf, uint16_t fes, uint32_t fei, const uint8_t *hdr,

@@ -130,6 +130,9 @@ struct nvmet_tcp_conn {
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint32_t rx_wait_max;            /* the rest of the PDU may wait in the socket while it holds
 					  * fewer bytes than this (conn_rx_may_wait); 0: look again */
+	uint32_t rx_peek_len;            /* PLEN of the PDU at the front of the socket, from its
+					  * common header looked at in place (conn_rx_may_wait);
+					  * 0: not looked at since conn_recv last took bytes */
 	uint64_t connect_deadline_ns;    /* ICReq and Connect must be done by then */
 	uint64_t next_r2t_check_ns;      /* when the poll loop looks for late R2T data again */
 	unsigned inflight;               /* requests in EXEC */
@@ -212,6 +215,9 @@ struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len
  * gives back when the peer acknowledged it; how many (at most
  * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1). */
 unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out);
+/* How many fragments nvmet_tcp_dbuf_frags() makes for [off, off + len) (len > 0), taking
+ * no reference: what a send must find room for before it commits a header. */
+unsigned nvmet_tcp_dbuf_nfrags(const struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len);
 /* Copy the n fragments f into b's chunks at byte off (counted CPU reads). 0, -EINVAL past
  * b's end, or the fragment read's error. The fragments stay the caller's. */
 int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n);

@@ -2,6 +2,7 @@
  * nvmet_tcp_rx.c - NVMe/TCP receive framing (see nvmet_tcp_rx.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include "../../../lib/byteorder.h"
 #include "../../../lib/crc32.h"
@@ -54,6 +55,7 @@ void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx)
 {
 	release_cur(rx);
 	start_header(rx);
+	rx->skip = 0; /* (a kept common header is passed over before its PDU can end) */
 }
 
 /* Hand the current PDU to the consumer and go back to reading headers. */
@@ -112,6 +114,15 @@ int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp
 		uint32_t avail = f->len, n;
 		switch (rx->state) {
 		case NVME_TCP_RX_HEADER:
+			if (rx->skip) {
+				/* the common header nvme_tcp_rx_peek_len kept (checked, its size in
+				 * rx->need, always more than it): passed over, not read again */
+				n = rx->skip < avail ? rx->skip : avail;
+				rx->skip -= n;
+				rx->st.header_bytes += n;
+				frag_consume(f, n);
+				break;
+			}
 			n = (uint32_t)(rx->need - rx->have) < avail ? (uint32_t)(rx->need - rx->have) : avail;
 			netdev_frag_read(f, 0, rx->hdr + rx->have, n);
 			rx->have += n;
@@ -198,4 +209,28 @@ release:
 	if (f->len)
 		netdev_frag_release(f);
 	return rc;
+}
+
+/* The PDU length from a common header at the front of the stream (see the header). */
+uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	const struct nvme_tcp_params *p = rx->params;
+	struct nvme_tcp_error err;
+
+	if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
+		return 0;
+	int hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
+	if (hdr <= 0)
+		return 0;
+	uint32_t data_max = p->maxh2cdata > p->max_icd ? p->maxh2cdata : p->max_icd;
+	uint32_t plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+	/* untrusted PLEN against the largest PDU taken, in subtraction form */
+	if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
+		return 0;
+	/* the framer goes on from here when the stream is fed (rx->skip) */
+	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
+	rx->have = NVME_TCP_CH_LEN;
+	rx->need = (size_t)hdr;
+	rx->skip = NVME_TCP_CH_LEN;
+	return plen;
 }

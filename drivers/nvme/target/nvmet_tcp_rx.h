@@ -58,6 +58,7 @@ struct nvme_tcp_rx {
 	const struct nvme_tcp_params *params; /* the connection's (they change after ICReq) */
 	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	size_t have, need;
+	uint32_t skip;              /* stream bytes already in hdr (nvme_tcp_rx_peek_len): passed over */
 	uint32_t pad_left, data_left, ddgst_have;
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint32_t crc;               /* running data digest */
@@ -114,5 +115,23 @@ static inline uint32_t nvme_tcp_rx_pdu_left(const struct nvme_tcp_rx *rx)
 		return 0;
 	}
 }
+
+/* Is the framer between PDUs (the next stream byte starts a header, none of it read)? */
+static inline bool nvme_tcp_rx_at_pdu_start(const struct nvme_tcp_rx *rx)
+{
+	return rx->state == NVME_TCP_RX_HEADER && rx->have == 0;
+}
+
+/*
+ * The length (PLEN) of the PDU that starts with the common header ch (NVME_TCP_CH_LEN bytes
+ * looked at where they lie, at the front of the stream, while nvme_tcp_rx_at_pdu_start):
+ * only for a data-carrying PDU a host sends (CapsuleCmd, H2CData) whose common header
+ * passes the checks the framer makes of it and whose PLEN is within what the framer would
+ * take (a header, a pad, the larger of MAXH2CDATA and the in-capsule data, a digest).
+ * 0 otherwise: the caller then feeds the stream as it is and the framer decides.
+ * With a length, the framer keeps the common header: the stream's next NVME_TCP_CH_LEN
+ * bytes are passed over when fed, not read again (so they must be those of ch).
+ */
+uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch);
 
 #endif

@@ -294,6 +294,54 @@ Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 	close_listener(l);
 }
 
+/* Bytes built in place (tcp_send_place / tcp_send_placed) go out as tcp_send_copy's would:
+ * appended to the last chunk, or in a new one after zero-copy data; a size that does not fit
+ * the send space gets NULL and queues nothing; the chunks come back once acknowledged. */
+Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
+{
+	struct tcp_sock *l;
+	fill();
+	for (size_t i = 0; i < sizeof(cmb); i++)
+		cmb[i] = (uint8_t)(i * 13);
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_null(tcp_send_place(s, 0, 0));
+	cr_assert_null(tcp_send_place(s, tcp_send_space(s) + 1, 0), "beyond the send space");
+	cr_assert_null(tcp_send_place(s, 24, tcp_send_space(s) - 23), "with what follows, beyond it");
+	uint8_t *p = tcp_send_place(s, 24, 0);
+	cr_assert_not_null(p);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	cr_assert_eq(fnd.ntx, 0, "a lone 24-byte header waits");
+	p = tcp_send_place(s, 8, 0);
+	memcpy(p, pattern + 24, 8);
+	tcp_send_placed(s, 8); /* into the same chunk */
+	struct netdev_frag f = cmb_frag(0, 2000, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 32), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 32, cmb, 1428), 0);
+	p = tcp_send_place(s, 24, 0); /* a new chunk behind the zero-copy data */
+	cr_assert_not_null(p);
+	memcpy(p, pattern + 100, 24);
+	tcp_send_placed(s, 24);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
+	cr_assert_eq(txseg(1)->len, 572 + 24);
+	cr_assert_eq(memcmp(txseg(1)->payload, cmb + 1428, 572), 0);
+	cr_assert_eq(memcmp(txseg(1)->payload + 572, pattern + 100, 24), 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 32 + 2000 + 24);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 2056, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* Segments that come in one receive batch (the e1000e hands a ring's worth to one poll)
  * share one ACK at its end, at most net.tcp_ack_every full-sized segments apart, as
  * Linux's GRO makes one ACK of a batch: 45 ACKs per 128 KiB H2CData cost the saturated

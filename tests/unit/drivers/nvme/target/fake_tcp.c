@@ -137,6 +137,14 @@ size_t tcp_recv_avail(const struct tcp_sock *s)
 	return s->rx_len - s->rx_off;
 }
 
+int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len)
+{
+	if (len > s->rx_len - s->rx_off || off > s->rx_len - s->rx_off - len)
+		return -EAGAIN;
+	memcpy(buf, s->rx + s->rx_off + off, len);
+	return 0;
+}
+
 bool tcp_recv_eof(const struct tcp_sock *s)
 {
 	return s->eof && s->rx_off == s->rx_len;
@@ -161,6 +169,29 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return (long)len;
 }
 
+void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
+{
+	if (!ftcp_open(s))
+		ftcp_violation("send on a closed socket");
+	if (!len || len > s->space || more > s->space - len)
+		return NULL;
+	if (len > FTCP_TX_MAX - s->tx_len)
+		ftcp_violation("fake TX buffer full: drop it in long runs");
+	return s->tx + s->tx_len;
+}
+
+void tcp_send_placed(struct tcp_sock *s, size_t len)
+{
+	s->tx_len += len;
+	s->space -= len;
+}
+
+unsigned tcp_send_frags_room(const struct tcp_sock *s)
+{
+	unsigned room = ftcp_open(s) ? FTCP_HELD - s->nheld : 0;
+	return s->frag_room && s->frag_room < room ? s->frag_room : room;
+}
+
 /* Zero copy: the bytes go on the wire (copied here for the test to read), the fragments
  * stay held until ftcp_ack(); on error the references are released (tcp.h's rule). */
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
@@ -170,7 +201,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		ftcp_violation("send on a closed socket");
 	for (unsigned i = 0; i < n; i++)
 		total += frags[i].len;
-	if (total > s->space || s->nheld + n > FTCP_HELD || total > FTCP_TX_MAX - s->tx_len) {
+	if (total > s->space || n > tcp_send_frags_room(s) || total > FTCP_TX_MAX - s->tx_len) {
 		for (unsigned i = 0; i < n; i++) {
 			struct netdev_frag f = frags[i];
 			netdev_frag_release(&f);
@@ -245,7 +276,7 @@ static struct tcp_sock *arrive(unsigned i, size_t frag_size, uint32_t laddr, uin
 	s->authorised = false;
 	s->keepalive_idle_ns = 0;
 	s->rx_len = s->rx_off = s->tx_len = s->tx_read = 0;
-	s->nheld = s->flushes = 0;
+	s->nheld = s->flushes = s->frag_room = 0;
 	memset(s->frag_bytes, 0, sizeof(s->frag_bytes));
 	s->ops = NULL;
 	s->closed = s->aborted = s->eof = s->accepted = s->dev_frags = false;

@@ -56,6 +56,8 @@ struct tcp_sock {
 	unsigned flushes;
 	struct netdev_frag held[FTCP_HELD]; /* zero-copy sends not yet acknowledged */
 	unsigned nheld;
+	unsigned frag_room;        /* when not 0: fragments tcp_send_frags() takes now (the real
+				    * socket's share of send entries running short) */
 	uint64_t frag_bytes[MEM_CLASS_COUNT]; /* zero-copy bytes sent, by memory class */
 };
 

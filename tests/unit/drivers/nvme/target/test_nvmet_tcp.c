@@ -422,6 +422,31 @@ Test(nvmet_tcp, io_write_in_capsule_then_read)
 	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
 }
 
+/* Send entries short while bytes are plenty (the socket's share of the stack's fragments
+ * taken by unacknowledged sends): a C2HData PDU waits whole, its header not queued ahead of
+ * data that could not follow, and the connection lives; room back, the read completes. */
+Test(nvmet_tcp, c2h_data_waits_for_send_entries_not_only_bytes)
+{
+	struct tcp_sock *q = io_queue(4096);
+	static uint8_t rbuf[65536];
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 50, 1, sizeof(rbuf));
+	sqe.cdw10 = le32_make(0);
+	sqe.cdw12 = le32_make(127); /* 128 blocks of 512: 4 DRAM chunks of 16 KiB */
+	q->frag_room = 3;           /* fewer than a header chunk + 4 data fragments */
+	size_t before = q->tx_len;
+	uint64_t waits = nvmet_tcp_stats()->tx_waits;
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
+	nvmet_tcp_poll(8);
+	cr_assert(ftcp_open(q), "the connection lives");
+	cr_assert_eq(q->tx_len, before, "no header without room for its data");
+	cr_assert_gt(nvmet_tcp_stats()->tx_waits, waits);
+	q->frag_room = 0;
+	q->ops->event(q, q->ctx, TCP_EV_SENT);
+	uint32_t got;
+	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
+	cr_assert_eq(got, sizeof(rbuf));
+}
+
 /* A 64 KiB write through R2T + two H2CData PDUs, then read back. */
 static void write_through_r2t(size_t frag_size)
 {

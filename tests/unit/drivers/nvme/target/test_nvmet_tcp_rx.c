@@ -114,6 +114,10 @@ static void build_stream(struct nvme_tcp_params *p, size_t a, size_t b)
 	*p = (struct nvme_tcp_params){ .hdgst = true, .ddgst = true, .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
 }
 
+/* Before every chunk that starts a PDU, look at its common header in place as the
+ * transport does (nvme_tcp_rx_peek_len: the framer keeps it). */
+static bool prime;
+
 /* Feed the stream in chunks of `chunk` bytes; returns the feed's first error (0 if none)
  * and the number of chunks. */
 static int feed(struct nvme_tcp_rx *rx, size_t chunk, unsigned *nchunks)
@@ -121,6 +125,8 @@ static int feed(struct nvme_tcp_rx *rx, size_t chunk, unsigned *nchunks)
 	int first = 0;
 	unsigned n = 0;
 	for (size_t off = 0; off < stream_len; off += chunk, n++) {
+		if (prime && nvme_tcp_rx_at_pdu_start(rx) && stream_len - off >= NVME_TCP_CH_LEN)
+			(void)nvme_tcp_rx_peek_len(rx, stream + off);
 		struct netdev_frag f = { 0 };
 		size_t len = stream_len - off < chunk ? stream_len - off : chunk;
 		f.addr = dma_addr_host(stream + off);
@@ -140,6 +146,7 @@ static void setup(void)
 {
 	unit_pools_begin();
 	cr_assert_eq(netbuf_pool_init(8), 0);
+	prime = false;
 	npdus = 0;
 	memset(released, 0, sizeof(released));
 }
@@ -191,6 +198,16 @@ Test(tcp_rx, segment_sized_fragments_hand_on_data_without_copying)
 {
 	static const size_t chunks[] = { 64, 100, 1447, 1448, 4096, 9000, STREAM_MAX };
 	check_sizes(chunks, sizeof(chunks) / sizeof(chunks[0]), sizeof(payload_a), sizeof(payload_b));
+}
+
+/* A common header the transport looked at in place (and the framer kept) is passed over,
+ * not read again: the same PDUs, bytes and counts at every fragment size. */
+Test(tcp_rx, a_common_header_kept_from_a_peek_is_passed_over)
+{
+	static const size_t tiny[] = { 1, 3, 8, 13 }, large[] = { 100, 1448, STREAM_MAX };
+	prime = true;
+	check_sizes(tiny, sizeof(tiny) / sizeof(tiny[0]), 100, 60);
+	check_sizes(large, sizeof(large) / sizeof(large[0]), sizeof(payload_a), sizeof(payload_b));
 }
 
 Test(tcp_rx, data_digest_mismatch_is_reported_not_fatal)
@@ -254,4 +271,47 @@ Test(tcp_rx, reset_releases_a_half_received_pdu)
 	nvme_tcp_rx_reset(&rx);
 	for (unsigned k = 0; k < n; k++)
 		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
+}
+
+Test(tcp_rx, peek_len_trusts_only_a_data_pdu_header_the_framer_would_take)
+{
+	struct nvme_tcp_params p;
+	struct nvme_tcp_rx rx;
+	uint8_t ch[NVME_TCP_CH_LEN];
+
+	build_stream(&p, 4096, 3000);
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert(nvme_tcp_rx_at_pdu_start(&rx));
+	/* a length: the framer keeps the common header (no longer at a PDU's start) */
+	memcpy(ch, stream, sizeof(ch));
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 80 + 4096 + 4);
+	cr_assert(!nvme_tcp_rx_at_pdu_start(&rx));
+	cr_assert_eq(rx.skip, NVME_TCP_CH_LEN);
+	nvme_tcp_rx_reset(&rx);
+	cr_assert(nvme_tcp_rx_at_pdu_start(&rx));
+	cr_assert_eq(rx.skip, 0);
+	/* the CapsuleCmd and the H2CData of the stream: their PLEN */
+	memcpy(ch, stream + 80 + 4096 + 4, sizeof(ch));
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 32 + 3000 + 4);
+	nvme_tcp_rx_reset(&rx);
+	/* a header the framer refuses, a PDU without data, a PLEN beyond what it takes: 0 */
+	memcpy(ch, stream, sizeof(ch));
+	ch[2] = 24; /* HLEN wrong for a CapsuleCmd */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	memcpy(ch, stream, sizeof(ch));
+	ch[1] &= (uint8_t)~NVME_TCP_F_HDGSTF; /* header digest negotiated but not flagged */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	memcpy(ch, stream, sizeof(ch));
+	ch[0] = NVME_TCP_ICREQ;
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	memcpy(ch, stream, sizeof(ch));
+	le32_store(ch + 4, 76 + 32768 + NVME_TCP_MAX_HEADER + 4 + 1); /* past MAXH2CDATA and any pad */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	le32_store(ch + 4, 0xffffffffu);
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	le32_store(ch + 4, 70); /* shorter than the header */
+	cr_assert_eq(nvme_tcp_rx_peek_len(&rx, ch), 0);
+	/* none of those kept anything */
+	cr_assert_eq(rx.skip, 0);
+	cr_assert(nvme_tcp_rx_at_pdu_start(&rx));
 }
