@@ -284,13 +284,29 @@ int netbuf_pool_destroy(void)
 	return 0;
 }
 
-static struct netbuf *netbuf_get(void)
+/* A netbuf from the pool with every field before frags[] zero (slots past nfrags are
+ * never read) and its node unlinked, host part unset. Inlined into both allocators so that
+ * they are leaf functions: the call cost a frame's worth of register saves. The fields are
+ * stored one by one: the memset before (rep stos) cost ~20 instructions a netbuf. */
+static inline __attribute__((always_inline)) struct netbuf *netbuf_get(void)
 {
 	struct netbuf *nb;
 	if (!netbuf_pool_ready || !(nb = mm_pool_alloc(&netbuf_pool)))
 		return NULL;
-	memset(nb, 0, offsetof(struct netbuf, frags)); /* slots past nfrags are never read */
+	_Static_assert(offsetof(struct netbuf, frags) == offsetof(struct netbuf, tx_ctx) + sizeof(void *),
+		       "netbuf_get zeroes every field before frags[]: list them all");
 	list_init(&nb->node);
+	nb->dev = NULL;
+	nb->flags = 0;
+	nb->hdr_len = 0;
+	nb->csum_start = 0;
+	nb->csum_offset = 0;
+	nb->gso_size = 0;
+	nb->nfrags = 0;
+	nb->hdr_owner = NULL;
+	nb->hdr_token = 0;
+	nb->tx_done = NULL;
+	nb->tx_ctx = NULL;
 	return nb;
 }
 
