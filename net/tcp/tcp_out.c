@@ -296,7 +296,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		if (!(flags & TCP_ACK))
 			s->syn_wnd = win;
 	} else {
-		win = tcp_advertise(s, false) >> s->rcv_wscale;
+		/* (tcp_advertise's first test, here: every segment of a pass but the first) */
+		win = (s->adv_fresh && s->out_pass ? s->rcv_adv - s->rcv_nxt : tcp_advertise(s, false)) >> s->rcv_wscale;
 	}
 	if (win > 0xffff)
 		win = 0xffff;
