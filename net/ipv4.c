@@ -45,7 +45,6 @@ void ipv4_rx(struct netbuf *nb)
 	size_t hlen, total;
 	uint32_t src, dst;
 	uint16_t ff;
-	struct net_rx_dgram dg;
 	int rc = 0;
 
 	net_counters.ip_rx++;
@@ -118,10 +117,7 @@ void ipv4_rx(struct netbuf *nb)
 	case IP_PROTO_TCP:
 		if (net_addr_is_broadcast(dst))
 			goto drop;
-		dg.src = src;
-		dg.dst = dst;
-		dg.len = total - hlen;
-		tcp_rx(nb, &dg);
+		tcp_rx(nb, src, dst, total - hlen);
 		return;
 	case IP_PROTO_UDP:
 		udp_rx(nb, src, dst);

@@ -22,20 +22,15 @@ struct net_if {
 extern struct net_if net_if0;
 extern struct net_stats net_counters;
 
-/* One received IPv4 datagram as ipv4_rx parsed it, handed to the transport by pointer
- * so that nothing is parsed or measured twice: nb's data is at the transport header and
- * len is the transport's bytes (host part and fragments, Ethernet padding cut). */
-struct net_rx_dgram {
-	uint32_t src, dst;
-	size_t len;
-};
-
 /* Receive entry points: each takes ownership of nb (data at its header). */
 void arp_rx(struct netbuf *nb);
 void ipv4_rx(struct netbuf *nb);
 void icmp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);
 void udp_rx(struct netbuf *nb, uint32_t src, uint32_t dst);
-void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg);
+/* tcp_rx: src, dst and len (the segment's bytes, host part and fragments, Ethernet padding
+ * cut) as ipv4_rx parsed them, so that nothing is parsed or measured twice; by value, so
+ * that ipv4_rx ends in a tail call. */
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len);
 
 /* Send nb (data at the Ethernet payload) to the next hop dst_mac. Takes ownership on 0. */
 int eth_output(struct netbuf *nb, const uint8_t dst_mac[ETH_ALEN], uint16_t type);

@@ -922,13 +922,11 @@ drop:
 	netbuf_free(nb);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header, dg what IPv4 parsed).
+/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
  * Consumes nb. The header is parsed and checked, the connection found; a segment header
  * prediction takes (rx_fast_ok) is handled here, every other one by tcp_rx_slow. */
-void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
-	uint32_t src = dg->src, dst = dg->dst;
-	size_t len = dg->len;
 	uint8_t hdr[TCP_HLEN_MIN + TCP_OPT_SPACE];
 	const uint8_t *hp = nb->data;
 	size_t host = netbuf_host_len(nb);
