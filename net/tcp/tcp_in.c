@@ -846,6 +846,18 @@ void tcp_deliver_events(struct tcp_sock *s)
 		tcp_notify(s, ev);
 }
 
+/* The end of a segment's processing (tcp_rx and tcp_rx_slow alike): the events it
+ * gathered go to s's user, unless s is gone. s (its id and slot taken before any user code
+ * ran) is still good when no socket was freed meanwhile (frees unchanged) or, when one
+ * was, when its id is still at its slot: a callback may close it. tcp_deliver_events
+ * leaves out one that is CLOSED. Consumes nb. */
+static inline void rx_done(struct netbuf *nb, struct tcp_sock *s, uint16_t slot, uint64_t id, unsigned long frees)
+{
+	if (tcp_sock_frees == frees || tcp_sock_alive(slot, id))
+		tcp_deliver_events(s);
+	netbuf_free(nb);
+}
+
 /* A segment that header prediction does not take (tcp_rx): every state, every check.
  * s is tcp_lookup_rx's answer. Consumes nb. */
 static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_seg *g, struct tcp_sock *s,
@@ -889,9 +901,9 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 	netbuf_pull(nb, g->hlen);
 	/* rx_sync may free s (reset, LAST_ACK done) but never a listener, and calls no user
 	 * code: events go out afterwards, to the listener first, then to s if it still
-	 * exists (looked up again: a callback may close it). */
-	uint32_t laddr = s->laddr, raddr = s->raddr;
-	uint16_t lport = s->lport, rport = s->rport;
+	 * exists (rx_done: a callback may close it). */
+	uint16_t slot = s->slot;
+	uint64_t id = s->id;
 	struct tcp_sock *l = s->listener;
 	unsigned long frees = tcp_sock_frees;
 	if (payload_take_inorder(s, nb, g->seq + ((g->flags & TCP_SYN) ? 1 : 0), &p)) {
@@ -904,7 +916,8 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 	payload_release(&p);
 	/* The window budget's sums take s's new RCV.NXT and queues before any user code runs
 	 * (a freed s left them in tcp_sock_free; one CLOSED promises nothing). */
-	if (tcp_sock_frees == frees)
+	bool live = tcp_sock_frees == frees || tcp_sock_alive(slot, id);
+	if (live)
 		tcp_budget_note(s);
 	if (l && l->pending_events) {
 		unsigned ev = l->pending_events;
@@ -912,12 +925,10 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 		if (l->ops && l->ops->event)
 			l->ops->event(l, l->ctx, ev);
 	}
-	/* s is still good when no socket was freed meanwhile (tcp_lookup would find it, or
-	 * nothing once CLOSED); else it is looked up again. */
-	if (tcp_sock_frees != frees)
-		s = tcp_lookup(laddr, lport, raddr, rport);
-	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)
-		tcp_deliver_events(s);
+	if (live) { /* (else s is gone: nothing to deliver) */
+		rx_done(nb, s, slot, id, frees);
+		return;
+	}
 drop:
 	netbuf_free(nb);
 }
@@ -966,8 +977,8 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	if (!s->t_keep.armed)
 		tcp_keep_arm(s);
 	netbuf_pull(nb, g.hlen);
-	uint32_t laddr = s->laddr, raddr = s->raddr;
-	uint16_t lport = s->lport, rport = s->rport;
+	uint16_t slot = s->slot;
+	uint64_t id = s->id;
 	unsigned long frees = tcp_sock_frees;
 	int fast = rx_fast(s, &g, nb);
 	/* 1: RCV.NXT, state and queues as they were; 2: data queued, and noted already when
@@ -975,10 +986,8 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	 * the data: header prediction changes nothing else the sums depend on). */
 	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
 		tcp_budget_note(s);
-	if (tcp_sock_frees != frees)
-		s = tcp_lookup(laddr, lport, raddr, rport);
-	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)
-		tcp_deliver_events(s);
+	rx_done(nb, s, slot, id, frees);
+	return;
 drop:
 	netbuf_free(nb);
 }

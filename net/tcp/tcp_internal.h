@@ -334,6 +334,9 @@ bool tcp_pools_busy(void);
 void tcp_pools_fini(void);
 void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot);
 void tcp_pools_sock_gone(struct tcp_sock *s);
+/* Is the socket that had id at slot (its s->id, s->slot) still alive? Never touches a freed
+ * socket: a caller that kept a pointer across user code asks this before using it. */
+bool tcp_sock_alive(uint16_t slot, uint64_t id);
 /* A chunk with a copy of len (<= TCP_CHUNK_SIZE) bytes for s, as a host fragment, within
  * s's share (rx: received bytes, which never use the reserve). 0 or -ENOBUFS. */
 int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f);
