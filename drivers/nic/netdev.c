@@ -146,10 +146,29 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	dev->rx_handler(dev, nb);
 }
 
-/* A frame to the driver. */
-int netdev_tx(struct netdev *dev, struct netbuf *nb)
+/* The driver refused nb (rc, the caller keeps it): netdev_tx's counters taken back. The
+ * offload counter stays, as before (it counted frames handed to the driver). */
+static __attribute__((noinline)) void netdev_tx_uncount(struct netdev *dev, const struct netbuf *nb, int rc)
 {
 	uint64_t host = 0, device = 0;
+	(void)rc;
+	count_bytes(nb, &host, &device);
+	if (nb->flags & NETBUF_TX_TSO) {
+		dev->stats.tx_tso--;
+		dev->stats.tx_tso_segs -= netbuf_tso_segs(nb);
+	}
+	dev->stats.tx_frames--;
+	dev->stats.tx_bytes_host -= host;
+	dev->stats.tx_bytes_device -= device;
+	dev->stats.tx_errors++;
+}
+
+/* A frame to the driver. The counters are added before the driver takes nb (it may
+ * complete and free it at once) and taken back on a refusal, which is rare (a full ring):
+ * nothing but dev and nb lives across the call, so the common path saves fewer registers. */
+int netdev_tx(struct netdev *dev, struct netbuf *nb)
+{
+	uint64_t host, device = 0;
 	unsigned segs = 0;
 	int rc;
 
@@ -158,7 +177,13 @@ int netdev_tx(struct netdev *dev, struct netbuf *nb)
 		return -ENETDOWN;
 	}
 	nb->dev = dev;
-	count_bytes(nb, &host, &device);
+	host = netbuf_host_len(nb);
+	for (unsigned i = 0, n = nb->nfrags; i < n; i++) {
+		if (nb->frags[i].addr.cls == MEM_CLASS_DEVICE)
+			device += nb->frags[i].len;
+		else
+			host += nb->frags[i].len;
+	}
 	if (nb->flags & NETBUF_TX_TSO) {
 		if (!(dev->features & NETDEV_F_TSO) || !netbuf_tso_hdr_len(nb) ||
 		    host + device - netbuf_tso_hdr_len(nb) > dev->tso_max) {
@@ -166,22 +191,18 @@ int netdev_tx(struct netdev *dev, struct netbuf *nb)
 			return -EINVAL;
 		}
 		segs = netbuf_tso_segs(nb);
-	}
-	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
-		dev->stats.tx_csum_offload++;
-	rc = dev->ops->xmit(dev, nb);
-	if (rc) {
-		dev->stats.tx_errors++;
-		return rc;
-	}
-	if (segs) {
 		dev->stats.tx_tso++;
 		dev->stats.tx_tso_segs += segs;
 	}
+	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
+		dev->stats.tx_csum_offload++;
 	dev->stats.tx_frames++;
 	dev->stats.tx_bytes_host += host;
 	dev->stats.tx_bytes_device += device;
-	return 0;
+	rc = dev->ops->xmit(dev, nb);
+	if (__builtin_expect(rc != 0, 0))
+		netdev_tx_uncount(dev, nb, rc);
+	return rc;
 }
 
 /* The transmit ring is full: senders wait for netdev_tx_wake. */
