@@ -358,17 +358,24 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 	return nb;
 }
 
-/* Release everything. */
+/* Release everything. The fragments' owners are called without clearing the slots (nb goes
+ * back to the pool: slots past nfrags, 0 now, are never read, netbuf_get sets every other
+ * field), and the node is unlinked without pointing it at itself (netbuf_get does). */
 void netbuf_free(struct netbuf *nb)
 {
 	if (!nb)
 		return;
-	for (unsigned i = 0; i < nb->nfrags; i++)
-		netdev_frag_release(&nb->frags[i]);
+	unsigned n = nb->nfrags;
 	nb->nfrags = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag_owner *o = nb->frags[i].owner;
+		if (o)
+			o->release(o, nb->frags[i].token);
+	}
 	if (nb->hdr_owner)
 		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
-	list_del(&nb->node);
+	nb->node.prev->next = nb->node.next;
+	nb->node.next->prev = nb->node.prev;
 	mm_pool_free(&netbuf_pool, nb);
 }
 
