@@ -387,45 +387,6 @@ void netbuf_tx_done(struct netbuf *nb)
 	netbuf_free(nb);
 }
 
-/* Fragment bytes. */
-size_t netbuf_frag_len(const struct netbuf *nb)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < nb->nfrags; i++)
-		n += nb->frags[i].len;
-	return n;
-}
-
-/* Prepend. */
-void *netbuf_push(struct netbuf *nb, size_t len)
-{
-	if (len > (size_t)(nb->data - nb->head))
-		return NULL;
-	nb->data -= len;
-	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
-		nb->csum_start = (uint16_t)(nb->csum_start + len);
-	return nb->data;
-}
-
-/* Append. */
-void *netbuf_put(struct netbuf *nb, size_t len)
-{
-	uint8_t *p = nb->tail;
-	if (nb->nfrags || len > (size_t)(nb->end - nb->tail))
-		return NULL;
-	nb->tail += len;
-	return p;
-}
-
-/* Attach a fragment. */
-int netbuf_add_frag(struct netbuf *nb, const struct netdev_frag *f)
-{
-	if (nb->nfrags >= NETBUF_MAX_FRAGS)
-		return -ENOSPC;
-	nb->frags[nb->nfrags++] = *f;
-	return 0;
-}
-
 /* Detach a fragment. */
 void netbuf_take_frag(struct netbuf *nb, unsigned i, struct netdev_frag *out)
 {

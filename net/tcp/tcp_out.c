@@ -264,18 +264,18 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 				}
 				ndev++;
 			}
-			struct netdev_frag f = e->frag;
-			f.addr = dma_addr_add(f.addr, off);
-			f.offset += off;
-			f.len = n;
-			f.owner = &tcp_tx_owner;
-			f.token = (uint64_t)(uintptr_t)e;
-			if (netbuf_add_frag(nb, &f)) {
-				/* Out of gather slots: send what we have. */
-				break;
-			}
+			if (nb->nfrags >= NETBUF_MAX_FRAGS)
+				break; /* out of gather slots: send what we have */
+			/* (netbuf_add_frag, written in place: the entry's reference, cut) */
+			struct netdev_frag *f = &nb->frags[nb->nfrags++];
+			*f = e->frag;
+			f->addr = dma_addr_add(f->addr, off);
+			f->offset += off;
+			f->len = n;
+			f->owner = &tcp_tx_owner;
+			f->token = (uint64_t)(uintptr_t)e;
 			e->inflight++;
-			if (f.addr.cls == MEM_CLASS_DEVICE)
+			if (f->addr.cls == MEM_CLASS_DEVICE)
 				pay_dev += n;
 			else
 				pay_host += n;
