@@ -53,6 +53,12 @@ struct tcp_sock {
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	struct net_route route;         /* its frames' Ethernet and IPv4 headers (ipv4_output_route) */
+	/* What tcp_xmit puts in every header from the addresses and ports, which never change
+	 * once a socket sends (set before its first segment, tcp_connect and rx_listen):
+	 * computed at its first segment (tx_tmpl). */
+	bool tx_tmpl;
+	uint32_t tx_ports;              /* SRC.PORT << 16 | DST.PORT: one big-endian word on the wire */
+	uint32_t tx_psum;               /* the TCP pseudo-header sum without the length (RFC 9293 3.1) */
 
 	/* listener / child */
 	struct tcp_sock *listener;      /* child not yet accepted */
