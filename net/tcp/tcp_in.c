@@ -985,7 +985,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	 * the ACK that went out moved the advertised edge (tcp_advertise notes then, after
 	 * the data: header prediction changes nothing else the sums depend on). */
 	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
-		tcp_budget_note(s);
+		tcp_budget_note_later(s);
 	rx_done(nb, s, slot, id, frees);
 	return;
 drop:

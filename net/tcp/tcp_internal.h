@@ -243,6 +243,21 @@ static inline uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);
+/* The socket whose note waits, or NULL (tcp_budget.c). */
+extern struct tcp_sock *tcp_budget_pending;
+void tcp_budget_note_pending(void);
+/* tcp_budget_note, later: header prediction moved s's RCV.NXT and queues, and the sums
+ * need s's share only when a window is next computed (tcp_rcv_window notes the waiting
+ * socket first), so the segments between two windows cost one note. One socket waits at
+ * a time: another one's note is made first. Inline: every data segment. */
+static inline void tcp_budget_note_later(struct tcp_sock *s)
+{
+	if (tcp_budget_pending != s) {
+		if (tcp_budget_pending)
+			tcp_budget_note_pending();
+		tcp_budget_pending = s;
+	}
+}
 /* s leaves the socket table. */
 void tcp_budget_forget(struct tcp_sock *s);
 /* tcp_rx_reserve of a device lending rx_bufs buffers: an eighth of the pool, at least
