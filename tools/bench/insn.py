@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 10150,
-    "read-4k": 9200,
-    "write-128k": 164600,
-    "read-128k": 78800,
-    "write-4k-ddgst": 43700,
-    "read-4k-ddgst": 42400,
+    "write-4k": 9550,
+    "read-4k": 8650,
+    "write-128k": 150750,
+    "read-128k": 68500,
+    "write-4k-ddgst": 43100,
+    "read-4k-ddgst": 41900,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
