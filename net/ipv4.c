@@ -19,7 +19,7 @@ LOG_MODULE_USE(net);
 #define IPV4_TTL 64
 #define ICMP_ECHO_MAX (NETBUF_HOST_SIZE - NETBUF_HEADROOM - sizeof(struct icmp_echo))
 
-static uint16_t ipv4_ident;
+uint16_t ipv4_ident;
 static void (*echo_reply_hook)(uint32_t src, uint16_t id, uint16_t seq, size_t len);
 
 /* RFC 1122 3.2.1.3 and RFC 1812 5.3.7: a source must name one other host. Broadcast
@@ -45,7 +45,6 @@ void ipv4_rx(struct netbuf *nb)
 	size_t hlen, total;
 	uint32_t src, dst;
 	uint16_t ff;
-	struct net_rx_dgram dg;
 	int rc = 0;
 
 	net_counters.ip_rx++;
@@ -118,10 +117,7 @@ void ipv4_rx(struct netbuf *nb)
 	case IP_PROTO_TCP:
 		if (net_addr_is_broadcast(dst))
 			goto drop;
-		dg.src = src;
-		dg.dst = dst;
-		dg.len = total - hlen;
-		tcp_rx(nb, &dg);
+		tcp_rx(nb, src, dst, total - hlen);
 		return;
 	case IP_PROTO_UDP:
 		udp_rx(nb, src, dst);
@@ -264,8 +260,8 @@ static __attribute__((noinline)) bool ipv4_route_build(struct net_route *rt, uin
 	return true;
 }
 
-int ipv4_output_route(struct netbuf *nb, size_t len, struct net_route *rt, uint32_t src, uint32_t dst,
-		      uint8_t proto)
+int ipv4_output_route_slow(struct netbuf *nb, size_t len, struct net_route *rt, uint32_t src, uint32_t dst,
+			   uint8_t proto)
 {
 	struct netdev *dev = net_if0.dev;
 	uint8_t *h;

@@ -52,6 +52,7 @@
 #ifndef DRIVERS_NIC_NETDEV_H
 #define DRIVERS_NIC_NETDEV_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -238,8 +239,15 @@ static inline size_t netbuf_host_len(const struct netbuf *nb)
 	return (size_t)(nb->tail - nb->data);
 }
 
-/* Bytes in the fragments. */
-size_t netbuf_frag_len(const struct netbuf *nb);
+/* Bytes in the fragments. Inline, as the helpers below: every frame takes a few of them,
+ * and the calls cost as much as the work. */
+static inline size_t netbuf_frag_len(const struct netbuf *nb)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < nb->nfrags; i++)
+		n += nb->frags[i].len;
+	return n;
+}
 
 /* NETBUF_TX_TSO: the bytes of headers every segment repeats (csum_start + the TCP header's
  * data offset, read from the host part), or 0 when nb is not a well-formed TSO frame (no
@@ -251,13 +259,34 @@ unsigned netbuf_tso_hdr_len(const struct netbuf *nb);
 unsigned netbuf_tso_segs(const struct netbuf *nb);
 
 /* Prepend len bytes to the host part (headers); NULL when the headroom is too small. */
-void *netbuf_push(struct netbuf *nb, size_t len);
+static inline void *netbuf_push(struct netbuf *nb, size_t len)
+{
+	if (len > (size_t)(nb->data - nb->head))
+		return NULL;
+	nb->data -= len;
+	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
+		nb->csum_start = (uint16_t)(nb->csum_start + len);
+	return nb->data;
+}
 
-/* Append len bytes to the host part; NULL when there is no room. */
-void *netbuf_put(struct netbuf *nb, size_t len);
+/* Append len bytes to the host part; NULL when there is no room (or fragments follow it). */
+static inline void *netbuf_put(struct netbuf *nb, size_t len)
+{
+	uint8_t *p = nb->tail;
+	if (nb->nfrags || len > (size_t)(nb->end - nb->tail))
+		return NULL;
+	nb->tail += len;
+	return p;
+}
 
 /* Append a fragment (the netbuf takes the reference). -ENOSPC when full. */
-int netbuf_add_frag(struct netbuf *nb, const struct netdev_frag *f);
+static inline int netbuf_add_frag(struct netbuf *nb, const struct netdev_frag *f)
+{
+	if (nb->nfrags >= NETBUF_MAX_FRAGS)
+		return -ENOSPC;
+	nb->frags[nb->nfrags++] = *f;
+	return 0;
+}
 
 /* Detach fragment i from nb (the caller takes the reference); later fragments move down. */
 void netbuf_take_frag(struct netbuf *nb, unsigned i, struct netdev_frag *out);

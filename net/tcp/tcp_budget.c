@@ -127,10 +127,13 @@ static inline __attribute__((always_inline)) unsigned promised(const struct tcp_
 	return n > s->ooo_frags ? n - s->ooo_frags : 0;
 }
 
+struct tcp_sock *tcp_budget_pending;
+
 /* Recompute the sums from every socket (at an MTU change). */
 static void budget_resum(void)
 {
 	struct list_node *it;
+	tcp_budget_pending = NULL; /* every socket is noted below */
 	budget_promised = 0;
 	budget_receivers = 0;
 	budget_bpb = tcp_rcv_bpb();
@@ -152,6 +155,8 @@ void tcp_budget_note(struct tcp_sock *s)
 	unsigned p;
 	bool r;
 
+	if (tcp_budget_pending == s)
+		tcp_budget_pending = NULL; /* (the note that waited: made now) */
 	if (!s->bud_listed)
 		return; /* not in the table (tcp_send_reset's template) */
 	if (budget_bpb != tcp_rcv_bpb()) {
@@ -167,9 +172,19 @@ void tcp_budget_note(struct tcp_sock *s)
 	s->bud_receiving = r;
 }
 
-/* s leaves the table: take its share out of the sums. */
+/* The note that waits (tcp_budget_note_later), made now. */
+void tcp_budget_note_pending(void)
+{
+	if (tcp_budget_pending)
+		tcp_budget_note(tcp_budget_pending);
+}
+
+/* s leaves the table: take its share out of the sums (what they count for it, noted or
+ * not). */
 void tcp_budget_forget(struct tcp_sock *s)
 {
+	if (tcp_budget_pending == s)
+		tcp_budget_pending = NULL;
 	if (!s->bud_listed)
 		return;
 	budget_promised -= s->bud_promised;
@@ -183,6 +198,8 @@ void tcp_budget_forget(struct tcp_sock *s)
  * whatever the sums hold for s is taken out, so s need not be noted first). */
 static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receivers)
 {
+	if (tcp_budget_pending) /* the note that waited (tcp_budget_note_later) */
+		tcp_budget_note(tcp_budget_pending);
 	if (budget_bpb != tcp_rcv_bpb())
 		budget_resum();
 	*others = (unsigned)(budget_promised - s->bud_promised);
@@ -309,6 +326,7 @@ static void budget_kick(struct timer *t, void *arg)
 
 void tcp_budget_init(void)
 {
+	tcp_budget_pending = NULL;
 	budget_promised = 0;
 	budget_receivers = 0;
 	budget_bpb = tcp_rcv_bpb();
@@ -317,5 +335,6 @@ void tcp_budget_init(void)
 
 void tcp_budget_fini(void)
 {
+	tcp_budget_pending = NULL;
 	timer_cancel(&timer_default_queue, &tcp_budget_timer);
 }

@@ -324,17 +324,21 @@ static void sndq_ack(struct tcp_sock *s, uint32_t ack)
 }
 
 /* Process an acceptable ACK (RFC 9293 3.10.7.4 fifth check, RFC 5681). Returns false
- * when the segment must be dropped. */
-static bool process_ack(struct tcp_sock *s, const struct tcp_seg *g)
+ * when the segment must be dropped. predicted (a constant): header prediction took the
+ * segment (rx_fast_ok), whose ACK lies in [SND.UNA, SND.MAX] (inside RFC 5961's range, as
+ * MAX.SND.WND < 2^31) and which has no SYN, FIN or SACK option: the tests that follow from
+ * that are left out of its copy. */
+static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_sock *s, const struct tcp_seg *g,
+								   bool predicted)
 {
 	uint32_t wnd = g->wnd << s->snd_wscale;
 
 	/* RFC 5961 5.2: acceptable ACKs lie in [SND.UNA - MAX.SND.WND, SND.NXT]. */
-	if (SEQ_GT(g->ack, s->snd_max)) {
+	if (!predicted && SEQ_GT(g->ack, s->snd_max)) {
 		tcp_send_challenge_ack(s);
 		return false;
 	}
-	if (SEQ_LT(g->ack, s->snd_una - s->max_snd_wnd)) {
+	if (!predicted && SEQ_LT(g->ack, s->snd_una - s->max_snd_wnd)) {
 		tcp_send_challenge_ack(s);
 		return false;
 	}
@@ -386,9 +390,9 @@ static bool process_ack(struct tcp_sock *s, const struct tcp_seg *g)
 			tcp_arm_rexmit(s);
 		}
 		s->pending_events |= TCP_EV_SENT;
-	} else if (g->ack == s->snd_una && g->len == 0 && !(g->flags & (TCP_SYN | TCP_FIN)) &&
+	} else if (g->ack == s->snd_una && g->len == 0 && (predicted || !(g->flags & (TCP_SYN | TCP_FIN))) &&
 		   s->snd_max != s->snd_una && wnd == s->snd_wnd &&
-		   !(g->opts.has_sack && SEQ_LEQ(g->opts.sack_right, g->ack))) {
+		   (predicted || !(g->opts.has_sack && SEQ_LEQ(g->opts.sack_right, g->ack)))) {
 		/* RFC 5681 2: a duplicate ACK; not one that reports, with a D-SACK block below
 		 * the cumulative ACK, that the peer got something twice (RFC 2883 5): counting
 		 * those turns one spurious retransmission into a cascade. */
@@ -426,6 +430,12 @@ static bool process_ack(struct tcp_sock *s, const struct tcp_seg *g)
 		}
 	}
 	return true;
+}
+
+/* process_ack_core for every segment rx_sync takes. */
+static bool process_ack(struct tcp_sock *s, const struct tcp_seg *g)
+{
+	return process_ack_core(s, g, false);
 }
 
 /* FIN state changes once our FIN is acknowledged. */
@@ -811,8 +821,7 @@ static int rx_fast(struct tcp_sock *s, const struct tcp_seg *g, struct netbuf *n
 {
 	uint32_t before = s->rcv_nxt, seq = g->seq;
 
-	if (!process_ack(s, g)) /* not with the ACK in range: only a challenge ACK refuses */
-		return 1;
+	process_ack_core(s, g, true); /* (the ACK is in range: it never refuses one) */
 	for (unsigned i = 0; i < nb->nfrags; i++) {
 		struct netdev_frag *f = &nb->frags[i];
 		uint32_t n = f->len;
@@ -844,6 +853,18 @@ void tcp_deliver_events(struct tcp_sock *s)
 	s->pending_events = 0;
 	if (ev && s->state != TCP_CLOSED)
 		tcp_notify(s, ev);
+}
+
+/* The end of a segment's processing (tcp_rx and tcp_rx_slow alike): the events it
+ * gathered go to s's user, unless s is gone. s (its id and slot taken before any user code
+ * ran) is still good when no socket was freed meanwhile (frees unchanged) or, when one
+ * was, when its id is still at its slot: a callback may close it. tcp_deliver_events
+ * leaves out one that is CLOSED. Consumes nb. */
+static inline void rx_done(struct netbuf *nb, struct tcp_sock *s, uint16_t slot, uint64_t id, unsigned long frees)
+{
+	if (tcp_sock_frees == frees || tcp_sock_alive(slot, id))
+		tcp_deliver_events(s);
+	netbuf_free(nb);
 }
 
 /* A segment that header prediction does not take (tcp_rx): every state, every check.
@@ -889,9 +910,9 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 	netbuf_pull(nb, g->hlen);
 	/* rx_sync may free s (reset, LAST_ACK done) but never a listener, and calls no user
 	 * code: events go out afterwards, to the listener first, then to s if it still
-	 * exists (looked up again: a callback may close it). */
-	uint32_t laddr = s->laddr, raddr = s->raddr;
-	uint16_t lport = s->lport, rport = s->rport;
+	 * exists (rx_done: a callback may close it). */
+	uint16_t slot = s->slot;
+	uint64_t id = s->id;
 	struct tcp_sock *l = s->listener;
 	unsigned long frees = tcp_sock_frees;
 	if (payload_take_inorder(s, nb, g->seq + ((g->flags & TCP_SYN) ? 1 : 0), &p)) {
@@ -904,7 +925,8 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 	payload_release(&p);
 	/* The window budget's sums take s's new RCV.NXT and queues before any user code runs
 	 * (a freed s left them in tcp_sock_free; one CLOSED promises nothing). */
-	if (tcp_sock_frees == frees)
+	bool live = tcp_sock_frees == frees || tcp_sock_alive(slot, id);
+	if (live)
 		tcp_budget_note(s);
 	if (l && l->pending_events) {
 		unsigned ev = l->pending_events;
@@ -912,23 +934,19 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 		if (l->ops && l->ops->event)
 			l->ops->event(l, l->ctx, ev);
 	}
-	/* s is still good when no socket was freed meanwhile (tcp_lookup would find it, or
-	 * nothing once CLOSED); else it is looked up again. */
-	if (tcp_sock_frees != frees)
-		s = tcp_lookup(laddr, lport, raddr, rport);
-	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)
-		tcp_deliver_events(s);
+	if (live) { /* (else s is gone: nothing to deliver) */
+		rx_done(nb, s, slot, id, frees);
+		return;
+	}
 drop:
 	netbuf_free(nb);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header, dg what IPv4 parsed).
+/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
  * Consumes nb. The header is parsed and checked, the connection found; a segment header
  * prediction takes (rx_fast_ok) is handled here, every other one by tcp_rx_slow. */
-void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
-	uint32_t src = dg->src, dst = dg->dst;
-	size_t len = dg->len;
 	uint8_t hdr[TCP_HLEN_MIN + TCP_OPT_SPACE];
 	const uint8_t *hp = nb->data;
 	size_t host = netbuf_host_len(nb);
@@ -968,19 +986,17 @@ void tcp_rx(struct netbuf *nb, const struct net_rx_dgram *dg)
 	if (!s->t_keep.armed)
 		tcp_keep_arm(s);
 	netbuf_pull(nb, g.hlen);
-	uint32_t laddr = s->laddr, raddr = s->raddr;
-	uint16_t lport = s->lport, rport = s->rport;
+	uint16_t slot = s->slot;
+	uint64_t id = s->id;
 	unsigned long frees = tcp_sock_frees;
 	int fast = rx_fast(s, &g, nb);
 	/* 1: RCV.NXT, state and queues as they were; 2: data queued, and noted already when
 	 * the ACK that went out moved the advertised edge (tcp_advertise notes then, after
 	 * the data: header prediction changes nothing else the sums depend on). */
 	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
-		tcp_budget_note(s);
-	if (tcp_sock_frees != frees)
-		s = tcp_lookup(laddr, lport, raddr, rport);
-	if (s && s->state != TCP_LISTEN && s->state != TCP_CLOSED && s->rport == rport)
-		tcp_deliver_events(s);
+		tcp_budget_note_later(s);
+	rx_done(nb, s, slot, id, frees);
+	return;
 drop:
 	netbuf_free(nb);
 }

@@ -53,6 +53,12 @@ struct tcp_sock {
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	struct net_route route;         /* its frames' Ethernet and IPv4 headers (ipv4_output_route) */
+	/* What tcp_xmit puts in every header from the addresses and ports, which never change
+	 * once a socket sends (set before its first segment, tcp_connect and rx_listen):
+	 * computed at its first segment (tx_tmpl). */
+	bool tx_tmpl;
+	uint32_t tx_ports;              /* SRC.PORT << 16 | DST.PORT: one big-endian word on the wire */
+	uint32_t tx_psum;               /* the TCP pseudo-header sum without the length (RFC 9293 3.1) */
 
 	/* listener / child */
 	struct tcp_sock *listener;      /* child not yet accepted */
@@ -237,6 +243,21 @@ static inline uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);
+/* The socket whose note waits, or NULL (tcp_budget.c). */
+extern struct tcp_sock *tcp_budget_pending;
+void tcp_budget_note_pending(void);
+/* tcp_budget_note, later: header prediction moved s's RCV.NXT and queues, and the sums
+ * need s's share only when a window is next computed (tcp_rcv_window notes the waiting
+ * socket first), so the segments between two windows cost one note. One socket waits at
+ * a time: another one's note is made first. Inline: every data segment. */
+static inline void tcp_budget_note_later(struct tcp_sock *s)
+{
+	if (tcp_budget_pending != s) {
+		if (tcp_budget_pending)
+			tcp_budget_note_pending();
+		tcp_budget_pending = s;
+	}
+}
 /* s leaves the socket table. */
 void tcp_budget_forget(struct tcp_sock *s);
 /* tcp_rx_reserve of a device lending rx_bufs buffers: an eighth of the pool, at least
@@ -334,6 +355,9 @@ bool tcp_pools_busy(void);
 void tcp_pools_fini(void);
 void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot);
 void tcp_pools_sock_gone(struct tcp_sock *s);
+/* Is the socket that had id at slot (its s->id, s->slot) still alive? Never touches a freed
+ * socket: a caller that kept a pointer across user code asks this before using it. */
+bool tcp_sock_alive(uint16_t slot, uint64_t id);
 /* A chunk with a copy of len (<= TCP_CHUNK_SIZE) bytes for s, as a host fragment, within
  * s's share (rx: received bytes, which never use the reserve). 0 or -ENOBUFS. */
 int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, struct netdev_frag *f);

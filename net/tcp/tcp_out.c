@@ -264,18 +264,18 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 				}
 				ndev++;
 			}
-			struct netdev_frag f = e->frag;
-			f.addr = dma_addr_add(f.addr, off);
-			f.offset += off;
-			f.len = n;
-			f.owner = &tcp_tx_owner;
-			f.token = (uint64_t)(uintptr_t)e;
-			if (netbuf_add_frag(nb, &f)) {
-				/* Out of gather slots: send what we have. */
-				break;
-			}
+			if (nb->nfrags >= NETBUF_MAX_FRAGS)
+				break; /* out of gather slots: send what we have */
+			/* (netbuf_add_frag, written in place: the entry's reference, cut) */
+			struct netdev_frag *f = &nb->frags[nb->nfrags++];
+			*f = e->frag;
+			f->addr = dma_addr_add(f->addr, off);
+			f->offset += off;
+			f->len = n;
+			f->owner = &tcp_tx_owner;
+			f->token = (uint64_t)(uintptr_t)e;
 			e->inflight++;
-			if (f.addr.cls == MEM_CLASS_DEVICE)
+			if (f->addr.cls == MEM_CLASS_DEVICE)
 				pay_dev += n;
 			else
 				pay_host += n;
@@ -296,12 +296,17 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		if (!(flags & TCP_ACK))
 			s->syn_wnd = win;
 	} else {
-		win = tcp_advertise(s, false) >> s->rcv_wscale;
+		/* (tcp_advertise's first test, here: every segment of a pass but the first) */
+		win = (s->adv_fresh && s->out_pass ? s->rcv_adv - s->rcv_nxt : tcp_advertise(s, false)) >> s->rcv_wscale;
 	}
 	if (win > 0xffff)
 		win = 0xffff;
-	th->src_port = be16_make(s->lport);
-	th->dst_port = be16_make(s->rport);
+	if (!s->tx_tmpl) {
+		s->tx_ports = (uint32_t)s->lport << 16 | s->rport;
+		s->tx_psum = net_csum_pseudo(s->laddr, s->raddr, IP_PROTO_TCP, 0);
+		s->tx_tmpl = true;
+	}
+	be32_store(th, s->tx_ports); /* SRC.PORT, DST.PORT */
 	th->seq = be32_make(seq);
 	th->ack = be32_make((flags & TCP_ACK) ? s->rcv_nxt : 0);
 	th->data_offset = (uint8_t)((hlen / 4) << 4);
@@ -312,8 +317,16 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * device cuts carries exactly MSS bytes; the checksum field holds the pseudo-header sum
 	 * without the length, which the device adds per segment (netdev.h). */
 	tso = len > s->mss && !(flags & (TCP_SYN | TCP_RST)) && optlen == 0;
-	if ((rc = net_l4_csum_tx(nb, net_if0.dev, s->laddr, s->raddr, IP_PROTO_TCP, tso ? 0 : hlen + len,
-				 offsetof(struct tcp_hdr, checksum)))) {
+	if (net_if0.dev && (net_if0.dev->features & NETDEV_F_TX_CSUM)) {
+		/* net_l4_csum_tx's offload case from the kept pseudo-header sum: the length (none
+		 * for TSO) added and folded once (both are at most 0xffff, the sum never 0) */
+		uint32_t sum = s->tx_psum + (tso ? 0 : (uint32_t)(hlen + len));
+		be16_store(&th->checksum, (uint16_t)((sum & 0xffff) + (sum >> 16)));
+		nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+		nb->csum_start = 0;
+		nb->csum_offset = offsetof(struct tcp_hdr, checksum);
+	} else if ((rc = net_l4_csum_tx_sw(nb, s->laddr, s->raddr, IP_PROTO_TCP, hlen + len,
+					   offsetof(struct tcp_hdr, checksum)))) {
 		netbuf_free(nb);
 		return rc;
 	}

@@ -48,6 +48,13 @@ static bool alive(uint16_t slot, uint64_t id)
 	return slot < TCP_SOCKETS && slot_ids[slot] == id;
 }
 
+/* Is the socket that had id at slot still that socket? A slot is the socket's place in
+ * the socket pool: while its id is there, the pointer the caller holds is good. */
+bool tcp_sock_alive(uint16_t slot, uint64_t id)
+{
+	return alive(slot, id);
+}
+
 /* May s take one more chunk (rx: for received bytes)? Counts it when so. */
 static bool chunk_take(struct tcp_sock *s, bool rx)
 {
