@@ -275,19 +275,7 @@ int ipv4_output_route_slow(struct netbuf *nb, size_t len, struct net_route *rt, 
 		return rc;
 	}
 	/* What ipv4_output, arp_output and eth_output write, from the template. */
-	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN), ident = ipv4_take_ident(nb);
-	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
-	memcpy(h, rt->hdr, sizeof(rt->hdr));
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
-	net_counters.ip_tx++;
-	if ((rc = netdev_tx(dev, nb))) {
-		netbuf_free(nb);
-		return rc;
-	}
-	net_counters.eth_tx++;
-	return 0;
+	return ipv4_route_send(dev, nb, rt, h, len, ipv4_take_ident(nb));
 }
 
 /* --- ICMP -------------------------------------------------------------------------- */

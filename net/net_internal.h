@@ -99,6 +99,29 @@ int ipv4_output_route_slow(struct netbuf *nb, size_t len, struct net_route *rt, 
 /* The IPv4 identification counter (ipv4.c): the next datagram's. */
 extern uint16_t ipv4_ident;
 
+/* The end of both route paths: the template into the h that nb's data now starts at, the
+ * datagram's length, identification and header checksum stored, the frame to the device.
+ * Takes ownership of nb; 0 or the device's negative errno. */
+static inline int ipv4_route_send(struct netdev *dev, struct netbuf *nb, const struct net_route *rt, uint8_t *h,
+				  size_t len, uint16_t ident)
+{
+	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN);
+	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
+	int rc;
+
+	memcpy(h, rt->hdr, sizeof(rt->hdr));
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
+	net_counters.ip_tx++;
+	if ((rc = netdev_tx(dev, nb))) {
+		netbuf_free(nb);
+		return rc;
+	}
+	net_counters.eth_tx++;
+	return 0;
+}
+
 /* ipv4_output through the route rt caches (rebuilt when stale, ipv4_output itself when
  * the next hop is not resolved): the same frame, the same counters, the same errors.
  * len: nb's bytes (host part and fragments), which the caller knows. Always takes
@@ -111,7 +134,6 @@ static inline int ipv4_output_route(struct netbuf *nb, size_t len, struct net_ro
 {
 	struct netdev *dev = net_if0.dev;
 	uint8_t *h = nb->data - sizeof(rt->hdr);
-	int rc;
 
 	if (rt->gen != net_if0.route_gen || rt->dst != dst || rt->src != src || rt->proto != proto ||
 	    (nb->flags & NETBUF_TX_TSO) || len + IPV4_HLEN_MIN > dev->mtu || nb->data - nb->head < (ptrdiff_t)sizeof(rt->hdr))
@@ -120,19 +142,7 @@ static inline int ipv4_output_route(struct netbuf *nb, size_t len, struct net_ro
 	nb->data = h;
 	if (nb->flags & NETBUF_TX_CSUM_PARTIAL)
 		nb->csum_start = (uint16_t)(nb->csum_start + sizeof(rt->hdr));
-	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN), ident = ipv4_ident++;
-	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
-	memcpy(h, rt->hdr, sizeof(rt->hdr));
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
-	net_counters.ip_tx++;
-	if ((rc = netdev_tx(dev, nb))) {
-		netbuf_free(nb);
-		return rc;
-	}
-	net_counters.eth_tx++;
-	return 0;
+	return ipv4_route_send(dev, nb, rt, h, len, ipv4_ident++);
 }
 /* IPv4 pseudo-header sum (folded to 16 bits). Inline: every frame sent and every
  * software-checked frame received adds one. */
