@@ -101,10 +101,10 @@ static int cmd_tcp(int argc, char **argv)
 	       U(t->challenge_acks), U(t->challenge_acks_limited), U(t->syn_backlog_drops), U(t->syn_no_socket),
 	       U(t->accepted), U(t->connected));
 	printf("retransmits %llu fast %llu timeouts %llu dup %llu ooo %llu ooo-drops %llu rx-nobufs %llu zwp %llu "
-	       "keepalives %llu delayed-acks %llu\n",
+	       "keepalives %llu delayed-acks %llu acks-held %llu (expired %llu)\n",
 	       U(t->retransmits), U(t->fast_retransmits), U(t->timeouts), U(t->dup_segs), U(t->ooo_segs),
 	       U(t->ooo_drops), U(t->rx_nobufs), U(t->zero_window_probes), U(t->keepalive_probes),
-	       U(t->delayed_acks));
+	       U(t->delayed_acks), U(t->ack_holds), U(t->ack_hold_expired));
 	printf("payload rx host-dram %llu device %llu; tx host-dram %llu device %llu\n", U(t->rx_payload_host),
 	       U(t->rx_payload_device), U(t->tx_payload_host), U(t->tx_payload_device));
 	printf("sack blocks-out %llu dsack-out %llu; rx budget: starved %llu window-kicks %llu budget-drops %llu; "

@@ -8,6 +8,8 @@
  *   net.mtu = 1500..9000                    the interface MTU (jumbo frames)
  *   net.tcp_ack_every = 2..64               in-order full-sized segments per ACK at most; a receive
  *                                           batch's segments share one ACK (tcp_rx_batch_end)
+ *   net.tcp_ack_hold_us = 0..40000          how long that ACK may wait for an answer its user
+ *                                           promised (tcp_ack_hold; 0: never waits)
  *   net.services = on | off                 discard/echo/chargen on TCP ports 9/7/19 (default off:
  *                                           test services, anyone may fill their send buffers)
  * Settings net_configure() refuses are reported and 10.10.0.10/24 used.
@@ -68,6 +70,16 @@ static int ack_every_apply(void)
 CONFIG_UINT(net_tcp_ack_every, "net.tcp_ack_every", &net_tcp_ack_every, 2, 64, "32", ack_every_apply,
 	    "ACK in-order data at least every this many full-sized segments; those of one receive batch share "
 	    "one ACK at its end (2: every second segment, as RFC 5681 4.2)");
+static unsigned net_tcp_ack_hold_us = TCP_ACK_HOLD_US_DEFAULT;
+static int ack_hold_apply(void)
+{
+	tcp_set_ack_hold_us(net_tcp_ack_hold_us);
+	return 0;
+}
+CONFIG_UINT(net_tcp_ack_hold_us, "net.tcp_ack_hold_us", &net_tcp_ack_hold_us, 0, TCP_ACK_HOLD_US_MAX, "200",
+	    ack_hold_apply,
+	    "microseconds the ACK a receive batch owes may wait for an answer the application promised "
+	    "(NVMe/TCP: a command's response), which then carries it (0: never waits)");
 CONFIG_BOOL(net_services, "net.services", &net_services, "off", NULL,
 	    "TCP discard/echo/chargen on ports 9/7/19 (tests, diagnosis)");
 

@@ -20,6 +20,24 @@ void tcp_set_ack_every(unsigned segs)
 	tcp_ack_every = segs < 2 ? 2 : segs;
 }
 
+uint64_t tcp_ack_hold_ns = TCP_ACK_HOLD_US_DEFAULT * 1000ull;
+
+/* net.tcp_ack_hold_us. */
+void tcp_set_ack_hold_us(unsigned us)
+{
+	tcp_ack_hold_ns = (uint64_t)(us < TCP_ACK_HOLD_US_MAX ? us : TCP_ACK_HOLD_US_MAX) * 1000;
+}
+
+/* The user has taken the bytes before rcv_nxt - rxq_bytes and will answer them: see
+ * tcp.h; tcp_rx_batch_end decides (tcp_out.c). */
+void tcp_ack_hold(struct tcp_sock *s)
+{
+	if (!s)
+		return;
+	s->ack_hold = true;
+	s->ack_hold_seq = s->rcv_nxt - (uint32_t)s->rxq_bytes;
+}
+
 #define TCP_EPHEMERAL_FIRST 49152
 
 struct tcp_stats tcp_counters;
@@ -268,7 +286,10 @@ static void delack_timer(struct timer *t, void *arg)
 	struct tcp_sock *s = arg;
 	(void)t;
 	if (s->ack_delayed) {
-		tcp_counters.delayed_acks++;
+		if (s->ack_held)
+			tcp_counters.ack_hold_expired++; /* no answer within net.tcp_ack_hold_us */
+		else
+			tcp_counters.delayed_acks++;
 		tcp_send_ack_now(s);
 	}
 }
@@ -447,6 +468,9 @@ static void window_update(struct tcp_sock *s)
 	uint32_t adv;
 	if (s->state != TCP_ESTABLISHED && s->state != TCP_FIN_WAIT_1 && s->state != TCP_FIN_WAIT_2)
 		return;
+	if (s->ack_pass_end)
+		return; /* the receive batch's ACK, owed at its end, carries the window (tcp_rx_batch_end;
+			 * held for an answer only while the window is not small, tcp_out.c) */
 	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	/* The test is monotone in the window: when even the bound without the buffer budget
 	 * would not be announced, the budget's sums need not be walked (the usual case: a user

@@ -52,6 +52,8 @@
 #define TCP_RTO_MAX_NS (60ull * 1000 * 1000 * 1000)
 #define TCP_DELACK_NS (40ull * 1000 * 1000)
 #define TCP_ACK_EVERY_DEFAULT 32u /* net.tcp_ack_every (tcp_rx_batch_end) */
+#define TCP_ACK_HOLD_US_DEFAULT 200u /* net.tcp_ack_hold_us (tcp_ack_hold) */
+#define TCP_ACK_HOLD_US_MAX 40000u   /* never longer than our delayed ACK (TCP_DELACK_NS) */
 #define TCP_MSL_NS (30ull * 1000 * 1000 * 1000)
 #define TCP_FIN_WAIT_2_NS (60ull * 1000 * 1000 * 1000)
 #define TCP_SYN_RETRIES 5                            /* our SYN (active open) */
@@ -242,6 +244,26 @@ int tcp_rx_batch_end(void);
 /* net.tcp_ack_every (2..64): see tcp_rx_batch_end. */
 void tcp_set_ack_every(unsigned segs);
 
+/*
+ * The user has taken every byte received so far and an answer to them is coming soon
+ * (NVMe/TCP: a command it received whole runs, its response follows): the ACK the
+ * current receive batch owes at its end (tcp_rx_batch_end) may ride on that answer
+ * instead of going out alone, for at most net.tcp_ack_hold_us (0: never held). Any
+ * segment that goes out meanwhile carries it; the hold covers only the bytes taken when
+ * this was called (data that comes after it, not yet taken, is ACKed as usual). Never
+ * held: an ACK due at once (out-of-order data or a hole filled, a duplicate, a FIN, a
+ * window probe, net.tcp_ack_every segments), SACK blocks to report, a window update
+ * that opens a window left under half of what the queues allow or held small for want
+ * of buffers. RFC 5681 4.2 / RFC 9293 3.8.6.3: the ACK is still sent within 500 ms
+ * (the hold is at most 40 ms, default 200 us), but the "ACK at least every second
+ * full-sized segment" SHOULD is relaxed for the segments of one request, as the batch
+ * ACK already does (docs/performance.md). s NULL: nothing.
+ */
+void tcp_ack_hold(struct tcp_sock *s);
+
+/* net.tcp_ack_hold_us (0..TCP_ACK_HOLD_US_MAX): see tcp_ack_hold. */
+void tcp_set_ack_hold_us(unsigned us);
+
 /* No more sends: FIN after the queued data. */
 int tcp_shutdown_send(struct tcp_sock *s);
 
@@ -282,6 +304,8 @@ struct tcp_stats {
 	uint64_t chunk_share_denied;  /* a chunk refused: the socket's share or the shared part used up */
 	uint64_t ooo_pruned;          /* out-of-order fragments dropped to free buffers (tcp_prune_ooo) */
 	uint64_t persist_aborts;      /* connections aborted after TCP_PERSIST_MAX_NS of zero window */
+	uint64_t ack_holds;           /* batch ACKs held for a promised answer (tcp_ack_hold) */
+	uint64_t ack_hold_expired;    /* ... of which net.tcp_ack_hold_us passed before an answer */
 	uint64_t syn_evicted, syn_per_source_drops, conn_per_source_drops, evicted, table_full;
 	uint64_t rx_payload_host, rx_payload_device, tx_payload_host, tx_payload_device;
 };

@@ -92,6 +92,9 @@ struct tcp_sock {
 	uint32_t ooo_fin_seq;
 	bool ack_now, ack_delayed;
 	bool ack_pass_end;            /* an ACK is owed at the end of this receive batch (tcp_ack_every) */
+	bool ack_hold;                  /* the user promised an answer for the bytes up to ack_hold_seq */
+	bool ack_held;                  /* t_delack is that hold's bound (tcp_ack_hold_ns) */
+	uint32_t ack_hold_seq;          /* (tcp_ack_hold) */
 	unsigned segs_unacked;
 	struct list_node held_node;     /* on tcp_out.c's list while a short tail waits */
 	struct list_node txwait_node;   /* on tcp_out.c's list while waiting for transmit ring space */
@@ -149,6 +152,8 @@ extern struct list_node tcp_socks;
 /* In-order full-sized segments after which an ACK goes at once; from the second on, the ACK
  * owed waits for the end of the receive batch (tcp_rx_batch_end, tcp_set_ack_every). */
 extern unsigned tcp_ack_every;
+/* net.tcp_ack_hold_us in ns: the longest a batch ACK waits for a promised answer. */
+extern uint64_t tcp_ack_hold_ns;
 
 /* tcp_out.c */
 void tcp_output_work(struct tcp_sock *s, bool hold);

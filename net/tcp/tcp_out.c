@@ -342,6 +342,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		s->ack_now = false;
 		s->ack_delayed = false;
 		s->ack_pass_end = false;
+		s->ack_hold = false; /* the answer carried it (tcp_ack_hold) */
+		s->ack_held = false;
 		s->segs_unacked = 0;
 		if (s->t_delack.armed)
 			timer_cancel(&timer_default_queue, &s->t_delack);
@@ -573,6 +575,44 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 
 static int tcp_txwait_turns(void);
 
+/*
+ * The batch ACK s owes may wait for the answer its user promised (tcp_ack_hold, tcp.h):
+ * then t_delack is armed net.tcp_ack_hold_us ahead (or kept when due sooner) and true is
+ * returned; any segment sent before carries the ACK and cancels it. The promise covers
+ * the bytes its user had taken: data that came after (RCV.NXT moved on) voids it. Never
+ * for an ACK owed at once (ack_now: out of order, a hole filled, a duplicate, a FIN,
+ * tcp_ack_every segments), SACK or D-SACK blocks to report, outside ESTABLISHED, nor when
+ * the ACK opens the window: less than half of what the queues allow (tcp_rcv_window_max,
+ * an upper bound) is left of the advertised one, or it is held small for want of buffers.
+ *
+ * RFC 5681 4.2 and RFC 9293 3.8.6.3 (MUST: an ACK within 500 ms; SHOULD: one for at
+ * least every second full-sized segment): the bound is at most TCP_ACK_HOLD_US_MAX
+ * (40 ms), 200 us by default; the segments held are those of one request the peer sent
+ * as a burst and now waits on the answer for (a 4 KiB NVMe/TCP write is three), at most
+ * tcp_ack_every, so the second SHOULD is relaxed as the batch ACK relaxes it. The answer
+ * comes within the bound in most cases: the bare ACK before it cost ~960 instructions and
+ * ~74 host-DRAM bytes per 4 KiB write. A sender whose window or cwnd waits on the ACK
+ * waits at most the bound (tests/unit/datapath: ack_hold_sender_waits).
+ */
+static bool tcp_ack_held(struct tcp_sock *s)
+{
+	if (!s->ack_hold || s->ack_hold_seq != s->rcv_nxt || s->ack_now || !tcp_ack_hold_ns ||
+	    s->state != TCP_ESTABLISHED || !list_empty(&s->ooo) || s->dsack || s->rwnd_starved)
+		return false;
+	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
+	uint32_t most = tcp_rcv_window_max(s), lim = (uint32_t)0xffff << s->rcv_wscale;
+	if (left < (most < lim ? most : lim) / 2)
+		return false; /* a window update the peer may be waiting for */
+	uint64_t due = clock_now_ns() + tcp_ack_hold_ns;
+	s->ack_pass_end = false;
+	s->ack_delayed = true;
+	s->ack_held = true;
+	if (!s->t_delack.armed || s->t_delack.deadline_ns > due)
+		timer_arm(&timer_default_queue, &s->t_delack, due);
+	tcp_counters.ack_holds++;
+	return true;
+}
+
 /* The end of a receive batch or poll pass: the turns of the sockets waiting for ring room
  * (tcp_txwait_mark first on the list), the batch's ACKs and every tail held back (a tail
  * queued by a poller that runs later in the pass goes in the next pass). */
@@ -590,7 +630,7 @@ int tcp_rx_batch_end(void)
 			continue;
 		}
 		struct tcp_sock *s = container_of(it, struct tcp_sock, held_node);
-		if (s->ack_pass_end)
+		if (s->ack_pass_end && !tcp_ack_held(s))
 			s->ack_now = true; /* the receive batch's ACK (tcp_in.c schedule_ack) */
 		tcp_output(s);
 		n++;

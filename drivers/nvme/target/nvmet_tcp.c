@@ -375,6 +375,7 @@ void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg)
 	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len };
 	r->state = NVMET_TCP_REQ_EXEC;
 	c->inflight++;
+	tcp_ack_hold(c->sock); /* its response will carry the ACK of the bytes that brought it */
 	nvmet_exec(c->q, &r->req, &r->req.sqe, &d, req_done, r); /* the SQE where the capsule put it */
 }
 

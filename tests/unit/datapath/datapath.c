@@ -70,11 +70,24 @@ static int fail(struct dp *d, int rc, const char *fmt, ...)
 
 unsigned dp_pass(struct dp *d)
 {
-	const struct poller *p;
+	const struct poller *p, *end = NULL;
 	unsigned progress = 0;
 
+	/* In the image's order: the pollers come in link order, sorted by source path, so the
+	 * drivers' (the drive, the NVMe/TCP target) run before net/tcp's tcp_tx, which ends
+	 * the receive batch (tcp_rx_batch_end) after the target took what it brought. This
+	 * binary links net/ first: tcp_tx is run last by name. */
 	LINKER_SET_FOREACH(pollers, p) {
+		if (!strcmp(p->name, "tcp_tx")) {
+			end = p;
+			continue;
+		}
 		int rc = p->poll(64);
+		if (rc > 0)
+			progress += (unsigned)rc;
+	}
+	if (end) {
+		int rc = end->poll(64);
 		if (rc > 0)
 			progress += (unsigned)rc;
 	}
@@ -241,6 +254,7 @@ static void step(struct dp *d)
 {
 	struct dp_conn *cs[4] = { &d->adm, &d->io, &d->live_adm, &d->live_io };
 	fake_clock_advance(NSEC_PER_MSEC);
+	d->steps++;
 	for (unsigned k = 0; k < 4; k++)
 		retransmit(d, cs[k]);
 	run(d);
@@ -263,17 +277,21 @@ static int tcp_open(struct dp *d, struct dp_conn *c, uint16_t sport)
 	return 0;
 }
 
-/* Send len bytes in segments of at most the MSS inside the appliance's window. */
+/* Send len bytes in segments of at most the MSS inside the appliance's window (and the
+ * host's cwnd). What goes back to back, up to DP_BURST_MAX segments, is one receive batch
+ * (the loop runs after it: the NIC's poll took the burst, then the pass's other pollers
+ * and the batch's end, tcp_tx); with seg_batches each segment is a batch of its own. */
 static int send_bytes(struct dp *d, struct dp_conn *c, const void *buf, size_t len)
 {
 	size_t off = 0;
-	unsigned waits = 0;
+	unsigned waits = 0, burst = 0;
 
 	while (off < len) {
 		uint32_t inflight = c->snd_nxt - c->snd_una;
-		uint32_t win = c->snd_wnd > inflight ? c->snd_wnd - inflight : 0;
+		uint32_t wnd = d->host_cwnd && d->host_cwnd < c->snd_wnd ? d->host_cwnd : c->snd_wnd;
+		uint32_t win = wnd > inflight ? wnd - inflight : 0;
 		size_t n = len - off;
-		int rc;
+		int rc = 0;
 
 		if (c->reset)
 			return fail(d, -ECONNRESET, "connection %u reset by the appliance", c->sport);
@@ -282,6 +300,11 @@ static int send_bytes(struct dp *d, struct dp_conn *c, const void *buf, size_t l
 		if (n > win)
 			n = win;
 		if (!n || (rc = inject(d, c, TCP_ACK | TCP_PSH, (const uint8_t *)buf + off, n)) == -ENOBUFS) {
+			if (burst) { /* the burst so far is delivered first */
+				burst = 0;
+				run(d);
+				continue;
+			}
 			if (++waits > DP_WAIT_STEPS)
 				return fail(d, -ETIMEDOUT, "window closed for %u ms", DP_WAIT_STEPS);
 			step(d);
@@ -291,8 +314,13 @@ static int send_bytes(struct dp *d, struct dp_conn *c, const void *buf, size_t l
 			return fail(d, rc, "segment not received by the NIC (%d)", rc);
 		c->snd_nxt += (uint32_t)n;
 		off += n;
-		run(d);
+		if (d->seg_batches || ++burst == DP_BURST_MAX) {
+			burst = 0;
+			run(d);
+		}
 	}
+	if (burst)
+		run(d);
 	return 0;
 }
 
@@ -424,6 +452,9 @@ int dp_start_opts(struct dp *d, const struct dp_opts *o)
 	if ((rc = nvme_ctrl_init(&d->ctrl, "nvme0", &d->drive.bus, 1)) || (rc = nvme_register(&d->ctrl)))
 		return fail(d, rc, "the drive did not come up (%d)", rc);
 	fake_netdev_setup(&d->nic, o->nic_features);
+	d->seg_batches = o->seg_batches;
+	d->host_cwnd = o->host_cwnd;
+	d->nic.rx_batch = !o->seg_batches; /* the batch ends in the pass (the tcp_tx poller) */
 	if ((rc = net_init()))
 		return fail(d, rc, "net_init (%d)", rc);
 	net_config_default(&nc);
@@ -493,6 +524,36 @@ int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_
 		off += n;
 	}
 	return response(d, &d->io, NULL, 0, status, NULL);
+}
+
+int dp_write_capsules(struct dp *d, uint16_t cid0, unsigned n, uint64_t slba, const void *buf, uint32_t len,
+		      uint16_t *status)
+{
+	const uint8_t *b = buf;
+	int rc;
+
+	if (n == 0 || n > 64 || len > NVMET_TCP_IN_CAPSULE || len % 512)
+		return fail(d, -EINVAL, "%u in-capsule writes of %u bytes", n, len);
+	for (unsigned i = 0; i < n; i++) {
+		struct nvme_sqe sqe = nth_rw_sqe(true, (uint16_t)(cid0 + i), 1, slba + (uint64_t)i * (len / 512),
+						 len / 512, len);
+		status[i] = 0xffff;
+		if ((rc = send_capsule(d, &d->io, d->ddgst, &sqe, b + (size_t)i * len, len)))
+			return rc;
+	}
+	for (unsigned left = n; left; left--) {
+		struct nth_pdu p;
+		struct nth_resp r = { 0 };
+		if ((rc = next_pdu(d, &d->io, &p)))
+			return rc;
+		rc = nth_resp_feed(&r, &p);
+		consume(&d->io, p.plen);
+		unsigned i = (unsigned)(uint16_t)(le16_get(r.cqe.cid) - cid0);
+		if (rc != 1 || i >= n || status[i] != 0xffff)
+			return fail(d, -EPROTO, "unexpected PDU type %u among in-capsule writes", p.type);
+		status[i] = r.status;
+	}
+	return 0;
 }
 
 /* The data an R2T asks for: H2CData PDUs of at most MAXH2CDATA. */

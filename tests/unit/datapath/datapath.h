@@ -35,6 +35,8 @@
 #define DP_SENT_MAX (512u * 1024)     /* bytes a host keeps for retransmission, per connection */
 #define DP_HOST_WSCALE 7              /* the window scale a host offers when asked to (RFC 7323) */
 #define DP_SUBNQN "nqn.2026-11.org.p2pstore:dp"
+#define DP_BURST_MAX 64               /* segments a host sends back to back form one receive batch
+				       * (the e1000e hands a poll up to its budget of 64 frames) */
 
 /* The host's end of one TCP connection. */
 struct dp_conn {
@@ -59,7 +61,10 @@ struct dp {
 	uint16_t cntlid;
 	bool ddgst;                          /* data digests on the I/O connection */
 	bool wscale;                         /* the host offers window scaling, as Linux does */
+	bool seg_batches;                    /* each segment a receive batch of its own (dp_opts) */
+	uint32_t host_cwnd;                  /* bytes the host keeps unacknowledged at most (0: the window) */
 	uint64_t passes;                     /* poll-loop passes run */
+	uint64_t steps;                      /* clock steps (1 ms) the hosts waited */
 	uint64_t frames_in, frames_out;      /* host -> appliance, appliance -> host */
 	char why[160];                       /* the last failure */
 };
@@ -82,6 +87,12 @@ struct dp_opts {
 	bool wscale;                         /* the host offers window scaling, as Linux does (the
 					      * appliance may then open windows beyond 64 KiB) */
 	uint8_t mdts;                        /* the drive's MDTS; 0: the fake's (128 KiB) */
+	bool seg_batches;                    /* every segment a receive batch of its own (the batch
+					      * ends before the next segment comes); default: what a
+					      * host sends back to back (up to DP_BURST_MAX segments) is
+					      * one batch, as the e1000e hands a burst to one poll */
+	uint32_t host_cwnd;                  /* a congestion window: the host sends no more than this
+					      * many bytes beyond what the appliance acknowledged */
 };
 
 /* dp_start with the options of o. */
@@ -104,6 +115,13 @@ int dp_write(struct dp *d, uint16_t cid, uint64_t slba, const void *buf, uint32_
  * -errno (d->why). */
 int dp_write_burst(struct dp *d, uint16_t cid0, unsigned n, unsigned slots, uint64_t slba, const void *buf,
 		   uint32_t len, uint16_t *status);
+
+/* Queue depth n with in-capsule writes (len <= the in-capsule size): the n CapsuleCmds
+ * sent back to back (each as the windows allow), then the n responses collected. Command i
+ * (cid cid0 + i) writes len bytes from buf at slba + i * len / 512. 0 with status[i], or
+ * -errno (d->why). */
+int dp_write_capsules(struct dp *d, uint16_t cid0, unsigned n, uint64_t slba, const void *buf, uint32_t len,
+		      uint16_t *status);
 
 /* Read len bytes at slba into buf: C2HData then CapsuleResp (or C2HData SUCCESS). */
 int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, uint16_t *status);

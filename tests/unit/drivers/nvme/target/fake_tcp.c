@@ -230,6 +230,12 @@ void tcp_flush(struct tcp_sock *s)
 	s->flushes++;
 }
 
+void tcp_ack_hold(struct tcp_sock *s)
+{
+	if (s)
+		s->ack_holds++;
+}
+
 void tcp_close(struct tcp_sock *s)
 {
 	if (s == &ftcp_listener) {

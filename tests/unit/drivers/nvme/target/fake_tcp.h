@@ -54,6 +54,7 @@ struct tcp_sock {
 	size_t tx_len, tx_read;
 	size_t space;              /* send space left */
 	unsigned flushes;
+	unsigned ack_holds;        /* tcp_ack_hold() calls (an answer promised) */
 	struct netdev_frag held[FTCP_HELD]; /* zero-copy sends not yet acknowledged */
 	unsigned nheld;
 	unsigned frag_room;        /* when not 0: fragments tcp_send_frags() takes now (the real
