@@ -100,6 +100,7 @@ struct tcp_sock {
 	struct list_node txwait_node;   /* on tcp_out.c's list while waiting for transmit ring space */
 	bool out_pass;                  /* inside tcp_output's loop: the window is computed once */
 	bool adv_fresh;                 /* ... and rcv_adv already holds this pass's window */
+	uint16_t adv_field;             /* ... its WINDOW field, scaled (valid while adv_fresh) */
 	uint32_t syn_wnd;               /* window our SYN (active open) offered */
 
 	/* receive buffer budget (tcp_budget.c) */

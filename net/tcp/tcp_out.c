@@ -102,6 +102,9 @@ static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool ws, bo
  * every frame cost more than building the frame. */
 static struct list_node *sndq_at(struct tcp_sock *s, uint32_t seq)
 {
+	struct tcp_sndent *c = s->snd_cursor;
+	if (c && SEQ_LEQ(c->seq, seq) && SEQ_GT(c->seq + c->frag.len, seq))
+		return &c->node; /* most frames: within the entry the last one ended in */
 	struct list_node *it = s->snd_cursor && SEQ_LEQ(s->snd_cursor->seq, seq) ? &s->snd_cursor->node : s->sndq.next;
 	for (; it != &s->sndq; it = it->next) {
 		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
@@ -205,8 +208,110 @@ static void tcp_txwait_join(struct tcp_sock *s)
 		list_add_head(&tcp_held, &tcp_txwait_mark);
 }
 
+/* The options a segment carries besides none (out of line: most carry none): a SYN's, or
+ * the SACK blocks an ACK owes, as many as fit beside the payload (*sack_short when not all
+ * did). Returns their length in opts (TCP_OPT_SPACE bytes). */
+static __attribute__((noinline)) size_t tcp_xmit_opts(struct tcp_sock *s, uint32_t seq, uint32_t len,
+						      uint8_t flags, uint8_t *opts, bool *sack_short)
+{
+	size_t optlen = 0;
+
+	if (flags & TCP_SYN) {
+		put_options(opts, &optlen, s, s->state == TCP_SYN_SENT || s->rcv_wscale || s->snd_wscale,
+			    s->state == TCP_SYN_SENT || s->sack_ok);
+		return optlen;
+	}
+	/* The MSS counts payload and options together (RFC 6691). A data segment takes the
+	 * blocks that fit beside its payload rather than being cut short (which would leave
+	 * a tiny segment behind it); one without all of them leaves the ACK owed, so a pure
+	 * ACK with the blocks follows (tcp_output). */
+	uint32_t cut = len ? seg_cut(s, seq, len) : 0; /* what the gather takes */
+	size_t room = cut >= s->mss ? 0 : s->mss - cut;
+	*sack_short = room < TCP_OPT_SPACE;
+	return tcp_sack_option(s, opts, *sack_short ? room : TCP_OPT_SPACE);
+}
+
+/* One piece of entry e, from off, n bytes, as nb's next fragment: the entry's reference
+ * (netbuf_add_frag, written in place). */
+static inline void tcp_xmit_piece(struct netbuf *nb, struct tcp_sndent *e, uint32_t off, uint32_t n)
+{
+	struct netdev_frag *f = &nb->frags[nb->nfrags++];
+	*f = e->frag;
+	f->addr = dma_addr_add(f->addr, off);
+	f->offset += off;
+	f->len = n;
+	f->owner = &tcp_tx_owner;
+	f->token = (uint64_t)(uintptr_t)e;
+	e->inflight++;
+}
+
+/* Gather [seq, seq + len) from the send queue (from it, sndq_at's answer) into nb's
+ * fragments, cut where tcp_seg_cut would cut it (the device's gather limits: a frame ends
+ * after a piece cut short, tcp_output_work sends the rest next). Returns the bytes
+ * gathered (len, or fewer when cut); pay[0] / pay[1] += the host / device bytes.
+ * Out of line: a frame within one entry (most) takes tcp_xmit's own path. */
+static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, struct netbuf *nb,
+							   struct list_node *it, uint32_t seq, uint32_t len,
+							   uint32_t *pay)
+{
+	const struct netdev *d = net_if0.dev;
+	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0, ndev = 0;
+	uint32_t want = seq, left = len;
+
+	for (; it != &s->sndq; it = it->next) {
+		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		uint32_t end = e->seq + e->frag.len;
+		if (SEQ_LEQ(end, want))
+			continue;
+		uint32_t off = want - e->seq;
+		uint32_t n = e->frag.len - off < left ? e->frag.len - off : left;
+		bool cut = false, dev = e->frag.addr.cls == MEM_CLASS_DEVICE;
+		if (dev) {
+			if (dev_max && ndev == dev_max)
+				break;
+			if (bytes_max && n > bytes_max) {
+				n = bytes_max;
+				cut = true;
+			}
+			ndev++;
+		}
+		if (nb->nfrags >= NETBUF_MAX_FRAGS)
+			break; /* out of gather slots: send what we have */
+		tcp_xmit_piece(nb, e, off, n);
+		pay[dev] += n;
+		want += n;
+		left -= n;
+		if (!left || cut)
+			break;
+	}
+	if (left && left < len)
+		tcp_counters.tx_cut_dev++;
+	return len - left;
+}
+
+/* Data the device refused for want of transmit ring room (tcp_xmit, rc -ENOBUFS): not sent,
+ * sent again later. segs: the segments it counted. Out of line: rare. */
+static __attribute__((noinline)) void tcp_xmit_refused(struct tcp_sock *s, uint8_t flags, uint32_t segs, bool tso)
+{
+	tcp_counters.tx_refused++;
+	s->segs_out -= segs;
+	tcp_counters.segs_out -= segs;
+	if (tso)
+		tcp_counters.tso_frames--; /* counted again when it goes */
+	if ((flags & TCP_ACK) && !s->t_delack.armed) {
+		s->ack_delayed = true; /* not at once: the ring has no room for it either */
+		timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);
+	}
+	if (!s->t_rexmit.armed) /* nothing in flight: the backstop if no turn comes */
+		timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
+	if (net_if0.dev && net_if0.dev->tx_stopped)
+		tcp_txwait_join(s);
+}
+
 /* Build and send one segment: [seq, seq + len) from the send queue, with flags. A data
- * segment longer than the MSS goes to the device as one TSO frame (tcp_frame_max). */
+ * segment longer than the MSS goes to the device as one TSO frame (tcp_frame_max). The
+ * common frame (no options, its payload within one send entry, checksum offload) takes
+ * the straight path; options, a gather over several entries, a refusal are out of line. */
 static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flags)
 {
 	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
@@ -215,79 +320,37 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	size_t optlen = 0, hlen;
 	bool sack_short = false, tso;
 	uint32_t win, segs = 1;
-	struct list_node *it;
+	uint32_t pay[2] = { 0, 0 }; /* payload by memory class (host, device), counted once the device took it */
 	int rc;
 
 	if (!nb) {
 		net_counters.ip_tx_nobuf++;
 		return -ENOBUFS;
 	}
-	if (flags & TCP_SYN) {
-		put_options(opts, &optlen, s, s->state == TCP_SYN_SENT || s->rcv_wscale || s->snd_wscale,
-			    s->state == TCP_SYN_SENT || s->sack_ok);
-	} else if ((flags & TCP_ACK) && !(flags & TCP_RST) && s->sack_ok && (s->dsack || !list_empty(&s->ooo))) {
-		/* The MSS counts payload and options together (RFC 6691). A data segment takes the
-		 * blocks that fit beside its payload rather than being cut short (which would leave
-		 * a tiny segment behind it); one without all of them leaves the ACK owed, so a pure
-		 * ACK with the blocks follows (tcp_output). */
-		uint32_t cut = len ? seg_cut(s, seq, len) : 0; /* what the gather below takes */
-		size_t room = cut >= s->mss ? 0 : s->mss - cut;
-		sack_short = room < sizeof(opts);
-		optlen = tcp_sack_option(s, opts, sack_short ? room : sizeof(opts));
-	}
+	if ((flags & TCP_SYN) ||
+	    ((flags & (TCP_ACK | TCP_RST)) == TCP_ACK && s->sack_ok && (s->dsack || !list_empty(&s->ooo))))
+		optlen = tcp_xmit_opts(s, seq, len, flags, opts, &sack_short);
 	hlen = sizeof(*th) + optlen;
 	th = netbuf_put(nb, hlen);
 	if (optlen)
 		memcpy((uint8_t *)th + sizeof(*th), opts, optlen);
-	/* Gather the payload from the send queue, cut where tcp_seg_cut would cut it (the
-	 * device's gather limits: a frame ends after a piece cut short, tcp_output_work sends
-	 * the rest next). */
-	uint32_t pay_host = 0, pay_dev = 0; /* by memory class, counted once the device took it */
 	if (len) {
+		/* one entry holding the whole range (a data buffer, a PDU's chunk): one piece,
+		 * unless the device takes fewer device-memory bytes at a time */
 		const struct netdev *d = net_if0.dev;
-		unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0, ndev = 0;
-		uint32_t want = seq, left = len;
-		for (it = sndq_at(s, seq); it != &s->sndq; it = it->next) {
-			struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
-			uint32_t end = e->seq + e->frag.len;
-			if (SEQ_LEQ(end, want))
-				continue;
-			uint32_t off = want - e->seq;
-			uint32_t n = e->frag.len - off < left ? e->frag.len - off : left;
-			bool cut = false;
-			if (e->frag.addr.cls == MEM_CLASS_DEVICE) {
-				if (dev_max && ndev == dev_max)
-					break;
-				if (bytes_max && n > bytes_max) {
-					n = bytes_max;
-					cut = true;
-				}
-				ndev++;
-			}
-			if (nb->nfrags >= NETBUF_MAX_FRAGS)
-				break; /* out of gather slots: send what we have */
-			/* (netbuf_add_frag, written in place: the entry's reference, cut) */
-			struct netdev_frag *f = &nb->frags[nb->nfrags++];
-			*f = e->frag;
-			f->addr = dma_addr_add(f->addr, off);
-			f->offset += off;
-			f->len = n;
-			f->owner = &tcp_tx_owner;
-			f->token = (uint64_t)(uintptr_t)e;
-			e->inflight++;
-			if (f->addr.cls == MEM_CLASS_DEVICE)
-				pay_dev += n;
-			else
-				pay_host += n;
-			want += n;
-			left -= n;
-			if (!left || cut)
-				break;
+		struct list_node *it = sndq_at(s, seq);
+		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		uint32_t n;
+		if (it != &s->sndq && SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
+		    (e->frag.addr.cls != MEM_CLASS_DEVICE || !d || !d->tx_dev_bytes || len <= d->tx_dev_bytes)) {
+			tcp_xmit_piece(nb, e, seq - e->seq, len);
+			pay[e->frag.addr.cls == MEM_CLASS_DEVICE] = len;
+			n = len;
+		} else {
+			n = tcp_xmit_gather(s, nb, it, seq, len, pay);
 		}
-		if (left) {
-			if (left < len)
-				tcp_counters.tx_cut_dev++;
-			len -= left;
+		if (n < len) {
+			len = n;
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
 		}
 	}
@@ -296,8 +359,16 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		if (!(flags & TCP_ACK))
 			s->syn_wnd = win;
 	} else {
-		/* (tcp_advertise's first test, here: every segment of a pass but the first) */
-		win = (s->adv_fresh && s->out_pass ? s->rcv_adv - s->rcv_nxt : tcp_advertise(s, false)) >> s->rcv_wscale;
+		/* (tcp_advertise's first test, here: every segment of a pass but the first takes
+		 * the field the first one computed; adv_fresh is only ever set inside a pass) */
+		if (s->adv_fresh) {
+			win = s->adv_field;
+		} else {
+			win = tcp_advertise(s, false) >> s->rcv_wscale;
+			if (win > 0xffff)
+				win = 0xffff;
+			s->adv_field = (uint16_t)win;
+		}
 	}
 	if (win > 0xffff)
 		win = 0xffff;
@@ -369,26 +440,12 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	 * ARP's queue for an unresolved peer) are retried as before: a turn in every pass would
 	 * spin on them. */
 	rc = ipv4_output_route(nb, hlen + len, &s->route, s->laddr, s->raddr, IP_PROTO_TCP);
-	if (rc != -ENOBUFS || !len || (flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
-		tcp_counters.tx_payload_host += pay_host;
-		tcp_counters.tx_payload_device += pay_dev;
-	}
 	if (rc == -ENOBUFS && len && !(flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
-		tcp_counters.tx_refused++;
-		s->segs_out -= segs;
-		tcp_counters.segs_out -= segs;
-		if (tso)
-			tcp_counters.tso_frames--; /* counted again when it goes */
-		if ((flags & TCP_ACK) && !s->t_delack.armed) {
-			s->ack_delayed = true; /* not at once: the ring has no room for it either */
-			timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);
-		}
-		if (!s->t_rexmit.armed) /* nothing in flight: the backstop if no turn comes */
-			timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
-		if (net_if0.dev && net_if0.dev->tx_stopped)
-			tcp_txwait_join(s);
+		tcp_xmit_refused(s, flags, segs, tso);
 		return rc;
 	}
+	tcp_counters.tx_payload_host += pay[0];
+	tcp_counters.tx_payload_device += pay[1];
 	return (int)len;
 }
 

@@ -32,11 +32,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 8460,
-    "read-4k": 8580,
-    "write-128k": 106000,
-    "read-128k": 68400,
-    "write-4k-ddgst": 42030,
+    "write-4k": 8430,
+    "read-4k": 8600,
+    "write-128k": 105900,
+    "read-128k": 64700,
+    "write-4k-ddgst": 42000,
     "read-4k-ddgst": 41800,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
