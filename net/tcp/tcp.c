@@ -468,7 +468,7 @@ static void window_update(struct tcp_sock *s)
 	uint32_t adv;
 	if (s->state != TCP_ESTABLISHED && s->state != TCP_FIN_WAIT_1 && s->state != TCP_FIN_WAIT_2)
 		return;
-	if (s->ack_pass_end)
+	if (s->ack_pass_end && !list_empty(&s->held_node))
 		return; /* the receive batch's ACK, owed at its end, carries the window (tcp_rx_batch_end;
 			 * held for an answer only while the window is not small, tcp_out.c) */
 	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;

@@ -102,9 +102,6 @@ static void put_options(uint8_t *p, size_t *len, struct tcp_sock *s, bool ws, bo
  * every frame cost more than building the frame. */
 static struct list_node *sndq_at(struct tcp_sock *s, uint32_t seq)
 {
-	struct tcp_sndent *c = s->snd_cursor;
-	if (c && SEQ_LEQ(c->seq, seq) && SEQ_GT(c->seq + c->frag.len, seq))
-		return &c->node; /* most frames: within the entry the last one ended in */
 	struct list_node *it = s->snd_cursor && SEQ_LEQ(s->snd_cursor->seq, seq) ? &s->snd_cursor->node : s->sndq.next;
 	for (; it != &s->sndq; it = it->next) {
 		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);

@@ -33,11 +33,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 8430,
-    "read-4k": 8600,
+    "read-4k": 8560,
     "write-128k": 105900,
-    "read-128k": 64700,
+    "read-128k": 63960,
     "write-4k-ddgst": 42000,
-    "read-4k-ddgst": 41800,
+    "read-4k-ddgst": 41780,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
