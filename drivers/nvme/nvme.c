@@ -256,6 +256,32 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 	size_t list_bytes = 0;
 	int rc;
 
+	/* One entry, outside the CMB, on an SGL queue (a read into one buffer): SGL1 is a Data
+	 * Block descriptor, no list. Anything this does not take (a bad length, the CMB, a
+	 * misaligned entry on a dword-SGL drive, PRPs) goes the general way below, which
+	 * answers it. */
+	if (rq->nsg == 1 && !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK)) {
+		const struct nvme_sg *e = &rq->sg[0];
+		const struct nvme_cmb *m1 = &c->cmb;
+		bool near_cmb = m1->scheme != NVME_CMB_NONE && m1->size != 0 && e->addr.bus < m1->bus + m1->size &&
+				e->addr.bus + e->len > m1->bus;
+		bool misaligned = (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN &&
+				  ((e->addr.bus & 3) || (e->len & 3));
+		if (e->len != 0 && (!rq->sgl_total || e->len == rq->sgl_total) && (!c->max_xfer || e->len <= c->max_xfer) &&
+		    !near_cmb && !misaligned) {
+			sqe->dptr.sgl1.addr = le64_make(e->addr.bus);
+			sqe->dptr.sgl1.len = le32_make(e->len);
+			sqe->dptr.sgl1.id = NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK); /* rsvd: the SQE is zeroed */
+			sqe->flags |= NVME_SQE_PSDT_SGL;
+			slot->data_bytes = e->len;
+			slot->data_cls = (uint8_t)e->addr.cls;
+			slot->list_bytes = 0;
+			slot->list_cls = MEM_CLASS_HOST;
+			slot->dir = (uint8_t)rq->dir;
+			return 0;
+		}
+	}
+
 	/* one walk over the entries for what the checks below need: their sum, one memory
 	 * class, in the CMB or not (the same checks, in the same order, as separate walks) */
 	const struct nvme_cmb *m = &c->cmb;

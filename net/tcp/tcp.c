@@ -796,6 +796,12 @@ void tcp_get_info(const struct tcp_sock *s, struct tcp_info *o)
 	o->sack_ok = s->sack_ok;
 }
 
+enum tcp_state tcp_rcv_room(const struct tcp_sock *s, uint32_t *rcv_wnd)
+{
+	*rcv_wnd = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
+	return s->state;
+}
+
 const struct tcp_stats *tcp_stats(void)
 {
 	return &tcp_counters;

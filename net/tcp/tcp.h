@@ -269,6 +269,10 @@ struct tcp_info {
 	unsigned rxq_frags, ooo_frags;
 };
 void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out);
+/* The state, with *rcv_wnd the window the peer may still fill (the advertised edge minus
+ * RCV.NXT, 0 when none): tcp_get_info's two fields a receiver deciding per segment whether
+ * to wait for more needs, without copying the rest. */
+enum tcp_state tcp_rcv_room(const struct tcp_sock *s, uint32_t *rcv_wnd);
 
 struct tcp_stats {
 	uint64_t segs_in, segs_out, bad_checksum, bad_header, no_socket, resets_in, resets_out;

@@ -778,7 +778,6 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
 	size_t q = tcp_recv_avail(c->sock);
-	struct tcp_info ti;
 
 	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
 		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
@@ -796,17 +795,17 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
-	tcp_get_info(c->sock, &ti);
+	uint32_t rcv_wnd;
 	c->rx_wait_max = 0;
-	if (ti.state != TCP_ESTABLISHED || ti.rxq_bytes >= left)
+	if (tcp_rcv_room(c->sock, &rcv_wnd) != TCP_ESTABLISHED)
 		return false;
-	/* the peer may send ti.rcv_wnd more; with q' >= q queued later, at least
+	/* the peer may send rcv_wnd more; with q' >= q queued later, at least
 	 * rcv_wnd - (q' - q): all the rest while rcv_wnd + q >= left, else as much as the
 	 * socket holds while q' <= (rcv_wnd + q) / 2 */
-	uint64_t reach = (uint64_t)ti.rcv_wnd + ti.rxq_bytes;
+	uint64_t reach = (uint64_t)rcv_wnd + q;
 	if (reach >= left)
 		c->rx_wait_max = left;
-	else if (ti.rcv_wnd >= ti.rxq_bytes)
+	else if (rcv_wnd >= q)
 		c->rx_wait_max = (uint32_t)(reach / 2) + 1;
 	else
 		return false;
