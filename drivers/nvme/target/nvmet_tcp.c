@@ -775,12 +775,24 @@ static int conn_recv(struct nvmet_tcp_conn *c)
  * socket size up to which it still holds, and a segment below it costs no tcp_get_info().
  * conn_recv forgets it (taking bytes changes the sums).
  */
-static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
+static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q);
+static inline bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
 	size_t q = tcp_recv_avail(c->sock);
 
-	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
-		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
+	if (c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready) {
+		if (q < c->rx_wait_max)
+			return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
+		if (c->rx_wait_whole)
+			return false; /* the socket holds the rest of the PDU: the pass takes it */
+	}
+	return conn_rx_may_wait_slow(c, q);
+}
+
+/* conn_rx_may_wait past the socket size it already knows to hold (out of line: once per PDU
+ * or so, while the common case stays a leaf). */
+static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q)
+{
 	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
 	if (!left && c->rx_peek_len) {
 		left = c->rx_peek_len;
@@ -803,6 +815,7 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 	 * rcv_wnd - (q' - q): all the rest while rcv_wnd + q >= left, else as much as the
 	 * socket holds while q' <= (rcv_wnd + q) / 2 */
 	uint64_t reach = (uint64_t)rcv_wnd + q;
+	c->rx_wait_whole = reach >= left;
 	if (reach >= left)
 		c->rx_wait_max = left;
 	else if (rcv_wnd >= q)
@@ -835,7 +848,9 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		return;
 	if (events & TCP_EV_RECV) {
 		c->rx_ready = true;
-		if (conn_rx_may_wait(c))
+		if (c->on_ready)
+			; /* queued already: the pass takes it (conn_rx_may_wait would say no) */
+		else if (conn_rx_may_wait(c))
 			nvmet_tcp.st.rx_waits++;
 		else
 			conn_ready(c);

@@ -130,6 +130,8 @@ struct nvmet_tcp_conn {
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint32_t rx_wait_max;            /* the rest of the PDU may wait in the socket while it holds
 					  * fewer bytes than this (conn_rx_may_wait); 0: look again */
+	bool rx_wait_whole;              /* rx_wait_max is the PDU's bytes left: once the socket holds
+					  * them, the PDU is complete (no second look) */
 	uint32_t rx_peek_len;            /* PLEN of the PDU at the front of the socket, from its
 					  * common header looked at in place (conn_rx_may_wait);
 					  * 0: not looked at since conn_recv last took bytes */
