@@ -369,7 +369,7 @@ mapped:
 int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg)
 {
 	struct nvme_ctrl *c = q->ctrl;
-	struct nvme_sqe sqe;
+	struct nvme_sqe local, *sqe;
 	int rc;
 
 	if (!c || c->state == NVME_CTRL_FAILED)
@@ -382,19 +382,22 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 		return -EBUSY;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[q->nfree - 1]];
 
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = rq->opc;
-	sqe.cid = le16_make(slot->cid);
-	sqe.nsid = le32_make(rq->nsid);
-	sqe.cdw10 = le32_make(rq->cdw10);
-	sqe.cdw11 = le32_make(rq->cdw11);
-	sqe.cdw12 = le32_make(rq->cdw12);
-	sqe.cdw13 = le32_make(rq->cdw13);
-	sqe.cdw14 = le32_make(rq->cdw14);
-	sqe.cdw15 = le32_make(rq->cdw15);
+	/* an SQ in host memory gets the entry where it goes (the doorbell below publishes it, after
+	 * the barrier); one in the CMB gets it in dword stores from a copy (nvme_ring_push) */
+	sqe = q->sq_in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[q->ring.sq_tail];
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = rq->opc;
+	sqe->cid = le16_make(slot->cid);
+	sqe->nsid = le32_make(rq->nsid);
+	sqe->cdw10 = le32_make(rq->cdw10);
+	sqe->cdw11 = le32_make(rq->cdw11);
+	sqe->cdw12 = le32_make(rq->cdw12);
+	sqe->cdw13 = le32_make(rq->cdw13);
+	sqe->cdw14 = le32_make(rq->cdw14);
+	sqe->cdw15 = le32_make(rq->cdw15);
 	slot->data_bytes = 0;
 	slot->list_bytes = 0;
-	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, &sqe)))
+	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, sqe)))
 		return rc;
 	if (!rq->count_payload)
 		slot->data_bytes = 0; /* metadata (identify data, DSM ranges): not payload */
@@ -413,8 +416,11 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
 	if (slot->deadline_ns < q->next_timeout_ns)
 		q->next_timeout_ns = slot->deadline_ns;
-	nvme_ring_push(&q->ring, &sqe);
-	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(sqe));
+	if (sqe == &local)
+		nvme_ring_push(&q->ring, &local);
+	else
+		nvme_ring_advance(&q->ring);
+	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(*sqe));
 	if (slot->list_bytes)
 		dma_account_cpu((enum mem_class)slot->list_cls, slot->list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, lists and WC stores to the CMB drained before the doorbell */
