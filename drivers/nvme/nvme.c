@@ -483,7 +483,8 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
 	c->st.queue_bytes[sq_cls] += sizeof(struct nvme_sqe);
 	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_cqe);
-	int rc = nvme_status_errno(le16_get(e->status));
+	uint16_t status = le16_get(e->status);
+	int rc = (status & 0xfffe) ? nvme_status_errno(status) : 0; /* SCT, SC 0 (the phase apart): success */
 	if (slot->state == NVME_CMD_ABORTING && rc == -ECANCELED)
 		rc = -ETIMEDOUT;
 	q->st.completed++;

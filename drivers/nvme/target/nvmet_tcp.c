@@ -478,18 +478,20 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	/* the command goes straight where the core keeps it (nvmet_exec copies nothing then) */
 	const struct nvme_sqe *sqe = &r->req.sqe;
 	memcpy(&r->req.sqe, pdu->hdr.u.cmd.sqe, sizeof(r->req.sqe));
+	struct nvmet_req_shape sh;
+	nvmet_req_shape(c->q, sqe, &sh);
 	r->cccid = le16_get(sqe->cid);
-	r->len = nvmet_req_data_len(sqe);
-	r->dir = (uint8_t)nvmet_req_dir(c->q, sqe);
-	r->bdev = nvmet_req_bdev(c->q, sqe);
+	r->len = sh.len;
+	r->dir = (uint8_t)sh.dir;
+	r->bdev = sh.bdev;
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (nvmet_queue_qid(c->q) < 0 && (!is_connect(sqe) || !pdu->nfrags)) {
+	if (sh.qid < 0 && (!is_connect(sqe) || !pdu->nfrags)) {
 		/* not Connected yet: nothing is committed (no R2T, no buffer); the core answers
 		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
 		nvmet_tcp_pdu_release(pdu);
 		r->len = 0;
 		nvmet_tcp_req_exec(r, 0);
-	} else if (nvmet_queue_qid(c->q) >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > nvmet_queue_size(c->q)) {
+	} else if (sh.qid >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > sh.qsize) {
 		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
 		 * Command Sequence Error, nothing placed, nothing run */
 		nvmet_tcp_pdu_release(pdu);
