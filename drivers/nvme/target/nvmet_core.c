@@ -189,12 +189,7 @@ void nvmet_subsys_ns_opened(struct nvmet_subsys *s)
  * limit (the last kept per subsystem: nvmet_subsys_ns_opened). */
 uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
 {
-	uint32_t m = NVMET_MAX_XFER, ns = c->subsys->ns_max_xfer;
-	if (c->ops->max_xfer && c->ops->max_xfer < m)
-		m = c->ops->max_xfer;
-	if (ns && ns < m)
-		m = ns;
-	return m;
+	return nvmet_ctrl_mdts_inline(c);
 }
 
 static void kato_restart(struct nvmet_ctrl *c);

@@ -93,7 +93,7 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 
 	if (!lba_ok(ns, slba, nlb))
 		return nvmet_req_complete(req, NVMET_SC_LBA_RANGE);
-	if (bytes > nvmet_ctrl_mdts_bytes(req->q->ctrl))
+	if (bytes > nvmet_ctrl_mdts_inline(req->q->ctrl))
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
 	if (req->data.len != bytes)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);

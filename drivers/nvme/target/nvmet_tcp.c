@@ -198,7 +198,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
 		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
 		 * for a command that completed with status 0 (phase bit apart) */
-		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && nvmet_queue_sqflow_disabled(c->q);
+		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && c->sqflow_off;
 		if (r->tx_off < r->req.xfer_len) {
 			if ((rc = conn_send_c2h(c, r, success)) < 0)
 				return rc;
@@ -344,6 +344,7 @@ static void req_done(struct nvmet_req *req, void *arg)
 	if (!c->authorised && c->sock && c->q && nvmet_queue_qid(c->q) >= 0) {
 		/* Connect succeeded: TCP no longer evicts this connection for a newcomer */
 		c->authorised = true;
+		c->sqflow_off = nvmet_queue_sqflow_disabled(c->q); /* set by that Connect, for good */
 		tcp_set_authorised(c->sock);
 	}
 	/* received data is no longer needed: the NIC buffers go back now */

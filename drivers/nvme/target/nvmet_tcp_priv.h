@@ -117,6 +117,8 @@ struct nvmet_tcp_conn {
 	uint32_t raddr;                  /* the host's address (per-peer limits) */
 	uint64_t seq;                    /* accept order: the oldest is evicted first */
 	bool authorised;                 /* Connect succeeded: told TCP (tcp_set_authorised) */
+	bool sqflow_off;                 /* the host disabled SQ flow control at that Connect (read
+					  * once then: C2HData SUCCESS may replace a response) */
 	struct tcp_sock *sock;           /* NULL once closed */
 	struct nvmet_queue *q;           /* NULL before ICReq and once destroyed */
 	struct nvme_tcp_params params;
