@@ -538,6 +538,19 @@ int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len)
 	return 0;
 }
 
+int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8])
+{
+	if (!list_empty(&s->rxq)) {
+		const struct tcp_rxent *r = container_of(s->rxq.next, struct tcp_rxent, node);
+		if (r->frag.len >= 8) {
+			memcpy(buf, (const void *)(uintptr_t)r->frag.addr.bus, 8); /* as netdev_frag_read, counted */
+			dma_account_cpu(r->frag.addr.cls, 8);
+			return 0;
+		}
+	}
+	return tcp_peek(s, 0, buf, 8);
+}
+
 static bool can_send(const struct tcp_sock *s)
 {
 	return !s->fin_queued && (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT ||

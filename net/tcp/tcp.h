@@ -182,6 +182,9 @@ size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len);
 /* Copy len bytes at off from the front of the in-order queue without consuming them.
  * 0 or -EAGAIN when fewer bytes are queued. */
 int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len);
+/* tcp_peek of the first 8 bytes (a length-prefixed protocol's common header), read in one
+ * load when the first received fragment holds them. 0 or -EAGAIN. */
+int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8]);
 
 /*
  * Back-pressure. Send queues draw on pools shared by all sockets (tcp_pools.c): each

@@ -805,7 +805,8 @@ static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_con
 		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes), and the
 		 * framer keeps it (not read again when the bytes are taken) */
 		uint8_t ch[NVME_TCP_CH_LEN];
-		if (tcp_peek(c->sock, 0, ch, sizeof(ch)) == 0)
+		_Static_assert(NVME_TCP_CH_LEN == 8, "tcp_peek8 reads one common header");
+		if (tcp_peek8(c->sock, ch) == 0)
 			left = c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
 	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)

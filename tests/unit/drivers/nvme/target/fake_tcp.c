@@ -151,6 +151,11 @@ int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len)
 	return 0;
 }
 
+int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8])
+{
+	return tcp_peek(s, 0, buf, 8);
+}
+
 bool tcp_recv_eof(const struct tcp_sock *s)
 {
 	return s->eof && s->rx_off == s->rx_len;
