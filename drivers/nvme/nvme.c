@@ -256,6 +256,32 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 	size_t list_bytes = 0;
 	int rc;
 
+	/* One entry, outside the CMB, on an SGL queue (a read into one buffer): SGL1 is a Data
+	 * Block descriptor, no list. Anything this does not take (a bad length, the CMB, a
+	 * misaligned entry on a dword-SGL drive, PRPs) goes the general way below, which
+	 * answers it. */
+	if (rq->nsg == 1 && !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK)) {
+		const struct nvme_sg *e = &rq->sg[0];
+		const struct nvme_cmb *m1 = &c->cmb;
+		bool near_cmb = m1->scheme != NVME_CMB_NONE && m1->size != 0 && e->addr.bus < m1->bus + m1->size &&
+				e->addr.bus + e->len > m1->bus;
+		bool misaligned = (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN &&
+				  ((e->addr.bus & 3) || (e->len & 3));
+		if (e->len != 0 && (!rq->sgl_total || e->len == rq->sgl_total) && (!c->max_xfer || e->len <= c->max_xfer) &&
+		    !near_cmb && !misaligned) {
+			sqe->dptr.sgl1.addr = le64_make(e->addr.bus);
+			sqe->dptr.sgl1.len = le32_make(e->len);
+			sqe->dptr.sgl1.id = NVME_SGL_ID(NVME_SGL_TYPE_DATA_BLOCK); /* rsvd: the SQE is zeroed */
+			sqe->flags |= NVME_SQE_PSDT_SGL;
+			slot->data_bytes = e->len;
+			slot->data_cls = (uint8_t)e->addr.cls;
+			slot->list_bytes = 0;
+			slot->list_cls = MEM_CLASS_HOST;
+			slot->dir = (uint8_t)rq->dir;
+			return 0;
+		}
+	}
+
 	/* one walk over the entries for what the checks below need: their sum, one memory
 	 * class, in the CMB or not (the same checks, in the same order, as separate walks) */
 	const struct nvme_cmb *m = &c->cmb;
@@ -343,7 +369,7 @@ mapped:
 int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg)
 {
 	struct nvme_ctrl *c = q->ctrl;
-	struct nvme_sqe sqe;
+	struct nvme_sqe local, *sqe;
 	int rc;
 
 	if (!c || c->state == NVME_CTRL_FAILED)
@@ -356,19 +382,22 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 		return -EBUSY;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[q->nfree - 1]];
 
-	memset(&sqe, 0, sizeof(sqe));
-	sqe.opc = rq->opc;
-	sqe.cid = le16_make(slot->cid);
-	sqe.nsid = le32_make(rq->nsid);
-	sqe.cdw10 = le32_make(rq->cdw10);
-	sqe.cdw11 = le32_make(rq->cdw11);
-	sqe.cdw12 = le32_make(rq->cdw12);
-	sqe.cdw13 = le32_make(rq->cdw13);
-	sqe.cdw14 = le32_make(rq->cdw14);
-	sqe.cdw15 = le32_make(rq->cdw15);
+	/* an SQ in host memory gets the entry where it goes (the doorbell below publishes it, after
+	 * the barrier); one in the CMB gets it in dword stores from a copy (nvme_ring_push) */
+	sqe = q->sq_in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[q->ring.sq_tail];
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = rq->opc;
+	sqe->cid = le16_make(slot->cid);
+	sqe->nsid = le32_make(rq->nsid);
+	sqe->cdw10 = le32_make(rq->cdw10);
+	sqe->cdw11 = le32_make(rq->cdw11);
+	sqe->cdw12 = le32_make(rq->cdw12);
+	sqe->cdw13 = le32_make(rq->cdw13);
+	sqe->cdw14 = le32_make(rq->cdw14);
+	sqe->cdw15 = le32_make(rq->cdw15);
 	slot->data_bytes = 0;
 	slot->list_bytes = 0;
-	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, &sqe)))
+	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, sqe)))
 		return rc;
 	if (!rq->count_payload)
 		slot->data_bytes = 0; /* metadata (identify data, DSM ranges): not payload */
@@ -387,8 +416,11 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	slot->deadline_ns = clock_now_ns() + c->cmd_timeout_ns;
 	if (slot->deadline_ns < q->next_timeout_ns)
 		q->next_timeout_ns = slot->deadline_ns;
-	nvme_ring_push(&q->ring, &sqe);
-	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(sqe));
+	if (sqe == &local)
+		nvme_ring_push(&q->ring, &local);
+	else
+		nvme_ring_advance(&q->ring);
+	dma_account_cpu(q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST, sizeof(*sqe));
 	if (slot->list_bytes)
 		dma_account_cpu((enum mem_class)slot->list_cls, slot->list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, lists and WC stores to the CMB drained before the doorbell */
@@ -451,7 +483,8 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
 	c->st.queue_bytes[sq_cls] += sizeof(struct nvme_sqe);
 	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_cqe);
-	int rc = nvme_status_errno(le16_get(e->status));
+	uint16_t status = le16_get(e->status);
+	int rc = (status & 0xfffe) ? nvme_status_errno(status) : 0; /* SCT, SC 0 (the phase apart): success */
 	if (slot->state == NVME_CMD_ABORTING && rc == -ECANCELED)
 		rc = -ETIMEDOUT;
 	q->st.completed++;

@@ -184,6 +184,12 @@ static inline int nvme_ring_push(struct nvme_ring *r, const struct nvme_sqe *sqe
 	return 0;
 }
 
+/* The entry at the tail was written in place (its space checked): advance the tail. */
+static inline void nvme_ring_advance(struct nvme_ring *r)
+{
+	r->sq_tail = (uint16_t)(r->sq_tail + 1 == r->depth ? 0 : r->sq_tail + 1);
+}
+
 /* The CQE at the head if its Phase Tag is current (a new completion), else NULL. */
 static inline const volatile struct nvme_cqe *nvme_ring_peek(const struct nvme_ring *r)
 {

@@ -185,6 +185,17 @@ int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_si
 	}
 
 	unsigned per = page_size / sizeof(struct nvme_sgl_desc);
+	if (n <= per) {
+		/* one Last Segment of n Data Blocks (a few NIC buffers: the common gather) */
+		if (!list || !list->cpu || page_size > list->bytes || (list->addr.bus & 15))
+			return -E2BIG;
+		volatile struct nvme_sgl_desc *d = list->cpu;
+		sgl_desc(sgl1, list->addr.bus, n * (uint32_t)sizeof(*d), NVME_SGL_TYPE_LAST_SEGMENT);
+		for (unsigned k = 0; k < n; k++)
+			sgl_desc(&d[k], sg[k].addr.bus, sg[k].len, NVME_SGL_TYPE_DATA_BLOCK);
+		*list_bytes = n * sizeof(*d);
+		return 0;
+	}
 	/* segment s holds per - 1 data descriptors plus a pointer, except the last (<= per) */
 	unsigned segs = n <= per ? 1 : 1 + (n - per + (per - 1) - 1) / (per - 1);
 	if (!list || !list->cpu || (uint64_t)segs * page_size > list->bytes || (list->addr.bus & 15))

@@ -562,6 +562,19 @@ int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len)
 	return 0;
 }
 
+int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8])
+{
+	if (!list_empty(&s->rxq)) {
+		const struct tcp_rxent *r = container_of(s->rxq.next, struct tcp_rxent, node);
+		if (r->frag.len >= 8) {
+			memcpy(buf, (const void *)(uintptr_t)r->frag.addr.bus, 8); /* as netdev_frag_read, counted */
+			dma_account_cpu(r->frag.addr.cls, 8);
+			return 0;
+		}
+	}
+	return tcp_peek(s, 0, buf, 8);
+}
+
 static bool can_send(const struct tcp_sock *s)
 {
 	return !s->fin_queued && (s->state == TCP_ESTABLISHED || s->state == TCP_CLOSE_WAIT ||
@@ -818,6 +831,12 @@ void tcp_get_info(const struct tcp_sock *s, struct tcp_info *o)
 	o->rxq_frags = s->rxq_frags;
 	o->ooo_frags = s->ooo_frags;
 	o->sack_ok = s->sack_ok;
+}
+
+enum tcp_state tcp_rcv_room(const struct tcp_sock *s, uint32_t *rcv_wnd)
+{
+	*rcv_wnd = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
+	return s->state;
 }
 
 const struct tcp_stats *tcp_stats(void)

@@ -184,6 +184,9 @@ size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len);
 /* Copy len bytes at off from the front of the in-order queue without consuming them.
  * 0 or -EAGAIN when fewer bytes are queued. */
 int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len);
+/* tcp_peek of the first 8 bytes (a length-prefixed protocol's common header), read in one
+ * load when the first received fragment holds them. 0 or -EAGAIN. */
+int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8]);
 
 /*
  * Back-pressure. Send queues draw on pools shared by all sockets (tcp_pools.c): each
@@ -291,6 +294,10 @@ struct tcp_info {
 	unsigned rxq_frags, ooo_frags;
 };
 void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out);
+/* The state, with *rcv_wnd the window the peer may still fill (the advertised edge minus
+ * RCV.NXT, 0 when none): tcp_get_info's two fields a receiver deciding per segment whether
+ * to wait for more needs, without copying the rest. */
+enum tcp_state tcp_rcv_room(const struct tcp_sock *s, uint32_t *rcv_wnd);
 
 struct tcp_stats {
 	uint64_t segs_in, segs_out, bad_checksum, bad_header, no_socket, resets_in, resets_out;

@@ -250,6 +250,16 @@ bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe
 /* The backend serving an I/O Read/Write on a live I/O queue, NULL for other commands
  * (nvmet_io.c: the transport chooses payload memory the backend's drive can reach). */
 const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe);
+/* What a transport asks of every command it receives, in one call: nvmet_req_data_len,
+ * nvmet_req_dir, nvmet_req_bdev, nvmet_queue_qid and nvmet_queue_size (q not NULL). */
+struct nvmet_req_shape {
+	uint32_t len;
+	enum dma_dir dir;
+	int qid;
+	unsigned qsize;
+	const struct nvmet_bdev *bdev;
+};
+void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out);
 /* Did the host disable SQ flow control at Connect (CATTR)? Then C2HData SUCCESS may
  * replace the response capsule (NVMe/TCP 3.3.6). */
 bool nvmet_queue_sqflow_disabled(const struct nvmet_queue *q);

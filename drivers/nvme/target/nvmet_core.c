@@ -189,12 +189,7 @@ void nvmet_subsys_ns_opened(struct nvmet_subsys *s)
  * limit (the last kept per subsystem: nvmet_subsys_ns_opened). */
 uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c)
 {
-	uint32_t m = NVMET_MAX_XFER, ns = c->subsys->ns_max_xfer;
-	if (c->ops->max_xfer && c->ops->max_xfer < m)
-		m = c->ops->max_xfer;
-	if (ns && ns < m)
-		m = ns;
-	return m;
+	return nvmet_ctrl_mdts_inline(c);
 }
 
 static void kato_restart(struct nvmet_ctrl *c);
@@ -483,7 +478,7 @@ static bool sgl1_ok(const struct nvmet_queue *q, uint8_t id)
 	return keyed ? (id >> 4) == NVMF_SGL_TYPE_KEYED : id == NVMF_SGL_ID_TRANSPORT;
 }
 
-uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
+static inline uint32_t req_data_len(const struct nvme_sqe *sqe)
 {
 	if ((sqe->flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL || !sgl1_known(sqe->dptr.sgl1.id))
 		return 0; /* nvmet_exec() refuses it: nothing to fetch */
@@ -492,7 +487,12 @@ uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
 	return le32_get(sqe->dptr.sgl1.len);
 }
 
-enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+uint32_t nvmet_req_data_len(const struct nvme_sqe *sqe)
+{
+	return req_data_len(sqe);
+}
+
+static inline enum dma_dir req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
 {
 	uint8_t opc = sqe->opc;
 	if (opc == NVMF_OPC_FABRICS)
@@ -502,6 +502,41 @@ enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *s
 		return (opc == NVME_ADM_SET_FEATURES) ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
 	/* NVMe opcode bits 1:0: 01b host to controller, 10b controller to host */
 	return (opc & 3) == 1 ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	return req_dir(q, sqe);
+}
+
+/* The backend of an I/O Read/Write on a live I/O queue (for the transport's choice of
+ * payload memory), or NULL for any other command. */
+static inline const struct nvmet_bdev *req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	uint8_t opc = sqe->opc;
+	struct nvmet_ns *ns;
+
+	if (!q || q->state != NVMET_Q_LIVE || q->qid == 0 || !q->ctrl || !q->ctrl->subsys)
+		return NULL;
+	if (opc != NVME_CMD_READ && opc != NVME_CMD_WRITE)
+		return NULL;
+	ns = nvmet_ns_find(q->ctrl->subsys, le32_get(sqe->nsid));
+	return ns && ns->opened ? &ns->bdev : NULL;
+}
+
+const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	return req_bdev(q, sqe);
+}
+
+/* The four answers in one call (a transport asks them of every command). */
+void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
+{
+	out->len = req_data_len(sqe);
+	out->dir = req_dir(q, sqe);
+	out->bdev = req_bdev(q, sqe);
+	out->qid = q->ctrl ? q->qid : -1;
+	out->qsize = q->ctrl ? q->size : 0;
 }
 
 bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
@@ -527,7 +562,7 @@ static void exec_start(struct nvmet_queue *q, struct nvmet_req *req, const struc
 	req->q = q;
 	req->next_aer = NULL;
 	req->state = NVMET_REQ_EXEC;
-	req->dir = (uint8_t)nvmet_req_dir(q, sqe);
+	req->dir = (uint8_t)req_dir(q, sqe);
 	q->inflight++;
 	q->st.cmds++;
 	nvmet_tgt.st.cmds++;

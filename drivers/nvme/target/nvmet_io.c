@@ -93,7 +93,7 @@ static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 
 	if (!lba_ok(ns, slba, nlb))
 		return nvmet_req_complete(req, NVMET_SC_LBA_RANGE);
-	if (bytes > nvmet_ctrl_mdts_bytes(req->q->ctrl))
+	if (bytes > nvmet_ctrl_mdts_inline(req->q->ctrl))
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
 	if (req->data.len != bytes)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
@@ -284,21 +284,6 @@ void nvmet_ctrl_shutdown_start(struct nvmet_ctrl *c)
 	c->ns_written = 0;
 	struct nvmet_bio hold = { .arg = c, .bdev = NULL };
 	shn_flush_done(&hold, 0); /* drops the hold; completes at once when nothing was written */
-}
-
-/* The backend of an I/O Read/Write on a live I/O queue (for the transport's choice of
- * payload memory), or NULL for any other command. */
-const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
-{
-	uint8_t opc = sqe->opc;
-	struct nvmet_ns *ns;
-
-	if (!q || q->state != NVMET_Q_LIVE || q->qid == 0 || !q->ctrl || !q->ctrl->subsys)
-		return NULL;
-	if (opc != NVME_CMD_READ && opc != NVME_CMD_WRITE)
-		return NULL;
-	ns = nvmet_ns_find(q->ctrl->subsys, le32_get(sqe->nsid));
-	return ns && ns->opened ? &ns->bdev : NULL;
 }
 
 /* Did the host disable SQ flow control at Connect (CATTR)? */

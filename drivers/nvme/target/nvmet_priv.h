@@ -164,6 +164,16 @@ struct nvmet_ns *nvmet_ns_find(struct nvmet_subsys *s, uint32_t nsid);
 int nvmet_copy_to_req(struct nvmet_req *req, uint32_t off, const void *buf, uint32_t len);
 int nvmet_copy_from_req(struct nvmet_req *req, uint32_t off, void *buf, uint32_t len);
 uint32_t nvmet_ctrl_mdts_bytes(const struct nvmet_ctrl *c);
+/* nvmet_ctrl_mdts_bytes inline (every Read and Write asks). */
+static inline uint32_t nvmet_ctrl_mdts_inline(const struct nvmet_ctrl *c)
+{
+	uint32_t m = NVMET_MAX_XFER, ns = c->subsys->ns_max_xfer;
+	if (c->ops->max_xfer && c->ops->max_xfer < m)
+		m = c->ops->max_xfer;
+	if (ns && ns < m)
+		m = ns;
+	return m;
+}
 /* A namespace of s was opened or closed: recompute s->ns_max_xfer. */
 void nvmet_subsys_ns_opened(struct nvmet_subsys *s);
 

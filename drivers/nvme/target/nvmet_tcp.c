@@ -198,7 +198,7 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
 		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
 		 * for a command that completed with status 0 (phase bit apart) */
-		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && nvmet_queue_sqflow_disabled(c->q);
+		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && c->sqflow_off;
 		if (r->tx_off < r->req.xfer_len) {
 			if ((rc = conn_send_c2h(c, r, success)) < 0)
 				return rc;
@@ -344,6 +344,7 @@ static void req_done(struct nvmet_req *req, void *arg)
 	if (!c->authorised && c->sock && c->q && nvmet_queue_qid(c->q) >= 0) {
 		/* Connect succeeded: TCP no longer evicts this connection for a newcomer */
 		c->authorised = true;
+		c->sqflow_off = nvmet_queue_sqflow_disabled(c->q); /* set by that Connect, for good */
 		tcp_set_authorised(c->sock);
 	}
 	/* received data is no longer needed: the NIC buffers go back now */
@@ -479,18 +480,20 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	/* the command goes straight where the core keeps it (nvmet_exec copies nothing then) */
 	const struct nvme_sqe *sqe = &r->req.sqe;
 	memcpy(&r->req.sqe, pdu->hdr.u.cmd.sqe, sizeof(r->req.sqe));
+	struct nvmet_req_shape sh;
+	nvmet_req_shape(c->q, sqe, &sh);
 	r->cccid = le16_get(sqe->cid);
-	r->len = nvmet_req_data_len(sqe);
-	r->dir = (uint8_t)nvmet_req_dir(c->q, sqe);
-	r->bdev = nvmet_req_bdev(c->q, sqe);
+	r->len = sh.len;
+	r->dir = (uint8_t)sh.dir;
+	r->bdev = sh.bdev;
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (nvmet_queue_qid(c->q) < 0 && (!is_connect(sqe) || !pdu->nfrags)) {
+	if (sh.qid < 0 && (!is_connect(sqe) || !pdu->nfrags)) {
 		/* not Connected yet: nothing is committed (no R2T, no buffer); the core answers
 		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
 		nvmet_tcp_pdu_release(pdu);
 		r->len = 0;
 		nvmet_tcp_req_exec(r, 0);
-	} else if (nvmet_queue_qid(c->q) >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > nvmet_queue_size(c->q)) {
+	} else if (sh.qid >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > sh.qsize) {
 		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
 		 * Command Sequence Error, nothing placed, nothing run */
 		nvmet_tcp_pdu_release(pdu);
@@ -776,13 +779,24 @@ static int conn_recv(struct nvmet_tcp_conn *c)
  * socket size up to which it still holds, and a segment below it costs no tcp_get_info().
  * conn_recv forgets it (taking bytes changes the sums).
  */
-static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
+static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q);
+static inline bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
 	size_t q = tcp_recv_avail(c->sock);
-	struct tcp_info ti;
 
-	if (q < c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready)
-		return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
+	if (c->rx_wait_max && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->on_ready) {
+		if (q < c->rx_wait_max)
+			return tcp_state(c->sock) == TCP_ESTABLISHED; /* rx_wait_max <= the bytes left */
+		if (c->rx_wait_whole)
+			return false; /* the socket holds the rest of the PDU: the pass takes it */
+	}
+	return conn_rx_may_wait_slow(c, q);
+}
+
+/* conn_rx_may_wait past the socket size it already knows to hold (out of line: once per PDU
+ * or so, while the common case stays a leaf). */
+static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q)
+{
 	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
 	if (!left && c->rx_peek_len) {
 		left = c->rx_peek_len;
@@ -792,22 +806,24 @@ static bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes), and the
 		 * framer keeps it (not read again when the bytes are taken) */
 		uint8_t ch[NVME_TCP_CH_LEN];
-		if (tcp_peek(c->sock, 0, ch, sizeof(ch)) == 0)
+		_Static_assert(NVME_TCP_CH_LEN == 8, "tcp_peek8 reads one common header");
+		if (tcp_peek8(c->sock, ch) == 0)
 			left = c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
 	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
-	tcp_get_info(c->sock, &ti);
+	uint32_t rcv_wnd;
 	c->rx_wait_max = 0;
-	if (ti.state != TCP_ESTABLISHED || ti.rxq_bytes >= left)
+	if (tcp_rcv_room(c->sock, &rcv_wnd) != TCP_ESTABLISHED)
 		return false;
-	/* the peer may send ti.rcv_wnd more; with q' >= q queued later, at least
+	/* the peer may send rcv_wnd more; with q' >= q queued later, at least
 	 * rcv_wnd - (q' - q): all the rest while rcv_wnd + q >= left, else as much as the
 	 * socket holds while q' <= (rcv_wnd + q) / 2 */
-	uint64_t reach = (uint64_t)ti.rcv_wnd + ti.rxq_bytes;
+	uint64_t reach = (uint64_t)rcv_wnd + q;
+	c->rx_wait_whole = reach >= left;
 	if (reach >= left)
 		c->rx_wait_max = left;
-	else if (ti.rcv_wnd >= ti.rxq_bytes)
+	else if (rcv_wnd >= q)
 		c->rx_wait_max = (uint32_t)(reach / 2) + 1;
 	else
 		return false;
@@ -837,7 +853,9 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		return;
 	if (events & TCP_EV_RECV) {
 		c->rx_ready = true;
-		if (conn_rx_may_wait(c))
+		if (c->on_ready)
+			; /* queued already: the pass takes it (conn_rx_may_wait would say no) */
+		else if (conn_rx_may_wait(c))
 			nvmet_tcp.st.rx_waits++;
 		else
 			conn_ready(c);

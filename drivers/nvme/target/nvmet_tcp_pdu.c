@@ -284,18 +284,21 @@ size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, ui
 			       uint32_t datao, uint32_t datal, bool last, bool success)
 {
 	struct nvme_tcp_data_pdu *h = (struct nvme_tcp_data_pdu *)buf;
-	size_t hdr = sizeof(*h) + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
-	size_t align = ((size_t)p->hpda + 1) * 4;
-	size_t pdo = (hdr + align - 1) / align * align;
+	size_t pdo = nvme_tcp_c2h_data_hdr_len(p);
 	uint8_t flags = (p->hdgst ? NVME_TCP_F_HDGSTF : 0) | (p->ddgst ? NVME_TCP_F_DDGSTF : 0) |
 			(last ? NVME_TCP_F_LAST_PDU : 0) | (last && success ? NVME_TCP_F_SUCCESS : 0);
 
-	memset(buf, 0, pdo);
-	h->ch = make_ch(NVME_TCP_C2H_DATA, flags, sizeof(*h), (uint8_t)pdo,
-			(uint32_t)(pdo + datal + (p->ddgst ? NVME_TCP_DIGEST_LEN : 0)));
-	h->cccid = le16_make(cccid);
-	h->datao = le32_make(datao);
-	h->datal = le32_make(datal);
+	/* the header in fixed-size stores (reserved bytes zero); the digest and pad after it,
+	 * when there are any, zeroed apart */
+	*h = (struct nvme_tcp_data_pdu){
+		.ch = make_ch(NVME_TCP_C2H_DATA, flags, sizeof(*h), (uint8_t)pdo,
+			      (uint32_t)(pdo + datal + (p->ddgst ? NVME_TCP_DIGEST_LEN : 0))),
+		.cccid = le16_make(cccid),
+		.datao = le32_make(datao),
+		.datal = le32_make(datal),
+	};
+	if (pdo > sizeof(*h))
+		memset(buf + sizeof(*h), 0, pdo - sizeof(*h));
 	finish_header(buf, p, sizeof(*h));
 	return pdo;
 }

@@ -211,6 +211,8 @@ size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, ui
 /* The length nvme_tcp_build_c2h_data() builds (header, header digest, pad up to PDO). */
 static inline size_t nvme_tcp_c2h_data_hdr_len(const struct nvme_tcp_params *p)
 {
+	if (!p->hdgst && !p->hpda)
+		return NVME_TCP_DATA_HLEN; /* no digest, no alignment: the header alone (no division) */
 	size_t hdr = NVME_TCP_DATA_HLEN + (p->hdgst ? NVME_TCP_DIGEST_LEN : 0);
 	size_t align = ((size_t)p->hpda + 1) * 4;
 	return (hdr + align - 1) / align * align;

@@ -117,6 +117,8 @@ struct nvmet_tcp_conn {
 	uint32_t raddr;                  /* the host's address (per-peer limits) */
 	uint64_t seq;                    /* accept order: the oldest is evicted first */
 	bool authorised;                 /* Connect succeeded: told TCP (tcp_set_authorised) */
+	bool sqflow_off;                 /* the host disabled SQ flow control at that Connect (read
+					  * once then: C2HData SUCCESS may replace a response) */
 	struct tcp_sock *sock;           /* NULL once closed */
 	struct nvmet_queue *q;           /* NULL before ICReq and once destroyed */
 	struct nvme_tcp_params params;
@@ -130,6 +132,8 @@ struct nvmet_tcp_conn {
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
 	uint32_t rx_wait_max;            /* the rest of the PDU may wait in the socket while it holds
 					  * fewer bytes than this (conn_rx_may_wait); 0: look again */
+	bool rx_wait_whole;              /* rx_wait_max is the PDU's bytes left: once the socket holds
+					  * them, the PDU is complete (no second look) */
 	uint32_t rx_peek_len;            /* PLEN of the PDU at the front of the socket, from its
 					  * common header looked at in place (conn_rx_may_wait);
 					  * 0: not looked at since conn_recv last took bytes */

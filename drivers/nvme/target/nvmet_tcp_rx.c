@@ -69,6 +69,11 @@ static int deliver(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
 	return rc;
 }
 
+int nvme_tcp_rx_deliver(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
+{
+	return deliver(rx, fn, ctx);
+}
+
 /* The whole header is in: parse it and plan the rest of the PDU. */
 static int header_done(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
 {

@@ -80,17 +80,22 @@ void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p);
 int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx);
 
 /* nvme_tcp_rx_feed for every case; nvme_tcp_rx_feed itself takes the most common one inline:
- * a fragment wholly inside the data of a PDU without a data digest, neither its first
- * nor its last (the middle segments of a large H2CData PDU), which only moves on. */
+ * a fragment wholly inside the data of a PDU without a data digest, not its first (the
+ * middle segments of a large H2CData PDU, which only move on, and its last, which then
+ * delivers the PDU). */
+/* The PDU's last data fragment came in (no digest follows): hand the PDU to fn, as
+ * nvme_tcp_rx_feed_any does (for nvme_tcp_rx_feed's inline path). */
+int nvme_tcp_rx_deliver(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx);
+
 static inline int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx)
 {
-	if (rx->state == NVME_TCP_RX_DATA && f->len && f->len < rx->data_left && !rx->cur.hdr.has_ddgst &&
+	if (rx->state == NVME_TCP_RX_DATA && f->len && f->len <= rx->data_left && !rx->cur.hdr.has_ddgst &&
 	    rx->cur.nfrags < NVME_TCP_RX_MAX_FRAGS) {
 		rx->cur.frags[rx->cur.nfrags++] = *f;
 		rx->data_left -= f->len;
 		rx->st.data_bytes += f->len;
 		f->len = 0;
-		return 0;
+		return rx->data_left ? 0 : nvme_tcp_rx_deliver(rx, fn, ctx);
 	}
 	return nvme_tcp_rx_feed_any(rx, f, fn, ctx);
 }

@@ -150,6 +150,46 @@ Test(ctrl, write_and_read_back_through_one_sgl_data_block)
 	free(r);
 }
 
+/* map_data's one-entry path (an SGL queue, one buffer) refuses what the general path
+ * refuses, before anything reaches the drive: a length the command does not move, an empty
+ * entry; and builds the same Data Block descriptor (read back by the fake drive). */
+Test(ctrl, one_entry_sgl_is_checked_as_the_general_path)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *b = aligned_alloc(4096, 8192);
+	fill(b, 8192, 3);
+	unsigned before = f.commands;
+	struct nvme_sg short_sg = sg_host(b, 4096 - 512), empty = sg_host(b, 0), one = sg_host(b + 4, 4096);
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &short_sg, 1), -EINVAL, "one sector short of NLB");
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &empty, 1), -EINVAL, "an empty entry");
+	cr_assert_eq(f.commands, before, "nothing sent");
+	/* byte-granular SGLs (SGLS 01b): an entry at any address is one Data Block */
+	cr_assert_eq(nvme_write(&c, 1, 16, 8, &one, 1), 0);
+	cr_assert_eq(f.last_psdt, NVME_SQE_PSDT_SGL);
+	cr_assert_eq(memcmp(f.media + 16 * 512, b + 4, 4096), 0);
+	cr_assert_eq(c.st.payload_bytes[MEM_CLASS_HOST], 4096);
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_HOST], 0, "no list for one entry");
+	free(b);
+}
+
+/* A drive whose SGLs need dword alignment (SGLS 10b): a misaligned single entry is not a
+ * Data Block (nor PRPs: refused); an aligned one is. */
+Test(ctrl, one_entry_sgl_on_a_dword_sgl_drive)
+{
+	f.sgls = 2;
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *b = aligned_alloc(4096, 8192);
+	fill(b, 8192, 5);
+	unsigned before = f.commands;
+	struct nvme_sg odd = sg_host(b + 1, 4096), even = sg_host(b + 8, 4096);
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &odd, 1), -EINVAL);
+	cr_assert_eq(f.commands, before, "nothing sent");
+	cr_assert_eq(nvme_write(&c, 1, 0, 8, &even, 1), 0);
+	cr_assert_eq(f.last_psdt, NVME_SQE_PSDT_SGL);
+	cr_assert_eq(memcmp(f.media, b + 8, 4096), 0);
+	free(b);
+}
+
 Test(ctrl, prps_with_a_list_when_the_controller_has_no_sgls)
 {
 	f.sgls = 0;

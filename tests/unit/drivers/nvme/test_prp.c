@@ -218,6 +218,29 @@ Test(sgl, several_entries_use_one_last_segment)
 	}
 }
 
+/* The one-segment gather (n <= a page of descriptors) needs a list area as the chained one
+ * does: none, one smaller than a page or one not 16-byte aligned is -E2BIG, nothing built. */
+Test(sgl, one_segment_needs_a_usable_list_area)
+{
+	struct nvme_sg sg[3] = { host(0x900000, 1448), host(0x901000, 1448), host(0x902000, 1200) };
+	struct nvme_sgl_desc d;
+	size_t lb = 99;
+	cr_assert_eq(nvme_sgl_build(sg, 3, 4096, PS, false, NULL, &d, &lb), -E2BIG);
+	cr_assert_eq(lb, 0);
+	struct nvme_list_mem small = list, odd = list;
+	small.bytes = PS - 1;
+	odd.addr.bus += 8;
+	cr_assert_eq(nvme_sgl_build(sg, 3, 4096, PS, false, &small, &d, &lb), -E2BIG);
+	cr_assert_eq(nvme_sgl_build(sg, 3, 4096, PS, false, &odd, &d, &lb), -E2BIG);
+	cr_assert_eq(nvme_sgl_build(sg, 3, 4096, PS, false, &list, &d, &lb), 0);
+	cr_assert_eq(d.id, NVME_SGL_TYPE_LAST_SEGMENT << 4);
+	cr_assert_eq(le32_get(d.len), 3 * 16);
+	cr_assert_eq(lb, 3 * 16);
+	const struct nvme_sgl_desc *seg = list.cpu;
+	cr_assert_eq(le64_get(seg[2].addr), 0x902000);
+	cr_assert_eq(le32_get(seg[2].len), 1200);
+}
+
 Test(sgl, more_than_a_page_of_descriptors_chains_segments)
 {
 	/* 256 descriptors per 4 KiB page. 256 entries fit one segment exactly; 300 entries make

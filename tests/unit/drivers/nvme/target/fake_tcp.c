@@ -103,6 +103,12 @@ void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out)
 	out->rport = (uint16_t)(FTCP_PEER_PORT + (s - ftcp_conns));
 }
 
+enum tcp_state tcp_rcv_room(const struct tcp_sock *s, uint32_t *rcv_wnd)
+{
+	*rcv_wnd = 65535; /* the fake's peer may always send a full unscaled window more */
+	return ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
+}
+
 enum tcp_state tcp_state(const struct tcp_sock *s)
 {
 	return ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
@@ -143,6 +149,11 @@ int tcp_peek(const struct tcp_sock *s, size_t off, void *buf, size_t len)
 		return -EAGAIN;
 	memcpy(buf, s->rx + s->rx_off + off, len);
 	return 0;
+}
+
+int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8])
+{
+	return tcp_peek(s, 0, buf, 8);
 }
 
 bool tcp_recv_eof(const struct tcp_sock *s)

@@ -873,6 +873,50 @@ Test(nvmet, hostile_admin_and_io_fields)
 	ft_close(&a);
 }
 
+/* nvmet_req_shape gives what the five calls it replaces on the transport's path give, for
+ * an unconnected queue, the admin queue and an I/O queue (read, write, flush, an absent
+ * namespace, an SGL1 the target refuses). */
+static void shape_matches(const struct nvmet_queue *q, const struct nvme_sqe *s)
+{
+	struct nvmet_req_shape sh;
+	memset(&sh, 0xa5, sizeof(sh));
+	nvmet_req_shape(q, s, &sh);
+	cr_assert_eq(sh.len, nvmet_req_data_len(s));
+	cr_assert_eq(sh.dir, nvmet_req_dir(q, s));
+	cr_assert_eq(sh.bdev, nvmet_req_bdev(q, s));
+	cr_assert_eq(sh.qid, nvmet_queue_qid(q));
+	cr_assert_eq(sh.qsize, nvmet_queue_size(q));
+}
+
+Test(nvmet, req_shape_is_the_five_answers_in_one)
+{
+	struct ft_conn a, q, fresh;
+	ft_open(&fresh, 0);
+	connect_all(&a, &q, HOST_A, VOL0, 0);
+	struct nvme_sqe rd = ft_sqe(NVME_CMD_READ, 1, 1, 4096), wr = ft_sqe(NVME_CMD_WRITE, 2, 3, 512),
+			fl = ft_sqe(NVME_CMD_FLUSH, 3, 1, 0), absent = ft_sqe(NVME_CMD_READ, 4, 9, 512),
+			bad = ft_sqe(NVME_CMD_READ, 5, 1, 512);
+	bad.dptr.sgl1.id = NVME_SGL_ID(NVME_SGL_TYPE_LAST_SEGMENT);
+	const struct nvme_sqe *all[] = { &rd, &wr, &fl, &absent, &bad };
+	for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		shape_matches(fresh.q, all[i]);
+		shape_matches(a.q, all[i]);
+		shape_matches(q.q, all[i]);
+	}
+	struct nvmet_req_shape sh;
+	nvmet_req_shape(q.q, &rd, &sh);
+	cr_assert_eq(sh.qid, 1);
+	cr_assert_eq(sh.len, 4096);
+	cr_assert_eq(sh.dir, DMA_FROM_DEVICE);
+	cr_assert_not_null(sh.bdev, "a Read of an open namespace names its backend");
+	nvmet_req_shape(fresh.q, &rd, &sh);
+	cr_assert_eq(sh.qid, -1);
+	cr_assert_null(sh.bdev);
+	ft_close(&q);
+	ft_close(&a);
+	ft_close(&fresh);
+}
+
 /* Issue 13.7: an I/O queue Connect names a controller of the port it arrives on, and a
  * qid within the Number of Queues granted; Number of Queues cannot change once an I/O
  * queue exists. */

@@ -204,6 +204,32 @@ Test(tcp_pdu, h2c_data_limits)
 	expect_fail(b, 24, p, NVME_TCP_FES_DATA_OUT_OF_RANGE, 12);
 }
 
+/* C2HData without digests or alignment: the 24-byte header alone, its reserved bytes zero
+ * whatever the buffer held, nothing written past it. */
+Test(tcp_pdu, c2h_data_plain_is_the_header_alone)
+{
+	uint8_t b[64];
+	struct nvme_tcp_pdu pdu;
+	struct nvme_tcp_error err;
+	struct nvme_tcp_params p = params(false, false);
+	memset(b, 0xff, sizeof(b));
+	cr_assert_eq(nvme_tcp_c2h_data_hdr_len(&p), 24);
+	size_t n = nvme_tcp_build_c2h_data(b, &p, 7, 4096, 512, true, false);
+	cr_assert_eq(n, 24);
+	cr_assert_eq(nvme_tcp_pdu_parse(b, n, &p, &pdu, &err), 0, "%s", err.what);
+	cr_assert_eq(pdu.plen, 24 + 512);
+	cr_assert_eq(pdu.data_off, 24);
+	cr_assert_eq(pdu.u.data.cccid, 7);
+	cr_assert_eq(pdu.u.data.offset, 4096);
+	cr_assert_eq(pdu.u.data.length, 512);
+	cr_assert_eq(pdu.flags, NVME_TCP_F_LAST_PDU);
+	cr_assert_eq(b[10] | b[11], 0, "TTAG reserved in a C2HData");
+	for (size_t i = 20; i < 24; i++)
+		cr_assert_eq(b[i], 0, "reserved byte %zu", i);
+	for (size_t i = 24; i < sizeof(b); i++)
+		cr_assert_eq(b[i], 0xff, "byte %zu past the header untouched", i);
+}
+
 Test(tcp_pdu, builders_round_trip)
 {
 	uint8_t b[256];

@@ -210,6 +210,87 @@ Test(tcp_rx, a_common_header_kept_from_a_peek_is_passed_over)
 	check_sizes(large, sizeof(large) / sizeof(large[0]), sizeof(payload_a), sizeof(payload_b));
 }
 
+/* Without digests (cpda 0): CapsuleCmd of a bytes in-capsule, then H2CData of b bytes. */
+static uint8_t payload_c[4400];
+
+static void build_plain_stream(struct nvme_tcp_params *p, size_t a, size_t b)
+{
+	stream_len = 0;
+	for (size_t i = 0; i < sizeof(payload_c); i++)
+		payload_c[i] = (uint8_t)(i * 11 + 3);
+	for (size_t i = 0; i < sizeof(payload_b); i++)
+		payload_b[i] = (uint8_t)(i * 5 + 9);
+	uint8_t h[72] = { 0 };
+	h[0] = NVME_TCP_CAPSULE_CMD;
+	h[2] = 72;
+	h[3] = 72;
+	le32_store(h + 4, (uint32_t)(72 + a));
+	h[8] = 0x01;
+	put(h, 72);
+	put(payload_c, a);
+	uint8_t d[24] = { 0 };
+	d[0] = NVME_TCP_H2C_DATA;
+	d[1] = NVME_TCP_F_LAST_PDU;
+	d[2] = 24;
+	d[3] = 24;
+	le32_store(d + 4, (uint32_t)(24 + b));
+	le32_store(d + 16, (uint32_t)b);
+	put(d, 24);
+	put(payload_b, b);
+	*p = (struct nvme_tcp_params){ .cpda = 0, .maxh2cdata = 32768, .max_icd = 8192 };
+}
+
+static int fail_first(void *ctx, struct nvme_tcp_rx_pdu *pdu)
+{
+	consume(ctx, pdu);
+	return -ECONNRESET;
+}
+
+/* A PDU without a data digest whose last data fragment comes on its own (segment-sized
+ * fragments ending where the PDU ends: the inline path delivers it) comes out whole, each
+ * buffer released once; the consumer's error comes back from that delivery too. */
+Test(tcp_rx, last_data_fragment_delivers_inline)
+{
+	static const size_t chunks[] = { 100, 1448, 4096, STREAM_MAX };
+	struct nvme_tcp_params p;
+	/* 72 + 4272 = 3 x 1448: the capsule's third segment ends with it */
+	size_t a = 4272, b = 2000;
+	build_plain_stream(&p, a, b);
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		struct nvme_tcp_rx rx;
+		unsigned n;
+		npdus = 0;
+		memset(released, 0, sizeof(released));
+		nvme_tcp_rx_init(&rx, &p);
+		cr_assert_eq(feed(&rx, chunks[c], &n), 0, "chunk %zu: %s", chunks[c], rx.err.what ? rx.err.what : "");
+		cr_assert_eq(npdus, 2, "chunk %zu", chunks[c]);
+		cr_assert_eq(data_len[0], a);
+		cr_assert_eq(data_len[1], b);
+		cr_assert_arr_eq(data[0], payload_c, a, "chunk %zu", chunks[c]);
+		cr_assert_arr_eq(data[1], payload_b, b, "chunk %zu", chunks[c]);
+		for (unsigned k = 0; k < n; k++)
+			cr_assert_eq(released[k], 1, "chunk %zu: buffer %u released %u times", chunks[c], k, released[k]);
+		cr_assert_eq(rx.st.data_bytes, a + b);
+		cr_assert_eq(rx.state, NVME_TCP_RX_HEADER);
+	}
+	/* the consumer refuses the capsule: its error is the feed's, from the last fragment */
+	struct nvme_tcp_rx rx;
+	nvme_tcp_rx_init(&rx, &p);
+	npdus = 0;
+	struct netdev_frag f[3];
+	int rc = 0;
+	for (unsigned i = 0; i < 3; i++) {
+		f[i] = (struct netdev_frag){ .addr = dma_addr_host(stream + 1448 * i), .offset = 1448 * i, .len = 1448,
+					     .token = i, .owner = &owner };
+		rc = nvme_tcp_rx_feed(&rx, &f[i], fail_first, NULL);
+		if (i < 2)
+			cr_assert_eq(rc, 0);
+	}
+	cr_assert_eq(rc, -ECONNRESET);
+	cr_assert_eq(npdus, 1);
+	nvme_tcp_rx_reset(&rx);
+}
+
 Test(tcp_rx, data_digest_mismatch_is_reported_not_fatal)
 {
 	struct nvme_tcp_params p;
