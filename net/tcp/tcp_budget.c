@@ -97,11 +97,11 @@ static bool receiving(const struct tcp_sock *s)
  * queue) never sends a window's worth within the period and stays small. */
 void tcp_rcv_cap_grow(struct tcp_sock *s)
 {
+	if (s->rcv_cap >= TCP_RXQ_FRAGS_MAX)
+		return; /* (header prediction tests this before the call: tcp_in.c rx_fast) */
 	uint32_t cap = s->rcv_cap * tcp_rcv_bpb();
 	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	uint64_t now = s->last_rx_ns;
-	if (s->rcv_cap >= TCP_RXQ_FRAGS_MAX)
-		return;
 	if (now - s->rcv_rate_ns > TCP_RCV_CAP_PERIOD_NS) {
 		s->rcv_rate_ns = now; /* a new rate period */
 		s->rcv_rate_seq = s->rcv_nxt;
@@ -198,7 +198,10 @@ void tcp_budget_forget(struct tcp_sock *s)
  * whatever the sums hold for s is taken out, so s need not be noted first). */
 static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receivers)
 {
-	if (tcp_budget_pending) /* the note that waited (tcp_budget_note_later) */
+	/* The note that waited (tcp_budget_note_later), unless it is s's own: s's share is
+	 * taken out below whatever it holds, so noting s first would only cost (the window's
+	 * caller notes s when its advertised edge moves). */
+	if (tcp_budget_pending && tcp_budget_pending != s)
 		tcp_budget_note(tcp_budget_pending);
 	if (budget_bpb != tcp_rcv_bpb())
 		budget_resum();

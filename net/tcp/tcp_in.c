@@ -838,7 +838,8 @@ static int rx_fast(struct tcp_sock *s, const struct tcp_seg *g, struct netbuf *n
 	if (g->len) {
 		if (s->rcv_nxt != before) {
 			s->pending_events |= TCP_EV_RECV;
-			tcp_rcv_cap_grow(s);
+			if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
+				tcp_rcv_cap_grow(s);
 		}
 		schedule_ack(s, s->rcv_nxt == before);
 	}
