@@ -196,7 +196,8 @@ void tcp_budget_forget(struct tcp_sock *s)
 
 /* The other sockets' promised buffers and how many of them receive (s not counted:
  * whatever the sums hold for s is taken out, so s need not be noted first). */
-static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receivers)
+static inline __attribute__((always_inline)) void budget_others(struct tcp_sock *s, unsigned *others,
+							  unsigned *receivers)
 {
 	/* The note that waited (tcp_budget_note_later), unless it is s's own: s's share is
 	 * taken out below whatever it holds, so noting s first would only cost (the window's

@@ -444,7 +444,7 @@ static bool our_fin_acked(const struct tcp_sock *s)
 	return s->fin_queued && SEQ_GT(s->snd_una, s->snd_end);
 }
 
-static void schedule_ack(struct tcp_sock *s, bool now)
+static inline __attribute__((always_inline)) void schedule_ack(struct tcp_sock *s, bool now)
 {
 	if (now) {
 		s->ack_now = true;
