@@ -1098,7 +1098,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	g.flags = hp[13];
 	g.wnd = be16_load(hp + 14);
 	g.len = (uint32_t)(len - TCP_HLEN_MIN);
-	memset(&g.opts, 0, sizeof(g.opts));
+	g.opts.has_sack = false; /* (no options: header prediction and process_ack read no other) */
 	if (!rx_fast_ok(s, &g, nb))
 		goto full_checked;
 	rx_predicted(nb, &g, s);
