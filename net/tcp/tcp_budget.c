@@ -251,36 +251,12 @@ static unsigned copy_budget(struct tcp_sock *s, unsigned *share)
 	return room / cps + s->ooo_frags / cps;
 }
 
-/* The window we can offer: free queue bytes, bounded by free fragment slots and by the
- * device's buffer budget, or in copy mode by the chunks (see the top of this file).
- * Marks s starved when the budget held it below what its queue allows. */
-uint32_t tcp_rcv_window(struct tcp_sock *s)
+/* tcp_rcv_window's end when the budget holds s below what its queue allows: the window
+ * the budget gives, s marked starved when held below its fair share (and the kick armed).
+ * Out of line: a bulk receiver's every window passes the budget. */
+static __attribute__((noinline)) uint32_t rcv_window_held(struct tcp_sock *s, size_t by_budget, size_t space,
+							   unsigned avail, unsigned share, size_t per)
 {
-	const struct netdev *d = net_if0.dev;
-	unsigned usable, others, n, avail, share, bufs;
-	size_t by_budget, per = tcp_rcv_bpb();
-	bool budgeted;
-	size_t space = tcp_rcv_space(s, &budgeted);
-
-	if (!budgeted)
-		return (uint32_t)space;
-	if (!d->rx_bufs) {
-		bufs = copy_budget(s, &share);
-		avail = bufs; /* starved below its share for want of chunks */
-		per -= per / 8; /* a PDU's last segment is short but takes a whole chunk */
-	} else {
-		usable = d->rx_bufs - tcp_rx_reserve(d);
-		budget_others(s, &others, &n);
-		n++; /* s itself */
-		avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
-		share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
-		bufs = (avail < share ? avail : share) + s->ooo_frags;
-	}
-	by_budget = (size_t)bufs * per;
-	if (by_budget >= space) {
-		s->rwnd_starved = false;
-		return (uint32_t)space;
-	}
 	/* Starved: held below its fair share for want of free buffers, by a segment or by
 	 * more than half (a socket at its share has nothing to wait for). */
 	size_t fair = (size_t)(share + s->ooo_frags) * per;
@@ -295,6 +271,49 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 			timer_arm(&timer_default_queue, &tcp_budget_timer, clock_now_ns() + TCP_BUDGET_KICK_NS);
 	}
 	return (uint32_t)by_budget;
+}
+
+/* tcp_rcv_window in copy mode (the device lends no buffers: chunks). */
+static __attribute__((noinline)) uint32_t rcv_window_copy(struct tcp_sock *s, size_t space)
+{
+	unsigned share, bufs = copy_budget(s, &share);
+	size_t per = tcp_rcv_bpb();
+	per -= per / 8; /* a PDU's last segment is short but takes a whole chunk */
+	size_t by_budget = (size_t)bufs * per;
+	if (by_budget >= space) {
+		s->rwnd_starved = false;
+		return (uint32_t)space;
+	}
+	return rcv_window_held(s, by_budget, space, bufs, share, per); /* starved below its share for want of chunks */
+}
+
+/* The window we can offer: free queue bytes, bounded by free fragment slots and by the
+ * device's buffer budget, or in copy mode by the chunks (see the top of this file).
+ * Marks s starved when the budget held it below what its queue allows. */
+uint32_t tcp_rcv_window(struct tcp_sock *s)
+{
+	const struct netdev *d = net_if0.dev;
+	unsigned usable, others, n, avail, share, bufs;
+	bool budgeted;
+	size_t space = tcp_rcv_space(s, &budgeted);
+
+	if (!budgeted)
+		return (uint32_t)space;
+	if (!d->rx_bufs)
+		return rcv_window_copy(s, space);
+	size_t per = tcp_rcv_bpb();
+	usable = d->rx_bufs - tcp_rx_reserve(d);
+	budget_others(s, &others, &n);
+	n++; /* s itself */
+	avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
+	share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
+	bufs = (avail < share ? avail : share) + s->ooo_frags;
+	size_t by_budget = (size_t)bufs * per;
+	if (by_budget >= space) {
+		s->rwnd_starved = false;
+		return (uint32_t)space;
+	}
+	return rcv_window_held(s, by_budget, space, avail, share, per);
 }
 
 /* Buffers came back (or not yet): give starved sockets their window and tell their

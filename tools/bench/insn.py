@@ -32,11 +32,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 8940,
-    "read-4k": 8510,
-    "write-128k": 139100,
-    "read-128k": 68300,
-    "write-4k-ddgst": 42500,
+    "write-4k": 8860,
+    "read-4k": 8480,
+    "write-128k": 137100,
+    "read-128k": 68200,
+    "write-4k-ddgst": 42400,
     "read-4k-ddgst": 41700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
