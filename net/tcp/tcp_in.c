@@ -833,8 +833,10 @@ static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g,
 	    g->seq != s->rcv_nxt || g->opts.has_sack || s->listener || !list_empty(&s->ooo) || s->ooo_fin ||
 	    SEQ_LT(g->ack, s->snd_una) || SEQ_GT(g->ack, s->snd_max))
 		return false;
-	return !g->len || (g->len <= (SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0) &&
-			   netbuf_host_len(nb) == g->hlen && rx_buf_admit_fast());
+	/* (the window, RCV.ADV - RCV.NXT or 0, holds the payload: in signed form, as a
+	 * segment's length is below 2^16) */
+	return !g->len || ((int32_t)(s->rcv_adv - s->rcv_nxt) >= (int32_t)g->len && netbuf_host_len(nb) == g->hlen &&
+			   rx_buf_admit_fast());
 }
 
 /* A receive entry for header prediction: rxent_new's test and the pool's inline take
