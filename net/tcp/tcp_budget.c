@@ -97,11 +97,11 @@ static bool receiving(const struct tcp_sock *s)
  * queue) never sends a window's worth within the period and stays small. */
 void tcp_rcv_cap_grow(struct tcp_sock *s)
 {
+	if (s->rcv_cap >= TCP_RXQ_FRAGS_MAX)
+		return; /* (header prediction tests this before the call: tcp_in.c rx_fast) */
 	uint32_t cap = s->rcv_cap * tcp_rcv_bpb();
 	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	uint64_t now = s->last_rx_ns;
-	if (s->rcv_cap >= TCP_RXQ_FRAGS_MAX)
-		return;
 	if (now - s->rcv_rate_ns > TCP_RCV_CAP_PERIOD_NS) {
 		s->rcv_rate_ns = now; /* a new rate period */
 		s->rcv_rate_seq = s->rcv_nxt;
@@ -196,9 +196,13 @@ void tcp_budget_forget(struct tcp_sock *s)
 
 /* The other sockets' promised buffers and how many of them receive (s not counted:
  * whatever the sums hold for s is taken out, so s need not be noted first). */
-static void budget_others(struct tcp_sock *s, unsigned *others, unsigned *receivers)
+static inline __attribute__((always_inline)) void budget_others(struct tcp_sock *s, unsigned *others,
+							  unsigned *receivers)
 {
-	if (tcp_budget_pending) /* the note that waited (tcp_budget_note_later) */
+	/* The note that waited (tcp_budget_note_later), unless it is s's own: s's share is
+	 * taken out below whatever it holds, so noting s first would only cost (the window's
+	 * caller notes s when its advertised edge moves). */
+	if (tcp_budget_pending && tcp_budget_pending != s)
 		tcp_budget_note(tcp_budget_pending);
 	if (budget_bpb != tcp_rcv_bpb())
 		budget_resum();
@@ -247,36 +251,12 @@ static unsigned copy_budget(struct tcp_sock *s, unsigned *share)
 	return room / cps + s->ooo_frags / cps;
 }
 
-/* The window we can offer: free queue bytes, bounded by free fragment slots and by the
- * device's buffer budget, or in copy mode by the chunks (see the top of this file).
- * Marks s starved when the budget held it below what its queue allows. */
-uint32_t tcp_rcv_window(struct tcp_sock *s)
+/* tcp_rcv_window's end when the budget holds s below what its queue allows: the window
+ * the budget gives, s marked starved when held below its fair share (and the kick armed).
+ * Out of line: a bulk receiver's every window passes the budget. */
+static __attribute__((noinline)) uint32_t rcv_window_held(struct tcp_sock *s, size_t by_budget, size_t space,
+							   unsigned avail, unsigned share, size_t per)
 {
-	const struct netdev *d = net_if0.dev;
-	unsigned usable, others, n, avail, share, bufs;
-	size_t by_budget, per = tcp_rcv_bpb();
-	bool budgeted;
-	size_t space = tcp_rcv_space(s, &budgeted);
-
-	if (!budgeted)
-		return (uint32_t)space;
-	if (!d->rx_bufs) {
-		bufs = copy_budget(s, &share);
-		avail = bufs; /* starved below its share for want of chunks */
-		per -= per / 8; /* a PDU's last segment is short but takes a whole chunk */
-	} else {
-		usable = d->rx_bufs - tcp_rx_reserve(d);
-		budget_others(s, &others, &n);
-		n++; /* s itself */
-		avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
-		share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
-		bufs = (avail < share ? avail : share) + s->ooo_frags;
-	}
-	by_budget = (size_t)bufs * per;
-	if (by_budget >= space) {
-		s->rwnd_starved = false;
-		return (uint32_t)space;
-	}
 	/* Starved: held below its fair share for want of free buffers, by a segment or by
 	 * more than half (a socket at its share has nothing to wait for). */
 	size_t fair = (size_t)(share + s->ooo_frags) * per;
@@ -291,6 +271,49 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 			timer_arm(&timer_default_queue, &tcp_budget_timer, clock_now_ns() + TCP_BUDGET_KICK_NS);
 	}
 	return (uint32_t)by_budget;
+}
+
+/* tcp_rcv_window in copy mode (the device lends no buffers: chunks). */
+static __attribute__((noinline)) uint32_t rcv_window_copy(struct tcp_sock *s, size_t space)
+{
+	unsigned share, bufs = copy_budget(s, &share);
+	size_t per = tcp_rcv_bpb();
+	per -= per / 8; /* a PDU's last segment is short but takes a whole chunk */
+	size_t by_budget = (size_t)bufs * per;
+	if (by_budget >= space) {
+		s->rwnd_starved = false;
+		return (uint32_t)space;
+	}
+	return rcv_window_held(s, by_budget, space, bufs, share, per); /* starved below its share for want of chunks */
+}
+
+/* The window we can offer: free queue bytes, bounded by free fragment slots and by the
+ * device's buffer budget, or in copy mode by the chunks (see the top of this file).
+ * Marks s starved when the budget held it below what its queue allows. */
+uint32_t tcp_rcv_window(struct tcp_sock *s)
+{
+	const struct netdev *d = net_if0.dev;
+	unsigned usable, others, n, avail, share, bufs;
+	bool budgeted;
+	size_t space = tcp_rcv_space(s, &budgeted);
+
+	if (!budgeted)
+		return (uint32_t)space;
+	if (!d->rx_bufs)
+		return rcv_window_copy(s, space);
+	size_t per = tcp_rcv_bpb();
+	usable = d->rx_bufs - tcp_rx_reserve(d);
+	budget_others(s, &others, &n);
+	n++; /* s itself */
+	avail = d->rx_bufs_out + others < usable ? usable - d->rx_bufs_out - others : 0;
+	share = usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES);
+	bufs = (avail < share ? avail : share) + s->ooo_frags;
+	size_t by_budget = (size_t)bufs * per;
+	if (by_budget >= space) {
+		s->rwnd_starved = false;
+		return (uint32_t)space;
+	}
+	return rcv_window_held(s, by_budget, space, avail, share, per);
 }
 
 /* Buffers came back (or not yet): give starved sockets their window and tell their

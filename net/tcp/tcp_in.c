@@ -444,7 +444,7 @@ static bool our_fin_acked(const struct tcp_sock *s)
 	return s->fin_queued && SEQ_GT(s->snd_una, s->snd_end);
 }
 
-static void schedule_ack(struct tcp_sock *s, bool now)
+static inline __attribute__((always_inline)) void schedule_ack(struct tcp_sock *s, bool now)
 {
 	if (now) {
 		s->ack_now = true;
@@ -798,6 +798,29 @@ out:
 	tcp_output(s);
 }
 
+/* *d = *f field by field (gcc copies the 48-byte struct with rep movs otherwise, a dozen
+ * counted instructions). */
+static inline void frag_copy(struct netdev_frag *d, const struct netdev_frag *f)
+{
+	d->addr = f->addr;
+	d->offset = f->offset;
+	d->len = f->len;
+	d->provider = f->provider;
+	d->pad = f->pad;
+	d->token = f->token;
+	d->owner = f->owner;
+}
+
+/* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
+ * (tcp_rx_reserve_of), so at most half lent out always passes; the exact test otherwise. */
+static inline bool rx_buf_admit_fast(void)
+{
+	const struct netdev *d = net_if0.dev;
+	if (d && d->rx_bufs_out <= d->rx_bufs / 2)
+		return true;
+	return tcp_rx_buf_admit();
+}
+
 /* Header prediction (Van Jacobson's, for RFC 9293 3.10.7.4's commonest case): in
  * ESTABLISHED a segment with only ACK (and PSH) set, at RCV.NXT, inside the window, with
  * an ACK in [SND.UNA, SND.MAX] and no SACK block, while nothing is held out of order and
@@ -810,40 +833,70 @@ static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g,
 	    g->seq != s->rcv_nxt || g->opts.has_sack || s->listener || !list_empty(&s->ooo) || s->ooo_fin ||
 	    SEQ_LT(g->ack, s->snd_una) || SEQ_GT(g->ack, s->snd_max))
 		return false;
-	return !g->len || (g->len <= (SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0) &&
-			   netbuf_host_len(nb) == g->hlen && tcp_rx_buf_admit());
+	/* (the window, RCV.ADV - RCV.NXT or 0, holds the payload: in signed form, as a
+	 * segment's length is below 2^16) */
+	return !g->len || ((int32_t)(s->rcv_adv - s->rcv_nxt) >= (int32_t)g->len && netbuf_host_len(nb) == g->hlen &&
+			   rx_buf_admit_fast());
+}
+
+/* A receive entry for header prediction: rxent_new's test and the pool's inline take
+ * (frags: s's queued fragments, in order and out of order, counted so far). */
+static inline struct tcp_rxent *rxent_take(unsigned frags)
+{
+	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
+		return mm_pool_alloc(&tcp_rxent_pool);
+	return NULL;
 }
 
 /* A segment rx_fast_ok passed: the ACK goes through process_ack as always, the payload
  * from the netbuf straight onto the receive queue. 1: done, RCV.NXT where it was; 2:
  * done, data queued. nb's data at the payload. */
-static int rx_fast(struct tcp_sock *s, const struct tcp_seg *g, struct netbuf *nb)
+static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, const struct tcp_seg *g,
+							 struct netbuf *nb)
 {
-	uint32_t before = s->rcv_nxt, seq = g->seq;
+	uint32_t before = s->rcv_nxt, seq = g->seq, nxt = before;
+	unsigned nf = nb->nfrags, frags = s->rxq_frags;
+	uint64_t dev_bytes = 0, host_bytes = 0;
 
 	process_ack_core(s, g, true); /* (the ACK is in range: it never refuses one) */
-	for (unsigned i = 0; i < nb->nfrags; i++) {
-		struct netdev_frag *f = &nb->frags[i];
+	/* rxq_append for each fragment, the socket's and the counters' sums written once */
+	for (struct netdev_frag *f = nb->frags, *end = nb->frags + nf; f < end; f++) {
 		uint32_t n = f->len;
+		struct tcp_rxent *r;
 		if (f->addr.cls == MEM_CLASS_DEVICE)
-			tcp_counters.rx_payload_device += n;
+			dev_bytes += n;
 		else
-			tcp_counters.rx_payload_host += n;
+			host_bytes += n;
 		/* after a receive entry ran out, the rest is dropped (sent again) */
-		if (!n || seq != s->rcv_nxt || !rxq_append(s, seq, f))
+		if (n && seq == nxt && (r = rxent_take(frags + s->ooo_frags)) != NULL) {
+			list_init(&r->node);
+			r->seq = seq;
+			frag_copy(&r->frag, f);
+			list_add_tail(&s->rxq, &r->node);
+			frags++;
+			nxt += n;
+		} else {
+			if (n && seq == nxt)
+				tcp_counters.rx_nobufs++;
 			netdev_frag_release(f);
+		}
 		seq += n;
 	}
 	nb->nfrags = 0;
-	if (g->len) {
-		if (s->rcv_nxt != before) {
-			s->pending_events |= TCP_EV_RECV;
+	tcp_counters.rx_payload_device += dev_bytes;
+	tcp_counters.rx_payload_host += host_bytes;
+	if (nxt != before) {
+		s->rxq_bytes += nxt - before;
+		s->rxq_frags = frags;
+		s->rcv_nxt = nxt;
+		s->pending_events |= TCP_EV_RECV;
+		if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
 			tcp_rcv_cap_grow(s);
-		}
-		schedule_ack(s, s->rcv_nxt == before);
 	}
+	if (g->len)
+		schedule_ack(s, nxt == before);
 	tcp_output(s); /* notes a new advertised edge in the budget itself (tcp_advertise) */
-	return s->rcv_nxt != before ? 2 : 1;
+	return nxt != before ? 2 : 1;
 }
 
 /* Hand the events gathered while a segment was processed to the user. */
@@ -942,10 +995,36 @@ drop:
 	netbuf_free(nb);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
- * Consumes nb. The header is parsed and checked, the connection found; a segment header
- * prediction takes (rx_fast_ok) is handled here, every other one by tcp_rx_slow. */
-void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+/* What tcp_rx_slow does for a segment of a synchronized connection, header prediction's
+ * part in the middle (no listener: rx_fast_ok asks for none). g passed rx_fast_ok for s.
+ * Consumes nb. */
+static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb, const struct tcp_seg *g,
+								struct tcp_sock *s)
+{
+	s->segs_in++;
+	s->last_rx_ns = clock_now_ns();
+	s->keep_probes = 0;
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
+	netbuf_pull(nb, g->hlen);
+	uint16_t slot = s->slot;
+	uint64_t id = s->id;
+	unsigned long frees = tcp_sock_frees;
+	int fast = rx_fast(s, g, nb);
+	/* 1: RCV.NXT, state and queues as they were; 2: data queued, and noted already when
+	 * the ACK that went out moved the advertised edge (tcp_advertise notes then, after
+	 * the data: header prediction changes nothing else the sums depend on). */
+	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
+		tcp_budget_note_later(s);
+	rx_done(nb, s, slot, id, frees);
+}
+
+/* tcp_rx for every segment header prediction did not take at once: a header with
+ * options or not whole in the host part (gathered and parsed here), or any segment that
+ * fails rx_fast_ok. checked: the checksum was verified already (tcp_rx's fast part), so it
+ * is neither verified nor counted again. Consumes nb. */
+static __attribute__((noinline)) void tcp_rx_full(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len,
+						   bool checked)
 {
 	uint8_t hdr[TCP_HLEN_MIN + TCP_OPT_SPACE];
 	const uint8_t *hp = nb->data;
@@ -954,7 +1033,6 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	struct tcp_seg g;
 	struct tcp_sock *s;
 
-	tcp_counters.segs_in++;
 	/* The parser reads the header where the NIC put it, in the host part (every split
 	 * frame has it whole there); one that runs into the fragments is gathered first. */
 	if (avail < TCP_HLEN_MIN || (size_t)(hp[12] >> 4) * 4 > avail) {
@@ -969,7 +1047,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 		tcp_counters.bad_header++;
 		goto drop;
 	}
-	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
+	if (!checked && !net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
 		tcp_counters.bad_checksum++;
 		goto drop;
 	}
@@ -978,25 +1056,58 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 		tcp_rx_slow(nb, &g, s, src, dst);
 		return;
 	}
-	/* What tcp_rx_slow does for a segment of a synchronized connection, header
-	 * prediction's part in the middle (no listener: rx_fast_ok asks for none). */
-	s->segs_in++;
-	s->last_rx_ns = clock_now_ns();
-	s->keep_probes = 0;
-	if (!s->t_keep.armed)
-		tcp_keep_arm(s);
-	netbuf_pull(nb, g.hlen);
-	uint16_t slot = s->slot;
-	uint64_t id = s->id;
-	unsigned long frees = tcp_sock_frees;
-	int fast = rx_fast(s, &g, nb);
-	/* 1: RCV.NXT, state and queues as they were; 2: data queued, and noted already when
-	 * the ACK that went out moved the advertised edge (tcp_advertise notes then, after
-	 * the data: header prediction changes nothing else the sums depend on). */
-	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
-		tcp_budget_note_later(s);
-	rx_done(nb, s, slot, id, frees);
+	rx_predicted(nb, &g, s);
 	return;
 drop:
 	netbuf_free(nb);
+}
+
+/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
+ * Consumes nb. The data segments and ACKs of an established connection (a 20-byte header
+ * in the host part, the last segment's connection, header prediction's tests) are read
+ * into locals and handled here; every other segment goes to tcp_rx_full (the full
+ * parser, the table, tcp_rx_slow), which gives it the same checks in the same order. */
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+{
+	const uint8_t *hp = nb->data;
+	size_t host = netbuf_host_len(nb);
+	struct tcp_sock *s = tcp_rx_last;
+	struct tcp_seg g;
+
+	tcp_counters.segs_in++;
+	/* tcp_hdr_read's checks for a header without options: whole in the host part
+	 * (min(host, 60) within the segment), both ports set */
+	if (host < TCP_HLEN_MIN || (hp[12] & 0xf0) != (TCP_HLEN_MIN / 4) << 4 ||
+	    (host < TCP_HLEN_MIN + TCP_OPT_SPACE ? host : TCP_HLEN_MIN + TCP_OPT_SPACE) > len)
+		goto full;
+	uint32_t ports = be32_load(hp); /* SRC.PORT << 16 | DST.PORT */
+	if ((ports & 0xffff) == 0 || ports >> 16 == 0)
+		goto full; /* (counted there) */
+	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
+		tcp_counters.bad_checksum++;
+		netbuf_free(nb);
+		return;
+	}
+	/* tcp_lookup_rx's first try, for a connection header prediction may take */
+	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
+	    s->state != TCP_ESTABLISHED)
+		goto full_checked;
+	g.sport = (uint16_t)(ports >> 16);
+	g.dport = (uint16_t)ports;
+	g.hlen = TCP_HLEN_MIN;
+	g.seq = be32_load(hp + 4);
+	g.ack = be32_load(hp + 8);
+	g.flags = hp[13];
+	g.wnd = be16_load(hp + 14);
+	g.len = (uint32_t)(len - TCP_HLEN_MIN);
+	g.opts.has_sack = false; /* (no options: header prediction and process_ack read no other) */
+	if (!rx_fast_ok(s, &g, nb))
+		goto full_checked;
+	rx_predicted(nb, &g, s);
+	return;
+full:
+	tcp_rx_full(nb, src, dst, len, false);
+	return;
+full_checked:
+	tcp_rx_full(nb, src, dst, len, true);
 }

@@ -253,8 +253,9 @@ void tcp_budget_note(struct tcp_sock *s);
 extern struct tcp_sock *tcp_budget_pending;
 void tcp_budget_note_pending(void);
 /* tcp_budget_note, later: header prediction moved s's RCV.NXT and queues, and the sums
- * need s's share only when a window is next computed (tcp_rcv_window notes the waiting
- * socket first), so the segments between two windows cost one note. One socket waits at
+ * need s's share only when a window is next computed (tcp_rcv_window notes a waiting
+ * socket other than its own first; its own share it leaves out, and tcp_advertise notes s
+ * when the edge moves), so the segments between two windows cost at most one note. One socket waits at
  * a time: another one's note is made first. Inline: every data segment. */
 static inline void tcp_budget_note_later(struct tcp_sock *s)
 {
