@@ -529,8 +529,10 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 
 	/* Called only when not tcp_output_idle: most calls (after a segment that needs no
 	 * reply) find nothing to do, and tcp_output tells so without calling in here. */
-	if (!hold && !list_empty(&s->held_node))
-		list_del(&s->held_node); /* pushed now: off the list */
+	if (!hold && !s->ack_pass_end && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* pushed now: off the list (kept while the receive
+					  * batch's ACK is owed: a pass that sends nothing, a
+					  * zero window, leaves it to tcp_rx_batch_end) */
 
 	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
 		if (s->snd_nxt == s->iss) {

@@ -206,3 +206,23 @@ Test(tcp_ackhold, not_held_when_the_window_must_open)
 	cr_assert_eq(tcp_stats()->ack_holds, 0);
 	down(s, l);
 }
+
+Test(tcp_ackhold, batch_ack_owed_survives_a_pass_that_sends_nothing)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+
+	/* the peer's window is closed: the answer cannot go, the batch's ACK must */
+	peer_seg(TCP_ACK, 1001, iss + 1, 0, pattern, 1460, NULL, 0);
+	peer_seg(TCP_ACK | TCP_PSH, 1001 + 1460, iss + 1, 0, pattern, 1460, NULL, 0);
+	cr_assert_eq(drain(s), 2920);
+	cr_assert_eq(tcp_send_copy(s, pattern, 24), 24);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 0, "nothing fits a zero window");
+	tcp_rx_batch_end();
+	cr_assert_eq(fnd.ntx, 1, "the batch ACK goes at the batch's end, not 40 ms later");
+	cr_assert_eq(txseg(0)->len, 0);
+	cr_assert_eq(txseg(0)->ack, 1001 + 2920);
+	down(s, l);
+}
