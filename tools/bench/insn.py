@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 8890,
-    "read-4k": 8450,
-    "write-128k": 142600,
-    "read-128k": 68100,
-    "write-4k-ddgst": 42500,
-    "read-4k-ddgst": 41700,
+    "write-4k": 8630,
+    "read-4k": 8220,
+    "write-128k": 136700,
+    "read-128k": 61700,
+    "write-4k-ddgst": 42200,
+    "read-4k-ddgst": 41400,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
