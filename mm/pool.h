@@ -10,6 +10,7 @@
 #ifndef MM_POOL_H
 #define MM_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "../lib/list.h"
@@ -52,15 +53,19 @@ int mm_pool_destroy(struct mm_pool *p);
 void *mm_pool_alloc_empty(struct mm_pool *p);
 int mm_pool_free_bad(struct mm_pool *p);
 
-/* Take one object (contents undefined), or NULL when the pool is exhausted. Inline: every
- * frame, segment and command of the data path takes and gives back objects, and the call
- * cost as much as the work. */
-static inline void *mm_pool_alloc(struct mm_pool *p)
+/* mm_pool_alloc in two steps, for a caller that ends in a call of its own when the pool is
+ * exhausted (mm_pool_alloc_empty then, so that the failure is counted): is an object left?
+ * (A pool never initialised, or destroyed, is zero: none.) */
+static inline bool mm_pool_has_free(const struct mm_pool *p)
 {
-	size_t top = p->free_top;
-	if (__builtin_expect(top == 0, 0))
-		return mm_pool_alloc_empty(p);
-	uint32_t idx = p->free_stack[--top];
+	return p->free_top != 0;
+}
+
+/* Take one object (contents undefined) from a pool that has one (mm_pool_has_free). */
+static inline void *mm_pool_take(struct mm_pool *p)
+{
+	size_t top = p->free_top - 1;
+	uint32_t idx = p->free_stack[top];
 	p->free_top = top;
 	p->in_use_map[idx] = 1;
 	size_t n = ++p->in_use;
@@ -72,23 +77,50 @@ static inline void *mm_pool_alloc(struct mm_pool *p)
 	return obj;
 }
 
+/* Take one object (contents undefined), or NULL when the pool is exhausted. Inline: every
+ * frame, segment and command of the data path takes and gives back objects, and the call
+ * cost as much as the work. */
+static inline void *mm_pool_alloc(struct mm_pool *p)
+{
+	if (__builtin_expect(!mm_pool_has_free(p), 0))
+		return mm_pool_alloc_empty(p);
+	return mm_pool_take(p);
+}
+
 /* Take one zero-filled object, or NULL. */
 void *mm_pool_zalloc(struct mm_pool *p);
 
-/* Return an object. Returns 0, or -EINVAL for a pointer that is not a live object of p
- * (one index check: a pointer below the pool's memory wraps to an offset far above it,
- * since capacity * obj_size <= SIZE_MAX / 2, mm_pool_init). Inline, as mm_pool_alloc. */
-static inline int mm_pool_free(struct mm_pool *p, void *obj)
+/* mm_pool_free in two steps, for a caller that ends in a call of its own when the free is
+ * refused (mm_pool_free_bad then, so that it is counted): is obj a live object of p? Its
+ * index in *idx when it is. One index check: a pointer below the pool's memory wraps to an
+ * offset far above it, since capacity * obj_size <= SIZE_MAX / 2 (mm_pool_init). */
+static inline bool mm_pool_live(const struct mm_pool *p, const void *obj, size_t *idx)
 {
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)p->mem;
-	size_t idx = off / p->obj_size;
+	size_t i = off / p->obj_size;
 
-	if (__builtin_expect(idx >= p->capacity || off % p->obj_size || !p->in_use_map[idx], 0))
-		return mm_pool_free_bad(p);
+	*idx = i;
+	return i < p->capacity && off % p->obj_size == 0 && p->in_use_map[i];
+}
+
+/* Give back obj, a live object of p at index idx (mm_pool_live). */
+static inline void mm_pool_put(struct mm_pool *p, void *obj, size_t idx)
+{
 	p->in_use_map[idx] = 0;
 	p->free_stack[p->free_top++] = (uint32_t)idx;
 	p->in_use--;
 	MM_POOL_POISON(obj, p->obj_size);
+}
+
+/* Return an object. Returns 0, or -EINVAL for a pointer that is not a live object of p
+ * (mm_pool_live). Inline, as mm_pool_alloc. */
+static inline int mm_pool_free(struct mm_pool *p, void *obj)
+{
+	size_t idx;
+
+	if (__builtin_expect(!mm_pool_live(p, obj, &idx), 0))
+		return mm_pool_free_bad(p);
+	mm_pool_put(p, obj, idx);
 	return 0;
 }
 

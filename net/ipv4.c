@@ -5,7 +5,9 @@
  * checksum (the NIC's verdict or software), total length inside the frame (trailing
  * Ethernet padding is cut), destination ours or broadcast, source a unicast address
  * that is not ours (ipv4_src_ok). Fragments (MF set or a
- * non-zero offset) are dropped and counted: see net.h for why.
+ * non-zero offset) are dropped and counted: see net.h for why. The common case (TCP or UDP
+ * to us, no options, the NIC's checksum verdict, a source seen good before) runs the same
+ * checks in ipv4_rx straight through; everything else, refusals too, in ipv4_rx_slow.
  * Send: DF set, TTL 64, one identification counter, the route is the local subnet or the
  * gateway.
  */
@@ -37,7 +39,9 @@ static bool ipv4_src_ok(uint32_t src, uint32_t dst, uint8_t proto)
 	return !net_addr_is_broadcast(src) && !net_addr_is_local(src);
 }
 
-void ipv4_rx(struct netbuf *nb)
+/* Every datagram ipv4_rx's common case does not take: the checks in the order of the file's
+ * comment, each refusal counted. Consumes nb (ip_rx already counted). */
+static __attribute__((noinline)) void ipv4_rx_slow(struct netbuf *nb)
 {
 	struct ipv4_hdr ih;
 	size_t host = netbuf_host_len(nb);
@@ -47,7 +51,6 @@ void ipv4_rx(struct netbuf *nb)
 	uint16_t ff;
 	int rc = 0;
 
-	net_counters.ip_rx++;
 	/* The header into a local: straight from the host part where the NIC put it (every
 	 * split does), through the fragments otherwise. */
 	if (host >= sizeof(ih))
@@ -85,6 +88,8 @@ void ipv4_rx(struct netbuf *nb)
 		net_counters.ip_bad_src++;
 		goto drop;
 	}
+	if (dst == net_if0.addr && src != 0)
+		net_if0.rx_src_ok = src; /* ipv4_rx lets it through from now on */
 	ff = be16_get(ih.flags_fragoff);
 	if ((ff & IPV4_FLAG_MF) || (ff & IPV4_FRAG_OFFSET_MASK)) {
 		static uint32_t warned_src;
@@ -131,6 +136,92 @@ void ipv4_rx(struct netbuf *nb)
 	}
 drop:
 	netbuf_free(nb);
+}
+
+/* ipv4_rx's common case with Ethernet padding behind the datagram (every frame shorter than
+ * the 60-byte minimum, a pure ACK): cut it, as ipv4_rx_slow does, and deliver. A short
+ * frame's datagram is all in the host part (the NIC split it after the TCP header): the
+ * padding is its tail or, split off, its fragments. Consumes nb. */
+static __attribute__((noinline)) void ipv4_rx_trim(struct netbuf *nb, uint32_t src, uint32_t dst, size_t total,
+						  uint8_t proto)
+{
+	if (total <= netbuf_host_len(nb)) {
+		unsigned n = nb->nfrags;
+		nb->tail = nb->data + total;
+		nb->nfrags = 0;
+		for (unsigned i = 0; i < n; i++) {
+			struct netdev_frag_owner *o = nb->frags[i].owner;
+			if (o)
+				o->release(o, nb->frags[i].token);
+		}
+	} else {
+		netbuf_trim(nb, total);
+	}
+	nb->data += IPV4_HLEN_MIN;
+	if (proto == IP_PROTO_TCP)
+		tcp_rx(nb, src, dst, total - IPV4_HLEN_MIN);
+	else
+		udp_rx(nb, src, dst);
+}
+
+/* ipv4_rx's 8 bytes from the header's start (version/IHL, TOS, total length,
+ * identification, flags/fragment offset), loaded as little-endian: the bits that must be
+ * 0x45 (version 4, IHL 5: no options) and 0 (MF, fragment offset; RFC 791's flags word is
+ * big-endian: its high byte is byte 6, its low byte byte 7). */
+#define IPV4_RX_FAST_MASK (0xffull | 0x3full << 48 | 0xffull << 56)
+#define IPV4_RX_FAST_WANT 0x45ull
+
+/* The common case straight through: a TCP or UDP datagram without options or fragmentation,
+ * its header whole in the host part with a checksum the NIC verified (NETBUF_RX_L3_CSUM_OK
+ * and not _BAD), to our address from a good source, its total length within the frame.
+ * The fields are loaded from the host part into locals, each once, and checked as
+ * ipv4_rx_slow checks them; anything else, a refusal included, goes to ipv4_rx_slow, which
+ * looks again from the start and counts what it drops. No call but the last, so that
+ * nothing is saved and restored around it.
+ * - Our address is never a broadcast (net_configure refuses one that is its subnet's, which
+ *   also rules out /31 and /32, and DHCP's 0.0.0.0/0 meanwhile is not one), so a datagram to
+ *   it is unicast: TCP's broadcast test is passed.
+ * - The source: the last one ipv4_rx_slow found good for a datagram to us
+ *   (net_if0.rx_src_ok); a new one is ipv4_rx_slow's to check (and remember). */
+void ipv4_rx(struct netbuf *nb)
+{
+	const uint8_t *h = nb->data;
+	size_t host = netbuf_host_len(nb);
+
+	net_counters.ip_rx++;
+	if (__builtin_expect(host >= IPV4_HLEN_MIN, 1) &&
+	    (nb->flags & (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L3_CSUM_BAD)) == NETBUF_RX_L3_CSUM_OK) {
+		uint64_t w0 = le64_load(h);
+		uint32_t src = be32_load(h + offsetof(struct ipv4_hdr, src));
+		uint32_t dst = be32_load(h + offsetof(struct ipv4_hdr, dst));
+		uint8_t proto = h[offsetof(struct ipv4_hdr, protocol)];
+		size_t total = be16_load(h + offsetof(struct ipv4_hdr, total_length));
+
+		if ((w0 & IPV4_RX_FAST_MASK) != IPV4_RX_FAST_WANT || dst != net_if0.addr ||
+		    (proto != IP_PROTO_TCP && proto != IP_PROTO_UDP))
+			goto slow;
+		if (__builtin_expect(src != net_if0.rx_src_ok, 0))
+			goto slow;
+		/* Exactly the frame; padding is cut out of line; a datagram longer than the frame
+		 * (or shorter than its header) is ipv4_rx_slow's to count. */
+		if (total > host) {
+			size_t frame = host + (__builtin_expect(nb->nfrags == 1, 1) ? nb->frags[0].len : netbuf_frag_len(nb));
+			if (total > frame)
+				goto slow;
+			if (total < frame)
+				return ipv4_rx_trim(nb, src, dst, total, proto);
+		} else if (total < host || nb->nfrags) {
+			if (total < IPV4_HLEN_MIN)
+				goto slow;
+			return ipv4_rx_trim(nb, src, dst, total, proto);
+		}
+		nb->data += IPV4_HLEN_MIN;
+		if (proto == IP_PROTO_TCP)
+			return tcp_rx(nb, src, dst, total - IPV4_HLEN_MIN);
+		return udp_rx(nb, src, dst);
+	}
+slow:
+	ipv4_rx_slow(nb);
 }
 
 uint16_t ipv4_next_ident(void)

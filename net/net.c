@@ -12,7 +12,7 @@ LOG_MODULE_DEFINE(net);
 
 #define NET_NETBUFS 1024
 
-struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY, 1 };
+struct net_if net_if0 = { NULL, NET_DEFAULT_ADDR, NET_DEFAULT_NETMASK, NET_DEFAULT_GATEWAY, 1, NET_RX_SRC_NONE };
 struct net_stats net_counters;
 static bool net_ready;
 

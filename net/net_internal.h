@@ -13,11 +13,18 @@
 #include "wire.h"
 
 /* The one interface the stack runs on. route_gen: bumped by net_route_changed() whenever
- * what a cached route (struct net_route) was built from may have changed. */
+ * what a cached route (struct net_route) was built from may have changed. rx_src_ok: the
+ * last source address ipv4_rx found good for a datagram to our address (RFC 1122 3.2.1.3:
+ * a unicast, not ours, not our subnet's broadcast), so that the next datagram from it is
+ * let through with one compare; NET_RX_SRC_NONE (never a good source): none. The verdict
+ * depends on addr and netmask only, and every change of those calls net_route_changed(),
+ * which forgets it. */
+#define NET_RX_SRC_NONE 0xffffffffu
 struct net_if {
 	struct netdev *dev;
 	uint32_t addr, netmask, gateway;
 	uint32_t route_gen;
+	uint32_t rx_src_ok;
 };
 extern struct net_if net_if0;
 extern struct net_stats net_counters;
@@ -72,6 +79,7 @@ static inline void net_route_changed(void)
 {
 	if (++net_if0.route_gen == 0)
 		net_if0.route_gen = 1; /* 0 is a route never built */
+	net_if0.rx_src_ok = NET_RX_SRC_NONE;
 }
 
 /* UDP init/shutdown (pool). */

@@ -126,19 +126,31 @@ static void count_bytes(const struct netbuf *nb, uint64_t *host, uint64_t *devic
 	}
 }
 
-/* A frame from the driver. */
+/* A frame from the driver, counted as plain additions: a fragment's bytes to its memory
+ * class's counter by index (rx_bytes_device follows rx_bytes_host), the split and checksum
+ * flags as 0 or 1. */
 void netdev_rx(struct netdev *dev, struct netbuf *nb)
 {
+	uint32_t flags = nb->flags;
+	unsigned nfrags = nb->nfrags;
+
+	_Static_assert(offsetof(struct netdev_stats, rx_bytes_device) ==
+			       offsetof(struct netdev_stats, rx_bytes_host) + sizeof(uint64_t),
+		       "netdev_rx counts a fragment's bytes by class as an index");
+	_Static_assert(NETBUF_RX_SPLIT == 1 && NETBUF_RX_L4_CSUM_OK == 4, "netdev_rx counts flags by shifts");
 	nb->dev = dev;
-	dev->stats.rx_frames++;
-	count_bytes(nb, &dev->stats.rx_bytes_host, &dev->stats.rx_bytes_device);
-	if (nb->flags & NETBUF_RX_SPLIT)
-		dev->stats.rx_split++;
-	if (nb->flags & NETBUF_RX_L4_CSUM_OK)
-		dev->stats.rx_csum_ok++;
-	if (nb->flags & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD))
+	dev->stats.rx_bytes_host += netbuf_host_len(nb);
+	if (nfrags) {
+		(&dev->stats.rx_bytes_host)[nb->frags[0].addr.cls == MEM_CLASS_DEVICE] += nb->frags[0].len;
+		for (unsigned i = 1; i < nfrags; i++)
+			(&dev->stats.rx_bytes_host)[nb->frags[i].addr.cls == MEM_CLASS_DEVICE] += nb->frags[i].len;
+	}
+	dev->stats.rx_split += flags & NETBUF_RX_SPLIT;
+	dev->stats.rx_csum_ok += (flags >> 2) & 1;
+	if (__builtin_expect(flags & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD), 0))
 		dev->stats.rx_csum_bad++;
-	if (!dev->rx_handler) {
+	dev->stats.rx_frames++;
+	if (__builtin_expect(!dev->rx_handler, 0)) {
 		dev->stats.rx_dropped++;
 		netbuf_free(nb);
 		return;
@@ -146,12 +158,11 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	dev->rx_handler(dev, nb);
 }
 
-/* The driver refused nb (rc, the caller keeps it): netdev_tx's counters taken back. The
+/* The driver refused nb (the caller keeps it): netdev_tx's counters taken back. The
  * offload counter stays, as before (it counted frames handed to the driver). */
-static __attribute__((noinline)) void netdev_tx_uncount(struct netdev *dev, const struct netbuf *nb, int rc)
+void netdev_tx_uncount(struct netdev *dev, const struct netbuf *nb)
 {
 	uint64_t host = 0, device = 0;
-	(void)rc;
 	count_bytes(nb, &host, &device);
 	if (nb->flags & NETBUF_TX_TSO) {
 		dev->stats.tx_tso--;
@@ -163,10 +174,9 @@ static __attribute__((noinline)) void netdev_tx_uncount(struct netdev *dev, cons
 	dev->stats.tx_errors++;
 }
 
-/* A frame to the driver. The counters are added before the driver takes nb (it may
- * complete and free it at once) and taken back on a refusal, which is rare (a full ring):
- * nothing but dev and nb lives across the call, so the common path saves fewer registers. */
-int netdev_tx(struct netdev *dev, struct netbuf *nb)
+/* netdev_tx for what its common case leaves: the link down, a TSO frame, more than two
+ * fragments. */
+int netdev_tx_slow(struct netdev *dev, struct netbuf *nb)
 {
 	uint64_t host, device = 0;
 	unsigned segs = 0;
@@ -201,7 +211,7 @@ int netdev_tx(struct netdev *dev, struct netbuf *nb)
 	dev->stats.tx_bytes_device += device;
 	rc = dev->ops->xmit(dev, nb);
 	if (__builtin_expect(rc != 0, 0))
-		netdev_tx_uncount(dev, nb, rc);
+		netdev_tx_uncount(dev, nb);
 	return rc;
 }
 
@@ -305,17 +315,13 @@ int netbuf_pool_destroy(void)
 	return 0;
 }
 
-/* A netbuf from the pool with every field before frags[] zero (slots past nfrags are
- * never read) and its node unlinked, host part unset. Inlined into both allocators so that
- * they are leaf functions: the call cost a frame's worth of register saves. The fields are
- * stored one by one: the memset before (rep stos) cost ~20 instructions a netbuf. */
-static inline __attribute__((always_inline)) struct netbuf *netbuf_get(void)
+/* Every field of a netbuf from the pool before frags[] zero (slots past nfrags are never
+ * read), its node unlinked, the host part unset. The fields are stored one by one: the
+ * memset before (rep stos) cost ~20 instructions a netbuf. */
+static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
 {
-	struct netbuf *nb;
-	if (!netbuf_pool_ready || !(nb = mm_pool_alloc(&netbuf_pool)))
-		return NULL;
 	_Static_assert(offsetof(struct netbuf, frags) == offsetof(struct netbuf, tx_ctx) + sizeof(void *),
-		       "netbuf_get zeroes every field before frags[]: list them all");
+		       "netbuf_init zeroes every field before frags[]: list them all");
 	list_init(&nb->node);
 	nb->dev = NULL;
 	nb->flags = 0;
@@ -328,15 +334,28 @@ static inline __attribute__((always_inline)) struct netbuf *netbuf_get(void)
 	nb->hdr_token = 0;
 	nb->tx_done = NULL;
 	nb->tx_ctx = NULL;
-	return nb;
 }
 
-/* A stack netbuf with storage. */
+/* The allocators' exhausted pool: counted by the pool (when there is one), NULL. Out of line
+ * and called last, so that the allocators save no registers for it. */
+static __attribute__((noinline, cold)) struct netbuf *netbuf_none(void)
+{
+	if (netbuf_pool_ready)
+		mm_pool_alloc_empty(&netbuf_pool);
+	return NULL;
+}
+
+/* A stack netbuf with storage. (A pool not initialised or destroyed has no free object:
+ * mm_pool_has_free answers for netbuf_pool_ready.) */
 struct netbuf *netbuf_alloc(size_t headroom)
 {
 	struct netbuf *nb;
-	if (headroom > NETBUF_HOST_SIZE || !(nb = netbuf_get()))
+	if (headroom > NETBUF_HOST_SIZE)
 		return NULL;
+	if (__builtin_expect(!mm_pool_has_free(&netbuf_pool), 0))
+		return netbuf_none();
+	nb = mm_pool_take(&netbuf_pool);
+	netbuf_init(nb);
 	nb->head = nb->storage;
 	nb->end = nb->storage + NETBUF_HOST_SIZE;
 	nb->data = nb->tail = nb->head + headroom;
@@ -348,8 +367,12 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 			       uint64_t token)
 {
 	struct netbuf *nb;
-	if (len > size || !(nb = netbuf_get()))
+	if (len > size)
 		return NULL;
+	if (__builtin_expect(!mm_pool_has_free(&netbuf_pool), 0))
+		return netbuf_none();
+	nb = mm_pool_take(&netbuf_pool);
+	netbuf_init(nb);
 	nb->head = nb->data = buf;
 	nb->tail = nb->head + len;
 	nb->end = nb->head + size;
@@ -358,13 +381,37 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 	return nb;
 }
 
-/* Release everything. The fragments' owners are called without clearing the slots (nb goes
- * back to the pool: slots past nfrags, 0 now, are never read, netbuf_get sets every other
- * field), and the node is unlinked without pointing it at itself (netbuf_get does). */
-void netbuf_free(struct netbuf *nb)
+/* netbuf_free_end for a netbuf the pool refuses (double free, foreign pointer): counted by
+ * the pool; the header buffer goes back all the same, as it always did. */
+static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_owner *o, uint64_t token)
 {
-	if (!nb)
-		return;
+	mm_pool_free_bad(&netbuf_pool);
+	if (o)
+		o->release(o, token);
+}
+
+/* The end of every free, nb's fragments released: unlinked (not pointed at itself:
+ * netbuf_init does that), back to the pool, then its header buffer to the driver, last, so
+ * that the call is a tail call and nothing is saved around it. */
+static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
+{
+	struct netdev_frag_owner *o = nb->hdr_owner;
+	uint64_t token = nb->hdr_token;
+	size_t idx;
+
+	nb->node.prev->next = nb->node.next;
+	nb->node.next->prev = nb->node.prev;
+	if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
+		return netbuf_free_bad(o, token);
+	mm_pool_put(&netbuf_pool, nb, idx);
+	if (o)
+		o->release(o, token);
+}
+
+/* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
+ * cleared: past nfrags, 0 now, nothing is read). */
+static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
+{
 	unsigned n = nb->nfrags;
 	nb->nfrags = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -372,19 +419,57 @@ void netbuf_free(struct netbuf *nb)
 		if (o)
 			o->release(o, nb->frags[i].token);
 	}
-	if (nb->hdr_owner)
-		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
+	netbuf_free_end(nb);
+}
+
+/* netbuf_free with one fragment and no header buffer to give back (a transmitted frame: a
+ * header from the pool's storage and a piece of payload): the netbuf goes back to the pool
+ * first and the fragment's release is the last call, a tail call; anything else takes
+ * netbuf_free_frags. */
+static __attribute__((noinline)) void netbuf_free_frag1(struct netbuf *nb)
+{
+	struct netdev_frag_owner *o = nb->frags[0].owner;
+	uint64_t token = nb->frags[0].token;
+	size_t idx;
+
+	if (nb->nfrags != 1 || nb->hdr_owner)
+		return netbuf_free_frags(nb);
+	nb->nfrags = 0;
 	nb->node.prev->next = nb->node.next;
 	nb->node.next->prev = nb->node.prev;
-	mm_pool_free(&netbuf_pool, nb);
+	if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
+		return netbuf_free_bad(o, token);
+	mm_pool_put(&netbuf_pool, nb, idx);
+	if (o)
+		o->release(o, token);
+}
+
+/* Release everything. Without fragments (most received frames by now: TCP took the
+ * payload's), no call but the driver's release of the header buffer, last. */
+void netbuf_free(struct netbuf *nb)
+{
+	if (!nb)
+		return;
+	if (nb->nfrags)
+		return netbuf_free_frag1(nb);
+	netbuf_free_end(nb);
+}
+
+/* netbuf_tx_done with a completion callback: called first. */
+static __attribute__((noinline)) void netbuf_tx_done_cb(struct netbuf *nb)
+{
+	nb->tx_done(nb, nb->tx_ctx);
+	netbuf_free(nb);
 }
 
 /* TX completion. */
 void netbuf_tx_done(struct netbuf *nb)
 {
-	if (nb->tx_done)
-		nb->tx_done(nb, nb->tx_ctx);
-	netbuf_free(nb);
+	if (__builtin_expect(nb->tx_done != NULL, 0))
+		return netbuf_tx_done_cb(nb);
+	if (nb->nfrags)
+		return netbuf_free_frag1(nb);
+	netbuf_free_end(nb);
 }
 
 /* Detach a fragment. */

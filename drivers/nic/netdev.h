@@ -195,8 +195,46 @@ void netdev_set_stack_rx(void (*rx)(struct netdev *dev, struct netbuf *nb));
 /* Driver: a frame arrived; the stack takes ownership of nb (counted here). */
 void netdev_rx(struct netdev *dev, struct netbuf *nb);
 
-/* Stack: send nb on dev (counted here). Takes ownership on 0. */
-int netdev_tx(struct netdev *dev, struct netbuf *nb);
+/* netdev_tx for what its common case leaves (the link down, a TSO frame, more than two
+ * fragments): the same contract. */
+int netdev_tx_slow(struct netdev *dev, struct netbuf *nb);
+
+/* The driver refused nb (the caller keeps it): netdev_tx's counters taken back, the
+ * refusal counted (tx_errors). */
+void netdev_tx_uncount(struct netdev *dev, const struct netbuf *nb);
+
+/* Stack: send nb on dev (counted here). Takes ownership on 0; on an error the caller keeps
+ * nb. The counters are added before the driver takes nb (it may complete and free it at
+ * once) and taken back on a refusal, which is rare (a full ring). Inline: the common case
+ * (link up, not TSO, at most two fragments: a header, and a PDU header and/or a piece of
+ * payload) is a few additions (a fragment's bytes to its memory class's counter by index:
+ * tx_bytes_device follows tx_bytes_host) before the driver's call, which the call into
+ * netdev.c and its register saves cost as much as; the rest in netdev_tx_slow. */
+static inline int netdev_tx(struct netdev *dev, struct netbuf *nb)
+{
+	uint32_t flags = nb->flags;
+	unsigned nfrags = nb->nfrags;
+	int rc;
+
+	_Static_assert(offsetof(struct netdev_stats, tx_bytes_device) ==
+			       offsetof(struct netdev_stats, tx_bytes_host) + sizeof(uint64_t),
+		       "netdev_tx counts a fragment's bytes by class as an index");
+	if (__builtin_expect(!dev->link_up || (flags & NETBUF_TX_TSO) || nfrags > 2, 0))
+		return netdev_tx_slow(dev, nb);
+	nb->dev = dev;
+	dev->stats.tx_frames++;
+	dev->stats.tx_bytes_host += (size_t)(nb->tail - nb->data);
+	if (nfrags) {
+		(&dev->stats.tx_bytes_host)[nb->frags[0].addr.cls == MEM_CLASS_DEVICE] += nb->frags[0].len;
+		if (nfrags == 2)
+			(&dev->stats.tx_bytes_host)[nb->frags[1].addr.cls == MEM_CLASS_DEVICE] += nb->frags[1].len;
+	}
+	dev->stats.tx_csum_offload += (flags / NETBUF_TX_CSUM_PARTIAL) & 1;
+	rc = dev->ops->xmit(dev, nb);
+	if (__builtin_expect(rc != 0, 0))
+		netdev_tx_uncount(dev, nb);
+	return rc;
+}
 
 /* Driver: a frame was refused (-ENOBUFS) for want of room in the transmit ring: senders
  * wait (dev->tx_stopped) until netdev_tx_wake. Counted once per stop. */

@@ -133,3 +133,34 @@ Test(pool, pointers_around_the_pool_refused)
 	cr_assert_eq(p.high_water, 1);
 	cr_assert_eq(mm_pool_destroy(&p), 0);
 }
+
+/* The two-step forms (mm_pool_has_free + mm_pool_take, mm_pool_live + mm_pool_put) keep the
+ * same counters as mm_pool_alloc / mm_pool_free; a pool never initialised has nothing free. */
+Test(pool, two_step_forms)
+{
+	struct mm_pool p, none;
+	void *a, *b;
+	size_t idx;
+	memset(&none, 0, sizeof(none));
+	cr_assert(!mm_pool_has_free(&none));
+	cr_assert_eq(mm_pool_init(&p, "t", 32, 2), 0);
+	cr_assert(mm_pool_has_free(&p));
+	a = mm_pool_take(&p);
+	b = mm_pool_alloc(&p);
+	cr_assert(!mm_pool_has_free(&p));
+	cr_assert_eq(p.in_use, 2);
+	cr_assert_eq(p.allocs, 2);
+	cr_assert_eq(p.high_water, 2);
+	cr_assert(mm_pool_live(&p, a, &idx));
+	cr_assert_eq(idx, 0);
+	mm_pool_put(&p, a, idx);
+	cr_assert(!mm_pool_live(&p, a, &idx), "freed");
+	cr_assert(!mm_pool_live(&p, (char *)b + 1, &idx), "inside an object");
+	cr_assert(!mm_pool_live(&p, (char *)b + 64, &idx), "past the pool");
+	cr_assert(!mm_pool_live(&p, (char *)a - 32, &idx), "below the pool");
+	cr_assert_eq(p.in_use, 1);
+	cr_assert_eq(mm_pool_free(&p, b), 0);
+	cr_assert_eq(p.in_use, 0);
+	cr_assert_eq(p.bad_frees, 0, "mm_pool_live only looks");
+	cr_assert_eq(mm_pool_destroy(&p), 0);
+}

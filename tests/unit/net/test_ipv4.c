@@ -249,3 +249,151 @@ Test(ipv4, martian_sources_dropped)
 	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
 	cr_assert_eq(fnd.ntx, 1);
 }
+
+/* ipv4_rx's common case (the NIC verified the header checksum): a TCP or UDP datagram to us
+ * without options or fragmentation goes straight through, from a source ipv4_rx_slow found
+ * good last time; everything else takes the slow path with its counters. */
+static void fast_setup(void)
+{
+	net_test_start(NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM);
+}
+
+TestSuite(ipv4_fast, .init = fast_setup, .fini = net_teardown);
+
+/* A SYN to the closed port 5555 from src: answered (a RST, or an ARP request for src) when
+ * the datagram is accepted. */
+static size_t syn_from(uint32_t src, uint32_t dst)
+{
+	struct fake_tcp t = { .src = src, .dst = dst, .sport = 40000, .dport = 5555, .seq = 1, .flags = 0x02,
+			      .wnd = 1000 };
+	return fake_build_tcp(frame, &t);
+}
+
+/* ip asks for us by ARP (with the peer's MAC): we learn it, so a RST to it leaves at once
+ * (none waits in the ARP queue). */
+static void learn(uint32_t ip)
+{
+	size_t n = fake_build_arp(frame, 1, fake_peer_mac, ip, (const uint8_t[6]){ 0 }, US,
+				  (const uint8_t[6]){ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff });
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	fake_netdev_clear(&fnd);
+}
+
+static unsigned answers(size_t n)
+{
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	return fnd.ntx;
+}
+
+/* Set the IPv4 header checksum of frame again after a change. */
+static void ip_csum_fix(void)
+{
+	size_t ihl = (size_t)(frame[14] & 15) * 4;
+	frame[24] = frame[25] = 0;
+	uint16_t c = (uint16_t)~fake_csum(frame + 14, ihl, 0);
+	frame[24] = (uint8_t)(c >> 8);
+	frame[25] = (uint8_t)c;
+}
+
+Test(ipv4_fast, sources_checked_then_remembered)
+{
+	static const uint32_t bad[] = { 0xffffffffu, 0x0a0a00ffu, 0xe0000001u, 0xefffffffu, 0xf0000001u,
+					0x7f000001u, 0x00000000u, 0x00000005u, US };
+	cr_assert_eq(net_if0.rx_src_ok, NET_RX_SRC_NONE);
+	cr_assert_eq(answers(syn_from(PEER, US)), 1, "RST");
+	cr_assert_eq(net_if0.rx_src_ok, PEER, "the good source is remembered");
+	for (unsigned k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		cr_assert_eq(answers(syn_from(bad[k], US)), 0, "nothing for a SYN from %08x", bad[k]);
+		cr_assert_eq(net_stats()->ip_bad_src, k + 1);
+		cr_assert_eq(net_if0.rx_src_ok, PEER, "a bad source is not remembered");
+		cr_assert_eq(answers(syn_from(PEER, US)), 1, "the remembered source still passes");
+	}
+	/* A second good source replaces the first; the first is checked again and passes. */
+	learn(0x0a0a0063u);
+	cr_assert_eq(answers(syn_from(0x0a0a0063u, US)), 1, "RST to 10.10.0.99");
+	cr_assert_eq(net_if0.rx_src_ok, 0x0a0a0063u);
+	cr_assert_eq(answers(syn_from(PEER, US)), 1);
+	cr_assert_eq(net_if0.rx_src_ok, PEER);
+	cr_assert_eq(net_stats()->ip_bad_src, sizeof(bad) / sizeof(bad[0]));
+}
+
+/* The verdict on a source depends on our address and netmask: a change forgets it. */
+Test(ipv4_fast, reconfiguration_forgets_the_source)
+{
+	struct net_config c;
+	const uint32_t s = 0x0a0a007fu; /* 10.10.0.127: a host in /24, the broadcast of 10.10.0.0/25 */
+	learn(s);
+	cr_assert_eq(answers(syn_from(s, US)), 1);
+	cr_assert_eq(net_if0.rx_src_ok, s);
+	net_config_default(&c);
+	c.netmask = 0xffffff80u;
+	cr_assert_eq(net_configure(&c), 0);
+	cr_assert_eq(net_if0.rx_src_ok, NET_RX_SRC_NONE);
+	cr_assert_eq(answers(syn_from(s, US)), 0, "now our subnet's broadcast");
+	cr_assert_eq(net_stats()->ip_bad_src, 1);
+	/* Our address moves onto the remembered source: it is us now. */
+	net_config_default(&c);
+	cr_assert_eq(net_configure(&c), 0);
+	learn(0x0a0a0042u);
+	cr_assert_eq(answers(syn_from(0x0a0a0042u, US)), 1);
+	cr_assert_eq(net_if0.rx_src_ok, 0x0a0a0042u);
+	c.addr = 0x0a0a0042u;
+	cr_assert_eq(net_configure(&c), 0);
+	cr_assert_eq(answers(syn_from(0x0a0a0042u, 0x0a0a0042u)), 0, "from ourselves");
+	cr_assert_eq(net_stats()->ip_bad_src, 2);
+	cr_assert_eq(answers(syn_from(PEER, 0x0a0a0042u)), 1, "the peer reaches the new address");
+}
+
+/* Ethernet padding cut wherever it lies (the split's fragment, the host part, behind a
+ * payload byte); a total length beyond the frame or below the header is counted. */
+Test(ipv4_fast, padding_and_lengths)
+{
+	uint64_t before = net_stats()->ip_bad_header;
+	size_t n = syn_from(PEER, US);
+	cr_assert_eq(n, 60, "54 bytes padded");
+	cr_assert_eq(answers(n), 1, "padding in a fragment");
+	fnd.split = false;
+	cr_assert_eq(answers(n), 1, "padding in the host part");
+	fnd.split = true;
+	uint8_t one = 0x5a;
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = 40000, .dport = 5555, .seq = 1, .flags = 0x02,
+			      .wnd = 1000, .payload = &one, .len = 1 };
+	n = fake_build_tcp(frame, &t);
+	cr_assert_eq(answers(n), 1, "1 payload byte in a fragment with the padding");
+	n = syn_from(PEER, US);
+	be16_store(frame + 16, 60); /* 20 bytes beyond the frame */
+	ip_csum_fix();
+	cr_assert_eq(answers(n), 0);
+	cr_assert_eq(net_stats()->ip_bad_header, before + 1);
+	be16_store(frame + 16, 19); /* shorter than the header */
+	ip_csum_fix();
+	cr_assert_eq(answers(n), 0);
+	cr_assert_eq(net_stats()->ip_bad_header, before + 2);
+}
+
+/* What the fast path leaves to ipv4_rx_slow: the NIC's bad verdict, fragments, a broadcast
+ * destination, options (accepted there), another host's address. */
+Test(ipv4_fast, the_rest_takes_the_slow_path)
+{
+	size_t n = syn_from(PEER, US);
+	frame[14 + 10] ^= 1;
+	cr_assert_eq(answers(n), 0);
+	cr_assert_eq(net_stats()->ip_bad_checksum, 1, "the NIC's verdict");
+	n = syn_from(PEER, US);
+	be16_store(frame + 20, 0x2000); /* MF */
+	ip_csum_fix();
+	cr_assert_eq(answers(n), 0);
+	cr_assert_eq(net_stats()->ip_frag_dropped, 1);
+	cr_assert_eq(answers(syn_from(PEER, 0x0a0a00ffu)), 0, "no RST to a broadcast");
+	cr_assert_eq(answers(syn_from(PEER, 0x0a0a000bu)), 0);
+	cr_assert_eq(net_stats()->ip_not_for_us, 1);
+	/* Four bytes of NOP options: the header is 24 bytes, the TCP segment moves. */
+	n = syn_from(PEER, US);
+	memmove(frame + 38, frame + 34, 20);
+	memset(frame + 34, 1, 4);
+	frame[14] = 0x46;
+	be16_store(frame + 16, 44);
+	ip_csum_fix();
+	cr_assert_eq(answers(n), 1, "RST for a SYN with IP options");
+}

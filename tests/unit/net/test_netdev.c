@@ -131,3 +131,131 @@ Test(netdev, jumbo_mtu_sets_mss)
 	cr_assert_eq(p.mss, 8960);
 	tcp_abort(s);
 }
+
+/* netdev_rx's counters by class and flag, with none, one and several fragments; netdev_tx's
+ * inline common case (up to two fragments), its slow path (three) and a refusal taken back. */
+Test(netdev, counters_by_path)
+{
+	struct netdev_stats s0 = fnd.dev.stats;
+	static uint8_t hdr[64];
+	struct netbuf *nb = netbuf_alloc_rx(hdr, sizeof(hdr), 20, NULL, 0);
+	cr_assert_not_null(nb);
+	nb->flags = NETBUF_RX_SPLIT | NETBUF_RX_L4_CSUM_OK;
+	for (int i = 0; i < 3; i++) {
+		struct netdev_frag f = { .addr = i == 1 ? dma_addr_host(devmem[i]) : dma_addr_device((uint64_t)(uintptr_t)devmem[i]),
+					 .len = 10u * (unsigned)(i + 1), .token = (uint64_t)i, .owner = &owner };
+		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+	}
+	netdev_rx(&fnd.dev, nb); /* 20 bytes of host part: not even Ethernet; dropped and freed */
+	cr_assert_eq(fnd.dev.stats.rx_frames - s0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host - s0.rx_bytes_host, 20 + 20);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - s0.rx_bytes_device, 10 + 30);
+	cr_assert_eq(fnd.dev.stats.rx_split - s0.rx_split, 1);
+	cr_assert_eq(fnd.dev.stats.rx_csum_ok - s0.rx_csum_ok, 1);
+	cr_assert_eq(fnd.dev.stats.rx_csum_bad - s0.rx_csum_bad, 0);
+	cr_assert_eq(released[0] + released[1] + released[2], 3, "every fragment back");
+	nb = netbuf_alloc_rx(hdr, sizeof(hdr), 30, NULL, 0);
+	nb->flags = NETBUF_RX_L3_CSUM_BAD;
+	netdev_rx(&fnd.dev, nb);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host - s0.rx_bytes_host, 20 + 20 + 30);
+	cr_assert_eq(fnd.dev.stats.rx_split - s0.rx_split, 1);
+	cr_assert_eq(fnd.dev.stats.rx_csum_bad - s0.rx_csum_bad, 1);
+
+	for (unsigned k = 0; k <= 3; k++) {
+		struct netdev_stats t0 = fnd.dev.stats;
+		unsigned dev_bytes = 0, host_bytes = 14;
+		nb = netbuf_alloc(NETBUF_HEADROOM);
+		memset(netbuf_put(nb, 14), 0, 14);
+		for (unsigned i = 0; i < k; i++) {
+			struct netdev_frag f = { .addr = i == 1 ? dma_addr_host(devmem[i]) : dma_addr_device((uint64_t)(uintptr_t)devmem[i]),
+						 .len = 5u + i, .token = i, .owner = &owner };
+			cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+			if (i == 1)
+				host_bytes += 5 + i;
+			else
+				dev_bytes += 5 + i;
+		}
+		if (k == 2) { /* refused: counted as an error, the counters taken back, the caller keeps nb */
+			fnd.tx_refuse = 1;
+			cr_assert_eq(netdev_tx(&fnd.dev, nb), -ENOBUFS);
+			cr_assert_eq(fnd.dev.stats.tx_frames, t0.tx_frames);
+			cr_assert_eq(fnd.dev.stats.tx_bytes_host, t0.tx_bytes_host);
+			cr_assert_eq(fnd.dev.stats.tx_bytes_device, t0.tx_bytes_device);
+			cr_assert_eq(fnd.dev.stats.tx_errors - t0.tx_errors, 1);
+			netdev_tx_wake(&fnd.dev);
+		}
+		cr_assert_eq(netdev_tx(&fnd.dev, nb), 0, "%u fragments", k);
+		cr_assert_eq(fnd.dev.stats.tx_frames - t0.tx_frames, 1);
+		cr_assert_eq(fnd.dev.stats.tx_bytes_host - t0.tx_bytes_host, host_bytes, "%u fragments", k);
+		cr_assert_eq(fnd.dev.stats.tx_bytes_device - t0.tx_bytes_device, dev_bytes, "%u fragments", k);
+		cr_assert_eq(fnd.dev.stats.tx_csum_offload, t0.tx_csum_offload);
+	}
+}
+
+static void find_netbuf_pool(const struct mm_pool *p, void *arg)
+{
+	if (!strcmp(p->name, "netbuf"))
+		*(const struct mm_pool **)arg = p;
+}
+
+/* The netbuf pool: exhaustion counted (and an allocator's NULL), a refused free counted with
+ * the header buffer given back all the same, frames with one fragment, several, and a
+ * header buffer freed by every path. */
+Test(netdev, netbuf_round_trips)
+{
+	static uint8_t hdr[64];
+	struct netbuf *all[1024 + 1];
+	size_t in_use, cap;
+	uint64_t fail0, fail;
+	unsigned n = 0;
+
+	netbuf_pool_stats(&in_use, &cap, &fail0);
+	while ((all[n] = n % 2 ? netbuf_alloc(0) : netbuf_alloc_rx(hdr, sizeof(hdr), 0, NULL, 0)) != NULL)
+		n++;
+	netbuf_pool_stats(&in_use, &cap, &fail);
+	cr_assert_eq(n, cap - (in_use - n), "every free netbuf taken");
+	cr_assert_eq(fail - fail0, 1, "the exhausted pool counted once");
+	cr_assert_null(netbuf_alloc_rx(hdr, sizeof(hdr), 0, NULL, 0));
+	netbuf_pool_stats(&in_use, &cap, &fail);
+	cr_assert_eq(fail - fail0, 2);
+	cr_assert_null(netbuf_alloc_rx(hdr, 10, 11, NULL, 0), "len beyond the buffer");
+	for (unsigned i = 0; i < n; i++)
+		netbuf_free(all[i]);
+
+	/* Header buffer and fragments back through every free path. */
+	memset(released, 0, sizeof(released));
+	for (unsigned k = 0; k < 4; k++) {
+		struct netbuf *nb = k % 2 ? netbuf_alloc_rx(hdr, sizeof(hdr), 0, &owner, 3) : netbuf_alloc(0);
+		for (unsigned i = 0; i < k; i++) {
+			struct netdev_frag f = { .addr = dma_addr_host(devmem[i]), .len = 1, .token = i, .owner = &owner };
+			netbuf_add_frag(nb, &f);
+		}
+		if (k == 2)
+			netbuf_tx_done(nb);
+		else
+			netbuf_free(nb);
+	}
+	cr_assert_eq(released[3], 2, "header buffers");
+	cr_assert_eq(released[0], 3);
+	cr_assert_eq(released[1], 2);
+	cr_assert_eq(released[2], 1);
+
+	/* A foreign pointer: the pool refuses it (counted), the header buffer still goes back. */
+	const struct mm_pool *pool = NULL;
+	mm_pool_foreach(find_netbuf_pool, &pool);
+	cr_assert_not_null(pool);
+	uint64_t bad0 = pool->bad_frees;
+	struct netbuf fake;
+	memset(&fake, 0, sizeof(fake));
+	list_init(&fake.node);
+	fake.hdr_owner = &owner;
+	fake.hdr_token = 3;
+	netbuf_free(&fake);
+	cr_assert_eq(released[3], 3);
+	struct netdev_frag f = { .addr = dma_addr_host(devmem[0]), .len = 1, .token = 0, .owner = &owner };
+	fake.hdr_owner = NULL;
+	netbuf_add_frag(&fake, &f);
+	netbuf_free(&fake);
+	cr_assert_eq(released[0], 4, "the fragment of a refused one-fragment netbuf too");
+	cr_assert_eq(pool->bad_frees - bad0, 2);
+}
