@@ -284,8 +284,13 @@ static void keep_timer(struct timer *t, void *arg)
 static void delack_timer(struct timer *t, void *arg)
 {
 	struct tcp_sock *s = arg;
-	(void)t;
 	if (s->ack_delayed) {
+		/* Armed for an older ACK (left armed when that one went out, tcp_xmit): the clock
+		 * is past t's deadline only, so wait for this one's own. */
+		if (s->ack_due_ns > t->deadline_ns) {
+			timer_arm(&timer_default_queue, t, s->ack_due_ns);
+			return;
+		}
 		if (s->ack_held)
 			tcp_counters.ack_hold_expired++; /* no answer within net.tcp_ack_hold_us */
 		else

@@ -462,9 +462,15 @@ static inline __attribute__((always_inline)) void schedule_ack(struct tcp_sock *
 		tcp_output_hold(s);
 		return;
 	}
-	s->ack_delayed = true;
+	/* The timer is left armed after an ACK goes out (tcp_xmit): one armed then is due no
+	 * later than this ACK (every deadline is at most TCP_DELACK_NS ahead) and, when it fires
+	 * early, re-arms itself for ack_due_ns (delack_timer). last_rx_ns: this segment's clock. */
+	if (!s->ack_delayed) {
+		s->ack_delayed = true;
+		s->ack_due_ns = s->last_rx_ns + TCP_DELACK_NS;
+	}
 	if (!s->t_delack.armed)
-		timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);
+		timer_arm(&timer_default_queue, &s->t_delack, s->ack_due_ns);
 }
 
 /* Apply a FIN at rcv_nxt. */

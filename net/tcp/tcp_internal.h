@@ -94,6 +94,9 @@ struct tcp_sock {
 	bool ack_pass_end;            /* an ACK is owed at the end of this receive batch (tcp_ack_every) */
 	bool ack_hold;                  /* the user promised an answer for the bytes up to ack_hold_seq */
 	bool ack_held;                  /* t_delack is that hold's bound (tcp_ack_hold_ns) */
+	uint64_t ack_due_ns;            /* while ack_delayed: when that ACK must go (t_delack may be
+					 * armed sooner: it is left armed after an ACK went out, and
+					 * re-arms itself for this when it fires early, tcp.c) */
 	uint32_t ack_hold_seq;          /* (tcp_ack_hold) */
 	unsigned segs_unacked;
 	struct list_node held_node;     /* on tcp_out.c's list while a short tail waits */

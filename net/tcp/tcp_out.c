@@ -295,9 +295,11 @@ static __attribute__((noinline)) void tcp_xmit_refused(struct tcp_sock *s, uint8
 	tcp_counters.segs_out -= segs;
 	if (tso)
 		tcp_counters.tso_frames--; /* counted again when it goes */
-	if ((flags & TCP_ACK) && !s->t_delack.armed) {
+	if ((flags & TCP_ACK) && !s->ack_delayed) {
 		s->ack_delayed = true; /* not at once: the ring has no room for it either */
-		timer_arm(&timer_default_queue, &s->t_delack, clock_now_ns() + TCP_DELACK_NS);
+		s->ack_due_ns = clock_now_ns() + TCP_DELACK_NS;
+		if (!s->t_delack.armed) /* (else due sooner: it re-arms itself, tcp.c delack_timer) */
+			timer_arm(&timer_default_queue, &s->t_delack, s->ack_due_ns);
 	}
 	if (!s->t_rexmit.armed) /* nothing in flight: the backstop if no turn comes */
 		timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
@@ -413,8 +415,9 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		s->ack_hold = false; /* the answer carried it (tcp_ack_hold) */
 		s->ack_held = false;
 		s->segs_unacked = 0;
-		if (s->t_delack.armed)
-			timer_cancel(&timer_default_queue, &s->t_delack);
+		/* t_delack stays armed: the next delayed ACK takes it as it is, and when it fires
+		 * with nothing owed it does nothing (tcp.c delack_timer). A cancel and an arm per
+		 * ACK cost ~50 instructions. */
 	}
 	s->segs_out += segs;
 	tcp_counters.segs_out += segs;
@@ -661,6 +664,8 @@ static bool tcp_ack_held(struct tcp_sock *s)
 		return false; /* a window update the peer may be waiting for */
 	uint64_t due = clock_now_ns() + tcp_ack_hold_ns;
 	s->ack_pass_end = false;
+	if (!s->ack_delayed || s->ack_due_ns > due)
+		s->ack_due_ns = due;
 	s->ack_delayed = true;
 	s->ack_held = true;
 	if (!s->t_delack.armed || s->t_delack.deadline_ns > due)

@@ -892,3 +892,46 @@ Test(tcp_data, refused_data_leaves_at_the_reclaim_not_at_the_ack_or_the_timer)
 	fake_netdev_tx_complete(&fnd); /* the reset */
 	close_listener(l);
 }
+
+/* The delayed-ACK timer is left armed when an ACK goes out: it fires at the older
+ * segment's deadline while a younger ACK is owed, and re-arms for that one's own instead
+ * of sending it early (tcp.c delack_timer). */
+Test(tcp_data, delack_timer_left_armed_rearms_for_younger_ack)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	uint64_t ms = 1000 * 1000;
+	peer_seg(TCP_ACK, 1001, iss + 1, 65535, pattern, 1000, NULL, 0);
+	cr_assert_eq(fnd.ntx, 0, "ACK delayed");
+	cr_assert(s->t_delack.armed);
+	advance(20 * ms);
+	peer_seg(TCP_ACK, 2001, iss + 1, 65535, pattern + 1000, 1460, NULL, 0);
+	cr_assert_eq(fnd.ntx, 1, "every second segment ACKed");
+	cr_assert_eq(lastseg()->ack, 3461);
+	cr_assert(s->t_delack.armed, "left armed after the ACK");
+	advance(10 * ms); /* 30 ms: a new delayed ACK, due at 70 ms */
+	peer_seg(TCP_ACK, 3461, iss + 1, 65535, pattern + 2460, 500, NULL, 0);
+	cr_assert_eq(fnd.ntx, 1);
+	advance(10 * ms + 1); /* past the first segment's deadline (40 ms) */
+	cr_assert_eq(fnd.ntx, 1, "not sent before its own deadline");
+	cr_assert(s->t_delack.armed, "re-armed for the younger ACK");
+	cr_assert_eq(tcp_stats()->delayed_acks, 0);
+	advance(30 * ms - 2);
+	cr_assert_eq(fnd.ntx, 1, "still not due");
+	advance(1);
+	cr_assert_eq(fnd.ntx, 2, "sent at its own deadline");
+	cr_assert_eq(lastseg()->ack, 3961);
+	cr_assert_eq(tcp_stats()->delayed_acks, 1);
+	/* nothing owed: the timer fires and sends nothing */
+	peer_seg(TCP_ACK, 3961, iss + 1, 65535, pattern + 2960, 1460, NULL, 0);
+	peer_seg(TCP_ACK, 5421, iss + 1, 65535, pattern + 4420, 1460, NULL, 0);
+	cr_assert_eq(fnd.ntx, 3);
+	advance(TCP_DELACK_NS);
+	cr_assert_eq(fnd.ntx, 3, "no ACK owed, none sent");
+	cr_assert_eq(tcp_stats()->delayed_acks, 1);
+	cr_assert_eq(drain_check(s, 0), 5880);
+	tcp_abort(s);
+	close_listener(l);
+}
