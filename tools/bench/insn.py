@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 8100,
-    "read-4k": 8400,
-    "write-128k": 103900,
-    "read-128k": 63800,
-    "write-4k-ddgst": 41700,
-    "read-4k-ddgst": 41600,
+    "write-4k": 7150,
+    "read-4k": 7750,
+    "write-128k": 82600,
+    "read-128k": 56800,
+    "write-4k-ddgst": 40800,
+    "read-4k-ddgst": 41000,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
