@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 7100,
     "read-4k": 7700,
     "write-128k": 82200,
-    "read-128k": 56500,
+    "read-128k": 56600,
     "write-4k-ddgst": 40700,
     "read-4k-ddgst": 40900,
 }

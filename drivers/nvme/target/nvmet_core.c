@@ -547,8 +547,9 @@ bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe
 
 /* Take a command in: the request set up, counted, the SQ head moved, traffic noted for
  * the keep-alive. */
-static void exec_start(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
-		       const struct nvmet_data *data, nvmet_done_fn done, void *arg)
+/* (inline: once per command) */
+static inline __attribute__((always_inline)) void exec_start(struct nvmet_queue *q, struct nvmet_req *req,
+						       const struct nvme_sqe *sqe, const struct nvmet_data *data, nvmet_done_fn done, void *arg)
 {
 	if (sqe != &req->sqe) /* a transport may have put it there already */
 		memcpy(&req->sqe, sqe, sizeof(req->sqe));

@@ -27,7 +27,8 @@ static uint16_t bio_status(const struct nvmet_bio *bio, int rc)
 	return nvmet_errno_status(rc);
 }
 
-static int bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
+/* bio_submit, submit, exec_rw: inline (once per command, the path of every Read/Write) */
+static inline __attribute__((always_inline)) int bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 {
 	bio->bdev = b;
 	bio->status = 0;
@@ -58,7 +59,7 @@ static void bio_done(struct nvmet_bio *bio, int rc)
 	nvmet_req_complete(req, bio_status(bio, rc));
 }
 
-static void submit(struct nvmet_req *req, struct nvmet_ns *ns, struct nvmet_bio *bio)
+static inline __attribute__((always_inline)) void submit(struct nvmet_req *req, struct nvmet_ns *ns, struct nvmet_bio *bio)
 {
 	int rc;
 
@@ -83,7 +84,7 @@ static bool lba_ok(const struct nvmet_ns *ns, uint64_t slba, uint64_t nlb)
 	return slba <= ns->bdev.nblocks && nlb <= ns->bdev.nblocks - slba;
 }
 
-static void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
+static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
 	struct nvmet_subsys *s = req->q->ctrl->subsys;

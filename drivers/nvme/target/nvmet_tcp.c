@@ -479,7 +479,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	r->conn = c;
 	/* the command goes straight where the core keeps it (nvmet_exec copies nothing then) */
 	const struct nvme_sqe *sqe = &r->req.sqe;
-	memcpy(&r->req.sqe, pdu->hdr.u.cmd.sqe, sizeof(r->req.sqe));
+	memcpy(&r->req.sqe, pdu->raw + offsetof(struct nvme_tcp_cmd_pdu, sqe), sizeof(r->req.sqe)); /* framed: once */
 	struct nvmet_req_shape sh;
 	nvmet_req_shape(c->q, sqe, &sh);
 	r->cccid = le16_get(sqe->cid);

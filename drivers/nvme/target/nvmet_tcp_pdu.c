@@ -131,9 +131,11 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 	return nvme_tcp_pdu_parse_sized(hdr, len, nvme_tcp_header_size(hdr, len, p, err), p, out, err);
 }
 
-/* Parse a whole header whose common header nvme_tcp_header_size() already checked. */
-int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
-			     struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
+/* Parse a whole header whose common header nvme_tcp_header_size() already checked; sqe:
+ * copy a CapsuleCmd's SQE into out->u.cmd (else it stays zero: the caller reads it from hdr). */
+static inline __attribute__((always_inline)) int parse_sized(const uint8_t *hdr, size_t len, int size,
+							     const struct nvme_tcp_params *p,
+		       struct nvme_tcp_pdu *out, struct nvme_tcp_error *err, bool sqe)
 {
 	union {                 /* the header, copied once its length is checked */
 		struct nvme_tcp_ch ch;
@@ -221,7 +223,8 @@ int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const str
 	if ((rc = parse_data_layout(p, out, err)))
 		return rc;
 	if (out->type == NVME_TCP_CAPSULE_CMD) {
-		memcpy(out->u.cmd.sqe, hdr + offsetof(struct nvme_tcp_cmd_pdu, sqe), sizeof(h.cmd.sqe)); /* the SQE bytes as sent */
+		if (sqe) /* the SQE bytes as sent */
+			memcpy(out->u.cmd.sqe, hdr + offsetof(struct nvme_tcp_cmd_pdu, sqe), sizeof(h.cmd.sqe));
 		if (out->data_len > p->max_icd)
 			return fail(err, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, CH_PLEN, "in-capsule data above the limit");
 		return 0;
@@ -340,4 +343,17 @@ const char *nvme_tcp_pdu_type_name(uint8_t type)
 	static const char *const names[] = { "ICReq", "ICResp", "H2CTermReq", "C2HTermReq", "CapsuleCmd",
 					     "CapsuleResp", "H2CData", "C2HData", "?", "R2T" };
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
+}
+
+int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
+			     struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
+{
+	return parse_sized(hdr, len, size, p, out, err, true);
+}
+
+/* nvme_tcp_pdu_parse_sized() without the copy of a CapsuleCmd's SQE (see the header). */
+int nvme_tcp_pdu_parse_framed(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
+			      struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
+{
+	return parse_sized(hdr, len, size, p, out, err, false);
 }

@@ -189,6 +189,12 @@ int nvme_tcp_pdu_parse(const uint8_t *hdr, size_t len, const struct nvme_tcp_par
 int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
 			     struct nvme_tcp_pdu *out, struct nvme_tcp_error *err);
 
+/* nvme_tcp_pdu_parse_sized() for the framer: a CapsuleCmd's SQE is not copied into
+ * out->u.cmd (it stays zero); the consumer copies it once, from the header bytes at
+ * offsetof(struct nvme_tcp_cmd_pdu, sqe), to where it keeps the command. */
+int nvme_tcp_pdu_parse_framed(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
+			      struct nvme_tcp_pdu *out, struct nvme_tcp_error *err);
+
 /* Build an ICResp (128 bytes) into buf. Returns its length. */
 size_t nvme_tcp_build_icresp(uint8_t *buf, uint8_t cpda, uint8_t dgst, uint32_t maxh2cdata);
 

@@ -79,7 +79,7 @@ static int header_done(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
 {
 	struct nvme_tcp_pdu *h = &rx->cur.hdr;
 	/* the common header was checked as it came in (rx->need is its size) */
-	if (nvme_tcp_pdu_parse_sized(rx->hdr, rx->have, (int)rx->need, rx->params, h, &rx->err) < 0)
+	if (nvme_tcp_pdu_parse_framed(rx->hdr, rx->have, (int)rx->need, rx->params, h, &rx->err) < 0)
 		return fail(rx, rx->err.fes, rx->err.fei, rx->err.what, -EPROTO);
 	rx->cur.nfrags = 0;
 	rx->cur.ddgst_ok = true;

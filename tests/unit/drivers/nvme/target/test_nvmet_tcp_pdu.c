@@ -109,6 +109,28 @@ Test(tcp_pdu, common_header_checks)
 	cr_assert_eq(nvme_tcp_header_size(b, 8, &p, &err), -EPROTO, "HDGSTF without negotiation");
 }
 
+Test(tcp_pdu, framed_parse_leaves_the_sqe_in_the_header)
+{
+	uint8_t b[128] = { 0 };
+	struct nvme_tcp_pdu pdu;
+	struct nvme_tcp_error err;
+	struct nvme_tcp_params p = params(false, false);
+
+	ch(b, NVME_TCP_CAPSULE_CMD, 0, 72, 72, 72 + 512);
+	memset(b + 8, 0xa5, 64);
+	cr_assert_eq(nvme_tcp_pdu_parse_framed(b, 72, 72, &p, &pdu, &err), 0);
+	cr_assert_eq(pdu.type, NVME_TCP_CAPSULE_CMD);
+	cr_assert_eq(pdu.data_len, 512);
+	for (unsigned i = 0; i < sizeof(pdu.u.cmd.sqe); i++)
+		cr_assert_eq(pdu.u.cmd.sqe[i], 0, "byte %u copied", i);
+	cr_assert_eq(nvme_tcp_pdu_parse_sized(b, 72, 72, &p, &pdu, &err), 0);
+	cr_assert_eq(pdu.u.cmd.sqe[63], 0xa5);
+	/* the same checks: in-capsule data above the limit */
+	ch(b, NVME_TCP_CAPSULE_CMD, 0, 72, 72, 72 + 8192 + 1);
+	cr_assert_eq(nvme_tcp_pdu_parse_framed(b, 72, 72, &p, &pdu, &err), -EPROTO);
+	cr_assert_eq(err.fes, NVME_TCP_FES_DATA_LIMIT_EXCEEDED);
+}
+
 Test(tcp_pdu, capsule_cmd_with_and_without_in_capsule_data)
 {
 	uint8_t b[128] = { 0 };
