@@ -390,13 +390,12 @@ static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_o
 		o->release(o, token);
 }
 
-/* The end of every free, nb's fragments released: unlinked (not pointed at itself:
- * netbuf_init does that), back to the pool, then its header buffer to the driver, last, so
+/* nb unlinked (not pointed at itself: netbuf_init does that) and back to the pool, then the
+ * last buffer it held (o, token: its header buffer or its one fragment) to its owner, last, so
  * that the call is a tail call and nothing is saved around it. */
-static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
+static inline __attribute__((always_inline)) void netbuf_put_release(struct netbuf *nb, struct netdev_frag_owner *o,
+								   uint64_t token)
 {
-	struct netdev_frag_owner *o = nb->hdr_owner;
-	uint64_t token = nb->hdr_token;
 	size_t idx;
 
 	nb->node.prev->next = nb->node.next;
@@ -406,6 +405,12 @@ static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf 
 	mm_pool_put(&netbuf_pool, nb, idx);
 	if (o)
 		o->release(o, token);
+}
+
+/* The end of every free, nb's fragments released: its header buffer goes back last. */
+static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
+{
+	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token);
 }
 
 /* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
@@ -428,20 +433,10 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
  * netbuf_free_frags. */
 static __attribute__((noinline)) void netbuf_free_frag1(struct netbuf *nb)
 {
-	struct netdev_frag_owner *o = nb->frags[0].owner;
-	uint64_t token = nb->frags[0].token;
-	size_t idx;
-
 	if (nb->nfrags != 1 || nb->hdr_owner)
 		return netbuf_free_frags(nb);
 	nb->nfrags = 0;
-	nb->node.prev->next = nb->node.next;
-	nb->node.next->prev = nb->node.prev;
-	if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
-		return netbuf_free_bad(o, token);
-	mm_pool_put(&netbuf_pool, nb, idx);
-	if (o)
-		o->release(o, token);
+	netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
 }
 
 /* Release everything. Without fragments (most received frames by now: TCP took the
