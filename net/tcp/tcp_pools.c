@@ -133,7 +133,7 @@ unsigned tcp_chunk_rx_room(const struct tcp_sock *s)
 
 /* --- send entries ------------------------------------------------------------------ */
 
-struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
+struct tcp_sndent *tcp_sndent_alloc_slow(struct tcp_sock *s)
 {
 	struct tcp_sndent *e;
 	if (!tcp_sndent_room(s) || !(e = mm_pool_alloc(&tcp_sndent_pool)))

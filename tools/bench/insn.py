@@ -33,9 +33,9 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 8100,
-    "read-4k": 7600,
+    "read-4k": 7550,
     "write-128k": 103900,
-    "read-128k": 56200,
+    "read-128k": 56000,
     "write-4k-ddgst": 41700,
     "read-4k-ddgst": 41600,
 }

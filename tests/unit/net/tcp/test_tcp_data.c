@@ -404,6 +404,38 @@ Test(tcp_data, header_and_host_data_share_a_frame)
 	close_listener(l);
 }
 
+/* Send entries within the socket's reserve take tcp_sndent_alloc's inline path; beyond it
+ * they are borrowed from the shared part (the slow path), and all come back when acknowledged. */
+Test(tcp_data, send_entries_beyond_the_reserve_are_borrowed_and_returned)
+{
+	struct tcp_sock *l;
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned room = tcp_send_frags_room(s), borrowed = tcp_sndents_borrowed;
+	for (unsigned i = 0; i < TCP_SNDENT_RESERVE + 4; i++) {
+		struct netdev_frag f = host_frag(i * 10, 10, i);
+		cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+		cr_assert_eq(s->sndents, i + 1);
+		cr_assert_eq(tcp_sndents_borrowed - borrowed, i + 1 > TCP_SNDENT_RESERVE ? i + 1 - TCP_SNDENT_RESERVE : 0);
+	}
+	cr_assert_eq(tcp_send_frags_room(s), room - TCP_SNDENT_RESERVE - 4);
+	tcp_flush(s);
+	uint32_t sent = 0;
+	for (unsigned i = 0; i < fnd.ntx; i++)
+		sent += txseg(i)->len;
+	cr_assert_eq(sent, (TCP_SNDENT_RESERVE + 4) * 10);
+	cr_assert_eq(memcmp(txseg(0)->payload, hostbuf, txseg(0)->len), 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + sent, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, TCP_SNDENT_RESERVE + 4);
+	cr_assert_eq(s->sndents, 0);
+	cr_assert_eq(tcp_sndents_borrowed, borrowed);
+	cr_assert_eq(tcp_send_frags_room(s), room);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* Segments that come in one receive batch (the e1000e hands a ring's worth to one poll)
  * share one ACK at its end, at most net.tcp_ack_every full-sized segments apart, as
  * Linux's GRO makes one ACK of a batch: 45 ACKs per 128 KiB H2CData cost the saturated
