@@ -620,7 +620,6 @@ static int sndq_add(struct tcp_sock *s, const struct netdev_frag *f, bool chunk)
 	struct tcp_sndent *e = tcp_sndent_alloc(s);
 	if (!e)
 		return -ENOBUFS;
-	list_init(&e->node);
 	e->seq = s->snd_end;
 	e->frag = *f;
 	e->chunk = chunk;

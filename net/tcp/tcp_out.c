@@ -345,6 +345,20 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 			tcp_xmit_piece(nb, e, seq - e->seq, len);
 			pay[e->frag.addr.cls == MEM_CLASS_DEVICE] = len;
 			n = len;
+		} else if (it != &s->sndq && it->next != &s->sndq && SEQ_LEQ(e->seq, seq) &&
+			   e->frag.addr.cls != MEM_CLASS_DEVICE &&
+			   container_of(it->next, struct tcp_sndent, node)->frag.addr.cls != MEM_CLASS_DEVICE &&
+			   len - (e->seq + e->frag.len - seq) <= container_of(it->next, struct tcp_sndent, node)->frag.len) {
+			/* two host-memory entries holding the whole range (a PDU header placed in
+			 * its chunk, then the start of its data: every 4 KiB read's first frame):
+			 * two pieces, no device limits to check (tcp_xmit_gather's answer, ~180
+			 * instructions cheaper) */
+			struct tcp_sndent *e2 = container_of(it->next, struct tcp_sndent, node);
+			uint32_t first = e->seq + e->frag.len - seq;
+			tcp_xmit_piece(nb, e, seq - e->seq, first);
+			tcp_xmit_piece(nb, e2, 0, len - first);
+			pay[0] = len;
+			n = len;
 		} else {
 			n = tcp_xmit_gather(s, nb, it, seq, len, pay);
 		}

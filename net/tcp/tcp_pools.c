@@ -113,8 +113,10 @@ int tcp_chunk_frag(struct tcp_sock *s, bool rx, const void *src, size_t len, str
 	h->slot = s->slot;
 	h->rx = rx;
 	c = (uint8_t *)(h + 1);
-	memcpy(c, src, len);
-	dma_account_cpu(MEM_CLASS_HOST, len);
+	if (len) { /* (tcp_send_place takes an empty chunk: no call into the C library for 0 bytes) */
+		memcpy(c, src, len);
+		dma_account_cpu(MEM_CLASS_HOST, len);
+	}
 	memset(f, 0, sizeof(*f));
 	f->addr = dma_addr_host(c);
 	f->len = (uint32_t)len;
@@ -133,7 +135,7 @@ unsigned tcp_chunk_rx_room(const struct tcp_sock *s)
 
 /* --- send entries ------------------------------------------------------------------ */
 
-struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
+struct tcp_sndent *tcp_sndent_alloc_slow(struct tcp_sock *s)
 {
 	struct tcp_sndent *e;
 	if (!tcp_sndent_room(s) || !(e = mm_pool_alloc(&tcp_sndent_pool)))

@@ -33,11 +33,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 7100,
-    "read-4k": 7700,
-    "write-128k": 82200,
-    "read-128k": 56600,
+    "read-4k": 7400,
+    "write-128k": 82100,
+    "read-128k": 55700,
     "write-4k-ddgst": 40700,
-    "read-4k-ddgst": 40900,
+    "read-4k-ddgst": 40700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15

@@ -342,6 +342,100 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	close_listener(l);
 }
 
+/* A frame over two host-memory entries (a PDU header placed in its chunk, then host data:
+ * every 4 KiB read's first frame) takes tcp_xmit's two-piece path; over three entries, the
+ * general gather. The bytes, the pieces' references and the host payload count as before. */
+static uint8_t hostbuf[4096];
+static struct netdev_frag host_frag(size_t off, size_t len, uint64_t token)
+{
+	struct netdev_frag f = { .addr = dma_addr_host(hostbuf + off), .offset = off, .len = (uint32_t)len,
+				 .provider = 1, .token = token, .owner = &cmb_owner };
+	return f;
+}
+
+Test(tcp_data, header_and_host_data_share_a_frame)
+{
+	struct tcp_sock *l;
+	fill();
+	for (size_t i = 0; i < sizeof(hostbuf); i++)
+		hostbuf[i] = (uint8_t)(i * 7 + 1);
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	uint64_t host0 = tcp_stats()->tx_payload_host;
+	uint8_t *p = tcp_send_place(s, 24, 4096);
+	cr_assert_not_null(p);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	struct netdev_frag f = host_frag(0, 4096, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3, "24 + 4096 bytes: 1460 + 1460 + 1200");
+	cr_assert_eq(txseg(0)->len, 1460);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 24, hostbuf, 1436), 0, "the second piece from the data's start");
+	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
+	cr_assert_eq(memcmp(txseg(1)->payload, hostbuf + 1436, 1460), 0);
+	cr_assert_eq(txseg(2)->len, 1200);
+	cr_assert_eq(txseg(2)->flags, TCP_ACK | TCP_PSH);
+	cr_assert_eq(tcp_stats()->tx_payload_host - host0, 24 + 4096);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 24 + 4096, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 1, "released once acknowledged and no frame refers to it");
+
+	/* three entries in one frame: header, 100 bytes, 2000 bytes */
+	p = tcp_send_place(s, 24, 2100);
+	memcpy(p, pattern + 24, 24);
+	tcp_send_placed(s, 24);
+	struct netdev_frag g[2] = { host_frag(0, 100, 2), host_frag(100, 2000, 3) };
+	cr_assert_eq(tcp_send_frags(s, g, 2), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 5);
+	cr_assert_eq(txseg(3)->len, 1460);
+	cr_assert_eq(memcmp(txseg(3)->payload, pattern + 24, 24), 0);
+	cr_assert_eq(memcmp(txseg(3)->payload + 24, hostbuf, 1436), 0, "gathered across three entries");
+	cr_assert_eq(txseg(4)->len, 24 + 2100 - 1460);
+	cr_assert_eq(memcmp(txseg(4)->payload, hostbuf + 1436, 664), 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 4120 + 2124, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 3);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* Send entries within the socket's reserve take tcp_sndent_alloc's inline path; beyond it
+ * they are borrowed from the shared part (the slow path), and all come back when acknowledged. */
+Test(tcp_data, send_entries_beyond_the_reserve_are_borrowed_and_returned)
+{
+	struct tcp_sock *l;
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned room = tcp_send_frags_room(s), borrowed = tcp_sndents_borrowed;
+	for (unsigned i = 0; i < TCP_SNDENT_RESERVE + 4; i++) {
+		struct netdev_frag f = host_frag(i * 10, 10, i);
+		cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+		cr_assert_eq(s->sndents, i + 1);
+		cr_assert_eq(tcp_sndents_borrowed - borrowed, i + 1 > TCP_SNDENT_RESERVE ? i + 1 - TCP_SNDENT_RESERVE : 0);
+	}
+	cr_assert_eq(tcp_send_frags_room(s), room - TCP_SNDENT_RESERVE - 4);
+	tcp_flush(s);
+	uint32_t sent = 0;
+	for (unsigned i = 0; i < fnd.ntx; i++)
+		sent += txseg(i)->len;
+	cr_assert_eq(sent, (TCP_SNDENT_RESERVE + 4) * 10);
+	cr_assert_eq(memcmp(txseg(0)->payload, hostbuf, txseg(0)->len), 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + sent, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, TCP_SNDENT_RESERVE + 4);
+	cr_assert_eq(s->sndents, 0);
+	cr_assert_eq(tcp_sndents_borrowed, borrowed);
+	cr_assert_eq(tcp_send_frags_room(s), room);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* Segments that come in one receive batch (the e1000e hands a ring's worth to one poll)
  * share one ACK at its end, at most net.tcp_ack_every full-sized segments apart, as
  * Linux's GRO makes one ACK of a batch: 45 ACKs per 128 KiB H2CData cost the saturated
