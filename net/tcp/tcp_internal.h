@@ -401,6 +401,16 @@ static inline unsigned tcp_sndent_room(const struct tcp_sock *s)
 	return own + (mine < pool ? mine : pool);
 }
 extern struct mm_pool tcp_sndent_pool;
+/* A send entry just taken for s: not in flight, not done, not a chunk, s's. */
+static inline void tcp_sndent_init(struct tcp_sndent *e, struct tcp_sock *s)
+{
+	e->inflight = 0;
+	e->done = false;
+	e->chunk = false;
+	e->sock = s;
+	e->sock_id = s->id;
+	e->slot = s->slot;
+}
 /* tcp_sndent_alloc beyond s's reserve or with the pool empty (a borrowed entry, or NULL). */
 struct tcp_sndent *tcp_sndent_alloc_slow(struct tcp_sock *s);
 /* One send entry for s within its share (node, seq and frag for the caller to set), or
@@ -412,12 +422,7 @@ static inline struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
 		return tcp_sndent_alloc_slow(s);
 	struct tcp_sndent *e = mm_pool_take(&tcp_sndent_pool);
 	s->sndents++;
-	e->inflight = 0;
-	e->done = false;
-	e->chunk = false;
-	e->sock = s;
-	e->sock_id = s->id;
-	e->slot = s->slot;
+	tcp_sndent_init(e, s);
 	return e;
 }
 

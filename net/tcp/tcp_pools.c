@@ -142,12 +142,7 @@ struct tcp_sndent *tcp_sndent_alloc_slow(struct tcp_sock *s)
 		return NULL;
 	if (s->sndents++ >= TCP_SNDENT_RESERVE)
 		tcp_sndents_borrowed++;
-	e->inflight = 0;
-	e->done = false;
-	e->chunk = false;
-	e->sock = s;
-	e->sock_id = s->id;
-	e->slot = s->slot;
+	tcp_sndent_init(e, s);
 	return e;
 }
 
