@@ -247,14 +247,14 @@ static int cmb_lists_ensure(struct nvme_qpair *q)
 	return 0;
 }
 
+static int map_data_general(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nvme_request *rq,
+			    struct nvme_sqe *sqe);
+
 /* Describe the data of rq into sqe using slot's list areas. */
-static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nvme_request *rq,
-		    struct nvme_sqe *sqe)
+static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, struct nvme_cmd *slot,
+							  const struct nvme_request *rq, struct nvme_sqe *sqe)
 {
 	struct nvme_ctrl *c = q->ctrl;
-	unsigned own = 0;
-	size_t list_bytes = 0;
-	int rc;
 
 	/* One entry, outside the CMB, on an SGL queue (a read into one buffer): SGL1 is a Data
 	 * Block descriptor, no list. Anything this does not take (a bad length, the CMB, a
@@ -282,25 +282,58 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 		}
 	}
 
+	return map_data_general(q, slot, rq, sqe);
+}
+
+/* map_data past its one-entry case: several entries, the CMB, PRPs (out of line: a read
+ * into one buffer stays lean). */
+static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, struct nvme_cmd *slot,
+						      const struct nvme_request *rq, struct nvme_sqe *sqe)
+{
+	struct nvme_ctrl *c = q->ctrl;
+	unsigned own = 0;
+	size_t list_bytes = 0;
+	int rc;
+
 	/* one walk over the entries for what the checks below need: their sum, one memory
 	 * class, in the CMB or not (the same checks, in the same order, as separate walks) */
 	const struct nvme_cmb *m = &c->cmb;
 	bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0, empty = false, mixed = false, straddles = false;
+	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
 	int64_t total = 0;
 	if (rq->nsg > NVME_MAX_SG)
 		return -EINVAL;
-	for (unsigned i = 0; i < rq->nsg; i++) {
-		const struct nvme_sg *e = &rq->sg[i];
-		empty |= e->len == 0;
-		total += e->len; /* <= 512 entries of < 4 GiB: no overflow */
-		mixed |= e->addr.cls != rq->sg[0].addr.cls;
-		if (cmb && e->addr.bus < m->bus + m->size && e->addr.bus + e->len > m->bus) {
+	/* The common gather (a few NIC buffers, one Last Segment in the slot's host list, on a
+	 * byte-granular SGL drive): the same walk writes the Data Block descriptors, used below
+	 * when the checks pass and the list stays in host memory; otherwise the general build
+	 * writes the list again (nothing reads it before the doorbell). */
+	const struct nvme_list_mem *hl = &slot->host_list;
+	volatile struct nvme_sgl_desc *direct =
+		sgl && rq->nsg > 1 && rq->nsg <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && hl->cpu &&
+				hl->bytes >= NVME_PAGE_SIZE && !(hl->addr.bus & 15) &&
+				(c->sgls & NVME_SGLS_SUPPORTED_MASK) != NVME_SGLS_DWORD_ALIGN
+			? hl->cpu
+			: NULL;
+	/* (invariants in locals: the descriptor stores may alias the entries for the compiler) */
+	const struct nvme_sg *sg = rq->sg;
+	const unsigned nsg = rq->nsg;
+	const int cls0 = sg[0].addr.cls;
+	const uint64_t cmb_lo = m->bus, cmb_hi = m->bus + m->size;
+	for (unsigned i = 0; i < nsg; i++) {
+		const uint64_t bus = sg[i].addr.bus;
+		const uint32_t len = sg[i].len;
+		empty |= len == 0;
+		total += len; /* <= 512 entries of < 4 GiB: no overflow */
+		mixed |= (int)sg[i].addr.cls != cls0;
+		if (cmb && bus < cmb_hi && bus + len > cmb_lo) {
 			/* touches the CMB's BAR range: inside it, or across its end */
-			if (nvme_in_own_cmb(c, e->addr.bus, e->len))
+			if (nvme_in_own_cmb(c, bus, len))
 				own++;
 			else
 				straddles = true;
 		}
+		if (direct)
+			nvme_sgl_desc_put(&direct[i], bus, len, NVME_SGL_TYPE_DATA_BLOCK);
 	}
 	if (empty)
 		return -EINVAL;
@@ -336,7 +369,14 @@ static int map_data(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nv
 			list = NULL;            /* only list-free commands (one SGL data block, <= 2 PRPs) */
 	}
 
-	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
+	if (direct && list == hl) {
+		/* the descriptors are in place: SGL1 is the Last Segment over them */
+		nvme_sgl_desc_put(&sqe->dptr.sgl1, hl->addr.bus, rq->nsg * (uint32_t)sizeof(struct nvme_sgl_desc),
+				  NVME_SGL_TYPE_LAST_SEGMENT);
+		sqe->flags |= NVME_SQE_PSDT_SGL;
+		list_bytes = rq->nsg * sizeof(struct nvme_sgl_desc);
+		goto mapped;
+	}
 	if (sgl) {
 		struct nvme_sgl_desc d;
 		rc = nvme_sgl_build_summed(rq->sg, rq->nsg, NVME_PAGE_SIZE,
@@ -372,12 +412,15 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	struct nvme_sqe local, *sqe;
 	int rc;
 
-	if (!c || c->state == NVME_CTRL_FAILED)
-		return -EIO;
-	if (c->state == NVME_CTRL_REMOVED)
-		return -ENODEV;
-	if (q->qid && c->state != NVME_CTRL_LIVE)
-		return c->in_reset ? -EAGAIN : -ENODEV; /* resetting: retry later */
+	if (__builtin_expect(!c || c->state != NVME_CTRL_LIVE, 0)) {
+		/* (live: every queue takes commands; one test for the three below) */
+		if (!c || c->state == NVME_CTRL_FAILED)
+			return -EIO;
+		if (c->state == NVME_CTRL_REMOVED)
+			return -ENODEV;
+		if (q->qid)
+			return c->in_reset ? -EAGAIN : -ENODEV; /* resetting: retry later */
+	}
 	if (q->nfree == 0 || nvme_ring_space(&q->ring) == 0)
 		return -EBUSY;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[q->nfree - 1]];

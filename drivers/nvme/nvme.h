@@ -162,7 +162,9 @@ void nvme_ring_init(struct nvme_ring *r, void *sq, void *cq, uint16_t depth);
  * differ. */
 static inline unsigned nvme_ring_space(const struct nvme_ring *r)
 {
-	unsigned used = (unsigned)(r->sq_tail + r->depth - r->sq_head) % r->depth;
+	/* tail and head are < depth: the distance without a division */
+	unsigned used = r->sq_tail >= r->sq_head ? (unsigned)(r->sq_tail - r->sq_head)
+						 : (unsigned)(r->sq_tail + r->depth - r->sq_head);
 	return r->depth - 1 - used;
 }
 

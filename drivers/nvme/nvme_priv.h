@@ -5,7 +5,23 @@
 #ifndef DRIVERS_NVME_NVME_PRIV_H
 #define DRIVERS_NVME_NVME_PRIV_H
 
+#include <stddef.h>
 #include "nvme.h"
+
+/* One SGL descriptor as two little-endian quadwords (8-byte stores, also right for a list in
+ * device memory): Address, then Length (bits 31:0), reserved (55:32) and the SGL
+ * Identifier (63:56), without building it in a local first. */
+static inline void nvme_sgl_desc_put(volatile struct nvme_sgl_desc *d, uint64_t addr, uint32_t len, unsigned type)
+{
+	_Static_assert(offsetof(struct nvme_sgl_desc, len) == 8 && offsetof(struct nvme_sgl_desc, id) == 15,
+		       "SGL descriptor layout");
+	uint64_t q[2];
+	le64_store(&q[0], addr);
+	le64_store(&q[1], (uint64_t)len | (uint64_t)NVME_SGL_ID(type) << 56);
+	volatile uint64_t *dst = (volatile uint64_t *)d;
+	dst[0] = q[0];
+	dst[1] = q[1];
+}
 
 /* The bring-up of nvme_ctrl_init() without clearing the controller (a reset keeps the name,
  * counters and attach): c->bus, timeouts and nio_wanted must be set, queues freed. */

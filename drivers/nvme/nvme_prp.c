@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <string.h>
 #include <stddef.h>
-#include "nvme.h"
+#include "nvme_priv.h"
 
 /* Sum of the entries' lengths. */
 int64_t nvme_sg_total(const struct nvme_sg *sg, unsigned n)
@@ -139,21 +139,6 @@ int nvme_prp_build(const struct nvme_sg *sg, unsigned n, uint32_t page_size,
 	return 0;
 }
 
-/* One descriptor as two little-endian quadwords (8-byte stores, also right for a list in
- * device memory): Address, then Length (bits 31:0), reserved (55:32) and the SGL
- * Identifier (63:56), without building it in a local first. */
-static inline void sgl_desc(volatile struct nvme_sgl_desc *d, uint64_t addr, uint32_t len, unsigned type)
-{
-	_Static_assert(offsetof(struct nvme_sgl_desc, len) == 8 && offsetof(struct nvme_sgl_desc, id) == 15,
-		       "SGL descriptor layout");
-	uint64_t q[2];
-	le64_store(&q[0], addr);
-	le64_store(&q[1], (uint64_t)len | (uint64_t)NVME_SGL_ID(type) << 56);
-	volatile uint64_t *dst = (volatile uint64_t *)d;
-	dst[0] = q[0];
-	dst[1] = q[1];
-}
-
 /* Build SGL1 and the segments. */
 int nvme_sgl_build(const struct nvme_sg *sg, unsigned n, uint64_t total, uint32_t page_size,
 		   bool dword, const struct nvme_list_mem *list, struct nvme_sgl_desc *sgl1,
@@ -180,7 +165,7 @@ int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_si
 			if ((sg[i].addr.bus & 3) || (sg[i].len & 3))
 				return -EINVAL;
 	if (n == 1) {
-		sgl_desc(sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
+		nvme_sgl_desc_put(sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
 		return 0;
 	}
 
@@ -190,9 +175,9 @@ int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_si
 		if (!list || !list->cpu || page_size > list->bytes || (list->addr.bus & 15))
 			return -E2BIG;
 		volatile struct nvme_sgl_desc *d = list->cpu;
-		sgl_desc(sgl1, list->addr.bus, n * (uint32_t)sizeof(*d), NVME_SGL_TYPE_LAST_SEGMENT);
+		nvme_sgl_desc_put(sgl1, list->addr.bus, n * (uint32_t)sizeof(*d), NVME_SGL_TYPE_LAST_SEGMENT);
 		for (unsigned k = 0; k < n; k++)
-			sgl_desc(&d[k], sg[k].addr.bus, sg[k].len, NVME_SGL_TYPE_DATA_BLOCK);
+			nvme_sgl_desc_put(&d[k], sg[k].addr.bus, sg[k].len, NVME_SGL_TYPE_DATA_BLOCK);
 		*list_bytes = n * sizeof(*d);
 		return 0;
 	}
@@ -210,12 +195,12 @@ int nvme_sgl_build_summed(const struct nvme_sg *sg, unsigned n, uint32_t page_si
 		unsigned type = s + 1 == segs ? NVME_SGL_TYPE_LAST_SEGMENT : NVME_SGL_TYPE_SEGMENT;
 		uint64_t seg_addr = list->addr.bus + (uint64_t)s * page_size;
 		if (s == 0)
-			sgl_desc(sgl1, seg_addr, ndesc * (uint32_t)sizeof(*d), type);
+			nvme_sgl_desc_put(sgl1, seg_addr, ndesc * (uint32_t)sizeof(*d), type);
 		else
-			sgl_desc(base + (size_t)(s - 1) * per + per - 1, seg_addr,
+			nvme_sgl_desc_put(base + (size_t)(s - 1) * per + per - 1, seg_addr,
 				 ndesc * (uint32_t)sizeof(*d), type);
 		for (unsigned k = 0; k < here; k++, i++)
-			sgl_desc(&d[k], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
+			nvme_sgl_desc_put(&d[k], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
 		left -= here;
 		*list_bytes += ndesc * sizeof(*d);
 	}

@@ -697,6 +697,9 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 	}
 }
 
+/* Fragments left in a batch from which conn_recv tries nvme_tcp_rx_feed_data_run first. */
+#define NVMET_TCP_RX_RUN_MIN 3
+
 /* Take what the socket has and frame it. */
 /*
  * Receive from the poll loop: feed at most NVMET_TCP_RX_BATCHES batches of fragments from
@@ -721,6 +724,11 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 		int i = 0;
 		batches++;
 		full = n == NVMET_TCP_RX_BATCH;
+		/* a batch that goes on inside a PDU's data (the middle of a large H2CData PDU): its
+		 * run of data fragments in one loop; the one that ends the PDU, headers and short
+		 * batches (a 4 KiB capsule) one by one */
+		if (n > NVMET_TCP_RX_RUN_MIN)
+			i = (int)nvme_tcp_rx_feed_data_run(&c->rx, f, (unsigned)n);
 		for (; i < n; i++) {
 			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
 			if (!rc)

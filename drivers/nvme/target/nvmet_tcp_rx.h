@@ -100,6 +100,34 @@ static inline int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f
 	return nvme_tcp_rx_feed_any(rx, f, fn, ctx);
 }
 
+/*
+ * The leading fragments of f[0..n) that lie wholly inside the data of the PDU being
+ * received, short of its last byte, with no data digest: moved into the PDU, as
+ * nvme_tcp_rx_feed moves each of them, in one loop (the middle segments of a large H2CData
+ * PDU). Returns how many were taken (they belong to the PDU now: the caller goes on at
+ * f[returned]); 0 when the framer is not in such data. The fragment that ends the PDU, and
+ * anything else, is left to nvme_tcp_rx_feed.
+ */
+static inline unsigned nvme_tcp_rx_feed_data_run(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n)
+{
+	if (rx->state != NVME_TCP_RX_DATA || rx->cur.hdr.has_ddgst)
+		return 0;
+	unsigned room = NVME_TCP_RX_MAX_FRAGS - rx->cur.nfrags, k = 0;
+	uint32_t left = rx->data_left;
+	struct netdev_frag *out = &rx->cur.frags[rx->cur.nfrags];
+	if (n > room)
+		n = room;
+	while (k < n && f[k].len && f[k].len < left) {
+		out[k] = f[k];
+		left -= f[k].len;
+		k++;
+	}
+	rx->cur.nfrags += k;
+	rx->st.data_bytes += rx->data_left - left;
+	rx->data_left = left;
+	return k;
+}
+
 /* Release whatever a half-received PDU holds (connection teardown). */
 void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx);
 

@@ -396,3 +396,89 @@ Test(tcp_rx, peek_len_trusts_only_a_data_pdu_header_the_framer_would_take)
 	cr_assert_eq(rx.skip, 0);
 	cr_assert(nvme_tcp_rx_at_pdu_start(&rx));
 }
+
+/* Feed the stream in chunks of `chunk` bytes, `batch` fragments at a time as the transport
+ * takes them from its socket (conn_recv): the batch's leading run inside a PDU's data
+ * through nvme_tcp_rx_feed_data_run, the rest one by one. Returns the first error. */
+static int feed_batched(struct nvme_tcp_rx *rx, size_t chunk, unsigned batch, unsigned *nchunks, unsigned *run)
+{
+	struct netdev_frag f[64];
+	int first = 0;
+	unsigned n = 0;
+	*run = 0;
+	cr_assert_leq(batch, 64);
+	for (size_t off = 0; off < stream_len;) {
+		unsigned k = 0;
+		for (; k < batch && off < stream_len; k++, n++) {
+			size_t len = stream_len - off < chunk ? stream_len - off : chunk;
+			f[k] = (struct netdev_frag){ .addr = dma_addr_host(stream + off), .offset = off, .len = (uint32_t)len,
+						     .token = n, .owner = &owner };
+			off += len;
+		}
+		unsigned i = nvme_tcp_rx_feed_data_run(rx, f, k);
+		*run += i;
+		for (; i < k; i++) {
+			int rc = nvme_tcp_rx_feed(rx, &f[i], consume, NULL);
+			if (rc && !first)
+				first = rc;
+		}
+	}
+	*nchunks = n;
+	return first;
+}
+
+/* A run of fragments inside a PDU's data taken in one loop gives the same PDUs, bytes,
+ * counts and releases as one by one; it never takes the fragment that ends a PDU (the
+ * feed delivers it), nothing with a data digest, nothing past the fragment limit. */
+Test(tcp_rx, a_run_of_data_fragments_is_taken_at_once)
+{
+	static const size_t chunks[] = { 100, 1448 };
+	static const unsigned batches[] = { 16, 2 };
+	struct nvme_tcp_params p;
+	size_t a = 4272, b = 3000;
+	build_plain_stream(&p, a, b);
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+		struct nvme_tcp_rx rx;
+		unsigned n, run;
+		npdus = 0;
+		memset(released, 0, sizeof(released));
+		nvme_tcp_rx_init(&rx, &p);
+		cr_assert_eq(feed_batched(&rx, chunks[c], batches[c], &n, &run), 0);
+		cr_assert_gt(run, 0, "chunk %zu: no run taken", chunks[c]);
+		cr_assert_eq(npdus, 2);
+		cr_assert_eq(data_len[0], a);
+		cr_assert_eq(data_len[1], b);
+		cr_assert_arr_eq(data[0], payload_c, a);
+		cr_assert_arr_eq(data[1], payload_b, b);
+		for (unsigned k = 0; k < n; k++)
+			cr_assert_eq(released[k], 1, "chunk %zu: buffer %u released %u times", chunks[c], k, released[k]);
+		cr_assert_eq(rx.st.data_bytes, a + b);
+		cr_assert_eq(rx.state, NVME_TCP_RX_HEADER);
+	}
+	/* with data digests: never a run (the digest needs each fragment's bytes) */
+	build_stream(&p, sizeof(payload_a), sizeof(payload_b));
+	struct nvme_tcp_rx rx;
+	unsigned n, run;
+	npdus = 0;
+	memset(released, 0, sizeof(released));
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert_eq(feed_batched(&rx, 100, 16, &n, &run), 0);
+	cr_assert_eq(run, 0);
+	cr_assert_eq(npdus, 2);
+	cr_assert(ddgst_ok[0] && ddgst_ok[1]);
+	for (unsigned k = 0; k < n; k++)
+		cr_assert_eq(released[k], 1);
+	/* a PDU data in 1-byte fragments: the run stops at the fragment limit, the feed then
+	 * fails the PDU with Data Transfer Limit Exceeded */
+	build_plain_stream(&p, 300, 10);
+	npdus = 0;
+	memset(released, 0, sizeof(released));
+	nvme_tcp_rx_init(&rx, &p);
+	cr_assert_eq(feed_batched(&rx, 1, 64, &n, &run), -E2BIG);
+	cr_assert_eq(rx.err.fes, NVME_TCP_FES_DATA_LIMIT_EXCEEDED);
+	cr_assert(run > 0 && run < NVME_TCP_RX_MAX_FRAGS);
+	cr_assert_eq(npdus, 0);
+	nvme_tcp_rx_reset(&rx);
+	for (unsigned k = 0; k < n; k++)
+		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
+}
