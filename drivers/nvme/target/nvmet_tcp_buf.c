@@ -270,6 +270,7 @@ struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c)
 	struct nvmet_tcp_req *r = &c->reqs[i];
 	c->free_mask &= ~(1ull << i);
 	r->nfrags = 0;
+	r->place = 0;
 	r->cap = NVMET_TCP_INLINE_SEGS;
 	r->table = NULL;
 	r->frags = r->ifrags;
@@ -301,6 +302,7 @@ static int req_table(struct nvmet_tcp_req *r)
 	r->conn->ntables++;
 	r->conn->host->held[HOST_TABLES]++;
 	memcpy(t->frags, r->frags, r->nfrags * sizeof(*t->frags));
+	memcpy(t->sg, r->sg, r->nfrags * sizeof(*t->sg)); /* written as they were taken */
 	r->table = t;
 	r->frags = t->frags;
 	r->sg = t->sg;
@@ -313,6 +315,7 @@ void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
 	for (unsigned i = 0; i < r->nfrags; i++)
 		netdev_frag_release(&r->frags[i]);
 	r->nfrags = 0;
+	r->place = 0;
 }
 
 void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
@@ -390,13 +393,34 @@ enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r)
 
 /* Try to move a PDU's data fragments into r (after those it holds), with a table when
  * the inline segments are short. Not a sink: -ENOSPC when they do not fit, and then pdu
- * still holds them (nvmet_tcp_req_add_data copies them). */
+ * still holds them (nvmet_tcp_req_add_data copies them). The same loop writes them as
+ * the command's segments and notes where they are (r->place, write_placement). */
 static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 {
-	if (r->nfrags + pdu->nfrags > r->cap && (r->nfrags + pdu->nfrags > NVMET_TCP_REQ_SEGS || req_table(r)))
+	unsigned n = pdu->nfrags, have = r->nfrags;
+	if (have + n > r->cap && (have + n > NVMET_TCP_REQ_SEGS || req_table(r)))
 		return -ENOSPC;
-	for (unsigned i = 0; i < pdu->nfrags; i++)
-		r->frags[r->nfrags++] = pdu->frags[i];
+	struct netdev_frag *dst = r->frags + have;
+	struct nvme_sg *sg = r->sg + have;
+	unsigned place = r->place;
+	uint16_t provider = r->place_provider;
+	for (unsigned i = 0; i < n; i++) {
+		const struct netdev_frag *f = &pdu->frags[i];
+		dst[i] = *f;
+		sg[i].addr = f->addr;
+		sg[i].len = f->len;
+		if (f->addr.cls == MEM_CLASS_DEVICE) {
+			if ((place & NVMET_TCP_PLACE_DEV) && f->provider != provider)
+				place |= NVMET_TCP_PLACE_TWO;
+			place |= NVMET_TCP_PLACE_DEV;
+			provider = f->provider;
+		} else {
+			place |= NVMET_TCP_PLACE_HOST;
+		}
+	}
+	r->nfrags = have + n;
+	r->place = (uint8_t)place;
+	r->place_provider = provider;
 	pdu->nfrags = 0;
 	return 0;
 }
@@ -449,32 +473,23 @@ static unsigned req_frag_segments(struct nvmet_tcp_req *r)
  * Where the drive reads the write data from: the NIC's fragments where they are (device
  * memory the drive may reach, or DRAM when the NIC put them there), else a DRAM copy.
  * Returns NVMET_TCP_REASON_NONE for the fragments as they are in device memory, or the reason
- * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM). The same walk
- * writes the fragments as the command's segments (req_frag_segments), used unless the
- * answer is a DRAM copy.
+ * for DRAM (NVMET_TCP_DRAM_NIC_DRAM: the fragments are already in DRAM). No walk: the
+ * fragments became the command's segments, and their memory was noted, as they were taken
+ * (req_take_frags); the segments are used unless the answer is a DRAM copy.
  */
 static enum nvmet_tcp_dram_reason write_placement(struct nvmet_tcp_req *r, const char **why)
 {
-	bool dev = false, host = false;
-	uint16_t provider = 0;
+	/* the segments and where the fragments are: noted as they were taken (req_take_frags) */
+	unsigned place = r->place;
+	uint16_t provider = r->place_provider;
 	*why = NULL;
-	for (unsigned i = 0; i < r->nfrags; i++) {
-		r->sg[i].addr = r->frags[i].addr;
-		r->sg[i].len = r->frags[i].len;
-		if (r->frags[i].addr.cls == MEM_CLASS_DEVICE) {
-			if (dev && r->frags[i].provider != provider) {
-				*why = "fragments in two providers";
-				return NVMET_TCP_DRAM_P2P_REFUSED;
-			}
-			dev = true;
-			provider = r->frags[i].provider;
-		} else {
-			host = true;
-		}
+	if (place & NVMET_TCP_PLACE_TWO) {
+		*why = "fragments in two providers";
+		return NVMET_TCP_DRAM_P2P_REFUSED;
 	}
-	if (!dev)
+	if (!(place & NVMET_TCP_PLACE_DEV))
 		return NVMET_TCP_DRAM_NIC_DRAM;
-	if (host) {
+	if (place & NVMET_TCP_PLACE_HOST) {
 		*why = "fragments in device memory and DRAM";
 		return NVMET_TCP_DRAM_P2P_REFUSED; /* one command never mixes memories */
 	}

@@ -77,6 +77,11 @@ struct nvmet_tcp_dbuf {
 	void *chunks[NVMET_TCP_CHUNKS_PER_CMD];
 };
 
+/* nvmet_tcp_req.place */
+#define NVMET_TCP_PLACE_DEV 0x1          /* a fragment in device memory */
+#define NVMET_TCP_PLACE_HOST 0x2         /* a fragment in DRAM */
+#define NVMET_TCP_PLACE_TWO 0x4          /* device-memory fragments of two providers */
+
 /* One command of a connection. */
 struct nvmet_tcp_req {
 	struct nvmet_req req;            /* first: the core's view; req.sqe holds the command from
@@ -94,6 +99,11 @@ struct nvmet_tcp_req {
 	struct netdev_frag *frags;       /* received data fragments held (writes) */
 	struct nvme_sg *sg;
 	unsigned nfrags;
+	/* where the held fragments are (kept as they are taken, so the placement of a write
+	 * needs no walk over them): NVMET_TCP_PLACE_* bits, and the provider of the last one
+	 * in device memory */
+	uint8_t place;
+	uint16_t place_provider;
 	struct nvmet_tcp_dbuf *dbuf;     /* read data, or gathered write data */
 	uint32_t tx_off;                 /* data bytes already queued as C2HData */
 	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */

@@ -127,9 +127,9 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 			len = max_bytes;
 		out[n] = (struct netdev_frag){ .addr = dma_addr_host(s->rx + s->rx_off), .offset = s->rx_off,
 					       .len = (uint32_t)len, .token = ftcp_handed++, .owner = &ftcp_owner };
-		if (s->dev_frags) {
+		if (s->dev_frags && !(s->dev_mix == 2 && (out[n].token & 1))) {
 			out[n].addr.cls = MEM_CLASS_DEVICE;
-			out[n].provider = 1;
+			out[n].provider = s->dev_mix == 1 && (out[n].token & 1) ? 2 : 1;
 		}
 		s->rx_off += len;
 		max_bytes -= len;
@@ -278,6 +278,7 @@ void ftcp_reset(void)
 		s->nheld = 0;
 		s->ops = NULL;
 		s->listener = s->closed = s->aborted = s->eof = s->accepted = s->dev_frags = false;
+		s->dev_mix = 0;
 	}
 	memset(release_count, 0, sizeof(release_count));
 	ftcp_handed = ftcp_released = 0;
@@ -297,6 +298,7 @@ static struct tcp_sock *arrive(unsigned i, size_t frag_size, uint32_t laddr, uin
 	memset(s->frag_bytes, 0, sizeof(s->frag_bytes));
 	s->ops = NULL;
 	s->closed = s->aborted = s->eof = s->accepted = s->dev_frags = false;
+	s->dev_mix = 0;
 	s->frag_size = frag_size ? frag_size : 1;
 	s->laddr = laddr;
 	s->space = TCP_SND_BUF;

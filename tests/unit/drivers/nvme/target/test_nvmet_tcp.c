@@ -630,6 +630,38 @@ Test(nvmet_tcp, write_128k_in_91_fragments_is_one_p2p_command)
 	cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
 }
 
+/* The memory of a write's fragments is noted as they are taken (over several H2CData PDUs,
+ * past the inline segments into a table): fragments of two providers, or in device memory
+ * and DRAM, are copied to DRAM with the P2P refusal counted, the bytes on the drive the
+ * host's; fragments all of one provider go to the drive where they are. */
+Test(nvmet_tcp, write_fragments_of_two_providers_or_memories_go_through_dram)
+{
+	struct tcp_sock *q = io_queue_with(1448, false, true, false);
+	static uint8_t w[65536], r[65536];
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+	bool success;
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = pattern(i, 9);
+	for (unsigned mix = 1; mix <= 2; mix++) {
+		q->dev_mix = mix;
+		host_write_r2t(q, (uint16_t)(70 + mix), 256 * mix, w, sizeof(w), 16384);
+		cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+		cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED], mix);
+		cr_assert_eq(last_cls, MEM_CLASS_HOST, "copied to DRAM");
+		q->dev_mix = 0;
+		cr_assert_eq(host_read(q, (uint16_t)(80 + mix), 256 * mix, r, sizeof(r), &success), 0);
+		cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
+	}
+	host_write_r2t(q, 90, 0, w, sizeof(w), 16384);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	cr_assert_eq(last_cls, MEM_CLASS_DEVICE, "one provider: straight from device memory");
+	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED], 2);
+	cr_assert_eq(host_read(q, 91, 0, r, sizeof(r), &success), 0);
+	cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
+	ftcp_ack(q);
+	cr_assert_eq(ftcp_released, ftcp_handed);
+}
+
 /* More fragments than one PDU may arrive in (128): a 128 KiB write in two H2CData PDUs of
  * ~100 fragments each, still one command with ~200 segments. */
 Test(nvmet_tcp, write_in_200_fragments_over_two_pdus_is_one_command)
