@@ -282,6 +282,44 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 		}
 	}
 
+	/* The common gather: a few NIC buffers outside the CMB, one memory class, on a
+	 * byte-granular SGL queue: one walk checks each entry and writes its Data Block into the
+	 * slot's host list, SGL1 is the Last Segment over them. Anything it does not take (an
+	 * empty entry, mixed memories, the CMB near, a sum that is not the command's, more than
+	 * a list page, PRPs) goes the general way below, which answers it (and writes the list
+	 * again: nothing reads it before the doorbell). */
+	const struct nvme_list_mem *hl = &slot->host_list;
+	unsigned n = rq->nsg;
+	if (n >= 2 && n <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && !rq->force_prp && q->qid != 0 &&
+	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE && hl->cpu && hl->bytes >= NVME_PAGE_SIZE &&
+	    !(hl->addr.bus & 15)) {
+		const struct nvme_sg *sg = rq->sg;
+		const struct nvme_cmb *m = &c->cmb;
+		const int cls0 = sg[0].addr.cls;
+		const bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0;
+		const uint64_t lo = m->bus, hi = m->bus + m->size;
+		volatile struct nvme_sgl_desc *d = hl->cpu;
+		uint64_t total = 0;
+		unsigned i = 0;
+		for (; i < n; i++) {
+			const uint64_t bus = sg[i].addr.bus;
+			const uint32_t len = sg[i].len;
+			if (len == 0 || (int)sg[i].addr.cls != cls0 || (cmb && bus < hi && bus + len > lo))
+				break;
+			nvme_sgl_desc_put(&d[i], bus, len, NVME_SGL_TYPE_DATA_BLOCK);
+			total += len;
+		}
+		if (i == n && (!rq->sgl_total || total == rq->sgl_total) && (!c->max_xfer || total <= c->max_xfer)) {
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, hl->addr.bus, n * (uint32_t)sizeof(*d), NVME_SGL_TYPE_LAST_SEGMENT);
+			sqe->flags |= NVME_SQE_PSDT_SGL;
+			slot->data_bytes = total;
+			slot->data_cls = (uint8_t)cls0;
+			slot->list_bytes = n * (uint32_t)sizeof(*d);
+			slot->list_cls = (uint8_t)hl->addr.cls;
+			slot->dir = (uint8_t)rq->dir;
+			return 0;
+		}
+	}
 	return map_data_general(q, slot, rq, sqe);
 }
 
@@ -299,41 +337,21 @@ static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, stru
 	 * class, in the CMB or not (the same checks, in the same order, as separate walks) */
 	const struct nvme_cmb *m = &c->cmb;
 	bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0, empty = false, mixed = false, straddles = false;
-	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
 	int64_t total = 0;
 	if (rq->nsg > NVME_MAX_SG)
 		return -EINVAL;
-	/* The common gather (a few NIC buffers, one Last Segment in the slot's host list, on a
-	 * byte-granular SGL drive): the same walk writes the Data Block descriptors, used below
-	 * when the checks pass and the list stays in host memory; otherwise the general build
-	 * writes the list again (nothing reads it before the doorbell). */
-	const struct nvme_list_mem *hl = &slot->host_list;
-	volatile struct nvme_sgl_desc *direct =
-		sgl && rq->nsg > 1 && rq->nsg <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && hl->cpu &&
-				hl->bytes >= NVME_PAGE_SIZE && !(hl->addr.bus & 15) &&
-				(c->sgls & NVME_SGLS_SUPPORTED_MASK) != NVME_SGLS_DWORD_ALIGN
-			? hl->cpu
-			: NULL;
-	/* (invariants in locals: the descriptor stores may alias the entries for the compiler) */
-	const struct nvme_sg *sg = rq->sg;
-	const unsigned nsg = rq->nsg;
-	const int cls0 = sg[0].addr.cls;
-	const uint64_t cmb_lo = m->bus, cmb_hi = m->bus + m->size;
-	for (unsigned i = 0; i < nsg; i++) {
-		const uint64_t bus = sg[i].addr.bus;
-		const uint32_t len = sg[i].len;
-		empty |= len == 0;
-		total += len; /* <= 512 entries of < 4 GiB: no overflow */
-		mixed |= (int)sg[i].addr.cls != cls0;
-		if (cmb && bus < cmb_hi && bus + len > cmb_lo) {
+	for (unsigned i = 0; i < rq->nsg; i++) {
+		const struct nvme_sg *e = &rq->sg[i];
+		empty |= e->len == 0;
+		total += e->len; /* <= 512 entries of < 4 GiB: no overflow */
+		mixed |= e->addr.cls != rq->sg[0].addr.cls;
+		if (cmb && e->addr.bus < m->bus + m->size && e->addr.bus + e->len > m->bus) {
 			/* touches the CMB's BAR range: inside it, or across its end */
-			if (nvme_in_own_cmb(c, bus, len))
+			if (nvme_in_own_cmb(c, e->addr.bus, e->len))
 				own++;
 			else
 				straddles = true;
 		}
-		if (direct)
-			nvme_sgl_desc_put(&direct[i], bus, len, NVME_SGL_TYPE_DATA_BLOCK);
 	}
 	if (empty)
 		return -EINVAL;
@@ -369,14 +387,7 @@ static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, stru
 			list = NULL;            /* only list-free commands (one SGL data block, <= 2 PRPs) */
 	}
 
-	if (direct && list == hl) {
-		/* the descriptors are in place: SGL1 is the Last Segment over them */
-		nvme_sgl_desc_put(&sqe->dptr.sgl1, hl->addr.bus, rq->nsg * (uint32_t)sizeof(struct nvme_sgl_desc),
-				  NVME_SGL_TYPE_LAST_SEGMENT);
-		sqe->flags |= NVME_SQE_PSDT_SGL;
-		list_bytes = rq->nsg * sizeof(struct nvme_sgl_desc);
-		goto mapped;
-	}
+	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
 	if (sgl) {
 		struct nvme_sgl_desc d;
 		rc = nvme_sgl_build_summed(rq->sg, rq->nsg, NVME_PAGE_SIZE,

@@ -255,6 +255,7 @@ enum {
 #define NVME_ONCS_DSM (1u << 2)          /* Dataset Management */
 #define NVME_ONCS_WRITE_ZEROES (1u << 3) /* Write Zeroes */
 #define NVME_SGLS_SUPPORTED_MASK 0x3u    /* 0: no SGLs */
+#define NVME_SGLS_BYTE 0x1u              /* SGLs, any data block address and length */
 #define NVME_SGLS_DWORD_ALIGN 0x2u       /* data block address/length dword aligned */
 
 /* --- Identify Namespace (4096 bytes) --- */

@@ -85,6 +85,9 @@ struct nvmet_data {
 	const struct nvme_sg *sg;
 	unsigned nsg;
 	uint32_t len;                    /* SGL1 length from the SQE (total the host described) */
+	/* The transport's nvmet_req_shape() answer for this command (NULL: none): a hint that
+	 * spares the core a second namespace lookup on a Read/Write. Checked, never trusted. */
+	const struct nvmet_bdev *bdev;
 };
 
 typedef void (*nvmet_done_fn)(struct nvmet_req *req, void *arg);

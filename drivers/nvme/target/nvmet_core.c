@@ -568,7 +568,7 @@ static inline __attribute__((always_inline)) void exec_start(struct nvmet_queue 
 	q->st.cmds++;
 	nvmet_tgt.st.cmds++;
 	if (q->state == NVMET_Q_LIVE && q->size)
-		q->sqhd = (uint16_t)((q->sqhd + 1u) % q->size);
+		q->sqhd = (uint16_t)(q->sqhd + 1u < q->size ? q->sqhd + 1u : (q->sqhd + 1u) % q->size);
 	if (q->state == NVMET_Q_LIVE && q->ctrl)
 		q->ctrl->traffic = true;
 }
@@ -581,12 +581,61 @@ void nvmet_exec_sq_overflow(struct nvmet_queue *q, struct nvmet_req *req, const 
 	nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
 }
 
+/*
+ * The namespace of a Read or Write that passes every check nvmet_exec() and nvmet_exec_io()
+ * make before the namespace's own (live I/O queue of an enabled controller, segments that
+ * sum to the SGL length, one SGL data block of a type the transport takes, no fused
+ * operation, authenticated, an active namespace with that NSID), found from the
+ * transport's hint bdev (nvmet_req_shape: namespace pointers stay valid, NSIDs are unique
+ * in a subsystem, so the hint checked is what nvmet_ns_find() would return). NULL when
+ * anything differs: the general path then answers the command as it always did.
+ */
+static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct nvmet_queue *q, struct nvmet_req *req,
+									const struct nvmet_bdev *bdev)
+{
+	uint8_t opc = req->sqe.opc;
+	const struct nvmet_data *d = &req->data;
+	struct nvmet_ctrl *c = q->ctrl;
+	uint64_t total = 0;
+
+	if ((opc != NVME_CMD_READ && opc != NVME_CMD_WRITE) || q->state != NVMET_Q_LIVE || q->qid == 0 || !c ||
+	    c->state != NVMET_CTRL_ENABLED || !c->subsys)
+		return NULL;
+	if (d->nsg == 0 || d->nsg > NVMET_MAX_DATA_SEGS || !d->sg)
+		return NULL;
+	for (unsigned i = 0; i < d->nsg; i++)
+		total += d->sg[i].len;
+	if (total != d->len || (req->sqe.flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL ||
+	    (req->sqe.flags & NVME_SQE_FUSE_MASK) || !sgl1_ok(q, req->sqe.dptr.sgl1.id) || !nvmet_auth_queue_ok(q))
+		return NULL;
+	struct nvmet_subsys *s = c->subsys;
+	struct nvmet_ns *ns = container_of(bdev, struct nvmet_ns, bdev);
+	if ((uintptr_t)ns - (uintptr_t)s->ns >= (uintptr_t)s->nns * sizeof(*ns) || /* one of s's (wraps below) */
+	    ns->nsid != le32_get(req->sqe.nsid) || !nvmet_ns_active(ns))
+		return NULL;
+	return ns;
+}
+
+static void exec_general(struct nvmet_queue *q, struct nvmet_req *req);
+
 void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 		const struct nvmet_data *data, nvmet_done_fn done, void *arg)
 {
-	uint64_t total = 0;
+	struct nvmet_ns *ns;
 
 	exec_start(q, req, sqe, data, done, arg);
+	/* the common Read/Write: straight to its namespace, found once (by the transport) */
+	if (req->data.bdev && (ns = rw_fast_ns(q, req, req->data.bdev)))
+		return nvmet_exec_rw(req, ns);
+	exec_general(q, req);
+}
+
+/* Every command's checks in the spec's order, then its handler (out of line: the common
+ * Read/Write does not need it). */
+static __attribute__((noinline)) void exec_general(struct nvmet_queue *q, struct nvmet_req *req)
+{
+	uint64_t total = 0;
+
 	if (q->state == NVMET_Q_DEAD || q->state == NVMET_Q_DESTROYED)
 		return nvmet_req_complete(req, NVMET_SC_ABORT_SQ_DELETED);
 	/* the transport's segments must describe exactly what the host's SGL did */

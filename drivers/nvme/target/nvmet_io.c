@@ -165,6 +165,14 @@ static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 	submit(req, ns, bio);
 }
 
+void nvmet_exec_rw(struct nvmet_req *req, struct nvmet_ns *ns)
+{
+	uint16_t ana = nvmet_ana_io_status(req->q->ctrl, ns); /* not through this port: a path status */
+	if (ana)
+		return nvmet_req_complete(req, ana);
+	exec_rw(req, ns, req->sqe.opc == NVME_CMD_WRITE);
+}
+
 void nvmet_exec_io(struct nvmet_req *req)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;

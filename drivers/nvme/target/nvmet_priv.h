@@ -191,6 +191,12 @@ struct nvmet_subsys *nvmet_subsys_by_nqn(const char *nqn);
 /* Run a fabrics command (opcode 7Fh) on its queue: Connect, Property Get/Set, Disconnect. */
 void nvmet_exec_fabrics(struct nvmet_req *req);
 
+/* nvmet_io.c */
+/* A Read or Write on an I/O queue whose checks up to the namespace passed (nvmet_exec's
+ * fast path, with the namespace found): its ANA state, LBA range, MDTS, length, then the
+ * backend. */
+void nvmet_exec_rw(struct nvmet_req *req, struct nvmet_ns *ns);
+
 /* nvmet_admin.c */
 void nvmet_exec_admin(struct nvmet_req *req);
 void nvmet_ctrl_aen_check(struct nvmet_ctrl *c);

@@ -373,7 +373,7 @@ static void req_done(struct nvmet_req *req, void *arg)
 void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg)
 {
 	struct nvmet_tcp_conn *c = r->conn;
-	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len };
+	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev };
 	r->state = NVMET_TCP_REQ_EXEC;
 	c->inflight++;
 	tcp_ack_hold(c->sock); /* its response will carry the ACK of the bytes that brought it */

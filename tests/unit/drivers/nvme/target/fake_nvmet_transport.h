@@ -45,6 +45,13 @@ void ft_open(struct ft_conn *c, unsigned port);
  * loop would run them (a controller whose last queue went is freed there). */
 void ft_close(struct ft_conn *c);
 
+/* The namespace hint ft_submit() passes the core with each command (struct nvmet_data.bdev):
+ * FT_HINT_NONE (as the RDMA transport), FT_HINT_SHAPE (nvmet_req_shape()'s answer, as the
+ * TCP transport) or FT_HINT_FORCED (ft_hint_bdev, right or wrong). */
+enum ft_hint { FT_HINT_NONE = 0, FT_HINT_SHAPE, FT_HINT_FORCED };
+extern enum ft_hint ft_hint;
+extern const struct nvmet_bdev *ft_hint_bdev;
+
 /* Start a command in slot `slot` with len data bytes (copied from data when non-NULL,
  * else zeroes) split over up to FT_SEGS segments; returns the slot's cmd. */
 struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe *sqe, const void *data,

@@ -66,6 +66,7 @@ static void setup(void)
 	char err[200];
 	unit_pools_begin();
 	fake_clock_install();
+	ft_hint = FT_HINT_NONE;
 	cr_assert_eq(ft_target_start(config_json, &cfg, ram_open, err, sizeof(err)), 0, "%s", err);
 }
 
@@ -439,7 +440,87 @@ Test(nvmet, discovery_log_with_allowlist)
 	ft_close(&a);
 }
 
+static void io_round_trip(void);
+
 Test(nvmet, io_round_trip_and_errors)
+{
+	io_round_trip();
+}
+
+/* The transport's namespace hint (nvmet_data.bdev, as nvmet-tcp passes it): Reads and
+ * Writes go straight to the namespace, everything else, and every Read/Write a check
+ * refuses, the general way: the same answers and bytes as without the hint. */
+Test(nvmet, io_round_trip_and_errors_with_the_shape_hint)
+{
+	ft_hint = FT_HINT_SHAPE;
+	io_round_trip();
+}
+
+/* A hint that does not fit the command (another namespace's, one of another subsystem,
+ * a disabled namespace's, a command the fast path does not take) is checked, never
+ * trusted: the answer is the general path's. */
+Test(nvmet, a_wrong_or_stale_namespace_hint_changes_nothing)
+{
+	struct ft_conn a, q, a1, q1;
+	static uint8_t wbuf[4096], rbuf[4096];
+	connect_all(&a, &q, HOST_A, VOL0, 0);
+	connect_all(&a1, &q1, HOST_B, VOL1, 0);
+	for (unsigned i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (uint8_t)(i * 5 + 1);
+	struct nvme_sqe s1 = ft_sqe(NVME_CMD_READ, 9, 1, 512), s3 = ft_sqe(NVME_CMD_READ, 9, 3, 512);
+	struct nvmet_req_shape sh1, sh3, shv1;
+	nvmet_req_shape(q.q, &s1, &sh1);
+	nvmet_req_shape(q.q, &s3, &sh3);
+	nvmet_req_shape(q1.q, &s1, &shv1);
+	cr_assert(sh1.bdev && sh3.bdev && shv1.bdev && sh1.bdev != sh3.bdev && sh1.bdev != shv1.bdev);
+	/* namespace 3's hint on a write to namespace 1: the write lands on namespace 1 */
+	ft_hint = FT_HINT_FORCED;
+	ft_hint_bdev = sh3.bdev;
+	cr_assert_eq(rw(&q, true, 1, 10, 8, wbuf, 4096), 0);
+	ft_hint_bdev = shv1.bdev; /* another subsystem's namespace */
+	memset(rbuf, 0, sizeof(rbuf));
+	cr_assert_eq(rw(&q, false, 1, 10, 8, rbuf, 4096), 0);
+	cr_assert_eq(memcmp(rbuf, wbuf, 4096), 0);
+	ft_hint = FT_HINT_NONE;
+	memset(rbuf, 0, sizeof(rbuf));
+	cr_assert_eq(rw(&q, false, 3, 10, 8, rbuf, 4096), 0);
+	cr_assert_eq(rbuf[0], 0, "namespace 3 untouched");
+	/* a hint to an absent namespace's command, and to a disabled namespace */
+	ft_hint = FT_HINT_FORCED;
+	ft_hint_bdev = sh1.bdev;
+	cr_assert_eq(rw(&q, false, 2, 0, 1, rbuf, 512), NVMET_SC_INVALID_NS);
+	cr_assert_eq(nvmet_ns_set_enabled(VOL0, 1, false), 0);
+	cr_assert_eq(rw(&q, false, 1, 0, 1, rbuf, 512), NVMET_SC_INVALID_NS);
+	cr_assert_eq(nvmet_ns_set_enabled(VOL0, 1, true), 0);
+	cr_assert_eq(rw(&q, false, 1, 10, 8, rbuf, 4096), 0);
+	/* the checks before the namespace's, with a right hint: fused, PRPs, a length that is
+	 * not the SGL's, an unknown SGL type, Flush with a hint */
+	struct nvme_sqe s = ft_sqe(NVME_CMD_WRITE, 9, 1, 512);
+	s.cdw12 = le32_make(0);
+	s.flags |= 1; /* FUSE: first of a fused operation */
+	cr_assert_eq(ft_exec(&q, &s, wbuf, 512, NULL, NULL), NVMET_SC_INVALID_FIELD);
+	s = ft_sqe(NVME_CMD_READ, 9, 1, 512);
+	s.flags &= (uint8_t)~NVME_SQE_PSDT_MASK;
+	cr_assert_eq(ft_exec(&q, &s, NULL, 512, rbuf, NULL), NVMET_SC_INVALID_FIELD);
+	s = ft_sqe(NVME_CMD_READ, 9, 1, 512);
+	s.dptr.sgl1.id = 0x30; /* a Segment descriptor: not for fabrics SGL1 here */
+	uint16_t want = NVMET_SC_SGL_TYPE_INVALID;
+	cr_assert_eq(ft_exec(&q, &s, NULL, 512, rbuf, NULL), want);
+	s = ft_sqe(NVME_CMD_FLUSH, 9, 1, 0);
+	cr_assert_eq(ft_exec(&q, &s, NULL, 0, NULL, NULL), 0);
+	/* an admin queue command with a hint */
+	ft_hint_bdev = sh1.bdev;
+	struct nvme_cqe cqe;
+	static uint8_t id[4096];
+	cr_assert_eq(admin(&a, NVME_ADM_IDENTIFY, 1, NVME_ID_CNS_NS, 0, id, 4096, &cqe), 0);
+	ft_hint = FT_HINT_NONE;
+	ft_close(&q1);
+	ft_close(&a1);
+	ft_close(&q);
+	ft_close(&a);
+}
+
+static void io_round_trip(void)
 {
 	struct ft_conn a, q;
 	static uint8_t wbuf[4096], rbuf[4096];
