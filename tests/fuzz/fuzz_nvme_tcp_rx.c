@@ -3,7 +3,8 @@
  * libFuzzer harness: NVMe/TCP receive framing over an arbitrary byte stream cut into
  * fragments of arbitrary sizes. The first byte picks digests/alignment and whether each
  * fragment that starts a PDU has its common header looked at in place first (as the
- * transport does: nvme_tcp_rx_peek_len, the framer keeps it), the second the fragment size. Invariant: however the stream ends (PDUs, a fatal error, a half PDU
+ * transport does: nvme_tcp_rx_peek_len, the framer keeps it) and whether a fragment inside a
+ * PDU's data goes through the run path (nvme_tcp_rx_feed_data_run), the second the fragment size. Invariant: however the stream ends (PDUs, a fatal error, a half PDU
  * reset at teardown), every fragment buffer is released exactly once and every pool is
  * empty; and the PDU length the transport reads from a common header in place
  * (nvme_tcp_rx_peek_len) is, for every PDU the framer accepts, 0 or its PLEN.
@@ -59,6 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nvme_tcp_rx_init(&rx, &p);
 	memset(released, 0, sizeof(released));
 	bool prime = data[0] & 16;
+	bool runs = data[0] & 32; /* a fragment inside a PDU's data may go through the run path
+				   * (nvme_tcp_rx_feed_data_run, as conn_recv takes a batch) */
 	for (size_t off = 2; off < size && n < MAX_CHUNKS; off += chunk, n++) {
 		struct netdev_frag f = { 0 };
 		if (prime && nvme_tcp_rx_at_pdu_start(&rx) && size - off >= NVME_TCP_CH_LEN)
@@ -67,6 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f.len = (uint32_t)(size - off < chunk ? size - off : chunk);
 		f.token = n;
 		f.owner = &owner;
+		if (runs && nvme_tcp_rx_feed_data_run(&rx, &f, 1) == 1)
+			continue; /* the PDU holds it now */
 		(void)nvme_tcp_rx_feed(&rx, &f, consume, &rx);
 	}
 	nvme_tcp_rx_reset(&rx);
