@@ -32,11 +32,31 @@ IMAGE_SRCS := $(shell find $(IMAGE_DIRS) -name '*.c' -o -name '*.S' | sort) $(wi
 IMAGE_OBJS := $(patsubst %,$(BUILD)/image/%.o,$(IMAGE_SRCS))
 
 WARN       := -Wall -Wextra -Werror
+comma      := ,
 GCC_INC    := $(shell $(IMAGE_CC) -print-file-name=include)
-IMAGE_CFLAGS := -std=gnu11 -O2 -g $(WARN) -fpic -fno-stack-protector -fshort-wchar $(ARCH_CFLAGS) \
-	-fno-omit-frame-pointer \
-	-fno-asynchronous-unwind-tables \
-	-fno-strict-aliasing -nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INC) -MMD -MP
+# Code generation, one set of flags for the image and for the instruction-count harness
+# (tests/bench/, tools/bench/insn.py), so that the harness counts the code the image runs:
+#   -O2 -g; -fpic: gnu-efi's image relocates itself (crt0 applies .rela); -fvisibility=hidden: the
+#   image is one module that exports nothing, so no function of it is interposable (gcc inlines and
+#   clones within a file, and LTO internalizes every symbol, which a -shared link would otherwise
+#   export); -fno-strict-aliasing; frame pointers for the exception backtrace and the profiler;
+#   the architecture's ARCH_CFLAGS (x86_64: no red zone, accumulated outgoing arguments).
+CODEGEN_CFLAGS := -O2 -g -fpic -fvisibility=hidden -fno-stack-protector -fno-strict-aliasing \
+	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables
+# Link-time optimization: the image's C sources are compiled to GCC's intermediate language and
+# optimized as one program when the image is linked (through gcc and its linker plugin), in one
+# partition, so that static functions keep their names (symbolize, the profiler, backtraces) and
+# the linker-set entries (no_reorder, lib/linker_set.h) keep their link order. Left out, compiled
+# as plain objects: boot/ (gnu-efi's headers and MS ABI stay in its own object), lib/string_fast.c
+# (memcpy/memset stay freestanding code the optimizer cannot turn back into calls to themselves),
+# lib/libc_glue.c (newlib's system calls: the libc.a members that call them are pulled into the link
+# after the link-time optimizer has dropped what no IL referenced), the .S files and mbedTLS.
+# LTO=0 builds without it (plain objects, the same link).
+LTO        ?= 1
+LTO_CFLAGS := $(if $(filter 1,$(LTO)),-flto -flto-partition=one)
+NO_LTO_SRCS := lib/string_fast.c lib/libc_glue.c
+IMAGE_CFLAGS := -std=gnu11 $(CODEGEN_CFLAGS) $(WARN) -fshort-wchar $(ARCH_CFLAGS) \
+	-nostdinc -isystem $(NEWLIB)/include -isystem $(GCC_INC) -MMD -MP
 # Header-only libraries from Debian packages, exposed without the rest of /usr/include.
 THIRD_INC  := $(BUILD)/include
 THIRD_HDRS := $(THIRD_INC)/jsmn.h
@@ -53,7 +73,7 @@ IMAGE_CFLAGS += $(MBEDTLS_CFLAGS)
 LIBGCC     := $(shell $(IMAGE_CC) -print-libgcc-file-name)
 EFI_IMAGE  := $(BUILD)/esp/EFI/BOOT/$(EFI_BOOT_NAME)
 
-.PHONY: all image disk run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench insn-check
+.PHONY: all image disk run test unit fuzz fuzz-run qemu-test lab lab-test setup check-linkmap clean bench insn-check bench-flags
 all: image
 
 setup:
@@ -81,7 +101,7 @@ $(BUILD)/image/lib/string_fast.c.o: lib/string_fast.c Makefile
 $(BUILD)/image/%.c.o: %.c Makefile
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) -c $< -o $@
+	$(Q)$(IMAGE_CC) $(IMAGE_CFLAGS) $(if $(filter $(NO_LTO_SRCS),$<),,$(LTO_CFLAGS)) -c $< -o $@
 
 $(BUILD)/image/%.S.o: %.S Makefile
 	@mkdir -p $(@D)
@@ -103,11 +123,16 @@ $(BUILD)/linker.lds: arch/$(ARCH)/image.ld linker.ld
 	@mkdir -p $(@D)
 	$(Q)$(IMAGE_CC) -E -P -x c -I. $< -o $@
 
+# The link goes through gcc (its LTO plugin; the code-generation flags again for the link-time
+# compilation) and sets what gcc's driver would otherwise choose for ld: no build-id, no
+# .eh_frame_hdr, both hash tables, as the plain ld link had.
 $(BUILD)/p2pstore.so: $(IMAGE_OBJS) $(MBEDTLS_LIB) $(BUILD)/linker.lds Makefile
 	@echo "  LD      $@"
-	$(Q)$(IMAGE_LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined $(EFI_LDFLAGS) \
-		-T $(BUILD)/linker.lds -Map $(BUILD)/p2pstore.map $(EFI_CRT0) $(IMAGE_OBJS) \
-		--start-group $(MBEDTLS_LIB) $(NEWLIB)/lib/libc.a $(LIBGCC) $(EFI_LIBGNUEFI) --end-group -o $@
+	$(Q)$(IMAGE_CC) $(CODEGEN_CFLAGS) $(WARN) -fshort-wchar $(ARCH_CFLAGS) $(LTO_CFLAGS) \
+		-nostdlib -shared -Wl,-znocombreloc,-Bsymbolic,--no-undefined,--build-id=none,--no-eh-frame-hdr,--hash-style=both \
+		$(addprefix -Wl$(comma),$(EFI_LDFLAGS)) \
+		-T $(BUILD)/linker.lds -Wl,-Map=$(BUILD)/p2pstore.map $(EFI_CRT0) $(IMAGE_OBJS) \
+		-Wl,--start-group $(MBEDTLS_LIB) $(NEWLIB)/lib/libc.a $(LIBGCC) $(EFI_LIBGNUEFI) -Wl,--end-group -o $@
 
 $(EFI_IMAGE): $(BUILD)/p2pstore.so
 	@mkdir -p $(@D)
@@ -158,12 +183,6 @@ $(BUILD)/unit/%: $$(call unit_objs,$$*)
 	@echo "  LD-UNIT $@"
 	$(Q)$(CC) $(HOST_CFLAGS) $(filter %.o,$^) -lcriterion $(shell sed -n 's|^// libs: ||p' tests/unit/$*.c) -o $@
 
-# The bench binaries compile all their sources in one compiler run: they are rebuilt when any source
-# or header changes (headers too: an edit to net/tcp/tcp_internal.h alone must not leave stale figures).
-$(BUILD)/unit/.sources-stamp: $(IMAGE_SRCS) $(shell find $(IMAGE_DIRS) tests/unit -name '*.h') $(wildcard tests/unit/*.h tests/unit/*.c)
-	@mkdir -p $(@D)
-	@touch $@
-
 unit: setup $(if $(T),$(BUILD)/unit/$(T),$(UNIT_BINS))
 	@tools/run-unit $(if $(T),$(BUILD)/unit/$(T),$(UNIT_BINS))
 
@@ -176,7 +195,6 @@ FUZZ_BINS  := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZERS))
 # The harness and its sources are compiled once each into $(BUILD)/fuzz/obj (instrumented with
 # -fsanitize=fuzzer-no-link) and linked with libFuzzer's main.
 FUZZ_OBJ := $(BUILD)/fuzz/obj
-comma := ,
 FUZZ_CC_FLAGS := $(subst -fsanitize=fuzzer$(comma),-fsanitize=fuzzer-no-link$(comma),$(FUZZ_CFLAGS)) -MMD -MP
 fuzz_objs = $(patsubst %.c,$(FUZZ_OBJ)/%.o,tests/fuzz/fuzz_$(1).c $(shell sed -n 's|^// sources: ||p' tests/fuzz/fuzz_$(1).c))
 
@@ -196,15 +214,37 @@ fuzz: setup $(FUZZ_BINS)
 fuzz-run: setup $(BUILD)/fuzz/fuzz_$(F)
 	$(BUILD)/fuzz/fuzz_$(F) -max_total_time=$${SECONDS_:-60} $(addprefix -dict=,$(wildcard tests/fuzz/$(F).dict)) tests/fuzz/corpus/$(F)
 
-# --- instructions per I/O: the data path built as the image is (-O2, no sanitizers) for callgrind.
-# (Host -O2 inlines across files differently from the image build: its maybe-uninitialized
-# false positives are not errors here; the image and the unit builds keep them.)
-BENCH_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Wno-maybe-uninitialized -fno-omit-frame-pointer -DHOST_TEST -DSTRING_FAST_PREFIX=lib_ -I.
+# --- instructions per I/O: the data path built as the image is, for callgrind ----------------
+# The appliance's sources get the image's code generation (CODEGEN_CFLAGS and the x86_64 image's
+# ARCH_CFLAGS: the harness runs on this host) and its link-time optimization; the harness, the fakes
+# and the host's initiator (tests/) are plain objects with the same flags, so the optimizer cannot
+# inline the appliance into them nor them into it: what callgrind counts as the appliance's is what
+# the image runs. (Link-time -O2 inlines across files: its maybe-uninitialized false positives are
+# not errors here; the image and the unit builds keep them.)
+BENCH_ARCH_CFLAGS := $(shell sed -n 's/^ARCH_CFLAGS *:= *//p' arch/x86_64/arch.mk)
+BENCH_CFLAGS := -std=gnu11 $(CODEGEN_CFLAGS) $(BENCH_ARCH_CFLAGS) $(WARN) -Wno-maybe-uninitialized \
+	-DHOST_TEST -DSTRING_FAST_PREFIX=lib_ -I.
+BENCH_OBJ := $(BUILD)/bench/obj
+bench_objs = $(patsubst %.c,$(BENCH_OBJ)/%.o,tests/bench/$(1).c $(shell sed -n 's|^// sources: ||p' tests/bench/$(1).c))
 
-$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/unit/.sources-stamp
+$(BENCH_OBJ)/tests/%.o: tests/%.c Makefile
 	@mkdir -p $(@D)
-	@echo "  CC-BENCH $@"
-	$(Q)$(CC) $(BENCH_CFLAGS) $< $(shell sed -n 's|^// sources: ||p' $<) $(shell sed -n 's|^// libs: ||p' $<) -o $@
+	@echo "  CC-BENCH $<"
+	$(Q)$(CC) $(BENCH_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BENCH_OBJ)/%.o: %.c Makefile
+	@mkdir -p $(@D)
+	@echo "  CC-BENCH $<"
+	$(Q)$(CC) $(BENCH_CFLAGS) $(LTO_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/bench/%: $$(call bench_objs,$$*)
+	@mkdir -p $(@D)
+	@echo "  LD-BENCH $@"
+	$(Q)$(CC) $(BENCH_CFLAGS) $(LTO_CFLAGS) $(filter %.o,$^) $(shell sed -n 's|^// libs: ||p' tests/bench/$*.c) -o $@
+
+# The harness's code generation, for the text of docs/bench-insn.md (tools/bench/insn.py).
+bench-flags:
+	@echo "$(filter-out -std=% -W% -I% -D%,$(BENCH_CFLAGS)) $(LTO_CFLAGS)"
 
 # The regression guard of `make test`: instructions per I/O under callgrind within the bounds
 # of tools/bench/insn.py (docs/bench-insn.md).
@@ -251,5 +291,5 @@ clean:
 # to obj/ keeps stray .d files that make would otherwise try to remake with the test rules.
 # Dependency files are made by the compiler, never by a rule: without these, make would try the test
 # rules on them (the shortest stem wins) and run their `sed`s on names like tests/unit/obj/x.d.c.
-$(UNIT_OBJ)/%.d $(FUZZ_OBJ)/%.d: ;
+$(UNIT_OBJ)/%.d $(FUZZ_OBJ)/%.d $(BENCH_OBJ)/%.d: ;
 -include $(shell find $(BUILD)/image $(UNIT_OBJ) $(FUZZ_OBJ) $(BUILD)/bench -name '*.d' 2>/dev/null)

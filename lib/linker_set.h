@@ -13,10 +13,18 @@
 
 #define LINKER_SET_SECTION(set) "set_" #set
 
+/* The image is built with link-time optimization (Makefile LTO_CFLAGS): gcc's no_reorder keeps
+ * the entries in link order, the order sets without a priority of their own run in. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LINKER_SET_NO_REORDER no_reorder,
+#else
+#define LINKER_SET_NO_REORDER
+#endif
+
 /* Declare one entry `name` of type `type` in linker set `set`. */
 #define LINKER_SET_ENTRY(set, type, name)                                                  \
 	static const type name                                                             \
-		__attribute__((used, section(LINKER_SET_SECTION(set)), aligned(8)))
+		__attribute__((used, LINKER_SET_NO_REORDER section(LINKER_SET_SECTION(set)), aligned(8)))
 
 /* Declare the bounds of a set so that it can be iterated. */
 #define LINKER_SET_DECLARE(set, type)                                                      \

@@ -528,7 +528,7 @@ void netbuf_trim(struct netbuf *nb, size_t len)
 		len -= nb->frags[i].len;
 	}
 	while (nb->nfrags > i) {
-		struct netdev_frag gone;
+		struct netdev_frag gone = { 0 };
 		netbuf_take_frag(nb, nb->nfrags - 1, &gone);
 		netdev_frag_release(&gone);
 	}

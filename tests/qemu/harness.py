@@ -206,9 +206,21 @@ class Qmp:
         self.sock.close()
 
 
-def symbolize(offsets):
-    """Map image offsets (ints) to function names with addr2line on build/p2pstore.so."""
-    out = subprocess.run([ADDR2LINE, "-f", "-e", os.path.join(BUILD, "p2pstore.so")]
+def symbolize(offsets, chain=False):
+    """Map image offsets (ints) to function names with addr2line on build/p2pstore.so: the innermost
+    function of the debug information (where the image's link-time optimizer inlined a function, the
+    one it was written in). chain=True: each offset's inline chain instead, a list from the innermost
+    function to the one whose frame it is."""
+    out = subprocess.run([ADDR2LINE, "-a", "-f", "-i", "-e", os.path.join(BUILD, "p2pstore.so")]
                          + [hex(o) for o in offsets], capture_output=True, text=True, check=True).stdout
-    lines = out.splitlines()
-    return [lines[i] for i in range(0, len(lines), 2)]
+    chains = []
+    for line in out.splitlines():
+        if line.startswith("0x"):
+            chains.append([])
+            pair = 0
+        elif pair % 2 == 0:
+            chains[-1].append(line)
+            pair += 1
+        else:
+            pair += 1
+    return chains if chain else [c[0] for c in chains]
