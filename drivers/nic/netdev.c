@@ -570,17 +570,6 @@ int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len)
 
 /* --- fragments --------------------------------------------------------------------- */
 
-/* Return a buffer. */
-void netdev_frag_release(struct netdev_frag *f)
-{
-	if (f->owner) {
-		struct netdev_frag_owner *o = f->owner;
-		f->owner = NULL;
-		o->release(o, f->token);
-	}
-	f->len = 0;
-}
-
 /* Counted CPU read of fragment bytes. */
 int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len)
 {
