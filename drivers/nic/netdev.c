@@ -330,6 +330,7 @@ static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
 	nb->csum_offset = 0;
 	nb->gso_size = 0;
 	nb->nfrags = 0;
+	nb->origin = NETBUF_ORIGIN_POOL;
 	nb->hdr_owner = NULL;
 	nb->hdr_token = 0;
 	nb->tx_done = NULL;
@@ -379,6 +380,82 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 	nb->hdr_owner = owner;
 	nb->hdr_token = token;
 	return nb;
+}
+
+/* A driver's RX netbuf: set up once. */
+void netbuf_rx_owned_init(struct netbuf *nb, void *buf, size_t size, struct netdev_frag_owner *owner,
+			  uint64_t token)
+{
+	netbuf_init(nb);
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	nb->head = nb->data = nb->tail = buf;
+	nb->end = (uint8_t *)buf + size;
+	nb->hdr_owner = owner;
+	nb->hdr_token = token;
+}
+
+/* A driver's RX netbuf lent for a frame: netbuf_alloc_rx's fields, but head, end and the
+ * buffer's owner, which stay from netbuf_rx_owned_init. */
+struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
+{
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0)) {
+		if (nb->origin == NETBUF_ORIGIN_OWNED_LENT && netbuf_pool_ready)
+			mm_pool_free_bad(&netbuf_pool);
+		return NULL;
+	}
+	list_init(&nb->node);
+	nb->dev = NULL;
+	nb->flags = 0;
+	nb->hdr_len = 0;
+	nb->csum_start = 0;
+	nb->csum_offset = 0;
+	nb->gso_size = 0;
+	nb->nfrags = 0;
+	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
+	nb->tx_done = NULL;
+	nb->tx_ctx = NULL;
+	nb->data = nb->head;
+	nb->tail = nb->head + len;
+	return nb;
+}
+
+/* netbuf_free_owned with fragments still attached (the padding of a short frame the stack
+ * did not cut, a frame it refused): each goes back to its owner first. */
+static __attribute__((noinline)) void netbuf_free_owned_frags(struct netbuf *nb)
+{
+	unsigned n = nb->nfrags;
+
+	nb->nfrags = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag_owner *o = nb->frags[i].owner;
+		if (o)
+			o->release(o, nb->frags[i].token);
+	}
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	if (nb->hdr_owner)
+		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
+}
+
+/* netbuf_free of a driver's RX netbuf (netbuf_rx_owned_get): unlinked, its fragments back
+ * to their owners, it is the driver's again, then its header buffer goes back to the
+ * driver, last (a tail call: nothing saved around it). Freed twice (not lent): counted as
+ * the pool counts a refused free, nothing released. */
+static __attribute__((noinline)) void netbuf_free_owned(struct netbuf *nb)
+{
+	struct netdev_frag_owner *o = nb->hdr_owner;
+
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_LENT, 0)) {
+		if (netbuf_pool_ready)
+			mm_pool_free_bad(&netbuf_pool);
+		return;
+	}
+	nb->node.prev->next = nb->node.next;
+	nb->node.next->prev = nb->node.prev;
+	if (nb->nfrags)
+		return netbuf_free_owned_frags(nb);
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	if (o)
+		o->release(o, nb->hdr_token);
 }
 
 /* netbuf_free_end for a netbuf the pool refuses (double free, foreign pointer): counted by
@@ -445,22 +522,26 @@ void netbuf_free(struct netbuf *nb)
 {
 	if (!nb)
 		return;
+	if (nb->origin != NETBUF_ORIGIN_POOL)
+		return netbuf_free_owned(nb);
 	if (nb->nfrags)
 		return netbuf_free_frag1(nb);
 	netbuf_free_end(nb);
 }
 
-/* netbuf_tx_done with a completion callback: called first. */
+/* netbuf_tx_done with a completion callback (called first), or of a driver's RX netbuf
+ * the stack sent: netbuf_free's. */
 static __attribute__((noinline)) void netbuf_tx_done_cb(struct netbuf *nb)
 {
-	nb->tx_done(nb, nb->tx_ctx);
+	if (nb->tx_done)
+		nb->tx_done(nb, nb->tx_ctx);
 	netbuf_free(nb);
 }
 
 /* TX completion. */
 void netbuf_tx_done(struct netbuf *nb)
 {
-	if (__builtin_expect(nb->tx_done != NULL, 0))
+	if (__builtin_expect(nb->tx_done != NULL || nb->origin != NETBUF_ORIGIN_POOL, 0))
 		return netbuf_tx_done_cb(nb);
 	if (nb->nfrags)
 		return netbuf_free_frag1(nb);

@@ -100,6 +100,11 @@ struct netdev_frag {
 #define NETBUF_TX_CSUM_PARTIAL  (1u << 8)  /* the device completes the L4 checksum */
 #define NETBUF_TX_TSO           (1u << 9)  /* the device segments this TCP frame (gso_size) */
 
+/* Where a netbuf comes from and goes back to (netbuf->origin). */
+#define NETBUF_ORIGIN_POOL       0  /* netbuf_alloc / netbuf_alloc_rx: the pool */
+#define NETBUF_ORIGIN_OWNED_IDLE 1  /* a driver's, with its header buffer (not lent now) */
+#define NETBUF_ORIGIN_OWNED_LENT 2  /* a driver's, lent to the stack with its header buffer */
+
 struct netbuf {
 	struct list_node node;     /* free for the current owner's queues */
 	struct netdev *dev;        /* receiving device, or the device it is sent on */
@@ -110,6 +115,7 @@ struct netbuf {
 	uint16_t csum_offset;      /* TX_CSUM_PARTIAL: checksum field offset from csum_start */
 	uint16_t gso_size;         /* TX_TSO: TCP payload bytes per segment */
 	uint8_t nfrags;
+	uint8_t origin;            /* NETBUF_ORIGIN_*: the pool's, or a driver's (netbuf_rx_owned_init) */
 	/* The host part's owner: the driver's header buffer (RX) or NULL (pool storage). */
 	struct netdev_frag_owner *hdr_owner;
 	uint64_t hdr_token;
@@ -264,6 +270,21 @@ struct netbuf *netbuf_alloc(size_t headroom);
  * buffer [buf, buf + size), len bytes received; released through owner/token. */
 struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev_frag_owner *owner,
 			       uint64_t token);
+
+/* Driver: make nb, memory of the driver's own (sizeof(struct netbuf): no storage), the
+ * netbuf of every frame received into the header buffer [buf, buf + size), which goes
+ * back through owner/token. The netbuf lives with the buffer: lent to the stack with it
+ * (netbuf_rx_owned_get) and back with it (netbuf_free releases the buffer last), so that
+ * a received frame takes nothing from the pool. */
+void netbuf_rx_owned_init(struct netbuf *nb, void *buf, size_t size, struct netdev_frag_owner *owner,
+			  uint64_t token);
+
+/* Driver: nb (netbuf_rx_owned_init) for a frame of len bytes in its header buffer, as
+ * netbuf_alloc_rx's netbuf; NULL when len is beyond the buffer or nb is still lent (the
+ * stack has not freed it: a driver that hands a buffer out twice; counted as a refused
+ * free of the pool). The driver then adds flags and the payload fragment and calls
+ * netdev_rx. */
+struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);
