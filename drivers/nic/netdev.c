@@ -126,9 +126,27 @@ static void count_bytes(const struct netbuf *nb, uint64_t *host, uint64_t *devic
 	}
 }
 
+/* Sum the frames counted by flags into the counters. */
+void netdev_stats_sync(struct netdev *dev)
+{
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t n = dev->rx_by_flags[i];
+		if (!n)
+			continue;
+		dev->rx_by_flags[i] = 0;
+		dev->stats.rx_frames += n;
+		if (i & NETBUF_RX_SPLIT)
+			dev->stats.rx_split += n;
+		if (i & NETBUF_RX_L4_CSUM_OK)
+			dev->stats.rx_csum_ok += n;
+		if (i & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD))
+			dev->stats.rx_csum_bad += n;
+	}
+}
+
 /* A frame from the driver, counted as plain additions: a fragment's bytes to its memory
- * class's counter by index (rx_bytes_device follows rx_bytes_host), the split and checksum
- * flags as 0 or 1. */
+ * class's counter by index (rx_bytes_device follows rx_bytes_host), the frame by its flags
+ * (rx_by_flags: netdev_stats_sync sums them). */
 void netdev_rx(struct netdev *dev, struct netbuf *nb)
 {
 	uint32_t flags = nb->flags;
@@ -137,7 +155,9 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	_Static_assert(offsetof(struct netdev_stats, rx_bytes_device) ==
 			       offsetof(struct netdev_stats, rx_bytes_host) + sizeof(uint64_t),
 		       "netdev_rx counts a fragment's bytes by class as an index");
-	_Static_assert(NETBUF_RX_SPLIT == 1 && NETBUF_RX_L4_CSUM_OK == 4, "netdev_rx counts flags by shifts");
+	_Static_assert((NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD |
+			NETBUF_RX_L3_CSUM_BAD) == 31,
+		       "netdev_rx counts frames by their flags' five low bits");
 	nb->dev = dev;
 	dev->stats.rx_bytes_host += netbuf_host_len(nb);
 	if (nfrags) {
@@ -145,11 +165,7 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 		for (unsigned i = 1; i < nfrags; i++)
 			(&dev->stats.rx_bytes_host)[nb->frags[i].addr.cls == MEM_CLASS_DEVICE] += nb->frags[i].len;
 	}
-	dev->stats.rx_split += flags & NETBUF_RX_SPLIT;
-	dev->stats.rx_csum_ok += (flags >> 2) & 1;
-	if (__builtin_expect(flags & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD), 0))
-		dev->stats.rx_csum_bad++;
-	dev->stats.rx_frames++;
+	dev->rx_by_flags[flags & 31]++;
 	if (__builtin_expect(!dev->rx_handler, 0)) {
 		dev->stats.rx_dropped++;
 		netbuf_free(nb);
@@ -504,29 +520,35 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 	netbuf_free_end(nb);
 }
 
-/* netbuf_free with one fragment and no header buffer to give back (a transmitted frame: a
- * header from the pool's storage and a piece of payload): the netbuf goes back to the pool
- * first and the fragment's release is the last call, a tail call; anything else takes
- * netbuf_free_frags. */
-static __attribute__((noinline)) void netbuf_free_frag1(struct netbuf *nb)
+/* netbuf_free of a pool netbuf, in one walk: without fragments (most received frames:
+ * TCP took the payload's), no call but the driver's release of the header buffer, last;
+ * with one fragment and no header buffer to give back (a transmitted frame: a header from
+ * the pool's storage and a piece of payload), the netbuf goes back to the pool first and
+ * the fragment's release is the last call, a tail call; anything else takes
+ * netbuf_free_frags. Inline in netbuf_free and netbuf_tx_done, so that a frame's free is
+ * one function. */
+static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf *nb)
 {
-	if (nb->nfrags != 1 || nb->hdr_owner)
+	unsigned n = nb->nfrags;
+
+	if (n == 1 && !nb->hdr_owner) {
+		nb->nfrags = 0;
+		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+	}
+	if (n)
 		return netbuf_free_frags(nb);
-	nb->nfrags = 0;
-	netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+	netbuf_free_end(nb);
 }
 
-/* Release everything. Without fragments (most received frames by now: TCP took the
- * payload's), no call but the driver's release of the header buffer, last. */
+/* Release everything: a driver's RX netbuf back with its header buffer, a pool netbuf
+ * (netbuf_free_pool). */
 void netbuf_free(struct netbuf *nb)
 {
 	if (!nb)
 		return;
 	if (nb->origin != NETBUF_ORIGIN_POOL)
 		return netbuf_free_owned(nb);
-	if (nb->nfrags)
-		return netbuf_free_frag1(nb);
-	netbuf_free_end(nb);
+	netbuf_free_pool(nb);
 }
 
 /* netbuf_tx_done with a completion callback (called first), or of a driver's RX netbuf
@@ -543,9 +565,7 @@ void netbuf_tx_done(struct netbuf *nb)
 {
 	if (__builtin_expect(nb->tx_done != NULL || nb->origin != NETBUF_ORIGIN_POOL, 0))
 		return netbuf_tx_done_cb(nb);
-	if (nb->nfrags)
-		return netbuf_free_frag1(nb);
-	netbuf_free_end(nb);
+	netbuf_free_pool(nb);
 }
 
 /* Detach a fragment. */

@@ -177,10 +177,18 @@ struct netdev {
 	const struct netdev_ops *ops;
 	struct pci_dev *pdev;      /* the PCI function behind it (P2P placement), NULL if none */
 	void *priv;                /* driver's */
-	struct netdev_stats stats;
+	struct netdev_stats stats;  /* rx_frames, rx_split, rx_csum_ok/bad: after netdev_stats_sync */
+	/* Received frames by their flags' low bits (NETBUF_RX_SPLIT .. NETBUF_RX_L3_CSUM_BAD)
+	 * since the last netdev_stats_sync, which sums them into stats: one addition a frame
+	 * for four counters. */
+	uint64_t rx_by_flags[32];
 	void (*rx_handler)(struct netdev *dev, struct netbuf *nb);  /* the stack */
 	struct list_node node;     /* in the list of devices */
 };
+
+/* Bring dev->stats' receive frame counters (rx_frames, rx_split, rx_csum_ok, rx_csum_bad)
+ * up to date from dev->rx_by_flags: call before reading them. */
+void netdev_stats_sync(struct netdev *dev);
 
 /* Register dev (name, mac, mtu, ops and features filled in) and attach the stack's
  * receive handler. Returns 0, -EINVAL (bad MTU or ops) or -EEXIST. */

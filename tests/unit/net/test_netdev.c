@@ -107,6 +107,7 @@ Test(netdev, rx_tx_byte_counters_by_class)
 	uint64_t host0 = fnd.dev.stats.rx_bytes_host; /* the setup's ARP frame */
 	size_t n = fake_build_udp(frame, PEER, US, 1, 2, payload, sizeof(payload));
 	fake_netdev_inject(&fnd, frame, n);
+	netdev_stats_sync(&fnd.dev);
 	cr_assert_eq(fnd.dev.stats.rx_split, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - host0, 42, "headers only in host memory");
 	cr_assert_eq(fnd.dev.stats.rx_bytes_device, 1000, "payload in device memory");
@@ -136,6 +137,7 @@ Test(netdev, jumbo_mtu_sets_mss)
  * inline common case (up to two fragments), its slow path (three) and a refusal taken back. */
 Test(netdev, counters_by_path)
 {
+	netdev_stats_sync(&fnd.dev);
 	struct netdev_stats s0 = fnd.dev.stats;
 	static uint8_t hdr[64];
 	struct netbuf *nb = netbuf_alloc_rx(hdr, sizeof(hdr), 20, NULL, 0);
@@ -147,6 +149,7 @@ Test(netdev, counters_by_path)
 		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
 	}
 	netdev_rx(&fnd.dev, nb); /* 20 bytes of host part: not even Ethernet; dropped and freed */
+	netdev_stats_sync(&fnd.dev);
 	cr_assert_eq(fnd.dev.stats.rx_frames - s0.rx_frames, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - s0.rx_bytes_host, 20 + 20);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_device - s0.rx_bytes_device, 10 + 30);
@@ -157,6 +160,9 @@ Test(netdev, counters_by_path)
 	nb = netbuf_alloc_rx(hdr, sizeof(hdr), 30, NULL, 0);
 	nb->flags = NETBUF_RX_L3_CSUM_BAD;
 	netdev_rx(&fnd.dev, nb);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - s0.rx_frames, 2);
+	cr_assert_eq(fnd.dev.stats.rx_csum_ok - s0.rx_csum_ok, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - s0.rx_bytes_host, 20 + 20 + 30);
 	cr_assert_eq(fnd.dev.stats.rx_split - s0.rx_split, 1);
 	cr_assert_eq(fnd.dev.stats.rx_csum_bad - s0.rx_csum_bad, 1);
