@@ -507,11 +507,32 @@ static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf 
 }
 
 /* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
- * cleared: past nfrags, 0 now, nothing is read). */
+ * cleared: past nfrags, 0 now, nothing is read). Two fragments and no header buffer (a
+ * transmitted frame gathering a PDU header and a piece of payload): the netbuf goes back
+ * to the pool first, then the fragments, the second's release a tail call; refused by the
+ * pool, counted, and both fragments back all the same. */
 static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 {
 	unsigned n = nb->nfrags;
+
 	nb->nfrags = 0;
+	if (n == 2 && !nb->hdr_owner) {
+		struct netdev_frag_owner *o0 = nb->frags[0].owner, *o1 = nb->frags[1].owner;
+		uint64_t t0 = nb->frags[0].token, t1 = nb->frags[1].token;
+		size_t idx;
+
+		nb->node.prev->next = nb->node.next;
+		nb->node.next->prev = nb->node.prev;
+		if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
+			mm_pool_free_bad(&netbuf_pool);
+		else
+			mm_pool_put(&netbuf_pool, nb, idx);
+		if (o0)
+			o0->release(o0, t0);
+		if (o1)
+			o1->release(o1, t1);
+		return;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		struct netdev_frag_owner *o = nb->frags[i].owner;
 		if (o)

@@ -342,3 +342,36 @@ Test(netdev, owned_and_pool_rx_alike)
 	}
 	fnd.rx_pool = false;
 }
+
+/* A transmitted frame's two fragments (a PDU header and a piece of payload) go back to
+ * their owners after the netbuf, refused by the pool (a foreign netbuf) or not. */
+Test(netdev, two_fragment_free)
+{
+	const struct mm_pool *pool = NULL;
+	mm_pool_foreach(find_netbuf_pool, &pool);
+	cr_assert_not_null(pool);
+	memset(released, 0, sizeof(released));
+	size_t in_use0 = pool->in_use;
+	uint64_t bad0 = pool->bad_frees;
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	for (unsigned i = 0; i < 2; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(devmem[i]), .len = 10, .token = i, .owner = &owner };
+		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+	}
+	cr_assert_eq(pool->in_use, in_use0 + 1);
+	netbuf_tx_done(nb);
+	cr_assert_eq(released[0] + released[1], 2);
+	cr_assert_eq(pool->in_use, in_use0);
+	cr_assert_eq(pool->bad_frees, bad0);
+	struct netbuf fake;
+	memset(&fake, 0, sizeof(fake));
+	list_init(&fake.node);
+	for (unsigned i = 0; i < 2; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(devmem[i]), .len = 10, .token = i, .owner = &owner };
+		cr_assert_eq(netbuf_add_frag(&fake, &f), 0);
+	}
+	netbuf_free(&fake);
+	cr_assert_eq(released[0] + released[1], 4, "both back all the same");
+	cr_assert_eq(pool->bad_frees, bad0 + 1);
+}
