@@ -145,7 +145,6 @@ static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 		goto slow;
 	total = (size_t)__builtin_bswap16((uint16_t)w2);
 	host -= ETH_HLEN;
-	nb->data = (uint8_t *)h + ETH_HLEN;
 	if (total != host || nb->nfrags) {
 		/* The datagram runs into one fragment exactly (a split data segment), or is all
 		 * in the host part with Ethernet padding behind it (a short frame: the padding
@@ -153,19 +152,16 @@ static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 		 * Anything else (more fragments, a length past the frame or below the header)
 		 * is the slow path's. */
 		if (total <= host) {
-			if (total < IPV4_HLEN_MIN) {
-				nb->data = (uint8_t *)h;
+			if (total < IPV4_HLEN_MIN)
 				goto slow;
-			}
+			nb->data = (uint8_t *)h + ETH_HLEN;
 			return net_rx_trim(nb, src, dst, total);
 		}
-		if (nb->nfrags != 1 || total - host != nb->frags[0].len) {
-			nb->data = (uint8_t *)h;
+		if (nb->nfrags != 1 || total - host != nb->frags[0].len)
 			goto slow;
-		}
 	}
 	net_rx_fast_frames++;
-	nb->data += IPV4_HLEN_MIN;
+	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN;
 	return tcp_rx(nb, src, dst, total - IPV4_HLEN_MIN);
 slow:
 	net_stack_rx_slow(dev, nb);

@@ -454,9 +454,9 @@ static __attribute__((noinline)) void netbuf_free_owned_frags(struct netbuf *nb)
 
 /* netbuf_free of a driver's RX netbuf (netbuf_rx_owned_get): unlinked, its fragments back
  * to their owners, it is the driver's again, then its header buffer goes back to the
- * driver, last (a tail call: nothing saved around it). Freed twice (not lent): counted as
+ * driver, last (a tail call: nothing saved around it). Inline in netbuf_free. Freed twice (not lent): counted as
  * the pool counts a refused free, nothing released. */
-static __attribute__((noinline)) void netbuf_free_owned(struct netbuf *nb)
+static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbuf *nb)
 {
 	struct netdev_frag_owner *o = nb->hdr_owner;
 
