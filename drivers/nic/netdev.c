@@ -690,20 +690,6 @@ int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len)
 	return 0;
 }
 
-/* --- fragments --------------------------------------------------------------------- */
-
-/* Counted CPU read of fragment bytes. */
-int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len)
-{
-	if (off > f->len || len > f->len - off)
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	memcpy(dst, (const void *)(uintptr_t)(f->addr.bus + off), len);
-	dma_account_cpu(f->addr.cls, len);
-	return 0;
-}
-
 /* Pool counters. */
 void netbuf_pool_stats(size_t *in_use, size_t *capacity, uint64_t *failures)
 {
