@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 6800,
-    "read-4k": 7250,
-    "write-128k": 76100,
-    "read-128k": 55300,
-    "write-4k-ddgst": 40400,
-    "read-4k-ddgst": 40500,
+    "write-4k": 6750,
+    "read-4k": 7200,
+    "write-128k": 75800,
+    "read-128k": 55250,
+    "write-4k-ddgst": 40200,
+    "read-4k-ddgst": 40300,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
