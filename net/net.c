@@ -97,11 +97,21 @@ static __attribute__((noinline)) void net_rx_trim(struct netbuf *nb, uint32_t sr
 	unsigned n = nb->nfrags;
 
 	nb->tail = nb->data + total;
-	nb->nfrags = 0;
-	for (unsigned i = 0; i < n; i++)
-		netdev_frag_release(&nb->frags[i]);
-	net_rx_fast_frames++;
 	nb->data += IPV4_HLEN_MIN;
+	nb->nfrags = 0;
+	net_rx_fast_frames++;
+	/* (the slots past nfrags, 0 now, are never read: released as they are) */
+	if (n == 1) { /* the split's one data buffer: every short frame's */
+		struct netdev_frag_owner *o = nb->frags[0].owner;
+		if (o)
+			o->release(o, nb->frags[0].token);
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			struct netdev_frag_owner *o = nb->frags[i].owner;
+			if (o)
+				o->release(o, nb->frags[i].token);
+		}
+	}
 	tcp_rx(nb, src, dst, total - IPV4_HLEN_MIN);
 }
 
