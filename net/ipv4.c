@@ -200,7 +200,9 @@ void ipv4_rx(struct netbuf *nb)
 		if ((w0 & IPV4_RX_FAST_MASK) != IPV4_RX_FAST_WANT || dst != net_if0.addr ||
 		    (proto != IP_PROTO_TCP && proto != IP_PROTO_UDP))
 			goto slow;
-		if (__builtin_expect(src != net_if0.rx_src_ok, 0))
+		/* (NET_RX_SRC_NONE, the limited broadcast, is none: such a source is the slow
+		 * path's to refuse) */
+		if (__builtin_expect(src != net_if0.rx_src_ok || src == NET_RX_SRC_NONE, 0))
 			goto slow;
 		/* Exactly the frame; padding is cut out of line; a datagram longer than the frame
 		 * (or shorter than its header) is ipv4_rx_slow's to count. */

@@ -18,6 +18,7 @@
 static void show_dev(struct netdev *d, void *ctx)
 {
 	(void)ctx;
+	netdev_stats_sync(d);
 	printf("%s: mac %02x:%02x:%02x:%02x:%02x:%02x mtu %u link %s features 0x%x%s\n", d->name, d->mac[0],
 	       d->mac[1], d->mac[2], d->mac[3], d->mac[4], d->mac[5], d->mtu, d->link_up ? "up" : "down",
 	       d->features, d == net_if0.dev ? " (stack)" : "");
@@ -31,7 +32,7 @@ static void show_dev(struct netdev *d, void *ctx)
 
 static void ip_show_counters(void)
 {
-	const struct net_stats *c = &net_counters;
+	const struct net_stats *c = net_stats(); /* (brings the fast path's eth/ip rx counts in) */
 	size_t in_use, cap;
 	uint64_t fail;
 	printf("eth: rx %llu tx %llu short %llu not-for-us %llu unknown-type %llu\n", U(c->eth_rx), U(c->eth_tx),

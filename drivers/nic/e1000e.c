@@ -391,8 +391,16 @@ static void rx_refill(struct e1000e *dev)
 	}
 }
 
+/* The netbuf of header buffer h. */
+static inline struct netbuf *hdr_nb(struct e1000e *dev, unsigned h)
+{
+	return (struct netbuf *)(dev->hdr_nbs + (size_t)h * sizeof(struct netbuf));
+}
+
 static void rx_free(struct e1000e *dev)
 {
+	free(dev->hdr_nbs);
+	dev->hdr_nbs = NULL;
 	if (dev->rx_ring && !dev->rx_ring_with_data)
 		dev->bus.dma_free(dev->bus.ctx, dev->rx_ring, (size_t)dev->rx_n * dev->sz.desc_size);
 	dev->rx_ring = NULL;
@@ -420,6 +428,13 @@ static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
 	size_t ring_bytes = (size_t)dev->rx_n * dev->sz.desc_size;
 	if ((rc = bufs_alloc(dev, &dev->hdr, E1000E_RX_SLOTS, dev->sz.hdr_size, false, 0)))
 		goto fail;
+	if (!(dev->hdr_nbs = calloc(dev->hdr.n, sizeof(struct netbuf)))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned h = 0; h < dev->hdr.n; h++)
+		netbuf_rx_owned_init(hdr_nb(dev, h), (uint8_t *)dev->hdr.cpu + (size_t)h * dev->hdr.size, dev->hdr.size,
+				     &dev->hdr_owner, h);
 	if (mode == E1000E_RX_SPLIT) {
 		/* The ring lives behind the data buffers, in the same memory: with the payload in
 		 * device memory the NIC's descriptor fetches and write-backs (64 B per frame, more
@@ -573,8 +588,7 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 		rx_recycle(dev, s);
 		return;
 	}
-	nb = netbuf_alloc_rx((uint8_t *)dev->hdr.cpu + (size_t)h * dev->hdr.size, dev->hdr.size, in->len0,
-			     &dev->hdr_owner, h);
+	nb = netbuf_rx_owned_get(hdr_nb(dev, h), in->len0);
 	if (!nb) {
 		dev->c.rx_no_netbuf++;
 		dev->ndev.stats.rx_dropped++;

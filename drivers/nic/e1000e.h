@@ -154,6 +154,10 @@ struct e1000e {
 	unsigned rx_n, rx_units, rx_ntu, rx_ntc;
 	struct e1000e_rx_slot rx_sw[E1000E_RX_RING];
 	struct e1000e_bufs hdr, data;
+	/* One netbuf per header buffer (netbuf_rx_owned_init), lent to the stack with it: a
+	 * received frame takes nothing from the netbuf pool. hdr.n of them, sizeof(struct
+	 * netbuf) apart (raw memory: a struct with a flexible array member makes no array). */
+	uint8_t *hdr_nbs;
 	struct netdev_frag_owner hdr_owner, data_owner;
 	bool rx_running;
 	bool rx_discard;         /* dropping the rest of a frame that spanned descriptors */

@@ -36,6 +36,7 @@ static void print_dev(struct e1000e *dev)
 	unsigned oh, od, tx_inflight = (dev->tx_ntu + dev->tx_n - dev->tx_ntc) % dev->tx_n;
 	char b[8];
 
+	netdev_stats_sync(nd); /* the receive frame counters, summed by flags */
 	e1000e_rx_outstanding(dev, &oh, &od);
 	printf("%s: e1000e 82574L at %s mac %02x:%02x:%02x:%02x:%02x:%02x link %s mtu %u features 0x%x\n", nd->name,
 	       pci_bdf_str(e1000e_pci_dev(dev)->bdf, b), nd->mac[0], nd->mac[1], nd->mac[2], nd->mac[3], nd->mac[4],

@@ -126,9 +126,27 @@ static void count_bytes(const struct netbuf *nb, uint64_t *host, uint64_t *devic
 	}
 }
 
+/* Sum the frames counted by flags into the counters. */
+void netdev_stats_sync(struct netdev *dev)
+{
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t n = dev->rx_by_flags[i];
+		if (!n)
+			continue;
+		dev->rx_by_flags[i] = 0;
+		dev->stats.rx_frames += n;
+		if (i & NETBUF_RX_SPLIT)
+			dev->stats.rx_split += n;
+		if (i & NETBUF_RX_L4_CSUM_OK)
+			dev->stats.rx_csum_ok += n;
+		if (i & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD))
+			dev->stats.rx_csum_bad += n;
+	}
+}
+
 /* A frame from the driver, counted as plain additions: a fragment's bytes to its memory
- * class's counter by index (rx_bytes_device follows rx_bytes_host), the split and checksum
- * flags as 0 or 1. */
+ * class's counter by index (rx_bytes_device follows rx_bytes_host), the frame by its flags
+ * (rx_by_flags: netdev_stats_sync sums them). */
 void netdev_rx(struct netdev *dev, struct netbuf *nb)
 {
 	uint32_t flags = nb->flags;
@@ -137,7 +155,9 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	_Static_assert(offsetof(struct netdev_stats, rx_bytes_device) ==
 			       offsetof(struct netdev_stats, rx_bytes_host) + sizeof(uint64_t),
 		       "netdev_rx counts a fragment's bytes by class as an index");
-	_Static_assert(NETBUF_RX_SPLIT == 1 && NETBUF_RX_L4_CSUM_OK == 4, "netdev_rx counts flags by shifts");
+	_Static_assert((NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD |
+			NETBUF_RX_L3_CSUM_BAD) == 31,
+		       "netdev_rx counts frames by their flags' five low bits");
 	nb->dev = dev;
 	dev->stats.rx_bytes_host += netbuf_host_len(nb);
 	if (nfrags) {
@@ -145,11 +165,7 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 		for (unsigned i = 1; i < nfrags; i++)
 			(&dev->stats.rx_bytes_host)[nb->frags[i].addr.cls == MEM_CLASS_DEVICE] += nb->frags[i].len;
 	}
-	dev->stats.rx_split += flags & NETBUF_RX_SPLIT;
-	dev->stats.rx_csum_ok += (flags >> 2) & 1;
-	if (__builtin_expect(flags & (NETBUF_RX_L4_CSUM_BAD | NETBUF_RX_L3_CSUM_BAD), 0))
-		dev->stats.rx_csum_bad++;
-	dev->stats.rx_frames++;
+	dev->rx_by_flags[flags & 31]++;
 	if (__builtin_expect(!dev->rx_handler, 0)) {
 		dev->stats.rx_dropped++;
 		netbuf_free(nb);
@@ -330,6 +346,7 @@ static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
 	nb->csum_offset = 0;
 	nb->gso_size = 0;
 	nb->nfrags = 0;
+	nb->origin = NETBUF_ORIGIN_POOL;
 	nb->hdr_owner = NULL;
 	nb->hdr_token = 0;
 	nb->tx_done = NULL;
@@ -381,6 +398,82 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 	return nb;
 }
 
+/* A driver's RX netbuf: set up once. */
+void netbuf_rx_owned_init(struct netbuf *nb, void *buf, size_t size, struct netdev_frag_owner *owner,
+			  uint64_t token)
+{
+	netbuf_init(nb);
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	nb->head = nb->data = nb->tail = buf;
+	nb->end = (uint8_t *)buf + size;
+	nb->hdr_owner = owner;
+	nb->hdr_token = token;
+}
+
+/* A driver's RX netbuf lent for a frame: netbuf_alloc_rx's fields, but head, end and the
+ * buffer's owner, which stay from netbuf_rx_owned_init. */
+struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
+{
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0)) {
+		if (nb->origin == NETBUF_ORIGIN_OWNED_LENT && netbuf_pool_ready)
+			mm_pool_free_bad(&netbuf_pool);
+		return NULL;
+	}
+	list_init(&nb->node);
+	nb->dev = NULL;
+	nb->flags = 0;
+	nb->hdr_len = 0;
+	nb->csum_start = 0;
+	nb->csum_offset = 0;
+	nb->gso_size = 0;
+	nb->nfrags = 0;
+	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
+	nb->tx_done = NULL;
+	nb->tx_ctx = NULL;
+	nb->data = nb->head;
+	nb->tail = nb->head + len;
+	return nb;
+}
+
+/* netbuf_free_owned with fragments still attached (the padding of a short frame the stack
+ * did not cut, a frame it refused): each goes back to its owner first. */
+static __attribute__((noinline)) void netbuf_free_owned_frags(struct netbuf *nb)
+{
+	unsigned n = nb->nfrags;
+
+	nb->nfrags = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag_owner *o = nb->frags[i].owner;
+		if (o)
+			o->release(o, nb->frags[i].token);
+	}
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	if (nb->hdr_owner)
+		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
+}
+
+/* netbuf_free of a driver's RX netbuf (netbuf_rx_owned_get): unlinked, its fragments back
+ * to their owners, it is the driver's again, then its header buffer goes back to the
+ * driver, last (a tail call: nothing saved around it). Inline in netbuf_free. Freed twice (not lent): counted as
+ * the pool counts a refused free, nothing released. */
+static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbuf *nb)
+{
+	struct netdev_frag_owner *o = nb->hdr_owner;
+
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_LENT, 0)) {
+		if (netbuf_pool_ready)
+			mm_pool_free_bad(&netbuf_pool);
+		return;
+	}
+	nb->node.prev->next = nb->node.next;
+	nb->node.next->prev = nb->node.prev;
+	if (nb->nfrags)
+		return netbuf_free_owned_frags(nb);
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	if (o)
+		o->release(o, nb->hdr_token);
+}
+
 /* netbuf_free_end for a netbuf the pool refuses (double free, foreign pointer): counted by
  * the pool; the header buffer goes back all the same, as it always did. */
 static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_owner *o, uint64_t token)
@@ -414,11 +507,32 @@ static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf 
 }
 
 /* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
- * cleared: past nfrags, 0 now, nothing is read). */
+ * cleared: past nfrags, 0 now, nothing is read). Two fragments and no header buffer (a
+ * transmitted frame gathering a PDU header and a piece of payload): the netbuf goes back
+ * to the pool first, then the fragments, the second's release a tail call; refused by the
+ * pool, counted, and both fragments back all the same. */
 static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 {
 	unsigned n = nb->nfrags;
+
 	nb->nfrags = 0;
+	if (n == 2 && !nb->hdr_owner) {
+		struct netdev_frag_owner *o0 = nb->frags[0].owner, *o1 = nb->frags[1].owner;
+		uint64_t t0 = nb->frags[0].token, t1 = nb->frags[1].token;
+		size_t idx;
+
+		nb->node.prev->next = nb->node.next;
+		nb->node.next->prev = nb->node.prev;
+		if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
+			mm_pool_free_bad(&netbuf_pool);
+		else
+			mm_pool_put(&netbuf_pool, nb, idx);
+		if (o0)
+			o0->release(o0, t0);
+		if (o1)
+			o1->release(o1, t1);
+		return;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		struct netdev_frag_owner *o = nb->frags[i].owner;
 		if (o)
@@ -427,44 +541,52 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 	netbuf_free_end(nb);
 }
 
-/* netbuf_free with one fragment and no header buffer to give back (a transmitted frame: a
- * header from the pool's storage and a piece of payload): the netbuf goes back to the pool
- * first and the fragment's release is the last call, a tail call; anything else takes
- * netbuf_free_frags. */
-static __attribute__((noinline)) void netbuf_free_frag1(struct netbuf *nb)
+/* netbuf_free of a pool netbuf, in one walk: without fragments (most received frames:
+ * TCP took the payload's), no call but the driver's release of the header buffer, last;
+ * with one fragment and no header buffer to give back (a transmitted frame: a header from
+ * the pool's storage and a piece of payload), the netbuf goes back to the pool first and
+ * the fragment's release is the last call, a tail call; anything else takes
+ * netbuf_free_frags. Inline in netbuf_free and netbuf_tx_done, so that a frame's free is
+ * one function. */
+static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf *nb)
 {
-	if (nb->nfrags != 1 || nb->hdr_owner)
+	unsigned n = nb->nfrags;
+
+	if (n == 1 && !nb->hdr_owner) {
+		nb->nfrags = 0;
+		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+	}
+	if (n)
 		return netbuf_free_frags(nb);
-	nb->nfrags = 0;
-	netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+	netbuf_free_end(nb);
 }
 
-/* Release everything. Without fragments (most received frames by now: TCP took the
- * payload's), no call but the driver's release of the header buffer, last. */
+/* Release everything: a driver's RX netbuf back with its header buffer, a pool netbuf
+ * (netbuf_free_pool). */
 void netbuf_free(struct netbuf *nb)
 {
 	if (!nb)
 		return;
-	if (nb->nfrags)
-		return netbuf_free_frag1(nb);
-	netbuf_free_end(nb);
+	if (nb->origin != NETBUF_ORIGIN_POOL)
+		return netbuf_free_owned(nb);
+	netbuf_free_pool(nb);
 }
 
-/* netbuf_tx_done with a completion callback: called first. */
+/* netbuf_tx_done with a completion callback (called first), or of a driver's RX netbuf
+ * the stack sent: netbuf_free's. */
 static __attribute__((noinline)) void netbuf_tx_done_cb(struct netbuf *nb)
 {
-	nb->tx_done(nb, nb->tx_ctx);
+	if (nb->tx_done)
+		nb->tx_done(nb, nb->tx_ctx);
 	netbuf_free(nb);
 }
 
 /* TX completion. */
 void netbuf_tx_done(struct netbuf *nb)
 {
-	if (__builtin_expect(nb->tx_done != NULL, 0))
+	if (__builtin_expect(nb->tx_done != NULL || nb->origin != NETBUF_ORIGIN_POOL, 0))
 		return netbuf_tx_done_cb(nb);
-	if (nb->nfrags)
-		return netbuf_free_frag1(nb);
-	netbuf_free_end(nb);
+	netbuf_free_pool(nb);
 }
 
 /* Detach a fragment. */
@@ -565,31 +687,6 @@ int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len)
 		len -= n;
 		off = 0;
 	}
-	return 0;
-}
-
-/* --- fragments --------------------------------------------------------------------- */
-
-/* Return a buffer. */
-void netdev_frag_release(struct netdev_frag *f)
-{
-	if (f->owner) {
-		struct netdev_frag_owner *o = f->owner;
-		f->owner = NULL;
-		o->release(o, f->token);
-	}
-	f->len = 0;
-}
-
-/* Counted CPU read of fragment bytes. */
-int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len)
-{
-	if (off > f->len || len > f->len - off)
-		return -EINVAL;
-	if (len == 0)
-		return 0;
-	memcpy(dst, (const void *)(uintptr_t)(f->addr.bus + off), len);
-	dma_account_cpu(f->addr.cls, len);
 	return 0;
 }
 

@@ -100,6 +100,11 @@ struct netdev_frag {
 #define NETBUF_TX_CSUM_PARTIAL  (1u << 8)  /* the device completes the L4 checksum */
 #define NETBUF_TX_TSO           (1u << 9)  /* the device segments this TCP frame (gso_size) */
 
+/* Where a netbuf comes from and goes back to (netbuf->origin). */
+#define NETBUF_ORIGIN_POOL       0  /* netbuf_alloc / netbuf_alloc_rx: the pool */
+#define NETBUF_ORIGIN_OWNED_IDLE 1  /* a driver's, with its header buffer (not lent now) */
+#define NETBUF_ORIGIN_OWNED_LENT 2  /* a driver's, lent to the stack with its header buffer */
+
 struct netbuf {
 	struct list_node node;     /* free for the current owner's queues */
 	struct netdev *dev;        /* receiving device, or the device it is sent on */
@@ -110,6 +115,7 @@ struct netbuf {
 	uint16_t csum_offset;      /* TX_CSUM_PARTIAL: checksum field offset from csum_start */
 	uint16_t gso_size;         /* TX_TSO: TCP payload bytes per segment */
 	uint8_t nfrags;
+	uint8_t origin;            /* NETBUF_ORIGIN_*: the pool's, or a driver's (netbuf_rx_owned_init) */
 	/* The host part's owner: the driver's header buffer (RX) or NULL (pool storage). */
 	struct netdev_frag_owner *hdr_owner;
 	uint64_t hdr_token;
@@ -171,10 +177,18 @@ struct netdev {
 	const struct netdev_ops *ops;
 	struct pci_dev *pdev;      /* the PCI function behind it (P2P placement), NULL if none */
 	void *priv;                /* driver's */
-	struct netdev_stats stats;
+	struct netdev_stats stats;  /* rx_frames, rx_split, rx_csum_ok/bad: after netdev_stats_sync */
+	/* Received frames by their flags' low bits (NETBUF_RX_SPLIT .. NETBUF_RX_L3_CSUM_BAD)
+	 * since the last netdev_stats_sync, which sums them into stats: one addition a frame
+	 * for four counters. */
+	uint64_t rx_by_flags[32];
 	void (*rx_handler)(struct netdev *dev, struct netbuf *nb);  /* the stack */
 	struct list_node node;     /* in the list of devices */
 };
+
+/* Bring dev->stats' receive frame counters (rx_frames, rx_split, rx_csum_ok, rx_csum_bad)
+ * up to date from dev->rx_by_flags: call before reading them. */
+void netdev_stats_sync(struct netdev *dev);
 
 /* Register dev (name, mac, mtu, ops and features filled in) and attach the stack's
  * receive handler. Returns 0, -EINVAL (bad MTU or ops) or -EEXIST. */
@@ -265,6 +279,21 @@ struct netbuf *netbuf_alloc(size_t headroom);
 struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev_frag_owner *owner,
 			       uint64_t token);
 
+/* Driver: make nb, memory of the driver's own (sizeof(struct netbuf): no storage), the
+ * netbuf of every frame received into the header buffer [buf, buf + size), which goes
+ * back through owner/token. The netbuf lives with the buffer: lent to the stack with it
+ * (netbuf_rx_owned_get) and back with it (netbuf_free releases the buffer last), so that
+ * a received frame takes nothing from the pool. */
+void netbuf_rx_owned_init(struct netbuf *nb, void *buf, size_t size, struct netdev_frag_owner *owner,
+			  uint64_t token);
+
+/* Driver: nb (netbuf_rx_owned_init) for a frame of len bytes in its header buffer, as
+ * netbuf_alloc_rx's netbuf; NULL when len is beyond the buffer or nb is still lent (the
+ * stack has not freed it: a driver that hands a buffer out twice; counted as a refused
+ * free of the pool). The driver then adds flags and the payload fragment and calls
+ * netdev_rx. */
+struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
+
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);
 
@@ -352,14 +381,35 @@ int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len);
 
 /* --- fragments --------------------------------------------------------------------- */
 
-/* Give a fragment's buffer back to its owner (no-op without owner); counts it. */
-void netdev_frag_release(struct netdev_frag *f);
+/* Give a fragment's buffer back to its owner (no-op without owner): the fragment is left
+ * empty and ownerless, then the owner's release is the last call. Inline: every received
+ * payload fragment and every acknowledged piece of sent data comes here, and the call
+ * into netdev.c cost as much as the work. */
+static inline void netdev_frag_release(struct netdev_frag *f)
+{
+	struct netdev_frag_owner *o = f->owner;
+
+	f->owner = NULL;
+	f->len = 0;
+	if (o)
+		o->release(o, f->token);
+}
 
 /* The one way the CPU reads fragment bytes: copies len bytes at off within f to dst and
  * counts them with dma_account_cpu() by the fragment's memory class. The appliance is
  * identity-mapped, so a fragment's bus address is also the CPU's address of its bytes.
- * -EINVAL when off/len run past the fragment. */
-int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len);
+ * -EINVAL when off/len run past the fragment. Inline: the target reads every PDU header
+ * this way, and the call cost as much as the checks. */
+static inline int netdev_frag_read(const struct netdev_frag *f, size_t off, void *dst, size_t len)
+{
+	if (off > f->len || len > f->len - off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	__builtin_memcpy(dst, (const void *)(uintptr_t)(f->addr.bus + off), len);
+	dma_account_cpu(f->addr.cls, len);
+	return 0;
+}
 
 /* Split f at byte `at` (0 < at < f->len): f keeps the first part, *tail gets the rest;
  * both hold a reference on the underlying buffer, which goes back to its owner when

@@ -247,6 +247,9 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
 	if (fd->plain)
 		fd->split = false;
 	fd->rx_csum = (features & NETDEV_F_RX_CSUM) != 0;
+	for (unsigned h = 0; h < FAKE_HDR_BUFS; h++)
+		netbuf_rx_owned_init((struct netbuf *)fd->hdr_nb[h], fd->hdr_buf[h], FAKE_HDR_SIZE, &fd->hdr_owner,
+				     (uint64_t)h);
 	netdev_register(&fd->dev);
 }
 
@@ -328,7 +331,10 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 	if ((h = take(fd->hdr_used, FAKE_HDR_BUFS)) < 0)
 		return -ENOBUFS;
 	memcpy(fd->hdr_buf[h], b, first);
-	nb = netbuf_alloc_rx(fd->hdr_buf[h], FAKE_HDR_SIZE, first, &fd->hdr_owner, (uint64_t)h);
+	if (fd->rx_pool)
+		nb = netbuf_alloc_rx(fd->hdr_buf[h], FAKE_HDR_SIZE, first, &fd->hdr_owner, (uint64_t)h);
+	else
+		nb = netbuf_rx_owned_get((struct netbuf *)fd->hdr_nb[h], first);
 	if (!nb) {
 		fd->hdr_used[h] = false;
 		return -ENOBUFS;

@@ -57,12 +57,18 @@ struct fake_netdev {
 	unsigned tx_ring, ring_used;
 	uint8_t late_descs[FAKE_TX_MAX];
 	bool rx_csum_trust;              /* report checksums OK without verifying (fuzzing) */
+	bool rx_pool;                    /* hand frames up in netbufs from the pool
+					  * (netbuf_alloc_rx) instead of the header buffers' own
+					  * (netbuf_rx_owned_get, as e1000e does) */
 	bool rx_batch;                   /* injected frames form one receive batch until the test
 					  * calls tcp_rx_batch_end (default: each frame ends one) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
 	bool hdr_used[FAKE_HDR_BUFS];
 	bool data_used[FAKE_DATA_BUFS];
 	uint8_t hdr_buf[FAKE_HDR_BUFS][FAKE_HDR_SIZE];
+	/* the header buffers' netbufs (netbuf_rx_owned_init), as raw memory: a struct with a
+	 * flexible array member makes no array */
+	_Alignas(16) uint8_t hdr_nb[FAKE_HDR_BUFS][sizeof(struct netbuf)];
 	uint8_t data_buf[FAKE_DATA_BUFS][FAKE_DATA_SIZE];
 };
 

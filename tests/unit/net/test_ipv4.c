@@ -397,3 +397,54 @@ Test(ipv4_fast, the_rest_takes_the_slow_path)
 	ip_csum_fix();
 	cr_assert_eq(answers(n), 1, "RST for a SYN with IP options");
 }
+
+/* The limited broadcast is never a good source, also before any source was found good
+ * (net_if0.rx_src_ok is NET_RX_SRC_NONE then, the same value). */
+Test(ipv4_fast, broadcast_source_refused_with_none_remembered)
+{
+	cr_assert_eq(net_if0.rx_src_ok, NET_RX_SRC_NONE);
+	cr_assert_eq(answers(syn_from(0xffffffffu, US)), 0);
+	cr_assert_eq(net_stats()->ip_bad_src, 1);
+	cr_assert_eq(net_if0.rx_src_ok, NET_RX_SRC_NONE);
+}
+
+/* net_stack_rx's common case counts each frame it takes in eth_rx and ip_rx as the layers
+ * do (net_stats() brings them up to date), whichever path a frame takes. */
+Test(ipv4_fast, counters_of_both_paths)
+{
+	const struct net_stats *st = net_stats();
+	uint64_t eth = st->eth_rx, ip = st->ip_rx;
+	cr_assert_eq(answers(syn_from(PEER, US)), 1, "slow: a new source");
+	cr_assert_eq(answers(syn_from(PEER, US)), 1, "fast: padded, trimmed");
+	uint8_t pay[100];
+	memset(pay, 7, sizeof(pay));
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = 40000, .dport = 5555, .seq = 1, .flags = 0x02,
+			      .wnd = 1000, .payload = pay, .len = sizeof(pay) };
+	cr_assert_eq(answers(fake_build_tcp(frame, &t)), 1, "fast: payload in a fragment");
+	fnd.split = false;
+	cr_assert_eq(answers(fake_build_tcp(frame, &t)), 1, "fast: all in the host part");
+	fnd.split = true;
+	st = net_stats();
+	cr_assert_eq(st->eth_rx, eth + 4);
+	cr_assert_eq(st->ip_rx, ip + 4);
+	cr_assert_eq(st->ip_bad_src + st->ip_bad_header + st->eth_not_for_us, 0);
+}
+
+/* A frame to another MAC, or on a device that is not the interface's, is refused and
+ * counted as before (the slow path). */
+Test(ipv4_fast, other_mac_and_device_refused)
+{
+	size_t n = syn_from(PEER, US);
+	cr_assert_eq(answers(n), 1);
+	n = syn_from(PEER, US);
+	frame[5] ^= 0x40;
+	cr_assert_eq(answers(n), 0);
+	cr_assert_eq(net_stats()->eth_not_for_us, 1);
+	struct fake_netdev other;
+	fake_netdev_setup(&other, NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM);
+	n = syn_from(PEER, US);
+	cr_assert_eq(fake_netdev_inject(&other, frame, n), 0);
+	cr_assert_eq(other.dev.stats.rx_dropped, 1);
+	cr_assert_eq(other.ntx + fnd.ntx, 0);
+	cr_assert_eq(fake_netdev_teardown(&other), 0, "every buffer back");
+}

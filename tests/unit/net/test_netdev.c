@@ -107,6 +107,7 @@ Test(netdev, rx_tx_byte_counters_by_class)
 	uint64_t host0 = fnd.dev.stats.rx_bytes_host; /* the setup's ARP frame */
 	size_t n = fake_build_udp(frame, PEER, US, 1, 2, payload, sizeof(payload));
 	fake_netdev_inject(&fnd, frame, n);
+	netdev_stats_sync(&fnd.dev);
 	cr_assert_eq(fnd.dev.stats.rx_split, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - host0, 42, "headers only in host memory");
 	cr_assert_eq(fnd.dev.stats.rx_bytes_device, 1000, "payload in device memory");
@@ -136,6 +137,7 @@ Test(netdev, jumbo_mtu_sets_mss)
  * inline common case (up to two fragments), its slow path (three) and a refusal taken back. */
 Test(netdev, counters_by_path)
 {
+	netdev_stats_sync(&fnd.dev);
 	struct netdev_stats s0 = fnd.dev.stats;
 	static uint8_t hdr[64];
 	struct netbuf *nb = netbuf_alloc_rx(hdr, sizeof(hdr), 20, NULL, 0);
@@ -147,6 +149,7 @@ Test(netdev, counters_by_path)
 		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
 	}
 	netdev_rx(&fnd.dev, nb); /* 20 bytes of host part: not even Ethernet; dropped and freed */
+	netdev_stats_sync(&fnd.dev);
 	cr_assert_eq(fnd.dev.stats.rx_frames - s0.rx_frames, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - s0.rx_bytes_host, 20 + 20);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_device - s0.rx_bytes_device, 10 + 30);
@@ -157,6 +160,9 @@ Test(netdev, counters_by_path)
 	nb = netbuf_alloc_rx(hdr, sizeof(hdr), 30, NULL, 0);
 	nb->flags = NETBUF_RX_L3_CSUM_BAD;
 	netdev_rx(&fnd.dev, nb);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - s0.rx_frames, 2);
+	cr_assert_eq(fnd.dev.stats.rx_csum_ok - s0.rx_csum_ok, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_host - s0.rx_bytes_host, 20 + 20 + 30);
 	cr_assert_eq(fnd.dev.stats.rx_split - s0.rx_split, 1);
 	cr_assert_eq(fnd.dev.stats.rx_csum_bad - s0.rx_csum_bad, 1);
@@ -258,4 +264,114 @@ Test(netdev, netbuf_round_trips)
 	netbuf_free(&fake);
 	cr_assert_eq(released[0], 4, "the fragment of a refused one-fragment netbuf too");
 	cr_assert_eq(pool->bad_frees - bad0, 2);
+}
+
+/* A driver's own RX netbuf (netbuf_rx_owned_init): lent with its header buffer, back with
+ * it; nothing from the pool; freed twice or lent twice: refused and counted, nothing
+ * released twice; with fragments still on it, each goes back first; sent and completed
+ * (netbuf_tx_done), it comes back as from netbuf_free. */
+Test(netdev, owned_rx_netbuf_lifecycle)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem, *nb;
+	const struct mm_pool *pool = NULL;
+	size_t in_use, cap;
+	uint64_t fails;
+
+	memset(released, 0, sizeof(released));
+	mm_pool_foreach(find_netbuf_pool, &pool);
+	cr_assert_not_null(pool);
+	netbuf_pool_stats(&in_use, &cap, &fails);
+	uint64_t bad0 = pool->bad_frees, allocs0 = pool->allocs;
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	cr_assert_null(netbuf_rx_owned_get(own, sizeof(hbuf) + 1), "longer than the buffer");
+	nb = netbuf_rx_owned_get(own, 20);
+	cr_assert_eq(nb, own);
+	cr_assert_eq(nb->data, hbuf);
+	cr_assert_eq(netbuf_host_len(nb), 20);
+	cr_assert_eq(nb->end, hbuf + sizeof(hbuf));
+	cr_assert_eq(nb->nfrags, 0);
+	cr_assert_eq(nb->flags, 0);
+	cr_assert_null(nb->tx_done);
+	cr_assert_null(netbuf_rx_owned_get(own, 20), "still lent");
+	cr_assert_eq(pool->bad_frees - bad0, 1);
+	nb->data += 14; /* the stack moves through it */
+	netbuf_free(nb);
+	cr_assert_eq(released[3], 1, "the header buffer back");
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	netbuf_free(own);
+	cr_assert_eq(released[3], 1, "a second free releases nothing");
+	cr_assert_eq(pool->bad_frees - bad0, 2);
+	/* again, with a fragment left on it: the fragment first, then the header */
+	nb = netbuf_rx_owned_get(own, 30);
+	cr_assert_eq(nb->data, hbuf, "data back at the buffer's start");
+	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .len = 6, .token = 0,
+				 .owner = &owner };
+	netbuf_add_frag(nb, &f);
+	netbuf_free(nb);
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[3], 2);
+	cr_assert_eq(own->nfrags, 0);
+	/* sent and completed */
+	nb = netbuf_rx_owned_get(own, 30);
+	netbuf_tx_done(nb);
+	cr_assert_eq(released[3], 3);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	cr_assert_eq(pool->allocs, allocs0, "nothing from the pool");
+	cr_assert_eq(pool->bad_frees - bad0, 2);
+	size_t in_use2;
+	netbuf_pool_stats(&in_use2, &cap, &fails);
+	cr_assert_eq(in_use2, in_use);
+}
+
+/* The fake NIC in both modes (its header buffers' netbufs, the pool's): the same frames
+ * reach TCP, every buffer comes back. */
+Test(netdev, owned_and_pool_rx_alike)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		fnd.rx_pool = mode == 1;
+		struct fake_tcp t = { .src = PEER, .dst = US, .sport = 40000, .dport = 5555, .seq = 1, .flags = 0x02,
+				      .wnd = 1000 };
+		size_t n = fake_build_tcp(frame, &t);
+		fake_netdev_clear(&fnd);
+		cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+		cr_assert_eq(fnd.ntx, 1, "RST (mode %d)", mode);
+		cr_assert_eq(fnd.hdr_out + fnd.data_out, 0, "every buffer back (mode %d)", mode);
+	}
+	fnd.rx_pool = false;
+}
+
+/* A transmitted frame's two fragments (a PDU header and a piece of payload) go back to
+ * their owners after the netbuf, refused by the pool (a foreign netbuf) or not. */
+Test(netdev, two_fragment_free)
+{
+	const struct mm_pool *pool = NULL;
+	mm_pool_foreach(find_netbuf_pool, &pool);
+	cr_assert_not_null(pool);
+	memset(released, 0, sizeof(released));
+	size_t in_use0 = pool->in_use;
+	uint64_t bad0 = pool->bad_frees;
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	for (unsigned i = 0; i < 2; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(devmem[i]), .len = 10, .token = i, .owner = &owner };
+		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+	}
+	cr_assert_eq(pool->in_use, in_use0 + 1);
+	netbuf_tx_done(nb);
+	cr_assert_eq(released[0] + released[1], 2);
+	cr_assert_eq(pool->in_use, in_use0);
+	cr_assert_eq(pool->bad_frees, bad0);
+	struct netbuf fake;
+	memset(&fake, 0, sizeof(fake));
+	list_init(&fake.node);
+	for (unsigned i = 0; i < 2; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(devmem[i]), .len = 10, .token = i, .owner = &owner };
+		cr_assert_eq(netbuf_add_frag(&fake, &f), 0);
+	}
+	netbuf_free(&fake);
+	cr_assert_eq(released[0] + released[1], 4, "both back all the same");
+	cr_assert_eq(pool->bad_frees, bad0 + 1);
 }
