@@ -80,6 +80,13 @@ static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 	eth_rx(dev, nb);
 }
 
+/* The end of a device's receive batch: TCP hands over what it gathered (tcp_rx_flush). */
+static void net_stack_rx_end(struct netdev *dev)
+{
+	(void)dev;
+	tcp_rx_flush();
+}
+
 /* Pools, then attach. */
 int net_init(void)
 {
@@ -99,6 +106,7 @@ int net_init(void)
 	net_if0.dev = netdev_first();
 	net_route_changed();
 	netdev_set_stack_rx(net_stack_rx);
+	netdev_set_stack_rx_end(net_stack_rx_end);
 	net_ready = true;
 	return 0;
 
@@ -118,6 +126,7 @@ int net_shutdown(void)
 	if (!net_ready)
 		return 0;
 	netdev_set_stack_rx(NULL);
+	netdev_set_stack_rx_end(NULL);
 	if ((rc = tcp_shutdown()) || (rc = udp_shutdown()))
 		return rc;
 	arp_shutdown();

@@ -158,6 +158,19 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	dev->rx_handler(dev, nb);
 }
 
+static void (*stack_rx_end)(struct netdev *dev);
+
+void netdev_set_stack_rx_end(void (*rx_end)(struct netdev *dev))
+{
+	stack_rx_end = rx_end;
+}
+
+void netdev_rx_end(struct netdev *dev)
+{
+	if (stack_rx_end)
+		stack_rx_end(dev);
+}
+
 /* The driver refused nb (the caller keeps it): netdev_tx's counters taken back. The
  * offload counter stays, as before (it counted frames handed to the driver). */
 void netdev_tx_uncount(struct netdev *dev, const struct netbuf *nb)

@@ -204,6 +204,8 @@ void tcp_sock_free(struct tcp_sock *s)
 	tcp_pools_sock_gone(s);
 	if (tcp_rx_last == s)
 		tcp_rx_last = NULL;
+	if (tcp_rx_gro == s)
+		tcp_rx_gro = NULL; /* (its gathered event goes nowhere now) */
 	tcp_budget_forget(s);
 	tcp_sock_frees++;
 	mm_pool_free(&tcp_sock_pool, s);

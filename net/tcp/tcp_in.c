@@ -819,7 +819,7 @@ static inline void frag_copy(struct netdev_frag *d, const struct netdev_frag *f)
 
 /* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
  * (tcp_rx_reserve_of), so at most half lent out always passes; the exact test otherwise. */
-static inline bool rx_buf_admit_fast(void)
+static inline __attribute__((always_inline)) bool rx_buf_admit_fast(void)
 {
 	const struct netdev *d = net_if0.dev;
 	if (d && d->rx_bufs_out <= d->rx_bufs / 2)
@@ -854,18 +854,16 @@ static inline struct tcp_rxent *rxent_take(unsigned frags)
 	return NULL;
 }
 
-/* A segment rx_fast_ok passed: the ACK goes through process_ack as always, the payload
- * from the netbuf straight onto the receive queue. 1: done, RCV.NXT where it was; 2:
- * done, data queued. nb's data at the payload. */
-static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, const struct tcp_seg *g,
-							 struct netbuf *nb)
+/* nb's fragments (its payload, at seq == RCV.NXT) onto s's receive queue: rxq_append for
+ * each, the socket's and the counters' sums written once; what a receive entry cannot be
+ * had for is dropped (sent again). Returns the new RCV.NXT (unchanged: nothing queued). */
+static inline __attribute__((always_inline)) uint32_t rx_queue_frags(struct tcp_sock *s, struct netbuf *nb,
+								      uint32_t seq)
 {
-	uint32_t before = s->rcv_nxt, seq = g->seq, nxt = before;
+	uint32_t before = seq, nxt = seq;
 	unsigned nf = nb->nfrags, frags = s->rxq_frags;
 	uint64_t dev_bytes = 0, host_bytes = 0;
 
-	process_ack_core(s, g, true); /* (the ACK is in range: it never refuses one) */
-	/* rxq_append for each fragment, the socket's and the counters' sums written once */
 	for (struct netdev_frag *f = nb->frags, *end = nb->frags + nf; f < end; f++) {
 		uint32_t n = f->len;
 		struct tcp_rxent *r;
@@ -875,10 +873,9 @@ static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, con
 			host_bytes += n;
 		/* after a receive entry ran out, the rest is dropped (sent again) */
 		if (n && seq == nxt && (r = rxent_take(frags + s->ooo_frags)) != NULL) {
-			list_init(&r->node);
 			r->seq = seq;
 			frag_copy(&r->frag, f);
-			list_add_tail(&s->rxq, &r->node);
+			list_add_tail(&s->rxq, &r->node); /* (sets both links) */
 			frags++;
 			nxt += n;
 		} else {
@@ -895,10 +892,21 @@ static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, con
 		s->rxq_bytes += nxt - before;
 		s->rxq_frags = frags;
 		s->rcv_nxt = nxt;
-		s->pending_events |= TCP_EV_RECV;
-		if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
-			tcp_rcv_cap_grow(s);
+		s->pending_events |= TCP_EV_RECV; /* (gathered: tcp_rx_flush, with tcp_rcv_cap_grow) */
 	}
+	return nxt;
+}
+
+/* A segment rx_fast_ok passed: the ACK goes through process_ack as always, the payload
+ * from the netbuf straight onto the receive queue. 1: done, RCV.NXT where it was; 2:
+ * done, data queued. nb's data at the payload. */
+static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, const struct tcp_seg *g,
+							 struct netbuf *nb)
+{
+	uint32_t before = s->rcv_nxt, nxt;
+
+	process_ack_core(s, g, true); /* (the ACK is in range: it never refuses one) */
+	nxt = rx_queue_frags(s, nb, g->seq); /* (g->seq is RCV.NXT) */
 	if (g->len)
 		schedule_ack(s, nxt == before);
 	tcp_output(s); /* notes a new advertised edge in the budget itself (tcp_advertise) */
@@ -912,6 +920,23 @@ void tcp_deliver_events(struct tcp_sock *s)
 	s->pending_events = 0;
 	if (ev && s->state != TCP_CLOSED)
 		tcp_notify(s, ev);
+}
+
+struct tcp_sock *tcp_rx_gro;
+
+/* The end of the receive batch for the socket whose data events it gathered (tcp.h):
+ * the receive window's limit grows by what the batch brought (tcp_rcv_cap_grow, once
+ * for all its segments) and the event goes to the user. */
+void tcp_rx_flush(void)
+{
+	struct tcp_sock *s = tcp_rx_gro;
+	if (!s)
+		return; /* (a mark left by a socket freed meanwhile: tcp_rx_batch_end skips it) */
+	tcp_rx_gro = NULL;
+	list_del(&tcp_rx_gro_mark);
+	if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
+		tcp_rcv_cap_grow(s);
+	tcp_deliver_events(s);
 }
 
 /* The end of a segment's processing (tcp_rx and tcp_rx_slow alike): the events it
@@ -935,6 +960,8 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 	uint16_t sport = g->sport, dport = g->dport;
 
 	p.n = 0;
+	if (tcp_rx_gro)
+		tcp_rx_flush(); /* the gathered event before anything this segment brings (a FIN, a RST) */
 	if (!s) {
 		/* CLOSED (RFC 9293 3.10.7.1). */
 		tcp_counters.no_socket++;
@@ -1007,6 +1034,8 @@ drop:
 static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb, const struct tcp_seg *g,
 								struct tcp_sock *s)
 {
+	if (tcp_rx_gro && tcp_rx_gro != s)
+		tcp_rx_flush(); /* another socket's gathering ends */
 	s->segs_in++;
 	s->last_rx_ns = clock_now_ns();
 	s->keep_probes = 0;
@@ -1022,7 +1051,49 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 	 * the data: header prediction changes nothing else the sums depend on). */
 	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
 		tcp_budget_note_later(s);
-	rx_done(nb, s, slot, id, frees);
+	/* The data event waits for the batch's end (tcp_rx_flush), gathered with that of the
+	 * segments after this one (tcp_rx: rx_gro); acknowledged bytes (TCP_EV_SENT), which a
+	 * sender may wait on, go at once. tcp_rx_gro is set first: a callback that frees s
+	 * clears it (tcp_sock_free). */
+	if (tcp_sock_frees == frees || tcp_sock_alive(slot, id)) {
+		unsigned ev = s->pending_events;
+		if (ev & TCP_EV_RECV) {
+			if (!tcp_rx_gro)
+				tcp_rx_gro_hold();
+			tcp_rx_gro = s;
+			if (ev != TCP_EV_RECV) {
+				s->pending_events = TCP_EV_RECV;
+				tcp_notify(s, ev & ~TCP_EV_RECV); /* (ESTABLISHED: rx_fast_ok) */
+			}
+		} else if (ev) {
+			tcp_deliver_events(s);
+		}
+	}
+	netbuf_free(nb);
+}
+
+/* In-order data for tcp_rx_gro, the socket whose segment before this one in the receive
+ * batch header prediction took (GRO at the TCP layer). What the segment before left
+ * holds still, as no other segment and no user code of s ran since: ESTABLISHED, no
+ * listener, nothing out of order, keep-alive armed and last_rx_ns this batch's, the data
+ * event and the window limit's growth gathered. tcp_rx checked the rest: ACK (and PSH)
+ * alone, no options, SEG.SEQ = RCV.NXT, SEG.ACK = SND.UNA and SEG.WND as SND.WND (no new
+ * ACK, no window change: of RFC 9293 3.10.7.4's fifth check only SND.WL1/WL2 move),
+ * payload within the window and all in fragments, a buffer admitted, nothing to send.
+ * Consumes nb. */
+static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
+							 uint32_t ack)
+{
+	s->segs_in++;
+	s->snd_wl1 = seq;
+	s->snd_wl2 = ack;
+	uint32_t nxt = rx_queue_frags(s, nb, seq);
+	schedule_ack(s, nxt == seq);
+	if (s->ack_now)
+		tcp_output_work(s, false); /* (tcp_output: only an ACK owed can be new here) */
+	if (nxt != seq && s->bud_nxt != nxt)
+		tcp_budget_note_later(s);
+	netbuf_free(nb);
 }
 
 /* tcp_rx for every segment header prediction did not take at once: a header with
@@ -1098,14 +1169,20 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
 	    s->state != TCP_ESTABLISHED)
 		goto full_checked;
-	g.sport = (uint16_t)(ports >> 16);
-	g.dport = (uint16_t)ports;
-	g.hlen = TCP_HLEN_MIN;
 	g.seq = be32_load(hp + 4);
 	g.ack = be32_load(hp + 8);
 	g.flags = hp[13];
 	g.wnd = be16_load(hp + 14);
 	g.len = (uint32_t)(len - TCP_HLEN_MIN);
+	if (s == tcp_rx_gro && (g.flags & (uint8_t)~TCP_PSH) == TCP_ACK && g.seq == s->rcv_nxt && g.ack == s->snd_una &&
+	    g.wnd << s->snd_wscale == s->snd_wnd && g.len && (int32_t)(s->rcv_adv - g.seq) >= (int32_t)g.len &&
+	    host == TCP_HLEN_MIN && tcp_output_idle(s) && rx_buf_admit_fast()) {
+		rx_gro(s, nb, g.seq, g.ack);
+		return;
+	}
+	g.sport = (uint16_t)(ports >> 16);
+	g.dport = (uint16_t)ports;
+	g.hlen = TCP_HLEN_MIN;
 	g.opts.has_sack = false; /* (no options: header prediction and process_ack read no other) */
 	if (!rx_fast_ok(s, &g, nb))
 		goto full_checked;
