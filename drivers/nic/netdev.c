@@ -158,17 +158,11 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	dev->rx_handler(dev, nb);
 }
 
-static void (*stack_rx_end)(struct netdev *dev);
+void (*netdev_stack_rx_end)(struct netdev *dev);
 
 void netdev_set_stack_rx_end(void (*rx_end)(struct netdev *dev))
 {
-	stack_rx_end = rx_end;
-}
-
-void netdev_rx_end(struct netdev *dev)
-{
-	if (stack_rx_end)
-		stack_rx_end(dev);
+	netdev_stack_rx_end = rx_end;
 }
 
 /* The driver refused nb (the caller keeps it): netdev_tx's counters taken back. The

@@ -459,7 +459,8 @@ static inline __attribute__((always_inline)) void schedule_ack(struct tcp_sock *
 			return;
 		}
 		s->ack_pass_end = true;
-		tcp_output_hold(s);
+		if (list_empty(&s->held_node)) /* (tcp_output_hold's test, inline) */
+			tcp_output_hold(s);
 		return;
 	}
 	/* The timer is left armed after an ACK goes out (tcp_xmit): one armed then is due no
@@ -936,7 +937,10 @@ void tcp_rx_flush(void)
 	list_del(&tcp_rx_gro_mark);
 	if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
 		tcp_rcv_cap_grow(s);
-	tcp_deliver_events(s);
+	unsigned ev = s->pending_events; /* (tcp_deliver_events) */
+	s->pending_events = 0;
+	if (ev && s->state != TCP_CLOSED)
+		tcp_notify(s, ev);
 }
 
 /* The end of a segment's processing (tcp_rx and tcp_rx_slow alike): the events it
@@ -1082,12 +1086,32 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
  * payload within the window and all in fragments, a buffer admitted, nothing to send.
  * Consumes nb. */
 static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
-							 uint32_t ack)
+							 uint32_t ack, uint32_t len)
 {
+	struct netdev_frag *f = nb->frags;
+	struct tcp_rxent *r;
+	uint32_t nxt;
+
 	s->segs_in++;
 	s->snd_wl1 = seq;
 	s->snd_wl2 = ack;
-	uint32_t nxt = rx_queue_frags(s, nb, seq);
+	if (nb->nfrags == 1 && f->len == len && (r = rxent_take(s->rxq_frags)) != NULL) {
+		/* the NIC's one buffer (rx_queue_frags' loop for it; nothing out of order) */
+		r->seq = seq;
+		frag_copy(&r->frag, f);
+		list_add_tail(&s->rxq, &r->node);
+		nb->nfrags = 0;
+		if (f->addr.cls == MEM_CLASS_DEVICE)
+			tcp_counters.rx_payload_device += len;
+		else
+			tcp_counters.rx_payload_host += len;
+		s->rxq_bytes += len;
+		s->rxq_frags++;
+		s->rcv_nxt = nxt = seq + len;
+		s->pending_events |= TCP_EV_RECV;
+	} else {
+		nxt = rx_queue_frags(s, nb, seq);
+	}
 	schedule_ack(s, nxt == seq);
 	if (s->ack_now)
 		tcp_output_work(s, false); /* (tcp_output: only an ACK owed can be new here) */
@@ -1144,53 +1168,65 @@ drop:
  * in the host part, the last segment's connection, header prediction's tests) are read
  * into locals and handled here; every other segment goes to tcp_rx_full (the full
  * parser, the table, tcp_rx_slow), which gives it the same checks in the same order. */
-void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+/* tcp_rx for a segment of s (tcp_rx_last, ESTABLISHED, the addresses and ports matched)
+ * with a 20-byte header in the host part at hp and a good checksum, that rx_gro does not
+ * take: header prediction or the full parser. Out of line: tcp_rx's short path saves fewer
+ * registers. Consumes nb. */
+static inline __attribute__((always_inline)) void tcp_rx_hp(struct netbuf *nb, struct tcp_sock *s, const uint8_t *hp,
+						 uint32_t src, uint32_t dst, size_t len)
 {
-	const uint8_t *hp = nb->data;
-	size_t host = netbuf_host_len(nb);
-	struct tcp_sock *s = tcp_rx_last;
 	struct tcp_seg g;
 
-	tcp_counters.segs_in++;
-	/* tcp_hdr_read's checks for a header without options: whole in the host part
-	 * (min(host, 60) within the segment), both ports set */
-	if (host < TCP_HLEN_MIN || (hp[12] & 0xf0) != (TCP_HLEN_MIN / 4) << 4 ||
-	    (host < TCP_HLEN_MIN + TCP_OPT_SPACE ? host : TCP_HLEN_MIN + TCP_OPT_SPACE) > len)
-		goto full;
-	uint32_t ports = be32_load(hp); /* SRC.PORT << 16 | DST.PORT */
-	if ((ports & 0xffff) == 0 || ports >> 16 == 0)
-		goto full; /* (counted there) */
-	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
-		tcp_counters.bad_checksum++;
-		netbuf_free(nb);
-		return;
-	}
-	/* tcp_lookup_rx's first try, for a connection header prediction may take */
-	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
-	    s->state != TCP_ESTABLISHED)
-		goto full_checked;
+	g.sport = s->rport;
+	g.dport = s->lport;
+	g.hlen = TCP_HLEN_MIN;
 	g.seq = be32_load(hp + 4);
 	g.ack = be32_load(hp + 8);
 	g.flags = hp[13];
 	g.wnd = be16_load(hp + 14);
 	g.len = (uint32_t)(len - TCP_HLEN_MIN);
-	if (s == tcp_rx_gro && (g.flags & (uint8_t)~TCP_PSH) == TCP_ACK && g.seq == s->rcv_nxt && g.ack == s->snd_una &&
-	    g.wnd << s->snd_wscale == s->snd_wnd && g.len && (int32_t)(s->rcv_adv - g.seq) >= (int32_t)g.len &&
-	    host == TCP_HLEN_MIN && tcp_output_idle(s) && rx_buf_admit_fast()) {
-		rx_gro(s, nb, g.seq, g.ack);
+	g.opts.has_sack = false; /* (no options: header prediction and process_ack read no other) */
+	if (!rx_fast_ok(s, &g, nb)) {
+		tcp_rx_full(nb, src, dst, len, true);
 		return;
 	}
-	g.sport = (uint16_t)(ports >> 16);
-	g.dport = (uint16_t)ports;
-	g.hlen = TCP_HLEN_MIN;
-	g.opts.has_sack = false; /* (no options: header prediction and process_ack read no other) */
-	if (!rx_fast_ok(s, &g, nb))
-		goto full_checked;
 	rx_predicted(nb, &g, s);
-	return;
-full:
-	tcp_rx_full(nb, src, dst, len, false);
-	return;
-full_checked:
-	tcp_rx_full(nb, src, dst, len, true);
+}
+
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+{
+	const uint8_t *hp = nb->data;
+	size_t host = netbuf_host_len(nb);
+	struct tcp_sock *s = tcp_rx_last;
+
+	tcp_counters.segs_in++;
+	/* tcp_hdr_read's checks for a header without options: whole in the host part
+	 * (min(host, 60) within the segment); both ports set follows from a socket's match
+	 * (tcp_rx_full checks them otherwise) */
+	if (host < TCP_HLEN_MIN || (hp[12] & 0xf0) != (TCP_HLEN_MIN / 4) << 4 ||
+	    (host < TCP_HLEN_MIN + TCP_OPT_SPACE ? host : TCP_HLEN_MIN + TCP_OPT_SPACE) > len) {
+		tcp_rx_full(nb, src, dst, len, false);
+		return;
+	}
+	uint32_t ports = be32_load(hp); /* SRC.PORT << 16 | DST.PORT */
+	/* tcp_lookup_rx's first try, for a connection header prediction may take */
+	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
+	    s->state != TCP_ESTABLISHED) {
+		tcp_rx_full(nb, src, dst, len, false);
+		return;
+	}
+	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
+		tcp_counters.bad_checksum++;
+		netbuf_free(nb);
+		return;
+	}
+	uint32_t seq = be32_load(hp + 4), ack = be32_load(hp + 8), plen = (uint32_t)(len - TCP_HLEN_MIN);
+	if (s == tcp_rx_gro && (hp[13] & (uint8_t)~TCP_PSH) == TCP_ACK && seq == s->rcv_nxt && ack == s->snd_una &&
+	    (uint32_t)be16_load(hp + 14) << s->snd_wscale == s->snd_wnd && plen &&
+	    (int32_t)(s->rcv_adv - seq) >= (int32_t)plen && host == TCP_HLEN_MIN && tcp_output_idle(s) &&
+	    rx_buf_admit_fast()) {
+		rx_gro(s, nb, seq, ack, plen);
+		return;
+	}
+	tcp_rx_hp(nb, s, hp, src, dst, len);
 }

@@ -277,3 +277,45 @@ Test(tcp_gro, what_the_short_path_leaves_to_the_whole_one)
 	cr_assert_eq(lastseg()->ack, 7001);
 	down(l, s);
 }
+
+/* tcp_recv_frags takes whole entries from the head in one splice, at most max of them,
+ * and the front of the next one when max_bytes ends inside it; the sums follow. */
+Test(tcp_gro, recv_frags_takes_whole_entries_then_a_front)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	for (int i = 0; i < 5; i++)
+		seg_from(PEER_PORT, TCP_ACK, 1001 + 1000 * (uint32_t)i, iss + 1, 1000);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(tcp_recv_avail(s), 5000);
+	struct netdev_frag f[8];
+	cr_assert_eq(tcp_recv_frags(s, f, 2, SIZE_MAX), 2, "max entries");
+	cr_assert_eq(f[0].len + f[1].len, 2000);
+	cr_assert_eq(tcp_recv_avail(s), 3000);
+	netdev_frag_release(&f[0]);
+	netdev_frag_release(&f[1]);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, 1500), 2, "one whole entry and 500 bytes of the next");
+	cr_assert_eq(f[0].len, 1000);
+	cr_assert_eq(f[1].len, 500);
+	cr_assert_eq(tcp_recv_avail(s), 1500);
+	netdev_frag_release(&f[0]);
+	netdev_frag_release(&f[1]);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, 0), 0, "nothing for no bytes");
+	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 2, "the rest of the split entry and the last");
+	cr_assert_eq(f[0].len, 500);
+	cr_assert_eq(f[1].len, 1000);
+	cr_assert_eq(tcp_recv_avail(s), 0);
+	netdev_frag_release(&f[0]);
+	netdev_frag_release(&f[1]);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 0, "empty");
+	/* the queue still works after the splices */
+	seg_from(PEER_PORT, TCP_ACK, 6001, iss + 1, 700);
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 1);
+	cr_assert_eq(f[0].len, 700);
+	netdev_frag_release(&f[0]);
+	tcp_rx_batch_end();
+	down(l, s);
+}
