@@ -848,10 +848,13 @@ static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g,
 
 /* A receive entry for header prediction: rxent_new's test and the pool's inline take
  * (frags: s's queued fragments, in order and out of order, counted so far). */
-static inline struct tcp_rxent *rxent_take(unsigned frags)
+static inline __attribute__((always_inline)) struct tcp_rxent *rxent_take(unsigned frags)
 {
-	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
-		return mm_pool_alloc(&tcp_rxent_pool);
+	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) {
+		if (__builtin_expect(!mm_pool_has_free(&tcp_rxent_pool), 0))
+			return mm_pool_alloc_empty(&tcp_rxent_pool); /* (counted) */
+		return mm_pool_take(&tcp_rxent_pool); /* (mm_pool_alloc, whose copy gcc leaves out of line) */
+	}
 	return NULL;
 }
 
@@ -914,8 +917,8 @@ static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, con
 	return nxt != before ? 2 : 1;
 }
 
-/* Hand the events gathered while a segment was processed to the user. */
-void tcp_deliver_events(struct tcp_sock *s)
+/* tcp_deliver_events, inline for tcp_rx. */
+static inline __attribute__((always_inline)) void deliver_events(struct tcp_sock *s)
 {
 	unsigned ev = s->pending_events;
 	s->pending_events = 0;
@@ -923,16 +926,19 @@ void tcp_deliver_events(struct tcp_sock *s)
 		tcp_notify(s, ev);
 }
 
+/* Hand the events gathered while a segment was processed to the user. */
+void tcp_deliver_events(struct tcp_sock *s)
+{
+	deliver_events(s);
+}
+
 struct tcp_sock *tcp_rx_gro;
 
 /* The end of the receive batch for the socket whose data events it gathered (tcp.h):
  * the receive window's limit grows by what the batch brought (tcp_rcv_cap_grow, once
  * for all its segments) and the event goes to the user. */
-void tcp_rx_flush(void)
+static __attribute__((noinline)) void rx_gro_end(struct tcp_sock *s)
 {
-	struct tcp_sock *s = tcp_rx_gro;
-	if (!s)
-		return; /* (a mark left by a socket freed meanwhile: tcp_rx_batch_end skips it) */
 	tcp_rx_gro = NULL;
 	list_del(&tcp_rx_gro_mark);
 	if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
@@ -941,6 +947,13 @@ void tcp_rx_flush(void)
 	s->pending_events = 0;
 	if (ev && s->state != TCP_CLOSED)
 		tcp_notify(s, ev);
+}
+
+void tcp_rx_flush(void)
+{
+	struct tcp_sock *s = tcp_rx_gro;
+	if (s) /* (none: a mark left by a socket freed meanwhile, tcp_rx_batch_end skips it) */
+		rx_gro_end(s);
 }
 
 /* The end of a segment's processing (tcp_rx and tcp_rx_slow alike): the events it
@@ -1070,7 +1083,7 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 				tcp_notify(s, ev & ~TCP_EV_RECV); /* (ESTABLISHED: rx_fast_ok) */
 			}
 		} else if (ev) {
-			tcp_deliver_events(s);
+			deliver_events(s);
 		}
 	}
 	netbuf_free(nb);
@@ -1163,20 +1176,32 @@ drop:
 	netbuf_free(nb);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
- * Consumes nb. The data segments and ACKs of an established connection (a 20-byte header
- * in the host part, the last segment's connection, header prediction's tests) are read
- * into locals and handled here; every other segment goes to tcp_rx_full (the full
- * parser, the table, tcp_rx_slow), which gives it the same checks in the same order. */
-/* tcp_rx for a segment of s (tcp_rx_last, ESTABLISHED, the addresses and ports matched)
- * with a 20-byte header in the host part at hp and a good checksum, that rx_gro does not
- * take: header prediction or the full parser. Out of line: tcp_rx's short path saves fewer
- * registers. Consumes nb. */
-static inline __attribute__((always_inline)) void tcp_rx_hp(struct netbuf *nb, struct tcp_sock *s, const uint8_t *hp,
-						 uint32_t src, uint32_t dst, size_t len)
+/* tcp_rx for every segment rx_gro does not take: header prediction for a segment of the
+ * last segment's connection with a 20-byte header, the full parser otherwise. Out of
+ * line, with tcp_rx's arguments (a jump): tcp_rx's short path saves no registers for it. */
+static __attribute__((noinline)) void tcp_rx_more(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
+	const uint8_t *hp = nb->data;
+	size_t host = netbuf_host_len(nb);
+	struct tcp_sock *s = tcp_rx_last;
 	struct tcp_seg g;
 
+	/* tcp_hdr_read's checks for a header without options: whole in the host part
+	 * (min(host, 60) within the segment); both ports set follows from a socket's match
+	 * (tcp_rx_full checks them otherwise) */
+	if (host < TCP_HLEN_MIN || (hp[12] & 0xf0) != (TCP_HLEN_MIN / 4) << 4 ||
+	    (host < TCP_HLEN_MIN + TCP_OPT_SPACE ? host : TCP_HLEN_MIN + TCP_OPT_SPACE) > len)
+		goto full;
+	uint32_t ports = be32_load(hp); /* SRC.PORT << 16 | DST.PORT */
+	/* tcp_lookup_rx's first try, for a connection header prediction may take */
+	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
+	    s->state != TCP_ESTABLISHED)
+		goto full;
+	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
+		tcp_counters.bad_checksum++;
+		netbuf_free(nb);
+		return;
+	}
 	g.sport = s->rport;
 	g.dport = s->lport;
 	g.hlen = TCP_HLEN_MIN;
@@ -1191,42 +1216,48 @@ static inline __attribute__((always_inline)) void tcp_rx_hp(struct netbuf *nb, s
 		return;
 	}
 	rx_predicted(nb, &g, s);
+	return;
+full:
+	tcp_rx_full(nb, src, dst, len, false);
 }
 
-void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+/* tcp_rx while a socket gathers the batch's segments (tcp_rx_gro): rx_gro's tests (the
+ * gathering socket's connection, its addresses and ports, a 20-byte header alone in the
+ * host part so the payload is all in fragments, ACK and maybe PSH alone, at RCV.NXT and
+ * within the window, SEG.ACK = SND.UNA, SEG.WND as before, a good checksum, nothing to
+ * send, a buffer admitted), tcp_rx_more for a segment that fails one. Consumes nb. */
+static __attribute__((noinline)) void tcp_rx_gathering(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
 	const uint8_t *hp = nb->data;
-	size_t host = netbuf_host_len(nb);
-	struct tcp_sock *s = tcp_rx_last;
+	struct tcp_sock *s = tcp_rx_gro;
 
+	if (netbuf_host_len(nb) == TCP_HLEN_MIN && len > TCP_HLEN_MIN && hp[12] == (TCP_HLEN_MIN / 4) << 4 &&
+	    (hp[13] & (uint8_t)~TCP_PSH) == TCP_ACK && be32_load(hp) == ((uint32_t)s->rport << 16 | s->lport) &&
+	    s->raddr == src && s->laddr == dst && s->state == TCP_ESTABLISHED) {
+		uint32_t seq = be32_load(hp + 4), ack = be32_load(hp + 8), plen = (uint32_t)(len - TCP_HLEN_MIN);
+		if (seq == s->rcv_nxt && ack == s->snd_una && (uint32_t)be16_load(hp + 14) << s->snd_wscale == s->snd_wnd &&
+		    (int32_t)(s->rcv_adv - seq) >= (int32_t)plen && net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len) &&
+		    tcp_output_idle(s) && rx_buf_admit_fast()) {
+			rx_gro(s, nb, seq, ack, plen);
+			return;
+		}
+	}
+	tcp_rx_more(nb, src, dst, len);
+}
+
+/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
+ * Consumes nb. The receive batch's in-order data segments of the socket gathering them
+ * take rx_gro here; the data segments and ACKs of an established connection (a 20-byte
+ * header in the host part, the last segment's connection, header prediction's tests) are
+ * read into locals and handled by tcp_rx_more; every other segment goes to tcp_rx_full
+ * (the full parser, the table, tcp_rx_slow), which gives it the same checks in the same
+ * order. */
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+{
 	tcp_counters.segs_in++;
-	/* tcp_hdr_read's checks for a header without options: whole in the host part
-	 * (min(host, 60) within the segment); both ports set follows from a socket's match
-	 * (tcp_rx_full checks them otherwise) */
-	if (host < TCP_HLEN_MIN || (hp[12] & 0xf0) != (TCP_HLEN_MIN / 4) << 4 ||
-	    (host < TCP_HLEN_MIN + TCP_OPT_SPACE ? host : TCP_HLEN_MIN + TCP_OPT_SPACE) > len) {
-		tcp_rx_full(nb, src, dst, len, false);
-		return;
-	}
-	uint32_t ports = be32_load(hp); /* SRC.PORT << 16 | DST.PORT */
-	/* tcp_lookup_rx's first try, for a connection header prediction may take */
-	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
-	    s->state != TCP_ESTABLISHED) {
-		tcp_rx_full(nb, src, dst, len, false);
-		return;
-	}
-	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
-		tcp_counters.bad_checksum++;
-		netbuf_free(nb);
-		return;
-	}
-	uint32_t seq = be32_load(hp + 4), ack = be32_load(hp + 8), plen = (uint32_t)(len - TCP_HLEN_MIN);
-	if (s == tcp_rx_gro && (hp[13] & (uint8_t)~TCP_PSH) == TCP_ACK && seq == s->rcv_nxt && ack == s->snd_una &&
-	    (uint32_t)be16_load(hp + 14) << s->snd_wscale == s->snd_wnd && plen &&
-	    (int32_t)(s->rcv_adv - seq) >= (int32_t)plen && host == TCP_HLEN_MIN && tcp_output_idle(s) &&
-	    rx_buf_admit_fast()) {
-		rx_gro(s, nb, seq, ack, plen);
-		return;
-	}
-	tcp_rx_hp(nb, s, hp, src, dst, len);
+	/* (both a jump: tcp_rx saves no register for either) */
+	if (tcp_rx_gro)
+		tcp_rx_gathering(nb, src, dst, len);
+	else
+		tcp_rx_more(nb, src, dst, len);
 }
