@@ -805,17 +805,11 @@ out:
 	tcp_output(s);
 }
 
-/* *d = *f field by field (gcc copies the 48-byte struct with rep movs otherwise, a dozen
- * counted instructions). */
+/* *d = *f as one fixed-size copy (gcc had made the plain assignment a rep movs here once:
+ * field by field cost 12 moves, this 6 where the target has 16-byte moves). */
 static inline void frag_copy(struct netdev_frag *d, const struct netdev_frag *f)
 {
-	d->addr = f->addr;
-	d->offset = f->offset;
-	d->len = f->len;
-	d->provider = f->provider;
-	d->pad = f->pad;
-	d->token = f->token;
-	d->owner = f->owner;
+	__builtin_memcpy(d, f, sizeof(*d)); /* (three 16-byte moves where the target has them) */
 }
 
 /* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
@@ -1226,7 +1220,7 @@ full:
  * host part so the payload is all in fragments, ACK and maybe PSH alone, at RCV.NXT and
  * within the window, SEG.ACK = SND.UNA, SEG.WND as before, a good checksum, nothing to
  * send, a buffer admitted), tcp_rx_more for a segment that fails one. Consumes nb. */
-static __attribute__((noinline)) void tcp_rx_gathering(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
 	const uint8_t *hp = nb->data;
 	struct tcp_sock *s = tcp_rx_gro;
