@@ -1215,15 +1215,19 @@ full:
 	tcp_rx_full(nb, src, dst, len, false);
 }
 
-/* tcp_rx while a socket gathers the batch's segments (tcp_rx_gro): rx_gro's tests (the
- * gathering socket's connection, its addresses and ports, a 20-byte header alone in the
- * host part so the payload is all in fragments, ACK and maybe PSH alone, at RCV.NXT and
- * within the window, SEG.ACK = SND.UNA, SEG.WND as before, a good checksum, nothing to
- * send, a buffer admitted), tcp_rx_more for a segment that fails one. Consumes nb. */
-static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+/* tcp_rx for a data segment of the socket gathering the batch's segments (tcp_rx_gro) or,
+ * while none does, of the last segment's connection: rx_gro's tests (the connection, its
+ * addresses and ports, a 20-byte header alone in the host part so the payload is all in
+ * fragments, ACK and maybe PSH alone, at RCV.NXT and within the window, SEG.ACK =
+ * SND.UNA, SEG.WND as before, a good checksum, nothing to send, a buffer admitted), and
+ * for the batch's first segment header prediction's others (no listener, nothing out of
+ * order) and what is done once per batch: the peer's last segment's clock, keep-alive,
+ * the gathering begun. tcp_rx_more for a segment that fails one. Consumes nb. */
+static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *nb, uint32_t src, uint32_t dst,
+								 size_t len)
 {
 	const uint8_t *hp = nb->data;
-	struct tcp_sock *s = tcp_rx_gro;
+	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
 
 	if (netbuf_host_len(nb) == TCP_HLEN_MIN && len > TCP_HLEN_MIN && hp[12] == (TCP_HLEN_MIN / 4) << 4 &&
 	    (hp[13] & (uint8_t)~TCP_PSH) == TCP_ACK && be32_load(hp) == ((uint32_t)s->rport << 16 | s->lport) &&
@@ -1232,10 +1236,22 @@ static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *n
 		if (seq == s->rcv_nxt && ack == s->snd_una && (uint32_t)be16_load(hp + 14) << s->snd_wscale == s->snd_wnd &&
 		    (int32_t)(s->rcv_adv - seq) >= (int32_t)plen && net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len) &&
 		    tcp_output_idle(s) && rx_buf_admit_fast()) {
+			if (!gro) {
+				/* the batch's first: rx_fast_ok's other tests, rx_predicted's once */
+				if (s->listener || !list_empty(&s->ooo) || s->ooo_fin)
+					goto more;
+				s->last_rx_ns = clock_now_ns();
+				s->keep_probes = 0;
+				if (!s->t_keep.armed)
+					tcp_keep_arm(s);
+				tcp_rx_gro_hold();
+				tcp_rx_gro = s;
+			}
 			rx_gro(s, nb, seq, ack, plen);
 			return;
 		}
 	}
+more:
 	tcp_rx_more(nb, src, dst, len);
 }
 
@@ -1250,7 +1266,7 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
 	tcp_counters.segs_in++;
 	/* (both a jump: tcp_rx saves no register for either) */
-	if (tcp_rx_gro)
+	if (len > TCP_HLEN_MIN && (tcp_rx_gro || tcp_rx_last))
 		tcp_rx_gathering(nb, src, dst, len);
 	else
 		tcp_rx_more(nb, src, dst, len);
