@@ -501,7 +501,7 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 		if (r->frag.len > max_bytes - taken)
 			break;
 		it = it->next;
-		out[n++] = r->frag;
+		tcp_frag_copy(&out[n++], &r->frag);
 		taken += r->frag.len;
 		mm_pool_free(&tcp_rxent_pool, r);
 	}

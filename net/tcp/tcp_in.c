@@ -805,12 +805,6 @@ out:
 	tcp_output(s);
 }
 
-/* *d = *f as one fixed-size copy (gcc had made the plain assignment a rep movs here once:
- * field by field cost 12 moves, this 6 where the target has 16-byte moves). */
-static inline void frag_copy(struct netdev_frag *d, const struct netdev_frag *f)
-{
-	__builtin_memcpy(d, f, sizeof(*d)); /* (three 16-byte moves where the target has them) */
-}
 
 /* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
  * (tcp_rx_reserve_of), so at most half lent out always passes; the exact test otherwise. */
@@ -872,7 +866,7 @@ static inline __attribute__((always_inline)) uint32_t rx_queue_frags(struct tcp_
 		/* after a receive entry ran out, the rest is dropped (sent again) */
 		if (n && seq == nxt && (r = rxent_take(frags + s->ooo_frags)) != NULL) {
 			r->seq = seq;
-			frag_copy(&r->frag, f);
+			tcp_frag_copy(&r->frag, f);
 			list_add_tail(&s->rxq, &r->node); /* (sets both links) */
 			frags++;
 			nxt += n;
@@ -1105,7 +1099,7 @@ static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, str
 	if (nb->nfrags == 1 && f->len == len && (r = rxent_take(s->rxq_frags)) != NULL) {
 		/* the NIC's one buffer (rx_queue_frags' loop for it; nothing out of order) */
 		r->seq = seq;
-		frag_copy(&r->frag, f);
+		tcp_frag_copy(&r->frag, f);
 		list_add_tail(&s->rxq, &r->node);
 		nb->nfrags = 0;
 		if (f->addr.cls == MEM_CLASS_DEVICE)
