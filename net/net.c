@@ -177,6 +177,13 @@ slow:
 	net_stack_rx_slow(dev, nb);
 }
 
+/* The end of a device's receive batch: TCP hands over what it gathered (tcp_rx_flush). */
+static void net_stack_rx_end(struct netdev *dev)
+{
+	(void)dev;
+	tcp_rx_flush();
+}
+
 /* Pools, then attach. */
 int net_init(void)
 {
@@ -197,6 +204,7 @@ int net_init(void)
 	net_if0.dev = netdev_first();
 	net_route_changed();
 	netdev_set_stack_rx(net_stack_rx);
+	netdev_set_stack_rx_end(net_stack_rx_end);
 	net_ready = true;
 	return 0;
 
@@ -216,6 +224,7 @@ int net_shutdown(void)
 	if (!net_ready)
 		return 0;
 	netdev_set_stack_rx(NULL);
+	netdev_set_stack_rx_end(NULL);
 	if ((rc = tcp_shutdown()) || (rc = udp_shutdown()))
 		return rc;
 	arp_shutdown();

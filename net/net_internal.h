@@ -87,6 +87,8 @@ int udp_init(void);
 int udp_shutdown(void);
 int tcp_init(void);
 int tcp_shutdown(void);
+/* The end of a device's receive batch (net/tcp/tcp.h). */
+void tcp_rx_flush(void);
 
 /* Internet checksum (RFC 1071): add len bytes at p to a 32-bit running sum, where the
  * bytes start at an even (odd = false) or odd offset of the summed stream. */

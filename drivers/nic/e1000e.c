@@ -667,6 +667,8 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 	if (n && dev->mode == E1000E_RX_SPLIT)
 		rx_check_units(dev);
 	rx_refill(dev);
+	if (n)
+		netdev_rx_end(&dev->ndev); /* the batch's gathered events (TCP) before the next poller */
 	return n;
 }
 

@@ -174,6 +174,13 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 	dev->rx_handler(dev, nb);
 }
 
+void (*netdev_stack_rx_end)(struct netdev *dev);
+
+void netdev_set_stack_rx_end(void (*rx_end)(struct netdev *dev))
+{
+	netdev_stack_rx_end = rx_end;
+}
+
 /* The driver refused nb (the caller keeps it): netdev_tx's counters taken back. The
  * offload counter stays, as before (it counted frames handed to the driver). */
 void netdev_tx_uncount(struct netdev *dev, const struct netbuf *nb)

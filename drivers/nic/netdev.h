@@ -209,6 +209,19 @@ void netdev_set_stack_rx(void (*rx)(struct netdev *dev, struct netbuf *nb));
 /* Driver: a frame arrived; the stack takes ownership of nb (counted here). */
 void netdev_rx(struct netdev *dev, struct netbuf *nb);
 
+/* Install the stack's end-of-batch function (NULL: none). */
+void netdev_set_stack_rx_end(void (*rx_end)(struct netdev *dev));
+extern void (*netdev_stack_rx_end)(struct netdev *dev);
+
+/* Driver: the frames of one receive poll (one batch of netdev_rx calls) are all handed
+ * over. The stack delivers what it gathered across the batch (TCP: one data event per
+ * socket, net/tcp/tcp.h tcp_rx_flush) before the pollers after the driver's run. */
+static inline void netdev_rx_end(struct netdev *dev)
+{
+	if (netdev_stack_rx_end)
+		netdev_stack_rx_end(dev);
+}
+
 /* netdev_tx for what its common case leaves (the link down, a TSO frame, more than two
  * fragments): the same contract. */
 int netdev_tx_slow(struct netdev *dev, struct netbuf *nb);

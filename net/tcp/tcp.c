@@ -204,6 +204,8 @@ void tcp_sock_free(struct tcp_sock *s)
 	tcp_pools_sock_gone(s);
 	if (tcp_rx_last == s)
 		tcp_rx_last = NULL;
+	if (tcp_rx_gro == s)
+		tcp_rx_gro = NULL; /* (its gathered event goes nowhere now) */
 	tcp_budget_forget(s);
 	tcp_sock_frees++;
 	mm_pool_free(&tcp_sock_pool, s);
@@ -488,27 +490,38 @@ static void window_update(struct tcp_sock *s)
 
 int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
 {
+	struct list_node *it = s->rxq.next;
+	size_t taken = 0;
 	unsigned n = 0;
 
-	while (n < max && max_bytes && !list_empty(&s->rxq)) {
-		struct tcp_rxent *r = container_of(s->rxq.next, struct tcp_rxent, node);
-		if (r->frag.len > max_bytes) {
-			struct netdev_frag tail;
-			if (netdev_frag_split(&r->frag, max_bytes, &tail))
-				break;
+	/* Whole entries from the head, unlinked from the queue in one splice after the walk
+	 * and the socket's sums written once. */
+	while (n < max && it != &s->rxq) {
+		struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
+		if (r->frag.len > max_bytes - taken)
+			break;
+		it = it->next;
+		tcp_frag_copy(&out[n++], &r->frag);
+		taken += r->frag.len;
+		mm_pool_free(&tcp_rxent_pool, r);
+	}
+	if (n) {
+		s->rxq.next = it;
+		it->prev = &s->rxq;
+		s->rxq_bytes -= taken;
+		s->rxq_frags -= n;
+	}
+	/* The front of an entry longer than what is left of max_bytes. */
+	if (n < max && it != &s->rxq && max_bytes > taken) {
+		struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
+		struct netdev_frag tail;
+		size_t want = max_bytes - taken;
+		if (!netdev_frag_split(&r->frag, want, &tail)) {
 			out[n++] = r->frag;
 			s->rxq_bytes -= r->frag.len;
 			r->frag = tail;
-			r->seq += (uint32_t)max_bytes;
-			max_bytes = 0;
-			break;
+			r->seq += (uint32_t)want;
 		}
-		list_del(&r->node);
-		out[n++] = r->frag;
-		s->rxq_bytes -= r->frag.len;
-		s->rxq_frags--;
-		max_bytes -= r->frag.len;
-		mm_pool_free(&tcp_rxent_pool, r);
 	}
 	if (n)
 		window_update(s);

@@ -244,6 +244,15 @@ void tcp_flush(struct tcp_sock *s);
  * loop calls it after each batch. Returns how many sockets it pushed. */
 int tcp_rx_batch_end(void);
 
+/* The end of a device's receive batch (netdev_rx_end): the data event of the socket whose
+ * in-order segments the batch brought (TCP_EV_RECV, gathered across them: one per batch
+ * and socket instead of one per segment) goes to its user now, before the pollers that
+ * take the data run and before tcp_rx_batch_end decides the batch's ACK. Events that
+ * must not wait (FIN, RST, acknowledged bytes, anything of a segment header prediction
+ * does not take) go at once, and a segment for another socket ends the gathering first.
+ * tcp_rx_batch_end calls it too (for whoever ends no batch). */
+void tcp_rx_flush(void);
+
 /* net.tcp_ack_every (2..64): see tcp_rx_batch_end. */
 void tcp_set_ack_every(unsigned segs);
 

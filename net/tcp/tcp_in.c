@@ -459,7 +459,8 @@ static inline __attribute__((always_inline)) void schedule_ack(struct tcp_sock *
 			return;
 		}
 		s->ack_pass_end = true;
-		tcp_output_hold(s);
+		if (list_empty(&s->held_node)) /* (tcp_output_hold's test, inline) */
+			tcp_output_hold(s);
 		return;
 	}
 	/* The timer is left armed after an ACK goes out (tcp_xmit): one armed then is due no
@@ -804,22 +805,10 @@ out:
 	tcp_output(s);
 }
 
-/* *d = *f field by field (gcc copies the 48-byte struct with rep movs otherwise, a dozen
- * counted instructions). */
-static inline void frag_copy(struct netdev_frag *d, const struct netdev_frag *f)
-{
-	d->addr = f->addr;
-	d->offset = f->offset;
-	d->len = f->len;
-	d->provider = f->provider;
-	d->pad = f->pad;
-	d->token = f->token;
-	d->owner = f->owner;
-}
 
 /* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
  * (tcp_rx_reserve_of), so at most half lent out always passes; the exact test otherwise. */
-static inline bool rx_buf_admit_fast(void)
+static inline __attribute__((always_inline)) bool rx_buf_admit_fast(void)
 {
 	const struct netdev *d = net_if0.dev;
 	if (d && d->rx_bufs_out <= d->rx_bufs / 2)
@@ -847,25 +836,26 @@ static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g,
 
 /* A receive entry for header prediction: rxent_new's test and the pool's inline take
  * (frags: s's queued fragments, in order and out of order, counted so far). */
-static inline struct tcp_rxent *rxent_take(unsigned frags)
+static inline __attribute__((always_inline)) struct tcp_rxent *rxent_take(unsigned frags)
 {
-	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
-		return mm_pool_alloc(&tcp_rxent_pool);
+	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) {
+		if (__builtin_expect(!mm_pool_has_free(&tcp_rxent_pool), 0))
+			return mm_pool_alloc_empty(&tcp_rxent_pool); /* (counted) */
+		return mm_pool_take(&tcp_rxent_pool); /* (mm_pool_alloc, whose copy gcc leaves out of line) */
+	}
 	return NULL;
 }
 
-/* A segment rx_fast_ok passed: the ACK goes through process_ack as always, the payload
- * from the netbuf straight onto the receive queue. 1: done, RCV.NXT where it was; 2:
- * done, data queued. nb's data at the payload. */
-static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, const struct tcp_seg *g,
-							 struct netbuf *nb)
+/* nb's fragments (its payload, at seq == RCV.NXT) onto s's receive queue: rxq_append for
+ * each, the socket's and the counters' sums written once; what a receive entry cannot be
+ * had for is dropped (sent again). Returns the new RCV.NXT (unchanged: nothing queued). */
+static inline __attribute__((always_inline)) uint32_t rx_queue_frags(struct tcp_sock *s, struct netbuf *nb,
+								      uint32_t seq)
 {
-	uint32_t before = s->rcv_nxt, seq = g->seq, nxt = before;
+	uint32_t before = seq, nxt = seq;
 	unsigned nf = nb->nfrags, frags = s->rxq_frags;
 	uint64_t dev_bytes = 0, host_bytes = 0;
 
-	process_ack_core(s, g, true); /* (the ACK is in range: it never refuses one) */
-	/* rxq_append for each fragment, the socket's and the counters' sums written once */
 	for (struct netdev_frag *f = nb->frags, *end = nb->frags + nf; f < end; f++) {
 		uint32_t n = f->len;
 		struct tcp_rxent *r;
@@ -875,10 +865,9 @@ static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, con
 			host_bytes += n;
 		/* after a receive entry ran out, the rest is dropped (sent again) */
 		if (n && seq == nxt && (r = rxent_take(frags + s->ooo_frags)) != NULL) {
-			list_init(&r->node);
 			r->seq = seq;
-			frag_copy(&r->frag, f);
-			list_add_tail(&s->rxq, &r->node);
+			tcp_frag_copy(&r->frag, f);
+			list_add_tail(&s->rxq, &r->node); /* (sets both links) */
 			frags++;
 			nxt += n;
 		} else {
@@ -895,23 +884,64 @@ static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, con
 		s->rxq_bytes += nxt - before;
 		s->rxq_frags = frags;
 		s->rcv_nxt = nxt;
-		s->pending_events |= TCP_EV_RECV;
-		if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
-			tcp_rcv_cap_grow(s);
+		s->pending_events |= TCP_EV_RECV; /* (gathered: tcp_rx_flush, with tcp_rcv_cap_grow) */
 	}
+	return nxt;
+}
+
+/* A segment rx_fast_ok passed: the ACK goes through process_ack as always, the payload
+ * from the netbuf straight onto the receive queue. 1: done, RCV.NXT where it was; 2:
+ * done, data queued. nb's data at the payload. */
+static inline __attribute__((always_inline)) int rx_fast(struct tcp_sock *s, const struct tcp_seg *g,
+							 struct netbuf *nb)
+{
+	uint32_t before = s->rcv_nxt, nxt;
+
+	process_ack_core(s, g, true); /* (the ACK is in range: it never refuses one) */
+	nxt = rx_queue_frags(s, nb, g->seq); /* (g->seq is RCV.NXT) */
 	if (g->len)
 		schedule_ack(s, nxt == before);
 	tcp_output(s); /* notes a new advertised edge in the budget itself (tcp_advertise) */
 	return nxt != before ? 2 : 1;
 }
 
-/* Hand the events gathered while a segment was processed to the user. */
-void tcp_deliver_events(struct tcp_sock *s)
+/* tcp_deliver_events, inline for tcp_rx. */
+static inline __attribute__((always_inline)) void deliver_events(struct tcp_sock *s)
 {
 	unsigned ev = s->pending_events;
 	s->pending_events = 0;
 	if (ev && s->state != TCP_CLOSED)
 		tcp_notify(s, ev);
+}
+
+/* Hand the events gathered while a segment was processed to the user. */
+void tcp_deliver_events(struct tcp_sock *s)
+{
+	deliver_events(s);
+}
+
+struct tcp_sock *tcp_rx_gro;
+
+/* The end of the receive batch for the socket whose data events it gathered (tcp.h):
+ * the receive window's limit grows by what the batch brought (tcp_rcv_cap_grow, once
+ * for all its segments) and the event goes to the user. */
+static __attribute__((noinline)) void rx_gro_end(struct tcp_sock *s)
+{
+	tcp_rx_gro = NULL;
+	list_del(&tcp_rx_gro_mark);
+	if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
+		tcp_rcv_cap_grow(s);
+	unsigned ev = s->pending_events; /* (tcp_deliver_events) */
+	s->pending_events = 0;
+	if (ev && s->state != TCP_CLOSED)
+		tcp_notify(s, ev);
+}
+
+void tcp_rx_flush(void)
+{
+	struct tcp_sock *s = tcp_rx_gro;
+	if (s) /* (none: a mark left by a socket freed meanwhile, tcp_rx_batch_end skips it) */
+		rx_gro_end(s);
 }
 
 /* The end of a segment's processing (tcp_rx and tcp_rx_slow alike): the events it
@@ -935,6 +965,8 @@ static __attribute__((noinline)) void tcp_rx_slow(struct netbuf *nb, struct tcp_
 	uint16_t sport = g->sport, dport = g->dport;
 
 	p.n = 0;
+	if (tcp_rx_gro)
+		tcp_rx_flush(); /* the gathered event before anything this segment brings (a FIN, a RST) */
 	if (!s) {
 		/* CLOSED (RFC 9293 3.10.7.1). */
 		tcp_counters.no_socket++;
@@ -1007,6 +1039,8 @@ drop:
 static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb, const struct tcp_seg *g,
 								struct tcp_sock *s)
 {
+	if (tcp_rx_gro && tcp_rx_gro != s)
+		tcp_rx_flush(); /* another socket's gathering ends */
 	s->segs_in++;
 	s->last_rx_ns = clock_now_ns();
 	s->keep_probes = 0;
@@ -1022,7 +1056,69 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 	 * the data: header prediction changes nothing else the sums depend on). */
 	if (tcp_sock_frees == frees && fast != 1 && s->bud_nxt != s->rcv_nxt)
 		tcp_budget_note_later(s);
-	rx_done(nb, s, slot, id, frees);
+	/* The data event waits for the batch's end (tcp_rx_flush), gathered with that of the
+	 * segments after this one (tcp_rx: rx_gro); acknowledged bytes (TCP_EV_SENT), which a
+	 * sender may wait on, go at once. tcp_rx_gro is set first: a callback that frees s
+	 * clears it (tcp_sock_free). */
+	if (tcp_sock_frees == frees || tcp_sock_alive(slot, id)) {
+		unsigned ev = s->pending_events;
+		if (ev & TCP_EV_RECV) {
+			if (!tcp_rx_gro)
+				tcp_rx_gro_hold();
+			tcp_rx_gro = s;
+			if (ev != TCP_EV_RECV) {
+				s->pending_events = TCP_EV_RECV;
+				tcp_notify(s, ev & ~TCP_EV_RECV); /* (ESTABLISHED: rx_fast_ok) */
+			}
+		} else if (ev) {
+			deliver_events(s);
+		}
+	}
+	netbuf_free(nb);
+}
+
+/* In-order data for tcp_rx_gro, the socket whose segment before this one in the receive
+ * batch header prediction took (GRO at the TCP layer). What the segment before left
+ * holds still, as no other segment and no user code of s ran since: ESTABLISHED, no
+ * listener, nothing out of order, keep-alive armed and last_rx_ns this batch's, the data
+ * event and the window limit's growth gathered. tcp_rx checked the rest: ACK (and PSH)
+ * alone, no options, SEG.SEQ = RCV.NXT, SEG.ACK = SND.UNA and SEG.WND as SND.WND (no new
+ * ACK, no window change: of RFC 9293 3.10.7.4's fifth check only SND.WL1/WL2 move),
+ * payload within the window and all in fragments, a buffer admitted, nothing to send.
+ * Consumes nb. */
+static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
+							 uint32_t ack, uint32_t len)
+{
+	struct netdev_frag *f = nb->frags;
+	struct tcp_rxent *r;
+	uint32_t nxt;
+
+	s->segs_in++;
+	s->snd_wl1 = seq;
+	s->snd_wl2 = ack;
+	if (nb->nfrags == 1 && f->len == len && (r = rxent_take(s->rxq_frags)) != NULL) {
+		/* the NIC's one buffer (rx_queue_frags' loop for it; nothing out of order) */
+		r->seq = seq;
+		tcp_frag_copy(&r->frag, f);
+		list_add_tail(&s->rxq, &r->node);
+		nb->nfrags = 0;
+		if (f->addr.cls == MEM_CLASS_DEVICE)
+			tcp_counters.rx_payload_device += len;
+		else
+			tcp_counters.rx_payload_host += len;
+		s->rxq_bytes += len;
+		s->rxq_frags++;
+		s->rcv_nxt = nxt = seq + len;
+		s->pending_events |= TCP_EV_RECV;
+	} else {
+		nxt = rx_queue_frags(s, nb, seq);
+	}
+	schedule_ack(s, nxt == seq);
+	if (s->ack_now)
+		tcp_output_work(s, false); /* (tcp_output: only an ACK owed can be new here) */
+	if (nxt != seq && s->bud_nxt != nxt)
+		tcp_budget_note_later(s);
+	netbuf_free(nb);
 }
 
 /* tcp_rx for every segment header prediction did not take at once: a header with
@@ -1068,38 +1164,34 @@ drop:
 	netbuf_free(nb);
 }
 
-/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
- * Consumes nb. The data segments and ACKs of an established connection (a 20-byte header
- * in the host part, the last segment's connection, header prediction's tests) are read
- * into locals and handled here; every other segment goes to tcp_rx_full (the full
- * parser, the table, tcp_rx_slow), which gives it the same checks in the same order. */
-void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+/* tcp_rx for every segment rx_gro does not take: header prediction for a segment of the
+ * last segment's connection with a 20-byte header, the full parser otherwise. Out of
+ * line, with tcp_rx's arguments (a jump): tcp_rx's short path saves no registers for it. */
+static __attribute__((noinline)) void tcp_rx_more(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 {
 	const uint8_t *hp = nb->data;
 	size_t host = netbuf_host_len(nb);
 	struct tcp_sock *s = tcp_rx_last;
 	struct tcp_seg g;
 
-	tcp_counters.segs_in++;
 	/* tcp_hdr_read's checks for a header without options: whole in the host part
-	 * (min(host, 60) within the segment), both ports set */
+	 * (min(host, 60) within the segment); both ports set follows from a socket's match
+	 * (tcp_rx_full checks them otherwise) */
 	if (host < TCP_HLEN_MIN || (hp[12] & 0xf0) != (TCP_HLEN_MIN / 4) << 4 ||
 	    (host < TCP_HLEN_MIN + TCP_OPT_SPACE ? host : TCP_HLEN_MIN + TCP_OPT_SPACE) > len)
 		goto full;
 	uint32_t ports = be32_load(hp); /* SRC.PORT << 16 | DST.PORT */
-	if ((ports & 0xffff) == 0 || ports >> 16 == 0)
-		goto full; /* (counted there) */
+	/* tcp_lookup_rx's first try, for a connection header prediction may take */
+	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
+	    s->state != TCP_ESTABLISHED)
+		goto full;
 	if (!net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len)) {
 		tcp_counters.bad_checksum++;
 		netbuf_free(nb);
 		return;
 	}
-	/* tcp_lookup_rx's first try, for a connection header prediction may take */
-	if (!s || s->rport != ports >> 16 || s->lport != (uint16_t)ports || s->raddr != src || s->laddr != dst ||
-	    s->state != TCP_ESTABLISHED)
-		goto full_checked;
-	g.sport = (uint16_t)(ports >> 16);
-	g.dport = (uint16_t)ports;
+	g.sport = s->rport;
+	g.dport = s->lport;
 	g.hlen = TCP_HLEN_MIN;
 	g.seq = be32_load(hp + 4);
 	g.ack = be32_load(hp + 8);
@@ -1107,13 +1199,69 @@ void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
 	g.wnd = be16_load(hp + 14);
 	g.len = (uint32_t)(len - TCP_HLEN_MIN);
 	g.opts.has_sack = false; /* (no options: header prediction and process_ack read no other) */
-	if (!rx_fast_ok(s, &g, nb))
-		goto full_checked;
+	if (!rx_fast_ok(s, &g, nb)) {
+		tcp_rx_full(nb, src, dst, len, true);
+		return;
+	}
 	rx_predicted(nb, &g, s);
 	return;
 full:
 	tcp_rx_full(nb, src, dst, len, false);
-	return;
-full_checked:
-	tcp_rx_full(nb, src, dst, len, true);
+}
+
+/* tcp_rx for a data segment of the socket gathering the batch's segments (tcp_rx_gro) or,
+ * while none does, of the last segment's connection: rx_gro's tests (the connection, its
+ * addresses and ports, a 20-byte header alone in the host part so the payload is all in
+ * fragments, ACK and maybe PSH alone, at RCV.NXT and within the window, SEG.ACK =
+ * SND.UNA, SEG.WND as before, a good checksum, nothing to send, a buffer admitted), and
+ * for the batch's first segment header prediction's others (no listener, nothing out of
+ * order) and what is done once per batch: the peer's last segment's clock, keep-alive,
+ * the gathering begun. tcp_rx_more for a segment that fails one. Consumes nb. */
+static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *nb, uint32_t src, uint32_t dst,
+								 size_t len)
+{
+	const uint8_t *hp = nb->data;
+	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
+
+	if (netbuf_host_len(nb) == TCP_HLEN_MIN && len > TCP_HLEN_MIN && hp[12] == (TCP_HLEN_MIN / 4) << 4 &&
+	    (hp[13] & (uint8_t)~TCP_PSH) == TCP_ACK && be32_load(hp) == ((uint32_t)s->rport << 16 | s->lport) &&
+	    s->raddr == src && s->laddr == dst && s->state == TCP_ESTABLISHED) {
+		uint32_t seq = be32_load(hp + 4), ack = be32_load(hp + 8), plen = (uint32_t)(len - TCP_HLEN_MIN);
+		if (seq == s->rcv_nxt && ack == s->snd_una && (uint32_t)be16_load(hp + 14) << s->snd_wscale == s->snd_wnd &&
+		    (int32_t)(s->rcv_adv - seq) >= (int32_t)plen && net_l4_csum_rx_ok(nb, src, dst, IP_PROTO_TCP, len) &&
+		    tcp_output_idle(s) && rx_buf_admit_fast()) {
+			if (!gro) {
+				/* the batch's first: rx_fast_ok's other tests, rx_predicted's once */
+				if (s->listener || !list_empty(&s->ooo) || s->ooo_fin)
+					goto more;
+				s->last_rx_ns = clock_now_ns();
+				s->keep_probes = 0;
+				if (!s->t_keep.armed)
+					tcp_keep_arm(s);
+				tcp_rx_gro_hold();
+				tcp_rx_gro = s;
+			}
+			rx_gro(s, nb, seq, ack, plen);
+			return;
+		}
+	}
+more:
+	tcp_rx_more(nb, src, dst, len);
+}
+
+/* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).
+ * Consumes nb. The receive batch's in-order data segments of the socket gathering them
+ * take rx_gro here; the data segments and ACKs of an established connection (a 20-byte
+ * header in the host part, the last segment's connection, header prediction's tests) are
+ * read into locals and handled by tcp_rx_more; every other segment goes to tcp_rx_full
+ * (the full parser, the table, tcp_rx_slow), which gives it the same checks in the same
+ * order. */
+void tcp_rx(struct netbuf *nb, uint32_t src, uint32_t dst, size_t len)
+{
+	tcp_counters.segs_in++;
+	/* (both a jump: tcp_rx saves no register for either) */
+	if (len > TCP_HLEN_MIN && (tcp_rx_gro || tcp_rx_last))
+		tcp_rx_gathering(nb, src, dst, len);
+	else
+		tcp_rx_more(nb, src, dst, len);
 }

@@ -74,6 +74,9 @@ unsigned dp_pass(struct dp *d)
 	const struct poller *p, *end = NULL;
 	unsigned progress = 0;
 
+	/* The host's frames injected since the last pass are the batch the e1000e's poller
+	 * (first in the image's order) hands over and ends before the other pollers run. */
+	fake_netdev_rx_end(&d->nic);
 	/* In the image's order: the pollers come in link order, sorted by source path, so the
 	 * drivers' (the drive, the NVMe/TCP target) run before net/tcp's tcp_tx, which ends
 	 * the receive batch (tcp_rx_batch_end) after the target took what it brought. This

@@ -12,10 +12,23 @@
  * the tests without TCP link no tcp_rx_batch_end. */
 int tcp_rx_batch_end(void) __attribute__((weak));
 
-static void end_of_batch(const struct fake_netdev *fd)
+static void end_of_batch(struct fake_netdev *fd)
 {
-	if (!fd->rx_batch && tcp_rx_batch_end)
+	fd->rx_open = true;
+	if (fd->rx_batch)
+		return;
+	fd->rx_open = false;
+	netdev_rx_end(&fd->dev); /* as the e1000e's poll after its frames */
+	if (tcp_rx_batch_end)
 		tcp_rx_batch_end();
+}
+
+void fake_netdev_rx_end(struct fake_netdev *fd)
+{
+	if (!fd->rx_open)
+		return; /* (the e1000e's poll ends a batch only when it had frames) */
+	fd->rx_open = false;
+	netdev_rx_end(&fd->dev);
 }
 
 const uint8_t fake_our_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x10 };

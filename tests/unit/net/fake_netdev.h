@@ -60,6 +60,7 @@ struct fake_netdev {
 	bool rx_pool;                    /* hand frames up in netbufs from the pool
 					  * (netbuf_alloc_rx) instead of the header buffers' own
 					  * (netbuf_rx_owned_get, as e1000e does) */
+	bool rx_open;                    /* frames injected since the last fake_netdev_rx_end */
 	bool rx_batch;                   /* injected frames form one receive batch until the test
 					  * calls tcp_rx_batch_end (default: each frame ends one) */
 	unsigned hdr_out, data_out;      /* buffers lent to the stack */
@@ -83,6 +84,9 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features);
 unsigned fake_netdev_teardown(struct fake_netdev *fd);
 
 /* Deliver one frame; returns 0 or -ENOBUFS (no free receive buffer). */
+/* The end of a receive batch of injected frames (rx_batch mode), as the e1000e's poll
+ * ends one (netdev_rx_end): the stack delivers what it gathered. */
+void fake_netdev_rx_end(struct fake_netdev *fd);
 int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len);
 
 /* Forget the captured frames. */

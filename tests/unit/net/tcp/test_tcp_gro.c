@@ -1,0 +1,347 @@
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c net/tcp/tcp_pools.c net/tcp/tcp_admit.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+/*
+ * One receive batch's in-order segments of a socket (tcp_in.c rx_gro, tcp.h tcp_rx_flush):
+ * their data event (TCP_EV_RECV) goes once, at the batch's end (netdev_rx_end, or
+ * tcp_rx_batch_end for a batch nobody ended), before its ACK is decided; what must not
+ * wait (acknowledged bytes, a FIN, a RST, another socket's segment) goes at once, after
+ * the data event gathered so far.
+ */
+#include "tests/unit/net/tcp/tcp_test.h"
+
+TestSuite(tcp_gro, .init = net_setup, .fini = net_teardown);
+
+static uint8_t data[8192];
+
+/* The events in the order they came: socket and bits. */
+static struct {
+	struct tcp_sock *s;
+	unsigned ev;
+	size_t avail; /* tcp_recv_avail when it came */
+} evlog[64];
+static unsigned nlog;
+
+static void log_ev(struct tcp_sock *s, void *ctx, unsigned ev)
+{
+	(void)ctx;
+	if (nlog < 64)
+		evlog[nlog++] = (typeof(evlog[0])){ s, ev, tcp_recv_avail(s) };
+}
+static const struct tcp_ops log_ops = { log_ev };
+
+static unsigned count_ev(struct tcp_sock *s, unsigned bit)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < nlog; i++)
+		if ((!s || evlog[i].s == s) && (evlog[i].ev & bit))
+			n++;
+	return n;
+}
+
+/* A segment from the peer's port sport. */
+static void seg_from(uint16_t sport, uint8_t flags, uint32_t seq, uint32_t ack, size_t len)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = sport, .dport = SRV_PORT, .seq = seq, .ack = ack,
+			      .flags = flags, .wnd = 65535, .payload = data, .len = len };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+}
+
+/* A connection from the peer's port sport to the listener (SRV_PORT) with our ISS in
+ * *iss (peer ISS 1000), its events logged. */
+static struct tcp_sock *open_from(uint16_t sport, uint32_t *iss)
+{
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = sport, .dport = SRV_PORT, .seq = 1000,
+			      .flags = TCP_SYN, .wnd = 65535, .opts = opt_mss1460, .optlen = 4 };
+	size_t n = fake_build_tcp(frame, &t);
+	accepted = NULL;
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	*iss = lastseg()->seq;
+	seg_from(sport, TCP_ACK, 1001, *iss + 1, 0);
+	cr_assert_not_null(accepted);
+	tcp_set_ops(accepted, &log_ops, NULL);
+	fake_netdev_clear(&fnd);
+	return accepted;
+}
+
+static void drain(struct tcp_sock *s)
+{
+	struct netdev_frag f[16];
+	int n;
+	while ((n = tcp_recv_frags(s, f, 16, SIZE_MAX)) > 0)
+		for (int i = 0; i < n; i++)
+			netdev_frag_release(&f[i]);
+}
+
+static struct tcp_sock *up(struct tcp_sock **l, uint32_t *iss)
+{
+	nlog = 0;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &listen_ops, NULL, l), 0);
+	struct tcp_sock *s = open_from(PEER_PORT, iss);
+	fnd.rx_batch = true;
+	return s;
+}
+
+static void down(struct tcp_sock *l, struct tcp_sock *s)
+{
+	fnd.rx_batch = false;
+	if (s) {
+		drain(s);
+		tcp_abort(s);
+	}
+	close_listener(l);
+}
+
+/* N in-order segments in one batch: one data event, after the last, with all their bytes;
+ * none before the batch ends; then the batch's one ACK. */
+Test(tcp_gro, one_data_event_per_batch_of_in_order_segments)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	uint32_t seq = 1001;
+	for (int i = 0; i < 8; i++, seq += 1460)
+		seg_from(PEER_PORT, i == 7 ? TCP_ACK | TCP_PSH : TCP_ACK, seq, iss + 1, 1460);
+	cr_assert_eq(nlog, 0, "no event inside the batch");
+	cr_assert_eq(tcp_recv_avail(s), 8 * 1460, "every segment queued");
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(nlog, 1, "one event for the batch");
+	cr_assert_eq(evlog[0].ev, TCP_EV_RECV);
+	cr_assert_eq(evlog[0].avail, 8 * 1460, "it comes with every byte of the batch");
+	cr_assert_eq(fnd.ntx, 0, "the ACK is decided at tcp_rx_batch_end");
+	tcp_rx_batch_end();
+	cr_assert_eq(count_tcp(TCP_ACK), 1, "one ACK for the batch");
+	cr_assert_eq(lastseg()->ack, seq);
+	cr_assert_eq(nlog, 1, "no second event");
+
+	/* the next batch: its own event */
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(nlog, 2);
+	cr_assert_eq(evlog[1].avail, 8 * 1460 + 2000);
+	tcp_rx_batch_end();
+	down(l, s);
+}
+
+/* A batch nobody ended (no netdev_rx_end): tcp_rx_batch_end delivers the event before it
+ * decides the ACK, and the poll loop's end-of-pass poller calls it. */
+Test(tcp_gro, the_event_is_not_delayed_past_the_batch_end)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 1, 1460);
+	seg_from(PEER_PORT, TCP_ACK, 2461, iss + 1, 1460);
+	cr_assert_eq(nlog, 0);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 1, "tcp_rx_batch_end delivered it");
+	cr_assert_eq(evlog[0].avail, 2920);
+	cr_assert_eq(count_tcp(TCP_ACK), 1);
+
+	seg_from(PEER_PORT, TCP_ACK, 3921, iss + 1, 1460);
+	cr_assert_eq(nlog, 1);
+	poll_pass();
+	cr_assert_eq(nlog, 2, "the end-of-pass poller delivered it");
+	down(l, s);
+}
+
+/* Acknowledged bytes (TCP_EV_SENT) go at once; the data event waits for the batch's end. */
+Test(tcp_gro, sent_goes_at_once_recv_at_the_end)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	cr_assert_eq(tcp_send_copy(s, data, 100), 100);
+	tcp_flush(s);
+	cr_assert_eq(count_tcp(0), 1);
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 101, 1460); /* acknowledges our 100 bytes */
+	cr_assert_eq(nlog, 1, "SENT at once");
+	cr_assert_eq(evlog[0].ev, TCP_EV_SENT);
+	seg_from(PEER_PORT, TCP_ACK, 2461, iss + 101, 1460);
+	cr_assert_eq(nlog, 1);
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(nlog, 2);
+	cr_assert_eq(evlog[1].ev, TCP_EV_RECV);
+	cr_assert_eq(evlog[1].avail, 2920);
+	tcp_rx_batch_end();
+	down(l, s);
+}
+
+/* A FIN in mid-batch: the data gathered before it is announced first, then the FIN's
+ * event at once (CLOSE_WAIT); nothing is left for the batch's end. */
+Test(tcp_gro, fin_in_mid_batch)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 1, 1460);
+	seg_from(PEER_PORT, TCP_ACK, 2461, iss + 1, 1460);
+	seg_from(PEER_PORT, TCP_ACK | TCP_FIN, 3921, iss + 1, 100);
+	cr_assert_eq(nlog, 2, "the gathered data event, then the FIN's");
+	cr_assert_eq(evlog[0].ev, TCP_EV_RECV);
+	cr_assert_eq(evlog[0].avail, 2920);
+	cr_assert(evlog[1].ev & TCP_EV_RECV);
+	cr_assert_eq(evlog[1].avail, 3020);
+	cr_assert_eq(tcp_state(s), TCP_CLOSE_WAIT);
+	cr_assert_eq(count_tcp(TCP_ACK), 1, "the FIN is acknowledged at once");
+	cr_assert_eq(lastseg()->ack, 3921 + 101);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 2, "nothing more at the end");
+	drain(s);
+	cr_assert(tcp_recv_eof(s));
+	down(l, s);
+}
+
+/* A RST in mid-batch: the data event first, then CLOSED; the socket freed by the user in
+ * its callback leaves nothing behind for the batch's end. */
+Test(tcp_gro, rst_in_mid_batch)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 1, 1460);
+	seg_from(PEER_PORT, TCP_ACK, 2461, iss + 1, 1460);
+	seg_from(PEER_PORT, TCP_RST, 3921, 0, 0);
+	cr_assert_eq(nlog, 2);
+	cr_assert_eq(evlog[0].ev, TCP_EV_RECV);
+	cr_assert_eq(evlog[1].ev, TCP_EV_CLOSED);
+	cr_assert_eq(tcp_error(s), -ECONNRESET);
+	drain(s);
+	tcp_close(s);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 2);
+	down(l, NULL);
+}
+
+/* Two connections' segments interleaved in one batch: a segment of the other one ends
+ * the gathering (its event goes first), and each gets its data event; segments of one
+ * socket in a row share one. */
+Test(tcp_gro, another_socket_ends_the_gathering)
+{
+	struct tcp_sock *l;
+	uint32_t iss, iss2;
+	struct tcp_sock *a = up(&l, &iss);
+	fnd.rx_batch = false;
+	struct tcp_sock *b = open_from(PEER_PORT + 1, &iss2);
+	fnd.rx_batch = true;
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 1, 1000);
+	seg_from(PEER_PORT, TCP_ACK, 2001, iss + 1, 1000);
+	cr_assert_eq(nlog, 0);
+	seg_from(PEER_PORT + 1, TCP_ACK, 1001, iss2 + 1, 500);
+	cr_assert_eq(nlog, 1, "a's event when b's segment came");
+	cr_assert_eq(evlog[0].s, a);
+	cr_assert_eq(evlog[0].avail, 2000);
+	seg_from(PEER_PORT, TCP_ACK, 3001, iss + 1, 1000);
+	cr_assert_eq(nlog, 2);
+	cr_assert_eq(evlog[1].s, b);
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(nlog, 3);
+	cr_assert_eq(evlog[2].s, a);
+	cr_assert_eq(evlog[2].avail, 3000);
+	tcp_rx_batch_end();
+	cr_assert_eq(count_ev(a, TCP_EV_RECV), 2);
+	cr_assert_eq(count_ev(b, TCP_EV_RECV), 1);
+	drain(b);
+	tcp_abort(b);
+	down(l, a);
+}
+
+/* The batch's segments after the first take the short path (rx_gro) only while nothing
+ * changes: a segment with a new ACK or a new window, one out of order, one the window
+ * does not hold go the whole way, and every byte ends where it belongs. */
+Test(tcp_gro, what_the_short_path_leaves_to_the_whole_one)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	cr_assert_eq(tcp_send_copy(s, data, 300), 300);
+	tcp_flush(s);
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 1, 1000);
+	seg_from(PEER_PORT, TCP_ACK, 2001, iss + 101, 1000); /* a new ACK */
+	cr_assert_eq(count_ev(s, TCP_EV_SENT), 1);
+	seg_from(PEER_PORT, TCP_ACK, 4001, iss + 101, 1000); /* out of order: the gathered event first */
+	cr_assert_eq(count_ev(s, TCP_EV_RECV), 1);
+	cr_assert_eq(evlog[nlog - 1].avail, 2000);
+	seg_from(PEER_PORT, TCP_ACK, 3001, iss + 101, 1000); /* fills the hole */
+	cr_assert_eq(tcp_recv_avail(s), 4000);
+	seg_from(PEER_PORT, TCP_ACK, 5001, iss + 301, 1000);
+	seg_from(PEER_PORT, TCP_ACK, 6001, iss + 301, 1000);
+	cr_assert_eq(tcp_recv_avail(s), 6000);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(evlog[nlog - 1].avail, 6000, "the last event with every byte");
+	cr_assert_eq(lastseg()->ack, 7001);
+	down(l, s);
+}
+
+/* tcp_recv_frags takes whole entries from the head in one splice, at most max of them,
+ * and the front of the next one when max_bytes ends inside it; the sums follow. */
+Test(tcp_gro, recv_frags_takes_whole_entries_then_a_front)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	for (int i = 0; i < 5; i++)
+		seg_from(PEER_PORT, TCP_ACK, 1001 + 1000 * (uint32_t)i, iss + 1, 1000);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(tcp_recv_avail(s), 5000);
+	struct netdev_frag f[8];
+	cr_assert_eq(tcp_recv_frags(s, f, 2, SIZE_MAX), 2, "max entries");
+	cr_assert_eq(f[0].len + f[1].len, 2000);
+	cr_assert_eq(tcp_recv_avail(s), 3000);
+	netdev_frag_release(&f[0]);
+	netdev_frag_release(&f[1]);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, 1500), 2, "one whole entry and 500 bytes of the next");
+	cr_assert_eq(f[0].len, 1000);
+	cr_assert_eq(f[1].len, 500);
+	cr_assert_eq(tcp_recv_avail(s), 1500);
+	netdev_frag_release(&f[0]);
+	netdev_frag_release(&f[1]);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, 0), 0, "nothing for no bytes");
+	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 2, "the rest of the split entry and the last");
+	cr_assert_eq(f[0].len, 500);
+	cr_assert_eq(f[1].len, 1000);
+	cr_assert_eq(tcp_recv_avail(s), 0);
+	netdev_frag_release(&f[0]);
+	netdev_frag_release(&f[1]);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 0, "empty");
+	/* the queue still works after the splices */
+	seg_from(PEER_PORT, TCP_ACK, 6001, iss + 1, 700);
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 1);
+	cr_assert_eq(f[0].len, 700);
+	netdev_frag_release(&f[0]);
+	tcp_rx_batch_end();
+	down(l, s);
+}
+
+/* A segment with a bad checksum in mid-batch is dropped and counted once, whichever path
+ * it meets; the gathering goes on with the good copy. */
+Test(tcp_gro, bad_checksum_in_mid_batch)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	uint64_t bad = tcp_stats()->bad_checksum;
+	seg_from(PEER_PORT, TCP_ACK, 1001, iss + 1, 1000);
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT, .dport = SRV_PORT, .seq = 2001,
+			      .ack = iss + 1, .flags = TCP_ACK, .wnd = 65535, .payload = data, .len = 1000,
+			      .bad_csum = true };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	cr_assert_eq(tcp_stats()->bad_checksum, bad + 1);
+	cr_assert_eq(tcp_recv_avail(s), 1000);
+	seg_from(PEER_PORT, TCP_ACK, 2001, iss + 1, 1000);
+	cr_assert_eq(tcp_recv_avail(s), 2000);
+	cr_assert_eq(nlog, 0);
+	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(nlog, 1);
+	cr_assert_eq(evlog[0].avail, 2000);
+	tcp_rx_batch_end();
+	down(l, s);
+}
