@@ -342,6 +342,64 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	close_listener(l);
 }
 
+/* A PDU header or response (<= TCP_SNDENT_INLINE bytes) placed or copied behind a user
+ * fragment or into an empty queue is held in its send entry itself: no chunk is taken. A
+ * digest copied behind the data and the response placed after it share that entry; the
+ * next one, with the entry full, goes into a chunk that the ones after it fill. The bytes go
+ * out as before and everything comes back once acknowledged. */
+Test(tcp_data, small_pdus_are_held_in_their_send_entries)
+{
+	struct tcp_sock *l;
+	fill();
+	for (size_t i = 0; i < sizeof(cmb); i++)
+		cmb[i] = (uint8_t)(i * 13);
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned ents0 = s->sndents;
+	uint8_t *p = tcp_send_place(s, 24, 1000 + 4);
+	cr_assert_not_null(p);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	cr_assert_eq(s->chunks_tx, 0, "a header takes no chunk");
+	cr_assert_not(tcp_pools_busy(), "the chunk pool untouched");
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	cr_assert_eq((uintptr_t)p, (uintptr_t)e->buf, "in the entry itself");
+	cr_assert_eq(e->cap, TCP_SNDENT_INLINE);
+	struct netdev_frag f = cmb_frag(0, 1000, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(tcp_send_copy(s, pattern + 24, 4), 4, "a digest");
+	cr_assert_eq(s->chunks_tx, 0, "behind the data: in an entry itself");
+	e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_eq((uintptr_t)p, (uintptr_t)e->buf + 4, "the response appended to the digest's entry");
+	memcpy(p, pattern + 28, 24);
+	tcp_send_placed(s, 24);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_not_null(p);
+	cr_assert_eq(s->chunks_tx, 1, "the entry full: a chunk");
+	memcpy(p, pattern + 52, 24);
+	tcp_send_placed(s, 24);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_eq(s->chunks_tx, 1, "the next one fills the chunk");
+	memcpy(p, pattern + 76, 24);
+	tcp_send_placed(s, 24);
+	cr_assert_eq(s->sndents - ents0, 4, "header, data, digest and response, chunk");
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 1, "24 + 1000 + 4 + 24 + 48 bytes: one frame");
+	cr_assert_eq(txseg(0)->len, 24 + 1000 + 4 + 72);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 24, cmb, 1000), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 1024, pattern + 24, 76), 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1100, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 1);
+	cr_assert_eq(s->sndents, ents0, "every entry back");
+	cr_assert_eq(s->chunks_tx, 0);
+	cr_assert_not(tcp_pools_busy());
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* A frame over two host-memory entries (a PDU header placed in its chunk, then host data:
  * every 4 KiB read's first frame) takes tcp_xmit's two-piece path; over three entries, the
  * general gather. The bytes, the pieces' references and the host payload count as before. */
