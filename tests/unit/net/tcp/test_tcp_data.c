@@ -256,9 +256,10 @@ Test(tcp_data, copy_send_segments_and_rtt)
 }
 
 /* What an NVMe/TCP read queues: a C2HData header (copied), its data (zero copy) and the
- * CapsuleResp (copied), by three calls, then tcp_flush. Full segments go at once; the
- * short tail waits for what comes next, so the response rides in the data's last
- * segment: 2 frames for 24 + 2000 + 24 bytes, not 4. */
+ * CapsuleResp (copied), by three calls, then tcp_flush. The short header waits for what
+ * comes next, and what comes behind it waits with it: the flush sends it all in one pass,
+ * the response riding in the data's last segment: 2 frames for 24 + 2000 + 24 bytes, not
+ * 4. (Data queued with nothing held still goes at once: full segments.) */
 Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 {
 	struct tcp_sock *l;
@@ -271,16 +272,16 @@ Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 	cr_assert_eq(fnd.ntx, 0, "a lone 24-byte header waits");
 	struct netdev_frag f = cmb_frag(0, 2000, 1);
 	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
-	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
+	cr_assert_eq(fnd.ntx, 0, "behind the held header the data waits too: one pass sends it all");
+	cr_assert_eq(tcp_send_copy(s, pattern + 100, 24), 24);
+	cr_assert_eq(fnd.ntx, 0, "and the response");
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
 	cr_assert_eq(txseg(0)->seq, iss + 1);
 	cr_assert_eq(txseg(0)->len, 1460);
 	cr_assert_eq(txseg(0)->flags, TCP_ACK, "no PSH: more is queued");
 	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
 	cr_assert_eq(memcmp(txseg(0)->payload + 24, cmb, 1436), 0);
-	cr_assert_eq(tcp_send_copy(s, pattern + 100, 24), 24);
-	cr_assert_eq(fnd.ntx, 1, "the tail (564 + 24 bytes) still waits");
-	tcp_flush(s);
-	cr_assert_eq(fnd.ntx, 2);
 	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
 	cr_assert_eq(txseg(1)->len, 588, "the data's tail and the response in one segment");
 	cr_assert_eq(txseg(1)->flags, TCP_ACK | TCP_PSH);
@@ -290,6 +291,13 @@ Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 	cr_assert_eq(fnd.ntx, 2, "nothing left");
 	peer_seg(TCP_ACK, 1001, iss + 1 + 2048, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(cmb_released, 1);
+	f = cmb_frag(0, 2000, 2);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.ntx, 3, "nothing held: the full segment goes at once");
+	cr_assert_eq(txseg(2)->len, 1460);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 4);
+	cr_assert_eq(txseg(3)->len, 540);
 	tcp_abort(s);
 	close_listener(l);
 }
@@ -318,15 +326,15 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	tcp_send_placed(s, 8); /* into the same chunk */
 	struct netdev_frag f = cmb_frag(0, 2000, 1);
 	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
-	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
-	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 32), 0);
-	cr_assert_eq(memcmp(txseg(0)->payload + 32, cmb, 1428), 0);
-	p = tcp_send_place(s, 24, 0); /* a new chunk behind the zero-copy data */
+	cr_assert_eq(fnd.ntx, 0, "behind the held header: waits for the flush");
+	p = tcp_send_place(s, 24, 0); /* a new entry behind the zero-copy data */
 	cr_assert_not_null(p);
 	memcpy(p, pattern + 100, 24);
 	tcp_send_placed(s, 24);
 	tcp_flush(s);
 	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 32), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 32, cmb, 1428), 0);
 	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
 	cr_assert_eq(txseg(1)->len, 572 + 24);
 	cr_assert_eq(memcmp(txseg(1)->payload, cmb + 1428, 572), 0);
