@@ -443,6 +443,18 @@ static inline struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
 	return e;
 }
 
+/* Free e, an entry of s's send queue (s alive, e unlinked, no frame referring to it):
+ * tcp_sndent_free_unlocked without the test whether its socket lives. Inline: every
+ * acknowledged entry (sndq_ack). */
+static inline void tcp_sndent_free_own(struct tcp_sock *s, struct tcp_sndent *e)
+{
+	if (--s->sndents >= TCP_SNDENT_RESERVE)
+		tcp_sndents_borrowed--;
+	if (e->frag.owner) /* (an entry holding its bytes itself has none) */
+		netdev_frag_release(&e->frag);
+	mm_pool_free(&tcp_sndent_pool, e);
+}
+
 /* tcp_admit.c */
 bool tcp_admit_syn(struct tcp_sock *l, uint32_t src);
 bool tcp_admit_evict(void);

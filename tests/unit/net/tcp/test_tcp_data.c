@@ -408,6 +408,54 @@ Test(tcp_data, small_pdus_are_held_in_their_send_entries)
 	close_listener(l);
 }
 
+/* An ACK takes the acknowledged entries off the send queue at once; those the device still
+ * reads (its frames not done) are freed when it is done with them, the others at the ACK.
+ * A partial ACK leaves the rest queued and sent; the queue stays usable throughout. */
+Test(tcp_data, acked_entries_in_frames_the_device_holds_go_when_it_is_done)
+{
+	struct tcp_sock *l;
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned ents0 = s->sndents;
+	fnd.tx_late = true;
+	uint8_t *p = tcp_send_place(s, 24, 2000);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	struct netdev_frag f[2] = { cmb_frag(0, 1000, 1), cmb_frag(1000, 1000, 2) };
+	cr_assert_eq(tcp_send_frags(s, f, 2), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(s->sndents - ents0, 3);
+	/* the header and the first fragment acknowledged, their frame still in the device */
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1024, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 1000);
+	cr_assert_eq(cmb_released, 0, "the device still reads them");
+	cr_assert_eq(s->sndents - ents0, 3);
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 2);
+	cr_assert_eq(cmb_released, 1, "done: the acknowledged fragment goes back");
+	cr_assert_eq(s->sndents - ents0, 1);
+	/* more queued behind the rest, then all acknowledged with the device done: freed at the ACK */
+	p = tcp_send_place(s, 24, 0);
+	memcpy(p, pattern + 24, 24);
+	tcp_send_placed(s, 24);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(txseg(2)->len, 24);
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 1);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 2048, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 2);
+	cr_assert_eq(s->sndents, ents0, "every entry back");
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	fnd.tx_late = false;
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* A frame over two host-memory entries (a PDU header placed in its chunk, then host data:
  * every 4 KiB read's first frame) takes tcp_xmit's two-piece path; over three entries, the
  * general gather. The bytes, the pieces' references and the host payload count as before. */
