@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 7100,
-    "read-4k": 7400,
-    "write-128k": 82100,
-    "read-128k": 55700,
-    "write-4k-ddgst": 40700,
-    "read-4k-ddgst": 40700,
+    "write-4k": 6750,
+    "read-4k": 6480,
+    "write-128k": 81700,
+    "read-128k": 46600,
+    "write-4k-ddgst": 40400,
+    "read-4k-ddgst": 39700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
