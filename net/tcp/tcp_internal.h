@@ -170,6 +170,7 @@ extern unsigned tcp_ack_every;
 extern uint64_t tcp_ack_hold_ns;
 
 /* tcp_out.c */
+#define TCP_OUTPUT_BUDGET 64 /* frames one tcp_output pass sends at most */
 void tcp_output_work(struct tcp_sock *s, bool hold);
 
 /* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
@@ -197,14 +198,17 @@ void tcp_output_hold(struct tcp_sock *s);
  * what is queued behind a tail already held waits with it (the user is still queueing):
  * the pass that sends the tail sends it all, one pass for a whole 4 KiB NVMe/TCP read
  * (C2HData header, data, CapsuleResp: three calls, two passes before, ~240 instructions a
- * read more for the second pass's window, setup and last turn). */
+ * read more for the second pass's window, setup and last turn), as long as one pass
+ * (TCP_OUTPUT_BUDGET frames) can send it: beyond, full segments go at once as before, so
+ * that what the windows allow never waits for the peer's next ACK. */
 static inline void tcp_output_more(struct tcp_sock *s)
 {
 	if (tcp_output_idle(s))
 		return;
 	if (!s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED) {
-		if (!list_empty(&s->held_node))
-			return; /* held already: tcp_flush or the end of the pass sends it all */
+		if (!list_empty(&s->held_node) && s->snd_end - s->snd_nxt <= TCP_OUTPUT_BUDGET * (uint32_t)s->mss)
+			return; /* held already: tcp_flush or the end of the pass sends it all (what
+				 * one pass can: more takes a pass now, as before) */
 		if (s->snd_end - s->snd_nxt < s->mss && SEQ_LT(s->snd_nxt, s->snd_end)) {
 			/* only a tail the windows would let go now: one they hold back takes the
 			 * full pass (sender SWS avoidance, the zero-window probe) */

@@ -629,7 +629,7 @@ void tcp_output_hold(struct tcp_sock *s)
  * as five frames for a 4 KiB read, three now. */
 void tcp_output_work(struct tcp_sock *s, bool hold)
 {
-	unsigned budget = 64;
+	unsigned budget = TCP_OUTPUT_BUDGET;
 
 	/* Called only when not tcp_output_idle: most calls (after a segment that needs no
 	 * reply) find nothing to do, and tcp_output tells so without calling in here. */

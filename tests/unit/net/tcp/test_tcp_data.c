@@ -302,6 +302,32 @@ Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 	close_listener(l);
 }
 
+/* Behind a held tail, more than one pass can send (TCP_OUTPUT_BUDGET segments) does not
+ * wait for the flush: its full segments go at once, as with nothing held, so that the
+ * pass's budget never leaves what the windows allow waiting for the peer's next ACK. */
+Test(tcp_data, more_than_a_pass_behind_a_held_tail_goes_at_once)
+{
+	struct tcp_sock *l;
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	s->cwnd = 128 * 1460;
+	cr_assert_eq(tcp_send_copy(s, pattern, 24), 24);
+	struct netdev_frag f = cmb_frag(0, 8000, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.ntx, 0, "a pass's worth behind the held header waits");
+	struct netdev_frag g[12];
+	for (unsigned k = 0; k < 12; k++)
+		g[k] = cmb_frag(0, 8000, 2 + k);
+	cr_assert_eq(tcp_send_frags(s, g, 12), 0);
+	cr_assert_eq(fnd.ntx, 65535 / 1460, "beyond a pass's worth: what the window allows, at once");
+	cr_assert_eq(txseg(0)->seq, iss + 1);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* Bytes built in place (tcp_send_place / tcp_send_placed) go out as tcp_send_copy's would:
  * appended to the last chunk, or in a new one after zero-copy data; a size that does not fit
  * the send space gets NULL and queues nothing; the chunks come back once acknowledged. */
