@@ -610,8 +610,8 @@ static inline size_t send_space(const struct tcp_sock *s)
 	chunks = tcp_chunk_space(s);
 	if (!list_empty(&s->sndq)) {
 		const struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
-		if (e->chunk && e->frag.len < TCP_CHUNK_SIZE)
-			chunks += TCP_CHUNK_SIZE - e->frag.len;
+		if (e->frag.len < e->cap)
+			chunks += e->cap - e->frag.len;
 	}
 	if (!tcp_sndent_room(s))
 		chunks = 0;
@@ -628,18 +628,36 @@ unsigned tcp_send_frags_room(const struct tcp_sock *s)
 	return can_send(s) ? tcp_sndent_room(s) : 0;
 }
 
-static int sndq_add(struct tcp_sock *s, const struct netdev_frag *f, bool chunk)
+/* Queue f (cap: what it may grow to, tcp_sndent) behind s's send queue. Inline: a
+ * 4 KiB read queues three entries. */
+static inline int sndq_add(struct tcp_sock *s, const struct netdev_frag *f, uint16_t cap)
 {
 	struct tcp_sndent *e = tcp_sndent_alloc(s);
 	if (!e)
 		return -ENOBUFS;
 	e->seq = s->snd_end;
 	e->frag = *f;
-	e->chunk = chunk;
+	e->cap = cap;
 	list_add_tail(&s->sndq, &e->node);
 	s->snd_end += f->len;
 	s->sndq_bytes += f->len;
 	return 0;
+}
+
+/* An empty entry holding its bytes in itself (buf, TCP_SNDENT_INLINE of them) behind s's
+ * send queue: no chunk taken, nothing to release when it is freed. NULL: no entry. */
+static inline struct tcp_sndent *sndq_add_inline(struct tcp_sock *s)
+{
+	struct tcp_sndent *e = tcp_sndent_alloc(s);
+	if (!e)
+		return NULL;
+	e->seq = s->snd_end;
+	memset(&e->frag, 0, sizeof(e->frag));
+	e->frag.addr = dma_addr_host(e->buf);
+	e->frag.provider = NETDEV_PROVIDER_HOST;
+	e->cap = TCP_SNDENT_INLINE;
+	list_add_tail(&s->sndq, &e->node);
+	return e;
 }
 
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
@@ -667,7 +685,7 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 			netdev_frag_release(&f);
 			continue;
 		}
-		sndq_add(s, &frags[i], false);
+		sndq_add(s, &frags[i], 0);
 	}
 	tcp_output_more(s);
 	return 0;
@@ -683,11 +701,13 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	space = send_space(s);
 	if (len > space)
 		len = space;
-	/* Fill the last chunk if it has room and nothing of its tail was sent. */
+	/* Fill the last chunk (or entry holding its bytes) if it has room. */
+	bool small = len <= TCP_SNDENT_INLINE; /* ... else into an entry's own bytes (below) */
 	if (len && !list_empty(&s->sndq)) {
 		struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
-		if (e->chunk && e->frag.len < TCP_CHUNK_SIZE) {
-			size_t n = TCP_CHUNK_SIZE - e->frag.len < len ? TCP_CHUNK_SIZE - e->frag.len : len;
+		small = small && !e->cap;
+		if (e->frag.len < e->cap) {
+			size_t n = e->cap - e->frag.len < len ? e->cap - e->frag.len : len;
 			memcpy((uint8_t *)(uintptr_t)e->frag.addr.bus + e->frag.len, src, n);
 			dma_account_cpu(MEM_CLASS_HOST, n);
 			e->frag.len += (uint32_t)n;
@@ -699,9 +719,25 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	while (done < len) {
 		struct netdev_frag f;
 		size_t n = len - done < TCP_CHUNK_SIZE ? len - done : TCP_CHUNK_SIZE;
+		if (small) {
+			/* a few bytes (a digest, a small PDU) behind a user fragment or alone: in
+			 * the entry itself. Not behind a chunk or such an entry (small pieces
+			 * queued one after the other fill a chunk: an entry each would cost a
+			 * gather piece each) */
+			struct tcp_sndent *e = sndq_add_inline(s);
+			if (!e)
+				break;
+			memcpy(e->buf, src + done, n);
+			dma_account_cpu(MEM_CLASS_HOST, n);
+			e->frag.len = (uint32_t)n;
+			s->snd_end += (uint32_t)n;
+			s->sndq_bytes += n;
+			done += n;
+			continue;
+		}
 		if (tcp_chunk_frag(s, false, src + done, n, &f))
 			break;
-		if (sndq_add(s, &f, true)) {
+		if (sndq_add(s, &f, TCP_CHUNK_SIZE)) {
 			netdev_frag_release(&f);
 			break;
 		}
@@ -721,12 +757,20 @@ void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 		return NULL;
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
-	if (!e || !e->chunk || TCP_CHUNK_SIZE - e->frag.len < len) {
+	if (!e || !e->cap || e->cap - e->frag.len < len) {
+		if (len <= TCP_SNDENT_INLINE && (!e || !e->cap)) {
+			/* a PDU header, a response behind a user fragment (data) or alone: in a
+			 * new entry itself (no chunk). Behind a chunk or a full such entry (PDUs
+			 * queued one after the other), a chunk that the next ones fill. */
+			if (!(e = sndq_add_inline(s)))
+				return NULL;
+			return e->buf;
+		}
 		/* a new chunk, empty until tcp_send_placed */
 		static const uint8_t nothing;
 		if (tcp_chunk_frag(s, false, &nothing, 0, &f))
 			return NULL;
-		if (sndq_add(s, &f, true)) {
+		if (sndq_add(s, &f, TCP_CHUNK_SIZE)) {
 			netdev_frag_release(&f);
 			return NULL;
 		}

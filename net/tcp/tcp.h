@@ -231,8 +231,9 @@ void tcp_send_placed(struct tcp_sock *s, size_t len);
 
 /* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
  * once but keep a last segment shorter than the MSS back, so that what the user queues
- * next (a PDU's data after its header, a response after the data) rides in it: call
- * tcp_flush once done queueing. A tail nobody flushes goes when the next segment from the
+ * next (a PDU's data after its header, a response after the data) rides in it; what is
+ * queued behind a tail held back waits with it, to go in one pass: call tcp_flush once
+ * done queueing. A tail nobody flushes goes when the next segment from the
  * peer is processed or at the end of the poll pass (the tcp_tx poller), whichever is
  * first. */
 void tcp_flush(struct tcp_sock *s);

@@ -305,22 +305,31 @@ static void update_rtt(struct tcp_sock *s, uint64_t r)
 		s->rto_ns = TCP_RTO_MAX_NS;
 }
 
-/* Drop acknowledged bytes from the send queue. */
+/* Drop acknowledged bytes from the send queue: the entries wholly acknowledged come off
+ * the head in one unlink; each one no frame refers to any more (most: the device is done
+ * with a frame before its ACK comes) is freed here as s's own (tcp_sndent_free_own), one
+ * still in a frame when that frame is done (tx_ref_release). */
 static void sndq_ack(struct tcp_sock *s, uint32_t ack)
 {
-	struct list_node *it, *tmp;
-	list_for_each_safe(&s->sndq, it, tmp) {
+	struct list_node *it = s->sndq.next;
+
+	while (it != &s->sndq) {
 		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
-		uint32_t end = e->seq + e->frag.len;
-		if (SEQ_GT(end, ack))
+		if (SEQ_GT(e->seq + e->frag.len, ack))
 			break;
-		list_del(it);
+		it = it->next;
 		s->sndq_bytes -= e->frag.len;
 		if (s->snd_cursor == e)
 			s->snd_cursor = NULL;
-		e->done = true;
-		tcp_sndent_put(e);
+		if (e->inflight == 0) {
+			tcp_sndent_free_own(s, e);
+		} else {
+			e->done = true;
+			list_init(&e->node);
+		}
 	}
+	s->sndq.next = it;
+	it->prev = &s->sndq;
 }
 
 /* Process an acceptable ACK (RFC 9293 3.10.7.4 fifth check, RFC 5681). Returns false

@@ -21,17 +21,27 @@
 
 #define TCP_MSS_DEFAULT 536   /* RFC 9293 3.7.1 when the peer sends no MSS option */
 
-/* One run of queued send bytes: a user fragment (zero copy) or a stack chunk. */
+/* Bytes a send entry holds in itself (buf): a PDU header or a response capsule (an
+ * NVMe/TCP C2HData header, R2T or CapsuleResp is 24 bytes, 28 with a header digest) is
+ * placed there instead of in a chunk, which cost a chunk's take and release (~130
+ * instructions a PDU). */
+#define TCP_SNDENT_INLINE 32
+
+/* One run of queued send bytes: a user fragment (zero copy), a stack chunk, or bytes in
+ * the entry itself (buf). */
 struct tcp_sndent {
 	struct list_node node;
 	uint32_t seq;                /* sequence number of its first byte */
 	struct netdev_frag frag;     /* the user's reference, released when done */
 	unsigned inflight;           /* TX netbufs still referring to it */
 	bool done;                   /* acknowledged or discarded: free when inflight == 0 */
-	bool chunk;                  /* frag is a stack chunk (copy API): may be appended to */
+	uint16_t cap;                /* bytes frag may grow to: a stack chunk (TCP_CHUNK_SIZE) or
+				      * buf (TCP_SNDENT_INLINE), appended to by the copy API;
+				      * 0: a user fragment */
 	struct tcp_sock *sock;       /* whose share it counts in (valid while sock_id lives at slot) */
 	uint64_t sock_id;
 	uint16_t slot;
+	uint8_t buf[TCP_SNDENT_INLINE] __attribute__((aligned(8))); /* frag's bytes when cap is TCP_SNDENT_INLINE */
 };
 
 /* One run of received bytes. */
@@ -160,6 +170,7 @@ extern unsigned tcp_ack_every;
 extern uint64_t tcp_ack_hold_ns;
 
 /* tcp_out.c */
+#define TCP_OUTPUT_BUDGET 64 /* frames one tcp_output pass sends at most */
 void tcp_output_work(struct tcp_sock *s, bool hold);
 
 /* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
@@ -183,19 +194,29 @@ void tcp_output_hold(struct tcp_sock *s);
 
 /* tcp_output from tcp_send_*: a last segment shorter than the MSS may wait for tcp_flush
  * or the end of the poll pass (see tcp_out.c). A tail alone (a PDU header, a response)
- * is held here without a pass over the windows: tcp_flush makes that pass once. */
+ * is held here without a pass over the windows: tcp_flush makes that pass once. And
+ * what is queued behind a tail already held waits with it (the user is still queueing):
+ * the pass that sends the tail sends it all, one pass for a whole 4 KiB NVMe/TCP read
+ * (C2HData header, data, CapsuleResp: three calls, two passes before, ~240 instructions a
+ * read more for the second pass's window, setup and last turn), as long as one pass
+ * (TCP_OUTPUT_BUDGET frames) can send it: beyond, full segments go at once as before, so
+ * that what the windows allow never waits for the peer's next ACK. */
 static inline void tcp_output_more(struct tcp_sock *s)
 {
 	if (tcp_output_idle(s))
 		return;
-	if (!s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED && s->snd_end - s->snd_nxt < s->mss &&
-	    SEQ_LT(s->snd_nxt, s->snd_end)) {
-		/* only a tail the windows would let go now: one they hold back takes the full
-		 * pass (sender SWS avoidance, the zero-window probe) */
-		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
-		if (wnd > flight && s->snd_end - s->snd_nxt <= wnd - flight) {
-			tcp_output_hold(s);
-			return;
+	if (!s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED) {
+		if (!list_empty(&s->held_node) && s->snd_end - s->snd_nxt <= TCP_OUTPUT_BUDGET * (uint32_t)s->mss)
+			return; /* held already: tcp_flush or the end of the pass sends it all (what
+				 * one pass can: more takes a pass now, as before) */
+		if (s->snd_end - s->snd_nxt < s->mss && SEQ_LT(s->snd_nxt, s->snd_end)) {
+			/* only a tail the windows would let go now: one they hold back takes the
+			 * full pass (sender SWS avoidance, the zero-window probe) */
+			uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
+			if (wnd > flight && s->snd_end - s->snd_nxt <= wnd - flight) {
+				tcp_output_hold(s);
+				return;
+			}
 		}
 	}
 	tcp_output_work(s, true);
@@ -406,7 +427,7 @@ static inline void tcp_sndent_init(struct tcp_sndent *e, struct tcp_sock *s)
 {
 	e->inflight = 0;
 	e->done = false;
-	e->chunk = false;
+	e->cap = 0;
 	e->sock = s;
 	e->sock_id = s->id;
 	e->slot = s->slot;
@@ -424,6 +445,18 @@ static inline struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
 	s->sndents++;
 	tcp_sndent_init(e, s);
 	return e;
+}
+
+/* Free e, an entry of s's send queue (s alive, e unlinked, no frame referring to it):
+ * tcp_sndent_free_unlocked without the test whether its socket lives. Inline: every
+ * acknowledged entry (sndq_ack). */
+static inline void tcp_sndent_free_own(struct tcp_sock *s, struct tcp_sndent *e)
+{
+	if (--s->sndents >= TCP_SNDENT_RESERVE)
+		tcp_sndents_borrowed--;
+	if (e->frag.owner) /* (an entry holding its bytes itself has none) */
+		netdev_frag_release(&e->frag);
+	mm_pool_free(&tcp_sndent_pool, e);
 }
 
 /* tcp_admit.c */

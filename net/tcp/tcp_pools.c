@@ -155,7 +155,8 @@ void tcp_sndent_free_unlocked(struct tcp_sndent *e)
 	} else {
 		tcp_sndents_borrowed--;
 	}
-	netdev_frag_release(&e->frag);
+	if (e->frag.owner) /* (an entry holding its bytes itself has none) */
+		netdev_frag_release(&e->frag);
 	mm_pool_free(&tcp_sndent_pool, e);
 }
 

@@ -256,9 +256,10 @@ Test(tcp_data, copy_send_segments_and_rtt)
 }
 
 /* What an NVMe/TCP read queues: a C2HData header (copied), its data (zero copy) and the
- * CapsuleResp (copied), by three calls, then tcp_flush. Full segments go at once; the
- * short tail waits for what comes next, so the response rides in the data's last
- * segment: 2 frames for 24 + 2000 + 24 bytes, not 4. */
+ * CapsuleResp (copied), by three calls, then tcp_flush. The short header waits for what
+ * comes next, and what comes behind it waits with it: the flush sends it all in one pass,
+ * the response riding in the data's last segment: 2 frames for 24 + 2000 + 24 bytes, not
+ * 4. (Data queued with nothing held still goes at once: full segments.) */
 Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 {
 	struct tcp_sock *l;
@@ -271,16 +272,16 @@ Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 	cr_assert_eq(fnd.ntx, 0, "a lone 24-byte header waits");
 	struct netdev_frag f = cmb_frag(0, 2000, 1);
 	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
-	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
+	cr_assert_eq(fnd.ntx, 0, "behind the held header the data waits too: one pass sends it all");
+	cr_assert_eq(tcp_send_copy(s, pattern + 100, 24), 24);
+	cr_assert_eq(fnd.ntx, 0, "and the response");
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
 	cr_assert_eq(txseg(0)->seq, iss + 1);
 	cr_assert_eq(txseg(0)->len, 1460);
 	cr_assert_eq(txseg(0)->flags, TCP_ACK, "no PSH: more is queued");
 	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
 	cr_assert_eq(memcmp(txseg(0)->payload + 24, cmb, 1436), 0);
-	cr_assert_eq(tcp_send_copy(s, pattern + 100, 24), 24);
-	cr_assert_eq(fnd.ntx, 1, "the tail (564 + 24 bytes) still waits");
-	tcp_flush(s);
-	cr_assert_eq(fnd.ntx, 2);
 	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
 	cr_assert_eq(txseg(1)->len, 588, "the data's tail and the response in one segment");
 	cr_assert_eq(txseg(1)->flags, TCP_ACK | TCP_PSH);
@@ -290,6 +291,39 @@ Test(tcp_data, short_tail_waits_for_the_next_send_and_the_flush)
 	cr_assert_eq(fnd.ntx, 2, "nothing left");
 	peer_seg(TCP_ACK, 1001, iss + 1 + 2048, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(cmb_released, 1);
+	f = cmb_frag(0, 2000, 2);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.ntx, 3, "nothing held: the full segment goes at once");
+	cr_assert_eq(txseg(2)->len, 1460);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 4);
+	cr_assert_eq(txseg(3)->len, 540);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* Behind a held tail, more than one pass can send (TCP_OUTPUT_BUDGET segments) does not
+ * wait for the flush: its full segments go at once, as with nothing held, so that the
+ * pass's budget never leaves what the windows allow waiting for the peer's next ACK. */
+Test(tcp_data, more_than_a_pass_behind_a_held_tail_goes_at_once)
+{
+	struct tcp_sock *l;
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	s->cwnd = 128 * 1460;
+	cr_assert_eq(tcp_send_copy(s, pattern, 24), 24);
+	struct netdev_frag f = cmb_frag(0, 8000, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(fnd.ntx, 0, "a pass's worth behind the held header waits");
+	struct netdev_frag g[12];
+	for (unsigned k = 0; k < 12; k++)
+		g[k] = cmb_frag(0, 8000, 2 + k);
+	cr_assert_eq(tcp_send_frags(s, g, 12), 0);
+	cr_assert_eq(fnd.ntx, 65535 / 1460, "beyond a pass's worth: what the window allows, at once");
+	cr_assert_eq(txseg(0)->seq, iss + 1);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
 	tcp_abort(s);
 	close_listener(l);
 }
@@ -318,15 +352,15 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	tcp_send_placed(s, 8); /* into the same chunk */
 	struct netdev_frag f = cmb_frag(0, 2000, 1);
 	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
-	cr_assert_eq(fnd.ntx, 1, "one full segment goes at once");
-	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 32), 0);
-	cr_assert_eq(memcmp(txseg(0)->payload + 32, cmb, 1428), 0);
-	p = tcp_send_place(s, 24, 0); /* a new chunk behind the zero-copy data */
+	cr_assert_eq(fnd.ntx, 0, "behind the held header: waits for the flush");
+	p = tcp_send_place(s, 24, 0); /* a new entry behind the zero-copy data */
 	cr_assert_not_null(p);
 	memcpy(p, pattern + 100, 24);
 	tcp_send_placed(s, 24);
 	tcp_flush(s);
 	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 32), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 32, cmb, 1428), 0);
 	cr_assert_eq(txseg(1)->seq, iss + 1 + 1460);
 	cr_assert_eq(txseg(1)->len, 572 + 24);
 	cr_assert_eq(memcmp(txseg(1)->payload, cmb + 1428, 572), 0);
@@ -338,6 +372,112 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	cr_assert_eq(cmb_released, 1);
 	tcp_get_info(s, &i);
 	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* A PDU header or response (<= TCP_SNDENT_INLINE bytes) placed or copied behind a user
+ * fragment or into an empty queue is held in its send entry itself: no chunk is taken. A
+ * digest copied behind the data and the response placed after it share that entry; the
+ * next one, with the entry full, goes into a chunk that the ones after it fill. The bytes go
+ * out as before and everything comes back once acknowledged. */
+Test(tcp_data, small_pdus_are_held_in_their_send_entries)
+{
+	struct tcp_sock *l;
+	fill();
+	for (size_t i = 0; i < sizeof(cmb); i++)
+		cmb[i] = (uint8_t)(i * 13);
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned ents0 = s->sndents;
+	uint8_t *p = tcp_send_place(s, 24, 1000 + 4);
+	cr_assert_not_null(p);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	cr_assert_eq(s->chunks_tx, 0, "a header takes no chunk");
+	cr_assert_not(tcp_pools_busy(), "the chunk pool untouched");
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	cr_assert_eq((uintptr_t)p, (uintptr_t)e->buf, "in the entry itself");
+	cr_assert_eq(e->cap, TCP_SNDENT_INLINE);
+	struct netdev_frag f = cmb_frag(0, 1000, 1);
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	cr_assert_eq(tcp_send_copy(s, pattern + 24, 4), 4, "a digest");
+	cr_assert_eq(s->chunks_tx, 0, "behind the data: in an entry itself");
+	e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_eq((uintptr_t)p, (uintptr_t)e->buf + 4, "the response appended to the digest's entry");
+	memcpy(p, pattern + 28, 24);
+	tcp_send_placed(s, 24);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_not_null(p);
+	cr_assert_eq(s->chunks_tx, 1, "the entry full: a chunk");
+	memcpy(p, pattern + 52, 24);
+	tcp_send_placed(s, 24);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_eq(s->chunks_tx, 1, "the next one fills the chunk");
+	memcpy(p, pattern + 76, 24);
+	tcp_send_placed(s, 24);
+	cr_assert_eq(s->sndents - ents0, 4, "header, data, digest and response, chunk");
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 1, "24 + 1000 + 4 + 24 + 48 bytes: one frame");
+	cr_assert_eq(txseg(0)->len, 24 + 1000 + 4 + 72);
+	cr_assert_eq(memcmp(txseg(0)->payload, pattern, 24), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 24, cmb, 1000), 0);
+	cr_assert_eq(memcmp(txseg(0)->payload + 1024, pattern + 24, 76), 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1100, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 1);
+	cr_assert_eq(s->sndents, ents0, "every entry back");
+	cr_assert_eq(s->chunks_tx, 0);
+	cr_assert_not(tcp_pools_busy());
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* An ACK takes the acknowledged entries off the send queue at once; those the device still
+ * reads (its frames not done) are freed when it is done with them, the others at the ACK.
+ * A partial ACK leaves the rest queued and sent; the queue stays usable throughout. */
+Test(tcp_data, acked_entries_in_frames_the_device_holds_go_when_it_is_done)
+{
+	struct tcp_sock *l;
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned ents0 = s->sndents;
+	fnd.tx_late = true;
+	uint8_t *p = tcp_send_place(s, 24, 2000);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	struct netdev_frag f[2] = { cmb_frag(0, 1000, 1), cmb_frag(1000, 1000, 2) };
+	cr_assert_eq(tcp_send_frags(s, f, 2), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(s->sndents - ents0, 3);
+	/* the header and the first fragment acknowledged, their frame still in the device */
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1024, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 1000);
+	cr_assert_eq(cmb_released, 0, "the device still reads them");
+	cr_assert_eq(s->sndents - ents0, 3);
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 2);
+	cr_assert_eq(cmb_released, 1, "done: the acknowledged fragment goes back");
+	cr_assert_eq(s->sndents - ents0, 1);
+	/* more queued behind the rest, then all acknowledged with the device done: freed at the ACK */
+	p = tcp_send_place(s, 24, 0);
+	memcpy(p, pattern + 24, 24);
+	tcp_send_placed(s, 24);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(txseg(2)->len, 24);
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 1);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 2048, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 2);
+	cr_assert_eq(s->sndents, ents0, "every entry back");
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	fnd.tx_late = false;
 	tcp_abort(s);
 	close_listener(l);
 }

@@ -142,3 +142,94 @@ Test(tcp_route, new_netmask_and_gateway_change_the_next_hop)
 	tcp_abort(accepted);
 	close_listener(l);
 }
+
+/* With transmit checksum offload the data frames of a tcp_output pass come from the route's
+ * template and the connection's fixed header part (tcp_xmit_fast): each frame is what
+ * tcp_xmit would build (the same Ethernet and IPv4 bytes but for the length,
+ * identification and checksum, both checksums good, the window, the ACK, PSH on the last),
+ * the identification one further each frame; after a route change the first frame rebuilds
+ * the route (tcp_xmit) and the next ones take it; a refused frame is sent again in order. */
+static void offload_setup(void)
+{
+	net_test_start(NETDEV_F_RX_SPLIT | NETDEV_F_TX_CSUM);
+}
+
+TestSuite(tcp_route_offload, .init = offload_setup, .fini = net_teardown);
+
+static uint8_t pat[8 * 1460];
+
+static void check_pass(unsigned first, unsigned n, uint32_t seq, size_t off, size_t last_len)
+{
+	struct fake_frame *a = &fnd.tx[first];
+	for (unsigned k = first; k < first + n; k++) {
+		struct fake_frame *b = &fnd.tx[k];
+		struct fake_parsed_tcp *t = txseg(k);
+		size_t len = k + 1 == first + n ? last_len : 1460;
+		cr_assert_eq(t->seq, seq + (uint32_t)((k - first) * 1460), "frame %u in order", k);
+		cr_assert_eq(t->ack, 1001);
+		cr_assert_eq(t->flags, k + 1 == first + n ? TCP_ACK | TCP_PSH : TCP_ACK);
+		cr_assert_eq(t->hlen, 20, "no options");
+		cr_assert_eq(t->len, len);
+		cr_assert_eq(memcmp(t->payload, pat + off + (k - first) * 1460, len), 0);
+		cr_assert_eq(memcmp(a->b, b->b, 14 + 2), 0, "Ethernet header, IPv4 version, IHL, TOS");
+		cr_assert_eq(memcmp(a->b + 14 + 6, b->b + 14 + 6, 4), 0, "flags (DF), TTL, protocol");
+		cr_assert_eq(memcmp(a->b + 14 + 12, b->b + 14 + 12, 8), 0, "addresses");
+		cr_assert_eq(ip_ident(b), (uint16_t)(ip_ident(a) + (k - first)));
+		cr_assert_eq((size_t)(b->b[14 + 2] << 8 | b->b[14 + 3]), 40 + len, "IPv4 total length");
+		cr_assert_eq(fake_csum(b->b + 14, 20, 0), 0xffff);
+	}
+}
+
+Test(tcp_route_offload, a_pass_of_frames_from_the_template)
+{
+	struct tcp_sock *l;
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 7 + (i >> 9));
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, sizeof(opt_mss1460));
+	struct tcp_sock *s = accepted;
+	s->cwnd = 16 * 1460; /* (past the initial window) */
+	fake_netdev_clear(&fnd);
+
+	cr_assert_eq(tcp_send_copy(s, pat, 3 * 1460 + 100), 3 * 1460 + 100);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 4);
+	check_pass(0, 4, iss + 1, 0, 100);
+	uint16_t wnd = txseg(0)->wnd;
+	tcp_send_ack_now(s); /* tcp_xmit's frame */
+	cr_assert_eq(fnd.ntx, 5);
+	cr_assert_eq(txseg(4)->wnd, wnd, "the window tcp_xmit gives");
+	cr_assert_eq(txseg(4)->seq, iss + 1 + 3 * 1460 + 100);
+	cr_assert_eq(memcmp(fnd.tx[0].b, fnd.tx[4].b, 14 + 2), 0);
+	cr_assert_eq(memcmp(fnd.tx[0].b + 14 + 6, fnd.tx[4].b + 14 + 6, 4), 0, "the same IPv4 header");
+	cr_assert_eq(memcmp(fnd.tx[0].b + 14 + 12, fnd.tx[4].b + 14 + 12, 8), 0);
+	cr_assert_eq(tcp_stats()->tx_payload_host, 3 * 1460 + 100);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 3 * 1460 + 100, 65535, NULL, 0, NULL, 0);
+
+	/* a route change: the first frame rebuilds it, the others take it */
+	fake_netdev_clear(&fnd);
+	net_route_changed();
+	cr_assert_eq(tcp_send_copy(s, pat + 4480, 2 * 1460 + 10), 2 * 1460 + 10);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3);
+	check_pass(0, 3, iss + 1 + 4480, 4480, 10);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 4480 + 2930, 65535, NULL, 0, NULL, 0);
+
+	/* a refused frame: the pass stops there, the rest goes at the turn, in order */
+	fake_netdev_clear(&fnd);
+	fnd.tx_refuse = 1;
+	cr_assert_eq(tcp_send_copy(s, pat, 2 * 1460), 2 * 1460);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 0);
+	cr_assert_eq(tcp_stats()->tx_refused, 1);
+	netdev_tx_wake(&fnd.dev);
+	cr_assert_gt(poll_pass(), 0);
+	cr_assert_eq(fnd.ntx, 2);
+	check_pass(0, 2, iss + 1 + 7410, 0, 1460);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 7410 + 2920, 65535, NULL, 0, NULL, 0);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	cr_assert_eq(i.retransmits, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
