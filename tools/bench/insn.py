@@ -33,7 +33,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 6900,
-    "read-4k": 7370,
+    "read-4k": 7260,
     "write-128k": 80100,
     "read-128k": 55600,
     "write-4k-ddgst": 40700,
