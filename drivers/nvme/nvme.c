@@ -416,8 +416,10 @@ mapped:
 	return 0;
 }
 
-/* Submit a command. */
-int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg)
+/* Submit a command: nvme_submit's body, inline in nvme_submit and in nvme_submit_rw (where
+ * the request's fields are constants and the checks on them fold away). */
+static inline __attribute__((always_inline)) int submit_one(struct nvme_qpair *q, const struct nvme_request *rq,
+							     nvme_done_fn done, void *arg)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	struct nvme_sqe local, *sqe;
@@ -481,6 +483,31 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	q->st.submitted++;
 	wr32(c, q->sq_db, q->ring.sq_tail);
 	return 0;
+}
+
+int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg)
+{
+	return submit_one(q, rq, done, arg);
+}
+
+int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
+		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, nvme_done_fn done, void *arg)
+{
+	/* what nvme_submit gets for a Read/Write, set field by field (no copy of a caller's
+	 * request): map_data reads it through the pointer */
+	const struct nvme_request rq = {
+		.opc = write ? NVME_CMD_WRITE : NVME_CMD_READ,
+		.nsid = nsid,
+		.cdw10 = (uint32_t)slba,
+		.cdw11 = (uint32_t)(slba >> 32),
+		.cdw12 = cdw12,
+		.sg = sg,
+		.nsg = nsg,
+		.sgl_total = bytes,
+		.dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
+		.count_payload = true,
+	};
+	return submit_one(q, &rq, done, arg);
 }
 
 /* Retire a slot and call its completion. */

@@ -467,6 +467,13 @@ struct nvme_request {
  * (controller failed). */
 int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg);
 
+/* A Read (write false) or Write of nsid at slba on q: what nvme_submit() does for the
+ * nvme_request {opc, nsid, cdw10/11 = slba, cdw12 (NLB - 1, FUA), sg/nsg, sgl_total = bytes,
+ * dir, count_payload}, with the same checks and answers, built from the arguments (the
+ * target's Read/Write on an NVMe namespace: no request struct of the caller's). */
+int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
+		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, nvme_done_fn done, void *arg);
+
 /* Reap up to budget completions and handle timeouts (Abort, then give up). Returns the number
  * of completions handled, or -EIO when the controller reports a fatal status. */
 int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget);

@@ -32,10 +32,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 6900,
-    "read-4k": 7370,
-    "write-128k": 80100,
-    "read-128k": 55600,
+    "write-4k": 6880,
+    "read-4k": 7260,
+    "write-128k": 80000,
+    "read-128k": 55550,
     "write-4k-ddgst": 40700,
     "read-4k-ddgst": 40700,
 }

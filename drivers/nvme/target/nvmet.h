@@ -161,7 +161,18 @@ struct nvmet_bdev_ops {
 	/* Optional: false while the device is gone (hot-removed). The core polls it every
 	 * NVMET_NS_CHECK_MS; a change is a namespace attribute change notice to the hosts. */
 	bool (*ready)(const struct nvmet_bdev *b);
+	/* Optional: a Read (write false) or Write of req at slba, nlb blocks, FUA as asked, its
+	 * data req->data.sg/nsg (req->data.len bytes, checked against nlb by the core), submitted
+	 * to the device with nvmet_rw_done(req, rc, cqe) as its completion (no nvmet_bio). The
+	 * core uses it only where FUA needs no emulation (fua, or no volatile cache). Returns as
+	 * submit. */
+	int (*rw)(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua);
 };
+
+/* The completion of a Read/Write a backend submitted through ops->rw (an nvme_done_fn, arg
+ * the request): a device status in cqe stays the host's status (rc and cqe as the NVMe
+ * driver hands them: rc != 0 with a cqe, the drive failed it). */
+void nvmet_rw_done(void *req, int rc, const struct nvme_cqe *cqe);
 
 struct nvmet_bdev {
 	const struct nvmet_bdev_ops *ops;
@@ -293,6 +304,7 @@ struct nvmet_stats {
 	uint64_t cmds, completions, errors, aens;
 	/* durability and backend faults */
 	uint64_t fua_writes, fua_emulated, flushes, flushes_skipped, shn_flushes, shn_flush_failures;
+	uint64_t rw_direct;                /* Reads/Writes sent to the backend's ops->rw (no nvmet_bio) */
 	uint64_t backend_errors;      /* commands the backend failed (status passed through) */
 	uint64_t ns_gone;             /* namespaces whose backend device went away */
 	uint64_t auth_ok, auth_failures; /* DH-HMAC-CHAP transactions per queue (nvmet_auth.c) */

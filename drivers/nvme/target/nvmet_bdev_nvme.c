@@ -34,12 +34,10 @@ static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
 	bio->done(bio, rc);
 }
 
-static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
+/* The controller is live with I/O queues and b's namespace still the one it was opened
+ * on: 0, else the errno a command gets (both submit paths). */
+static inline int nvme_bdev_usable(struct nvmet_bdev *b, struct nvme_ctrl *c)
 {
-	struct nvme_ctrl *c = b->priv;
-	struct nvme_request rq;
-	struct nvme_qpair *q;
-
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
 		return c->in_reset ? -EAGAIN : c->state == NVME_CTRL_REMOVED ? -ENODEV : -EIO;
 	if (!ns_still_ours(b, c)) {
@@ -47,6 +45,31 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 			return -ENODEV; /* another drive came back in its place */
 		b->priv_hint = nvme_ns_get(c, b->priv_id);
 	}
+	return 0;
+}
+
+/* ops->rw: the NVMe Read/Write built from the request's fields, completed by nvmet_rw_done
+ * (the same command nvme_bio_submit builds from a bio). */
+static int nvme_bdev_rw(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua)
+{
+	struct nvme_ctrl *c = b->priv;
+	int rc = nvme_bdev_usable(b, c);
+	if (rc)
+		return rc;
+	struct nvme_qpair *q = &c->io[b->next_q++ % c->nio];
+	return nvme_submit_rw(q, write, b->priv_id, slba, (nlb - 1) | (fua ? NVME_RW_FUA : 0), req->data.sg,
+			      req->data.nsg, (uint64_t)nlb << b->lba_shift, nvmet_rw_done, req);
+}
+
+static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
+{
+	struct nvme_ctrl *c = b->priv;
+	struct nvme_request rq;
+	struct nvme_qpair *q;
+	int rc;
+
+	if ((rc = nvme_bdev_usable(b, c)))
+		return rc;
 	memset(&rq, 0, sizeof(rq));
 	rq.nsid = b->priv_id;
 	switch (bio->op) {
@@ -115,6 +138,7 @@ static const struct nvmet_bdev_ops nvme_bdev_ops = {
 	.close = nvme_bdev_close,
 	.flush_sync = nvme_bdev_flush_sync,
 	.ready = nvme_bdev_ready,
+	.rw = nvme_bdev_rw,
 };
 
 int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)

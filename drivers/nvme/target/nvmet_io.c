@@ -106,14 +106,47 @@ static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req,
 		s->read_cmds++;
 		s->read_bytes += bytes;
 	}
+	bool fua = (le32_get(req->sqe.cdw12) & NVME_RW_FUA) != 0; /* Read FUA passes through too */
+	if (write && fua)
+		nvmet_tgt.st.fua_writes++;
+	if (ns->bdev.ops->rw && (ns->bdev.fua || !ns->bdev.vwc)) {
+		/* straight to the device, completed by nvmet_rw_done: FUA needs no emulation here
+		 * (the backend honours it, or nothing is volatile) */
+		nvmet_tgt.st.rw_direct++;
+		int rc = ns->bdev.ops->rw(&ns->bdev, req, write, slba, nlb, fua);
+		if (rc < 0)
+			nvmet_req_complete(req, rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc));
+		return;
+	}
 	memset(bio, 0, sizeof(*bio));
 	bio->op = write ? NVMET_BIO_WRITE : NVMET_BIO_READ;
 	bio->slba = slba;
 	bio->nlb = nlb;
-	bio->fua = (le32_get(req->sqe.cdw12) & NVME_RW_FUA) != 0; /* Read FUA passes through too */
-	if (write && bio->fua)
-		nvmet_tgt.st.fua_writes++;
+	bio->fua = fua;
 	submit(req, ns, bio);
+}
+
+void nvmet_rw_done(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	struct nvmet_req *req = arg;
+	struct nvmet_queue *q = req->q;
+
+	if (rc == 0) {
+		/* bio_done's accounting for a Read/Write */
+		if (req->sqe.opc == NVME_CMD_READ) {
+			req->xfer_len = req->data.len;
+			q->st.read_bytes += req->data.len;
+		} else {
+			q->st.write_bytes += req->data.len;
+		}
+		return nvmet_req_complete(req, NVMET_SC_SUCCESS);
+	}
+	/* bio_status: the drive's own status, Namespace Not Ready when gone, else the errno */
+	nvmet_tgt.st.backend_errors++;
+	uint16_t status = cqe ? (uint16_t)((le16_get(cqe->status) >> 1) & 0x7ff) : 0; /* SCT << 8 | SC */
+	if (!status)
+		status = rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc);
+	nvmet_req_complete(req, status);
 }
 
 static void exec_write_zeroes(struct nvmet_req *req, struct nvmet_ns *ns)

@@ -155,7 +155,9 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	 * header, the data fragments, one for the digest). A header queued without room for
 	 * its data would leave the stream half a PDU long. */
 	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
-	unsigned entries = 1 + nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n) + (c->params.ddgst ? 1 : 0);
+	/* the common PDU: its data in one piece of the buffer (one fragment, no loop) */
+	bool one = nvmet_tcp_dbuf_one(r->dbuf, r->tx_off, n);
+	unsigned entries = 1 + (one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n)) + (c->params.ddgst ? 1 : 0);
 	uint8_t *hdr = tcp_send_frags_room(c->sock) < entries ? NULL :
 		       tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
 	if (!hdr) {
@@ -164,7 +166,11 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	}
 	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
 	tcp_send_placed(c->sock, hl);
-	unsigned nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
+	unsigned nf = 1;
+	if (one)
+		nvmet_tcp_dbuf_frag1(r->dbuf, r->tx_off, n, f);
+	else
+		nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
 	if ((rc = tcp_send_frags(c->sock, f, nf)))
 		return rc; /* the socket released the fragments */

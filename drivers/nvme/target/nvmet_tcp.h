@@ -138,6 +138,8 @@ struct nvmet_tcp_stats {
 	uint64_t rx_waits;                    /* received segments left in the socket without a pass:
 					       * TCP's window already took the rest of their PDU */
 	uint64_t no_bufs;                     /* DRAM data buffers exhausted */
+	uint64_t dbuf_fast;                   /* data buffers of one DRAM chunk taken in one check (the host
+					       * within its shares) */
 	uint64_t host_share;                  /* a buffer refused: the host holds its share (the command waits) */
 	uint64_t write_lent;                  /* R2Ts beyond the host's share of the write budget, while no
 					       * other host's write waited */

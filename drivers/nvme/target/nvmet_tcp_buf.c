@@ -80,10 +80,9 @@ static inline uint32_t host_pool_size(enum host_pool k)
 	}
 }
 
-static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
+/* The rest of host_may: the host is at or past its share of pool k. */
+static __attribute__((noinline)) bool host_may_slow(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
 {
-	/* what the host's connections hold, and whether another host has a write waiting
-	 * for its R2T: kept per host address (no walk over the connections) */
 	uint64_t held = c->host->held[k];
 
 	if (held + n <= host_pool_size(k) / NVMET_TCP_HOST_SHARE)
@@ -97,6 +96,16 @@ static bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t 
 	}
 	nvmet_tcp.st.host_share++;
 	return false;
+}
+
+/* The common case (within the share: one compare) inline, the rest in host_may_slow. */
+static inline bool host_may(const struct nvmet_tcp_conn *c, enum host_pool k, uint32_t n)
+{
+	/* what the host's connections hold, and whether another host has a write waiting
+	 * for its R2T: kept per host address (no walk over the connections) */
+	if (c->host->held[k] + n <= host_pool_size(k) / NVMET_TCP_HOST_SHARE)
+		return true;
+	return host_may_slow(c, k, n);
 }
 
 /* --- data buffers --- */
@@ -124,17 +133,24 @@ void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 {
 	if (--b->refs)
 		return;
-	if (b->device && nvmet_tcp.mops)
-		nvmet_tcp.mops->free(&b->mem);
-	chunks_free(b->chunks, b->nchunks);
-	b->conn->ndbufs--;
-	b->conn->nchunks -= b->nchunks;
-	b->conn->host->held[HOST_DBUFS]--;
-	b->conn->host->held[HOST_CHUNKS] -= b->nchunks;
+	/* the connection and host read once (the stores below cannot move them) */
+	struct nvmet_tcp_conn *c = b->conn;
+	struct nvmet_tcp_host *h = c->host;
+	unsigned n = b->nchunks;
 	if (b->device) {
-		b->conn->dev_bytes -= b->len;
-		b->conn->host->held[HOST_DEVICE] -= b->len;
+		if (nvmet_tcp.mops)
+			nvmet_tcp.mops->free(&b->mem);
+		c->dev_bytes -= b->len;
+		h->held[HOST_DEVICE] -= b->len;
+	} else if (n == 1) {
+		mm_pool_free(&nvmet_tcp.buf_pool, b->chunks[0]);
+	} else {
+		chunks_free(b->chunks, n);
 	}
+	c->ndbufs--;
+	c->nchunks -= n;
+	h->held[HOST_DBUFS]--;
+	h->held[HOST_CHUNKS] -= n;
 	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 	nvmet_tcp.freed = true;
 }
@@ -145,17 +161,42 @@ static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
 	(void)o;
 	nvmet_tcp_dbuf_unref((struct nvmet_tcp_dbuf *)(uintptr_t)token);
 }
-static struct netdev_frag_owner dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
+struct netdev_frag_owner nvmet_tcp_dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
 
 /* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
 struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev)
 {
 	unsigned n = dev ? 0 : (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
+	struct nvmet_tcp_host *h = c->host;
 	struct nvmet_tcp_dbuf *b;
 
+	/* the common read (one DRAM chunk, the host within both shares): one check, one take
+	 * of each pool; anything else the general path below */
+	if (n == 1 && h->held[HOST_DBUFS] < NVMET_TCP_DBUFS / NVMET_TCP_HOST_SHARE &&
+	    h->held[HOST_CHUNKS] < NVMET_TCP_BUFS / NVMET_TCP_HOST_SHARE) {
+		if (!(b = mm_pool_alloc(&nvmet_tcp.dbuf_pool)))
+			goto no_bufs;
+		if (!(b->chunks[0] = mm_pool_alloc(&nvmet_tcp.buf_pool))) {
+			mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+			goto no_bufs;
+		}
+		nvmet_tcp.st.dbuf_fast++;
+		b->refs = 1;
+		b->len = len;
+		b->conn = c;
+		b->device = false;
+		b->mem = (struct netdev_frag){ 0 };
+		b->nchunks = 1;
+		c->ndbufs++;
+		c->nchunks++;
+		h->held[HOST_DBUFS]++;
+		h->held[HOST_CHUNKS]++;
+		return b;
+	}
 	if (n > NVMET_TCP_CHUNKS_PER_CMD || !host_may(c, HOST_DBUFS, 1) || (n && !host_may(c, HOST_CHUNKS, n)))
 		return NULL;
 	if (!(b = mm_pool_alloc(&nvmet_tcp.dbuf_pool))) {
+no_bufs:
 		nvmet_tcp.st.no_bufs++;
 		return NULL;
 	}
@@ -210,7 +251,7 @@ unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t l
 		out[0].addr = dma_addr_add(b->mem.addr, off);
 		out[0].offset = b->mem.offset + off;
 		out[0].len = len;
-		out[0].owner = &dbuf_owner;
+		out[0].owner = &nvmet_tcp_dbuf_owner;
 		out[0].token = (uint64_t)(uintptr_t)b;
 		b->refs++;
 		return 1;
@@ -221,7 +262,7 @@ unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t l
 		if (k > len)
 			k = len;
 		out[n] = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[c] + in), .len = k,
-					       .provider = NETDEV_PROVIDER_HOST, .owner = &dbuf_owner,
+					       .provider = NETDEV_PROVIDER_HOST, .owner = &nvmet_tcp_dbuf_owner,
 					       .token = (uint64_t)(uintptr_t)b };
 		b->refs++;
 		n++;

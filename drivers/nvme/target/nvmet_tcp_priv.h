@@ -232,6 +232,32 @@ unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t l
 /* How many fragments nvmet_tcp_dbuf_frags() makes for [off, off + len) (len > 0), taking
  * no reference: what a send must find room for before it commits a header. */
 unsigned nvmet_tcp_dbuf_nfrags(const struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len);
+/* The owner of the fragments nvmet_tcp_dbuf_frags() makes (their release drops a reference). */
+extern struct netdev_frag_owner nvmet_tcp_dbuf_owner;
+/* Does [off, off + len) of b lie in one piece (device memory, or inside one DRAM chunk)?
+ * Then nvmet_tcp_dbuf_frag1() makes its one fragment (the common C2HData PDU). */
+static inline bool nvmet_tcp_dbuf_one(const struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len)
+{
+	return b->device || off % NVMET_TCP_BUF_SIZE + len <= NVMET_TCP_BUF_SIZE;
+}
+/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), holding a
+ * reference on b: what nvmet_tcp_dbuf_frags() makes for it, without its loop. */
+static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+{
+	if (b->device) {
+		*out = b->mem;
+		out->addr = dma_addr_add(b->mem.addr, off);
+		out->offset = b->mem.offset + off;
+	} else {
+		*out = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[off / NVMET_TCP_BUF_SIZE] +
+								   off % NVMET_TCP_BUF_SIZE),
+					     .provider = NETDEV_PROVIDER_HOST };
+	}
+	out->len = len;
+	out->owner = &nvmet_tcp_dbuf_owner;
+	out->token = (uint64_t)(uintptr_t)b;
+	b->refs++;
+}
 /* Copy the n fragments f into b's chunks at byte off (counted CPU reads). 0, -EINVAL past
  * b's end, or the fragment read's error. The fragments stay the caller's. */
 int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct netdev_frag *f, unsigned n);

@@ -146,6 +146,8 @@ Test(durable, a_host_fua_write_reaches_the_drive_with_fua_and_survives_a_power_c
 	cr_assert_eq(run(NVME_CMD_READ, 200, 8, NVME_RW_FUA, NULL, 4096, NULL), 0);
 	int r = fake_nvme_find(&f, -1, NVME_CMD_READ, 0);
 	cr_assert(r >= 0 && (f.rec[r].cdw12 & NVME_RW_FUA));
+	cr_assert_eq(nvmet_stats()->rw_direct, 2, "both straight to the drive (ops->rw, no nvmet_bio)");
+	cr_assert_eq(nvmet_stats()->fua_emulated, 0);
 	fake_nvme_power_cut(&f);
 	cr_assert(durable_at(200, 4096), "an acknowledged FUA write survives the power cut");
 }
@@ -447,17 +449,33 @@ static void cache_close(struct nvmet_bdev *b)
 {
 	(void)b;
 }
+/* ops->rw of a backend that cannot honour FUA: the core must not use it for a FUA write
+ * behind a volatile cache; elsewhere it completes at once. */
+static unsigned rw_calls;
+static int cache_rw(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua)
+{
+	(void)b;
+	(void)write;
+	(void)slba;
+	(void)nlb;
+	(void)fua;
+	rw_calls++;
+	nvmet_rw_done(req, 0, NULL);
+	return 0;
+}
 static const struct nvmet_bdev_ops cache_ops = { .submit = cache_submit, .close = cache_close };
+static const struct nvmet_bdev_ops cache_rw_ops = { .submit = cache_submit, .close = cache_close, .rw = cache_rw };
+static bool cache_with_rw, cache_vwc = true;
 static int cache_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
 {
 	(void)ctx;
 	(void)si;
 	(void)ns;
 	memset(out, 0, sizeof(*out));
-	out->ops = &cache_ops;
+	out->ops = cache_with_rw ? &cache_rw_ops : &cache_ops;
 	out->nblocks = 1024;
 	out->lba_shift = 9;
-	out->vwc = true;
+	out->vwc = cache_vwc;
 	out->fua = false;
 	return 0;
 }
@@ -492,6 +510,64 @@ Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
 	cache_held->done(cache_held, -EIO);
 	cr_assert_eq(cmd->completions, 1);
 	cr_assert_neq(le16_get(cmd->req.cqe.status) >> 1, 0);
+}
+
+/* A backend with ops->rw whose volatile cache cannot honour FUA: Reads and Writes take the
+ * bio path (ops->submit) and FUA is emulated with a Flush as without ops->rw; with the
+ * cache off (nothing volatile) they go to ops->rw and complete through nvmet_rw_done. */
+Test(durable, a_backend_rw_op_is_not_used_where_fua_needs_the_flush)
+{
+	char err[200];
+	cache_with_rw = true;
+	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0);
+	cr_assert_eq(nvmet_init(&cfg, cache_open, NULL), 0);
+	ft_open(&a, 0);
+	int cntlid = ft_connect_admin(&a, HOST, VOL, 0);
+	cr_assert_eq(ft_enable(&a), 0);
+	ft_open(&q, 0);
+	cr_assert_eq(ft_connect_io(&q, 1, (uint16_t)cntlid, HOST, VOL), 0);
+	nops = 0;
+	rw_calls = 0;
+	struct nvme_sqe s = io_sqe(NVME_CMD_WRITE, 0x40, 0, 8, NVME_RW_FUA, 4096);
+	struct ft_cmd *cmd = ft_submit(&q, 0, &s, data, 4096);
+	cr_assert_eq(nops, 1, "the bio path");
+	cr_assert_eq(rw_calls, 0);
+	cache_held->done(cache_held, 0);
+	cr_assert_eq(cmd->completions, 0, "the write is only in the cache: not acknowledged yet");
+	cr_assert_eq(ops_seen[1], NVMET_BIO_FLUSH, "a Flush after the write completed");
+	cache_held->done(cache_held, 0);
+	cr_assert_eq(cmd->completions, 1);
+	cr_assert_eq(nvmet_stats()->fua_emulated, 1);
+	cr_assert_eq(nvmet_stats()->rw_direct, 0);
+	cache_with_rw = false;
+}
+
+/* The same backend without a volatile cache (nothing for FUA to emulate): a FUA write goes
+ * to ops->rw and completes through nvmet_rw_done, no bio. */
+Test(durable, a_backend_rw_op_is_used_where_nothing_is_volatile)
+{
+	cache_vwc = false;
+	char err[200];
+	cache_with_rw = true;
+	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0);
+	cr_assert_eq(nvmet_init(&cfg, cache_open, NULL), 0);
+	ft_open(&a, 0);
+	int cntlid = ft_connect_admin(&a, HOST, VOL, 0);
+	cr_assert_eq(ft_enable(&a), 0);
+	ft_open(&q, 0);
+	cr_assert_eq(ft_connect_io(&q, 1, (uint16_t)cntlid, HOST, VOL), 0);
+	nops = 0;
+	rw_calls = 0;
+	/* nothing volatile: ops->rw, completed by nvmet_rw_done */
+	struct nvme_sqe s = io_sqe(NVME_CMD_WRITE, 0x41, 8, 8, NVME_RW_FUA, 4096);
+	struct ft_cmd *cmd = ft_submit(&q, 0, &s, data, 4096);
+	cr_assert_eq(rw_calls, 1, "ops->rw");
+	cr_assert_eq(nops, 0, "no bio");
+	cr_assert_eq(cmd->completions, 1);
+	cr_assert_eq(le16_get(cmd->req.cqe.status) >> 1, 0);
+	cr_assert_eq(nvmet_stats()->rw_direct, 1);
+	cache_with_rw = false;
+	cache_vwc = true;
 }
 
 static unsigned rr_done;

@@ -1231,3 +1231,67 @@ Test(nvmet_tcp, a_host_holds_at_most_its_share_of_device_memory)
 	cr_assert_eq(fcmb_in_use, 0);
 	ftcp_ack(q2);
 }
+
+/* A read of one DRAM chunk while the host is within its shares takes the one-check path
+ * of nvmet_tcp_dbuf_get (counted dbuf_fast) and its C2HData PDU one fragment
+ * (nvmet_tcp_dbuf_frag1); a read of several chunks takes the general path and PDUs that
+ * span chunks the fragment loop; once the host holds its share of the chunks, a one-chunk
+ * read is refused by the general check (host_share counted) and waits, and runs when the
+ * peer acknowledges. The same bytes on every path, every buffer back. */
+Test(nvmet_tcp, a_one_chunk_read_takes_one_check_and_falls_back_at_the_share)
+{
+	struct tcp_sock *q = io_queue_with(8192, false, true, false);
+	static uint8_t w[NVMET_TCP_MAX_XFER], r[NVMET_TCP_MAX_XFER];
+	const uint32_t len = NVMET_TCP_MAX_XFER;
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = pattern(i, 9);
+	host_write_r2t(q, 1, 0, w, sizeof(w), 65536);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0);
+	nvmet_tcp_set_p2p(false);
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+
+	/* one chunk: the fast path, one fragment */
+	uint64_t fast = st->dbuf_fast, pdus = st->c2h_pdus;
+	bool success;
+	cr_assert_eq(host_read(q, 2, 0, r, 4096, &success), 0);
+	cr_assert_eq(memcmp(r, w, 4096), 0);
+	cr_assert_eq(st->dbuf_fast, fast + 1, "the one-chunk read took the one-check path");
+	cr_assert_eq(st->c2h_pdus, pdus + 1);
+	ftcp_ack(q);
+
+	/* several chunks: the general path, a PDU over two chunks (the fragment loop) */
+	fast = st->dbuf_fast;
+	cr_assert_eq(host_read(q, 3, 0, r, 2 * NVMET_TCP_BUF_SIZE, &success), 0);
+	cr_assert_eq(memcmp(r, w, 2 * NVMET_TCP_BUF_SIZE), 0);
+	cr_assert_eq(st->dbuf_fast, fast, "a read of several chunks takes the general path");
+	ftcp_ack(q);
+
+	/* the host's share of chunks held by unacknowledged reads: a one-chunk read waits */
+	const unsigned fit = HOST_BUFS / (len / NVMET_TCP_BUF_SIZE);
+	for (unsigned k = 0; k < fit; k++) {
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(20 + k), 1, len);
+		sqe.cdw10 = le32_make(0);
+		sqe.cdw12 = le32_make(len / 512 - 1);
+		ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	}
+	uint64_t share = st->host_share;
+	fast = st->dbuf_fast;
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 60, 1, 4096);
+	sqe.cdw10 = le32_make(0);
+	sqe.cdw12 = le32_make(4096 / 512 - 1);
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	cr_assert_eq(nvmet_tcp_waiting(), 1, "the one-chunk read past the host's share waits");
+	cr_assert_gt(st->host_share, share, "refused by the general check");
+	cr_assert_eq(st->dbuf_fast, fast);
+	unsigned responses = 0;
+	for (int round = 0; round < 64 && responses <= fit; round++) {
+		struct nth_pdu p;
+		while (host_next(q, &p))
+			responses += p.type == NVME_TCP_CAPSULE_RESP;
+		ftcp_ack(q);
+		nvmet_tcp_poll(64);
+	}
+	cr_assert_eq(responses, fit + 1, "every read answered, the waiting one too");
+	cr_assert_eq(nvmet_tcp_waiting(), 0);
+	nvmet_tcp_set_p2p(true);
+}
