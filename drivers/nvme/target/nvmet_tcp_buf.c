@@ -351,14 +351,6 @@ static int req_table(struct nvmet_tcp_req *r)
 	return 0;
 }
 
-void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
-{
-	for (unsigned i = 0; i < r->nfrags; i++)
-		netdev_frag_release(&r->frags[i]);
-	r->nfrags = 0;
-	r->place = 0;
-}
-
 void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
 {
 	if (r->held) {
