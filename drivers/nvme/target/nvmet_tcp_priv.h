@@ -267,8 +267,12 @@ struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c);
  * command, from req_done and nvmet_tcp_req_put, the second with nothing left to release) */
 static inline void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
 {
-	for (unsigned i = 0; i < r->nfrags; i++)
-		netdev_frag_release(&r->frags[i]);
+	/* netdev_frag_release without clearing each entry: nfrags 0 below, nothing reads them */
+	for (unsigned i = 0; i < r->nfrags; i++) {
+		struct netdev_frag_owner *o = r->frags[i].owner;
+		if (o)
+			o->release(o, r->frags[i].token);
+	}
 	r->nfrags = 0;
 	r->place = 0;
 }
