@@ -443,10 +443,12 @@ static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 		sg[i].addr = f->addr;
 		sg[i].len = f->len;
 		if (f->addr.cls == MEM_CLASS_DEVICE) {
-			if ((place & NVMET_TCP_PLACE_DEV) && f->provider != provider)
-				place |= NVMET_TCP_PLACE_TWO;
+			if (f->provider != provider) { /* (the common run: one provider, no store) */
+				if (place & NVMET_TCP_PLACE_DEV)
+					place |= NVMET_TCP_PLACE_TWO;
+				provider = f->provider;
+			}
 			place |= NVMET_TCP_PLACE_DEV;
-			provider = f->provider;
 		} else {
 			place |= NVMET_TCP_PLACE_HOST;
 		}
