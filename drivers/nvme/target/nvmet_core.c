@@ -553,9 +553,10 @@ static inline __attribute__((always_inline)) void exec_start(struct nvmet_queue 
 {
 	if (sqe != &req->sqe) /* a transport may have put it there already */
 		memcpy(&req->sqe, sqe, sizeof(req->sqe));
-	memset(&req->data, 0, sizeof(req->data));
 	if (data)
 		req->data = *data;
+	else
+		memset(&req->data, 0, sizeof(req->data));
 	memset(&req->cqe, 0, sizeof(req->cqe));
 	req->xfer_len = 0;
 	req->done = done;

@@ -351,14 +351,6 @@ static int req_table(struct nvmet_tcp_req *r)
 	return 0;
 }
 
-void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
-{
-	for (unsigned i = 0; i < r->nfrags; i++)
-		netdev_frag_release(&r->frags[i]);
-	r->nfrags = 0;
-	r->place = 0;
-}
-
 void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
 {
 	if (r->held) {
@@ -451,10 +443,12 @@ static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 		sg[i].addr = f->addr;
 		sg[i].len = f->len;
 		if (f->addr.cls == MEM_CLASS_DEVICE) {
-			if ((place & NVMET_TCP_PLACE_DEV) && f->provider != provider)
-				place |= NVMET_TCP_PLACE_TWO;
+			if (f->provider != provider) { /* (the common run: one provider, no store) */
+				if (place & NVMET_TCP_PLACE_DEV)
+					place |= NVMET_TCP_PLACE_TWO;
+				provider = f->provider;
+			}
 			place |= NVMET_TCP_PLACE_DEV;
-			provider = f->provider;
 		} else {
 			place |= NVMET_TCP_PLACE_HOST;
 		}
