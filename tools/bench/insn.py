@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 5700,
     "read-4k": 5900,
     "write-128k": 57200,
-    "read-128k": 45200,
+    "read-128k": 44100,
     "write-4k-ddgst": 39000,
     "read-4k-ddgst": 39000,
 }
