@@ -235,7 +235,8 @@ static inline void tcp_xmit_piece(struct netbuf *nb, struct tcp_sndent *e, uint3
 	struct netdev_frag *f = &nb->frags[nb->nfrags++];
 
 	/* field by field: a copy of the whole entry then four fields again cost ~13 a piece */
-	f->addr = dma_addr_add(e->frag.addr, off);
+	f->addr.bus = e->frag.addr.bus + off; /* (dma_addr_add, its fields apart) */
+	f->addr.cls = e->frag.addr.cls;
 	f->offset = e->frag.offset + off;
 	f->len = n;
 	f->provider = e->frag.provider;
@@ -304,8 +305,9 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 
 	if (it != &s->sndq && SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
 	    (e->frag.addr.cls != MEM_CLASS_DEVICE || !d || !d->tx_dev_bytes || len <= d->tx_dev_bytes)) {
+		bool device = e->frag.addr.cls == MEM_CLASS_DEVICE; /* (read before the piece's stores) */
 		tcp_xmit_piece(nb, e, seq - e->seq, len);
-		pay[e->frag.addr.cls == MEM_CLASS_DEVICE] += len;
+		pay[device] += len;
 		return len;
 	}
 	if (it != &s->sndq && it->next != &s->sndq && SEQ_LEQ(e->seq, seq) && e->frag.addr.cls != MEM_CLASS_DEVICE &&

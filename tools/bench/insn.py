@@ -32,10 +32,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 5700,
-    "read-4k": 5900,
+    "write-4k": 5650,
+    "read-4k": 5850,
     "write-128k": 57200,
-    "read-128k": 44100,
+    "read-128k": 44000,
     "write-4k-ddgst": 39000,
     "read-4k-ddgst": 39000,
 }
