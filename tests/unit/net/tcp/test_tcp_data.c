@@ -482,6 +482,47 @@ Test(tcp_data, acked_entries_in_frames_the_device_holds_go_when_it_is_done)
 	close_listener(l);
 }
 
+/* A zero-copy piece of a send entry carries the entry's memory from the piece's offset
+ * on (bus address and provider offset moved by it, the memory class and provider kept)
+ * with the send queue's own reference (owner, token), whatever entry it came from. */
+Test(tcp_data, zero_copy_pieces_carry_the_entrys_memory_from_their_offset)
+{
+	struct tcp_sock *l;
+	cmb_released = 0;
+	(void)open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	fnd.tx_late = true;
+	struct netdev_frag f[1] = { cmb_frag(100, 3000, 7) };
+	f[0].provider = 3;
+	cr_assert_eq(tcp_send_frags(s, f, 1), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(fnd.nlate, 3);
+	const uint32_t lens[3] = { 1460, 1460, 80 };
+	uint64_t token0 = 0;
+	for (unsigned i = 0; i < 3; i++) {
+		const struct netbuf *nb = fnd.late[i];
+		cr_assert_eq(nb->nfrags, 1);
+		const struct netdev_frag *g = &nb->frags[0];
+		cr_assert_eq(g->addr.bus, (uint64_t)(uintptr_t)(cmb + 100 + 1460 * i));
+		cr_assert_eq(g->addr.cls, MEM_CLASS_DEVICE);
+		cr_assert_eq(g->offset, 100 + 1460 * i);
+		cr_assert_eq(g->len, lens[i]);
+		cr_assert_eq(g->provider, 3);
+		cr_assert_not_null(g->owner);
+		cr_assert_neq(g->owner, &cmb_owner, "the send queue's reference, not the user's");
+		if (i == 0)
+			token0 = g->token;
+		cr_assert_eq(g->token, token0, "one entry");
+	}
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 3);
+	cr_assert_eq(cmb_released, 0, "not acknowledged yet");
+	fnd.tx_late = false;
+	tcp_abort(s);
+	cr_assert_eq(cmb_released, 1);
+	close_listener(l);
+}
+
 /* A frame over two host-memory entries (a PDU header placed in its chunk, then host data:
  * every 4 KiB read's first frame) takes tcp_xmit's two-piece path; over three entries, the
  * general gather. The bytes, the pieces' references and the host payload count as before. */
