@@ -338,13 +338,11 @@ int netbuf_pool_destroy(void)
 	return 0;
 }
 
-/* Every field of a netbuf from the pool before frags[] zero (slots past nfrags are never
- * read), its node unlinked, the host part unset. The fields are stored one by one: the
- * memset before (rep stos) cost ~20 instructions a netbuf. */
-static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
+/* The fields a netbuf handed out starts with, whatever its origin: off every list, no
+ * device, flags, offload fields or fragments, no completion; origin as given. The fields
+ * are stored one by one: a memset (rep stos) cost ~20 instructions a netbuf. */
+static inline __attribute__((always_inline)) void netbuf_reset(struct netbuf *nb, uint8_t origin)
 {
-	_Static_assert(offsetof(struct netbuf, frags) == offsetof(struct netbuf, tx_ctx) + sizeof(void *),
-		       "netbuf_init zeroes every field before frags[]: list them all");
 	list_init(&nb->node);
 	nb->dev = NULL;
 	nb->flags = 0;
@@ -353,11 +351,20 @@ static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
 	nb->csum_offset = 0;
 	nb->gso_size = 0;
 	nb->nfrags = 0;
-	nb->origin = NETBUF_ORIGIN_POOL;
-	nb->hdr_owner = NULL;
-	nb->hdr_token = 0;
+	nb->origin = origin;
 	nb->tx_done = NULL;
 	nb->tx_ctx = NULL;
+}
+
+/* Every field of a netbuf from the pool before frags[] zero (slots past nfrags are never
+ * read), its node unlinked, the host part unset: netbuf_reset's and the header buffer's. */
+static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
+{
+	_Static_assert(offsetof(struct netbuf, frags) == offsetof(struct netbuf, tx_ctx) + sizeof(void *),
+		       "netbuf_init zeroes every field before frags[]: list them all");
+	netbuf_reset(nb, NETBUF_ORIGIN_POOL);
+	nb->hdr_owner = NULL;
+	nb->hdr_token = 0;
 }
 
 /* The allocators' exhausted pool: counted by the pool (when there is one), NULL. Out of line
@@ -426,17 +433,7 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
 			mm_pool_free_bad(&netbuf_pool);
 		return NULL;
 	}
-	list_init(&nb->node);
-	nb->dev = NULL;
-	nb->flags = 0;
-	nb->hdr_len = 0;
-	nb->csum_start = 0;
-	nb->csum_offset = 0;
-	nb->gso_size = 0;
-	nb->nfrags = 0;
-	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
-	nb->tx_done = NULL;
-	nb->tx_ctx = NULL;
+	netbuf_reset(nb, NETBUF_ORIGIN_OWNED_LENT);
 	nb->data = nb->head;
 	nb->tail = nb->head + len;
 	return nb;

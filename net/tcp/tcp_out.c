@@ -344,6 +344,20 @@ static __attribute__((noinline)) void tcp_xmit_refused(struct tcp_sock *s, uint8
 		tcp_txwait_join(s);
 }
 
+/* A data segment's WINDOW field, scaled: tcp_advertise's first test made here, as every
+ * segment of a pass but the first takes the field the first one computed (adv_fresh is
+ * only ever set inside a pass). */
+static inline __attribute__((always_inline)) uint32_t tcp_window_field(struct tcp_sock *s)
+{
+	if (s->adv_fresh)
+		return s->adv_field;
+	uint32_t win = tcp_advertise(s, false) >> s->rcv_wscale;
+	if (win > 0xffff)
+		win = 0xffff;
+	s->adv_field = (uint16_t)win;
+	return win;
+}
+
 /* Build and send one segment: [seq, seq + len) from the send queue, with flags. A data
  * segment longer than the MSS goes to the device as one TSO frame (tcp_frame_max). The
  * common frame (no options, its payload within one send entry, checksum offload) takes
@@ -382,16 +396,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 		if (!(flags & TCP_ACK))
 			s->syn_wnd = win;
 	} else {
-		/* (tcp_advertise's first test, here: every segment of a pass but the first takes
-		 * the field the first one computed; adv_fresh is only ever set inside a pass) */
-		if (s->adv_fresh) {
-			win = s->adv_field;
-		} else {
-			win = tcp_advertise(s, false) >> s->rcv_wscale;
-			if (win > 0xffff)
-				win = 0xffff;
-			s->adv_field = (uint16_t)win;
-		}
+		win = tcp_window_field(s);
 	}
 	if (win > 0xffff)
 		win = 0xffff;
@@ -515,14 +520,7 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
 		}
 	}
-	if (s->adv_fresh) {
-		win = s->adv_field;
-	} else {
-		win = tcp_advertise(s, false) >> s->rcv_wscale;
-		if (win > 0xffff)
-			win = 0xffff;
-		s->adv_field = (uint16_t)win;
-	}
+	win = tcp_window_field(s);
 	be32_store(th, s->tx_ports); /* SRC.PORT, DST.PORT */
 	th->seq = be32_make(seq);
 	th->ack = be32_make(s->rcv_nxt);
