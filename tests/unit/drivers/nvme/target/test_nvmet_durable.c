@@ -480,7 +480,9 @@ static int cache_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, str
 	return 0;
 }
 
-Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
+/* The target over the cache backend (cache_open, as the cache_* switches say), an admin
+ * queue enabled and I/O queue 1 connected. */
+static void cache_ctrl_start(void)
 {
 	char err[200];
 	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0);
@@ -490,6 +492,11 @@ Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
 	cr_assert_eq(ft_enable(&a), 0);
 	ft_open(&q, 0);
 	cr_assert_eq(ft_connect_io(&q, 1, (uint16_t)cntlid, HOST, VOL), 0);
+}
+
+Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
+{
+	cache_ctrl_start();
 	nops = 0;
 	struct nvme_sqe s = io_sqe(NVME_CMD_WRITE, 0x40, 0, 8, NVME_RW_FUA, 4096);
 	struct ft_cmd *cmd = ft_submit(&q, 0, &s, data, 4096);
@@ -517,15 +524,8 @@ Test(durable, fua_on_a_backend_that_cannot_honour_it_completes_after_a_flush)
  * cache off (nothing volatile) they go to ops->rw and complete through nvmet_rw_done. */
 Test(durable, a_backend_rw_op_is_not_used_where_fua_needs_the_flush)
 {
-	char err[200];
 	cache_with_rw = true;
-	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0);
-	cr_assert_eq(nvmet_init(&cfg, cache_open, NULL), 0);
-	ft_open(&a, 0);
-	int cntlid = ft_connect_admin(&a, HOST, VOL, 0);
-	cr_assert_eq(ft_enable(&a), 0);
-	ft_open(&q, 0);
-	cr_assert_eq(ft_connect_io(&q, 1, (uint16_t)cntlid, HOST, VOL), 0);
+	cache_ctrl_start();
 	nops = 0;
 	rw_calls = 0;
 	struct nvme_sqe s = io_sqe(NVME_CMD_WRITE, 0x40, 0, 8, NVME_RW_FUA, 4096);
@@ -547,15 +547,8 @@ Test(durable, a_backend_rw_op_is_not_used_where_fua_needs_the_flush)
 Test(durable, a_backend_rw_op_is_used_where_nothing_is_volatile)
 {
 	cache_vwc = false;
-	char err[200];
 	cache_with_rw = true;
-	cr_assert_eq(nvmet_config_parse(config_json, strlen(config_json), &cfg, err, sizeof(err), NULL, NULL), 0);
-	cr_assert_eq(nvmet_init(&cfg, cache_open, NULL), 0);
-	ft_open(&a, 0);
-	int cntlid = ft_connect_admin(&a, HOST, VOL, 0);
-	cr_assert_eq(ft_enable(&a), 0);
-	ft_open(&q, 0);
-	cr_assert_eq(ft_connect_io(&q, 1, (uint16_t)cntlid, HOST, VOL), 0);
+	cache_ctrl_start();
 	nops = 0;
 	rw_calls = 0;
 	/* nothing volatile: ops->rw, completed by nvmet_rw_done */
