@@ -145,16 +145,25 @@ static int inject_at(struct dp *d, struct dp_conn *c, uint32_t seq, uint8_t flag
 	static uint8_t frame[FAKE_FRAME_MAX];
 	static const uint8_t opts[8] = { 2, 4, DP_MSS >> 8, DP_MSS & 0xff, 1, 3, 3, DP_HOST_WSCALE };
 	bool syn = (flags & TCP_SYN) != 0;
+	uint32_t wnd = DP_HOST_WINDOW;
+	if (d->host_ack_bytes && !syn) {
+		/* a receiver with a buffer: the window is what c->stream has free */
+		uint32_t room = (uint32_t)(DP_STREAM_MAX - c->len) >> (d->wscale ? DP_HOST_WSCALE : 0);
+		wnd = room < wnd ? room : wnd;
+		c->adv_small = c->len > DP_STREAM_MAX / 2;
+	}
 	struct fake_tcp t = { .src = DP_HOST_ADDR, .dst = appliance_addr(), .sport = c->sport, .dport = DP_PORT,
 			      .seq = seq, .ack = (flags & TCP_ACK) ? c->rcv_nxt : 0, .flags = flags,
-			      .wnd = DP_HOST_WINDOW, .opts = syn ? opts : NULL,
+			      .wnd = (uint16_t)wnd, .opts = syn ? opts : NULL,
 			      .optlen = syn ? (d->wscale ? 8 : 4) : 0, .payload = payload, .len = len };
 	size_t n = fake_build_tcp(frame, &t);
 	int rc = fake_netdev_inject(&d->nic, frame, n);
 	if (rc == 0) {
 		d->frames_in++;
-		if (flags & TCP_ACK)
+		if (flags & TCP_ACK) {
 			c->acked = c->rcv_nxt;
+			c->delack_armed = false;
+		}
 	}
 	if (payload && seq == c->snd_nxt)
 		for (size_t i = 0; i < len; i++)
@@ -223,6 +232,22 @@ static unsigned collect(struct dp *d)
 	return n;
 }
 
+/* Whether the host acknowledges what c received now: at once, or as a delayed-ACK
+ * receiver does (host_ack_bytes unacknowledged, or host_delack_ms after the first of them:
+ * delack_since, in clock steps, is when that started). */
+static bool ack_due(struct dp *d, struct dp_conn *c)
+{
+	if (!d->host_ack_bytes || c->rcv_nxt - c->acked >= d->host_ack_bytes)
+		return true;
+	if (c->adv_small && c->len <= DP_STREAM_MAX / 4)
+		return true; /* a window update: the buffer the last ACK said was half full drained */
+	if (!c->delack_armed) {
+		c->delack_armed = true;
+		c->delack_since = d->steps;
+	}
+	return d->steps - c->delack_since >= d->host_delack_ms;
+}
+
 /* Run the poll loop until nothing moves, the host acknowledging what it received. */
 static void run(struct dp *d)
 {
@@ -231,8 +256,9 @@ static void run(struct dp *d)
 		unsigned got = collect(d);
 		struct dp_conn *cs[4] = { &d->adm, &d->io, &d->live_adm, &d->live_io };
 		for (unsigned k = 0; k < 4; k++)
-			if (cs[k]->established && !cs[k]->reset && cs[k]->acked != cs[k]->rcv_nxt &&
-			    inject(d, cs[k], TCP_ACK, NULL, 0) == 0)
+			if (cs[k]->established && !cs[k]->reset &&
+			    (cs[k]->acked != cs[k]->rcv_nxt || (cs[k]->adv_small && cs[k]->len <= DP_STREAM_MAX / 4)) &&
+			    ack_due(d, cs[k]) && inject(d, cs[k], TCP_ACK, NULL, 0) == 0)
 				got++;
 		if (!p && !got)
 			return;
@@ -459,6 +485,8 @@ int dp_start_opts(struct dp *d, const struct dp_opts *o)
 	fake_netdev_setup(&d->nic, o->nic_features);
 	d->seg_batches = o->seg_batches;
 	d->host_cwnd = o->host_cwnd;
+	d->host_ack_bytes = o->host_ack_bytes;
+	d->host_delack_ms = o->host_delack_ms ? o->host_delack_ms : 40;
 	d->nic.rx_batch = !o->seg_batches; /* the batch ends in the pass (the tcp_tx poller) */
 	if ((rc = net_init()))
 		return fail(d, rc, "net_init (%d)", rc);
@@ -620,6 +648,129 @@ int dp_write_burst(struct dp *d, uint16_t cid0, unsigned n, unsigned slots, uint
 			return fail(d, -EPROTO, "unexpected PDU type %u in a burst", p.type);
 		status[i] = r.status;
 		left--;
+	}
+	return 0;
+}
+
+/* The command a PDU from the target answers: a C2HData's CCCID, a CapsuleResp's CID. */
+static int pdu_cid(const struct nth_pdu *p, uint16_t *cid)
+{
+	if (p->type == NVME_TCP_C2H_DATA && p->hlen >= 10)
+		*cid = le16_load(p->hdr + 8);
+	else if (p->type == NVME_TCP_CAPSULE_RESP && p->hlen >= 8 + 16)
+		*cid = le16_load(p->hdr + 8 + 12);
+	else
+		return -EPROTO;
+	return 0;
+}
+
+/* Read i of dp_read_stream goes out: its CapsuleCmd a segment of its own, injected (the
+ * loop runs later: what the host sends meanwhile is one receive batch). */
+static int read_issue(struct dp *d, uint16_t cid, uint64_t slba, uint32_t len)
+{
+	static uint8_t b[NTH_CAPSULE_MAX];
+	struct nvme_sqe sqe = nth_rw_sqe(false, cid, 1, slba, len / 512, len);
+	sqe.dptr.sgl1.len = le32_make(len);
+	sqe.dptr.sgl1.id = NVMF_SGL_ID_TRANSPORT; /* SGL1: transport data block */
+	size_t k = nth_capsule(b, sizeof(b), false, d->ddgst, &sqe, NULL, 0);
+	int rc = inject(d, &d->io, TCP_ACK | TCP_PSH, b, k);
+	if (rc)
+		return fail(d, rc, "a read's capsule (cid %u) not received by the NIC", cid);
+	d->io.snd_nxt += (uint32_t)k;
+	return 0;
+}
+
+/* The Keep Alive (CID 0x7000) on the admin queue, injected as read_issue does. */
+static int keep_alive_issue(struct dp *d)
+{
+	static uint8_t b[NTH_CAPSULE_MAX];
+	struct nvme_sqe ka = ft_sqe(NVME_ADM_KEEP_ALIVE, 0x7000, 0, 0); /* (a null SGL, as Linux's) */
+	size_t k = nth_capsule(b, sizeof(b), false, false, &ka, NULL, 0);
+	int rc = inject(d, &d->adm, TCP_ACK | TCP_PSH, b, k);
+	if (rc)
+		return fail(d, rc, "the Keep Alive not received by the NIC");
+	d->adm.snd_nxt += (uint32_t)k;
+	return 0;
+}
+
+int dp_read_stream(struct dp *d, unsigned qd, unsigned total, unsigned slots, uint32_t len, unsigned ka_every,
+		   unsigned *max_ms)
+{
+	static struct nth_resp r[64];
+	static uint8_t got[64][128 * 1024];
+	uint64_t start[64];
+	unsigned idx[64], issued = 0, done = 0, waits = 0, ka_out = 0;
+	bool busy[64] = { false };
+	int rc;
+
+	*max_ms = 0;
+	if (qd == 0 || qd > 64 || slots == 0 || len % 512 || len > sizeof(got[0]) ||
+	    (uint64_t)slots * len > (uint64_t)FAKE_NSZE * 512)
+		return fail(d, -EINVAL, "stream of reads: QD %u, %u slots of %u bytes", qd, slots, len);
+	/* a read in flight has CID 0x100 + k, k its place in r[] and got[] (a free one) */
+	while (done < total) {
+		struct nth_pdu p;
+		bool took = false;
+
+		while (issued < total && issued - done < qd) {
+			unsigned k = 0;
+			while (busy[k])
+				k++;
+			busy[k] = true;
+			idx[k] = issued;
+			r[k] = (struct nth_resp){ .rbuf = got[k], .rcap = len };
+			start[k] = d->steps;
+			if ((rc = read_issue(d, (uint16_t)(0x100 + k), (uint64_t)(issued % slots) * (len / 512), len)))
+				return rc;
+			issued++;
+			if (ka_every && issued % ka_every == 0 && !ka_out) {
+				if ((rc = keep_alive_issue(d)))
+					return rc;
+				ka_out = 1;
+			}
+		}
+		if (ka_out && (rc = nth_parse(d->adm.stream, d->adm.len, &p)) != 0) {
+			struct nth_resp kr = { 0 };
+			if (rc < 0 || nth_resp_feed(&kr, &p) != 1 || le16_get(kr.cqe.cid) != 0x7000 || kr.status)
+				return fail(d, -EPROTO, "Keep Alive: PDU type %u, status 0x%x", p.type, kr.status);
+			consume(&d->adm, p.plen);
+			ka_out = 0;
+			took = true;
+		}
+		while ((rc = nth_parse(d->io.stream, d->io.len, &p)) != 0) {
+			uint16_t cid;
+			unsigned k;
+			if (rc < 0)
+				return fail(d, rc, "malformed PDU or bad digest from the appliance");
+			if (pdu_cid(&p, &cid) || (k = (unsigned)(uint16_t)(cid - 0x100)) >= qd || !busy[k])
+				return fail(d, -EPROTO, "PDU type %u for no read in flight", p.type);
+			rc = nth_resp_feed(&r[k], &p);
+			consume(&d->io, p.plen);
+			if (rc < 0)
+				return fail(d, rc, "cid 0x%x: unexpected PDU type %u", cid, p.type);
+			took = true;
+			if (rc == 0)
+				continue;
+			unsigned i = idx[k];
+			if (r[k].status || r[k].got != len)
+				return fail(d, -EIO, "read %u: status 0x%x, %u bytes of %u", i, r[k].status, r[k].got, len);
+			if (memcmp(got[k], d->drive.media + (size_t)(i % slots) * len, len))
+				return fail(d, -EIO, "read %u: other bytes than the drive's", i);
+			if (d->steps - start[k] > *max_ms)
+				*max_ms = (unsigned)(d->steps - start[k]);
+			busy[k] = false;
+			done++;
+		}
+		if (took) {
+			waits = 0;
+			continue;
+		}
+		if (d->io.reset || d->adm.reset)
+			return fail(d, -ECONNRESET, "a connection was reset by the appliance");
+		if (++waits > DP_WAIT_STEPS)
+			return fail(d, -ETIMEDOUT, "%u of %u reads done, %u in flight%s, nothing for %u ms", done, total,
+				    issued - done, ka_out ? ", a Keep Alive unanswered" : "", DP_WAIT_STEPS);
+		step(d);
 	}
 	return 0;
 }

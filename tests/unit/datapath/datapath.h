@@ -46,6 +46,9 @@ struct dp_conn {
 	bool established, reset;
 	uint8_t snd_ws;                      /* the appliance's window scale (0: none) */
 	unsigned idle_steps;                 /* steps without an acknowledgement while data is out */
+	bool delack_armed;                   /* received bytes wait for a delayed ACK (dp_opts) */
+	uint64_t delack_since;               /* since this clock step */
+	bool adv_small;                      /* the last window advertised a stream over half full */
 	uint8_t stream[DP_STREAM_MAX];       /* received bytes not yet parsed as PDUs */
 	size_t len;
 	uint8_t sent[DP_SENT_MAX];           /* what the host sent, by sequence number modulo the size */
@@ -63,6 +66,9 @@ struct dp {
 	bool wscale;                         /* the host offers window scaling, as Linux does */
 	bool seg_batches;                    /* each segment a receive batch of its own (dp_opts) */
 	uint32_t host_cwnd;                  /* bytes the host keeps unacknowledged at most (0: the window) */
+	uint32_t host_ack_bytes;             /* the host acknowledges once this much is unacknowledged
+					      * (0: at once), else after host_delack_ms (dp_opts) */
+	unsigned host_delack_ms;
 	uint64_t passes;                     /* poll-loop passes run */
 	uint64_t steps;                      /* clock steps (1 ms) the hosts waited */
 	uint64_t frames_in, frames_out;      /* host -> appliance, appliance -> host */
@@ -93,6 +99,13 @@ struct dp_opts {
 					      * one batch, as the e1000e hands a burst to one poll */
 	uint32_t host_cwnd;                  /* a congestion window: the host sends no more than this
 					      * many bytes beyond what the appliance acknowledged */
+	uint32_t host_ack_bytes;             /* delayed ACKs as Linux's: the host acknowledges once
+					      * this many received bytes are unacknowledged (2 MSS: every
+					      * second full segment), else host_delack_ms (default 40)
+					      * after the first of them; 0: every pass acknowledges.
+					      * Set, the host also advertises the room its stream
+					      * buffer has (DP_STREAM_MAX), as a receiver with a buffer */
+	unsigned host_delack_ms;
 };
 
 /* dp_start with the options of o. */
@@ -122,6 +135,16 @@ int dp_write_burst(struct dp *d, uint16_t cid0, unsigned n, unsigned slots, uint
  * -errno (d->why). */
 int dp_write_capsules(struct dp *d, uint16_t cid0, unsigned n, uint64_t slba, const void *buf, uint32_t len,
 		      uint16_t *status);
+
+/* Reads at queue depth qd, as fio drives Linux's host: total Reads of len bytes (at most
+ * 128 KiB), read i of slot i % slots (slba i % slots * len / 512), a new one sent as soon as
+ * one completes (CID 0x100 + i % qd), each CapsuleCmd a segment of its own that shares a
+ * receive batch with whatever the host sends before the loop runs (ACKs, other capsules);
+ * every ka_every reads (0: never) a Keep Alive on the admin queue, answered alongside.
+ * Every read's bytes are checked against the drive's media; *max_ms is the longest a read
+ * took in clock time. 0, or -errno (d->why: a read not answered within DP_WAIT_STEPS). */
+int dp_read_stream(struct dp *d, unsigned qd, unsigned total, unsigned slots, uint32_t len, unsigned ka_every,
+		   unsigned *max_ms);
 
 /* Read len bytes at slba into buf: C2HData then CapsuleResp (or C2HData SUCCESS). */
 int dp_read(struct dp *d, uint16_t cid, uint64_t slba, void *buf, uint32_t len, uint16_t *status);
