@@ -236,6 +236,9 @@ void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason)
 {
 	if (c->state == NVMET_CTRL_FAILED)
 		return;
+	log_info("ctrl %u (host %s): ends: %s", c->cntlid, c->hostnqn,
+		 reason == -ECONNRESET ? "its admin queue closed" : reason == -ETIMEDOUT ? "keep-alive timeout" :
+		 reason == -EACCES ? "authentication failed" : reason == 0 ? "host request" : "fatal error");
 	nvmet_ctrl_set_state(c, NVMET_CTRL_FAILED);
 	timer_cancel(&timer_default_queue, &c->kato_timer);
 	ctrl_abort_aers(c);

@@ -261,6 +261,8 @@ static void conn_drain(struct nvmet_tcp_conn *c)
 			netdev_frag_release(&f[i]);
 }
 
+static void addr_text(uint32_t a, char *buf, size_t cap);
+
 /*
  * End the connection: the state becomes to (FAILED or CLOSING), the socket is closed
  * (gracefully when graceful), the framing state released, the queue destroyed (held AERs
@@ -271,7 +273,18 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 {
 	if (c->state == NVMET_TCP_FAILED || c->state == NVMET_TCP_CLOSING)
 		return;
-	log_debug("tcp conn %p: close (%s)", (void *)c, why);
+	if (c->sock && c->q && nvmet_queue_qid(c->q) >= 0) {
+		/* a connected queue ends: who ended it and what it held, for whoever diagnoses a
+		 * host's reconnect (the host's own log says its side) */
+		struct tcp_info ti;
+		char a[16];
+		tcp_get_info(c->sock, &ti);
+		addr_text(ti.raddr, a, sizeof(a));
+		log_info("tcp: port %u: queue %d from %s:%u closed (%s), %u commands in flight", c->port,
+			 nvmet_queue_qid(c->q), a, ti.rport, why, c->inflight);
+	} else {
+		log_debug("tcp conn %p: close (%s)", (void *)c, why);
+	}
 	set_state(c, to);
 	c->rx_wait_max = 0;
 	c->rx_peek_len = 0;
