@@ -80,12 +80,13 @@ static void show_sock(const struct tcp_sock *s, void *ctx)
 	tcp_get_info(s, &i);
 	printf("  %-15s:%-5u %-15s:%-5u %-12s snd una %u nxt %u wnd %u cwnd %u | rcv nxt %u wnd %u | mss %u ws %u/%u "
 	       "rto %llu ms srtt %llu us | rexmit %llu fast %llu timeouts %llu | in %llu out %llu dup %llu ooo %llu | "
-	       "rxq %zu B/%u frags ooo %u sndq %zu B%s\n",
+	       "rxq %zu B/%u frags ooo %u sndq %zu B (unsent %zu)%s\n",
 	       net_format_ipv4(i.laddr, l), i.lport, net_format_ipv4(i.raddr, r), i.rport, tcp_state_name(i.state),
 	       i.snd_una, i.snd_nxt, i.snd_wnd, i.cwnd, i.rcv_nxt, i.rcv_wnd, i.mss, i.snd_wscale, i.rcv_wscale,
 	       U(i.rto_ns / 1000000), U(i.srtt_ns / 1000), U(i.retransmits), U(i.fast_retransmits), U(i.timeouts),
 	       U(i.segs_in), U(i.segs_out), U(i.dup_segs), U(i.ooo_segs), i.rxq_bytes, i.rxq_frags, i.ooo_frags,
-	       i.sndq_bytes, i.sack_ok ? " sack" : "");
+	       i.sndq_bytes, i.sndq_bytes - (size_t)(i.snd_nxt - i.snd_una) <= i.sndq_bytes ?
+	       i.sndq_bytes - (size_t)(i.snd_nxt - i.snd_una) : (size_t)0, i.sack_ok ? " sack" : "");
 }
 
 static int cmd_tcp(int argc, char **argv)
@@ -109,9 +110,11 @@ static int cmd_tcp(int argc, char **argv)
 	printf("payload rx host-dram %llu device %llu; tx host-dram %llu device %llu\n", U(t->rx_payload_host),
 	       U(t->rx_payload_device), U(t->tx_payload_host), U(t->tx_payload_device));
 	printf("sack blocks-out %llu dsack-out %llu; rx budget: starved %llu window-kicks %llu budget-drops %llu; "
-	       "tx segments cut at device-gather limits %llu; tso frames %llu; refused by the device (ring full) %llu; tx retries on ring space %llu\n",
+	       "tx segments cut at device-gather limits %llu; tso frames %llu; refused by the device (ring full) %llu; tx retries on ring space %llu; "
+	       "no netbuf to send %llu\n",
 	       U(t->sack_blocks_out), U(t->dsack_out), U(t->window_starved), U(t->window_kicks),
-	       U(t->rx_budget_drops), U(t->tx_cut_dev), U(t->tso_frames), U(t->tx_refused), U(t->tx_ring_retries));
+	       U(t->rx_budget_drops), U(t->tx_cut_dev), U(t->tso_frames), U(t->tx_refused), U(t->tx_ring_retries),
+	       U(t->tx_nobuf));
 	printf("hostile peers: syn-evicted %llu syn-per-source-drops %llu conn-per-source-drops %llu evicted %llu "
 	       "table-full %llu chunk-share-denied %llu ooo-pruned %llu persist-aborts %llu\n",
 	       U(t->syn_evicted), U(t->syn_per_source_drops), U(t->conn_per_source_drops), U(t->evicted),

@@ -344,6 +344,30 @@ static __attribute__((noinline)) void tcp_xmit_refused(struct tcp_sock *s, uint8
 		tcp_txwait_join(s);
 }
 
+/* No netbuf for a segment: the pool is empty (a pass sent more frames than the pool holds
+ * while the device's completed ones wait for its poll to come back: e1000e_poll reclaims
+ * after its receive batch, whose ACKs are what call tcp_output). Nothing went out and,
+ * when the ACKs of everything in flight came in that batch, nothing would call tcp_output
+ * again: the connection sat with its send queue full and nothing in flight until the peer
+ * gave up (a 128 KiB read job stalled 17 s: the host's I/O timeout, then its reconnect).
+ * Like a refusal by the device: data and a FIN go again after TCP_TX_RETRY_NS (the
+ * retransmission timer, which only sends when nothing is in flight), or at the next ACK;
+ * an ACK it carried is owed (delayed ACK). Returns -ENOBUFS. Out of line: rare. */
+static __attribute__((noinline)) int tcp_xmit_nobuf(struct tcp_sock *s, uint32_t len, uint8_t flags)
+{
+	net_counters.ip_tx_nobuf++;
+	tcp_counters.tx_nobuf++;
+	if ((flags & TCP_ACK) && !s->ack_delayed) {
+		s->ack_delayed = true;
+		s->ack_due_ns = clock_now_ns() + TCP_DELACK_NS;
+		if (!s->t_delack.armed)
+			timer_arm(&timer_default_queue, &s->t_delack, s->ack_due_ns);
+	}
+	if ((len || (flags & (TCP_SYN | TCP_FIN))) && !s->t_rexmit.armed)
+		timer_arm(&timer_default_queue, &s->t_rexmit, clock_now_ns() + TCP_TX_RETRY_NS);
+	return -ENOBUFS;
+}
+
 /* A data segment's WINDOW field, scaled: tcp_advertise's first test made here, as every
  * segment of a pass but the first takes the field the first one computed (adv_fresh is
  * only ever set inside a pass). */
@@ -373,10 +397,8 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	uint32_t pay[2] = { 0, 0 }; /* payload by memory class (host, device), counted once the device took it */
 	int rc;
 
-	if (!nb) {
-		net_counters.ip_tx_nobuf++;
-		return -ENOBUFS;
-	}
+	if (!nb)
+		return tcp_xmit_nobuf(s, len, flags);
 	if ((flags & TCP_SYN) ||
 	    ((flags & (TCP_ACK | TCP_RST)) == TCP_ACK && s->sack_ok && (s->dsack || !list_empty(&s->ooo))))
 		optlen = tcp_xmit_opts(s, seq, len, flags, opts, &sack_short);
@@ -507,10 +529,8 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	uint8_t *h;
 	int rc;
 
-	if (!nb) {
-		net_counters.ip_tx_nobuf++;
-		return -ENOBUFS;
-	}
+	if (!nb)
+		return tcp_xmit_nobuf(s, len, flags);
 	th = (struct tcp_hdr *)nb->tail; /* (a new netbuf: no fragments, room for a header) */
 	nb->tail += sizeof(*th);
 	if (len) {
@@ -932,8 +952,9 @@ void tcp_rexmit_timer(struct timer *t, void *arg)
 		return;
 	}
 	if (s->snd_una == s->snd_max) {
-		if (unsent(s))
-			tcp_txwait_force(s); /* the device refused it (tcp_xmit): no loss, no backoff */
+		if (!tcp_output_idle(s))
+			tcp_txwait_force(s); /* the device refused it or no netbuf was free (tcp_xmit):
+					      * no loss, no backoff; a FIN too */
 		return;
 	}
 	s->timeouts++;

@@ -891,6 +891,51 @@ Test(tcp_data, data_the_device_refuses_goes_later_in_order)
 	close_listener(l);
 }
 
+/* No netbuf free for a segment (the pool empty: the device's finished frames wait for its
+ * poll): nothing goes out, and when the ACK of everything in flight comes while the pool
+ * is still empty, nothing else would send the rest. The data goes after TCP_TX_RETRY_NS,
+ * in order, once the pool has netbufs again; nothing counted as sent or lost. */
+Test(tcp_data, data_with_no_netbuf_free_goes_later)
+{
+	static struct netbuf *held[4096];
+	unsigned n = 0;
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	cr_assert_eq(tcp_send_copy(s, pattern, 1460), 1460);
+	cr_assert_eq(fnd.ntx, 1, "the first segment goes");
+	peer_seg(TCP_ACK, 1001, iss + 1 + 1460, 65535, NULL, 0, NULL, 0);
+	fake_netdev_clear(&fnd);
+	while (n < 4096 && (held[n] = netbuf_alloc(NETBUF_HEADROOM)) != NULL)
+		n++;
+	cr_assert_lt(n, 4096, "the pool ran dry");
+	uint64_t nobuf = tcp_stats()->tx_nobuf;
+	cr_assert_eq(tcp_send_copy(s, pattern + 1460, 2 * 1460), 2 * 1460);
+	tcp_flush(s);
+	poll_pass();
+	cr_assert_eq(fnd.ntx, 0, "no netbuf: nothing sent");
+	cr_assert_gt(tcp_stats()->tx_nobuf, nobuf);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, i.snd_una, "nothing in flight");
+	cr_assert_eq(i.sndq_bytes, 2 * 1460, "the rest waits");
+	while (n)
+		netbuf_free(held[--n]);
+	advance(TCP_TX_RETRY_NS);
+	cr_assert_eq(fnd.ntx, 2, "sent by the retry");
+	for (unsigned k = 0; k < 2; k++) {
+		cr_assert_eq(txseg(k)->seq, iss + 1 + (k + 1) * 1460, "segment %u in order", k);
+		cr_assert_eq(memcmp(txseg(k)->payload, pattern + (k + 1) * 1460, 1460), 0);
+	}
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.timeouts, 0, "no loss counted");
+	cr_assert_eq(i.retransmits, 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, zero_window_probe)
 {
 	struct tcp_sock *l;
