@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 5600,
     "read-4k": 5900,
-    "write-128k": 56500,
+    "write-128k": 55900,
     "read-128k": 44000,
     "write-4k-ddgst": 39000,
     "read-4k-ddgst": 38900,

@@ -644,6 +644,25 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
+/*
+ * The framer's place hook for H2CData: its data goes straight behind the segments its R2T's
+ * request holds, so that nobody copies the fragments on the way (nvmet_tcp_req_add_data finds
+ * them in place). Only a hint: conn_h2c checks the PDU as ever (one it refuses is released
+ * from there), and a request put meanwhile takes its memory back first (nvmet_tcp_req_put:
+ * nvme_tcp_rx_unplace).
+ */
+static struct netdev_frag *conn_place(void *ctx, const struct nvme_tcp_pdu *h, unsigned *cap)
+{
+	struct nvmet_tcp_conn *c = ctx;
+	if (h->u.data.ttag >= NVMET_TCP_QUEUE_DEPTH)
+		return NULL;
+	struct nvmet_tcp_req *r = &c->reqs[h->u.data.ttag];
+	if (r->state != NVMET_TCP_REQ_R2T || !r->r2t_sent || r->dbuf || r->dropped || r->nfrags >= r->cap)
+		return NULL;
+	*cap = r->cap - r->nfrags;
+	return r->frags + r->nfrags;
+}
+
 /* One whole PDU from the framing. Consumes pdu's fragments, on success and on failure
  * (the framing's nvme_tcp_rx_fn rule). A negative return stops the feed; the connection
  * is then closed by conn_recv according to c->state. */
@@ -1030,6 +1049,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		list_init(&c->tx_backlog);
 		list_init(&c->waitq);
 		nvme_tcp_rx_init(&c->rx, &c->params);
+		nvme_tcp_rx_set_place(&c->rx, conn_place, c);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.next_timeout_ns = 0; /* its timeouts from the next pass on */
