@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 5560,
     "read-4k": 5770,
-    "write-128k": 55800,
+    "write-128k": 54900,
     "read-128k": 43900,
     "write-4k-ddgst": 39000,
     "read-4k-ddgst": 38900,

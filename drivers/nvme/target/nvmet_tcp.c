@@ -744,8 +744,35 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 	c->rx_wait_max = 0;  /* the socket shrinks: conn_rx_may_wait looks again */
 	c->rx_peek_len = 0;  /* ... and at the next PDU's common header */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
-	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
-	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
+	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
+		unsigned room;
+		uint32_t left;
+		struct netdev_frag *dst = nvme_tcp_rx_direct(&c->rx, &room, &left);
+		if (dst) {
+			/* inside a PDU's data (the rest of a large H2CData PDU, placed where its
+			 * request keeps its segments: conn_place): the fragments go from the socket
+			 * straight there, up to the PDU's end, a batch's worth at most */
+			unsigned want = room < NVMET_TCP_RX_BATCH ? room : NVMET_TCP_RX_BATCH;
+			if ((n = tcp_recv_frags(c->sock, dst, want, left)) <= 0)
+				break;
+			uint32_t got = 0;
+			for (int i = 0; i < n; i++)
+				got += dst[i].len;
+			batches++;
+			/* short only when the socket ran dry (not when the PDU's data ended) */
+			full = (unsigned)n == want || got == left;
+			if (nvme_tcp_rx_direct_took(&c->rx, (unsigned)n, got, conn_pdu, c)) {
+				if (c->rx.state == NVME_TCP_RX_FAILED)
+					conn_fail(c, c->rx.err.fes, c->rx.err.fei, c->rx.hdr, c->rx.have, c->rx.err.what);
+				else
+					conn_close(c, NVMET_TCP_CLOSING, false, "receive error");
+			}
+			if (!full)
+				break; /* the socket is drained */
+			continue;
+		}
+		if ((n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) <= 0)
+			break;
 		int i = 0;
 		batches++;
 		full = n == NVMET_TCP_RX_BATCH;

@@ -157,6 +157,35 @@ static inline unsigned nvme_tcp_rx_feed_data_run(struct nvme_tcp_rx *rx, const s
 	return k;
 }
 
+/*
+ * Where the next data fragments of the PDU being received may go straight from the socket
+ * (tcp_recv_frags into the returned slots, no batch in between): inside the data of a PDU
+ * without a data digest with a free slot. *room: the slots there, *left: the data bytes
+ * still to come (take no more). NULL otherwise (the caller feeds a batch as ever).
+ */
+static inline struct netdev_frag *nvme_tcp_rx_direct(const struct nvme_tcp_rx *rx, unsigned *room, uint32_t *left)
+{
+	if (rx->state != NVME_TCP_RX_DATA || rx->cur.hdr.has_ddgst || rx->cur.nfrags >= rx->cur.cap)
+		return NULL;
+	*room = rx->cur.cap - rx->cur.nfrags;
+	*left = rx->data_left;
+	return &rx->cur.frags[rx->cur.nfrags];
+}
+
+/*
+ * n non-empty fragments holding bytes in all (at most the *left nvme_tcp_rx_direct said)
+ * were put in the slots it returned: they are the PDU's now, as nvme_tcp_rx_feed would have
+ * made them. Delivers the PDU to fn when they complete it. Returns 0 or fn's error.
+ */
+static inline int nvme_tcp_rx_direct_took(struct nvme_tcp_rx *rx, unsigned n, uint32_t bytes, nvme_tcp_rx_fn fn,
+					  void *ctx)
+{
+	rx->cur.nfrags += n;
+	rx->data_left -= bytes;
+	rx->st.data_bytes += bytes;
+	return rx->data_left ? 0 : nvme_tcp_rx_deliver(rx, fn, ctx);
+}
+
 /* Release whatever a half-received PDU holds (connection teardown). */
 void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx);
 
