@@ -250,9 +250,13 @@ static int cmb_lists_ensure(struct nvme_qpair *q)
 static int map_data_general(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nvme_request *rq,
 			    struct nvme_sqe *sqe);
 
-/* Describe the data of rq into sqe using slot's list areas. */
+/* Describe the data of rq into sqe using slot's list areas. lazy: rq is the caller's local
+ * built from constants and arguments (nvme_submit_rw): the general path gets a copy, so that
+ * rq itself never leaves this function and the compiler keeps its fields in registers
+ * instead of writing the struct out for every command. */
 static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, struct nvme_cmd *slot,
-							  const struct nvme_request *rq, struct nvme_sqe *sqe)
+							  const struct nvme_request *rq, struct nvme_sqe *sqe,
+							  bool lazy)
 {
 	struct nvme_ctrl *c = q->ctrl;
 
@@ -319,6 +323,10 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 			slot->dir = (uint8_t)rq->dir;
 			return 0;
 		}
+	}
+	if (lazy) {
+		const struct nvme_request copy = *rq;
+		return map_data_general(q, slot, &copy, sqe);
 	}
 	return map_data_general(q, slot, rq, sqe);
 }
@@ -419,7 +427,7 @@ mapped:
 /* Submit a command: nvme_submit's body, inline in nvme_submit and in nvme_submit_rw (where
  * the request's fields are constants and the checks on them fold away). */
 static inline __attribute__((always_inline)) int submit_one(struct nvme_qpair *q, const struct nvme_request *rq,
-							     nvme_done_fn done, void *arg)
+							     nvme_done_fn done, void *arg, bool lazy)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	struct nvme_sqe local, *sqe;
@@ -453,7 +461,7 @@ static inline __attribute__((always_inline)) int submit_one(struct nvme_qpair *q
 	sqe->cdw15 = le32_make(rq->cdw15);
 	slot->data_bytes = 0;
 	slot->list_bytes = 0;
-	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, sqe)))
+	if (rq->sg && rq->nsg && (rc = map_data(q, slot, rq, sqe, lazy)))
 		return rc;
 	if (!rq->count_payload)
 		slot->data_bytes = 0; /* metadata (identify data, DSM ranges): not payload */
@@ -487,7 +495,7 @@ static inline __attribute__((always_inline)) int submit_one(struct nvme_qpair *q
 
 int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg)
 {
-	return submit_one(q, rq, done, arg);
+	return submit_one(q, rq, done, arg, false);
 }
 
 int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
@@ -507,7 +515,7 @@ int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slb
 		.dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
 		.count_payload = true,
 	};
-	return submit_one(q, &rq, done, arg);
+	return submit_one(q, &rq, done, arg, true);
 }
 
 /* Retire a slot and call its completion. */
@@ -610,6 +618,7 @@ void nvme_ctrl_mark_removed(struct nvme_ctrl *c)
 	log_err("%s: device removed (hot-unplugged or registers read all-ones): failing every command, namespaces not ready",
 		c->name);
 	set_state(c, NVME_CTRL_REMOVED);
+	c->gen++;
 	c->error = -ENODEV;
 	c->rec.removals++;
 	c->reset_needed = false;
@@ -903,6 +912,7 @@ static int scan_namespaces(struct nvme_ctrl *c)
 		for (uint32_t id = 1; id <= c->nn && n < NVME_MAX_NS; id++)
 			list[n++] = id;
 	}
+	c->gen++;
 	c->nns = 0;
 	for (unsigned i = 0; i < n; i++) {
 		if ((rc = admin_identify(c, NVME_ID_CNS_NS, list[i], c->idctrl, c->idctrl_addr)))
@@ -1052,8 +1062,12 @@ static void cmb_setup(struct nvme_ctrl *c)
 /* Bring the controller up. */
 int nvme_ctrl_init(struct nvme_ctrl *c, const char *name, const struct nvme_bus *bus, unsigned nio)
 {
+	/* the generation goes on across a new init of the same struct (another drive brought
+	 * up in its place): what a user checked of the old one never passes for the new one */
+	uint32_t gen = c->gen;
 
 	memset(c, 0, sizeof(*c));
+	c->gen = gen + 1;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->bus = bus;
 	c->cmd_timeout_ns = NVME_CMD_TIMEOUT_NS;
@@ -1070,6 +1084,7 @@ int nvme_ctrl_bring_up(struct nvme_ctrl *c)
 	uint64_t t0 = clock_now_ns();
 	int rc;
 
+	c->gen++;
 	c->nio = 0;
 	c->nns = 0;
 	c->cap = rd64(c, NVME_REG_CAP);
@@ -1184,6 +1199,7 @@ void nvme_ctrl_fini(struct nvme_ctrl *c)
 		c->bus->dma_free(c->bus->ctx, c->idctrl, NVME_PAGE_SIZE);
 	c->idctrl = NULL;
 	c->nio = 0;
+	c->gen++;
 	set_state(c, NVME_CTRL_NEW);
 }
 

@@ -365,6 +365,9 @@ struct nvme_ctrl {
 	/* namespaces */
 	struct nvme_ns ns[NVME_MAX_NS];
 	unsigned nns;
+	uint32_t gen;            /* bumped whenever the I/O queues or the namespaces may change
+				  * (bring-up, reset, scan, removal): what a user checked of them
+				  * holds while gen is the same and the controller is LIVE */
 	/* CMB */
 	struct nvme_cmb cmb;
 	/* timeouts */

@@ -30,6 +30,7 @@ static void release_memory(struct nvme_ctrl *c)
 		c->bus->dma_free(c->bus->ctx, c->idctrl, NVME_PAGE_SIZE);
 	c->idctrl = NULL;
 	c->nio = 0;
+	c->gen++;
 }
 
 /* Reset and re-initialise. */

@@ -32,10 +32,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 5600,
-    "read-4k": 5900,
-    "write-128k": 56500,
-    "read-128k": 44000,
+    "write-4k": 5550,
+    "read-4k": 5760,
+    "write-128k": 54900,
+    "read-128k": 43900,
     "write-4k-ddgst": 39000,
     "read-4k-ddgst": 38900,
 }

@@ -189,6 +189,8 @@ struct nvmet_bdev {
 	void *priv;                      /* the backend's own */
 	uint32_t priv_id;
 	const void *priv_hint;           /* the backend's own (NVMe: the namespace it last found) */
+	uint32_t priv_gen;               /* the backend's own (NVMe: the controller's gen when the
+					  * namespace and the I/O queues were last found usable) */
 	unsigned next_q;                 /* the backend's own (NVMe: the I/O queue of the next command,
 					  * round robin per namespace, not a file-scope counter) */
 	char name[24];

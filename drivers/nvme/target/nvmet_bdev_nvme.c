@@ -36,7 +36,7 @@ static void nvme_bio_done(void *arg, int rc, const struct nvme_cqe *cqe)
 
 /* The controller is live with I/O queues and b's namespace still the one it was opened
  * on: 0, else the errno a command gets (both submit paths). */
-static inline int nvme_bdev_usable(struct nvmet_bdev *b, struct nvme_ctrl *c)
+static int nvme_bdev_usable_slow(struct nvmet_bdev *b, struct nvme_ctrl *c)
 {
 	if (c->state != NVME_CTRL_LIVE || c->nio == 0)
 		return c->in_reset ? -EAGAIN : c->state == NVME_CTRL_REMOVED ? -ENODEV : -EIO;
@@ -45,7 +45,18 @@ static inline int nvme_bdev_usable(struct nvmet_bdev *b, struct nvme_ctrl *c)
 			return -ENODEV; /* another drive came back in its place */
 		b->priv_hint = nvme_ns_get(c, b->priv_id);
 	}
+	b->priv_gen = c->gen;
 	return 0;
+}
+
+/* nvme_bdev_usable_slow's answer, checked once per change of the controller's queues or
+ * namespaces (nvme_ctrl.gen) rather than per command: while the controller is LIVE with the
+ * gen of the last check that passed, nothing it looked at has changed. */
+static inline int nvme_bdev_usable(struct nvmet_bdev *b, struct nvme_ctrl *c)
+{
+	if (__builtin_expect(c->state == NVME_CTRL_LIVE && b->priv_gen == c->gen, 1))
+		return 0;
+	return nvme_bdev_usable_slow(b, c);
 }
 
 /* ops->rw: the NVMe Read/Write built from the request's fields, completed by nvmet_rw_done
@@ -156,6 +167,7 @@ int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, 
 	out->ops = &nvme_bdev_ops;
 	out->priv = c;
 	out->priv_id = ns->ctrl_nsid;
+	out->priv_gen = c->gen - 1; /* the first command checks the namespace (nvme_bdev_usable) */
 	out->nblocks = lns->nsze;
 	out->lba_shift = lns->lba_shift;
 	out->max_xfer = c->max_xfer;

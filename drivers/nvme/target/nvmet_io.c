@@ -198,9 +198,23 @@ static void exec_dsm(struct nvmet_req *req, struct nvmet_ns *ns)
 	submit(req, ns, bio);
 }
 
+/* nvmet_ana_io_status's common answer inline (every Read and Write asks): the namespace's
+ * group (nvmet_ana_ns_grpid) optimized or non-optimized on the controller's port, read where
+ * nvmet_ana_state reads it; anything else goes to the full function, which answers it. */
+static inline uint16_t ana_io_status(const struct nvmet_ctrl *c, const struct nvmet_ns *ns)
+{
+	uint32_t g = ns->cfg && ns->cfg->anagrpid ? ns->cfg->anagrpid : 1;
+	if (c->port < NVMET_CFG_MAX_PORTS && g <= NVMET_ANA_GRPMAX) {
+		uint8_t st = nvmet_tgt.ana.port[c->port].state[g];
+		if (st == NVMET_ANA_OPTIMIZED || st == NVMET_ANA_NON_OPTIMIZED)
+			return NVMET_SC_SUCCESS;
+	}
+	return nvmet_ana_io_status(c, ns);
+}
+
 void nvmet_exec_rw(struct nvmet_req *req, struct nvmet_ns *ns)
 {
-	uint16_t ana = nvmet_ana_io_status(req->q->ctrl, ns); /* not through this port: a path status */
+	uint16_t ana = ana_io_status(req->q->ctrl, ns); /* not through this port: a path status */
 	if (ana)
 		return nvmet_req_complete(req, ana);
 	exec_rw(req, ns, req->sqe.opc == NVME_CMD_WRITE);

@@ -657,6 +657,25 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
+/*
+ * The framer's place hook for H2CData: its data goes straight behind the segments its R2T's
+ * request holds, so that nobody copies the fragments on the way (nvmet_tcp_req_add_data finds
+ * them in place). Only a hint: conn_h2c checks the PDU as ever (one it refuses is released
+ * from there), and a request put meanwhile takes its memory back first (nvmet_tcp_req_put:
+ * nvme_tcp_rx_unplace).
+ */
+static struct netdev_frag *conn_place(void *ctx, const struct nvme_tcp_pdu *h, unsigned *cap)
+{
+	struct nvmet_tcp_conn *c = ctx;
+	if (h->u.data.ttag >= NVMET_TCP_QUEUE_DEPTH)
+		return NULL;
+	struct nvmet_tcp_req *r = &c->reqs[h->u.data.ttag];
+	if (r->state != NVMET_TCP_REQ_R2T || !r->r2t_sent || r->dbuf || r->dropped || r->nfrags >= r->cap)
+		return NULL;
+	*cap = r->cap - r->nfrags;
+	return r->frags + r->nfrags;
+}
+
 /* One whole PDU from the framing. Consumes pdu's fragments, on success and on failure
  * (the framing's nvme_tcp_rx_fn rule). A negative return stops the feed; the connection
  * is then closed by conn_recv according to c->state. */
@@ -738,8 +757,35 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 	c->rx_wait_max = 0;  /* the socket shrinks: conn_rx_may_wait looks again */
 	c->rx_peek_len = 0;  /* ... and at the next PDU's common header */
 	while (batches < NVMET_TCP_RX_BATCHES && c->sock &&
-	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED) &&
-	       (n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) > 0) {
+	       (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
+		unsigned room;
+		uint32_t left;
+		struct netdev_frag *dst = nvme_tcp_rx_direct(&c->rx, &room, &left);
+		if (dst) {
+			/* inside a PDU's data (the rest of a large H2CData PDU, placed where its
+			 * request keeps its segments: conn_place): the fragments go from the socket
+			 * straight there, up to the PDU's end, a batch's worth at most */
+			unsigned want = room < NVMET_TCP_RX_BATCH ? room : NVMET_TCP_RX_BATCH;
+			if ((n = tcp_recv_frags(c->sock, dst, want, left)) <= 0)
+				break;
+			uint32_t got = 0;
+			for (int i = 0; i < n; i++)
+				got += dst[i].len;
+			batches++;
+			/* short only when the socket ran dry (not when the PDU's data ended) */
+			full = (unsigned)n == want || got == left;
+			if (nvme_tcp_rx_direct_took(&c->rx, (unsigned)n, got, conn_pdu, c)) {
+				if (c->rx.state == NVME_TCP_RX_FAILED)
+					conn_fail(c, c->rx.err.fes, c->rx.err.fei, c->rx.hdr, c->rx.have, c->rx.err.what);
+				else
+					conn_close(c, NVMET_TCP_CLOSING, false, "receive error");
+			}
+			if (!full)
+				break; /* the socket is drained */
+			continue;
+		}
+		if ((n = tcp_recv_frags(c->sock, f, NVMET_TCP_RX_BATCH, SIZE_MAX)) <= 0)
+			break;
 		int i = 0;
 		batches++;
 		full = n == NVMET_TCP_RX_BATCH;
@@ -1043,6 +1089,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		list_init(&c->tx_backlog);
 		list_init(&c->waitq);
 		nvme_tcp_rx_init(&c->rx, &c->params);
+		nvme_tcp_rx_set_place(&c->rx, conn_place, c);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.next_timeout_ns = 0; /* its timeouts from the next pass on */

@@ -362,9 +362,20 @@ void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r)
 	}
 }
 
+/* The framer places an H2CData PDU's data somewhere: out of r's segments, which go back. */
+static __attribute__((noinline)) void req_unplace(struct nvmet_tcp_req *r)
+{
+	nvme_tcp_rx_unplace(&r->conn->rx, r->ifrags, r->ifrags + NVMET_TCP_INLINE_SEGS);
+	if (r->table)
+		nvme_tcp_rx_unplace(&r->conn->rx, r->table->frags, r->table->frags + NVMET_TCP_REQ_SEGS);
+}
+
 /* Give back everything r holds and make it free. */
 void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 {
+	/* a PDU the framer is placing where r keeps its fragments (conn_place) moves out first */
+	if (__builtin_expect(nvme_tcp_rx_placed(&r->conn->rx), 0))
+		req_unplace(r);
 	if (r->state == NVMET_TCP_REQ_WAIT)
 		nvmet_tcp_req_unwait(r);
 	nvmet_tcp_req_release_frags(r);
@@ -424,22 +435,18 @@ enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r)
 	return w;
 }
 
-/* Try to move a PDU's data fragments into r (after those it holds), with a table when
- * the inline segments are short. Not a sink: -ENOSPC when they do not fit, and then pdu
- * still holds them (nvmet_tcp_req_add_data copies them). The same loop writes them as
- * the command's segments and notes where they are (r->place, write_placement). */
-static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
+/* req_take_frags' walk over the n fragments now at dst (copied there from src unless the
+ * framer placed them there: in_place, a constant in each copy of this loop). */
+static inline __attribute__((always_inline)) void take_walk(struct nvmet_tcp_req *r, struct netdev_frag *dst,
+							    const struct netdev_frag *src, unsigned n, bool in_place)
 {
-	unsigned n = pdu->nfrags, have = r->nfrags;
-	if (have + n > r->cap && (have + n > NVMET_TCP_REQ_SEGS || req_table(r)))
-		return -ENOSPC;
-	struct netdev_frag *dst = r->frags + have;
-	struct nvme_sg *sg = r->sg + have;
+	struct nvme_sg *sg = r->sg + r->nfrags;
 	unsigned place = r->place;
 	uint16_t provider = r->place_provider;
 	for (unsigned i = 0; i < n; i++) {
-		const struct netdev_frag *f = &pdu->frags[i];
-		dst[i] = *f;
+		const struct netdev_frag *f = &src[i];
+		if (!in_place)
+			dst[i] = *f;
 		sg[i].addr = f->addr;
 		sg[i].len = f->len;
 		if (f->addr.cls == MEM_CLASS_DEVICE) {
@@ -453,9 +460,26 @@ static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 			place |= NVMET_TCP_PLACE_HOST;
 		}
 	}
-	r->nfrags = have + n;
 	r->place = (uint8_t)place;
 	r->place_provider = provider;
+}
+
+/* Try to move a PDU's data fragments into r (after those it holds), with a table when
+ * the inline segments are short. Not a sink: -ENOSPC when they do not fit, and then pdu
+ * still holds them (nvmet_tcp_req_add_data copies them). The same loop writes them as
+ * the command's segments and notes where they are (r->place, write_placement). H2CData
+ * the framer placed behind r's segments already (conn_place) is not copied. */
+static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
+{
+	unsigned n = pdu->nfrags, have = r->nfrags;
+	if (have + n > r->cap && (have + n > NVMET_TCP_REQ_SEGS || req_table(r)))
+		return -ENOSPC;
+	struct netdev_frag *dst = r->frags + have;
+	if (pdu->frags == dst)
+		take_walk(r, dst, dst, n, true);
+	else
+		take_walk(r, dst, pdu->frags, n, false);
+	r->nfrags = have + n;
 	pdu->nfrags = 0;
 	return 0;
 }

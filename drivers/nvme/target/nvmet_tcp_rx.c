@@ -25,6 +25,29 @@ static void release_cur(struct nvme_tcp_rx *rx)
 	rx->cur.nfrags = 0;
 }
 
+/* The PDU's data in the framer's own array (what was placed elsewhere moves there). */
+static void own_frags(struct nvme_tcp_rx *rx)
+{
+	if (rx->cur.frags != rx->cur.own) {
+		memcpy(rx->cur.own, rx->cur.frags, rx->cur.nfrags * sizeof(rx->cur.own[0]));
+		rx->cur.frags = rx->cur.own;
+	}
+	rx->cur.cap = NVME_TCP_RX_MAX_FRAGS;
+}
+
+void nvme_tcp_rx_set_place(struct nvme_tcp_rx *rx, nvme_tcp_rx_place_fn fn, void *ctx)
+{
+	rx->place = fn;
+	rx->place_ctx = ctx;
+}
+
+void nvme_tcp_rx_unplace(struct nvme_tcp_rx *rx, const void *lo, const void *hi)
+{
+	const void *p = rx->cur.frags;
+	if (p != rx->cur.own && (uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)hi)
+		own_frags(rx);
+}
+
 static int fail(struct nvme_tcp_rx *rx, uint16_t fes, uint32_t fei, const char *what, int rc)
 {
 	rx->err.fes = fes;
@@ -47,6 +70,8 @@ void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p)
 {
 	memset(rx, 0, sizeof(*rx));
 	rx->params = p;
+	rx->cur.frags = rx->cur.own;
+	rx->cur.cap = NVME_TCP_RX_MAX_FRAGS;
 	start_header(rx);
 }
 
@@ -54,6 +79,7 @@ void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p)
 void nvme_tcp_rx_reset(struct nvme_tcp_rx *rx)
 {
 	release_cur(rx);
+	own_frags(rx);
 	start_header(rx);
 	rx->skip = 0; /* (a kept common header is passed over before its PDU can end) */
 }
@@ -66,6 +92,8 @@ static int deliver(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
 	start_header(rx);
 	int rc = fn(ctx, &rx->cur);
 	rx->cur.nfrags = 0; /* the consumer owns them now */
+	rx->cur.frags = rx->cur.own;
+	rx->cur.cap = NVME_TCP_RX_MAX_FRAGS;
 	return rc;
 }
 
@@ -89,6 +117,15 @@ static int header_done(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx)
 	rx->pad_left = h->data_len ? h->data_off - h->hdr_bytes : 0;
 	if (!h->data_len)
 		return deliver(rx, fn, ctx);
+	if (h->type == NVME_TCP_H2C_DATA && rx->place) {
+		/* the data straight where the consumer keeps it (cur.frags is own[] here) */
+		unsigned cap = 0;
+		struct netdev_frag *dst = rx->place(rx->place_ctx, h, &cap);
+		if (dst && cap) {
+			rx->cur.frags = dst;
+			rx->cur.cap = cap < NVME_TCP_RX_MAX_FRAGS ? cap : NVME_TCP_RX_MAX_FRAGS;
+		}
+	}
 	rx->state = rx->pad_left ? NVME_TCP_RX_PAD : NVME_TCP_RX_DATA;
 	return 0;
 }
@@ -157,6 +194,8 @@ int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp
 				rx->state = NVME_TCP_RX_DATA;
 			break;
 		case NVME_TCP_RX_DATA:
+			if (rx->cur.nfrags == rx->cur.cap && rx->cur.cap < NVME_TCP_RX_MAX_FRAGS)
+				own_frags(rx); /* more than the consumer's array holds */
 			if (rx->cur.nfrags == NVME_TCP_RX_MAX_FRAGS) {
 				rc = fail(rx, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, 4, "PDU data in too many fragments", -E2BIG);
 				goto release;

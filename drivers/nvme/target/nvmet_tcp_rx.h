@@ -36,12 +36,26 @@ struct nvme_tcp_rx_pdu {
 	const uint8_t *raw;         /* its bytes (hdr.hdr_bytes), e.g. to quote in a C2HTermReq */
 	bool ddgst_ok;              /* the data digest matched (true when digests are off) */
 	unsigned nfrags;
-	struct netdev_frag frags[NVME_TCP_RX_MAX_FRAGS]; /* the data, in order: the consumer owns them */
+	struct netdev_frag *frags;  /* the data, in order: the consumer owns them. In own[], or
+				     * where the consumer's place hook said (its cap entries) */
+	unsigned cap;               /* entries frags has room for */
+	struct netdev_frag own[NVME_TCP_RX_MAX_FRAGS];
 };
 
 /* The consumer. Consumes pdu->frags on every call, on success and on failure. Returns
  * 0, or a negative errno that stops feeding (passed up by nvme_tcp_rx_feed). */
 typedef int (*nvme_tcp_rx_fn)(void *ctx, struct nvme_tcp_rx_pdu *pdu);
+
+/*
+ * Where the data fragments of an H2CData PDU whose header just parsed go (the data a
+ * controller asked for with an R2T, whose header names the command): an array of the
+ * consumer's (*cap entries, at most NVME_TCP_RX_MAX_FRAGS are used), so that they arrive
+ * where the consumer keeps them and it copies none (it sees pdu->frags pointing there);
+ * NULL: the framer's own array. Only a hint: the framer moves what it placed to its own
+ * array when the PDU needs more than *cap, or when the consumer calls nvme_tcp_rx_unplace
+ * because that memory is about to change hands; the PDU is delivered as ever.
+ */
+typedef struct netdev_frag *(*nvme_tcp_rx_place_fn)(void *ctx, const struct nvme_tcp_pdu *hdr, unsigned *cap);
 
 struct nvme_tcp_rx_stats {
 	uint64_t pdus;
@@ -63,12 +77,27 @@ struct nvme_tcp_rx {
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint32_t crc;               /* running data digest */
 	struct nvme_tcp_rx_pdu cur;
+	nvme_tcp_rx_place_fn place; /* NULL: every PDU's data in cur.own */
+	void *place_ctx;
 	struct nvme_tcp_error err;  /* why, once FAILED */
 	struct nvme_tcp_rx_stats st;
 };
 
 /* Start framing with the connection's parameters (read at every PDU). */
 void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p);
+
+/* Ask fn where the data of each PDU goes (see nvme_tcp_rx_place_fn). */
+void nvme_tcp_rx_set_place(struct nvme_tcp_rx *rx, nvme_tcp_rx_place_fn fn, void *ctx);
+
+/* The data fragments of the PDU being received move to the framer's own array if they are
+ * in [lo, hi) (memory the consumer is about to free or reuse). */
+void nvme_tcp_rx_unplace(struct nvme_tcp_rx *rx, const void *lo, const void *hi);
+
+/* Is the data of the PDU being received placed outside the framer's own array? */
+static inline bool nvme_tcp_rx_placed(const struct nvme_tcp_rx *rx)
+{
+	return rx->cur.frags != rx->cur.own;
+}
 
 /*
  * Feed the next fragment of the byte stream. Consumes f (every byte is either
@@ -90,7 +119,7 @@ int nvme_tcp_rx_deliver(struct nvme_tcp_rx *rx, nvme_tcp_rx_fn fn, void *ctx);
 static inline int nvme_tcp_rx_feed(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp_rx_fn fn, void *ctx)
 {
 	if (rx->state == NVME_TCP_RX_DATA && f->len && f->len <= rx->data_left && !rx->cur.hdr.has_ddgst &&
-	    rx->cur.nfrags < NVME_TCP_RX_MAX_FRAGS) {
+	    rx->cur.nfrags < rx->cur.cap) {
 		rx->cur.frags[rx->cur.nfrags++] = *f;
 		rx->data_left -= f->len;
 		rx->st.data_bytes += f->len;
@@ -112,7 +141,7 @@ static inline unsigned nvme_tcp_rx_feed_data_run(struct nvme_tcp_rx *rx, const s
 {
 	if (rx->state != NVME_TCP_RX_DATA || rx->cur.hdr.has_ddgst)
 		return 0;
-	unsigned room = NVME_TCP_RX_MAX_FRAGS - rx->cur.nfrags, k = 0;
+	unsigned room = rx->cur.cap - rx->cur.nfrags, k = 0;
 	uint32_t left = rx->data_left;
 	struct netdev_frag *out = &rx->cur.frags[rx->cur.nfrags];
 	if (n > room)
@@ -126,6 +155,35 @@ static inline unsigned nvme_tcp_rx_feed_data_run(struct nvme_tcp_rx *rx, const s
 	rx->st.data_bytes += rx->data_left - left;
 	rx->data_left = left;
 	return k;
+}
+
+/*
+ * Where the next data fragments of the PDU being received may go straight from the socket
+ * (tcp_recv_frags into the returned slots, no batch in between): inside the data of a PDU
+ * without a data digest with a free slot. *room: the slots there, *left: the data bytes
+ * still to come (take no more). NULL otherwise (the caller feeds a batch as ever).
+ */
+static inline struct netdev_frag *nvme_tcp_rx_direct(const struct nvme_tcp_rx *rx, unsigned *room, uint32_t *left)
+{
+	if (rx->state != NVME_TCP_RX_DATA || rx->cur.hdr.has_ddgst || rx->cur.nfrags >= rx->cur.cap)
+		return NULL;
+	*room = rx->cur.cap - rx->cur.nfrags;
+	*left = rx->data_left;
+	return &rx->cur.frags[rx->cur.nfrags];
+}
+
+/*
+ * n non-empty fragments holding bytes in all (at most the *left nvme_tcp_rx_direct said)
+ * were put in the slots it returned: they are the PDU's now, as nvme_tcp_rx_feed would have
+ * made them. Delivers the PDU to fn when they complete it. Returns 0 or fn's error.
+ */
+static inline int nvme_tcp_rx_direct_took(struct nvme_tcp_rx *rx, unsigned n, uint32_t bytes, nvme_tcp_rx_fn fn,
+					  void *ctx)
+{
+	rx->cur.nfrags += n;
+	rx->data_left -= bytes;
+	rx->st.data_bytes += bytes;
+	return rx->data_left ? 0 : nvme_tcp_rx_deliver(rx, fn, ctx);
 }
 
 /* Release whatever a half-received PDU holds (connection teardown). */

@@ -106,12 +106,13 @@ void tcp_get_info(const struct tcp_sock *s, struct tcp_info *out)
 enum tcp_state tcp_rcv_room(const struct tcp_sock *s, uint32_t *rcv_wnd)
 {
 	*rcv_wnd = 65535; /* the fake's peer may always send a full unscaled window more */
-	return ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
+	return tcp_state(s);
 }
 
 enum tcp_state tcp_state(const struct tcp_sock *s)
 {
-	return ftcp_open(s) ? TCP_ESTABLISHED : TCP_CLOSED;
+	/* the peer's FIN in: CLOSE_WAIT, as the real socket (nothing more will come) */
+	return !ftcp_open(s) ? TCP_CLOSED : s->eof ? TCP_CLOSE_WAIT : TCP_ESTABLISHED;
 }
 
 int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)

@@ -473,6 +473,48 @@ Test(tcp_hostile, write_dropped_halfway_frees_its_buffers)
 	host_leaves(a, s); /* the rest never comes */
 }
 
+/* Bytes of a 128 KiB H2CData PDU (131,096 with its header) that the transport takes rather
+ * than wait for the rest (conn_rx_may_wait): more than the peer's window (the fake's 65,535),
+ * which with them falls short of completing the PDU. */
+#define HALF_H2C 65550
+
+/* Half an H2CData PDU in (its data placed straight behind the request's segments, where the
+ * framer puts an R2T's data) when the host leaves: the request is put while the framer still
+ * places there, the fragments move out first and go back with the framer's (no pool left
+ * holding anything, ASan sees no use after free). */
+Test(tcp_hostile, h2c_data_placed_halfway_when_the_host_leaves)
+{
+	static uint8_t data[131072], pdu[131072 + 256];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, sizeof(data));
+	size_t n = nth_h2c(pdu, sizeof(pdu), false, false, 9, r.ttag, 0, data, sizeof(data), true);
+	cr_assert_gt(n, HALF_H2C);
+	ftcp_send(s, pdu, HALF_H2C); /* the header and part of the data: taken, not waited for */
+	cr_assert(ftcp_open(s));
+	cr_assert_eq(s->rx_off, s->rx_len, "the framer has it (%zu of %zu taken)", s->rx_off, s->rx_len);
+	host_leaves(a, s);
+}
+
+/* The same with the R2T's deadline passing while its data is half in: the connection ends
+ * (late R2T data), the placed fragments go back. */
+Test(tcp_hostile, h2c_data_placed_halfway_when_the_r2t_times_out)
+{
+	static uint8_t data[131072], pdu[131072 + 256];
+	struct tcp_sock *a, *s = io_up(&a, 0);
+	struct answer r = write_r2t(s, 9, sizeof(data));
+	size_t n = nth_h2c(pdu, sizeof(pdu), false, false, 9, r.ttag, 0, data, sizeof(data), true);
+	cr_assert_gt(n, HALF_H2C);
+	ftcp_send(s, pdu, HALF_H2C);
+	cr_assert(ftcp_open(s));
+	cr_assert_eq(s->rx_off, s->rx_len, "the framer has it (%zu of %zu taken)", s->rx_off, s->rx_len);
+	fake_clock_advance((NVMET_TCP_R2T_TIMEOUT_MS + 200) * NSEC_PER_MSEC);
+	nvmet_tcp_poll(64);
+	cr_assert_not(ftcp_open(s), "closed: the rest never came");
+	ftcp_eof(a);
+	nvmet_tcp_poll(64);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+}
+
 /* --- capsules --- */
 
 Test(tcp_hostile, in_capsule_data_beyond_ioccsz_is_refused)
