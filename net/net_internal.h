@@ -109,6 +109,20 @@ int ipv4_output_route_slow(struct netbuf *nb, size_t len, struct net_route *rt, 
 /* The IPv4 identification counter (ipv4.c): the next datagram's. */
 extern uint16_t ipv4_ident;
 
+/* The route's template into h, with the datagram's length (len: its payload), identification
+ * and header checksum: the frame's Ethernet and IPv4 headers. */
+static inline __attribute__((always_inline)) void ipv4_route_fill(const struct net_route *rt, uint8_t *h, size_t len,
+								  uint16_t ident)
+{
+	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN);
+	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
+
+	memcpy(h, rt->hdr, sizeof(rt->hdr));
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
+}
+
 /* The end of both route paths: the template into the h that nb's data now starts at, the
  * datagram's length, identification and header checksum stored, the frame to the device.
  * Takes ownership of nb; 0 or the device's negative errno. ipv4_route_send_inl is the
@@ -118,14 +132,9 @@ extern uint16_t ipv4_ident;
 static inline __attribute__((always_inline)) int ipv4_route_send_inl(struct netdev *dev, struct netbuf *nb, const struct net_route *rt, uint8_t *h,
 				  size_t len, uint16_t ident)
 {
-	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN);
-	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
 	int rc;
 
-	memcpy(h, rt->hdr, sizeof(rt->hdr));
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
+	ipv4_route_fill(rt, h, len, ident);
 	net_counters.ip_tx++;
 	if ((rc = netdev_tx(dev, nb))) {
 		netbuf_free(nb);

@@ -33,11 +33,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 5600,
-    "read-4k": 5710,
+    "read-4k": 5700,
     "write-128k": 56100,
-    "read-128k": 38560,
+    "read-128k": 36920,
     "write-4k-ddgst": 39000,
-    "read-4k-ddgst": 38780,
+    "read-4k-ddgst": 38760,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15

@@ -282,6 +282,11 @@ Test(tcp_route_offload, a_run_of_frames_stops_where_the_loop_decides)
 	/* a ring with room for two frames (a context descriptor, the header, the pieces: the
 	 * first frame's bytes in one chunk, the second's across two): the third is refused */
 	fake_netdev_clear(&fnd);
+	struct netdev_stats d0 = fnd.dev.stats;
+	struct net_stats n0 = *net_stats();
+	struct tcp_stats t0 = *tcp_stats();
+	tcp_get_info(s, &i);
+	uint64_t s0 = i.segs_out;
 	fnd.tx_ring = 7;
 	cr_assert_eq(tcp_send_copy(s, pat, 4 * 1460 + 7), 4 * 1460 + 7);
 	tcp_flush(s);
@@ -299,6 +304,20 @@ Test(tcp_route_offload, a_run_of_frames_stops_where_the_loop_decides)
 		cr_assert_eq(memcmp(txseg(k)->payload, pat + k * 1460, 1460), 0);
 	}
 	check_pass(2, 3, nxt + 2 * 1460, 2 * 1460, 7); /* (the refused frame took an identification) */
+	/* the counters as every frame counted itself: 5 frames taken, 1 refused */
+	cr_assert_eq(fnd.dev.stats.tx_frames - d0.tx_frames, 5);
+	cr_assert_eq(fnd.dev.stats.tx_bytes_host - d0.tx_bytes_host, 5 * 54 + 4 * 1460 + 7);
+	cr_assert_eq(fnd.dev.stats.tx_bytes_device - d0.tx_bytes_device, 0);
+	cr_assert_eq(fnd.dev.stats.tx_csum_offload - d0.tx_csum_offload, 6, "the refused frame's too, as netdev_tx");
+	cr_assert_eq(fnd.dev.stats.tx_errors - d0.tx_errors, 1);
+	cr_assert_eq(net_stats()->ip_tx - n0.ip_tx, 6);
+	cr_assert_eq(net_stats()->eth_tx - n0.eth_tx, 5);
+	cr_assert_eq(tcp_stats()->segs_out - t0.segs_out, 5);
+	cr_assert_eq(tcp_stats()->tx_payload_host - t0.tx_payload_host, 4 * 1460 + 7);
+	cr_assert_eq(tcp_stats()->tx_payload_device - t0.tx_payload_device, 0);
+	cr_assert_eq(tcp_stats()->tx_refused - t0.tx_refused, 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.segs_out - s0, 5);
 	nxt += 4 * 1460 + 7;
 	peer_seg(TCP_ACK, 1001, nxt, 65535, NULL, 0, NULL, 0);
 
