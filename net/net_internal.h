@@ -82,6 +82,27 @@ static inline void net_route_changed(void)
 	net_if0.rx_src_ok = NET_RX_SRC_NONE;
 }
 
+/* The receive flow (net/tcp/tcp_in.c tcp_rx_flow): a frame for the socket whose segments the
+ * receive batch gathers (tcp_rx_gro) or, while none does, the last segment's (tcp_rx_last),
+ * matched against that socket's header image in one go; what does not match goes on to
+ * net_stack_rx_ip, the stack's common path (net.c), as if tcp_rx_flow had not looked.
+ * Both consume nb. net_rx_fast_frames: frames taken past eth_rx and ipv4_rx (counted in
+ * eth_rx and ip_rx by net_stats). */
+struct tcp_sock;
+extern struct tcp_sock *tcp_rx_gro, *tcp_rx_last;
+void tcp_rx_flow(struct netdev *dev, struct netbuf *nb);
+void net_stack_rx_ip(struct netdev *dev, struct netbuf *nb);
+extern uint64_t net_rx_fast_frames;
+/* The shape of every frame tcp_rx_flow takes, tested before the call (a pure ACK, padded
+ * to the Ethernet minimum, and any other frame without it go to net_stack_rx_ip at once):
+ * the host part exactly the Ethernet, IPv4 and TCP headers without options, one fragment,
+ * and the IPv4 total length both headers and that fragment. No side effect. */
+static inline bool tcp_rx_flow_shape(const struct netbuf *nb)
+{
+	return netbuf_host_len(nb) == ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN && nb->nfrags == 1 &&
+	       be16_load(nb->data + ETH_HLEN + 2) == IPV4_HLEN_MIN + TCP_HLEN_MIN + nb->frags[0].len;
+}
+
 /* UDP init/shutdown (pool). */
 int udp_init(void);
 int udp_shutdown(void);
