@@ -177,14 +177,20 @@ slow:
 	net_stack_rx_slow(dev, nb);
 }
 
-/* A frame from the device: while a TCP connection receives (a batch gathers its segments,
- * or its segment was the last), TCP's flow match first (tcp_rx_flow: its data segments
- * past every layer's checks in one go, the rest on to net_stack_rx_ip); net_stack_rx_ip
- * otherwise. (Both a jump.) Consumes nb. */
+/* A frame from the device. While a TCP connection receives (a batch gathers its segments,
+ * or its segment was the last), TCP's flow match first: a data segment to tcp_rx_flow, a
+ * segment without data (a pure ACK) of the last segment's connection to tcp_rx_flow_bare,
+ * each taking it past every layer's checks in one go or passing it on to net_stack_rx_ip,
+ * which takes every other frame. (Each a jump.) Consumes nb. */
 static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 {
-	if ((tcp_rx_gro || tcp_rx_last) && tcp_rx_flow_shape(nb))
-		return tcp_rx_flow(dev, nb);
+	if (tcp_rx_gro || tcp_rx_last) {
+		int shape = tcp_rx_flow_shape(nb);
+		if (shape == 1)
+			return tcp_rx_flow(dev, nb);
+		if (shape == 2 && tcp_rx_last)
+			return tcp_rx_flow_bare(dev, nb);
+	}
 	net_stack_rx_ip(dev, nb);
 }
 

@@ -84,23 +84,32 @@ static inline void net_route_changed(void)
 
 /* The receive flow (net/tcp/tcp_in.c tcp_rx_flow): a frame for the socket whose segments the
  * receive batch gathers (tcp_rx_gro) or, while none does, the last segment's (tcp_rx_last),
- * matched against that socket's header image in one go; what does not match goes on to
- * net_stack_rx_ip, the stack's common path (net.c), as if tcp_rx_flow had not looked.
- * Both consume nb. net_rx_fast_frames: frames taken past eth_rx and ipv4_rx (counted in
+ * matched against that socket's header image in one go (tcp_rx_flow_bare: a segment without
+ * data, of the last segment's connection); what does not match goes on to net_stack_rx_ip,
+ * the stack's common path (net.c), as if they had not looked. All consume nb. net_rx_fast_frames: frames taken past eth_rx and ipv4_rx (counted in
  * eth_rx and ip_rx by net_stats). */
 struct tcp_sock;
 extern struct tcp_sock *tcp_rx_gro, *tcp_rx_last;
 void tcp_rx_flow(struct netdev *dev, struct netbuf *nb);
+void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb);
 void net_stack_rx_ip(struct netdev *dev, struct netbuf *nb);
 extern uint64_t net_rx_fast_frames;
-/* The shape of every frame tcp_rx_flow takes, tested before the call (a pure ACK, padded
- * to the Ethernet minimum, and any other frame without it go to net_stack_rx_ip at once):
- * the host part exactly the Ethernet, IPv4 and TCP headers without options, one fragment,
- * and the IPv4 total length both headers and that fragment. No side effect. */
-static inline bool tcp_rx_flow_shape(const struct netbuf *nb)
+/* The shape of the frames tcp_rx_flow (1) and tcp_rx_flow_bare (2) take, tested before the
+ * call (any other frame, 0, goes to net_stack_rx_ip at once): the host part exactly the
+ * Ethernet, IPv4 and TCP headers without options, and either one fragment with the IPv4
+ * total length both headers and that fragment (a data segment), or at most one fragment
+ * with the total length both headers alone (a segment without data, the fragment, if any,
+ * the Ethernet padding the NIC split off). No side effect. */
+static inline int tcp_rx_flow_shape(const struct netbuf *nb)
 {
-	return netbuf_host_len(nb) == ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN && nb->nfrags == 1 &&
-	       be16_load(nb->data + ETH_HLEN + 2) == IPV4_HLEN_MIN + TCP_HLEN_MIN + nb->frags[0].len;
+	uint32_t total;
+
+	if (netbuf_host_len(nb) != ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN)
+		return 0;
+	total = be16_load(nb->data + ETH_HLEN + 2);
+	if (nb->nfrags == 1 && total == IPV4_HLEN_MIN + TCP_HLEN_MIN + nb->frags[0].len)
+		return 1;
+	return total == IPV4_HLEN_MIN + TCP_HLEN_MIN && nb->nfrags <= 1 ? 2 : 0;
 }
 
 /* UDP init/shutdown (pool). */

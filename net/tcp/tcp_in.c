@@ -1315,6 +1315,27 @@ more:
 	tcp_rx_more(nb, src, dst, len);
 }
 
+/* The tests tcp_rx_flow and tcp_rx_flow_bare share, for s (tcp_rx_gro, else tcp_rx_last)
+ * and a frame of their shape (tcp_rx_flow_shape): s's image of this route generation, the
+ * device, ESTABLISHED, both NIC checksum verdicts good, the six words of the header. No
+ * side effect. */
+static inline __attribute__((always_inline)) bool rx_flow_match(const struct netdev *dev, const struct netbuf *nb,
+								const struct tcp_sock *s)
+{
+	const uint8_t *h = nb->data;
+
+	if (s->rx_flow_gen != net_if0.route_gen || dev != net_if0.dev || s->state != TCP_ESTABLISHED ||
+	    (nb->flags & (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD)) !=
+		    (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK))
+		return false;
+	return !(((le64_load(h) ^ s->rx_flow_want[0]) & rx_flow_mask[0]) |
+		 ((le64_load(h + 8) ^ s->rx_flow_want[1]) & rx_flow_mask[1]) |
+		 ((le64_load(h + 16) ^ s->rx_flow_want[2]) & rx_flow_mask[2]) |
+		 ((le64_load(h + 24) ^ s->rx_flow_want[3]) & rx_flow_mask[3]) |
+		 ((le64_load(h + 32) ^ s->rx_flow_want[4]) & rx_flow_mask[4]) |
+		 ((le64_load(h + 40) ^ s->rx_flow_want[5]) & rx_flow_mask[5]));
+}
+
 /* A frame from the device while a connection receives (net.c net_stack_rx): a data segment
  * of the socket gathering the batch's segments (tcp_rx_gro) or, while none does, of the
  * last segment's connection, the frame's header matched against the socket's image
@@ -1341,17 +1362,8 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	uint32_t plen, seq, ack;
 
 	/* (net_stack_rx asked tcp_rx_flow_shape: 54 bytes in the host part, one fragment of
-	 * plen >= 0 bytes, the IPv4 total length 40 + plen) */
-	if (s->rx_flow_gen != net_if0.route_gen || dev != net_if0.dev || s->state != TCP_ESTABLISHED ||
-	    (nb->flags & (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD)) !=
-		    (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK))
-		goto other;
-	if (((le64_load(h) ^ s->rx_flow_want[0]) & rx_flow_mask[0]) |
-	    ((le64_load(h + 8) ^ s->rx_flow_want[1]) & rx_flow_mask[1]) |
-	    ((le64_load(h + 16) ^ s->rx_flow_want[2]) & rx_flow_mask[2]) |
-	    ((le64_load(h + 24) ^ s->rx_flow_want[3]) & rx_flow_mask[3]) |
-	    ((le64_load(h + 32) ^ s->rx_flow_want[4]) & rx_flow_mask[4]) |
-	    ((le64_load(h + 40) ^ s->rx_flow_want[5]) & rx_flow_mask[5]))
+	 * plen bytes, the IPv4 total length 40 + plen) */
+	if (!rx_flow_match(dev, nb, s))
 		goto other;
 	plen = nb->frags[0].len;
 	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
@@ -1369,6 +1381,55 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	tcp_counters.segs_in++;
 	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
 	rx_gro(s, nb, seq, ack, plen);
+	return;
+other:
+	net_stack_rx_ip(dev, nb);
+}
+
+/* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
+ * the fragment, if any, the Ethernet padding; a pure ACK), from the last segment's
+ * connection s: rx_flow_match, then what net_stack_rx_ip's common case (net_rx_trim: the
+ * padding released, the datagram cut to its length), tcp_rx and tcp_rx_more do for it when
+ * header prediction takes it (rx_fast_ok: at RCV.NXT, an ACK in [SND.UNA, SND.MAX], no
+ * listener, nothing out of order; the flags and no options are the image's), and
+ * rx_predicted as there. Anything else goes to net_stack_rx_ip, nothing changed. Consumes
+ * nb. */
+__attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	uint8_t *h = nb->data, *th = h + ETH_HLEN + IPV4_HLEN_MIN;
+	struct tcp_seg g;
+	uint32_t seq, ack;
+
+	if ((tcp_rx_gro && tcp_rx_gro != s) || !rx_flow_match(dev, nb, s))
+		goto other;
+	seq = be32_load(th + 4);
+	ack = be32_load(th + 8);
+	if (seq != s->rcv_nxt || s->listener || !list_empty(&s->ooo) || s->ooo_fin || SEQ_LT(ack, s->snd_una) ||
+	    SEQ_GT(ack, s->snd_max))
+		goto other;
+	/* net_rx_trim's */
+	nb->tail = th + TCP_HLEN_MIN;
+	nb->data = th;
+	net_rx_fast_frames++;
+	if (nb->nfrags) {
+		struct netdev_frag_owner *o = nb->frags[0].owner;
+		nb->nfrags = 0;
+		if (o)
+			o->release(o, nb->frags[0].token);
+	}
+	/* tcp_rx's and tcp_rx_more's */
+	tcp_counters.segs_in++;
+	g.sport = s->rport;
+	g.dport = s->lport;
+	g.hlen = TCP_HLEN_MIN;
+	g.seq = seq;
+	g.ack = ack;
+	g.flags = th[13];
+	g.wnd = be16_load(th + 14);
+	g.len = 0;
+	g.opts.has_sack = false;
+	rx_predicted(nb, &g, s);
 	return;
 other:
 	net_stack_rx_ip(dev, nb);

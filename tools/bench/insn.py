@@ -32,12 +32,12 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 5440,
-    "read-4k": 5650,
-    "write-128k": 50740,
-    "read-128k": 36920,
-    "write-4k-ddgst": 38800,
-    "read-4k-ddgst": 38710,
+    "write-4k": 5350,
+    "read-4k": 5570,
+    "write-128k": 50660,
+    "read-128k": 36670,
+    "write-4k-ddgst": 38720,
+    "read-4k-ddgst": 38620,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15

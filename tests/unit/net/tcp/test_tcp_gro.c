@@ -431,5 +431,35 @@ Test(tcp_gro_flow, counters_and_a_route_change_mid_batch)
 	fake_netdev_rx_end(&fnd);
 	tcp_rx_batch_end();
 	cr_assert_eq(lastseg()->ack, seq);
+
+	/* pure ACKs (tcp_rx_flow_bare): of our data, then a duplicate, then one with a new
+	 * window; the padding's buffer goes back */
+	drain(s);
+	fnd.rx_batch = false;
+	nlog = 0;
+	cr_assert_eq(tcp_send_copy(s, data, 300), 300);
+	tcp_flush(s);
+	eth = net_stats()->eth_rx;
+	segs = tcp_stats()->segs_in;
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 201, 0);
+	cr_assert_eq(count_ev(s, TCP_EV_SENT), 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 201);
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 201, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 201);
+	t = (struct fake_tcp){ .src = PEER, .dst = US, .sport = PEER_PORT, .dport = SRV_PORT, .seq = seq,
+			       .ack = iss + 301, .flags = TCP_ACK, .wnd = 20000 };
+	n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 301);
+	cr_assert_eq(i.snd_wnd, 20000);
+	cr_assert_eq(i.sndq_bytes, 0);
+	cr_assert_eq(count_ev(s, TCP_EV_SENT), 2);
+	cr_assert_eq(net_stats()->eth_rx - eth, 3);
+	cr_assert_eq(tcp_stats()->segs_in - segs, 3);
+	cr_assert_eq(fnd.data_out, 0, "every receive buffer back (the padding's too)");
+	fnd.rx_batch = true;
 	down(l, s);
 }
