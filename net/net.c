@@ -68,7 +68,7 @@ drop:
 
 /* Frames net_stack_rx took straight to tcp_rx: each counts in eth_rx and ip_rx, which
  * net_stats() brings up to date (one addition per frame instead of two). */
-static uint64_t net_rx_fast_frames;
+uint64_t net_rx_fast_frames;
 
 /* net_stack_rx for what its common case leaves: the device adopted or refused, then the
  * Ethernet layer (eth_rx) and IPv4 (ipv4_rx) from the start, every check and counter as
@@ -134,7 +134,7 @@ static __attribute__((noinline)) void net_rx_trim(struct netbuf *nb, uint32_t sr
  * tcp_rx (a tail call) with the counters eth_rx and ip_rx take. Anything else, a refusal included, goes to net_stack_rx_slow, which looks again
  * from the start and counts what it drops. TCP's own checks (the header, its checksum
  * verdict) stay tcp_rx's. Consumes nb. */
-static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
+void net_stack_rx_ip(struct netdev *dev, struct netbuf *nb)
 {
 	const uint8_t *h = nb->data;
 	size_t host = netbuf_host_len(nb), total;
@@ -175,6 +175,23 @@ static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 	return tcp_rx(nb, src, dst, total - IPV4_HLEN_MIN);
 slow:
 	net_stack_rx_slow(dev, nb);
+}
+
+/* A frame from the device. While a TCP connection receives (a batch gathers its segments,
+ * or its segment was the last), TCP's flow match first: a data segment to tcp_rx_flow, a
+ * segment without data (a pure ACK) of the last segment's connection to tcp_rx_flow_bare,
+ * each taking it past every layer's checks in one go or passing it on to net_stack_rx_ip,
+ * which takes every other frame. (Each a jump.) Consumes nb. */
+static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
+{
+	if (tcp_rx_gro || tcp_rx_last) {
+		int shape = tcp_rx_flow_shape(nb);
+		if (shape == 1)
+			return tcp_rx_flow(dev, nb);
+		if (shape == 2 && tcp_rx_last)
+			return tcp_rx_flow_bare(dev, nb);
+	}
+	net_stack_rx_ip(dev, nb);
 }
 
 /* The end of a device's receive batch: TCP hands over what it gathered (tcp_rx_flush). */

@@ -82,6 +82,36 @@ static inline void net_route_changed(void)
 	net_if0.rx_src_ok = NET_RX_SRC_NONE;
 }
 
+/* The receive flow (net/tcp/tcp_in.c tcp_rx_flow): a frame for the socket whose segments the
+ * receive batch gathers (tcp_rx_gro) or, while none does, the last segment's (tcp_rx_last),
+ * matched against that socket's header image in one go (tcp_rx_flow_bare: a segment without
+ * data, of the last segment's connection); what does not match goes on to net_stack_rx_ip,
+ * the stack's common path (net.c), as if they had not looked. All consume nb. net_rx_fast_frames: frames taken past eth_rx and ipv4_rx (counted in
+ * eth_rx and ip_rx by net_stats). */
+struct tcp_sock;
+extern struct tcp_sock *tcp_rx_gro, *tcp_rx_last;
+void tcp_rx_flow(struct netdev *dev, struct netbuf *nb);
+void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb);
+void net_stack_rx_ip(struct netdev *dev, struct netbuf *nb);
+extern uint64_t net_rx_fast_frames;
+/* The shape of the frames tcp_rx_flow (1) and tcp_rx_flow_bare (2) take, tested before the
+ * call (any other frame, 0, goes to net_stack_rx_ip at once): the host part exactly the
+ * Ethernet, IPv4 and TCP headers without options, and either one fragment with the IPv4
+ * total length both headers and that fragment (a data segment), or at most one fragment
+ * with the total length both headers alone (a segment without data, the fragment, if any,
+ * the Ethernet padding the NIC split off). No side effect. */
+static inline int tcp_rx_flow_shape(const struct netbuf *nb)
+{
+	uint32_t total;
+
+	if (netbuf_host_len(nb) != ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN)
+		return 0;
+	total = be16_load(nb->data + ETH_HLEN + 2);
+	if (nb->nfrags == 1 && total == IPV4_HLEN_MIN + TCP_HLEN_MIN + nb->frags[0].len)
+		return 1;
+	return total == IPV4_HLEN_MIN + TCP_HLEN_MIN && nb->nfrags <= 1 ? 2 : 0;
+}
+
 /* UDP init/shutdown (pool). */
 int udp_init(void);
 int udp_shutdown(void);
@@ -109,6 +139,20 @@ int ipv4_output_route_slow(struct netbuf *nb, size_t len, struct net_route *rt, 
 /* The IPv4 identification counter (ipv4.c): the next datagram's. */
 extern uint16_t ipv4_ident;
 
+/* The route's template into h, with the datagram's length (len: its payload), identification
+ * and header checksum: the frame's Ethernet and IPv4 headers. */
+static inline __attribute__((always_inline)) void ipv4_route_fill(const struct net_route *rt, uint8_t *h, size_t len,
+								  uint16_t ident)
+{
+	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN);
+	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
+
+	memcpy(h, rt->hdr, sizeof(rt->hdr));
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
+}
+
 /* The end of both route paths: the template into the h that nb's data now starts at, the
  * datagram's length, identification and header checksum stored, the frame to the device.
  * Takes ownership of nb; 0 or the device's negative errno. ipv4_route_send_inl is the
@@ -118,14 +162,9 @@ extern uint16_t ipv4_ident;
 static inline __attribute__((always_inline)) int ipv4_route_send_inl(struct netdev *dev, struct netbuf *nb, const struct net_route *rt, uint8_t *h,
 				  size_t len, uint16_t ident)
 {
-	uint16_t total = (uint16_t)(len + IPV4_HLEN_MIN);
-	uint16_t c = (uint16_t)~net_csum_fold(rt->ip_sum + total + ident);
 	int rc;
 
-	memcpy(h, rt->hdr, sizeof(rt->hdr));
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, total_length), total);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
-	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), c);
+	ipv4_route_fill(rt, h, len, ident);
 	net_counters.ip_tx++;
 	if ((rc = netdev_tx(dev, nb))) {
 		netbuf_free(nb);

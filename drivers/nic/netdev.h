@@ -263,6 +263,37 @@ static inline int netdev_tx(struct netdev *dev, struct netbuf *nb)
 	return rc;
 }
 
+/* netdev_tx for one frame of a burst whose counters the sender adds once for the burst
+ * (netdev_tx_count_burst): only for netdev_tx's common case (the caller has checked: the
+ * link up, not TSO, at most two fragments). The driver's call alone; a refusal is counted
+ * here as netdev_tx leaves it counted (tx_errors, and tx_csum_offload, which netdev_tx does
+ * not take back), so the burst's sums count the frames the driver took. Same contract as
+ * netdev_tx. */
+static inline int netdev_tx_burst_one(struct netdev *dev, struct netbuf *nb)
+{
+	int rc;
+
+	nb->dev = dev;
+	rc = dev->ops->xmit(dev, nb);
+	if (__builtin_expect(rc != 0, 0)) {
+		dev->stats.tx_errors++;
+		dev->stats.tx_csum_offload += (nb->flags / NETBUF_TX_CSUM_PARTIAL) & 1;
+	}
+	return rc;
+}
+
+/* What netdev_tx would have counted for frames the driver took from netdev_tx_burst_one:
+ * host (host part and host-memory fragments) and device bytes, csum of them with
+ * NETBUF_TX_CSUM_PARTIAL. */
+static inline void netdev_tx_count_burst(struct netdev *dev, uint64_t frames, uint64_t host, uint64_t device,
+					 uint64_t csum)
+{
+	dev->stats.tx_frames += frames;
+	dev->stats.tx_bytes_host += host;
+	dev->stats.tx_bytes_device += device;
+	dev->stats.tx_csum_offload += csum;
+}
+
 /* Driver: a frame was refused (-ENOBUFS) for want of room in the transmit ring: senders
  * wait (dev->tx_stopped) until netdev_tx_wake. Counted once per stop. */
 void netdev_tx_stop(struct netdev *dev);

@@ -1218,6 +1218,66 @@ full:
 	tcp_rx_full(nb, src, dst, len, false);
 }
 
+/* The batch's first segment for s: header prediction's tests that tcp_rx_gathering and
+ * tcp_rx_flow leave to it (no listener, nothing out of order). */
+static inline __attribute__((always_inline)) bool rx_gro_first_ok(const struct tcp_sock *s)
+{
+	return !s->listener && list_empty(&s->ooo) && !s->ooo_fin;
+}
+
+/* The gathering of the batch's segments for s begins: what rx_predicted does once per
+ * batch (the peer's last segment's clock, keep-alive) and the gathering's mark. */
+static inline __attribute__((always_inline)) void rx_gro_begin(struct tcp_sock *s)
+{
+	s->last_rx_ns = clock_now_ns();
+	s->keep_probes = 0;
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
+	tcp_rx_gro_hold();
+	tcp_rx_gro = s;
+}
+
+/* tcp_rx_flow's masks over the frame's first 48 bytes as six little-endian words: the
+ * destination MAC (0-5); the EtherType (12-13) and IPv4 version/IHL (14); MF and the
+ * fragment offset (20-21) and the protocol (23); the source address (26-29) and the
+ * destination's first half (30-31); its second half (32-33) and the ports (34-37); the TCP
+ * data offset (46) and flags but PSH (47). What they leave out is tcp_rx_flow's to test
+ * (lengths, sequence numbers, window) or was never tested (source MAC, TOS, identification,
+ * DF, TTL, checksums, which the NIC verified, the urgent pointer). */
+static const uint64_t rx_flow_mask[6] = {
+	0x0000ffffffffffffull, 0x00ffffff00000000ull, 0xff00ff3f00000000ull,
+	0xffffffffffff0000ull, 0x0000ffffffffffffull, 0xf7ff000000000000ull,
+};
+
+/* Build s's header image (tcp_rx_flow) for the current route generation: our MAC and
+ * address, the type, version and IHL, no fragment, TCP, the peer's address, the ports,
+ * a 20-byte header with ACK. Only while s's local address is the interface's and its
+ * peer's is the source ipv4_rx last found good (net_if0.rx_src_ok): what net_stack_rx's
+ * common case asks of a frame, whose answers only an address, netmask, device or ARP
+ * change can alter, and each bumps route_gen (net_route_changed). Otherwise none. */
+static __attribute__((noinline)) void rx_flow_build(struct tcp_sock *s)
+{
+	uint8_t img[48];
+	const struct netdev *d = net_if0.dev;
+
+	if (!d || s->laddr != net_if0.addr || s->raddr != net_if0.rx_src_ok || s->raddr == NET_RX_SRC_NONE)
+		return;
+	memset(img, 0, sizeof(img));
+	memcpy(img, d->mac, ETH_ALEN);
+	be16_store(img + 12, ETH_TYPE_IPV4);
+	img[14] = 0x45;
+	img[23] = IP_PROTO_TCP;
+	be32_store(img + 26, s->raddr);
+	be32_store(img + 30, s->laddr);
+	be16_store(img + 34, s->rport);
+	be16_store(img + 36, s->lport);
+	img[46] = (TCP_HLEN_MIN / 4) << 4;
+	img[47] = TCP_ACK;
+	for (unsigned i = 0; i < 6; i++)
+		s->rx_flow_want[i] = le64_load(img + 8 * i) & rx_flow_mask[i];
+	s->rx_flow_gen = net_if0.route_gen;
+}
+
 /* tcp_rx for a data segment of the socket gathering the batch's segments (tcp_rx_gro) or,
  * while none does, of the last segment's connection: rx_gro's tests (the connection, its
  * addresses and ports, a 20-byte header alone in the host part so the payload is all in
@@ -1241,14 +1301,11 @@ static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *n
 		    tcp_output_idle(s) && rx_buf_admit_fast()) {
 			if (!gro) {
 				/* the batch's first: rx_fast_ok's other tests, rx_predicted's once */
-				if (s->listener || !list_empty(&s->ooo) || s->ooo_fin)
+				if (!rx_gro_first_ok(s))
 					goto more;
-				s->last_rx_ns = clock_now_ns();
-				s->keep_probes = 0;
-				if (!s->t_keep.armed)
-					tcp_keep_arm(s);
-				tcp_rx_gro_hold();
-				tcp_rx_gro = s;
+				if (s->rx_flow_gen != net_if0.route_gen)
+					rx_flow_build(s);
+				rx_gro_begin(s);
 			}
 			rx_gro(s, nb, seq, ack, plen);
 			return;
@@ -1256,6 +1313,126 @@ static __attribute__((noinline, flatten)) void tcp_rx_gathering(struct netbuf *n
 	}
 more:
 	tcp_rx_more(nb, src, dst, len);
+}
+
+/* The tests tcp_rx_flow and tcp_rx_flow_bare share, for s (tcp_rx_gro, else tcp_rx_last)
+ * and a frame of their shape (tcp_rx_flow_shape): s's image of this route generation, the
+ * device, ESTABLISHED, both NIC checksum verdicts good, the six words of the header. No
+ * side effect. */
+static inline __attribute__((always_inline)) bool rx_flow_match(const struct netdev *dev, const struct netbuf *nb,
+								const struct tcp_sock *s)
+{
+	const uint8_t *h = nb->data;
+
+	if (s->rx_flow_gen != net_if0.route_gen || dev != net_if0.dev || s->state != TCP_ESTABLISHED ||
+	    (nb->flags & (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD)) !=
+		    (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK))
+		return false;
+	return !(((le64_load(h) ^ s->rx_flow_want[0]) & rx_flow_mask[0]) |
+		 ((le64_load(h + 8) ^ s->rx_flow_want[1]) & rx_flow_mask[1]) |
+		 ((le64_load(h + 16) ^ s->rx_flow_want[2]) & rx_flow_mask[2]) |
+		 ((le64_load(h + 24) ^ s->rx_flow_want[3]) & rx_flow_mask[3]) |
+		 ((le64_load(h + 32) ^ s->rx_flow_want[4]) & rx_flow_mask[4]) |
+		 ((le64_load(h + 40) ^ s->rx_flow_want[5]) & rx_flow_mask[5]));
+}
+
+/* A frame from the device while a connection receives (net.c net_stack_rx): a data segment
+ * of the socket gathering the batch's segments (tcp_rx_gro) or, while none does, of the
+ * last segment's connection, the frame's header matched against the socket's image
+ * (rx_flow_build) in six masked words, then straight to rx_gro. That is every test the
+ * frame would pass on its way through net_stack_rx_ip's common case (the device, the
+ * host part exactly the Ethernet, IPv4 and TCP headers, the NIC's IPv4 checksum verdict,
+ * our MAC, IPv4 without options or fragments, TCP, to our address, from a good source,
+ * the datagram's length that of the host part and its one fragment), tcp_rx and
+ * tcp_rx_gathering (a 20-byte header with ACK and maybe PSH alone, the connection's
+ * addresses and ports, ESTABLISHED, at RCV.NXT and within the window, SEG.ACK = SND.UNA,
+ * SEG.WND as before, the NIC's TCP checksum verdict good, nothing to send, a buffer
+ * admitted; for the batch's first, no listener and nothing out of order), made without the
+ * walk through three functions, and the same counters (eth_rx and ip_rx by
+ * net_rx_fast_frames, TCP's segs_in). The source: the image is built only while the
+ * peer's address is the source ipv4_rx last found good, and stays good until route_gen
+ * moves (a frame from it after another source was found good went by ipv4_rx's slow path,
+ * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,
+ * with nothing changed, goes on to net_stack_rx_ip as if this had not looked (which takes
+ * tcp_rx_gathering and the rest). Consumes nb. */
+__attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
+	const uint8_t *h = nb->data;
+	uint32_t plen, seq, ack;
+
+	/* (net_stack_rx asked tcp_rx_flow_shape: 54 bytes in the host part, one fragment of
+	 * plen bytes, the IPv4 total length 40 + plen) */
+	if (!rx_flow_match(dev, nb, s))
+		goto other;
+	plen = nb->frags[0].len;
+	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
+	ack = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 8);
+	if (plen == 0 || seq != s->rcv_nxt ||
+	    ack != s->snd_una || (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
+	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || !tcp_output_idle(s) || !rx_buf_admit_fast())
+		goto other;
+	if (!gro) {
+		if (!rx_gro_first_ok(s))
+			goto other;
+		rx_gro_begin(s);
+	}
+	net_rx_fast_frames++;
+	tcp_counters.segs_in++;
+	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
+	rx_gro(s, nb, seq, ack, plen);
+	return;
+other:
+	net_stack_rx_ip(dev, nb);
+}
+
+/* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
+ * the fragment, if any, the Ethernet padding; a pure ACK), from the last segment's
+ * connection s: rx_flow_match, then what net_stack_rx_ip's common case (net_rx_trim: the
+ * padding released, the datagram cut to its length), tcp_rx and tcp_rx_more do for it when
+ * header prediction takes it (rx_fast_ok: at RCV.NXT, an ACK in [SND.UNA, SND.MAX], no
+ * listener, nothing out of order; the flags and no options are the image's), and
+ * rx_predicted as there. Anything else goes to net_stack_rx_ip, nothing changed. Consumes
+ * nb. */
+__attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	uint8_t *h = nb->data, *th = h + ETH_HLEN + IPV4_HLEN_MIN;
+	struct tcp_seg g;
+	uint32_t seq, ack;
+
+	if ((tcp_rx_gro && tcp_rx_gro != s) || !rx_flow_match(dev, nb, s))
+		goto other;
+	seq = be32_load(th + 4);
+	ack = be32_load(th + 8);
+	if (seq != s->rcv_nxt || s->listener || !list_empty(&s->ooo) || s->ooo_fin || SEQ_LT(ack, s->snd_una) ||
+	    SEQ_GT(ack, s->snd_max))
+		goto other;
+	/* net_rx_trim's */
+	nb->tail = th + TCP_HLEN_MIN;
+	nb->data = th;
+	net_rx_fast_frames++;
+	if (nb->nfrags) {
+		struct netdev_frag_owner *o = nb->frags[0].owner;
+		nb->nfrags = 0;
+		if (o)
+			o->release(o, nb->frags[0].token);
+	}
+	/* tcp_rx's and tcp_rx_more's */
+	tcp_counters.segs_in++;
+	g.sport = s->rport;
+	g.dport = s->lport;
+	g.hlen = TCP_HLEN_MIN;
+	g.seq = seq;
+	g.ack = ack;
+	g.flags = th[13];
+	g.wnd = be16_load(th + 14);
+	g.len = 0;
+	g.opts.has_sack = false;
+	rx_predicted(nb, &g, s);
+	return;
+other:
+	net_stack_rx_ip(dev, nb);
 }
 
 /* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).

@@ -70,6 +70,14 @@ struct tcp_sock {
 	uint32_t tx_ports;              /* SRC.PORT << 16 | DST.PORT: one big-endian word on the wire */
 	uint32_t tx_psum;               /* the TCP pseudo-header sum without the length (RFC 9293 3.1) */
 
+	/* The header image of its data segments as they arrive (tcp_in.c tcp_rx_flow): the
+	 * Ethernet, IPv4 and TCP header bytes tcp_rx_flow's masks keep (destination MAC, type,
+	 * version and IHL, no fragment, protocol, addresses, ports, data offset, ACK), as six
+	 * little-endian words, built from the socket and the interface when rx_flow_gen was
+	 * net_if0.route_gen (0: never). */
+	uint32_t rx_flow_gen;
+	uint64_t rx_flow_want[6];
+
 	/* listener / child */
 	struct tcp_sock *listener;      /* child not yet accepted */
 	struct list_node children;      /* listener: accept queue (established children) */

@@ -514,13 +514,62 @@ static inline bool tcp_pass_fast(const struct tcp_sock *s, const struct netdev *
 
 _Static_assert(NETBUF_HEADROOM >= sizeof(((struct net_route *)0)->hdr), "tcp_xmit_fast: room for the route's headers");
 
+/* The counters of a run's frames (tcp_output_run), added once when it ends
+ * (tcp_run_count): the segments the device took and their payload bytes by memory class
+ * (host, device). */
+struct tcp_run_sums {
+	uint32_t segs;
+	uint32_t pay[2];
+};
+
+/* The frame headers tcp_xmit_fast puts in the host part: Ethernet, IPv4, TCP, no options. */
+#define TCP_RUN_HDR_BYTES (ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN)
+
+/* What netdev_tx, ipv4_route_send and tcp_xmit_fast count for each frame of a run, for its
+ * sums, once: the socket's and TCP's segments and payload, IPv4's and Ethernet's frames, the
+ * device's frames, bytes (host part and fragments by class) and checksum offloads. */
+static inline __attribute__((always_inline)) void tcp_run_count(struct tcp_sock *s, struct netdev *dev,
+								 const struct tcp_run_sums *r)
+{
+	s->segs_out += r->segs;
+	tcp_counters.segs_out += r->segs;
+	tcp_counters.tx_payload_host += r->pay[0];
+	tcp_counters.tx_payload_device += r->pay[1];
+	net_counters.ip_tx += r->segs;
+	net_counters.eth_tx += r->segs;
+	netdev_tx_count_burst(dev, r->segs, (uint64_t)r->segs * TCP_RUN_HDR_BYTES + r->pay[0], r->pay[1], r->segs);
+}
+
+/* A run's frame the device did not take (netdev_tx_burst_one counted the device's part):
+ * what tcp_xmit_fast and ipv4_route_send count for it, and their answer: the netbuf freed,
+ * a refusal of data (-ENOBUFS) waiting as tcp_xmit_refused says, any other error a frame
+ * lost on the wire (sent, its payload counted). Consumes nb. Out of line: rare. */
+static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct netbuf *nb, int rc, uint32_t len,
+						    uint8_t flags, const uint32_t *pay)
+{
+	netbuf_free(nb);
+	net_counters.ip_tx++;
+	s->segs_out++;
+	tcp_counters.segs_out++;
+	if (rc == -ENOBUFS && len && !(flags & TCP_FIN)) {
+		tcp_xmit_refused(s, flags, 1, false);
+		return rc;
+	}
+	tcp_counters.tx_payload_host += pay[0];
+	tcp_counters.tx_payload_device += pay[1];
+	return (int)len;
+}
+
 /* tcp_xmit for a data frame of a pass that tcp_pass_fast allowed, with flags TCP_ACK (and
  * PSH, FIN), len at most the MSS (no TSO) and s's route fresh: the same frame, counters and
  * answer, with what the pass settled left out (options, SYN and RST, the software checksum,
  * the route's tests: the IPv4 and Ethernet headers go straight from the route's template,
- * ipv4_route_send). Inline into tcp_output_work: ~60 instructions a frame less. */
+ * ipv4_route_send). Inline into tcp_output_work: ~60 instructions a frame less. run (NULL
+ * or not, a constant at each call): a frame of tcp_output_run, after one that cleared the
+ * ACK state already; a frame of netdev_tx's common case adds its counters to *run
+ * (tcp_run_count adds them where they go when the run ends). */
 static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *s, struct netdev *dev, uint32_t seq,
-							      uint32_t len, uint8_t flags)
+							      uint32_t len, uint8_t flags, struct tcp_run_sums *run)
 {
 	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
 	uint32_t pay[2] = { 0, 0 };
@@ -553,16 +602,28 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	nb->flags = NETBUF_TX_CSUM_PARTIAL;
 	nb->csum_start = (uint16_t)sizeof(s->route.hdr);
 	nb->csum_offset = offsetof(struct tcp_hdr, checksum);
-	s->ack_now = false; /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
-	s->ack_delayed = false;
-	s->ack_pass_end = false;
-	s->ack_hold = false;
-	s->ack_held = false;
-	s->segs_unacked = 0;
-	s->segs_out++;
-	tcp_counters.segs_out++;
+	if (!run) { /* (a run's frames follow one that did this: nothing set them since) */
+		s->ack_now = false; /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
+		s->ack_delayed = false;
+		s->ack_pass_end = false;
+		s->ack_hold = false;
+		s->ack_held = false;
+		s->segs_unacked = 0;
+	}
 	h = nb->data - sizeof(s->route.hdr);
 	nb->data = h;
+	if (run && nb->nfrags <= 2 && dev->link_up) {
+		/* netdev_tx's common case, every counter in the run's sums (tcp_output_run) */
+		ipv4_route_fill(&s->route, h, sizeof(*th) + len, ipv4_ident++);
+		if (__builtin_expect((rc = netdev_tx_burst_one(dev, nb)) != 0, 0))
+			return tcp_run_refused(s, nb, rc, len, flags, pay);
+		run->segs++;
+		run->pay[0] += pay[0];
+		run->pay[1] += pay[1];
+		return (int)len;
+	}
+	s->segs_out++;
+	tcp_counters.segs_out++;
 	rc = ipv4_route_send_inl(dev, nb, &s->route, h, sizeof(*th) + len, ipv4_ident++);
 	if (rc == -ENOBUFS && len && !(flags & TCP_FIN)) {
 		tcp_xmit_refused(s, flags, 1, false);
@@ -641,6 +702,75 @@ void tcp_output_hold(struct tcp_sock *s)
 {
 	if (list_empty(&s->held_node))
 		list_add_tail(&tcp_held, &s->held_node);
+}
+
+/* The frames of a tcp_output_work pass after one it sent by tcp_xmit_fast with a full
+ * segment and more unsent behind it (flags TCP_ACK alone), without TSO (the frame limit is
+ * the MSS): each takes the loop's decisions without the loop, from what the pass keeps
+ * fixed (SND.WND, cwnd, SND.UNA, the MSS, hold and the FIN queued do not change while it
+ * sends; nothing it calls receives or runs user code). room = min(unsent, usable) after
+ * the frame before: while it is more than an MSS, the next frame is a full segment with no
+ * PSH, no FIN, nothing to hold and nothing for sender SWS avoidance to refuse, which is
+ * exactly what the loop would send. The last frame, room at most an MSS, is sent here too
+ * when it is all that is unsent (room == unsent) and the loop would neither hold it (hold,
+ * the user still queueing) nor end it with a FIN (fin_queued): then it carries PSH, and
+ * the loop, with nothing left, would send nothing more. Anything else (a window-limited
+ * tail, hold, a FIN, a frame cut to the device's gather limits, a stale route, a
+ * refusal) goes back to the loop with SND.NXT where the run left it. The loop's
+ * bookkeeping is done once: SND.NXT and SND.MAX at the end (the frames read neither: the
+ * sequence number is a local), the ACK state was cleared by the frame before (tcp_xmit_fast
+ * with run set leaves it), the retransmission timer was armed by it (and persist cleared).
+ * The counters of its frames (the socket's, TCP's, IPv4's, Ethernet's, the device's) are
+ * summed and added once at its end (tcp_run_sums: nothing reads them in between).
+ * RTT timing: a frame starts it, as the loop does, when it is new data (SEQ.NXT >= the
+ * SND.MAX the pass began the run with: the frames before it in the run only moved SND.MAX
+ * up to its own start). Costs the loop's ~70 instructions per frame less (read-128k's 90
+ * frames, a 4 KiB read's last two). Returns 1 when the pass has nothing left to send, -1
+ * when a frame was refused (the loop stops, as after a refusal), 0 otherwise; *budget is
+ * the pass's, one per frame. */
+static inline __attribute__((always_inline)) int tcp_output_run(struct tcp_sock *s, struct netdev *dev,
+								  unsigned *budget, uint32_t pending, uint32_t usable,
+								  bool hold)
+{
+	uint32_t mss = s->mss, seq = s->snd_nxt, room = pending < usable ? pending : usable, end = seq + room;
+	struct tcp_run_sums sums = { 0, { 0, 0 } };
+	int ret = 0;
+
+	while (*budget && room && s->route.gen == net_if0.route_gen) {
+		uint32_t len = mss;
+		uint8_t flags = TCP_ACK;
+		if (room <= mss) {
+			if (room != pending || hold || s->fin_queued)
+				break; /* the loop's: SWS avoidance, hold, FIN */
+			len = room;
+			flags = TCP_ACK | TCP_PSH;
+		}
+		(*budget)--;
+		int n = tcp_xmit_fast(s, dev, seq, len, flags, &sums);
+		if (n < 0) {
+			ret = -1;
+			break;
+		}
+		if (!s->timing && n > 0 && SEQ_GEQ(seq, s->snd_max)) {
+			s->timing = true;
+			s->rtt_seq = seq;
+			s->rtt_start_ns = clock_now_ns();
+		}
+		seq += (uint32_t)n;
+		if ((uint32_t)n < len)
+			break; /* cut: the loop sends the rest */
+		room -= len;
+		pending -= len;
+		if (!room) {
+			ret = seq == end && !pending;
+			break;
+		}
+	}
+	s->snd_nxt = seq;
+	if (SEQ_GT(seq, s->snd_max))
+		s->snd_max = seq;
+	tcp_run_count(s, dev, &sums);
+	return ret;
 }
 
 /* Send what the windows allow (RFC 9293 3.8.6.2.1 sender SWS avoidance, no Nagle:
@@ -728,8 +858,9 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 			flags |= TCP_FIN;
 		if (len == 0 && !(flags & TCP_FIN))
 			break;
-		if (fast && len <= s->mss && s->route.gen == net_if0.route_gen)
-			n = tcp_xmit_fast(s, dev, s->snd_nxt, len, flags);
+		bool sent_fast = fast && len <= s->mss && s->route.gen == net_if0.route_gen;
+		if (sent_fast)
+			n = tcp_xmit_fast(s, dev, s->snd_nxt, len, flags, NULL);
 		else
 			n = tcp_xmit(s, s->snd_nxt, len, flags);
 		if (n < 0)
@@ -748,6 +879,12 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 		if (!s->t_rexmit.armed || s->persist) {
 			s->persist = false;
 			tcp_arm_rexmit(s);
+		}
+		/* a full segment with more behind it: the rest of the pass's frames as a run */
+		if (sent_fast && flags == TCP_ACK && (uint32_t)n == len && len == frame_max) {
+			int r = tcp_output_run(s, dev, &budget, pending - len, usable - len, hold);
+			if (r)
+				break;
 		}
 	}
 	/* Zero window with data waiting and nothing in flight: probe (RFC 9293 3.8.6.1). */

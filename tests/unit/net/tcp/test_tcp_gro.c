@@ -94,7 +94,7 @@ static void down(struct tcp_sock *l, struct tcp_sock *s)
 
 /* N in-order segments in one batch: one data event, after the last, with all their bytes;
  * none before the batch ends; then the batch's one ACK. */
-Test(tcp_gro, one_data_event_per_batch_of_in_order_segments)
+static void one_data_event_per_batch_of_in_order_segments(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -127,7 +127,7 @@ Test(tcp_gro, one_data_event_per_batch_of_in_order_segments)
 
 /* A batch nobody ended (no netdev_rx_end): tcp_rx_batch_end delivers the event before it
  * decides the ACK, and the poll loop's end-of-pass poller calls it. */
-Test(tcp_gro, the_event_is_not_delayed_past_the_batch_end)
+static void the_event_is_not_delayed_past_the_batch_end(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -148,7 +148,7 @@ Test(tcp_gro, the_event_is_not_delayed_past_the_batch_end)
 }
 
 /* Acknowledged bytes (TCP_EV_SENT) go at once; the data event waits for the batch's end. */
-Test(tcp_gro, sent_goes_at_once_recv_at_the_end)
+static void sent_goes_at_once_recv_at_the_end(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -171,7 +171,7 @@ Test(tcp_gro, sent_goes_at_once_recv_at_the_end)
 
 /* A FIN in mid-batch: the data gathered before it is announced first, then the FIN's
  * event at once (CLOSE_WAIT); nothing is left for the batch's end. */
-Test(tcp_gro, fin_in_mid_batch)
+static void fin_in_mid_batch(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -197,7 +197,7 @@ Test(tcp_gro, fin_in_mid_batch)
 
 /* A RST in mid-batch: the data event first, then CLOSED; the socket freed by the user in
  * its callback leaves nothing behind for the batch's end. */
-Test(tcp_gro, rst_in_mid_batch)
+static void rst_in_mid_batch(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -220,7 +220,7 @@ Test(tcp_gro, rst_in_mid_batch)
 /* Two connections' segments interleaved in one batch: a segment of the other one ends
  * the gathering (its event goes first), and each gets its data event; segments of one
  * socket in a row share one. */
-Test(tcp_gro, another_socket_ends_the_gathering)
+static void another_socket_ends_the_gathering(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss, iss2;
@@ -253,7 +253,7 @@ Test(tcp_gro, another_socket_ends_the_gathering)
 /* The batch's segments after the first take the short path (rx_gro) only while nothing
  * changes: a segment with a new ACK or a new window, one out of order, one the window
  * does not hold go the whole way, and every byte ends where it belongs. */
-Test(tcp_gro, what_the_short_path_leaves_to_the_whole_one)
+static void what_the_short_path_leaves_to_the_whole_one(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -280,7 +280,7 @@ Test(tcp_gro, what_the_short_path_leaves_to_the_whole_one)
 
 /* tcp_recv_frags takes whole entries from the head in one splice, at most max of them,
  * and the front of the next one when max_bytes ends inside it; the sums follow. */
-Test(tcp_gro, recv_frags_takes_whole_entries_then_a_front)
+static void recv_frags_takes_whole_entries_then_a_front(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -322,7 +322,7 @@ Test(tcp_gro, recv_frags_takes_whole_entries_then_a_front)
 
 /* A segment with a bad checksum in mid-batch is dropped and counted once, whichever path
  * it meets; the gathering goes on with the good copy. */
-Test(tcp_gro, bad_checksum_in_mid_batch)
+static void bad_checksum_in_mid_batch(void)
 {
 	struct tcp_sock *l;
 	uint32_t iss;
@@ -343,5 +343,123 @@ Test(tcp_gro, bad_checksum_in_mid_batch)
 	cr_assert_eq(nlog, 1);
 	cr_assert_eq(evlog[0].avail, 2000);
 	tcp_rx_batch_end();
+	down(l, s);
+}
+
+/* Each case twice: without the NIC's checksum verdicts (every segment through the stack's
+ * layers and tcp_rx_gathering) and with them (tcp_rx_flow takes the data segments of the
+ * receiving connection past the layers, net/net.c net_stack_rx): the same events, ACKs and
+ * bytes. */
+static void csum_setup(void)
+{
+	net_test_start(NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM);
+}
+TestSuite(tcp_gro_flow, .init = csum_setup, .fini = net_teardown);
+Test(tcp_gro, one_data_event_per_batch_of_in_order_segments) { one_data_event_per_batch_of_in_order_segments(); }
+Test(tcp_gro_flow, one_data_event_per_batch_of_in_order_segments) { one_data_event_per_batch_of_in_order_segments(); }
+Test(tcp_gro, the_event_is_not_delayed_past_the_batch_end) { the_event_is_not_delayed_past_the_batch_end(); }
+Test(tcp_gro_flow, the_event_is_not_delayed_past_the_batch_end) { the_event_is_not_delayed_past_the_batch_end(); }
+Test(tcp_gro, sent_goes_at_once_recv_at_the_end) { sent_goes_at_once_recv_at_the_end(); }
+Test(tcp_gro_flow, sent_goes_at_once_recv_at_the_end) { sent_goes_at_once_recv_at_the_end(); }
+Test(tcp_gro, fin_in_mid_batch) { fin_in_mid_batch(); }
+Test(tcp_gro_flow, fin_in_mid_batch) { fin_in_mid_batch(); }
+Test(tcp_gro, rst_in_mid_batch) { rst_in_mid_batch(); }
+Test(tcp_gro_flow, rst_in_mid_batch) { rst_in_mid_batch(); }
+Test(tcp_gro, another_socket_ends_the_gathering) { another_socket_ends_the_gathering(); }
+Test(tcp_gro_flow, another_socket_ends_the_gathering) { another_socket_ends_the_gathering(); }
+Test(tcp_gro, what_the_short_path_leaves_to_the_whole_one) { what_the_short_path_leaves_to_the_whole_one(); }
+Test(tcp_gro_flow, what_the_short_path_leaves_to_the_whole_one) { what_the_short_path_leaves_to_the_whole_one(); }
+Test(tcp_gro, recv_frags_takes_whole_entries_then_a_front) { recv_frags_takes_whole_entries_then_a_front(); }
+Test(tcp_gro_flow, recv_frags_takes_whole_entries_then_a_front) { recv_frags_takes_whole_entries_then_a_front(); }
+Test(tcp_gro, bad_checksum_in_mid_batch) { bad_checksum_in_mid_batch(); }
+Test(tcp_gro_flow, bad_checksum_in_mid_batch) { bad_checksum_in_mid_batch(); }
+
+/* tcp_rx_flow counts what the layers it passes would (Ethernet and IPv4 frames, TCP
+ * segments); after a route change (an address, an ARP entry) the socket's header image is
+ * stale and the segments go through the layers again (ipv4_rx finding the source good
+ * anew), gathered all the same, until a batch's first segment builds it again. */
+Test(tcp_gro_flow, counters_and_a_route_change_mid_batch)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	uint64_t eth = net_stats()->eth_rx, ip = net_stats()->ip_rx, segs = tcp_stats()->segs_in;
+	uint32_t seq = 1001;
+	for (int i = 0; i < 4; i++, seq += 1000)
+		seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	cr_assert_eq(net_stats()->eth_rx - eth, 4);
+	cr_assert_eq(net_stats()->ip_rx - ip, 4);
+	cr_assert_eq(tcp_stats()->segs_in - segs, 4);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 1);
+	cr_assert_eq(evlog[0].avail, 4000);
+
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	net_route_changed();
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	cr_assert_eq(nlog, 1, "still one batch");
+	cr_assert_eq(tcp_recv_avail(s), 7000);
+	cr_assert_eq(net_stats()->eth_rx - eth, 7);
+	cr_assert_eq(net_stats()->ip_rx - ip, 7);
+	cr_assert_eq(tcp_stats()->segs_in - segs, 7);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 2);
+	cr_assert_eq(evlog[1].avail, 7000);
+	cr_assert_eq(lastseg()->ack, seq);
+
+	/* a new window in mid-batch: the whole way, the bytes where they belong */
+	drain(s);
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT, .dport = SRV_PORT, .seq = seq,
+			      .ack = iss + 1, .flags = TCP_ACK, .wnd = 30000, .payload = data, .len = 1000 };
+	size_t n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	seq += 1000;
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000); /* (the window changed again: 65535) */
+	seq += 1000;
+	cr_assert_eq(tcp_recv_avail(s), 3000);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_wnd, 65535);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(lastseg()->ack, seq);
+
+	/* pure ACKs (tcp_rx_flow_bare): of our data, then a duplicate, then one with a new
+	 * window; the padding's buffer goes back */
+	drain(s);
+	fnd.rx_batch = false;
+	nlog = 0;
+	cr_assert_eq(tcp_send_copy(s, data, 300), 300);
+	tcp_flush(s);
+	eth = net_stats()->eth_rx;
+	segs = tcp_stats()->segs_in;
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 201, 0);
+	cr_assert_eq(count_ev(s, TCP_EV_SENT), 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 201);
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 201, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 201);
+	t = (struct fake_tcp){ .src = PEER, .dst = US, .sport = PEER_PORT, .dport = SRV_PORT, .seq = seq,
+			       .ack = iss + 301, .flags = TCP_ACK, .wnd = 20000 };
+	n = fake_build_tcp(frame, &t);
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, n), 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 301);
+	cr_assert_eq(i.snd_wnd, 20000);
+	cr_assert_eq(i.sndq_bytes, 0);
+	cr_assert_eq(count_ev(s, TCP_EV_SENT), 2);
+	cr_assert_eq(net_stats()->eth_rx - eth, 3);
+	cr_assert_eq(tcp_stats()->segs_in - segs, 3);
+	cr_assert_eq(fnd.data_out, 0, "every receive buffer back (the padding's too)");
+	fnd.rx_batch = true;
 	down(l, s);
 }

@@ -233,3 +233,119 @@ Test(tcp_route_offload, a_pass_of_frames_from_the_template)
 	tcp_abort(s);
 	close_listener(l);
 }
+
+/* A pass's frames after a full segment go as a run (tcp_output_run): the run stops where the
+ * loop's own decisions begin, and the loop then makes them as before. A window-limited tail
+ * shorter than the MSS waits (sender SWS avoidance); a refusal in the middle stops the
+ * pass with SND.NXT after the last frame taken; the last frame carries the FIN of a shut
+ * down socket; with the user still queueing (tcp_send_copy alone) the short tail is held
+ * for the flush. SND.NXT, SND.MAX, the segments counted and the RTT sample follow the run's
+ * frames. */
+Test(tcp_route_offload, a_run_of_frames_stops_where_the_loop_decides)
+{
+	struct tcp_sock *l;
+	struct tcp_info i;
+	for (size_t k = 0; k < sizeof(pat); k++)
+		pat[k] = (uint8_t)(k * 7 + (k >> 9));
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, sizeof(opt_mss1460));
+	struct tcp_sock *s = accepted;
+	uint32_t nxt = iss + 1;
+	s->cwnd = 16 * 1460;
+	fake_netdev_clear(&fnd);
+
+	/* the peer's window: 3 segments and 500 bytes; 4 segments queued */
+	peer_seg(TCP_ACK, 1001, nxt, 3 * 1460 + 500, NULL, 0, NULL, 0);
+	uint64_t segs = tcp_stats()->segs_out;
+	cr_assert_eq(tcp_send_copy(s, pat, 4 * 1460), 4 * 1460);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3, "the 500 bytes the window leaves wait (SWS avoidance)");
+	for (unsigned k = 0; k < 3; k++) {
+		cr_assert_eq(txseg(k)->seq, nxt + k * 1460);
+		cr_assert_eq(txseg(k)->len, 1460);
+		cr_assert_eq(txseg(k)->flags, TCP_ACK);
+		cr_assert_eq(memcmp(txseg(k)->payload, pat + k * 1460, 1460), 0);
+	}
+	cr_assert_eq(tcp_stats()->segs_out - segs, 3);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, nxt + 3 * 1460);
+	cr_assert_eq(i.segs_out, 3 + 1, "the SYN-ACK and the run's frames");
+	advance(50 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK, 1001, nxt + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.srtt_ns, 50 * NSEC_PER_MSEC, "timed from the pass's first frame");
+	cr_assert_eq(fnd.ntx, 4, "the rest goes at the ACK");
+	cr_assert_eq(txseg(3)->seq, nxt + 3 * 1460);
+	cr_assert_eq(txseg(3)->flags, TCP_ACK | TCP_PSH);
+	nxt += 4 * 1460;
+	peer_seg(TCP_ACK, 1001, nxt, 65535, NULL, 0, NULL, 0);
+
+	/* a ring with room for two frames (a context descriptor, the header, the pieces: the
+	 * first frame's bytes in one chunk, the second's across two): the third is refused */
+	fake_netdev_clear(&fnd);
+	struct netdev_stats d0 = fnd.dev.stats;
+	struct net_stats n0 = *net_stats();
+	struct tcp_stats t0 = *tcp_stats();
+	tcp_get_info(s, &i);
+	uint64_t s0 = i.segs_out;
+	fnd.tx_ring = 7;
+	cr_assert_eq(tcp_send_copy(s, pat, 4 * 1460 + 7), 4 * 1460 + 7);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 2);
+	cr_assert_eq(fnd.tx_refused, 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, nxt + 2 * 1460, "SND.NXT after the frames taken");
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 2); /* (room again: the device wakes) */
+	fnd.tx_ring = 0;
+	cr_assert_gt(poll_pass(), 0);
+	cr_assert_eq(fnd.ntx, 5);
+	for (unsigned k = 0; k < 2; k++) {
+		cr_assert_eq(txseg(k)->seq, nxt + k * 1460);
+		cr_assert_eq(txseg(k)->flags, TCP_ACK);
+		cr_assert_eq(memcmp(txseg(k)->payload, pat + k * 1460, 1460), 0);
+	}
+	check_pass(2, 3, nxt + 2 * 1460, 2 * 1460, 7); /* (the refused frame took an identification) */
+	/* the counters as every frame counted itself: 5 frames taken, 1 refused */
+	cr_assert_eq(fnd.dev.stats.tx_frames - d0.tx_frames, 5);
+	cr_assert_eq(fnd.dev.stats.tx_bytes_host - d0.tx_bytes_host, 5 * 54 + 4 * 1460 + 7);
+	cr_assert_eq(fnd.dev.stats.tx_bytes_device - d0.tx_bytes_device, 0);
+	cr_assert_eq(fnd.dev.stats.tx_csum_offload - d0.tx_csum_offload, 6, "the refused frame's too, as netdev_tx");
+	cr_assert_eq(fnd.dev.stats.tx_errors - d0.tx_errors, 1);
+	cr_assert_eq(net_stats()->ip_tx - n0.ip_tx, 6);
+	cr_assert_eq(net_stats()->eth_tx - n0.eth_tx, 5);
+	cr_assert_eq(tcp_stats()->segs_out - t0.segs_out, 5);
+	cr_assert_eq(tcp_stats()->tx_payload_host - t0.tx_payload_host, 4 * 1460 + 7);
+	cr_assert_eq(tcp_stats()->tx_payload_device - t0.tx_payload_device, 0);
+	cr_assert_eq(tcp_stats()->tx_refused - t0.tx_refused, 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.segs_out - s0, 5);
+	nxt += 4 * 1460 + 7;
+	peer_seg(TCP_ACK, 1001, nxt, 65535, NULL, 0, NULL, 0);
+
+	/* queued without a flush: the full segments go, the short tail is held for the flush */
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(tcp_send_copy(s, pat, 3 * 1460 + 30), 3 * 1460 + 30);
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(txseg(2)->flags, TCP_ACK);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 4);
+	check_pass(0, 4, nxt, 0, 30);
+	nxt += 3 * 1460 + 30;
+	peer_seg(TCP_ACK, 1001, nxt, 65535, NULL, 0, NULL, 0);
+
+	/* shut down with data queued: the last frame carries the FIN */
+	fake_netdev_clear(&fnd);
+	peer_seg(TCP_ACK, 1001, nxt, 0, NULL, 0, NULL, 0); /* (closed: the data queues) */
+	cr_assert_eq(tcp_send_copy(s, pat, 2 * 1460 + 40), 2 * 1460 + 40);
+	cr_assert_eq(tcp_shutdown_send(s), 0);
+	cr_assert_eq(fnd.ntx, 0);
+	peer_seg(TCP_ACK, 1001, nxt, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(txseg(1)->flags, TCP_ACK);
+	cr_assert_eq(txseg(2)->seq, nxt + 2 * 1460);
+	cr_assert_eq(txseg(2)->len, 40);
+	cr_assert_eq(txseg(2)->flags, TCP_ACK | TCP_PSH | TCP_FIN);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, nxt + 2 * 1460 + 40 + 1);
+	tcp_abort(s);
+	close_listener(l);
+}
