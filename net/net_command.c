@@ -111,10 +111,10 @@ static int cmd_tcp(int argc, char **argv)
 	       U(t->rx_payload_device), U(t->tx_payload_host), U(t->tx_payload_device));
 	printf("sack blocks-out %llu dsack-out %llu; rx budget: starved %llu window-kicks %llu budget-drops %llu; "
 	       "tx segments cut at device-gather limits %llu; tso frames %llu; refused by the device (ring full) %llu; tx retries on ring space %llu; "
-	       "no netbuf to send %llu\n",
+	       "no netbuf to send %llu; sends refused for room %llu\n",
 	       U(t->sack_blocks_out), U(t->dsack_out), U(t->window_starved), U(t->window_kicks),
 	       U(t->rx_budget_drops), U(t->tx_cut_dev), U(t->tso_frames), U(t->tx_refused), U(t->tx_ring_retries),
-	       U(t->tx_nobuf));
+	       U(t->tx_nobuf), U(t->send_refused));
 	printf("hostile peers: syn-evicted %llu syn-per-source-drops %llu conn-per-source-drops %llu evicted %llu "
 	       "table-full %llu chunk-share-denied %llu ooo-pruned %llu persist-aborts %llu\n",
 	       U(t->syn_evicted), U(t->syn_per_source_drops), U(t->conn_per_source_drops), U(t->evicted),

@@ -121,6 +121,50 @@ void tcp_notify(struct tcp_sock *s, unsigned events)
 static void keep_timer(struct timer *t, void *arg);
 static void delack_timer(struct timer *t, void *arg);
 
+/* t_sendwake: the user whose send was refused is told TCP_EV_SENT, to try again (a
+ * refusal again arms it again, tcp_send_refused). */
+static void sendwake_timer(struct timer *t, void *arg)
+{
+	struct tcp_sock *s = arg;
+	(void)t;
+	if (!s->send_refused || s->state == TCP_CLOSED)
+		return;
+	s->send_refused = false;
+	tcp_notify(s, TCP_EV_SENT);
+}
+
+/* A send of s refused for want of room. The user waits for TCP_EV_SENT: an ACK brings it
+ * while something of s's is in flight, tcp_send_wake when entries a device held past
+ * their ACK come back. With no entry of its own queued or held (it asked for more than its
+ * reserve while other sockets hold the shared part of the pools), nothing of s's would
+ * ever bring it: it is told again after TCP_TX_RETRY_NS, and again while it stays
+ * refused, until what the other sockets hold comes back. */
+void tcp_send_refused(struct tcp_sock *s)
+{
+	s->send_refused = true;
+	tcp_counters.send_refused++;
+	if (s->sndents == 0 && !s->t_sendwake.armed)
+		timer_arm(&timer_default_queue, &s->t_sendwake, clock_now_ns() + TCP_TX_RETRY_NS);
+}
+
+/* Entries of s held by a device past their ACK came back (tcp_sndent_free_unlocked) while
+ * s's user waits after a refusal: the ACK's TCP_EV_SENT came before the room did, and with
+ * nothing in flight no other ACK would come. TCP_EV_SENT from the next timer run: never
+ * from inside the release (a device's completion, a socket being freed). */
+void tcp_send_wake(struct tcp_sock *s)
+{
+	uint64_t now = clock_now_ns();
+	if (!s->t_sendwake.armed || s->t_sendwake.deadline_ns > now)
+		timer_arm(&timer_default_queue, &s->t_sendwake, now);
+}
+
+/* tcp_send_place's NULL for want of room (tcp_send_refused). Out of line: rare. */
+static __attribute__((noinline, cold)) void *send_place_refused(struct tcp_sock *s)
+{
+	tcp_send_refused(s);
+	return NULL;
+}
+
 /* A zeroed socket on the socket list, its timers ready; NULL when the table is full. */
 struct tcp_sock *tcp_sock_new(void)
 {
@@ -137,6 +181,7 @@ struct tcp_sock *tcp_sock_new(void)
 	timer_init(&s->t_rexmit, "tcp-rexmit", tcp_rexmit_timer, s);
 	timer_init(&s->t_delack, "tcp-delack", delack_timer, s);
 	timer_init(&s->t_keep, "tcp-keep", keep_timer, s);
+	timer_init(&s->t_sendwake, "tcp-sendwake", sendwake_timer, s);
 	s->rto_ns = TCP_RTO_INITIAL_NS;
 	s->mss = TCP_MSS_DEFAULT;
 	s->rcv_cap = TCP_RCV_CAP_INIT;
@@ -196,6 +241,8 @@ void tcp_sock_free(struct tcp_sock *s)
 	timer_cancel(&timer_default_queue, &s->t_rexmit);
 	timer_cancel(&timer_default_queue, &s->t_delack);
 	timer_cancel(&timer_default_queue, &s->t_keep);
+	s->send_refused = false; /* (so that sndq_drop's frees arm nothing) */
+	timer_cancel(&timer_default_queue, &s->t_sendwake);
 	rx_list_free(&s->rxq);
 	rx_list_free(&s->ooo);
 	sndq_drop(s);
@@ -221,6 +268,8 @@ void tcp_sock_closed(struct tcp_sock *s, int error)
 	timer_cancel(&timer_default_queue, &s->t_rexmit);
 	timer_cancel(&timer_default_queue, &s->t_delack);
 	timer_cancel(&timer_default_queue, &s->t_keep);
+	s->send_refused = false; /* (so that sndq_drop's frees arm nothing) */
+	timer_cancel(&timer_default_queue, &s->t_sendwake);
 	sndq_drop(s);
 	if (s->user_closed || s->listener) {
 		tcp_sock_free(s);
@@ -670,8 +719,10 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 		total += frags[i].len;
 	if (!can_send(s))
 		rc = s->fin_queued ? -EPIPE : -ENOTCONN;
-	else if (total > (s->sndq_bytes < TCP_SND_BUF ? TCP_SND_BUF - s->sndq_bytes : 0) || tcp_sndent_room(s) < n)
+	else if (total > (s->sndq_bytes < TCP_SND_BUF ? TCP_SND_BUF - s->sndq_bytes : 0) || tcp_sndent_room(s) < n) {
 		rc = -ENOBUFS;
+		tcp_send_refused(s);
+	}
 	if (rc) {
 		for (i = 0; i < n; i++) {
 			struct netdev_frag f = frags[i];
@@ -699,8 +750,10 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	if (!can_send(s))
 		return s->fin_queued ? -EPIPE : -ENOTCONN;
 	space = send_space(s);
-	if (len > space)
+	if (len > space) {
 		len = space;
+		tcp_send_refused(s); /* the rest waits for TCP_EV_SENT */
+	}
 	/* Fill the last chunk (or entry holding its bytes) if it has room. */
 	bool small = len <= TCP_SNDENT_INLINE; /* ... else into an entry's own bytes (below) */
 	if (len && !list_empty(&s->sndq)) {
@@ -743,6 +796,8 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 		}
 		done += n;
 	}
+	if (__builtin_expect(done < len, 0))
+		tcp_send_refused(s); /* (the pools short of what send_space counted on) */
 	if (done)
 		tcp_output_more(s);
 	return done ? (long)done : (len ? -ENOBUFS : 0);
@@ -753,8 +808,10 @@ void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 	struct tcp_sndent *e = NULL;
 	struct netdev_frag f;
 
-	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s) || len + more > send_space(s))
+	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s))
 		return NULL;
+	if (len + more > send_space(s))
+		return send_place_refused(s);
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
 	if (!e || !e->cap || e->cap - e->frag.len < len) {
@@ -763,16 +820,16 @@ void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 			 * new entry itself (no chunk). Behind a chunk or a full such entry (PDUs
 			 * queued one after the other), a chunk that the next ones fill. */
 			if (!(e = sndq_add_inline(s)))
-				return NULL;
+				return send_place_refused(s);
 			return e->buf;
 		}
 		/* a new chunk, empty until tcp_send_placed */
 		static const uint8_t nothing;
 		if (tcp_chunk_frag(s, false, &nothing, 0, &f))
-			return NULL;
+			return send_place_refused(s);
 		if (sndq_add(s, &f, TCP_CHUNK_SIZE)) {
 			netdev_frag_release(&f);
-			return NULL;
+			return send_place_refused(s);
 		}
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
 	}

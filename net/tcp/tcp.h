@@ -318,6 +318,7 @@ struct tcp_stats {
 	uint64_t tso_frames;  /* data frames handed to the NIC for segmentation (NETBUF_TX_TSO) */
 	uint64_t tx_refused;  /* data frames the device refused (ring full): not sent, sent again later */
 	uint64_t tx_nobuf;    /* segments with no netbuf free (the pool empty): not sent, sent again later */
+	uint64_t send_refused; /* sends refused for want of room (tcp_send_*): the user told again (TCP_EV_SENT) */
 	uint64_t tx_ring_retries;     /* turns given to sockets waiting for transmit ring space (tcp_out.c) */
 	uint64_t chunk_share_denied;  /* a chunk refused: the socket's share or the shared part used up */
 	uint64_t ooo_pruned;          /* out-of-order fragments dropped to free buffers (tcp_prune_ooo) */

@@ -164,6 +164,11 @@ struct tcp_sock {
 	bool user_closed;
 	unsigned pending_events;
 	int error;
+	/* A send was refused for want of room (tcp_send_frags, tcp_send_copy, tcp_send_place):
+	 * the user waits for TCP_EV_SENT. An ACK brings it when something of s's is in flight;
+	 * t_sendwake brings it when what frees the room is not an ACK (tcp_send_refused). */
+	bool send_refused;
+	struct timer t_sendwake;
 
 	/* counters */
 	uint64_t retransmits, fast_retransmits, timeouts, segs_in, segs_out, dup_segs, ooo_segs;
@@ -532,6 +537,11 @@ static inline struct tcp_sock *tcp_lookup_rx(uint32_t laddr, uint16_t lport, uin
 extern unsigned long tcp_sock_frees;
 void tcp_set_state(struct tcp_sock *s, enum tcp_state st);
 void tcp_notify(struct tcp_sock *s, unsigned events);
+/* A send of s refused for want of room: see t_sendwake (tcp.c). Out of line: rare. */
+void tcp_send_refused(struct tcp_sock *s);
+/* Entries of s that a device held past their ACK came back while s's user waits after a
+ * refusal: TCP_EV_SENT from the next timer run (never from inside the release). */
+void tcp_send_wake(struct tcp_sock *s);
 void tcp_sock_closed(struct tcp_sock *s, int error);
 
 #endif

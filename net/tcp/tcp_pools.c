@@ -152,6 +152,8 @@ void tcp_sndent_free_unlocked(struct tcp_sndent *e)
 	if (alive(e->slot, e->sock_id)) {
 		if (--s->sndents >= TCP_SNDENT_RESERVE)
 			tcp_sndents_borrowed--;
+		if (s->send_refused)
+			tcp_send_wake(s); /* room came back after the ACK: tell the waiting user */
 	} else {
 		tcp_sndents_borrowed--;
 	}

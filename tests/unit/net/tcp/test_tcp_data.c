@@ -482,6 +482,96 @@ Test(tcp_data, acked_entries_in_frames_the_device_holds_go_when_it_is_done)
 	close_listener(l);
 }
 
+/* A user refused for want of send entries (its share: the shared part held by other
+ * sockets) while its own acknowledged entries are still in frames the device holds: the
+ * ACK's TCP_EV_SENT came before they were back and, with nothing in flight, no other ACK
+ * comes. When the device is done with them the user gets TCP_EV_SENT, and the send fits. */
+Test(tcp_data, a_send_refused_while_its_acked_entries_wait_for_the_device_is_woken)
+{
+	struct tcp_sock *l;
+	struct netdev_frag f[TCP_SNDENT_RESERVE];
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned borrowed0 = tcp_sndents_borrowed, ents0 = s->sndents;
+	tcp_sndents_borrowed = TCP_SNDENT_SHARED; /* other sockets hold the shared part */
+	fnd.tx_late = true;
+	for (unsigned i = 0; i < 4; i++)
+		f[i] = cmb_frag(i * 100, 100, 1 + i);
+	cr_assert_eq(tcp_send_frags(s, f, 4), 0);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 1);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 400, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(s->sndents - ents0, 4, "acknowledged, the device still reads them");
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, i.snd_nxt, "nothing in flight");
+	unsigned n = tcp_send_frags_room(s) + 1;
+	cr_assert_leq(n + 4, TCP_SNDENT_RESERVE - ents0 + 1);
+	for (unsigned k = 0; k < n; k++)
+		f[k] = cmb_frag(400 + k * 10, 10, 10 + k);
+	cr_assert_eq(tcp_send_frags(s, f, n), -ENOBUFS, "more than the room left");
+	memset(ev_count, 0, sizeof(ev_count));
+	cr_assert_eq(fake_netdev_tx_complete(&fnd), 1);
+	cr_assert_eq(s->sndents, ents0, "the device gave them back");
+	advance(1);
+	cr_assert_geq(ev_count[3], 1, "the refused user is told: TCP_EV_SENT");
+	for (unsigned k = 0; k < n; k++)
+		f[k] = cmb_frag(400 + k * 10, 10, 10 + k);
+	cr_assert_eq(tcp_send_frags(s, f, n), 0, "and its send fits now");
+	tcp_flush(s);
+	fake_netdev_tx_complete(&fnd);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 400 + n * 10, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(s->sndents, ents0);
+	fnd.tx_late = false;
+	tcp_sndents_borrowed = borrowed0;
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* A user refused with nothing of its own queued or in a frame (it asked for more than its
+ * reserve while other sockets hold the shared part): no ACK and no entry of its own will
+ * come back, so no TCP_EV_SENT would ever come; it is told again every TCP_TX_RETRY_NS
+ * while it stays refused, and its send goes once the shared part has room. */
+Test(tcp_data, a_send_refused_with_nothing_of_its_own_queued_is_retried)
+{
+	struct tcp_sock *l;
+	struct netdev_frag f[TCP_SNDENT_RESERVE + 1];
+	fill();
+	cmb_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	unsigned borrowed0 = tcp_sndents_borrowed, ents0 = s->sndents;
+	tcp_sndents_borrowed = TCP_SNDENT_SHARED; /* other sockets hold the shared part */
+	unsigned n = tcp_send_frags_room(s) + 1;
+	cr_assert_leq(n, TCP_SNDENT_RESERVE + 1);
+	for (unsigned k = 0; k < n; k++)
+		f[k] = cmb_frag(k * 10, 10, 1 + k);
+	cr_assert_eq(tcp_send_frags(s, f, n), -ENOBUFS);
+	memset(ev_count, 0, sizeof(ev_count));
+	advance(TCP_TX_RETRY_NS);
+	cr_assert_geq(ev_count[3], 1, "told to try again while nothing of its own can tell it");
+	for (unsigned k = 0; k < n; k++)
+		f[k] = cmb_frag(k * 10, 10, 1 + k);
+	cr_assert_eq(tcp_send_frags(s, f, n), -ENOBUFS, "still no room");
+	tcp_sndents_borrowed = borrowed0; /* the other sockets' entries came back */
+	memset(ev_count, 0, sizeof(ev_count));
+	advance(TCP_TX_RETRY_NS);
+	cr_assert_geq(ev_count[3], 1);
+	for (unsigned k = 0; k < n; k++)
+		f[k] = cmb_frag(k * 10, 10, 1 + k);
+	cr_assert_eq(tcp_send_frags(s, f, n), 0, "the send goes");
+	tcp_flush(s);
+	peer_seg(TCP_ACK, 1001, iss + 1 + n * 10, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(s->sndents, ents0);
+	memset(ev_count, 0, sizeof(ev_count));
+	advance(4 * TCP_TX_RETRY_NS);
+	cr_assert_eq(ev_count[3], 0, "no more wake-ups once it was not refused");
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* A zero-copy piece of a send entry carries the entry's memory from the piece's offset
  * on (bus address and provider offset moved by it, the memory class and provider kept)
  * with the send queue's own reference (owner, token), whatever entry it came from. */
