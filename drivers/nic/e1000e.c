@@ -800,20 +800,29 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 
 /* Reclaim transmitted frames (DD on their last descriptor). complete: hand each netbuf
  * back now (netbuf_tx_done); otherwise (xmit short of room) later, from e1000e_poll, on
- * tx_done_later. After a refusal (netdev_tx_stop), wake the senders once any frame fits
+ * tx_done_later, at most E1000E_TX_PARKED_MAX of them: past that the frames stay in the
+ * ring and xmit refuses (the senders stopped until the poll), so that a sender going on
+ * between two polls cannot take the whole netbuf pool (a 128 KiB read pass did: 1,024).
+ * After a refusal (netdev_tx_stop), wake the senders once any frame fits
  * again: the descriptors of the largest frame and, when frames are bounced, a bounce
  * buffer (a wake for less would let small frames take what a TSO frame waits for). */
 static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 {
 	unsigned n = 0;
-	if (complete)
+	if (complete) {
 		while (!list_empty(&dev->tx_done_later)) {
 			struct netbuf *nb = container_of(dev->tx_done_later.next, struct netbuf, node);
 			list_del(&nb->node);
 			netbuf_tx_done(nb);
 			n++;
 		}
+		dev->tx_parked = 0;
+	}
 	while (dev->tx_ntc != dev->tx_ntu) {
+		if (!complete && dev->tx_parked >= E1000E_TX_PARKED_MAX) {
+			dev->c.tx_parked_full++;
+			break;
+		}
 		unsigned first = dev->tx_ntc, last = dev->tx_sw[first].last;
 		volatile uint8_t *sta = (volatile uint8_t *)&dev->tx_ring[last] + 12; /* STA: legacy and extended */
 		if (!(*sta & E1000E_TXD_STAT_DD))
@@ -827,8 +836,10 @@ static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 		dev->c.tx_done++;
 		if (nb && complete)
 			netbuf_tx_done(nb);
-		else if (nb)
+		else if (nb) {
 			list_add_tail(&dev->tx_done_later, &nb->node);
+			dev->tx_parked++;
+		}
 		n++;
 	}
 	if (!complete)
@@ -1001,6 +1012,7 @@ int e1000e_fini(struct e1000e *dev)
 		list_del(&nb->node);
 		netbuf_tx_done(nb);
 	}
+	dev->tx_parked = 0;
 	while (dev->tx_ntc != dev->tx_ntu) {
 		unsigned last = dev->tx_sw[dev->tx_ntc].last;
 		if (dev->tx_sw[last].nb)
@@ -1015,10 +1027,13 @@ int e1000e_fini(struct e1000e *dev)
 	return 0;
 }
 
-/* The poller's work for one device. */
+/* The poller's work for one device. The frames finished since the last poll (those xmit
+ * parked too) are handed back before the receive batch, whose ACKs are what make TCP send
+ * again, so that its sends find the netbufs free; those the batch sent, after it. */
 int e1000e_poll(struct e1000e *dev, unsigned budget, uint64_t now_ns)
 {
-	unsigned n = rx_poll(dev, budget);
+	unsigned n = tx_reclaim(dev, true);
+	n += rx_poll(dev, budget);
 	n += tx_reclaim(dev, true);
 	if (now_ns >= dev->link_next_ns) {
 		dev->link_next_ns = now_ns + E1000E_LINK_POLL_NS;

@@ -31,6 +31,9 @@
 				      * nvmet.write_budget_kib, up to 2 MiB, is 1,437 of them at MSS
 				      * 1460, and TCP still needs a window's worth besides) */
 #define E1000E_TX_RING 256u          /* TX descriptors */
+#define E1000E_TX_PARKED_MAX 128u    /* netbufs of frames xmit reclaimed, parked until the poll
+				      * (tx_done_later): with a full ring, at most 255 frames'
+				      * netbufs held between two polls, of a pool of 512 or 1,024 */
 #define E1000E_HDR_BUF 256u          /* packet-split header buffer (BSIZE0 = 2 x 128) */
 #define E1000E_RESET_TIMEOUT_NS (100ull * 1000000ull)
 #define E1000E_EERD_TIMEOUT_NS (10ull * 1000000ull)
@@ -95,6 +98,7 @@ struct e1000e_counters {
 	uint64_t tx_bounced, tx_bounce_bytes; /* frames whose fragments were copied to DRAM (tx_dev_max) */
 	uint64_t tx_bounce_busy;             /* xmit refused: every bounce buffer in use */
 	uint64_t tx_reclaimed_early;         /* frames reclaimed by xmit itself (ring or bounce buffers short) */
+	uint64_t tx_parked_full;             /* xmit's reclaims cut short: E1000E_TX_PARKED_MAX netbufs parked */
 	uint64_t link_changes;
 	uint64_t irq_arms;                   /* receive interrupt re-armed before an idle halt */
 };
@@ -173,6 +177,7 @@ struct e1000e {
 	 * releases fragments to their owners, who may send again) waits for e1000e_poll, so that
 	 * no owner's code runs inside xmit. */
 	struct list_node tx_done_later;
+	unsigned tx_parked;  /* netbufs on tx_done_later: at most E1000E_TX_PARKED_MAX */
 	/* nic txreclaim poll [N]: xmit never reclaims, a full ring refuses at once, and at most
 	 * N descriptors are in flight (0: the ring) - to exercise the stack's wait for ring room
 	 * under QEMU, whose ring is otherwise never full for long. */

@@ -67,9 +67,10 @@ static void print_dev(struct e1000e *dev)
 	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu\n",
 	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
 	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));
-	printf("  tx flow: ring full -> senders stopped %llu, woken on ring space %llu (%s); frames reclaimed by xmit %llu%s\n",
+	printf("  tx flow: ring full -> senders stopped %llu, woken on ring space %llu (%s); frames reclaimed by xmit %llu%s, "
+	       "parked netbufs %u (at the limit %llu)\n",
 	       ull(s->tx_stops), ull(s->tx_wakes), nd->tx_stopped ? "stopped now" : "running", ull(c->tx_reclaimed_early),
-	       dev->tx_reclaim_poll_only ? " (txreclaim poll: off)" : "");
+	       dev->tx_reclaim_poll_only ? " (txreclaim poll: off)" : "", dev->tx_parked, ull(c->tx_parked_full));
 	printf("  tso: %s; frames %llu -> segments %llu, up to %u B each\n", dev->tso_why ? dev->tso_why : "off",
 	       ull(s->tx_tso), ull(s->tx_tso_segs), nd->tso_max);
 	printf("  wake-up: %s; re-armed %llu times\n", dev->irq_on ? "receive interrupt (MSI-X, RxQ0)" : "none (polled)",

@@ -87,6 +87,8 @@ static void capture(struct netdev *dev, struct netbuf *nb)
 	got[ngot++] = nb;
 }
 
+static uint8_t tx_payload[4096];
+
 static void on_tx_done(struct netbuf *nb, void *ctx)
 {
 	(void)nb;
@@ -685,6 +687,81 @@ Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_rec
 	cr_assert_eq(tx_done_calls, 5, "their netbufs are handed back at the poll, not inside xmit");
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 127);
 	cr_assert_eq(tx_done_calls, 132);
+	bring_down();
+}
+
+/* The netbuf pool is not the NIC's to empty: between two polls a sender (a TCP pass whose
+ * ACKs all came in one receive batch) keeps sending into a ring the device finishes at
+ * once; xmit takes the finished descriptors back and parks their netbufs for the poll.
+ * Parked netbufs are bounded (E1000E_TX_PARKED_MAX): past them xmit refuses and stops the
+ * senders instead of parking more, so the pool keeps netbufs for everyone else (an ACK,
+ * ARP, RoCE); the next poll hands the parked ones back first and wakes the senders. */
+Test(e1000e_dev, xmit_parks_at_most_E1000E_TX_PARKED_MAX_netbufs_between_polls)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	uint32_t fl[1] = { 1000 };
+	unsigned sent = 0;
+	int rc = 0;
+	for (;;) {
+		struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+		if (!nb)
+			break; /* the pool ran dry */
+		memset(netbuf_put(nb, 42), 0xab, 42);
+		struct netdev_frag f = { .addr = dma_addr_host(tx_payload), .len = fl[0] };
+		cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+		nb->tx_done = on_tx_done;
+		if ((rc = netdev_tx(&dev.ndev, nb))) {
+			netbuf_free(nb);
+			break;
+		}
+		sent++;
+		for (unsigned i = 0; i < dev.tx_n; i++) /* the device sends on the TDT write */
+			dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	}
+	cr_assert_eq(rc, -ENOBUFS, "xmit refused before the pool ran dry (%u sent)", sent);
+	cr_assert(dev.ndev.tx_stopped, "the senders wait for the poll");
+	cr_assert_eq(sent, 127 + E1000E_TX_PARKED_MAX, "a ring and E1000E_TX_PARKED_MAX parked");
+	cr_assert_eq(tx_done_calls, 0, "nothing handed back inside xmit");
+	struct netbuf *spare = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(spare, "the pool keeps netbufs for others");
+	netbuf_free(spare);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), (int)sent);
+	cr_assert_eq(tx_done_calls, sent, "every netbuf back at the poll");
+	cr_assert_not(dev.ndev.tx_stopped, "and the senders woken");
+	bring_down();
+}
+
+/* The netbufs xmit parked go back at the start of the next poll, before its receive batch
+ * (whose ACKs are what make TCP send again), not after it. */
+static unsigned tx_done_at_rx;
+static void capture_count(struct netdev *d, struct netbuf *nb)
+{
+	tx_done_at_rx = tx_done_calls;
+	capture(d, nb);
+}
+
+Test(e1000e_dev, a_poll_hands_parked_netbufs_back_before_its_receive_batch)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	uint32_t fl[1] = { 1000 };
+	for (unsigned k = 0; k < 128; k++) { /* one more than the ring: xmit reclaims, parks 127 */
+		struct netbuf *nb = tx_frame(42, 1, fl, false);
+		nb->tx_done = on_tx_done;
+		cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
+		for (unsigned i = 0; i < dev.tx_n; i++)
+			dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	}
+	cr_assert_eq(dev.c.tx_reclaimed_early, 127);
+	cr_assert_eq(tx_done_calls, 0);
+	netdev_set_stack_rx(capture_count);
+	tx_done_at_rx = 0;
+	nic_receive_ps(0, 54, 10, true, 0);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1 + 128);
+	cr_assert_eq(ngot, 1);
+	cr_assert_geq(tx_done_at_rx, 127, "parked netbufs back before the receive batch");
+	cr_assert_eq(tx_done_calls, 128);
+	netbuf_free(got[0]);
+	netdev_set_stack_rx(capture);
 	bring_down();
 }
 
