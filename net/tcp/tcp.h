@@ -198,6 +198,9 @@ int tcp_peek8(const struct tcp_sock *s, uint8_t buf[8]);
  * peer acknowledges queued bytes. A socket with nothing queued always has its reserve,
  * so a caller that keeps each send within tcp_send_space() (and, for fragments, within
  * tcp_send_frags_room()) always gets either progress or a TCP_EV_SENT to wait for.
+ * Any refused send is followed by a TCP_EV_SENT: the ACK of what is in flight, the
+ * return of entries a device held past their ACK, or, with nothing of the socket's
+ * queued, a retry every TCP_TX_RETRY_NS while it stays refused (tcp_send_refused).
  * A peer that never opens its window is aborted after TCP_PERSIST_MAX_NS (-ETIMEDOUT).
  */
 
