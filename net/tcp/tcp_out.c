@@ -229,8 +229,10 @@ static __attribute__((noinline)) size_t tcp_xmit_opts(struct tcp_sock *s, uint32
 }
 
 /* One piece of entry e, from off, n bytes, as nb's next fragment: the entry's reference
- * (netbuf_add_frag, written in place). */
-static inline void tcp_xmit_piece(struct netbuf *nb, struct tcp_sndent *e, uint32_t off, uint32_t n)
+ * (netbuf_add_frag, written in place). Always inline: with tcp_xmit_fast in three places
+ * of tcp_output_work gcc left it out of line (~28 instructions a frame more). */
+static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *nb, struct tcp_sndent *e, uint32_t off,
+								  uint32_t n)
 {
 	struct netdev_frag *f = &nb->frags[nb->nfrags++];
 
@@ -565,11 +567,14 @@ static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct 
  * answer, with what the pass settled left out (options, SYN and RST, the software checksum,
  * the route's tests: the IPv4 and Ethernet headers go straight from the route's template,
  * ipv4_route_send). Inline into tcp_output_work: ~60 instructions a frame less. run (NULL
- * or not, a constant at each call): a frame of tcp_output_run, after one that cleared the
- * ACK state already; a frame of netdev_tx's common case adds its counters to *run
- * (tcp_run_count adds them where they go when the run ends). */
+ * or not, a constant at each call): a frame of tcp_output_run; a frame of netdev_tx's
+ * common case adds its counters to *run (tcp_run_count adds them where they go when the run
+ * ends). clear: the frame clears the ACK state (tcp_xmit's bookkeeping for a frame with
+ * ACK), as every frame but a run's after its first (the frame before did it, nothing set
+ * it since). */
 static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *s, struct netdev *dev, uint32_t seq,
-							      uint32_t len, uint8_t flags, struct tcp_run_sums *run)
+							      uint32_t len, uint8_t flags, struct tcp_run_sums *run,
+							      bool clear)
 {
 	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
 	uint32_t pay[2] = { 0, 0 };
@@ -602,7 +607,7 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	nb->flags = NETBUF_TX_CSUM_PARTIAL;
 	nb->csum_start = (uint16_t)sizeof(s->route.hdr);
 	nb->csum_offset = offsetof(struct tcp_hdr, checksum);
-	if (!run) { /* (a run's frames follow one that did this: nothing set them since) */
+	if (clear) { /* (a run's frames but its first follow one that did this: nothing set them since) */
 		s->ack_now = false; /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
 		s->ack_delayed = false;
 		s->ack_pass_end = false;
@@ -704,73 +709,108 @@ void tcp_output_hold(struct tcp_sock *s)
 		list_add_tail(&tcp_held, &s->held_node);
 }
 
-/* The frames of a tcp_output_work pass after one it sent by tcp_xmit_fast with a full
- * segment and more unsent behind it (flags TCP_ACK alone), without TSO (the frame limit is
- * the MSS): each takes the loop's decisions without the loop, from what the pass keeps
- * fixed (SND.WND, cwnd, SND.UNA, the MSS, hold and the FIN queued do not change while it
- * sends; nothing it calls receives or runs user code). room = min(unsent, usable) after
- * the frame before: while it is more than an MSS, the next frame is a full segment with no
- * PSH, no FIN, nothing to hold and nothing for sender SWS avoidance to refuse, which is
+/* The state of a run (tcp_output_run) between its frames: the next frame's sequence
+ * number, room and unsent bytes after it, the end of what it may send, its sums, its
+ * answer. */
+struct tcp_run {
+	uint32_t seq, room, pending, end;
+	struct tcp_run_sums sums;
+	int ret;
+};
+
+/* One frame of a run (clear: its first, a constant at each call, see tcp_output_run).
+ * Returns true when the run goes on. */
+static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock *s, struct netdev *dev,
+								 unsigned *budget, struct tcp_run *r, bool hold,
+								 bool clear)
+{
+	uint32_t mss = s->mss, len = mss;
+	uint8_t flags = TCP_ACK;
+
+	if (!*budget || !r->room || s->route.gen != net_if0.route_gen)
+		return false;
+	if (r->room <= mss) {
+		if (r->room != r->pending || hold || s->fin_queued)
+			return false; /* the loop's: SWS avoidance, hold, FIN */
+		len = r->room;
+		flags = TCP_ACK | TCP_PSH;
+	}
+	(*budget)--;
+	int n = tcp_xmit_fast(s, dev, r->seq, len, flags, &r->sums, clear);
+	if (n < 0) {
+		r->ret = -1;
+		return false;
+	}
+	if (!s->timing && n > 0 && SEQ_GEQ(r->seq, s->snd_max)) {
+		s->timing = true;
+		s->rtt_seq = r->seq;
+		s->rtt_start_ns = clock_now_ns();
+	}
+	if (clear && (!s->t_rexmit.armed || s->persist)) {
+		/* the pass's first frame: the loop's timer bookkeeping after it */
+		s->persist = false;
+		tcp_arm_rexmit(s);
+	}
+	r->seq += (uint32_t)n;
+	if ((uint32_t)n < len)
+		return false; /* cut: the loop sends the rest */
+	r->room -= len;
+	r->pending -= len;
+	if (!r->room) {
+		r->ret = r->seq == r->end && !r->pending;
+		return false;
+	}
+	return true;
+}
+
+/* A tcp_output_work pass's frames while the loop's decisions are fixed ones, from the
+ * pass's first frame on or after any frame the loop sent, without TSO (the frame limit is
+ * the MSS) and with tcp_pass_fast: each takes the loop's decisions without the loop, from
+ * what the pass keeps fixed (SND.WND, cwnd, SND.UNA, the MSS, hold and the FIN queued do
+ * not change while it sends; nothing it calls receives or runs user code). room =
+ * min(unsent, usable): while it is more than an MSS, the next frame is a full segment with
+ * no PSH, no FIN, nothing to hold and nothing for sender SWS avoidance to refuse, which is
  * exactly what the loop would send. The last frame, room at most an MSS, is sent here too
  * when it is all that is unsent (room == unsent) and the loop would neither hold it (hold,
  * the user still queueing) nor end it with a FIN (fin_queued): then it carries PSH, and
  * the loop, with nothing left, would send nothing more. Anything else (a window-limited
  * tail, hold, a FIN, a frame cut to the device's gather limits, a stale route, a
- * refusal) goes back to the loop with SND.NXT where the run left it. The loop's
- * bookkeeping is done once: SND.NXT and SND.MAX at the end (the frames read neither: the
- * sequence number is a local), the ACK state was cleared by the frame before (tcp_xmit_fast
- * with run set leaves it), the retransmission timer was armed by it (and persist cleared).
- * The counters of its frames (the socket's, TCP's, IPv4's, Ethernet's, the device's) are
- * summed and added once at its end (tcp_run_sums: nothing reads them in between).
- * RTT timing: a frame starts it, as the loop does, when it is new data (SEQ.NXT >= the
- * SND.MAX the pass began the run with: the frames before it in the run only moved SND.MAX
- * up to its own start). Costs the loop's ~70 instructions per frame less (read-128k's 90
- * frames, a 4 KiB read's last two). Returns 1 when the pass has nothing left to send, -1
- * when a frame was refused (the loop stops, as after a refusal), 0 otherwise; *budget is
- * the pass's, one per frame. */
+ * refusal) goes back to the loop with SND.NXT where the run left it (having sent nothing,
+ * when its first frame is one of those). The loop's bookkeeping: the run's first frame
+ * clears the ACK state as the loop's frame does (tcp_xmit_fast, clear: once it has a
+ * netbuf, before it is sent) and arms the retransmission timer after it as the loop does
+ * (persist cleared); its later frames leave both (nothing set the ACK state since, nothing
+ * disarms the timer); SND.NXT and SND.MAX are written once at the end (the frames read
+ * neither: the sequence number is a local). The counters of its frames (the socket's,
+ * TCP's, IPv4's, Ethernet's, the device's) are summed and added once at its end
+ * (tcp_run_sums: nothing reads them in between). RTT timing: a frame starts it, as the
+ * loop does, when it is new data (SEQ.NXT >= the SND.MAX the pass began the run with: the
+ * frames before it in the run only moved SND.MAX up to its own start). Costs the loop's
+ * ~70 instructions per frame less (read-128k's 90 frames, a 4 KiB read's three, a 4 KiB
+ * write's response). Returns 1 when the pass has nothing left to send, -1 when a frame was
+ * refused (the loop stops, as after a refusal), 0 otherwise; *budget is the pass's, one per
+ * frame. */
 static inline __attribute__((always_inline)) int tcp_output_run(struct tcp_sock *s, struct netdev *dev,
 								  unsigned *budget, uint32_t pending, uint32_t usable,
 								  bool hold)
 {
-	uint32_t mss = s->mss, seq = s->snd_nxt, room = pending < usable ? pending : usable, end = seq + room;
-	struct tcp_run_sums sums = { 0, { 0, 0 } };
-	int ret = 0;
+	struct tcp_run r;
 
-	while (*budget && room && s->route.gen == net_if0.route_gen) {
-		uint32_t len = mss;
-		uint8_t flags = TCP_ACK;
-		if (room <= mss) {
-			if (room != pending || hold || s->fin_queued)
-				break; /* the loop's: SWS avoidance, hold, FIN */
-			len = room;
-			flags = TCP_ACK | TCP_PSH;
-		}
-		(*budget)--;
-		int n = tcp_xmit_fast(s, dev, seq, len, flags, &sums);
-		if (n < 0) {
-			ret = -1;
-			break;
-		}
-		if (!s->timing && n > 0 && SEQ_GEQ(seq, s->snd_max)) {
-			s->timing = true;
-			s->rtt_seq = seq;
-			s->rtt_start_ns = clock_now_ns();
-		}
-		seq += (uint32_t)n;
-		if ((uint32_t)n < len)
-			break; /* cut: the loop sends the rest */
-		room -= len;
-		pending -= len;
-		if (!room) {
-			ret = seq == end && !pending;
-			break;
-		}
-	}
-	s->snd_nxt = seq;
-	if (SEQ_GT(seq, s->snd_max))
-		s->snd_max = seq;
-	tcp_run_count(s, dev, &sums);
-	return ret;
+	r.seq = s->snd_nxt;
+	r.room = pending < usable ? pending : usable;
+	r.pending = pending;
+	r.end = r.seq + r.room;
+	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
+	r.ret = 0;
+	if (tcp_run_frame(s, dev, budget, &r, hold, true))
+		while (tcp_run_frame(s, dev, budget, &r, hold, false))
+			;
+	s->snd_nxt = r.seq;
+	if (SEQ_GT(r.seq, s->snd_max))
+		s->snd_max = r.seq;
+	if (r.sums.segs) /* (none: nothing to add; a first run that sent nothing) */
+		tcp_run_count(s, dev, &r.sums);
+	return r.ret;
 }
 
 /* Send what the windows allow (RFC 9293 3.8.6.2.1 sender SWS avoidance, no Nagle:
@@ -822,7 +862,24 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 	struct netdev *dev = net_if0.dev;
 	bool fast = tcp_pass_fast(s, dev);
 	s->out_pass = true; /* one window for every segment of this pass (tcp_advertise) */
-	while (budget--) {
+	bool runs = fast && frame_max == s->mss;
+	for (;;) {
+		uint32_t left;
+		if (runs && (left = unsent(s)) != 0) {
+			/* What the loop would send while its decisions are fixed ones (a full
+			 * segment with more behind it, or all that is unsent in one segment with
+			 * neither hold nor a FIN) goes as a run (tcp_output_run), the pass's first
+			 * frame too; it stops, having sent nothing more, where the loop decides (a
+			 * window-limited or held tail, a FIN, a stale route, a cut frame), and the
+			 * loop's next frame goes from where it left SND.NXT. */
+			uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd;
+			uint32_t flight = s->snd_nxt - s->snd_una;
+			if (tcp_output_run(s, dev, &budget, left, wnd > flight ? wnd - flight : 0, hold))
+				break; /* all sent, or a refusal (the loop stops there) */
+		}
+		if (!budget)
+			break;
+		budget--;
 		uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd;
 		uint32_t flight = s->snd_nxt - s->snd_una;
 		uint32_t usable = wnd > flight ? wnd - flight : 0;
@@ -860,7 +917,7 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 			break;
 		bool sent_fast = fast && len <= s->mss && s->route.gen == net_if0.route_gen;
 		if (sent_fast)
-			n = tcp_xmit_fast(s, dev, s->snd_nxt, len, flags, NULL);
+			n = tcp_xmit_fast(s, dev, s->snd_nxt, len, flags, NULL, true);
 		else
 			n = tcp_xmit(s, s->snd_nxt, len, flags);
 		if (n < 0)
@@ -879,12 +936,6 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 		if (!s->t_rexmit.armed || s->persist) {
 			s->persist = false;
 			tcp_arm_rexmit(s);
-		}
-		/* a full segment with more behind it: the rest of the pass's frames as a run */
-		if (sent_fast && flags == TCP_ACK && (uint32_t)n == len && len == frame_max) {
-			int r = tcp_output_run(s, dev, &budget, pending - len, usable - len, hold);
-			if (r)
-				break;
 		}
 	}
 	/* Zero window with data waiting and nothing in flight: probe (RFC 9293 3.8.6.1). */

@@ -349,3 +349,59 @@ Test(tcp_route_offload, a_run_of_frames_stops_where_the_loop_decides)
 	tcp_abort(s);
 	close_listener(l);
 }
+
+/* A pass's first frame goes as a run too (tcp_output_run): as the loop's frame did, it
+ * carries the ACK owed for the peer's data and clears it (no ACK of its own follows), arms
+ * the retransmission timer, and when the device refuses it the ACK stays owed (delayed)
+ * and the data goes at the turn, in order. */
+Test(tcp_route_offload, a_pass_first_frame_as_a_run_carries_the_ack)
+{
+	static const uint8_t data[100] = { 9, 8, 7 };
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, sizeof(opt_mss1460));
+	struct tcp_sock *s = accepted;
+	uint32_t nxt = iss + 1;
+
+	/* the peer's request, our answer (a short segment, then three) */
+	peer_seg(TCP_ACK | TCP_PSH, 1001, nxt, 65535, data, sizeof(data), NULL, 0);
+	unsigned n0 = fnd.ntx;
+	cr_assert_eq(tcp_send_copy(s, pat, 30), 30);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, n0 + 1);
+	cr_assert_eq(lastseg()->seq, nxt);
+	cr_assert_eq(lastseg()->ack, 1001 + 100, "the answer carries the ACK");
+	cr_assert_eq(lastseg()->flags, TCP_ACK | TCP_PSH);
+	cr_assert(s->t_rexmit.armed);
+	cr_assert(!s->ack_now && !s->ack_delayed && !s->ack_pass_end && !s->ack_held && s->segs_unacked == 0);
+	advance(TCP_DELACK_NS);
+	poll_pass();
+	cr_assert_eq(fnd.ntx, n0 + 1, "no ACK of its own");
+	nxt += 30;
+	peer_seg(TCP_ACK, 1101, nxt, 65535, NULL, 0, NULL, 0);
+	cr_assert(!s->t_rexmit.armed);
+
+	/* the answer refused: the ACK is owed (delayed ACK), the data goes at the turn */
+	peer_seg(TCP_ACK | TCP_PSH, 1101, nxt, 65535, data, sizeof(data), NULL, 0);
+	fake_netdev_clear(&fnd);
+	fnd.tx_refuse = 1;
+	cr_assert_eq(tcp_send_copy(s, pat, 3 * 1460), 3 * 1460);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 0);
+	cr_assert(s->ack_delayed, "the ACK the refused frame carried is owed");
+	cr_assert(s->t_delack.armed);
+	cr_assert_eq(s->snd_nxt, nxt);
+	netdev_tx_wake(&fnd.dev);
+	cr_assert_gt(poll_pass(), 0);
+	cr_assert_eq(fnd.ntx, 3);
+	for (unsigned k = 0; k < 3; k++) {
+		cr_assert_eq(txseg(k)->seq, nxt + k * 1460);
+		cr_assert_eq(txseg(k)->ack, 1201);
+		cr_assert_eq(txseg(k)->flags, k == 2 ? TCP_ACK | TCP_PSH : TCP_ACK);
+		cr_assert_eq(memcmp(txseg(k)->payload, pat + k * 1460, 1460), 0);
+	}
+	cr_assert(!s->ack_delayed);
+	nxt += 3 * 1460;
+	peer_seg(TCP_ACK, 1201, nxt, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
