@@ -542,6 +542,21 @@ static inline __attribute__((always_inline)) void tcp_run_count(struct tcp_sock 
 	netdev_tx_count_burst(dev, r->segs, (uint64_t)r->segs * TCP_RUN_HDR_BYTES + r->pay[0], r->pay[1], r->segs);
 }
 
+/* tcp_xmit_fast's answer for a frame handed to the route (rc its answer): a refusal of data
+ * (-ENOBUFS) waits as tcp_xmit_refused says; anything else counts its payload as sent (a
+ * frame lost on the wire is recovered as one). Returns rc or len. */
+static inline __attribute__((always_inline)) int tcp_xmit_answer(struct tcp_sock *s, int rc, uint32_t len,
+								  uint8_t flags, const uint32_t *pay)
+{
+	if (rc == -ENOBUFS && len && !(flags & TCP_FIN)) {
+		tcp_xmit_refused(s, flags, 1, false);
+		return rc;
+	}
+	tcp_counters.tx_payload_host += pay[0];
+	tcp_counters.tx_payload_device += pay[1];
+	return (int)len;
+}
+
 /* A run's frame the device did not take (netdev_tx_burst_one counted the device's part):
  * what tcp_xmit_fast and ipv4_route_send count for it, and their answer: the netbuf freed,
  * a refusal of data (-ENOBUFS) waiting as tcp_xmit_refused says, any other error a frame
@@ -553,13 +568,7 @@ static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct 
 	net_counters.ip_tx++;
 	s->segs_out++;
 	tcp_counters.segs_out++;
-	if (rc == -ENOBUFS && len && !(flags & TCP_FIN)) {
-		tcp_xmit_refused(s, flags, 1, false);
-		return rc;
-	}
-	tcp_counters.tx_payload_host += pay[0];
-	tcp_counters.tx_payload_device += pay[1];
-	return (int)len;
+	return tcp_xmit_answer(s, rc, len, flags, pay);
 }
 
 /* tcp_xmit for a data frame of a pass that tcp_pass_fast allowed, with flags TCP_ACK (and
@@ -630,13 +639,7 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	s->segs_out++;
 	tcp_counters.segs_out++;
 	rc = ipv4_route_send_inl(dev, nb, &s->route, h, sizeof(*th) + len, ipv4_ident++);
-	if (rc == -ENOBUFS && len && !(flags & TCP_FIN)) {
-		tcp_xmit_refused(s, flags, 1, false);
-		return rc;
-	}
-	tcp_counters.tx_payload_host += pay[0];
-	tcp_counters.tx_payload_device += pay[1];
-	return (int)len;
+	return tcp_xmit_answer(s, rc, len, flags, pay);
 }
 
 /* A control segment (no data) at seq. */
