@@ -346,11 +346,11 @@ static __attribute__((noinline)) void tcp_xmit_refused(struct tcp_sock *s, uint8
 		tcp_txwait_join(s);
 }
 
-/* No netbuf for a segment: the pool is empty (a pass sent more frames than the pool holds
- * while the device's completed ones wait for its poll to come back: e1000e_poll reclaims
- * after its receive batch, whose ACKs are what call tcp_output). Nothing went out and,
- * when the ACKs of everything in flight came in that batch, nothing would call tcp_output
- * again: the connection sat with its send queue full and nothing in flight until the peer
+/* No netbuf for a segment: the pool is empty (other users hold it, or a device keeps
+ * completed frames' netbufs until its poll; the e1000e parks at most E1000E_TX_PARKED_MAX
+ * since the stall below, when its poll gave them back only after the receive batch whose
+ * ACKs call tcp_output). Nothing went out and, had the ACKs of everything in flight come
+ * already, nothing would call tcp_output again: the connection sat with its send queue full and nothing in flight until the peer
  * gave up (a 128 KiB read job stalled 17 s: the host's I/O timeout, then its reconnect).
  * Like a refusal by the device: data and a FIN go again after TCP_TX_RETRY_NS (the
  * retransmission timer, which only sends when nothing is in flight), or at the next ACK;
