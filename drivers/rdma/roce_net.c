@@ -231,20 +231,30 @@ int roce_net_poll(struct roce_net *rn, unsigned budget)
 {
 	struct roce_dev *dev = rn->dev;
 	uint64_t now = clock_now_ns();
-	unsigned done = 0;
+	unsigned done = 0, start = rn->poll_next;
 
 	if (!dev)
 		return 0;
 	done += (unsigned)roce_cm_poll(rn, now);
-	for (unsigned i = 0; i < ROCE_MAX_QP && done < budget; i++) {
+	/* Every RC QP's timers each pass, whatever the budget: a retransmission or an RNR
+	 * wait is never late because other QPs had packets to send. */
+	for (unsigned i = 0; i < ROCE_MAX_QP; i++) {
+		struct roce_qp *qp = dev->qps[i];
+		if (qp && qp->type == ROCE_QPT_RC && roce_req_tick(qp, now))
+			done++;
+	}
+	/* The sends from where the last pass's budget ran out: a QP that always has packets
+	 * (a large READ response, a long send queue) does not keep the QPs after it waiting. */
+	for (unsigned k = 0; k < ROCE_MAX_QP && done < budget; k++) {
+		unsigned i = (start + k) % ROCE_MAX_QP;
 		struct roce_qp *qp = dev->qps[i];
 		if (!qp || qp->type != ROCE_QPT_RC)
 			continue;
-		if (roce_req_tick(qp, now))
-			done++;
 		done += roce_net_resp_flush(rn, qp, budget - done);
 		if (done < budget)
 			done += roce_net_req_flush(rn, qp, now, budget - done);
+		if (done >= budget)
+			rn->poll_next = (i + 1) % ROCE_MAX_QP;
 	}
 	return (int)done;
 }

@@ -46,6 +46,7 @@ struct roce_net {
 	uint32_t gsi_psn;            /* PSN of the next UD packet QP 1 sends */
 	struct roce_net_stats st;
 	struct roce_cm cm;           /* the communication manager on QP 1 */
+	unsigned poll_next;          /* the QP slot roce_net_poll's sends start from */
 	/* Zero-copy send of a payload in device memory: the frame is the headers (host part),
 	 * the payload (referenced where it is) and a trailer slot here (host DRAM) with the
 	 * pad and the ICRC, given back when the NIC is done with the frame. */
@@ -77,10 +78,11 @@ int roce_net_xmit(struct roce_net *rn, uint32_t dst_ip, struct roce_pkt *p, cons
 struct roce_tx;
 int roce_net_tx(struct roce_net *rn, uint32_t dst_ip, struct roce_tx *tx);
 
-/* The poller's work, up to budget packets: the RC QPs' retransmit/RNR timers, what their
- * responders still owe (READ responses beyond what a request may send at once, packets
- * the NIC refused) and their requesters' packets (posted WRs, retransmissions). Returns
- * the packets sent plus timer events. */
+/* The poller's work, up to budget packets: every RC QP's retransmit/RNR timers, then what
+ * their responders still owe (READ responses beyond what a request may send at once,
+ * packets the NIC refused) and their requesters' packets (posted WRs, retransmissions),
+ * QP by QP from the one after where the last pass's budget ran out (no QP starves the
+ * ones after it). Returns the packets sent plus timer events. */
 int roce_net_poll(struct roce_net *rn, unsigned budget);
 
 /* The appliance's boot device rxe0 on the stack (roce_boot.c), NULL when it did not start:

@@ -463,3 +463,74 @@ Test(roce_net, device_memory_payload_sent_without_a_copy)
 	cr_assert_eq(memcmp(mem[0], mem[1], sizeof(mem[1])), 0, "nothing written without room");
 	rdma_down();
 }
+
+/* An RC QP in RTS whose peer is PEER's QP dest_qp, with a send queue of depth WRs. */
+static struct roce_qp *rts_qp(struct roce_pd *pd, struct roce_cq *cq, uint32_t dest_qp, unsigned depth)
+{
+	struct roce_qp_init_attr init = { .qp_type = ROCE_QPT_RC, .send_cq = cq, .recv_cq = cq,
+					  .cap = { .max_send_wr = depth, .max_recv_wr = 1, .max_send_sge = 1,
+						   .max_recv_sge = 1 } };
+	struct roce_qp_attr a = { .qp_state = ROCE_QPS_INIT, .port_num = 1, .path_mtu = ROCE_MTU_1024,
+				  .dest_qp_num = dest_qp, .rq_psn = 0x100, .sq_psn = 0x200, .timeout = 14,
+				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+	struct roce_qp *qp;
+
+	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
+	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
+	a.qp_state = ROCE_QPS_RTR;
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
+						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	a.qp_state = ROCE_QPS_RTS;
+	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
+						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	return qp;
+}
+
+/* The poller's budget is shared in turn: with two QPs that always have packets to send and
+ * a budget of one packet per pass, the second QP's first packet goes on the second pass, not
+ * after everything the first one has (the sends start after where the last budget ran out). */
+Test(roce_net, the_poll_budget_goes_round_the_qps)
+{
+	enum { WRS = 4 };
+	static uint8_t buf[64];
+	struct roce_pd *pd;
+	struct roce_cq *cq;
+	struct roce_mr *mr;
+	struct roce_qp *qp[2];
+	uint32_t dest[2] = { 0x51, 0x52 }, seen[2 * WRS];
+
+	cr_assert_eq(roce_alloc_pd(dev, &pd), 0);
+	cr_assert_eq(roce_create_cq(dev, 4 * WRS, NULL, NULL, &cq), 0);
+	cr_assert_eq(roce_reg_mr(pd, 0, sizeof(buf), dma_addr_host(buf), ROCE_ACCESS_LOCAL_WRITE, &mr), 0);
+	for (unsigned q = 0; q < 2; q++) {
+		qp[q] = rts_qp(pd, cq, dest[q], WRS);
+		for (unsigned i = 0; i < WRS; i++) {
+			struct roce_send_wr w = { .wr_id = q * 100 + i, .opcode = ROCE_WR_SEND, .num_sge = 1,
+						  .sg_list = { { 0, 16, roce_mr_lkey(mr) } } };
+			cr_assert_eq(roce_post_send(qp[q], &w), 0);
+		}
+	}
+	fake_netdev_clear(&fnd);
+	for (unsigned pass = 0; pass < 2 * WRS; pass++) {
+		cr_assert_eq(roce_net_poll(&rn, 1), 1, "pass %u sends one packet", pass);
+		cr_assert_eq(fnd.ntx, pass + 1);
+		struct roce_pkt p;
+		struct udp_hdr uh;
+		memcpy(&uh, fnd.tx[pass].b + 34, sizeof(uh));
+		size_t len = be16_get(uh.length) - 8;
+		cr_assert_eq(roce_parse(fnd.tx[pass].b + 42, len, len, &p), ROCE_PARSE_OK);
+		seen[pass] = p.destqp;
+	}
+	for (unsigned pass = 0; pass < 2 * WRS; pass++)
+		cr_assert_eq(seen[pass], dest[pass % 2], "pass %u sent for QP %#x, not %#x", pass, seen[pass],
+			     dest[pass % 2]);
+	cr_assert_eq(roce_net_poll(&rn, 1), 0, "nothing left to send");
+	fake_netdev_clear(&fnd);
+	for (unsigned q = 0; q < 2; q++)
+		roce_destroy_qp(qp[q]);
+	roce_dereg_mr(mr);
+	roce_destroy_cq(cq);
+	roce_dealloc_pd(pd);
+	rdma_down();
+}
