@@ -219,6 +219,7 @@ static int cm_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint32_
 	rq->depth = prm.depth;
 	rq->capsule_size = (unsigned)sizeof(struct nvme_sqe) + (prm.qid ? NVMET_RDMA_IN_CAPSULE : 0);
 	list_init(&rq->waitq);
+	list_init(&rq->bufq);
 	if ((rc = queue_setup(rq)) || (rc = nvmet_queue_create(rq->port, &nvmet_rdma_ops, rq, &rq->q))) {
 		log_warn("rdma: no resources for a queue of depth %u (%d)", rq->depth, rc);
 		queue_free(rq);
@@ -432,7 +433,7 @@ int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 		struct nvmet_rdma_queue *rq = container_of(it, struct nvmet_rdma_queue, node);
 		if (rq->state != NVMET_RDMA_Q_CLOSING) {
 			work += queue_poll(rq, budget);
-			if (!list_empty(&rq->waitq))
+			if (!list_empty(&rq->waitq) || !list_empty(&rq->bufq))
 				work += nvmet_rdma_resume(rq);
 		}
 		if (rq->state != NVMET_RDMA_Q_CLOSING && rq->kill_pending) {
@@ -493,7 +494,7 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 		       "dram %llu B\n",
 		       roce_qp_num(rq->qp), net_format_ipv4(rq->peer, a), rq->host_qid, rq->q ? nvmet_queue_cntlid(rq->q) : -1,
 		       nvmet_rdma_queue_state_name(rq->state), rq->depth - (rq->busy < rq->depth ? rq->busy : rq->depth),
-		       rq->depth, rq->busy, list_empty(&rq->waitq) ? "no" : "yes", U(rq->capsules), U(rq->rdma_reads),
+		       rq->depth, rq->busy, list_empty(&rq->waitq) && list_empty(&rq->bufq) ? "no" : "yes", U(rq->capsules), U(rq->rdma_reads),
 		       U(rq->read_bytes), U(rq->rdma_writes), U(rq->write_bytes), U(rq->sends), U(rq->send_invs),
 		       U(rq->p2p_bytes), U(rq->dram_bytes));
 	}

@@ -26,8 +26,10 @@
  *
  * Bounded: NVMET_RDMA_MAX_QUEUES queues, NVMET_RDMA_QUEUES_PER_PEER per host address; data
  * buffers from two pools (small and large), of which one host address holds at most half
- * (NVMET_RDMA_HOST_SHARE); a command that finds none waits in its queue's FIFO (bounded by
- * the queue depth) and is resumed from the poll loop.
+ * (NVMET_RDMA_HOST_SHARE); a command that finds none waits in its queue's buffer FIFO
+ * (bounded by the queue depth) and is retried from every poll pass. Commands waiting for
+ * send room wait in a FIFO of their own: they hold the buffers the buffer FIFO waits for,
+ * so they never wait behind it.
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_RDMA_H
 #define DRIVERS_NVME_TARGET_NVMET_RDMA_H
@@ -79,7 +81,7 @@ const char *nvmet_rdma_queue_state_name(enum nvmet_rdma_queue_state s);
 
 enum nvmet_rdma_rsp_state {
 	NVMET_RDMA_RSP_FREE = 0,
-	NVMET_RDMA_RSP_WAIT_BUF,         /* waiting for a data buffer (in the queue's waitq) */
+	NVMET_RDMA_RSP_WAIT_BUF,         /* waiting for a data buffer (in the queue's bufq) */
 	NVMET_RDMA_RSP_WAIT_READ,        /* ... for send queue room for its RDMA READ (waitq) */
 	NVMET_RDMA_RSP_READING,          /* RDMA READ of the host's write data posted */
 	NVMET_RDMA_RSP_EXEC,             /* at the core */
@@ -169,7 +171,9 @@ struct nvmet_rdma_queue {
 	unsigned pending[NVMET_RDMA_QUEUE_DEPTH]; /* capsules received while no rsp was free */
 	uint32_t pending_len[NVMET_RDMA_QUEUE_DEPTH];
 	unsigned npending;
-	struct list_node waitq;          /* rsps waiting for a buffer or send room, in order */
+	struct list_node waitq;          /* rsps waiting for send room (a READ, a response), in order */
+	struct list_node bufq;           /* rsps waiting for a data buffer, in order: never in front of
+					  * waitq, whose rsps hold the buffers bufq's wait for */
 	unsigned busy;                   /* rsps not FREE */
 	unsigned at_core;                /* rsps in EXEC */
 	unsigned bufs[2];                /* data buffers held, by class */

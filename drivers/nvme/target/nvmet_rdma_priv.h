@@ -24,7 +24,9 @@ void nvmet_rdma_capsule(struct nvmet_rdma_queue *rq, unsigned i, uint32_t len);
 /* A send-queue completion of rq (READ, WRITE or SEND of a rsp). */
 void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc);
 
-/* Retry the waiting rsps of rq in order until one still cannot go on. Returns how many went. */
+/* Retry the waiting rsps of rq: those waiting for send room in order until one still finds
+ * none, then those waiting for a buffer in order until one still finds none. Returns how
+ * many went. */
 int nvmet_rdma_resume(struct nvmet_rdma_queue *rq);
 
 /* Free the rsps of rq whose device buffers the NIC no longer reads (TX_HELD, no frame left).
