@@ -229,7 +229,8 @@ static int cm_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint32_
 	nvmet_queue_set_local(rq->q, local);
 	list_add_tail(&t->queues, &rq->node);
 	t->nqueues++;
-	rq->deadline = clock_now_ns() + (uint64_t)NVMET_RDMA_CONNECT_TIMEOUT_MS * 1000000ull;
+	rq->sq_stamp = clock_now_ns();
+	rq->deadline = rq->sq_stamp + (uint64_t)NVMET_RDMA_CONNECT_TIMEOUT_MS * 1000000ull;
 	set_state(rq, NVMET_RDMA_Q_CONNECTING);
 	nvmet_rdma_cm_build_rep(rep, sizeof(rep), (uint16_t)rq->depth);
 	if ((rc = roce_cm_accept(c, rq->qp, rep, sizeof(rep)))) {
@@ -420,6 +421,18 @@ static int queue_poll(struct nvmet_rdma_queue *rq, unsigned budget)
 	return work;
 }
 
+/* Has rq had send work requests outstanding and none completed for NVMET_RDMA_SEND_STALL_MS?
+ * Counted from the last pass that saw its send queue empty or a completion come. */
+static bool send_stalled(struct nvmet_rdma_queue *rq, uint64_t now)
+{
+	if (!rq->sq_used || rq->sq_done != rq->sq_seen) {
+		rq->sq_seen = rq->sq_done;
+		rq->sq_stamp = now;
+		return false;
+	}
+	return now - rq->sq_stamp > (uint64_t)NVMET_RDMA_SEND_STALL_MS * 1000000ull;
+}
+
 int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 {
 	struct list_node *it, *tmp;
@@ -445,6 +458,14 @@ int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 			log_info("rdma: queue from QP %#x: no Connect within %u ms, closing", roce_qp_num(rq->qp),
 				 NVMET_RDMA_CONNECT_TIMEOUT_MS);
 			nvmet_rdma_queue_close(rq, "connect timeout");
+			work++;
+		} else if (rq->state != NVMET_RDMA_Q_CLOSING && send_stalled(rq, now)) {
+			/* the RC layer retries an RNR NAK for ever when the host asked (rnr_retry 7):
+			 * its rsps, buffers and send room are not held for ever */
+			t->st.sq_stalls++;
+			log_info("rdma: queue from QP %#x: %u send work requests and none completed for %u ms, closing",
+				 roce_qp_num(rq->qp), rq->sq_used, NVMET_RDMA_SEND_STALL_MS);
+			nvmet_rdma_queue_close(rq, "send queue stalled");
 			work++;
 		}
 		if (rq->tx_held)
@@ -499,9 +520,10 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 		       U(rq->p2p_bytes), U(rq->dram_bytes));
 	}
 	printf("rdma cm: reqs %llu accepted %llu rejected %llu (peer share %llu, table %llu) established %llu "
-	       "disconnects %llu kills %llu timeouts %llu wc-errors %llu closed %llu freed %llu\n",
+	       "disconnects %llu kills %llu timeouts %llu send-stalls %llu wc-errors %llu closed %llu freed %llu\n",
 	       U(s->reqs), U(s->accepted), U(s->rejected), U(s->peer_refused), U(s->no_queue), U(s->established),
-	       U(s->disconnects), U(s->kills), U(s->timeouts), U(s->wc_errors), U(s->closed), U(s->freed));
+	       U(s->disconnects), U(s->kills), U(s->timeouts), U(s->sq_stalls), U(s->wc_errors), U(s->closed),
+	       U(s->freed));
 	printf("rdma data: capsules %llu (short %llu) responses %llu (invalidate %llu) rdma-read %llu (%llu B) "
 	       "rdma-write %llu (%llu B) in-capsule %llu (%llu B) sgl-refused %llu buf-waits %llu sq-waits %llu "
 	       "resumed %llu host-share %llu\n",

@@ -19,7 +19,8 @@
  *               lost); Connect must complete within NVMET_RDMA_CONNECT_TIMEOUT_MS.
  *   LIVE        the CM reported the connection established.
  *   CLOSING     disconnected (DREQ from the host, our DREQ after the core killed the
- *               controller, a work completion in error, a timeout, stop): the QP is in ERR,
+ *               controller, a work completion in error, a timeout, no send completion for
+ *               NVMET_RDMA_SEND_STALL_MS while some are outstanding, stop): the QP is in ERR,
  *               its work requests flushed, the nvmet queue destroyed; the queue is freed
  *               once no command of it is left at the core.
  * A host that reconnects gets new queues (Linux's error recovery reconnects a controller).
@@ -67,6 +68,10 @@
 #define NVMET_RDMA_CAPSULE_FRAGS 8       /* NIC receive buffers one capsule's SEND stays in at most
 					  * (SQE + 4 KiB: 5 at path MTU 1024, 2 at 4096) */
 #define NVMET_RDMA_CONNECT_TIMEOUT_MS 10000 /* from the REP to a Connected queue */
+#define NVMET_RDMA_SEND_STALL_MS 30000   /* send work requests outstanding and none completed for
+					  * that long: the host stopped taking them (RNR NAKs for
+					  * ever: its REQ's rnr_retry 7 is infinite; or an ACK
+					  * timeout beyond any retry budget): the queue closes */
 #define NVMET_RDMA_CMA_HDR_LEN 36        /* rdma_cm's header in front of the REQ private data
 					  * (version, IP version, port, source and destination) */
 #define NVMET_RDMA_MAX_LISTEN 4          /* RDMA ports */
@@ -184,6 +189,8 @@ struct nvmet_rdma_queue {
 	unsigned rx_capsule;             /* NIC receive buffers its capsules hold */
 	uint32_t dev_bytes;              /* device memory held */
 	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
+	unsigned sq_done, sq_seen;       /* send completions, and their count when last looked at */
+	uint64_t sq_stamp;               /* when the poller last saw the send queue empty or moving */
 	bool kill_pending, destroyed;
 	int kill_reason;
 	/* counters (console) */
@@ -195,6 +202,7 @@ struct nvmet_rdma_stats {
 	uint64_t reqs, accepted, rejected, rej_status[NVME_RDMA_CM_INVALID_CNTLID + 1];
 	uint64_t peer_refused, no_queue;      /* REQs refused: the host's share, the table */
 	uint64_t established, disconnects, kills, timeouts, wc_errors, closed, freed;
+	uint64_t sq_stalls;                   /* queues closed: no send completion for NVMET_RDMA_SEND_STALL_MS */
 	uint64_t capsules, short_capsules, responses, send_invs;
 	uint64_t rdma_reads, read_bytes, rdma_writes, write_bytes, inline_writes, inline_bytes;
 	uint64_t sgl_refused;                 /* commands whose SGL1 the transport could not serve */

@@ -495,6 +495,7 @@ void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc)
 	r = &rq->rsps[idx];
 	if (rq->sq_used)
 		rq->sq_used--;
+	rq->sq_done++;  /* the send queue moves (nvmet_rdma_poll's stall check) */
 	if (!r->wr_pending)
 		return;
 	r->wr_pending--;

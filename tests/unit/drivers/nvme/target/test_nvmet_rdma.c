@@ -1081,11 +1081,11 @@ Test(nvmet_rdma, read_buffer_held_until_the_nic_is_done_with_its_frames)
 	fake_netdev_tx_complete(&fnd);
 }
 
-/* Post n capsules on h at once (sqes[k] in capsule slot k), the host's receives for their
- * responses posted beyond the 8 host_connect posted. */
-static void post_capsules(struct hq *h, struct nvme_sqe *sqes, unsigned n)
+/* Post n capsules on h at once (sqes[k] in capsule slot k), and receives for responses up
+ * to slot recvs - 1 beyond the 8 host_connect posted. */
+static void post_capsules(struct hq *h, struct nvme_sqe *sqes, unsigned n, unsigned recvs)
 {
-	for (unsigned k = 8; k < n; k++)
+	for (unsigned k = 8; k < recvs; k++)
 		post_rsp_recv(h, k);
 	for (unsigned k = 0; k < n; k++) {
 		sqes[k].cid = le16_make((uint16_t)(200 + k));
@@ -1132,11 +1132,48 @@ Test(nvmet_rdma, responses_never_wait_behind_a_command_waiting_for_a_buffer)
 		s[k] = rw_sqe(NVME_CMD_READ, 0, 256);
 		sgl_keyed(&s[k], H_DATA, 131072, false);
 	}
-	post_capsules(io, s, n);
+	post_capsules(io, s, n, n);
 	pump(responses_in);
 	cr_assert_eq(host_responses(), n, "every read answered");
 	cr_assert_geq(t.st.buf_waits, n - NVMET_RDMA_LARGE_BUFS / NVMET_RDMA_HOST_SHARE);
 	assert_all_back("after the reads");
 	host_disconnect(io);
+	host_disconnect(a);
+}
+
+static unsigned rnr_naks;
+static int count_rnr_naks(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (!(p->flags & ROCE_F_REQUEST) && !(p->flags & ROCE_F_READ_RESP) &&
+	    (p->syndrome & AETH_SYNDROME_TYPE_MASK) == AETH_TYPE_RNR_NAK)
+		rnr_naks++;
+	return 0;
+}
+
+/* The host stops taking our responses: it has 8 receives posted and never posts another, so
+ * the ninth response's SEND is answered by RNR NAKs for ever (the REQ asked for rnr_retry 7,
+ * infinite, as Linux's does). The queue must not hold its rsps, buffers and send room for
+ * ever: with no send completion for NVMET_RDMA_SEND_STALL_MS it closes, everything back. */
+Test(nvmet_rdma, a_host_that_never_takes_a_response_is_closed)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	struct nvme_sqe s[9];
+	ctrl_up(a, io);
+	for (unsigned k = 0; k < 9; k++) {
+		s[k] = rw_sqe(NVME_CMD_READ, 0, 8);
+		sgl_keyed(&s[k], H_DATA, 4096, false);
+	}
+	uint64_t t0 = clock_now_ns();
+	rnr_naks = 0;
+	policy = count_rnr_naks;
+	post_capsules(io, s, 9, 8);
+	pump(queue_gone);
+	cr_assert_geq(clock_now_ns() - t0, (uint64_t)NVMET_RDMA_SEND_STALL_MS * NSEC_PER_MSEC, "not before the timeout");
+	cr_assert_eq(t.st.sq_stalls, 1);
+	cr_assert_geq(rnr_naks, 100, "the host's RNR NAKs went on until then");
+	policy = pass_all;
+	assert_all_back("after the stalled queue closed");
+	host_qp_free(io);
 	host_disconnect(a);
 }
