@@ -27,7 +27,10 @@
  *
  * Bounded: NVMET_RDMA_MAX_QUEUES queues, NVMET_RDMA_QUEUES_PER_PEER per host address; data
  * buffers from two pools (small and large), of which one host address holds at most half
- * (NVMET_RDMA_HOST_SHARE); a command that finds none waits in its queue's buffer FIFO
+ * (NVMET_RDMA_HOST_SHARE), 1/n while n > 2 host addresses hold some or wait for one (so a
+ * third host is not kept out by two that keep their halves busy); the NIC receive buffer
+ * budget of write data left in place is shared the same way; a command that finds none
+ * waits in its queue's buffer FIFO
  * (bounded by the queue depth) and is retried from every poll pass. Commands waiting for
  * send room wait in a FIFO of their own: they hold the buffers the buffer FIFO waits for,
  * so they never wait behind it.
@@ -54,7 +57,8 @@
 #define NVMET_RDMA_SMALL_BUFS 128
 #define NVMET_RDMA_LARGE_SIZE NVMET_RDMA_MAX_XFER /* ... and large */
 #define NVMET_RDMA_LARGE_BUFS 24
-#define NVMET_RDMA_HOST_SHARE 2          /* one host address holds at most 1/2 of each class */
+#define NVMET_RDMA_HOST_SHARE 2          /* one host address holds at most 1/2 of each class (1/n
+					  * while n > 2 host addresses compete for it) */
 #define NVMET_RDMA_SG_TABLES 32          /* strided read buffers alive (their NVMe segment tables) */
 #define NVMET_RDMA_SG_MAX (NVMET_RDMA_MAX_XFER / 1024) /* segments per table: one per 1 KiB path-MTU chunk */
 #define NVMET_RDMA_CHUNK_GAP 8           /* scratch behind each chunk of a strided read buffer (pad + ICRC) */

@@ -96,8 +96,36 @@ static unsigned host_bufs(const struct nvmet_rdma_queue *rq, unsigned c)
 	return n;
 }
 
+unsigned nvmet_rdma_hosts_competing(const struct nvmet_rdma_queue *rq,
+				    unsigned (*held)(const struct nvmet_rdma_queue *, unsigned), unsigned arg)
+{
+	struct list_node *it, *jt;
+	unsigned n = 1; /* rq's host address */
+
+	list_for_each(&rq->t->queues, it) {
+		const struct nvmet_rdma_queue *o = container_of(it, struct nvmet_rdma_queue, node);
+		bool first = true;
+		if (o->peer == rq->peer || (!held(o, arg) && list_empty(&o->bufq)))
+			continue;
+		/* counted once: the first of its competing queues */
+		for (jt = rq->t->queues.next; jt != it && first; jt = jt->next) {
+			const struct nvmet_rdma_queue *p = container_of(jt, struct nvmet_rdma_queue, node);
+			first = p->peer != o->peer || (!held(p, arg) && list_empty(&p->bufq));
+		}
+		n += first;
+	}
+	return n > NVMET_RDMA_HOST_SHARE ? n : NVMET_RDMA_HOST_SHARE;
+}
+
+static unsigned bufs_held(const struct nvmet_rdma_queue *o, unsigned c)
+{
+	return o->bufs[c];
+}
+
 /* A data buffer of at least len bytes for rq: the small class when it fits, else the
- * large one; never beyond the host's share of a class. 0 or -ENOMEM (the caller waits). */
+ * large one; never beyond the host's share of a class: 1/NVMET_RDMA_HOST_SHARE of it, less
+ * while more host addresses compete for it (nvmet_rdma_hosts_competing). 0 or -ENOMEM (the
+ * caller waits). */
 int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_buf *b)
 {
 	struct nvmet_rdma *t = rq->t;
@@ -105,7 +133,7 @@ int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_r
 	for (unsigned c = len <= NVMET_RDMA_SMALL_SIZE ? 0 : 1; c < 2; c++) {
 		if (len > t->pool_size[c] || t->pool_used[c] >= t->pool_count[c])
 			continue;
-		if (host_bufs(rq, c) >= t->pool_count[c] / NVMET_RDMA_HOST_SHARE) {
+		if (host_bufs(rq, c) >= t->pool_count[c] / nvmet_rdma_hosts_competing(rq, bufs_held, c)) {
 			t->st.host_share++;
 			continue;
 		}

@@ -1177,3 +1177,49 @@ Test(nvmet_rdma, a_host_that_never_takes_a_response_is_closed)
 	host_qp_free(io);
 	host_disconnect(a);
 }
+
+static uint64_t sends0[4];            /* responses each I/O queue sent before (its Connect's) */
+static uint64_t others_when_third;     /* queues 1 and 2's responses when queue 3's went */
+static void poll_watching_third(void)
+{
+	target_poll();
+	if (others_when_third == UINT64_MAX && target_queue(3)->sends > sends0[3])
+		others_when_third = target_queue(1)->sends - sends0[1] + target_queue(2)->sends - sends0[2];
+}
+
+/* Three hosts (three I/O queues, their target queues' addresses made three): two keep
+ * every large DRAM buffer their share allows busy with 40 reads of 16 KiB each, then the
+ * third sends one. Two halves are the whole pool: the third must not wait until the others'
+ * backlogs are gone. Its read is answered while they still have most of theirs to go. */
+Test(nvmet_rdma, a_third_host_gets_buffers_while_two_keep_theirs_busy)
+{
+	struct hq *a = &hqs[0], *h[3] = { &hqs[1], &hqs[2], &hqs[3] };
+	struct nvme_sqe s[40];
+	uint16_t cntlid = admin_up(a, VOL, 0);
+	for (unsigned q = 0; q < 3; q++) {
+		host_connect(h[q], (uint16_t)(q + 1), 64);
+		cr_assert_eq(connect_q(h[q], (uint16_t)(q + 1), cntlid, HOST, VOL, 0).status, 0);
+		target_queue((uint16_t)(q + 1))->peer = PEER + 1 + q;
+	}
+	for (unsigned k = 0; k < 40; k++) {
+		s[k] = rw_sqe(NVME_CMD_READ, 0, 32);
+		sgl_keyed(&s[k], H_DATA, 16384, false); /* large class, 16 packets */
+	}
+	for (unsigned q = 1; q <= 3; q++)
+		sends0[q] = target_queue((uint16_t)q)->sends;
+	post_capsules(h[0], s, 40, 40);
+	post_capsules(h[1], s, 40, 40);
+	post_capsules(h[2], s, 1, 1);
+	others_when_third = UINT64_MAX;
+	relay_extra_poll = poll_watching_third;
+	pump(responses_in);
+	relay_extra_poll = target_poll;
+	cr_assert_eq(target_queue(3)->sends - sends0[3], 1, "the third host's read answered");
+	cr_assert_lt(others_when_third, 40, "... while the other two still had %llu of their 80 reads left",
+		     (unsigned long long)(80 - others_when_third));
+	cr_assert_eq(host_responses(), 81);
+	assert_all_back("after the three hosts' reads");
+	for (unsigned q = 0; q < 3; q++)
+		host_disconnect(h[q]);
+	host_disconnect(a);
+}
