@@ -80,8 +80,14 @@ static void queue_free(struct nvmet_rdma_queue *rq)
 		for (unsigned i = 0; i < rq->depth; i++)
 			nvmet_rdma_capsule_release(rq, i);
 	free(rq->cfr);
-	if (rq->rsps)
+	if (rq->rsps) {
 		nvmet_rdma_tx_reap(rq); /* the NIC is done with every frame by now (the callers wait) */
+		/* a rsp whose flush completion never came (lost with an overrun CQ) still holds its
+		 * buffer: with the QP gone and nothing at the core or in the NIC, nobody uses it */
+		for (unsigned i = 0; i < rq->nrsp; i++)
+			if (rq->rsps[i].buf.p)
+				nvmet_rdma_buf_put(rq, &rq->rsps[i].buf);
+	}
 	if (rq->mr)
 		roce_dereg_mr(rq->mr);
 	if (rq->cq)

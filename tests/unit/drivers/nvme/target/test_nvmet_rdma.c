@@ -1223,3 +1223,42 @@ Test(nvmet_rdma, a_third_host_gets_buffers_while_two_keep_theirs_busy)
 		host_disconnect(h[q]);
 	host_disconnect(a);
 }
+
+static int drop_acks(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	return !(p->flags & ROCE_F_REQUEST);
+}
+
+static bool read_response_posted(void)
+{
+	return target_queue(1)->sends > sends0[1];
+}
+
+/* The CQ overruns while a read's RDMA WRITE and SEND wait for the host's ACK: the queue
+ * closes, and the flush completions that would have given the rsp back are lost with the
+ * CQ. Freeing the queue must still give its data buffer back to the pool. */
+Test(nvmet_rdma, buffers_back_when_the_cq_overran)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	ctrl_up(a, io);
+	struct nvmet_rdma_queue *rq = target_queue(1);
+	sends0[1] = rq->sends;
+	struct nvme_sqe s = rw_sqe(NVME_CMD_READ, 0, 256);
+	sgl_keyed(&s, H_DATA, 131072, false);
+	policy = drop_acks;
+	post_capsules(io, &s, 1, 1);
+	pump(read_response_posted);
+	cr_assert_eq(rq->sq_used, 2, "the WRITE and the SEND wait for their ACK");
+	cr_assert_eq(t.pool_used[1], 1);
+	rq->cq->overflow = true;
+	for (int i = 0; i < 4; i++)
+		target_poll();
+	cr_assert_null(target_queue(1), "the queue went");
+	assert_all_back("after the CQ overran");
+	unsigned head = 0, count = 0;
+	relay_collect(head, &count); /* our DREQ for the queue: the host QP goes without answering */
+	policy = pass_all;
+	host_qp_free(io);
+	host_disconnect(a);
+}
