@@ -133,7 +133,9 @@ int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_r
 	for (unsigned c = len <= NVMET_RDMA_SMALL_SIZE ? 0 : 1; c < 2; c++) {
 		if (len > t->pool_size[c] || t->pool_used[c] >= t->pool_count[c])
 			continue;
-		if (host_bufs(rq, c) >= t->pool_count[c] / nvmet_rdma_hosts_competing(rq, bufs_held, c)) {
+		unsigned held = host_bufs(rq, c);
+		/* a host holding none is within any share (one buffer at least): nothing to count */
+		if (held && held >= t->pool_count[c] / nvmet_rdma_hosts_competing(rq, bufs_held, c)) {
 			t->st.host_share++;
 			continue;
 		}
