@@ -521,7 +521,8 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 		       "dram %llu B\n",
 		       roce_qp_num(rq->qp), net_format_ipv4(rq->peer, a), rq->host_qid, rq->q ? nvmet_queue_cntlid(rq->q) : -1,
 		       nvmet_rdma_queue_state_name(rq->state), rq->depth - (rq->busy < rq->depth ? rq->busy : rq->depth),
-		       rq->depth, rq->busy, list_empty(&rq->waitq) && list_empty(&rq->bufq) ? "no" : "yes", U(rq->capsules), U(rq->rdma_reads),
+		       rq->depth, rq->busy, list_empty(&rq->waitq) && list_empty(&rq->bufq) ? "no" : "yes",
+		       U(rq->capsules), U(rq->rdma_reads),
 		       U(rq->read_bytes), U(rq->rdma_writes), U(rq->write_bytes), U(rq->sends), U(rq->send_invs),
 		       U(rq->p2p_bytes), U(rq->dram_bytes));
 	}
