@@ -80,8 +80,14 @@ static void queue_free(struct nvmet_rdma_queue *rq)
 		for (unsigned i = 0; i < rq->depth; i++)
 			nvmet_rdma_capsule_release(rq, i);
 	free(rq->cfr);
-	if (rq->rsps)
+	if (rq->rsps) {
 		nvmet_rdma_tx_reap(rq); /* the NIC is done with every frame by now (the callers wait) */
+		/* a rsp whose flush completion never came (lost with an overrun CQ) still holds its
+		 * buffer: with the QP gone and nothing at the core or in the NIC, nobody uses it */
+		for (unsigned i = 0; i < rq->nrsp; i++)
+			if (rq->rsps[i].buf.p)
+				nvmet_rdma_buf_put(rq, &rq->rsps[i].buf);
+	}
 	if (rq->mr)
 		roce_dereg_mr(rq->mr);
 	if (rq->cq)
@@ -219,6 +225,7 @@ static int cm_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint32_
 	rq->depth = prm.depth;
 	rq->capsule_size = (unsigned)sizeof(struct nvme_sqe) + (prm.qid ? NVMET_RDMA_IN_CAPSULE : 0);
 	list_init(&rq->waitq);
+	list_init(&rq->bufq);
 	if ((rc = queue_setup(rq)) || (rc = nvmet_queue_create(rq->port, &nvmet_rdma_ops, rq, &rq->q))) {
 		log_warn("rdma: no resources for a queue of depth %u (%d)", rq->depth, rc);
 		queue_free(rq);
@@ -228,7 +235,8 @@ static int cm_req(struct roce_cm_conn *c, const struct roce_cm_req *req, uint32_
 	nvmet_queue_set_local(rq->q, local);
 	list_add_tail(&t->queues, &rq->node);
 	t->nqueues++;
-	rq->deadline = clock_now_ns() + (uint64_t)NVMET_RDMA_CONNECT_TIMEOUT_MS * 1000000ull;
+	rq->sq_stamp = clock_now_ns();
+	rq->deadline = rq->sq_stamp + (uint64_t)NVMET_RDMA_CONNECT_TIMEOUT_MS * 1000000ull;
 	set_state(rq, NVMET_RDMA_Q_CONNECTING);
 	nvmet_rdma_cm_build_rep(rep, sizeof(rep), (uint16_t)rq->depth);
 	if ((rc = roce_cm_accept(c, rq->qp, rep, sizeof(rep)))) {
@@ -419,6 +427,18 @@ static int queue_poll(struct nvmet_rdma_queue *rq, unsigned budget)
 	return work;
 }
 
+/* Has rq had send work requests outstanding and none completed for NVMET_RDMA_SEND_STALL_MS?
+ * Counted from the last pass that saw its send queue empty or a completion come. */
+static bool send_stalled(struct nvmet_rdma_queue *rq, uint64_t now)
+{
+	if (!rq->sq_used || rq->sq_done != rq->sq_seen) {
+		rq->sq_seen = rq->sq_done;
+		rq->sq_stamp = now;
+		return false;
+	}
+	return now - rq->sq_stamp > (uint64_t)NVMET_RDMA_SEND_STALL_MS * 1000000ull;
+}
+
 int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 {
 	struct list_node *it, *tmp;
@@ -432,7 +452,7 @@ int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 		struct nvmet_rdma_queue *rq = container_of(it, struct nvmet_rdma_queue, node);
 		if (rq->state != NVMET_RDMA_Q_CLOSING) {
 			work += queue_poll(rq, budget);
-			if (!list_empty(&rq->waitq))
+			if (!list_empty(&rq->waitq) || !list_empty(&rq->bufq))
 				work += nvmet_rdma_resume(rq);
 		}
 		if (rq->state != NVMET_RDMA_Q_CLOSING && rq->kill_pending) {
@@ -444,6 +464,14 @@ int nvmet_rdma_poll(struct nvmet_rdma *t, unsigned budget)
 			log_info("rdma: queue from QP %#x: no Connect within %u ms, closing", roce_qp_num(rq->qp),
 				 NVMET_RDMA_CONNECT_TIMEOUT_MS);
 			nvmet_rdma_queue_close(rq, "connect timeout");
+			work++;
+		} else if (rq->state != NVMET_RDMA_Q_CLOSING && send_stalled(rq, now)) {
+			/* the RC layer retries an RNR NAK for ever when the host asked (rnr_retry 7):
+			 * its rsps, buffers and send room are not held for ever */
+			t->st.sq_stalls++;
+			log_info("rdma: queue from QP %#x: %u send work requests and none completed for %u ms, closing",
+				 roce_qp_num(rq->qp), rq->sq_used, NVMET_RDMA_SEND_STALL_MS);
+			nvmet_rdma_queue_close(rq, "send queue stalled");
 			work++;
 		}
 		if (rq->tx_held)
@@ -493,14 +521,16 @@ void nvmet_rdma_show(const struct nvmet_rdma *t)
 		       "dram %llu B\n",
 		       roce_qp_num(rq->qp), net_format_ipv4(rq->peer, a), rq->host_qid, rq->q ? nvmet_queue_cntlid(rq->q) : -1,
 		       nvmet_rdma_queue_state_name(rq->state), rq->depth - (rq->busy < rq->depth ? rq->busy : rq->depth),
-		       rq->depth, rq->busy, list_empty(&rq->waitq) ? "no" : "yes", U(rq->capsules), U(rq->rdma_reads),
+		       rq->depth, rq->busy, list_empty(&rq->waitq) && list_empty(&rq->bufq) ? "no" : "yes",
+		       U(rq->capsules), U(rq->rdma_reads),
 		       U(rq->read_bytes), U(rq->rdma_writes), U(rq->write_bytes), U(rq->sends), U(rq->send_invs),
 		       U(rq->p2p_bytes), U(rq->dram_bytes));
 	}
 	printf("rdma cm: reqs %llu accepted %llu rejected %llu (peer share %llu, table %llu) established %llu "
-	       "disconnects %llu kills %llu timeouts %llu wc-errors %llu closed %llu freed %llu\n",
+	       "disconnects %llu kills %llu timeouts %llu send-stalls %llu wc-errors %llu closed %llu freed %llu\n",
 	       U(s->reqs), U(s->accepted), U(s->rejected), U(s->peer_refused), U(s->no_queue), U(s->established),
-	       U(s->disconnects), U(s->kills), U(s->timeouts), U(s->wc_errors), U(s->closed), U(s->freed));
+	       U(s->disconnects), U(s->kills), U(s->timeouts), U(s->sq_stalls), U(s->wc_errors), U(s->closed),
+	       U(s->freed));
 	printf("rdma data: capsules %llu (short %llu) responses %llu (invalidate %llu) rdma-read %llu (%llu B) "
 	       "rdma-write %llu (%llu B) in-capsule %llu (%llu B) sgl-refused %llu buf-waits %llu sq-waits %llu "
 	       "resumed %llu host-share %llu\n",

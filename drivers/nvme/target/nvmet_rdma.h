@@ -19,15 +19,21 @@
  *               lost); Connect must complete within NVMET_RDMA_CONNECT_TIMEOUT_MS.
  *   LIVE        the CM reported the connection established.
  *   CLOSING     disconnected (DREQ from the host, our DREQ after the core killed the
- *               controller, a work completion in error, a timeout, stop): the QP is in ERR,
+ *               controller, a work completion in error, a timeout, no send completion for
+ *               NVMET_RDMA_SEND_STALL_MS while some are outstanding, stop): the QP is in ERR,
  *               its work requests flushed, the nvmet queue destroyed; the queue is freed
  *               once no command of it is left at the core.
  * A host that reconnects gets new queues (Linux's error recovery reconnects a controller).
  *
  * Bounded: NVMET_RDMA_MAX_QUEUES queues, NVMET_RDMA_QUEUES_PER_PEER per host address; data
  * buffers from two pools (small and large), of which one host address holds at most half
- * (NVMET_RDMA_HOST_SHARE); a command that finds none waits in its queue's FIFO (bounded by
- * the queue depth) and is resumed from the poll loop.
+ * (NVMET_RDMA_HOST_SHARE), 1/n while n > 2 host addresses hold some or wait for one (so a
+ * third host is not kept out by two that keep their halves busy); the NIC receive buffer
+ * budget of write data left in place is shared the same way; a command that finds none
+ * waits in its queue's buffer FIFO
+ * (bounded by the queue depth) and is retried from every poll pass. Commands waiting for
+ * send room wait in a FIFO of their own: they hold the buffers the buffer FIFO waits for,
+ * so they never wait behind it.
  */
 #ifndef DRIVERS_NVME_TARGET_NVMET_RDMA_H
 #define DRIVERS_NVME_TARGET_NVMET_RDMA_H
@@ -51,7 +57,8 @@
 #define NVMET_RDMA_SMALL_BUFS 128
 #define NVMET_RDMA_LARGE_SIZE NVMET_RDMA_MAX_XFER /* ... and large */
 #define NVMET_RDMA_LARGE_BUFS 24
-#define NVMET_RDMA_HOST_SHARE 2          /* one host address holds at most 1/2 of each class */
+#define NVMET_RDMA_HOST_SHARE 2          /* one host address holds at most 1/2 of each class (1/n
+					  * while n > 2 host addresses compete for it) */
 #define NVMET_RDMA_SG_TABLES 32          /* strided read buffers alive (their NVMe segment tables) */
 #define NVMET_RDMA_SG_MAX (NVMET_RDMA_MAX_XFER / 1024) /* segments per table: one per 1 KiB path-MTU chunk */
 #define NVMET_RDMA_CHUNK_GAP 8           /* scratch behind each chunk of a strided read buffer (pad + ICRC) */
@@ -65,6 +72,10 @@
 #define NVMET_RDMA_CAPSULE_FRAGS 8       /* NIC receive buffers one capsule's SEND stays in at most
 					  * (SQE + 4 KiB: 5 at path MTU 1024, 2 at 4096) */
 #define NVMET_RDMA_CONNECT_TIMEOUT_MS 10000 /* from the REP to a Connected queue */
+#define NVMET_RDMA_SEND_STALL_MS 30000   /* send work requests outstanding and none completed for
+					  * that long: the host stopped taking them (RNR NAKs for
+					  * ever: its REQ's rnr_retry 7 is infinite; or an ACK
+					  * timeout beyond any retry budget): the queue closes */
 #define NVMET_RDMA_CMA_HDR_LEN 36        /* rdma_cm's header in front of the REQ private data
 					  * (version, IP version, port, source and destination) */
 #define NVMET_RDMA_MAX_LISTEN 4          /* RDMA ports */
@@ -79,7 +90,7 @@ const char *nvmet_rdma_queue_state_name(enum nvmet_rdma_queue_state s);
 
 enum nvmet_rdma_rsp_state {
 	NVMET_RDMA_RSP_FREE = 0,
-	NVMET_RDMA_RSP_WAIT_BUF,         /* waiting for a data buffer (in the queue's waitq) */
+	NVMET_RDMA_RSP_WAIT_BUF,         /* waiting for a data buffer (in the queue's bufq) */
 	NVMET_RDMA_RSP_WAIT_READ,        /* ... for send queue room for its RDMA READ (waitq) */
 	NVMET_RDMA_RSP_READING,          /* RDMA READ of the host's write data posted */
 	NVMET_RDMA_RSP_EXEC,             /* at the core */
@@ -169,7 +180,9 @@ struct nvmet_rdma_queue {
 	unsigned pending[NVMET_RDMA_QUEUE_DEPTH]; /* capsules received while no rsp was free */
 	uint32_t pending_len[NVMET_RDMA_QUEUE_DEPTH];
 	unsigned npending;
-	struct list_node waitq;          /* rsps waiting for a buffer or send room, in order */
+	struct list_node waitq;          /* rsps waiting for send room (a READ, a response), in order */
+	struct list_node bufq;           /* rsps waiting for a data buffer, in order: never in front of
+					  * waitq, whose rsps hold the buffers bufq's wait for */
 	unsigned busy;                   /* rsps not FREE */
 	unsigned at_core;                /* rsps in EXEC */
 	unsigned bufs[2];                /* data buffers held, by class */
@@ -180,6 +193,8 @@ struct nvmet_rdma_queue {
 	unsigned rx_capsule;             /* NIC receive buffers its capsules hold */
 	uint32_t dev_bytes;              /* device memory held */
 	uint64_t deadline;               /* CONNECTING: Connect must be done by then (ns) */
+	unsigned sq_done, sq_seen;       /* send completions, and their count when last looked at */
+	uint64_t sq_stamp;               /* when the poller last saw the send queue empty or moving */
 	bool kill_pending, destroyed;
 	int kill_reason;
 	/* counters (console) */
@@ -191,6 +206,7 @@ struct nvmet_rdma_stats {
 	uint64_t reqs, accepted, rejected, rej_status[NVME_RDMA_CM_INVALID_CNTLID + 1];
 	uint64_t peer_refused, no_queue;      /* REQs refused: the host's share, the table */
 	uint64_t established, disconnects, kills, timeouts, wc_errors, closed, freed;
+	uint64_t sq_stalls;                   /* queues closed: no send completion for NVMET_RDMA_SEND_STALL_MS */
 	uint64_t capsules, short_capsules, responses, send_invs;
 	uint64_t rdma_reads, read_bytes, rdma_writes, write_bytes, inline_writes, inline_bytes;
 	uint64_t sgl_refused;                 /* commands whose SGL1 the transport could not serve */

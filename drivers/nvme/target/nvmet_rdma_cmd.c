@@ -96,8 +96,36 @@ static unsigned host_bufs(const struct nvmet_rdma_queue *rq, unsigned c)
 	return n;
 }
 
+unsigned nvmet_rdma_hosts_competing(const struct nvmet_rdma_queue *rq,
+				    unsigned (*held)(const struct nvmet_rdma_queue *, unsigned), unsigned arg)
+{
+	struct list_node *it, *jt;
+	unsigned n = 1; /* rq's host address */
+
+	list_for_each(&rq->t->queues, it) {
+		const struct nvmet_rdma_queue *o = container_of(it, struct nvmet_rdma_queue, node);
+		bool first = true;
+		if (o->peer == rq->peer || (!held(o, arg) && list_empty(&o->bufq)))
+			continue;
+		/* counted once: the first of its competing queues */
+		for (jt = rq->t->queues.next; jt != it && first; jt = jt->next) {
+			const struct nvmet_rdma_queue *p = container_of(jt, struct nvmet_rdma_queue, node);
+			first = p->peer != o->peer || (!held(p, arg) && list_empty(&p->bufq));
+		}
+		n += first;
+	}
+	return n > NVMET_RDMA_HOST_SHARE ? n : NVMET_RDMA_HOST_SHARE;
+}
+
+static unsigned bufs_held(const struct nvmet_rdma_queue *o, unsigned c)
+{
+	return o->bufs[c];
+}
+
 /* A data buffer of at least len bytes for rq: the small class when it fits, else the
- * large one; never beyond the host's share of a class. 0 or -ENOMEM (the caller waits). */
+ * large one; never beyond the host's share of a class: 1/NVMET_RDMA_HOST_SHARE of it, less
+ * while more host addresses compete for it (nvmet_rdma_hosts_competing). 0 or -ENOMEM (the
+ * caller waits). */
 int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_buf *b)
 {
 	struct nvmet_rdma *t = rq->t;
@@ -105,7 +133,9 @@ int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_r
 	for (unsigned c = len <= NVMET_RDMA_SMALL_SIZE ? 0 : 1; c < 2; c++) {
 		if (len > t->pool_size[c] || t->pool_used[c] >= t->pool_count[c])
 			continue;
-		if (host_bufs(rq, c) >= t->pool_count[c] / NVMET_RDMA_HOST_SHARE) {
+		unsigned held = host_bufs(rq, c);
+		/* a host holding none is within any share (one buffer at least): nothing to count */
+		if (held && held >= t->pool_count[c] / nvmet_rdma_hosts_competing(rq, bufs_held, c)) {
 			t->st.host_share++;
 			continue;
 		}
@@ -257,15 +287,18 @@ static void rsp_refuse(struct nvmet_rdma_rsp *r)
 	rsp_exec(r, 1);
 }
 
+/* r waits: for a data buffer in rq's bufq, for send room in its waitq (both in order). */
 static void rsp_wait(struct nvmet_rdma_rsp *r, enum nvmet_rdma_rsp_state s)
 {
 	struct nvmet_rdma_queue *rq = r->rq;
 	r->state = s;
-	list_add_tail(&rq->waitq, &r->wait_node);
-	if (s == NVMET_RDMA_RSP_WAIT_BUF)
+	if (s == NVMET_RDMA_RSP_WAIT_BUF) {
+		list_add_tail(&rq->bufq, &r->wait_node);
 		rq->t->st.buf_waits++;
-	else
+	} else {
+		list_add_tail(&rq->waitq, &r->wait_node);
 		rq->t->st.sq_waits++;
+	}
 }
 
 /* A keyed command with its buffer: fetch write data by RDMA READ, or run a read. 0, or
@@ -364,7 +397,8 @@ static void rsp_start(struct nvmet_rdma_rsp *r, unsigned capsule, uint32_t len)
 		rq->t->st.inline_bytes += r->sgl.len;
 		return rsp_exec(r, 1);
 	case NVMET_RDMA_SGL_KEYED:
-		if (nvmet_rdma_place(r))
+		/* behind the queue's earlier commands that wait for a buffer, never past them */
+		if (!list_empty(&rq->bufq) || nvmet_rdma_place(r))
 			return rsp_wait(r, NVMET_RDMA_RSP_WAIT_BUF);
 		if (rsp_keyed_go(r))
 			rsp_wait(r, NVMET_RDMA_RSP_WAIT_READ);
@@ -491,6 +525,7 @@ void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc)
 	r = &rq->rsps[idx];
 	if (rq->sq_used)
 		rq->sq_used--;
+	rq->sq_done++;  /* the send queue moves (nvmet_rdma_poll's stall check) */
 	if (!r->wr_pending)
 		return;
 	r->wr_pending--;
@@ -513,18 +548,13 @@ int nvmet_rdma_resume(struct nvmet_rdma_queue *rq)
 {
 	int work = 0;
 
+	/* send room first: these rsps hold the buffers the ones in bufq wait for, so they never
+	 * wait behind them (they would wait for ever once every buffer of the host is theirs) */
 	while (!list_empty(&rq->waitq) && rq->state != NVMET_RDMA_Q_CLOSING) {
 		struct nvmet_rdma_rsp *r = container_of(rq->waitq.next, struct nvmet_rdma_rsp, wait_node);
 		int rc;
-		if (r->state == NVMET_RDMA_RSP_WAIT_BUF && nvmet_rdma_place(r))
-			break;
 		list_del(&r->wait_node);
-		if (r->state == NVMET_RDMA_RSP_WAIT_SQ) {
-			rc = rsp_respond(r);
-		} else {
-			r->state = NVMET_RDMA_RSP_WAIT_READ;
-			rc = rsp_keyed_go(r);
-		}
+		rc = r->state == NVMET_RDMA_RSP_WAIT_SQ ? rsp_respond(r) : rsp_keyed_go(r);
 		if (rc) {
 			/* still no send room: first again, arrival order kept */
 			list_add_head(&rq->waitq, &r->wait_node);
@@ -533,14 +563,30 @@ int nvmet_rdma_resume(struct nvmet_rdma_queue *rq)
 		rq->t->st.resumed++;
 		work++;
 	}
+	/* then the buffer waiters in order; one that got its buffer but finds no send room for
+	 * its RDMA READ joins the send-room waiters (it no longer holds anyone up here) */
+	while (!list_empty(&rq->bufq) && rq->state != NVMET_RDMA_Q_CLOSING) {
+		struct nvmet_rdma_rsp *r = container_of(rq->bufq.next, struct nvmet_rdma_rsp, wait_node);
+		if (nvmet_rdma_place(r))
+			break;
+		list_del(&r->wait_node);
+		r->state = NVMET_RDMA_RSP_WAIT_READ;
+		if (rsp_keyed_go(r))
+			rsp_wait(r, NVMET_RDMA_RSP_WAIT_READ);
+		rq->t->st.resumed++;
+		work++;
+	}
 	return work;
 }
 
 void nvmet_rdma_drop_waiting(struct nvmet_rdma_queue *rq)
 {
-	while (!list_empty(&rq->waitq)) {
-		struct nvmet_rdma_rsp *r = container_of(rq->waitq.next, struct nvmet_rdma_rsp, wait_node);
-		list_del(&r->wait_node);
-		rsp_free(r);
-	}
+	struct list_node *qs[2] = { &rq->waitq, &rq->bufq };
+
+	for (unsigned k = 0; k < 2; k++)
+		while (!list_empty(qs[k])) {
+			struct nvmet_rdma_rsp *r = container_of(qs[k]->next, struct nvmet_rdma_rsp, wait_node);
+			list_del(&r->wait_node);
+			rsp_free(r);
+		}
 }

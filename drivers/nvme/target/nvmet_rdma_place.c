@@ -15,8 +15,8 @@
  *               into the command's device buffer (counted per reason, logged once). The
  *               buffers go back to the NIC when the Write completes (or the command goes),
  *               within a budget: a quarter of the NIC's receive buffers, a host address half
- *               of it (or one command when it holds none); a write beyond it waits before its
- *               RDMA READ. 4 KiB of in-capsule data stays in the NIC's buffers the same way
+ *               of it, 1/n while n > 2 compete (or one command when it holds none); a write
+ *               beyond it waits before its RDMA READ. 4 KiB of in-capsule data stays in the NIC's buffers the same way
  *               (the capsule MR's sink, a budget of its own). Host DRAM sees only headers
  *               and the 64-byte commands.
  *   host read   the drive writes into device memory the NIC may gather from (mops->alloc);
@@ -120,6 +120,12 @@ static unsigned inplace_need(struct nvmet_rdma_queue *rq, uint32_t len, unsigned
 	return need <= NVMET_RDMA_SG_MAX && need <= *max ? need : 0;
 }
 
+static unsigned rx_held(const struct nvmet_rdma_queue *o, unsigned unused)
+{
+	(void)unused;
+	return o->rx_reserved;
+}
+
 /* NIC receive buffers reserved by rq's host address (all its queues). */
 static unsigned host_rx(const struct nvmet_rdma_queue *rq)
 {
@@ -183,8 +189,11 @@ static int place_device(struct nvmet_rdma_rsp *r, const struct nvmet_bdev *bdev,
 		span = ((len - 1) / chunk + 1) * (chunk + NVMET_RDMA_CHUNK_GAP);
 	if (r->dir == DMA_TO_DEVICE && (need = inplace_need(rq, len, &max, &copy))) {
 		unsigned host = host_rx(rq);
-		/* within the budget, a host beyond half of it only while it holds nothing */
-		if (t->rx_reserved + need > max || (host && host + need > max / 2) || (slot = sgt_take(t)) < 0) {
+		/* within the budget, a host beyond its share of it (half, 1/n while n > 2 host
+		 * addresses compete) only while it holds nothing */
+		if (t->rx_reserved + need > max ||
+		    (host && host + need > max / nvmet_rdma_hosts_competing(rq, rx_held, 0)) ||
+		    (slot = sgt_take(t)) < 0) {
 			if (r->state != NVMET_RDMA_RSP_WAIT_BUF)
 				t->st.rx_waits++;
 			return -EAGAIN;

@@ -24,7 +24,9 @@ void nvmet_rdma_capsule(struct nvmet_rdma_queue *rq, unsigned i, uint32_t len);
 /* A send-queue completion of rq (READ, WRITE or SEND of a rsp). */
 void nvmet_rdma_send_done(struct nvmet_rdma_queue *rq, const struct roce_wc *wc);
 
-/* Retry the waiting rsps of rq in order until one still cannot go on. Returns how many went. */
+/* Retry the waiting rsps of rq: those waiting for send room in order until one still finds
+ * none, then those waiting for a buffer in order until one still finds none. Returns how
+ * many went. */
 int nvmet_rdma_resume(struct nvmet_rdma_queue *rq);
 
 /* Free the rsps of rq whose device buffers the NIC no longer reads (TX_HELD, no frame left).
@@ -42,6 +44,13 @@ void nvmet_rdma_queue_close(struct nvmet_rdma_queue *rq, const char *why);
 /* Data buffer pools (DRAM). */
 int nvmet_rdma_pools_init(struct nvmet_rdma *t);
 void nvmet_rdma_pools_fini(struct nvmet_rdma *t);
+/* The host addresses competing for a pool, rq's own included: those with a queue that holds
+ * some of it (held(queue, arg) nonzero) or has a command waiting for a buffer; at least
+ * NVMET_RDMA_HOST_SHARE. Each holds at most that part of the pool, so a host that starts
+ * waiting gets its part as soon as the others' commands done give theirs back, however
+ * many others keep theirs busy. */
+unsigned nvmet_rdma_hosts_competing(const struct nvmet_rdma_queue *rq,
+				    unsigned (*held)(const struct nvmet_rdma_queue *, unsigned), unsigned arg);
 /* A DRAM pool slot of at least len bytes for rq within its host's share. 0 or -ENOMEM. */
 int nvmet_rdma_buf_get(struct nvmet_rdma_queue *rq, uint32_t len, struct nvmet_rdma_buf *b);
 /* Give back b (a pool slot or device memory); b is zeroed. */

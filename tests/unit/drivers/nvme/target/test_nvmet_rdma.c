@@ -1080,3 +1080,185 @@ Test(nvmet_rdma, read_buffer_held_until_the_nic_is_done_with_its_frames)
 	host_disconnect(a);
 	fake_netdev_tx_complete(&fnd);
 }
+
+/* Post n capsules on h at once (sqes[k] in capsule slot k), and receives for responses up
+ * to slot recvs - 1 beyond the 8 host_connect posted. */
+static void post_capsules(struct hq *h, struct nvme_sqe *sqes, unsigned n, unsigned recvs)
+{
+	for (unsigned k = 8; k < recvs; k++)
+		post_rsp_recv(h, k);
+	for (unsigned k = 0; k < n; k++) {
+		sqes[k].cid = le16_make((uint16_t)(200 + k));
+		memcpy(hmem + H_CAPS + 0x100 * k, &sqes[k], 64);
+		struct roce_send_wr w = { .wr_id = 1, .opcode = ROCE_WR_SEND, .send_flags = ROCE_SEND_SIGNALED, .num_sge = 1 };
+		w.sg_list[0] = (struct roce_sge){ IOVA + H_CAPS + 0x100 * k, 64, roce_mr_lkey(mr) };
+		cr_assert_eq(roce_post_send(h->qp, &w), 0);
+	}
+}
+
+/* Poll the host's CQ: every WR succeeded; returns the responses seen (each status 0). */
+static unsigned host_responses(void)
+{
+	struct roce_wc wc[16];
+	unsigned got = 0;
+	int n;
+	while ((n = roce_poll_cq(cq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++) {
+			cr_assert_eq(wc[i].status, ROCE_WC_SUCCESS, "host WR %llu status %d",
+				     (unsigned long long)wc[i].wr_id, wc[i].status);
+			if (wc[i].opcode != ROCE_WC_RECV)
+				continue;
+			struct nvme_cqe c;
+			memcpy(&c, hmem + H_RSP + (wc[i].wr_id - 1000) * 16, 16);
+			cr_assert_eq((le16_get(c.status) >> 1) & 0x7ff, 0, "cid %u status %#x", le16_get(c.cid),
+				     le16_get(c.status));
+			got++;
+		}
+	return got;
+}
+
+/* More 128 KiB reads at once than the host's share of large DRAM buffers (12) and one more:
+ * the buffers the first 12 give back go to the waiting ones in order, whose responses (the
+ * RAM disk completes at once) then wait for send room; the one still waiting for a buffer
+ * must not keep them from going, or nobody ever gives a buffer back. */
+Test(nvmet_rdma, responses_never_wait_behind_a_command_waiting_for_a_buffer)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	struct nvme_sqe s[25];
+	const unsigned n = 2 * (NVMET_RDMA_LARGE_BUFS / NVMET_RDMA_HOST_SHARE) + 1;
+	cr_assert_leq(n, 25);
+	ctrl_up(a, io);
+	for (unsigned k = 0; k < n; k++) {
+		s[k] = rw_sqe(NVME_CMD_READ, 0, 256);
+		sgl_keyed(&s[k], H_DATA, 131072, false);
+	}
+	post_capsules(io, s, n, n);
+	pump(responses_in);
+	cr_assert_eq(host_responses(), n, "every read answered");
+	cr_assert_geq(t.st.buf_waits, n - NVMET_RDMA_LARGE_BUFS / NVMET_RDMA_HOST_SHARE);
+	assert_all_back("after the reads");
+	host_disconnect(io);
+	host_disconnect(a);
+}
+
+static unsigned rnr_naks;
+static int count_rnr_naks(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	if (!(p->flags & ROCE_F_REQUEST) && !(p->flags & ROCE_F_READ_RESP) &&
+	    (p->syndrome & AETH_SYNDROME_TYPE_MASK) == AETH_TYPE_RNR_NAK)
+		rnr_naks++;
+	return 0;
+}
+
+/* The host stops taking our responses: it has 8 receives posted and never posts another, so
+ * the ninth response's SEND is answered by RNR NAKs for ever (the REQ asked for rnr_retry 7,
+ * infinite, as Linux's does). The queue must not hold its rsps, buffers and send room for
+ * ever: with no send completion for NVMET_RDMA_SEND_STALL_MS it closes, everything back. */
+Test(nvmet_rdma, a_host_that_never_takes_a_response_is_closed)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	struct nvme_sqe s[9];
+	ctrl_up(a, io);
+	for (unsigned k = 0; k < 9; k++) {
+		s[k] = rw_sqe(NVME_CMD_READ, 0, 8);
+		sgl_keyed(&s[k], H_DATA, 4096, false);
+	}
+	uint64_t t0 = clock_now_ns();
+	rnr_naks = 0;
+	policy = count_rnr_naks;
+	post_capsules(io, s, 9, 8);
+	pump(queue_gone);
+	cr_assert_geq(clock_now_ns() - t0, (uint64_t)NVMET_RDMA_SEND_STALL_MS * NSEC_PER_MSEC, "not before the timeout");
+	cr_assert_eq(t.st.sq_stalls, 1);
+	cr_assert_geq(rnr_naks, 100, "the host's RNR NAKs went on until then");
+	policy = pass_all;
+	assert_all_back("after the stalled queue closed");
+	host_qp_free(io);
+	host_disconnect(a);
+}
+
+static uint64_t sends0[4];            /* responses each I/O queue sent before (its Connect's) */
+static uint64_t others_when_third;     /* queues 1 and 2's responses when queue 3's went */
+static void poll_watching_third(void)
+{
+	target_poll();
+	if (others_when_third == UINT64_MAX && target_queue(3)->sends > sends0[3])
+		others_when_third = target_queue(1)->sends - sends0[1] + target_queue(2)->sends - sends0[2];
+}
+
+/* Three hosts (three I/O queues, their target queues' addresses made three): two keep
+ * every large DRAM buffer their share allows busy with 40 reads of 16 KiB each, then the
+ * third sends one. Two halves are the whole pool: the third must not wait until the others'
+ * backlogs are gone. Its read is answered while they still have most of theirs to go. */
+Test(nvmet_rdma, a_third_host_gets_buffers_while_two_keep_theirs_busy)
+{
+	struct hq *a = &hqs[0], *h[3] = { &hqs[1], &hqs[2], &hqs[3] };
+	struct nvme_sqe s[40];
+	uint16_t cntlid = admin_up(a, VOL, 0);
+	for (unsigned q = 0; q < 3; q++) {
+		host_connect(h[q], (uint16_t)(q + 1), 64);
+		cr_assert_eq(connect_q(h[q], (uint16_t)(q + 1), cntlid, HOST, VOL, 0).status, 0);
+		target_queue((uint16_t)(q + 1))->peer = PEER + 1 + q;
+	}
+	for (unsigned k = 0; k < 40; k++) {
+		s[k] = rw_sqe(NVME_CMD_READ, 0, 32);
+		sgl_keyed(&s[k], H_DATA, 16384, false); /* large class, 16 packets */
+	}
+	for (unsigned q = 1; q <= 3; q++)
+		sends0[q] = target_queue((uint16_t)q)->sends;
+	post_capsules(h[0], s, 40, 40);
+	post_capsules(h[1], s, 40, 40);
+	post_capsules(h[2], s, 1, 1);
+	others_when_third = UINT64_MAX;
+	relay_extra_poll = poll_watching_third;
+	pump(responses_in);
+	relay_extra_poll = target_poll;
+	cr_assert_eq(target_queue(3)->sends - sends0[3], 1, "the third host's read answered");
+	cr_assert_lt(others_when_third, 40, "... while the other two still had %llu of their 80 reads left",
+		     (unsigned long long)(80 - others_when_third));
+	cr_assert_eq(host_responses(), 81);
+	assert_all_back("after the three hosts' reads");
+	for (unsigned q = 0; q < 3; q++)
+		host_disconnect(h[q]);
+	host_disconnect(a);
+}
+
+static int drop_acks(unsigned n, const struct roce_pkt *p)
+{
+	(void)n;
+	return !(p->flags & ROCE_F_REQUEST);
+}
+
+static bool read_response_posted(void)
+{
+	return target_queue(1)->sends > sends0[1];
+}
+
+/* The CQ overruns while a read's RDMA WRITE and SEND wait for the host's ACK: the queue
+ * closes, and the flush completions that would have given the rsp back are lost with the
+ * CQ. Freeing the queue must still give its data buffer back to the pool. */
+Test(nvmet_rdma, buffers_back_when_the_cq_overran)
+{
+	struct hq *a = &hqs[0], *io = &hqs[1];
+	ctrl_up(a, io);
+	struct nvmet_rdma_queue *rq = target_queue(1);
+	sends0[1] = rq->sends;
+	struct nvme_sqe s = rw_sqe(NVME_CMD_READ, 0, 256);
+	sgl_keyed(&s, H_DATA, 131072, false);
+	policy = drop_acks;
+	post_capsules(io, &s, 1, 1);
+	pump(read_response_posted);
+	cr_assert_eq(rq->sq_used, 2, "the WRITE and the SEND wait for their ACK");
+	cr_assert_eq(t.pool_used[1], 1);
+	rq->cq->overflow = true;
+	for (int i = 0; i < 4; i++)
+		target_poll();
+	cr_assert_null(target_queue(1), "the queue went");
+	assert_all_back("after the CQ overran");
+	unsigned head = 0, count = 0;
+	relay_collect(head, &count); /* our DREQ for the queue: the host QP goes without answering */
+	policy = pass_all;
+	host_qp_free(io);
+	host_disconnect(a);
+}
