@@ -95,14 +95,34 @@ static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, str
 	return 0;
 }
 
+/* A receive entry (contents undefined): the last one a user gave back (tcp_rxent_cache),
+ * else the pool's, else NULL (counted by the pool). */
+static inline __attribute__((always_inline)) struct tcp_rxent *rxent_get(void)
+{
+	struct list_node *c = tcp_rxent_cache.next;
+	if (c != &tcp_rxent_cache) {
+		struct list_node *n = c->next;
+		tcp_rxent_cache.next = n;
+		n->prev = &tcp_rxent_cache;
+		tcp_rxent_cached--;
+		return container_of(c, struct tcp_rxent, node);
+	}
+	return mm_pool_alloc(&tcp_rxent_pool);
+}
+
+/* Receive entries held by sockets' queues: the pool's in use but the cached ones. */
+static inline __attribute__((always_inline)) size_t rxents_held(void)
+{
+	return tcp_rxent_pool.in_use - tcp_rxent_cached;
+}
+
 /* A receive entry for s: up to TCP_RXENT_RESERVE always (the pool keeps that many per
  * socket free), more while the pool's shared part lasts. */
 static struct tcp_rxent *rxent_new(struct tcp_sock *s, uint32_t seq, struct netdev_frag *f)
 {
 	struct tcp_rxent *r = NULL;
-	if (s->rxq_frags + s->ooo_frags < TCP_RXENT_RESERVE ||
-	    tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
-		r = mm_pool_alloc(&tcp_rxent_pool);
+	if (s->rxq_frags + s->ooo_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
+		r = rxent_get();
 	if (!r) {
 		tcp_counters.rx_nobufs++;
 		return NULL;
@@ -843,22 +863,26 @@ static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g,
 			   rx_buf_admit_fast());
 }
 
-/* mm_pool_take for the receive entries, its body inlined into this one (flatten, at
- * compile time), which the data path then inlines: at link time gcc left the pool's take
- * out of line (mm_pool_take.lto_priv, ~6 instructions of call per data segment). */
-static inline __attribute__((flatten)) struct tcp_rxent *rxent_pool_take(void)
+/* The pool's take of a receive entry, out of line: the data path takes cached entries
+ * (tcp_rxent_cache) but when a user holds them all. */
+static __attribute__((noinline)) struct tcp_rxent *rxent_pool_get(void)
 {
-	return mm_pool_take(&tcp_rxent_pool);
+	return mm_pool_alloc(&tcp_rxent_pool);
 }
 
-/* A receive entry for header prediction: rxent_new's test and the pool's inline take
- * (frags: s's queued fragments, in order and out of order, counted so far). */
+/* A receive entry for header prediction: rxent_new's test and rxent_get, the cache's
+ * pop inline (frags: s's queued fragments, in order and out of order, counted so far). */
 static inline __attribute__((always_inline)) struct tcp_rxent *rxent_take(unsigned frags)
 {
-	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) {
-		if (__builtin_expect(!mm_pool_has_free(&tcp_rxent_pool), 0))
-			return mm_pool_alloc_empty(&tcp_rxent_pool); /* (counted) */
-		return rxent_pool_take(); /* (mm_pool_alloc's take) */
+	if (frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) {
+		struct list_node *c = tcp_rxent_cache.next;
+		if (__builtin_expect(c == &tcp_rxent_cache, 0))
+			return rxent_pool_get();
+		struct list_node *n = c->next;
+		tcp_rxent_cache.next = n;
+		n->prev = &tcp_rxent_cache;
+		tcp_rxent_cached--;
+		return container_of(c, struct tcp_rxent, node);
 	}
 	return NULL;
 }
