@@ -1390,7 +1390,7 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
  * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,
  * with nothing changed, goes on to net_stack_rx_ip as if this had not looked (which takes
  * tcp_rx_gathering and the rest). Consumes nb. */
-__attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
+static __attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf *nb)
 {
 	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
 	const uint8_t *h = nb->data;
@@ -1419,6 +1419,64 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	return;
 other:
 	net_stack_rx_ip(dev, nb);
+}
+
+/* tcp_rx_flow for a frame of the gathering socket (tcp_rx_gro) that needs no call but the
+ * netbuf's free: tcp_rx_flow_any's tests, and those that keep rx_gro's work call-free (a
+ * cached receive entry to take and the reserve's test, the ACK already held for the
+ * batch's end and not yet owed, the budget's note already waiting for s). Anything else
+ * goes to tcp_rx_flow_any, nothing changed, which takes it as before. With no call on its
+ * way, it saves no register (~20 instructions a frame of pushes and pops). Consumes nb. */
+__attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *s = tcp_rx_gro;
+	const uint8_t *h = nb->data;
+	struct netdev_frag *f = nb->frags;
+	struct list_node *c = tcp_rxent_cache.next;
+	uint32_t plen, seq, ack, unacked;
+
+	/* the socket's tests first: a frame that fails them costs tcp_rx_flow_any little */
+	if (!s || c == &tcp_rxent_cache || tcp_budget_pending != s || list_empty(&s->held_node))
+		return tcp_rx_flow_any(dev, nb);
+	unacked = s->segs_unacked + 1;
+	if (unacked < 2 || unacked >= tcp_ack_every || !tcp_output_idle(s) ||
+	    !(s->rxq_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) ||
+	    !rx_flow_match(dev, nb, s))
+		return tcp_rx_flow_any(dev, nb);
+	plen = f->len;
+	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
+	ack = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 8);
+	if (plen == 0 || seq != s->rcv_nxt ||
+	    ack != s->snd_una || (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
+	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || !rx_buf_admit_fast())
+		return tcp_rx_flow_any(dev, nb);
+	/* tcp_rx_flow_any's and rx_gro's work for it, in their order */
+	net_rx_fast_frames++;
+	tcp_counters.segs_in++;
+	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
+	s->segs_in++;
+	s->snd_wl1 = seq;
+	s->snd_wl2 = ack;
+	struct list_node *n = c->next; /* (rxent_take: the cache's pop) */
+	tcp_rxent_cache.next = n;
+	n->prev = &tcp_rxent_cache;
+	tcp_rxent_cached--;
+	struct tcp_rxent *r = container_of(c, struct tcp_rxent, node);
+	r->seq = seq;
+	tcp_frag_copy(&r->frag, f);
+	list_add_tail(&s->rxq, &r->node);
+	nb->nfrags = 0;
+	if (f->addr.cls == MEM_CLASS_DEVICE)
+		tcp_counters.rx_payload_device += plen;
+	else
+		tcp_counters.rx_payload_host += plen;
+	s->rxq_bytes += plen;
+	s->rxq_frags++;
+	s->rcv_nxt = seq + plen;
+	s->pending_events |= TCP_EV_RECV;
+	s->segs_unacked = unacked; /* (schedule_ack: the ACK held for the batch's end) */
+	s->ack_pass_end = true;
+	netbuf_free(nb);
 }
 
 /* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
