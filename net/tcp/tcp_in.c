@@ -1284,6 +1284,24 @@ static const uint64_t rx_flow_mask[6] = {
 	0xffffffffffff0000ull, 0x0000ffffffffffffull, 0xf7ff000000000000ull,
 };
 
+/* rx_flow_mask as three vectors of two words, for rx_flow_match (gcc's vector extension:
+ * SSE2 on x86_64, NEON on arm64). The words are little-endian (le64_load) on both. */
+typedef uint64_t rx_v2 __attribute__((vector_size(16)));
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "rx_flow_match loads the header's words in host order");
+static const rx_v2 rx_flow_vmask[3] = {
+	{ 0x0000ffffffffffffull, 0x00ffffff00000000ull },
+	{ 0xff00ff3f00000000ull, 0xffffffffffff0000ull },
+	{ 0x0000ffffffffffffull, 0xf7ff000000000000ull },
+};
+
+/* 16 bytes at p (any alignment) as a vector of two host-order words. */
+static inline __attribute__((always_inline)) rx_v2 rx_v2_load(const void *p)
+{
+	rx_v2 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /* Build s's header image (tcp_rx_flow) for the current route generation: our MAC and
  * address, the type, version and IHL, no fragment, TCP, the peer's address, the ports,
  * a 20-byte header with ACK. Only while s's local address is the interface's and its
@@ -1363,12 +1381,11 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
 	    (nb->flags & (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD)) !=
 		    (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK))
 		return false;
-	return !(((le64_load(h) ^ s->rx_flow_want[0]) & rx_flow_mask[0]) |
-		 ((le64_load(h + 8) ^ s->rx_flow_want[1]) & rx_flow_mask[1]) |
-		 ((le64_load(h + 16) ^ s->rx_flow_want[2]) & rx_flow_mask[2]) |
-		 ((le64_load(h + 24) ^ s->rx_flow_want[3]) & rx_flow_mask[3]) |
-		 ((le64_load(h + 32) ^ s->rx_flow_want[4]) & rx_flow_mask[4]) |
-		 ((le64_load(h + 40) ^ s->rx_flow_want[5]) & rx_flow_mask[5]));
+	/* the six words as three 16-byte vectors (each a load, an exclusive or, an and) */
+	rx_v2 d = ((rx_v2_load(h) ^ rx_v2_load(&s->rx_flow_want[0])) & rx_flow_vmask[0]) |
+		  ((rx_v2_load(h + 16) ^ rx_v2_load(&s->rx_flow_want[2])) & rx_flow_vmask[1]) |
+		  ((rx_v2_load(h + 32) ^ rx_v2_load(&s->rx_flow_want[4])) & rx_flow_vmask[2]);
+	return !(d[0] | d[1]);
 }
 
 /* A frame from the device while a connection receives (net.c net_stack_rx): a data segment
@@ -1421,22 +1438,42 @@ other:
 	net_stack_rx_ip(dev, nb);
 }
 
-/* tcp_rx_flow for a frame of the gathering socket (tcp_rx_gro) that needs no call but the
- * netbuf's free: tcp_rx_flow_any's tests, and those that keep rx_gro's work call-free (a
- * cached receive entry to take and the reserve's test, the ACK already held for the
- * batch's end and not yet owed, the budget's note already waiting for s). Anything else
- * goes to tcp_rx_flow_any, nothing changed, which takes it as before. With no call on its
- * way, it saves no register (~20 instructions a frame of pushes and pops). Consumes nb. */
+/* The end of tcp_rx_flow for a frame whose rx_gro work needs calls, made after that work
+ * in rx_gro_begin's, schedule_ack's and the budget's order (none of them reads what the
+ * work before wrote but last_rx_ns, which rx_gro_begin sets first): the gathering begun
+ * (first: the batch's first frame), the ACK held for the batch's end (the second segment
+ * not acknowledged) or delayed (the first), the budget's note left waiting for s. Out of
+ * line, a jump from tcp_rx_flow (which then saves no register). Consumes nb. */
+static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct netbuf *nb)
+{
+	if (list_empty(&s->held_node)) /* (schedule_ack's) */
+		tcp_output_hold(s);
+	if (s->bud_nxt != s->rcv_nxt)
+		tcp_budget_note_later(s);
+	netbuf_free(nb);
+}
+
+/* A data frame while a connection receives (net.c net_stack_rx): for the socket gathering
+ * the batch's segments (tcp_rx_gro) or, while none does, the last segment's connection,
+ * tcp_rx_flow_any's tests (the socket's first, then the header image's match, then the
+ * sequence numbers and the window) and rx_gro's work inline, in their order, when rx_gro
+ * would call nothing that can touch the socket's queues: a cached receive entry and the
+ * reserve's test, no ACK owed now (segs_unacked + 1 below tcp_ack_every, output idle).
+ * What rx_gro_begin and schedule_ack call for (the batch's first frame, its first or
+ * second segment not acknowledged) and the budget's note then go to rx_flow_finish, a
+ * jump; with none of them the frame's one call is netbuf_free's, a jump too, so that
+ * tcp_rx_flow saves no register. Anything else goes to tcp_rx_flow_any, nothing changed,
+ * which takes it as before. Consumes nb. */
 __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
 {
 	struct tcp_sock *s = tcp_rx_gro;
 	const uint8_t *h = nb->data;
 	struct netdev_frag *f = nb->frags;
 	struct list_node *c = tcp_rxent_cache.next;
-	uint32_t plen, seq, ack, unacked;
+	uint32_t plen, seq, ack, unacked, nxt;
 
 	/* the socket's tests first: a frame that fails them costs tcp_rx_flow_any little */
-	if (!s || c == &tcp_rxent_cache || tcp_budget_pending != s || list_empty(&s->held_node))
+	if (!s || c == &tcp_rxent_cache)
 		return tcp_rx_flow_any(dev, nb);
 	unacked = s->segs_unacked + 1;
 	if (unacked < 2 || unacked >= tcp_ack_every || !tcp_output_idle(s) ||
@@ -1472,10 +1509,12 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 		tcp_counters.rx_payload_host += plen;
 	s->rxq_bytes += plen;
 	s->rxq_frags++;
-	s->rcv_nxt = seq + plen;
+	s->rcv_nxt = nxt = seq + plen;
 	s->pending_events |= TCP_EV_RECV;
-	s->segs_unacked = unacked; /* (schedule_ack: the ACK held for the batch's end) */
+	s->segs_unacked = unacked; /* (schedule_ack's; the ACK's hold below or in rx_flow_finish) */
 	s->ack_pass_end = true;
+	if (list_empty(&s->held_node) || (tcp_budget_pending != s && s->bud_nxt != nxt))
+		return rx_flow_finish(s, nb);
 	netbuf_free(nb);
 }
 
