@@ -564,13 +564,24 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 	/* Whole entries from the head, moved from the queue to the entry cache in one splice
 	 * after the walk (tcp_rxent_cache: the next segments take them) and the socket's sums
 	 * written once. */
-	while (n < max && it != &s->rxq) {
-		struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
-		if (r->frag.len > max_bytes - taken)
-			break;
-		it = it->next;
-		tcp_frag_copy(&out[n++], &r->frag);
-		taken += r->frag.len;
+	if (max_bytes >= s->rxq_bytes) {
+		/* every entry fits (the usual caller's SIZE_MAX): the count and the queue's end
+		 * alone bound the walk */
+		while (n < max && it != &s->rxq) {
+			struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
+			it = it->next;
+			tcp_frag_copy(&out[n++], &r->frag);
+			taken += r->frag.len;
+		}
+	} else {
+		while (n < max && it != &s->rxq) {
+			struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
+			if (r->frag.len > max_bytes - taken)
+				break;
+			it = it->next;
+			tcp_frag_copy(&out[n++], &r->frag);
+			taken += r->frag.len;
+		}
 	}
 	if (n) {
 		struct list_node *first = s->rxq.next, *last = it->prev, *c = tcp_rxent_cache.next;

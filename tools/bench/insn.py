@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 5080,
     "read-4k": 5400,
-    "write-128k": 42250,
+    "write-128k": 41800,
     "read-128k": 35500,
     "write-4k-ddgst": 38600,
     "read-4k-ddgst": 38600,
