@@ -375,7 +375,9 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 		uint32_t acked = g->ack - s->snd_una;
 		if (s->timing && SEQ_GEQ(g->ack, s->rtt_seq)) {
 			s->timing = false;
-			update_rtt(s, clock_now_ns() - s->rtt_start_ns);
+			/* header prediction read the clock for this segment a moment ago
+			 * (rx_predicted: last_rx_ns); the full path reads it here */
+			update_rtt(s, (predicted ? s->last_rx_ns : clock_now_ns()) - s->rtt_start_ns);
 		}
 		s->backoff = 0;
 		/* Congestion control: deflate after recovery, else grow. */
@@ -1407,7 +1409,7 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
  * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,
  * with nothing changed, goes on to net_stack_rx_ip as if this had not looked (which takes
  * tcp_rx_gathering and the rest). Consumes nb. */
-static __attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf *nb)
+__attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf *nb)
 {
 	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
 	const uint8_t *h = nb->data;
@@ -1439,11 +1441,9 @@ other:
 }
 
 /* The end of tcp_rx_flow for a frame whose rx_gro work needs calls, made after that work
- * in rx_gro_begin's, schedule_ack's and the budget's order (none of them reads what the
- * work before wrote but last_rx_ns, which rx_gro_begin sets first): the gathering begun
- * (first: the batch's first frame), the ACK held for the batch's end (the second segment
- * not acknowledged) or delayed (the first), the budget's note left waiting for s. Out of
- * line, a jump from tcp_rx_flow (which then saves no register). Consumes nb. */
+ * in schedule_ack's and the budget's order: the ACK held for the batch's end (the second
+ * segment not acknowledged: held_node not linked yet), the budget's note left waiting for
+ * s (another socket's made first). Out of line, a jump from tcp_rx_flow. Consumes nb. */
 static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct netbuf *nb)
 {
 	if (list_empty(&s->held_node)) /* (schedule_ack's) */
@@ -1453,16 +1453,16 @@ static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct 
 	netbuf_free(nb);
 }
 
-/* A data frame while a connection receives (net.c net_stack_rx): for the socket gathering
- * the batch's segments (tcp_rx_gro) or, while none does, the last segment's connection,
- * tcp_rx_flow_any's tests (the socket's first, then the header image's match, then the
- * sequence numbers and the window) and rx_gro's work inline, in their order, when rx_gro
- * would call nothing that can touch the socket's queues: a cached receive entry and the
- * reserve's test, no ACK owed now (segs_unacked + 1 below tcp_ack_every, output idle).
- * What rx_gro_begin and schedule_ack call for (the batch's first frame, its first or
- * second segment not acknowledged) and the budget's note then go to rx_flow_finish, a
- * jump; with none of them the frame's one call is netbuf_free's, a jump too, so that
- * tcp_rx_flow saves no register. Anything else goes to tcp_rx_flow_any, nothing changed,
+/* A data frame of the socket gathering the batch's segments (tcp_rx_gro; net.c
+ * net_stack_rx calls while one does): net_stack_rx's shape test, then tcp_rx_flow_any's
+ * tests and rx_gro's work inline, in their order, when rx_gro would call nothing but
+ * schedule_ack's hold and the budget's note: the socket's tests first (a cached receive
+ * entry and the reserve's test, the ACK not owed now and not delayed: 2 <= segs_unacked + 1
+ * < tcp_ack_every, output idle), then the header image's match, the sequence numbers and
+ * the window. The hold and the note go to rx_flow_finish, a jump; without them the frame's
+ * one call is netbuf_free's, a jump too. A frame not of tcp_rx_flow_shape's first shape
+ * goes to net_stack_rx_flow, any other that fails a test to tcp_rx_flow_any (the batch's
+ * first frame, the first segment not acknowledged, an ACK owed now, ...), nothing changed,
  * which takes it as before. Consumes nb. */
 __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
 {
@@ -1472,6 +1472,9 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	struct list_node *c = tcp_rxent_cache.next;
 	uint32_t plen, seq, ack, unacked, nxt;
 
+	/* net_stack_rx's shape test (it calls while a batch gathers, with no test of its own) */
+	if (tcp_rx_flow_shape(nb) != 1)
+		return net_stack_rx_flow(dev, nb);
 	/* the socket's tests first: a frame that fails them costs tcp_rx_flow_any little */
 	if (!s || c == &tcp_rxent_cache)
 		return tcp_rx_flow_any(dev, nb);
