@@ -44,6 +44,20 @@ struct tcp_stats tcp_counters;
 struct list_node tcp_socks = LIST_HEAD_INIT(tcp_socks);
 static struct mm_pool tcp_sock_pool;
 struct mm_pool tcp_sndent_pool, tcp_rxent_pool;
+struct list_node tcp_rxent_cache = { &tcp_rxent_cache, &tcp_rxent_cache };
+unsigned tcp_rxent_cached;
+
+/* Every cached receive entry back to the pool (a socket freed, shutdown): a bounded walk
+ * (at most TCP_RXENTS), so that a closed connection leaves the pool as it found it. */
+void tcp_rxent_cache_drain(void)
+{
+	while (tcp_rxent_cache.next != &tcp_rxent_cache) {
+		struct list_node *it = tcp_rxent_cache.next;
+		list_del(it);
+		mm_pool_free(&tcp_rxent_pool, container_of(it, struct tcp_rxent, node));
+	}
+	tcp_rxent_cached = 0;
+}
 static bool tcp_ready;
 static uint16_t tcp_next_port = TCP_EPHEMERAL_FIRST;
 
@@ -66,6 +80,8 @@ int tcp_init(void)
 	list_init(&tcp_socks);
 	tcp_next_port = TCP_EPHEMERAL_FIRST;
 	tcp_isn_init();
+	list_init(&tcp_rxent_cache);
+	tcp_rxent_cached = 0;
 	if ((rc = mm_pool_init(&tcp_sock_pool, "tcp_sock", sizeof(struct tcp_sock), TCP_SOCKETS)))
 		return rc;
 	if ((rc = mm_pool_init(&tcp_rxent_pool, "tcp_rxent", sizeof(struct tcp_rxent), TCP_RXENTS)))
@@ -93,6 +109,7 @@ int tcp_shutdown(void)
 	while (!list_empty(&tcp_socks))
 		tcp_sock_free(container_of(tcp_socks.next, struct tcp_sock, node));
 	tcp_budget_fini();
+	tcp_rxent_cache_drain();
 	if (tcp_sock_pool.in_use || tcp_rxent_pool.in_use || tcp_sndent_pool.in_use || tcp_pools_busy())
 		return -EBUSY;
 	tcp_pools_fini();
@@ -255,6 +272,7 @@ void tcp_sock_free(struct tcp_sock *s)
 		tcp_rx_gro = NULL; /* (its gathered event goes nowhere now) */
 	tcp_budget_forget(s);
 	tcp_sock_frees++;
+	tcp_rxent_cache_drain();
 	mm_pool_free(&tcp_sock_pool, s);
 }
 
@@ -543,20 +561,37 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 	size_t taken = 0;
 	unsigned n = 0;
 
-	/* Whole entries from the head, unlinked from the queue in one splice after the walk
-	 * and the socket's sums written once. */
-	while (n < max && it != &s->rxq) {
-		struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
-		if (r->frag.len > max_bytes - taken)
-			break;
-		it = it->next;
-		tcp_frag_copy(&out[n++], &r->frag);
-		taken += r->frag.len;
-		mm_pool_free(&tcp_rxent_pool, r);
+	/* Whole entries from the head, moved from the queue to the entry cache in one splice
+	 * after the walk (tcp_rxent_cache: the next segments take them) and the socket's sums
+	 * written once. */
+	if (max_bytes >= s->rxq_bytes) {
+		/* every entry fits (the usual caller's SIZE_MAX): the count and the queue's end
+		 * alone bound the walk */
+		while (n < max && it != &s->rxq) {
+			struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
+			it = it->next;
+			tcp_frag_copy(&out[n++], &r->frag);
+			taken += r->frag.len;
+		}
+	} else {
+		while (n < max && it != &s->rxq) {
+			struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
+			if (r->frag.len > max_bytes - taken)
+				break;
+			it = it->next;
+			tcp_frag_copy(&out[n++], &r->frag);
+			taken += r->frag.len;
+		}
 	}
 	if (n) {
+		struct list_node *first = s->rxq.next, *last = it->prev, *c = tcp_rxent_cache.next;
 		s->rxq.next = it;
 		it->prev = &s->rxq;
+		last->next = c;
+		c->prev = last;
+		tcp_rxent_cache.next = first;
+		first->prev = &tcp_rxent_cache;
+		tcp_rxent_cached += n;
 		s->rxq_bytes -= taken;
 		s->rxq_frags -= n;
 	}

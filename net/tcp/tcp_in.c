@@ -95,14 +95,34 @@ static int payload_take(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, str
 	return 0;
 }
 
+/* A receive entry (contents undefined): the last one a user gave back (tcp_rxent_cache),
+ * else the pool's, else NULL (counted by the pool). */
+static inline __attribute__((always_inline)) struct tcp_rxent *rxent_get(void)
+{
+	struct list_node *c = tcp_rxent_cache.next;
+	if (c != &tcp_rxent_cache) {
+		struct list_node *n = c->next;
+		tcp_rxent_cache.next = n;
+		n->prev = &tcp_rxent_cache;
+		tcp_rxent_cached--;
+		return container_of(c, struct tcp_rxent, node);
+	}
+	return mm_pool_alloc(&tcp_rxent_pool);
+}
+
+/* Receive entries held by sockets' queues: the pool's in use but the cached ones. */
+static inline __attribute__((always_inline)) size_t rxents_held(void)
+{
+	return tcp_rxent_pool.in_use - tcp_rxent_cached;
+}
+
 /* A receive entry for s: up to TCP_RXENT_RESERVE always (the pool keeps that many per
  * socket free), more while the pool's shared part lasts. */
 static struct tcp_rxent *rxent_new(struct tcp_sock *s, uint32_t seq, struct netdev_frag *f)
 {
 	struct tcp_rxent *r = NULL;
-	if (s->rxq_frags + s->ooo_frags < TCP_RXENT_RESERVE ||
-	    tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
-		r = mm_pool_alloc(&tcp_rxent_pool);
+	if (s->rxq_frags + s->ooo_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE)
+		r = rxent_get();
 	if (!r) {
 		tcp_counters.rx_nobufs++;
 		return NULL;
@@ -355,7 +375,9 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 		uint32_t acked = g->ack - s->snd_una;
 		if (s->timing && SEQ_GEQ(g->ack, s->rtt_seq)) {
 			s->timing = false;
-			update_rtt(s, clock_now_ns() - s->rtt_start_ns);
+			/* header prediction read the clock for this segment a moment ago
+			 * (rx_predicted: last_rx_ns); the full path reads it here */
+			update_rtt(s, (predicted ? s->last_rx_ns : clock_now_ns()) - s->rtt_start_ns);
 		}
 		s->backoff = 0;
 		/* Congestion control: deflate after recovery, else grow. */
@@ -843,22 +865,26 @@ static inline bool rx_fast_ok(const struct tcp_sock *s, const struct tcp_seg *g,
 			   rx_buf_admit_fast());
 }
 
-/* mm_pool_take for the receive entries, its body inlined into this one (flatten, at
- * compile time), which the data path then inlines: at link time gcc left the pool's take
- * out of line (mm_pool_take.lto_priv, ~6 instructions of call per data segment). */
-static inline __attribute__((flatten)) struct tcp_rxent *rxent_pool_take(void)
+/* The pool's take of a receive entry, out of line: the data path takes cached entries
+ * (tcp_rxent_cache) but when a user holds them all. */
+static __attribute__((noinline)) struct tcp_rxent *rxent_pool_get(void)
 {
-	return mm_pool_take(&tcp_rxent_pool);
+	return mm_pool_alloc(&tcp_rxent_pool);
 }
 
-/* A receive entry for header prediction: rxent_new's test and the pool's inline take
- * (frags: s's queued fragments, in order and out of order, counted so far). */
+/* A receive entry for header prediction: rxent_new's test and rxent_get, the cache's
+ * pop inline (frags: s's queued fragments, in order and out of order, counted so far). */
 static inline __attribute__((always_inline)) struct tcp_rxent *rxent_take(unsigned frags)
 {
-	if (frags < TCP_RXENT_RESERVE || tcp_rxent_pool.in_use < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) {
-		if (__builtin_expect(!mm_pool_has_free(&tcp_rxent_pool), 0))
-			return mm_pool_alloc_empty(&tcp_rxent_pool); /* (counted) */
-		return rxent_pool_take(); /* (mm_pool_alloc's take) */
+	if (frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) {
+		struct list_node *c = tcp_rxent_cache.next;
+		if (__builtin_expect(c == &tcp_rxent_cache, 0))
+			return rxent_pool_get();
+		struct list_node *n = c->next;
+		tcp_rxent_cache.next = n;
+		n->prev = &tcp_rxent_cache;
+		tcp_rxent_cached--;
+		return container_of(c, struct tcp_rxent, node);
 	}
 	return NULL;
 }
@@ -1260,6 +1286,24 @@ static const uint64_t rx_flow_mask[6] = {
 	0xffffffffffff0000ull, 0x0000ffffffffffffull, 0xf7ff000000000000ull,
 };
 
+/* rx_flow_mask as three vectors of two words, for rx_flow_match (gcc's vector extension:
+ * SSE2 on x86_64, NEON on arm64). The words are little-endian (le64_load) on both. */
+typedef uint64_t rx_v2 __attribute__((vector_size(16)));
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "rx_flow_match loads the header's words in host order");
+static const rx_v2 rx_flow_vmask[3] = {
+	{ 0x0000ffffffffffffull, 0x00ffffff00000000ull },
+	{ 0xff00ff3f00000000ull, 0xffffffffffff0000ull },
+	{ 0x0000ffffffffffffull, 0xf7ff000000000000ull },
+};
+
+/* 16 bytes at p (any alignment) as a vector of two host-order words. */
+static inline __attribute__((always_inline)) rx_v2 rx_v2_load(const void *p)
+{
+	rx_v2 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /* Build s's header image (tcp_rx_flow) for the current route generation: our MAC and
  * address, the type, version and IHL, no fragment, TCP, the peer's address, the ports,
  * a 20-byte header with ACK. Only while s's local address is the interface's and its
@@ -1339,12 +1383,11 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
 	    (nb->flags & (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD)) !=
 		    (NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK))
 		return false;
-	return !(((le64_load(h) ^ s->rx_flow_want[0]) & rx_flow_mask[0]) |
-		 ((le64_load(h + 8) ^ s->rx_flow_want[1]) & rx_flow_mask[1]) |
-		 ((le64_load(h + 16) ^ s->rx_flow_want[2]) & rx_flow_mask[2]) |
-		 ((le64_load(h + 24) ^ s->rx_flow_want[3]) & rx_flow_mask[3]) |
-		 ((le64_load(h + 32) ^ s->rx_flow_want[4]) & rx_flow_mask[4]) |
-		 ((le64_load(h + 40) ^ s->rx_flow_want[5]) & rx_flow_mask[5]));
+	/* the six words as three 16-byte vectors (each a load, an exclusive or, an and) */
+	rx_v2 d = ((rx_v2_load(h) ^ rx_v2_load(&s->rx_flow_want[0])) & rx_flow_vmask[0]) |
+		  ((rx_v2_load(h + 16) ^ rx_v2_load(&s->rx_flow_want[2])) & rx_flow_vmask[1]) |
+		  ((rx_v2_load(h + 32) ^ rx_v2_load(&s->rx_flow_want[4])) & rx_flow_vmask[2]);
+	return !(d[0] | d[1]);
 }
 
 /* A frame from the device while a connection receives (net.c net_stack_rx): a data segment
@@ -1366,7 +1409,7 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
  * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,
  * with nothing changed, goes on to net_stack_rx_ip as if this had not looked (which takes
  * tcp_rx_gathering and the rest). Consumes nb. */
-__attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
+__attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf *nb)
 {
 	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
 	const uint8_t *h = nb->data;
@@ -1395,6 +1438,87 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	return;
 other:
 	net_stack_rx_ip(dev, nb);
+}
+
+/* The end of tcp_rx_flow for a frame whose rx_gro work needs calls, made after that work
+ * in schedule_ack's and the budget's order: the ACK held for the batch's end (the second
+ * segment not acknowledged: held_node not linked yet), the budget's note left waiting for
+ * s (another socket's made first). Out of line, a jump from tcp_rx_flow. Consumes nb. */
+static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct netbuf *nb)
+{
+	if (list_empty(&s->held_node)) /* (schedule_ack's) */
+		tcp_output_hold(s);
+	if (s->bud_nxt != s->rcv_nxt)
+		tcp_budget_note_later(s);
+	netbuf_free(nb);
+}
+
+/* A data frame of the socket gathering the batch's segments (tcp_rx_gro; net.c
+ * net_stack_rx calls while one does): net_stack_rx's shape test, then tcp_rx_flow_any's
+ * tests and rx_gro's work inline, in their order, when rx_gro would call nothing but
+ * schedule_ack's hold and the budget's note: the socket's tests first (a cached receive
+ * entry and the reserve's test, the ACK not owed now and not delayed: 2 <= segs_unacked + 1
+ * < tcp_ack_every, output idle), then the header image's match, the sequence numbers and
+ * the window. The hold and the note go to rx_flow_finish, a jump; without them the frame's
+ * one call is netbuf_free's, a jump too. A frame not of tcp_rx_flow_shape's first shape
+ * goes to net_stack_rx_flow, any other that fails a test to tcp_rx_flow_any (the batch's
+ * first frame, the first segment not acknowledged, an ACK owed now, ...), nothing changed,
+ * which takes it as before. Consumes nb. */
+__attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *s = tcp_rx_gro;
+	const uint8_t *h = nb->data;
+	struct netdev_frag *f = nb->frags;
+	struct list_node *c = tcp_rxent_cache.next;
+	uint32_t plen, seq, ack, unacked, nxt;
+
+	/* net_stack_rx's shape test (it calls while a batch gathers, with no test of its own) */
+	if (tcp_rx_flow_shape(nb) != 1)
+		return net_stack_rx_flow(dev, nb);
+	/* the socket's tests first: a frame that fails them costs tcp_rx_flow_any little */
+	if (!s || c == &tcp_rxent_cache)
+		return tcp_rx_flow_any(dev, nb);
+	unacked = s->segs_unacked + 1;
+	if (unacked < 2 || unacked >= tcp_ack_every || !tcp_output_idle(s) ||
+	    !(s->rxq_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) ||
+	    !rx_flow_match(dev, nb, s))
+		return tcp_rx_flow_any(dev, nb);
+	plen = f->len;
+	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
+	ack = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 8);
+	if (plen == 0 || seq != s->rcv_nxt ||
+	    ack != s->snd_una || (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
+	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || !rx_buf_admit_fast())
+		return tcp_rx_flow_any(dev, nb);
+	/* tcp_rx_flow_any's and rx_gro's work for it, in their order */
+	net_rx_fast_frames++;
+	tcp_counters.segs_in++;
+	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
+	s->segs_in++;
+	s->snd_wl1 = seq;
+	s->snd_wl2 = ack;
+	struct list_node *n = c->next; /* (rxent_take: the cache's pop) */
+	tcp_rxent_cache.next = n;
+	n->prev = &tcp_rxent_cache;
+	tcp_rxent_cached--;
+	struct tcp_rxent *r = container_of(c, struct tcp_rxent, node);
+	r->seq = seq;
+	tcp_frag_copy(&r->frag, f);
+	list_add_tail(&s->rxq, &r->node);
+	nb->nfrags = 0;
+	if (f->addr.cls == MEM_CLASS_DEVICE)
+		tcp_counters.rx_payload_device += plen;
+	else
+		tcp_counters.rx_payload_host += plen;
+	s->rxq_bytes += plen;
+	s->rxq_frags++;
+	s->rcv_nxt = nxt = seq + plen;
+	s->pending_events |= TCP_EV_RECV;
+	s->segs_unacked = unacked; /* (schedule_ack's; the ACK's hold below or in rx_flow_finish) */
+	s->ack_pass_end = true;
+	if (list_empty(&s->held_node) || (tcp_budget_pending != s && s->bud_nxt != nxt))
+		return rx_flow_finish(s, nb);
+	netbuf_free(nb);
 }
 
 /* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,

@@ -513,6 +513,12 @@ void tcp_rx_gro_hold(void);
 
 /* tcp.c */
 extern struct mm_pool tcp_rxent_pool;
+/* Receive entries users gave back (tcp_recv_frags: one splice per call, not a pool free
+ * per entry), taken first for the next segments (tcp_in.c rxent_get): still in use to
+ * tcp_rxent_pool, tcp_rxent_cached of them, back to it when a socket is freed. */
+extern struct list_node tcp_rxent_cache;
+extern unsigned tcp_rxent_cached;
+void tcp_rxent_cache_drain(void);
 extern struct netdev_frag_owner *const tcp_chunk_owner_p;
 extern struct mm_pool tcp_sndent_pool;
 struct tcp_sock *tcp_sock_new(void);

@@ -310,14 +310,22 @@ static void recv_frags_takes_whole_entries_then_a_front(void)
 	netdev_frag_release(&f[0]);
 	netdev_frag_release(&f[1]);
 	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 0, "empty");
-	/* the queue still works after the splices */
+	/* the five entries given back wait in the cache, still the pool's in use */
+	cr_assert_eq(tcp_rxent_cached, 5);
+	cr_assert_eq(tcp_rxent_pool.in_use, 5);
+	/* the queue still works after the splices, and the next segment takes a cached entry */
 	seg_from(PEER_PORT, TCP_ACK, 6001, iss + 1, 700);
 	fake_netdev_rx_end(&fnd);
+	cr_assert_eq(tcp_rxent_cached, 4);
+	cr_assert_eq(tcp_rxent_pool.in_use, 5, "no entry of the pool's taken");
 	cr_assert_eq(tcp_recv_frags(s, f, 8, SIZE_MAX), 1);
 	cr_assert_eq(f[0].len, 700);
 	netdev_frag_release(&f[0]);
 	tcp_rx_batch_end();
 	down(l, s);
+	/* a socket freed gives the cache back to the pool */
+	cr_assert_eq(tcp_rxent_cached, 0);
+	cr_assert_eq(tcp_rxent_pool.in_use, 0);
 }
 
 /* A segment with a bad checksum in mid-batch is dropped and counted once, whichever path
