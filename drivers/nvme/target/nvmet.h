@@ -88,6 +88,9 @@ struct nvmet_data {
 	/* The transport's nvmet_req_shape() answer for this command (NULL: none): a hint that
 	 * spares the core a second namespace lookup on a Read/Write. Checked, never trusted. */
 	const struct nvmet_bdev *bdev;
+	/* The transport counted the segments as it took them: their lengths add up to len (the
+	 * core's Read/Write fast path then skips its own walk over them; false: it walks). */
+	bool summed;
 };
 
 typedef void (*nvmet_done_fn)(struct nvmet_req *req, void *arg);

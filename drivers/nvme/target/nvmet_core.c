@@ -607,8 +607,11 @@ static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct 
 		return NULL;
 	if (d->nsg == 0 || d->nsg > NVMET_MAX_DATA_SEGS || !d->sg)
 		return NULL;
-	for (unsigned i = 0; i < d->nsg; i++)
-		total += d->sg[i].len;
+	if (d->summed)
+		total = d->len; /* the transport's count (nvmet_data.summed) */
+	else
+		for (unsigned i = 0; i < d->nsg; i++)
+			total += d->sg[i].len;
 	if (total != d->len || (req->sqe.flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL ||
 	    (req->sqe.flags & NVME_SQE_FUSE_MASK) || !sgl1_ok(q, req->sqe.dptr.sgl1.id) || !nvmet_auth_queue_ok(q))
 		return NULL;

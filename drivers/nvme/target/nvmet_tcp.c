@@ -388,11 +388,12 @@ static void req_done(struct nvmet_req *req, void *arg)
 		conn_ready(c); /* the poll loop retries while the socket has no room */
 }
 
-/* Run r at the core with nsg segments of r->sg (0: none). */
-void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg)
+/* Run r at the core with nsg segments of r->sg (0: none); summed: their lengths add up to
+ * r->len (counted as they were taken: nvmet_data.summed). */
+void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg, bool summed)
 {
 	struct nvmet_tcp_conn *c = r->conn;
-	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev };
+	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev, .summed = summed };
 	r->state = NVMET_TCP_REQ_EXEC;
 	c->inflight++;
 	tcp_ack_hold(c->sock); /* its response will carry the ACK of the bytes that brought it */
@@ -406,7 +407,7 @@ void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r)
 	nvmet_tcp_req_release_frags(r);
 	r->sg[0].addr = (dma_addr_t){ 0 };
 	r->sg[0].len = r->len ? 0 : 1;
-	nvmet_tcp_req_exec(r, 1);
+	nvmet_tcp_req_exec(r, 1, false); /* never summed: the mismatch is the point */
 }
 
 
@@ -511,7 +512,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
 		nvmet_tcp_pdu_release(pdu);
 		r->len = 0;
-		nvmet_tcp_req_exec(r, 0);
+		nvmet_tcp_req_exec(r, 0, false);
 	} else if (sh.qid >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > sh.qsize) {
 		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
 		 * Command Sequence Error, nothing placed, nothing run */
@@ -542,7 +543,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		else
 			return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
 	} else {
-		nvmet_tcp_req_exec(r, 0);
+		nvmet_tcp_req_exec(r, 0, false);
 	}
 	return 0;
 }
