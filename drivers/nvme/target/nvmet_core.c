@@ -533,7 +533,7 @@ const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struc
 }
 
 /* The four answers in one call (a transport asks them of every command). */
-void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
+NVMET_HOT_INLINE void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
 {
 	out->len = req_data_len(sqe);
 	out->dir = req_dir(q, sqe);
@@ -625,7 +625,7 @@ static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct 
 
 static void exec_general(struct nvmet_queue *q, struct nvmet_req *req);
 
-void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+NVMET_HOT_INLINE void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 		const struct nvmet_data *data, nvmet_done_fn done, void *arg)
 {
 	struct nvmet_ns *ns;

@@ -379,7 +379,7 @@ static __attribute__((noinline)) void req_unplace(struct nvmet_tcp_req *r)
 }
 
 /* Give back everything r holds and make it free. */
-void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
+NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 {
 	/* a PDU the framer is placing where r keeps its fragments (conn_place) moves out first */
 	if (__builtin_expect(nvme_tcp_rx_placed(&r->conn->rx), 0))
