@@ -271,11 +271,11 @@ unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t l
 		out[n] = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[c] + in), .len = k,
 					       .provider = NETDEV_PROVIDER_HOST, .owner = &nvmet_tcp_dbuf_owner,
 					       .token = (uint64_t)(uintptr_t)b };
-		b->refs++;
 		n++;
 		off += k;
 		len -= k;
 	}
+	b->refs += n; /* one reference per fragment */
 	return n;
 }
 

@@ -268,11 +268,15 @@ struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c);
  * command, from req_done and nvmet_tcp_req_put, the second with nothing left to release) */
 static inline void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
 {
-	/* netdev_frag_release without clearing each entry: nfrags 0 below, nothing reads them */
-	for (unsigned i = 0; i < r->nfrags; i++) {
-		struct netdev_frag_owner *o = r->frags[i].owner;
+	/* netdev_frag_release without clearing each entry: nfrags 0 below, nothing reads them.
+	 * The array and its count in locals: an owner's release never touches r (otherwise
+	 * every call would make the compiler load both again). */
+	const struct netdev_frag *f = r->frags;
+	const unsigned n = r->nfrags;
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag_owner *o = f[i].owner;
 		if (o)
-			o->release(o, r->frags[i].token);
+			o->release(o, f[i].token);
 	}
 	r->nfrags = 0;
 	r->place = 0;
