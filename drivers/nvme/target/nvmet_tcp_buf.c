@@ -401,11 +401,12 @@ NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	}
 	r->frags = r->ifrags;
 	r->sg = r->isg;
-	unsigned i = (unsigned)(r - r->conn->reqs);
-	r->conn->r2t_mask &= ~(1ull << i);
+	struct nvmet_tcp_conn *c = r->conn; /* (read once: the stores below cannot move it) */
+	uint64_t bit = 1ull << (unsigned)(r - c->reqs);
+	c->r2t_mask &= ~bit;
 	r->state = NVMET_TCP_REQ_FREE;
-	r->conn->free_mask |= 1ull << i;
-	r->conn->nfree++;
+	c->free_mask |= bit;
+	c->nfree++;
 }
 
 /* r waits for buffers, last in its connection's FIFO; the poll loop retries it when some
