@@ -243,7 +243,7 @@ static unsigned dbuf_segments(const struct nvmet_tcp_dbuf *b, struct nvme_sg *sg
 
 /* Run r on b's segments: they add up to b->len, which is the command's length when the
  * buffer was sized for it (nvmet_data.summed). */
-static void dbuf_exec(struct nvmet_tcp_req *r, const struct nvmet_tcp_dbuf *b)
+static inline __attribute__((always_inline)) void dbuf_exec(struct nvmet_tcp_req *r, const struct nvmet_tcp_dbuf *b)
 {
 	nvmet_tcp_req_exec(r, dbuf_segments(b, r->sg), b->len == r->len);
 }
