@@ -33,7 +33,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 5050,
-    "read-4k": 5250,
+    "read-4k": 5210,
     "write-128k": 46400,
     "read-128k": 35050,
     "write-4k-ddgst": 38450,

@@ -129,7 +129,7 @@ static int chunks_alloc(void **chunks, unsigned n)
 	return 0;
 }
 
-void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
+NVMET_HOT_INLINE void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 {
 	if (--b->refs)
 		return;
@@ -164,7 +164,7 @@ static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
 struct netdev_frag_owner nvmet_tcp_dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
 
 /* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
-struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev)
+NVMET_HOT_INLINE struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev)
 {
 	unsigned n = dev ? 0 : (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
 	struct nvmet_tcp_host *h = c->host;
