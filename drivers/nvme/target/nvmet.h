@@ -45,6 +45,11 @@
 #include "../nvme.h"
 #include "nvmet_config.h"
 
+/* On the definition of a per-command function a transport calls from its hot path: the
+ * link-time optimizer (LTO=1) puts its body into the caller across files (its call,
+ * prologue and epilogue gone), the definition stays external for every other caller. */
+#define NVMET_HOT_INLINE inline __attribute__((always_inline))
+
 #define NVMET_MAX_PORTS NVMET_CFG_MAX_PORTS
 #define NVMET_MAX_SUBSYS NVMET_CFG_MAX_SUBSYS
 #define NVMET_MAX_NS NVMET_CFG_MAX_NS
@@ -88,6 +93,9 @@ struct nvmet_data {
 	/* The transport's nvmet_req_shape() answer for this command (NULL: none): a hint that
 	 * spares the core a second namespace lookup on a Read/Write. Checked, never trusted. */
 	const struct nvmet_bdev *bdev;
+	/* The transport counted the segments as it took them: their lengths add up to len (the
+	 * core's Read/Write fast path then skips its own walk over them; false: it walks). */
+	bool summed;
 };
 
 typedef void (*nvmet_done_fn)(struct nvmet_req *req, void *arg);

@@ -533,7 +533,7 @@ const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struc
 }
 
 /* The four answers in one call (a transport asks them of every command). */
-void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
+NVMET_HOT_INLINE void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
 {
 	out->len = req_data_len(sqe);
 	out->dir = req_dir(q, sqe);
@@ -607,8 +607,11 @@ static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct 
 		return NULL;
 	if (d->nsg == 0 || d->nsg > NVMET_MAX_DATA_SEGS || !d->sg)
 		return NULL;
-	for (unsigned i = 0; i < d->nsg; i++)
-		total += d->sg[i].len;
+	if (d->summed)
+		total = d->len; /* the transport's count (nvmet_data.summed) */
+	else
+		for (unsigned i = 0; i < d->nsg; i++)
+			total += d->sg[i].len;
 	if (total != d->len || (req->sqe.flags & NVME_SQE_PSDT_MASK) != NVME_SQE_PSDT_SGL ||
 	    (req->sqe.flags & NVME_SQE_FUSE_MASK) || !sgl1_ok(q, req->sqe.dptr.sgl1.id) || !nvmet_auth_queue_ok(q))
 		return NULL;
@@ -622,7 +625,7 @@ static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct 
 
 static void exec_general(struct nvmet_queue *q, struct nvmet_req *req);
 
-void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
+NVMET_HOT_INLINE void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 		const struct nvmet_data *data, nvmet_done_fn done, void *arg)
 {
 	struct nvmet_ns *ns;

@@ -186,10 +186,49 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 }
 
 /*
- * Send the backlog head first: C2HData PDUs (NVMET_TCP_C2H_MAX data bytes each) then the
- * CapsuleResp, each only when the socket has room for the whole PDU. A successful read
- * on a queue without SQ flow control ends with C2HData SUCCESS instead of a CapsuleResp.
- * Returns PDUs sent, or a negative errno (the connection must be closed).
+ * One request's PDUs, from where it is: its C2HData PDUs (NVMET_TCP_C2H_MAX data bytes each)
+ * then its CapsuleResp, each only when the socket has room for the whole PDU. A successful
+ * read on a queue without SQ flow control ends with C2HData SUCCESS instead of a
+ * CapsuleResp. 1: all of r is queued (the caller gives r back); 0: no room (r keeps its
+ * progress in r->tx_off, and TCP_EV_SENT or the poll loop comes back to it); negative errno
+ * (the connection must be closed). *sent counts the PDUs queued. Not flushed.
+ */
+static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r,
+							     int *sent)
+{
+	int rc;
+	if (r->tx_off < r->req.xfer_len) {
+		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
+		 * for a command that completed with status 0 (phase bit apart) */
+		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && c->sqflow_off;
+		do {
+			if ((rc = conn_send_c2h(c, r, success)) <= 0)
+				return rc;
+			(*sent)++;
+		} while (r->tx_off < r->req.xfer_len);
+		if (success) {
+			/* C2HData SUCCESS: the response capsule is implied */
+			nvmet_tcp.st.success_flags++;
+			return 1;
+		}
+	}
+	/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
+	size_t hl = nvme_tcp_capsule_resp_len(&c->params);
+	uint8_t *p = tcp_send_place(c->sock, hl, 0);
+	if (!p) {
+		nvmet_tcp.st.tx_waits++;
+		return 0;
+	}
+	nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
+	tcp_send_placed(c->sock, hl);
+	nvmet_tcp.st.responses++;
+	(*sent)++;
+	return 1;
+}
+
+/*
+ * Send the R2Ts due, then the backlog, head first (conn_tx_req), as far as the socket has
+ * room. Returns PDUs sent, or a negative errno (the connection must be closed).
  */
 static int conn_tx(struct nvmet_tcp_conn *c)
 {
@@ -202,36 +241,12 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 	sent += rc;
 	while (!list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
-		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
-		 * for a command that completed with status 0 (phase bit apart) */
-		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && c->sqflow_off;
-		if (r->tx_off < r->req.xfer_len) {
-			if ((rc = conn_send_c2h(c, r, success)) < 0)
-				return rc;
-			if (rc == 0)
-				break;
-			sent++;
-			if (r->tx_off < r->req.xfer_len || !success)
-				continue;
-			/* C2HData SUCCESS: the response capsule is implied */
-			nvmet_tcp.st.success_flags++;
-			list_del(&r->tx_node);
-			nvmet_tcp_req_put(r);
-			continue;
-		}
-		/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
-		size_t hl = nvme_tcp_capsule_resp_len(&c->params);
-		uint8_t *p = tcp_send_place(c->sock, hl, 0);
-		if (!p) {
-			nvmet_tcp.st.tx_waits++;
+		if ((rc = conn_tx_req(c, r, &sent)) < 0)
+			return rc;
+		if (rc == 0)
 			break;
-		}
-		nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
-		tcp_send_placed(c->sock, hl);
-		nvmet_tcp.st.responses++;
 		list_del(&r->tx_node);
 		nvmet_tcp_req_put(r);
-		sent++;
 	}
 	if (sent)
 		tcp_flush(c->sock);
@@ -381,6 +396,28 @@ static void req_done(struct nvmet_req *req, void *arg)
 	if (r->req.xfer_len > have)
 		r->req.xfer_len = have; /* never past our buffer */
 	r->state = NVMET_TCP_REQ_TX;
+	if (!c->in_rx && list_empty(&c->tx_backlog)) {
+		/* nothing queued before it: what conn_tx would do with r alone in the backlog,
+		 * without putting it there unless it has to wait */
+		int sent = 0, rc = conn_send_r2ts(c);
+		if (rc >= 0) {
+			sent = rc;
+			rc = conn_tx_req(c, r, &sent);
+		}
+		if (rc == 1)
+			nvmet_tcp_req_put(r);
+		else
+			list_add_tail(&c->tx_backlog, &r->tx_node); /* waits (or goes with the connection) */
+		if (rc < 0) {
+			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+			return;
+		}
+		if (sent)
+			tcp_flush(c->sock);
+		if (rc == 0)
+			conn_ready(c); /* the poll loop retries while the socket has no room */
+		return;
+	}
 	list_add_tail(&c->tx_backlog, &r->tx_node);
 	if (!c->in_rx && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
@@ -388,11 +425,12 @@ static void req_done(struct nvmet_req *req, void *arg)
 		conn_ready(c); /* the poll loop retries while the socket has no room */
 }
 
-/* Run r at the core with nsg segments of r->sg (0: none). */
-void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg)
+/* Run r at the core with nsg segments of r->sg (0: none); summed: their lengths add up to
+ * r->len (counted as they were taken: nvmet_data.summed). */
+void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg, bool summed)
 {
 	struct nvmet_tcp_conn *c = r->conn;
-	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev };
+	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev, .summed = summed };
 	r->state = NVMET_TCP_REQ_EXEC;
 	c->inflight++;
 	tcp_ack_hold(c->sock); /* its response will carry the ACK of the bytes that brought it */
@@ -406,7 +444,7 @@ void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r)
 	nvmet_tcp_req_release_frags(r);
 	r->sg[0].addr = (dma_addr_t){ 0 };
 	r->sg[0].len = r->len ? 0 : 1;
-	nvmet_tcp_req_exec(r, 1);
+	nvmet_tcp_req_exec(r, 1, false); /* never summed: the mismatch is the point */
 }
 
 
@@ -511,7 +549,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
 		nvmet_tcp_pdu_release(pdu);
 		r->len = 0;
-		nvmet_tcp_req_exec(r, 0);
+		nvmet_tcp_req_exec(r, 0, false);
 	} else if (sh.qid >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > sh.qsize) {
 		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
 		 * Command Sequence Error, nothing placed, nothing run */
@@ -542,7 +580,7 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		else
 			return conn_send_r2ts(c) < 0 ? -EPIPE : 0;
 	} else {
-		nvmet_tcp_req_exec(r, 0);
+		nvmet_tcp_req_exec(r, 0, false);
 	}
 	return 0;
 }

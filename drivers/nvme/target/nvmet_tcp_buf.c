@@ -129,7 +129,7 @@ static int chunks_alloc(void **chunks, unsigned n)
 	return 0;
 }
 
-void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
+NVMET_HOT_INLINE void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 {
 	if (--b->refs)
 		return;
@@ -164,7 +164,7 @@ static void dbuf_frag_release(struct netdev_frag_owner *o, uint64_t token)
 struct netdev_frag_owner nvmet_tcp_dbuf_owner = { "nvmet-tcp-data", dbuf_frag_release };
 
 /* A data buffer of len bytes in DRAM chunks (dev NULL) or over a device allocation. */
-struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev)
+NVMET_HOT_INLINE struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn *c, uint32_t len, const struct netdev_frag *dev)
 {
 	unsigned n = dev ? 0 : (len + NVMET_TCP_BUF_SIZE - 1) / NVMET_TCP_BUF_SIZE;
 	struct nvmet_tcp_host *h = c->host;
@@ -241,6 +241,13 @@ static unsigned dbuf_segments(const struct nvmet_tcp_dbuf *b, struct nvme_sg *sg
 	return b->nchunks;
 }
 
+/* Run r on b's segments: they add up to b->len, which is the command's length when the
+ * buffer was sized for it (nvmet_data.summed). */
+static inline __attribute__((always_inline)) void dbuf_exec(struct nvmet_tcp_req *r, const struct nvmet_tcp_dbuf *b)
+{
+	nvmet_tcp_req_exec(r, dbuf_segments(b, r->sg), b->len == r->len);
+}
+
 /* Fragments for [off, off + len) of b, each holding a reference on b: at most
  * NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1 of them. */
 unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
@@ -264,11 +271,11 @@ unsigned nvmet_tcp_dbuf_frags(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t l
 		out[n] = (struct netdev_frag){ .addr = dma_addr_host((uint8_t *)b->chunks[c] + in), .len = k,
 					       .provider = NETDEV_PROVIDER_HOST, .owner = &nvmet_tcp_dbuf_owner,
 					       .token = (uint64_t)(uintptr_t)b };
-		b->refs++;
 		n++;
 		off += k;
 		len -= k;
 	}
+	b->refs += n; /* one reference per fragment */
 	return n;
 }
 
@@ -312,6 +319,7 @@ struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c)
 	c->free_mask &= ~(1ull << i);
 	r->nfrags = 0;
 	r->place = 0;
+	r->taken = 0;
 	r->cap = NVMET_TCP_INLINE_SEGS;
 	r->table = NULL;
 	r->frags = r->ifrags;
@@ -371,7 +379,7 @@ static __attribute__((noinline)) void req_unplace(struct nvmet_tcp_req *r)
 }
 
 /* Give back everything r holds and make it free. */
-void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
+NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 {
 	/* a PDU the framer is placing where r keeps its fragments (conn_place) moves out first */
 	if (__builtin_expect(nvme_tcp_rx_placed(&r->conn->rx), 0))
@@ -393,11 +401,12 @@ void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	}
 	r->frags = r->ifrags;
 	r->sg = r->isg;
-	unsigned i = (unsigned)(r - r->conn->reqs);
-	r->conn->r2t_mask &= ~(1ull << i);
+	struct nvmet_tcp_conn *c = r->conn; /* (read once: the stores below cannot move it) */
+	uint64_t bit = 1ull << (unsigned)(r - c->reqs);
+	c->r2t_mask &= ~bit;
 	r->state = NVMET_TCP_REQ_FREE;
-	r->conn->free_mask |= 1ull << i;
-	r->conn->nfree++;
+	c->free_mask |= bit;
+	c->nfree++;
 }
 
 /* r waits for buffers, last in its connection's FIFO; the poll loop retries it when some
@@ -443,12 +452,14 @@ static inline __attribute__((always_inline)) void take_walk(struct nvmet_tcp_req
 	struct nvme_sg *sg = r->sg + r->nfrags;
 	unsigned place = r->place;
 	uint16_t provider = r->place_provider;
+	uint32_t taken = 0; /* < 4 GiB: at most NVMET_TCP_REQ_SEGS fragments of a frame each */
 	for (unsigned i = 0; i < n; i++) {
 		const struct netdev_frag *f = &src[i];
 		if (!in_place)
 			dst[i] = *f;
 		sg[i].addr = f->addr;
 		sg[i].len = f->len;
+		taken += f->len;
 		if (f->addr.cls == MEM_CLASS_DEVICE) {
 			if (f->provider != provider) { /* (the common run: one provider, no store) */
 				if (place & NVMET_TCP_PLACE_DEV)
@@ -462,6 +473,7 @@ static inline __attribute__((always_inline)) void take_walk(struct nvmet_tcp_req
 	}
 	r->place = (uint8_t)place;
 	r->place_provider = provider;
+	r->taken += taken;
 }
 
 /* Try to move a PDU's data fragments into r (after those it holds), with a table when
@@ -589,18 +601,18 @@ void nvmet_tcp_write_go(struct nvmet_tcp_req *r)
 	if (r->dropped)
 		return nvmet_tcp_req_refuse(r);
 	if (r->dbuf)
-		return nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg)); /* gathered on the way in */
+		return dbuf_exec(r, r->dbuf); /* gathered on the way in */
 	if (!r->bdev)
-		return nvmet_tcp_req_exec(r, req_frag_segments(r)); /* fabrics/admin data: the core reads it */
+		return nvmet_tcp_req_exec(r, req_frag_segments(r), false); /* fabrics/admin data: the core reads it */
 	enum nvmet_tcp_dram_reason reason = write_placement(r, &why); /* the segments too */
 	if (reason == NVMET_TCP_REASON_NONE) {
 		nvmet_tcp.st.p2p_writes++;
 		nvmet_tcp.st.p2p_write_bytes += r->len;
-		return nvmet_tcp_req_exec(r, r->nfrags);
+		return nvmet_tcp_req_exec(r, r->nfrags, r->taken == r->len);
 	}
 	if (reason == NVMET_TCP_DRAM_NIC_DRAM) {
 		nvmet_tcp_dram_fallback(r, NVMET_TCP_DRAM_NIC_DRAM, "nic.rx_mode = plain or no provider for the NIC");
-		return nvmet_tcp_req_exec(r, r->nfrags);
+		return nvmet_tcp_req_exec(r, r->nfrags, r->taken == r->len);
 	}
 	if (nvmet_tcp_req_gather(r)) {
 		if (r->state != NVMET_TCP_REQ_WAIT)
@@ -608,7 +620,7 @@ void nvmet_tcp_write_go(struct nvmet_tcp_req *r)
 		return;
 	}
 	nvmet_tcp_dram_fallback(r, reason, why);
-	nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg));
+	dbuf_exec(r, r->dbuf);
 }
 
 /*
@@ -643,7 +655,7 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 			r->dbuf = b;
 			nvmet_tcp.st.p2p_reads++;
 			nvmet_tcp.st.p2p_read_bytes += r->len;
-			nvmet_tcp_req_exec(r, dbuf_segments(b, r->sg));
+			dbuf_exec(r, b);
 			return 0;
 		}
 		reason = rc == -ENOMEM ? NVMET_TCP_DRAM_ALLOC : rc == -EXDEV ? NVMET_TCP_DRAM_P2P_REFUSED
@@ -653,7 +665,7 @@ int nvmet_tcp_read_go(struct nvmet_tcp_req *r)
 		return -ENOMEM;
 	if (reason != NVMET_TCP_REASON_NONE)
 		nvmet_tcp_dram_fallback(r, reason, why);
-	nvmet_tcp_req_exec(r, dbuf_segments(r->dbuf, r->sg));
+	dbuf_exec(r, r->dbuf);
 	return 0;
 }
 

@@ -104,6 +104,7 @@ struct nvmet_tcp_req {
 	 * in device memory */
 	uint8_t place;
 	uint16_t place_provider;
+	uint32_t taken;                  /* bytes in the held fragments (summed as they are taken) */
 	struct nvmet_tcp_dbuf *dbuf;     /* read data, or gathered write data */
 	uint32_t tx_off;                 /* data bytes already queued as C2HData */
 	uint32_t r2t_len, h2c_rcvd;      /* R2T: bytes asked for, bytes received (in order) */
@@ -212,7 +213,7 @@ extern struct nvmet_tcp_state nvmet_tcp;
 
 /* nvmet_tcp.c */
 /* Run r at the core with nsg segments of r->sg (0: none). */
-void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg);
+void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg, bool summed);
 /* Run r so that the core completes it with SGL Length Invalid without touching data. */
 void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r);
 
@@ -267,14 +268,19 @@ struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c);
  * command, from req_done and nvmet_tcp_req_put, the second with nothing left to release) */
 static inline void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
 {
-	/* netdev_frag_release without clearing each entry: nfrags 0 below, nothing reads them */
-	for (unsigned i = 0; i < r->nfrags; i++) {
-		struct netdev_frag_owner *o = r->frags[i].owner;
+	/* netdev_frag_release without clearing each entry: nfrags 0 below, nothing reads them.
+	 * The array and its count in locals: an owner's release never touches r (otherwise
+	 * every call would make the compiler load both again). */
+	const struct netdev_frag *f = r->frags;
+	const unsigned n = r->nfrags;
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag_owner *o = f[i].owner;
 		if (o)
-			o->release(o, r->frags[i].token);
+			o->release(o, f[i].token);
 	}
 	r->nfrags = 0;
 	r->place = 0;
+	r->taken = 0;
 }
 /* Give r's share of the write budget back. */
 void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r);

@@ -60,11 +60,12 @@ static void ft_done(struct nvmet_req *req, void *arg)
 
 enum ft_hint ft_hint;
 const struct nvmet_bdev *ft_hint_bdev;
+bool ft_summed;
 
 struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe *sqe, const void *data, uint32_t len)
 {
 	struct ft_cmd *cmd = &c->cmds[slot % FT_MAX_CMDS];
-	struct nvmet_data d = { cmd->sg, 0, len, NULL };
+	struct nvmet_data d = { cmd->sg, 0, len, NULL, ft_summed };
 
 	if (ft_hint == FT_HINT_SHAPE) {
 		struct nvmet_req_shape sh;

@@ -51,6 +51,9 @@ void ft_close(struct ft_conn *c);
 enum ft_hint { FT_HINT_NONE = 0, FT_HINT_SHAPE, FT_HINT_FORCED };
 extern enum ft_hint ft_hint;
 extern const struct nvmet_bdev *ft_hint_bdev;
+/* true: ft_submit tells the core its segments add up to the length (nvmet_data.summed, as
+ * nvmet-tcp does; they always do here) */
+extern bool ft_summed;
 
 /* Start a command in slot `slot` with len data bytes (copied from data when non-NULL,
  * else zeroes) split over up to FT_SEGS segments; returns the slot's cmd. */

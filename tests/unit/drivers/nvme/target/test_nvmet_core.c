@@ -456,6 +456,15 @@ Test(nvmet, io_round_trip_and_errors_with_the_shape_hint)
 	io_round_trip();
 }
 
+/* ... and with the transport's word that the segments add up to the length
+ * (nvmet_data.summed: the fast path takes it instead of its walk): the same again. */
+Test(nvmet, io_round_trip_and_errors_with_the_shape_hint_and_summed_segments)
+{
+	ft_hint = FT_HINT_SHAPE;
+	ft_summed = true;
+	io_round_trip();
+}
+
 /* A hint that does not fit the command (another namespace's, one of another subsystem,
  * a disabled namespace's, a command the fast path does not take) is checked, never
  * trusted: the answer is the general path's. */
