@@ -12,7 +12,8 @@ LOG_MODULE_DEFINE(netdev);
 
 static struct list_node netdev_list = LIST_HEAD_INIT(netdev_list);
 static void (*stack_rx)(struct netdev *dev, struct netbuf *nb);
-static struct mm_pool netbuf_pool;
+/* The netbufs (netdev.h: netbuf_alloc_tx takes from it inline). */
+struct mm_pool netdev_netbuf_pool;
 static struct mm_pool split_pool;
 static bool netbuf_pool_ready;
 
@@ -313,11 +314,11 @@ int netdev_set_mtu(struct netdev *dev, unsigned mtu)
 /* Create the pool. */
 int netbuf_pool_init(size_t capacity)
 {
-	int rc = mm_pool_init(&netbuf_pool, "netbuf", sizeof(struct netbuf) + NETBUF_HOST_SIZE, capacity);
+	int rc = mm_pool_init(&netdev_netbuf_pool, "netbuf", sizeof(struct netbuf) + NETBUF_HOST_SIZE, capacity);
 	if (rc)
 		return rc;
 	if ((rc = mm_pool_init(&split_pool, "frag_split", sizeof(struct frag_split_ref), NETDEV_SPLIT_REFS))) {
-		mm_pool_destroy(&netbuf_pool);
+		mm_pool_destroy(&netdev_netbuf_pool);
 		return rc;
 	}
 	netbuf_pool_ready = true;
@@ -330,9 +331,9 @@ int netbuf_pool_destroy(void)
 	int rc;
 	if (!netbuf_pool_ready)
 		return 0;
-	if (netbuf_pool.in_use || split_pool.in_use)
+	if (netdev_netbuf_pool.in_use || split_pool.in_use)
 		return -EBUSY;
-	if ((rc = mm_pool_destroy(&netbuf_pool)) || (rc = mm_pool_destroy(&split_pool)))
+	if ((rc = mm_pool_destroy(&netdev_netbuf_pool)) || (rc = mm_pool_destroy(&split_pool)))
 		return rc;
 	netbuf_pool_ready = false;
 	return 0;
@@ -369,10 +370,10 @@ static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
 
 /* The allocators' exhausted pool: counted by the pool (when there is one), NULL. Out of line
  * and called last, so that the allocators save no registers for it. */
-static __attribute__((noinline, cold)) struct netbuf *netbuf_none(void)
+struct netbuf *netbuf_alloc_none(void)
 {
 	if (netbuf_pool_ready)
-		mm_pool_alloc_empty(&netbuf_pool);
+		mm_pool_alloc_empty(&netdev_netbuf_pool);
 	return NULL;
 }
 
@@ -383,9 +384,9 @@ struct netbuf *netbuf_alloc(size_t headroom)
 	struct netbuf *nb;
 	if (headroom > NETBUF_HOST_SIZE)
 		return NULL;
-	if (__builtin_expect(!mm_pool_has_free(&netbuf_pool), 0))
-		return netbuf_none();
-	nb = mm_pool_take(&netbuf_pool);
+	if (__builtin_expect(!mm_pool_has_free(&netdev_netbuf_pool), 0))
+		return netbuf_alloc_none();
+	nb = mm_pool_take(&netdev_netbuf_pool);
 	netbuf_init(nb);
 	nb->head = nb->storage;
 	nb->end = nb->storage + NETBUF_HOST_SIZE;
@@ -400,9 +401,9 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 	struct netbuf *nb;
 	if (len > size)
 		return NULL;
-	if (__builtin_expect(!mm_pool_has_free(&netbuf_pool), 0))
-		return netbuf_none();
-	nb = mm_pool_take(&netbuf_pool);
+	if (__builtin_expect(!mm_pool_has_free(&netdev_netbuf_pool), 0))
+		return netbuf_alloc_none();
+	nb = mm_pool_take(&netdev_netbuf_pool);
 	netbuf_init(nb);
 	nb->head = nb->data = buf;
 	nb->tail = nb->head + len;
@@ -430,7 +431,7 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
 {
 	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0)) {
 		if (nb->origin == NETBUF_ORIGIN_OWNED_LENT && netbuf_pool_ready)
-			mm_pool_free_bad(&netbuf_pool);
+			mm_pool_free_bad(&netdev_netbuf_pool);
 		return NULL;
 	}
 	netbuf_reset(nb, NETBUF_ORIGIN_OWNED_LENT);
@@ -466,7 +467,7 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
 
 	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_LENT, 0)) {
 		if (netbuf_pool_ready)
-			mm_pool_free_bad(&netbuf_pool);
+			mm_pool_free_bad(&netdev_netbuf_pool);
 		return;
 	}
 	nb->node.prev->next = nb->node.next;
@@ -482,7 +483,7 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
  * the pool; the header buffer goes back all the same, as it always did. */
 static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_owner *o, uint64_t token)
 {
-	mm_pool_free_bad(&netbuf_pool);
+	mm_pool_free_bad(&netdev_netbuf_pool);
 	if (o)
 		o->release(o, token);
 }
@@ -497,9 +498,9 @@ static inline __attribute__((always_inline)) void netbuf_put_release(struct netb
 
 	nb->node.prev->next = nb->node.next;
 	nb->node.next->prev = nb->node.prev;
-	if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
+	if (__builtin_expect(!mm_pool_live(&netdev_netbuf_pool, nb, &idx), 0))
 		return netbuf_free_bad(o, token);
-	mm_pool_put(&netbuf_pool, nb, idx);
+	mm_pool_put(&netdev_netbuf_pool, nb, idx);
 	if (o)
 		o->release(o, token);
 }
@@ -527,10 +528,10 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 
 		nb->node.prev->next = nb->node.next;
 		nb->node.next->prev = nb->node.prev;
-		if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
-			mm_pool_free_bad(&netbuf_pool);
+		if (__builtin_expect(!mm_pool_live(&netdev_netbuf_pool, nb, &idx), 0))
+			mm_pool_free_bad(&netdev_netbuf_pool);
 		else
-			mm_pool_put(&netbuf_pool, nb, idx);
+			mm_pool_put(&netdev_netbuf_pool, nb, idx);
 		if (o0)
 			o0->release(o0, t0);
 		if (o1)
@@ -697,7 +698,7 @@ int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len)
 /* Pool counters. */
 void netbuf_pool_stats(size_t *in_use, size_t *capacity, uint64_t *failures)
 {
-	*in_use = netbuf_pool_ready ? netbuf_pool.in_use : 0;
-	*capacity = netbuf_pool_ready ? netbuf_pool.capacity : 0;
-	*failures = netbuf_pool_ready ? netbuf_pool.failures : 0;
+	*in_use = netbuf_pool_ready ? netdev_netbuf_pool.in_use : 0;
+	*capacity = netbuf_pool_ready ? netdev_netbuf_pool.capacity : 0;
+	*failures = netbuf_pool_ready ? netdev_netbuf_pool.failures : 0;
 }

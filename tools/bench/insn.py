@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 5300,
     "read-4k": 5400,
     "write-128k": 47500,
-    "read-128k": 35500,
+    "read-128k": 33300,
     "write-4k-ddgst": 38600,
     "read-4k-ddgst": 38600,
 }
