@@ -302,9 +302,43 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 								     uint32_t seq, uint32_t len, uint32_t *pay)
 {
 	const struct netdev *d = net_if0.dev;
-	struct list_node *it = sndq_at(s, seq);
-	struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+	struct tcp_sndent *e = s->snd_cursor;
+	uint32_t off;
 
+	if (!e && !list_empty(&s->sndq)) /* (no cursor: the queue's head, at or before any byte) */
+		s->snd_cursor = e = container_of(s->sndq.next, struct tcp_sndent, node);
+
+	/* The cursor's entry holds seq (the frame after the last one, most often): sndq_at's
+	 * answer without its walk, and the one-entry case's tests in two compares. */
+	if (__builtin_expect(e != NULL, 1) && (off = seq - e->seq) < e->frag.len) {
+		uint32_t avail = e->frag.len - off;
+		if (len <= avail) {
+			if (e->frag.addr.cls != MEM_CLASS_DEVICE) {
+				tcp_xmit_piece(nb, e, off, len);
+				pay[0] += len;
+				return len;
+			}
+			if (!d || !d->tx_dev_bytes || len <= d->tx_dev_bytes) {
+				tcp_xmit_piece(nb, e, off, len);
+				pay[1] += len;
+				return len;
+			}
+		} else if (e->frag.addr.cls != MEM_CLASS_DEVICE && e->node.next != &s->sndq) {
+			/* two host-memory entries (below), the frame ending in the second: the
+			 * cursor moves to it (at or before the next byte to send) */
+			struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
+			if (e2->frag.addr.cls != MEM_CLASS_DEVICE && len - avail <= e2->frag.len) {
+				tcp_xmit_piece(nb, e, off, avail);
+				tcp_xmit_piece(nb, e2, 0, len - avail);
+				pay[0] += len;
+				s->snd_cursor = e2;
+				return len;
+			}
+		}
+	}
+
+	struct list_node *it = sndq_at(s, seq);
+	e = container_of(it, struct tcp_sndent, node);
 	if (it != &s->sndq && SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
 	    (e->frag.addr.cls != MEM_CLASS_DEVICE || !d || !d->tx_dev_bytes || len <= d->tx_dev_bytes)) {
 		bool device = e->frag.addr.cls == MEM_CLASS_DEVICE; /* (read before the piece's stores) */
@@ -775,11 +809,13 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	h = nb->data - sizeof(s->route.hdr); /* (a new netbuf: no fragments, room for the headers) */
 	nb->tail = nb->data + TCP_HLEN_MIN;
 	nb->data = h;
+	bool full = flags == TCP_ACK; /* (a full segment: tcp_run_frame's frames but the last, PSH) */
 	if (len) {
 		uint32_t n = tcp_xmit_payload(s, nb, r->seq, len, pay);
 		if (n < len) {
 			len = n;
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
+			full = false;
 		}
 	}
 	if (clear) {
@@ -794,7 +830,7 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 		memcpy(h, r->hdr, TCP_RUN_HDR_BYTES);
 		be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), r->seq);
 		base = r->ip_base;
-		if (__builtin_expect(len != s->mss || flags != TCP_ACK, 0)) {
+		if (__builtin_expect(!full, 0)) {
 			h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = flags;
 			base = tcp_run_len_fields(s, h, len);
 		}
@@ -845,15 +881,16 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
 		r->ret = -1;
 		return false;
 	}
+	uint64_t now = 0; /* (one clock reading for both: the timing's start and the timer's) */
 	if (!s->timing && n > 0 && SEQ_GEQ(r->seq, s->snd_max)) {
 		s->timing = true;
 		s->rtt_seq = r->seq;
-		s->rtt_start_ns = clock_now_ns();
+		s->rtt_start_ns = now = clock_now_ns();
 	}
 	if (clear && (!s->t_rexmit.armed || s->persist)) {
 		/* the pass's first frame: the loop's timer bookkeeping after it */
 		s->persist = false;
-		tcp_arm_rexmit(s);
+		timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
 	}
 	r->seq += (uint32_t)n;
 	if ((uint32_t)n < len)
