@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 5250,
     "read-4k": 5350,
-    "write-128k": 47500,
+    "write-128k": 47000,
     "read-128k": 31100,
     "write-4k-ddgst": 38600,
     "read-4k-ddgst": 38600,
