@@ -521,23 +521,6 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 	unsigned n = nb->nfrags;
 
 	nb->nfrags = 0;
-	if (n == 2 && !nb->hdr_owner) {
-		struct netdev_frag_owner *o0 = nb->frags[0].owner, *o1 = nb->frags[1].owner;
-		uint64_t t0 = nb->frags[0].token, t1 = nb->frags[1].token;
-		size_t idx;
-
-		nb->node.prev->next = nb->node.next;
-		nb->node.next->prev = nb->node.prev;
-		if (__builtin_expect(!mm_pool_live(&netdev_netbuf_pool, nb, &idx), 0))
-			mm_pool_free_bad(&netdev_netbuf_pool);
-		else
-			mm_pool_put(&netdev_netbuf_pool, nb, idx);
-		if (o0)
-			o0->release(o0, t0);
-		if (o1)
-			o1->release(o1, t1);
-		return;
-	}
 	for (unsigned i = 0; i < n; i++) {
 		struct netdev_frag_owner *o = nb->frags[i].owner;
 		if (o)
@@ -560,6 +543,20 @@ static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf
 	if (n == 1 && !nb->hdr_owner) {
 		nb->nfrags = 0;
 		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+	}
+	if (n == 2 && !nb->hdr_owner) {
+		/* (a PDU header and a piece of payload) the first fragment's owner first, the
+		 * netbuf and the second's as n == 1 (its release last, a tail call); the slots
+		 * are read before anything is released */
+		struct netdev_frag_owner *o0 = nb->frags[0].owner;
+		uint64_t t0 = nb->frags[0].token;
+		struct netdev_frag_owner *o1 = nb->frags[1].owner;
+		uint64_t t1 = nb->frags[1].token;
+
+		nb->nfrags = 0;
+		if (o0)
+			o0->release(o0, t0);
+		return netbuf_put_release(nb, o1, t1);
 	}
 	if (n)
 		return netbuf_free_frags(nb);

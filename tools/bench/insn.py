@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 5250,
     "read-4k": 5350,
     "write-128k": 47000,
-    "read-128k": 31100,
+    "read-128k": 30800,
     "write-4k-ddgst": 38600,
     "read-4k-ddgst": 38600,
 }
