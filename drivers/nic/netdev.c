@@ -488,16 +488,19 @@ static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_o
 		o->release(o, token);
 }
 
-/* nb unlinked (not pointed at itself: netbuf_init does that) and back to the pool, then the
- * last buffer it held (o, token: its header buffer or its one fragment) to its owner, last, so
- * that the call is a tail call and nothing is saved around it. */
+/* nb unlinked (not pointed at itself: netbuf_init does that; unlink false: netbuf_tx_done's,
+ * on no list) and back to the pool, then the last buffer it held (o, token: its header
+ * buffer or its one fragment) to its owner, last, so that the call is a tail call and
+ * nothing is saved around it. */
 static inline __attribute__((always_inline)) void netbuf_put_release(struct netbuf *nb, struct netdev_frag_owner *o,
-								   uint64_t token)
+								   uint64_t token, bool unlink)
 {
 	size_t idx;
 
-	nb->node.prev->next = nb->node.next;
-	nb->node.next->prev = nb->node.prev;
+	if (unlink) {
+		nb->node.prev->next = nb->node.next;
+		nb->node.next->prev = nb->node.prev;
+	}
 	if (__builtin_expect(!mm_pool_live(&netdev_netbuf_pool, nb, &idx), 0))
 		return netbuf_free_bad(o, token);
 	mm_pool_put(&netdev_netbuf_pool, nb, idx);
@@ -508,7 +511,7 @@ static inline __attribute__((always_inline)) void netbuf_put_release(struct netb
 /* The end of every free, nb's fragments released: its header buffer goes back last. */
 static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
 {
-	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token);
+	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, true);
 }
 
 /* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
@@ -536,13 +539,13 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
  * the fragment's release is the last call, a tail call; anything else takes
  * netbuf_free_frags. Inline in netbuf_free and netbuf_tx_done, so that a frame's free is
  * one function. */
-static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf *nb)
+static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf *nb, bool unlink)
 {
 	unsigned n = nb->nfrags;
 
 	if (n == 1 && !nb->hdr_owner) {
 		nb->nfrags = 0;
-		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token, unlink);
 	}
 	if (n == 2 && !nb->hdr_owner) {
 		/* (a PDU header and a piece of payload) the first fragment's owner first, the
@@ -556,7 +559,7 @@ static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf
 		nb->nfrags = 0;
 		if (o0)
 			o0->release(o0, t0);
-		return netbuf_put_release(nb, o1, t1);
+		return netbuf_put_release(nb, o1, t1, unlink);
 	}
 	if (n)
 		return netbuf_free_frags(nb);
@@ -571,7 +574,7 @@ void netbuf_free(struct netbuf *nb)
 		return;
 	if (nb->origin != NETBUF_ORIGIN_POOL)
 		return netbuf_free_owned(nb);
-	netbuf_free_pool(nb);
+	netbuf_free_pool(nb, true);
 }
 
 /* netbuf_tx_done with a completion callback (called first), or of a driver's RX netbuf
@@ -583,12 +586,16 @@ static __attribute__((noinline)) void netbuf_tx_done_cb(struct netbuf *nb)
 	netbuf_free(nb);
 }
 
-/* TX completion. */
+/* TX completion: a pool netbuf freed without the unlink (netdev.h: nb is on no list). */
 void netbuf_tx_done(struct netbuf *nb)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	if (nb->node.next != &nb->node || nb->node.prev != &nb->node)
+		__builtin_trap(); /* a driver completed a netbuf still on one of its lists */
+#endif
 	if (__builtin_expect(nb->tx_done != NULL || nb->origin != NETBUF_ORIGIN_POOL, 0))
 		return netbuf_tx_done_cb(nb);
-	netbuf_free_pool(nb);
+	netbuf_free_pool(nb, false);
 }
 
 /* Detach a fragment. */

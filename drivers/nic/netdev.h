@@ -381,7 +381,10 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);
 
-/* Driver: the device is done with a transmitted nb: run tx_done, then netbuf_free. */
+/* Driver: the device is done with a transmitted nb: run tx_done, then netbuf_free. nb is on
+ * no list (node unlinked: the stack hands the driver its netbufs so, and a driver that
+ * queued one takes it off first, as e1000e's tx_done_later does): a pool netbuf is not
+ * unlinked again here (checked under AddressSanitizer). */
 void netbuf_tx_done(struct netbuf *nb);
 
 /* Bytes in the host part. */
