@@ -982,7 +982,8 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 					  * batch's ACK is owed: a pass that sends nothing, a
 					  * zero window, leaves it to tcp_rx_batch_end) */
 
-	if (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED) {
+	if (__builtin_expect(s->state != TCP_ESTABLISHED, 0) &&
+	    (s->state == TCP_SYN_SENT || s->state == TCP_SYN_RECEIVED)) {
 		if (s->snd_nxt == s->iss) {
 			tcp_xmit(s, s->iss, 0, s->state == TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK);
 			s->snd_nxt = s->iss + 1;
@@ -995,7 +996,8 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 			tcp_xmit(s, s->iss, 0, TCP_SYN | TCP_ACK);
 		return;
 	}
-	if (s->state == TCP_CLOSED || s->state == TCP_LISTEN || s->state == TCP_TIME_WAIT) {
+	if (__builtin_expect(s->state != TCP_ESTABLISHED, 0) &&
+	    (s->state == TCP_CLOSED || s->state == TCP_LISTEN || s->state == TCP_TIME_WAIT)) {
 		if (s->ack_now && s->state == TCP_TIME_WAIT)
 			tcp_send_ack_now(s);
 		return;
@@ -1009,9 +1011,9 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 			tcp_send_ack_now(s);
 		return;
 	}
-	uint32_t frame_max = tcp_frame_max(s); /* the device and the MSS do not change in here */
 	struct netdev *dev = net_if0.dev;
 	bool fast = tcp_pass_fast(s, dev);
+	uint32_t frame_max = tcp_frame_max(s); /* the device and the MSS do not change in here */
 	s->out_pass = true; /* one window for every segment of this pass (tcp_advertise) */
 	bool runs = fast && frame_max == s->mss;
 	for (;;) {

@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 5200,
     "read-4k": 5250,
     "write-128k": 47000,
-    "read-128k": 30300,
+    "read-128k": 30000,
     "write-4k-ddgst": 38600,
     "read-4k-ddgst": 38600,
 }
