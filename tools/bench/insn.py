@@ -32,10 +32,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 5200,
-    "read-4k": 5250,
-    "write-128k": 47000,
-    "read-128k": 30000,
+    "write-4k": 5150,
+    "read-4k": 5200,
+    "write-128k": 46700,
+    "read-128k": 29550,
     "write-4k-ddgst": 38600,
     "read-4k-ddgst": 38600,
 }
