@@ -12,7 +12,8 @@ LOG_MODULE_DEFINE(netdev);
 
 static struct list_node netdev_list = LIST_HEAD_INIT(netdev_list);
 static void (*stack_rx)(struct netdev *dev, struct netbuf *nb);
-static struct mm_pool netbuf_pool;
+/* The netbufs (netdev.h: netbuf_alloc_tx takes from it inline). */
+struct mm_pool netdev_netbuf_pool;
 static struct mm_pool split_pool;
 static bool netbuf_pool_ready;
 
@@ -313,11 +314,11 @@ int netdev_set_mtu(struct netdev *dev, unsigned mtu)
 /* Create the pool. */
 int netbuf_pool_init(size_t capacity)
 {
-	int rc = mm_pool_init(&netbuf_pool, "netbuf", sizeof(struct netbuf) + NETBUF_HOST_SIZE, capacity);
+	int rc = mm_pool_init(&netdev_netbuf_pool, "netbuf", sizeof(struct netbuf) + NETBUF_HOST_SIZE, capacity);
 	if (rc)
 		return rc;
 	if ((rc = mm_pool_init(&split_pool, "frag_split", sizeof(struct frag_split_ref), NETDEV_SPLIT_REFS))) {
-		mm_pool_destroy(&netbuf_pool);
+		mm_pool_destroy(&netdev_netbuf_pool);
 		return rc;
 	}
 	netbuf_pool_ready = true;
@@ -330,9 +331,9 @@ int netbuf_pool_destroy(void)
 	int rc;
 	if (!netbuf_pool_ready)
 		return 0;
-	if (netbuf_pool.in_use || split_pool.in_use)
+	if (netdev_netbuf_pool.in_use || split_pool.in_use)
 		return -EBUSY;
-	if ((rc = mm_pool_destroy(&netbuf_pool)) || (rc = mm_pool_destroy(&split_pool)))
+	if ((rc = mm_pool_destroy(&netdev_netbuf_pool)) || (rc = mm_pool_destroy(&split_pool)))
 		return rc;
 	netbuf_pool_ready = false;
 	return 0;
@@ -369,10 +370,10 @@ static inline __attribute__((always_inline)) void netbuf_init(struct netbuf *nb)
 
 /* The allocators' exhausted pool: counted by the pool (when there is one), NULL. Out of line
  * and called last, so that the allocators save no registers for it. */
-static __attribute__((noinline, cold)) struct netbuf *netbuf_none(void)
+struct netbuf *netbuf_alloc_none(void)
 {
 	if (netbuf_pool_ready)
-		mm_pool_alloc_empty(&netbuf_pool);
+		mm_pool_alloc_empty(&netdev_netbuf_pool);
 	return NULL;
 }
 
@@ -383,9 +384,9 @@ struct netbuf *netbuf_alloc(size_t headroom)
 	struct netbuf *nb;
 	if (headroom > NETBUF_HOST_SIZE)
 		return NULL;
-	if (__builtin_expect(!mm_pool_has_free(&netbuf_pool), 0))
-		return netbuf_none();
-	nb = mm_pool_take(&netbuf_pool);
+	if (__builtin_expect(!mm_pool_has_free(&netdev_netbuf_pool), 0))
+		return netbuf_alloc_none();
+	nb = mm_pool_take(&netdev_netbuf_pool);
 	netbuf_init(nb);
 	nb->head = nb->storage;
 	nb->end = nb->storage + NETBUF_HOST_SIZE;
@@ -400,9 +401,9 @@ struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev
 	struct netbuf *nb;
 	if (len > size)
 		return NULL;
-	if (__builtin_expect(!mm_pool_has_free(&netbuf_pool), 0))
-		return netbuf_none();
-	nb = mm_pool_take(&netbuf_pool);
+	if (__builtin_expect(!mm_pool_has_free(&netdev_netbuf_pool), 0))
+		return netbuf_alloc_none();
+	nb = mm_pool_take(&netdev_netbuf_pool);
 	netbuf_init(nb);
 	nb->head = nb->data = buf;
 	nb->tail = nb->head + len;
@@ -430,7 +431,7 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
 {
 	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0)) {
 		if (nb->origin == NETBUF_ORIGIN_OWNED_LENT && netbuf_pool_ready)
-			mm_pool_free_bad(&netbuf_pool);
+			mm_pool_free_bad(&netdev_netbuf_pool);
 		return NULL;
 	}
 	netbuf_reset(nb, NETBUF_ORIGIN_OWNED_LENT);
@@ -466,7 +467,7 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
 
 	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_LENT, 0)) {
 		if (netbuf_pool_ready)
-			mm_pool_free_bad(&netbuf_pool);
+			mm_pool_free_bad(&netdev_netbuf_pool);
 		return;
 	}
 	nb->node.prev->next = nb->node.next;
@@ -482,24 +483,27 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
  * the pool; the header buffer goes back all the same, as it always did. */
 static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_owner *o, uint64_t token)
 {
-	mm_pool_free_bad(&netbuf_pool);
+	mm_pool_free_bad(&netdev_netbuf_pool);
 	if (o)
 		o->release(o, token);
 }
 
-/* nb unlinked (not pointed at itself: netbuf_init does that) and back to the pool, then the
- * last buffer it held (o, token: its header buffer or its one fragment) to its owner, last, so
- * that the call is a tail call and nothing is saved around it. */
+/* nb unlinked (not pointed at itself: netbuf_init does that; unlink false: netbuf_tx_done's,
+ * on no list) and back to the pool, then the last buffer it held (o, token: its header
+ * buffer or its one fragment) to its owner, last, so that the call is a tail call and
+ * nothing is saved around it. */
 static inline __attribute__((always_inline)) void netbuf_put_release(struct netbuf *nb, struct netdev_frag_owner *o,
-								   uint64_t token)
+								   uint64_t token, bool unlink)
 {
 	size_t idx;
 
-	nb->node.prev->next = nb->node.next;
-	nb->node.next->prev = nb->node.prev;
-	if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
+	if (unlink) {
+		nb->node.prev->next = nb->node.next;
+		nb->node.next->prev = nb->node.prev;
+	}
+	if (__builtin_expect(!mm_pool_live(&netdev_netbuf_pool, nb, &idx), 0))
 		return netbuf_free_bad(o, token);
-	mm_pool_put(&netbuf_pool, nb, idx);
+	mm_pool_put(&netdev_netbuf_pool, nb, idx);
 	if (o)
 		o->release(o, token);
 }
@@ -507,7 +511,7 @@ static inline __attribute__((always_inline)) void netbuf_put_release(struct netb
 /* The end of every free, nb's fragments released: its header buffer goes back last. */
 static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
 {
-	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token);
+	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, true);
 }
 
 /* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
@@ -520,23 +524,6 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
 	unsigned n = nb->nfrags;
 
 	nb->nfrags = 0;
-	if (n == 2 && !nb->hdr_owner) {
-		struct netdev_frag_owner *o0 = nb->frags[0].owner, *o1 = nb->frags[1].owner;
-		uint64_t t0 = nb->frags[0].token, t1 = nb->frags[1].token;
-		size_t idx;
-
-		nb->node.prev->next = nb->node.next;
-		nb->node.next->prev = nb->node.prev;
-		if (__builtin_expect(!mm_pool_live(&netbuf_pool, nb, &idx), 0))
-			mm_pool_free_bad(&netbuf_pool);
-		else
-			mm_pool_put(&netbuf_pool, nb, idx);
-		if (o0)
-			o0->release(o0, t0);
-		if (o1)
-			o1->release(o1, t1);
-		return;
-	}
 	for (unsigned i = 0; i < n; i++) {
 		struct netdev_frag_owner *o = nb->frags[i].owner;
 		if (o)
@@ -552,13 +539,27 @@ static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
  * the fragment's release is the last call, a tail call; anything else takes
  * netbuf_free_frags. Inline in netbuf_free and netbuf_tx_done, so that a frame's free is
  * one function. */
-static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf *nb)
+static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf *nb, bool unlink)
 {
 	unsigned n = nb->nfrags;
 
 	if (n == 1 && !nb->hdr_owner) {
 		nb->nfrags = 0;
-		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token);
+		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token, unlink);
+	}
+	if (n == 2 && !nb->hdr_owner) {
+		/* (a PDU header and a piece of payload) the first fragment's owner first, the
+		 * netbuf and the second's as n == 1 (its release last, a tail call); the slots
+		 * are read before anything is released */
+		struct netdev_frag_owner *o0 = nb->frags[0].owner;
+		uint64_t t0 = nb->frags[0].token;
+		struct netdev_frag_owner *o1 = nb->frags[1].owner;
+		uint64_t t1 = nb->frags[1].token;
+
+		nb->nfrags = 0;
+		if (o0)
+			o0->release(o0, t0);
+		return netbuf_put_release(nb, o1, t1, unlink);
 	}
 	if (n)
 		return netbuf_free_frags(nb);
@@ -573,7 +574,7 @@ void netbuf_free(struct netbuf *nb)
 		return;
 	if (nb->origin != NETBUF_ORIGIN_POOL)
 		return netbuf_free_owned(nb);
-	netbuf_free_pool(nb);
+	netbuf_free_pool(nb, true);
 }
 
 /* netbuf_tx_done with a completion callback (called first), or of a driver's RX netbuf
@@ -585,12 +586,16 @@ static __attribute__((noinline)) void netbuf_tx_done_cb(struct netbuf *nb)
 	netbuf_free(nb);
 }
 
-/* TX completion. */
+/* TX completion: a pool netbuf freed without the unlink (netdev.h: nb is on no list). */
 void netbuf_tx_done(struct netbuf *nb)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	if (nb->node.next != &nb->node || nb->node.prev != &nb->node)
+		__builtin_trap(); /* a driver completed a netbuf still on one of its lists */
+#endif
 	if (__builtin_expect(nb->tx_done != NULL || nb->origin != NETBUF_ORIGIN_POOL, 0))
 		return netbuf_tx_done_cb(nb);
-	netbuf_free_pool(nb);
+	netbuf_free_pool(nb, false);
 }
 
 /* Detach a fragment. */
@@ -697,7 +702,7 @@ int netbuf_copy_out(const struct netbuf *nb, size_t off, void *dst, size_t len)
 /* Pool counters. */
 void netbuf_pool_stats(size_t *in_use, size_t *capacity, uint64_t *failures)
 {
-	*in_use = netbuf_pool_ready ? netbuf_pool.in_use : 0;
-	*capacity = netbuf_pool_ready ? netbuf_pool.capacity : 0;
-	*failures = netbuf_pool_ready ? netbuf_pool.failures : 0;
+	*in_use = netbuf_pool_ready ? netdev_netbuf_pool.in_use : 0;
+	*capacity = netbuf_pool_ready ? netdev_netbuf_pool.capacity : 0;
+	*failures = netbuf_pool_ready ? netdev_netbuf_pool.failures : 0;
 }

@@ -58,6 +58,7 @@
 #include <stdint.h>
 #include "../../lib/list.h"
 #include "../../mm/dma.h"
+#include "../../mm/pool.h"
 
 #define NETDEV_NAME_MAX 16
 #define NETDEV_MTU_MIN 1500
@@ -318,6 +319,45 @@ int netbuf_pool_destroy(void);
  * NULL when the pool is exhausted. */
 struct netbuf *netbuf_alloc(size_t headroom);
 
+/* The netbufs' pool (netdev.c; netbuf_alloc_tx takes from it inline), and the allocators'
+ * answer when it is exhausted: the failure counted (when the pool exists), NULL. Out of
+ * line and cold, so that an allocator saves no registers for it. */
+extern struct mm_pool netdev_netbuf_pool;
+__attribute__((noinline, cold)) struct netbuf *netbuf_alloc_none(void);
+
+/* netbuf_alloc(NETBUF_HEADROOM) for a frame the stack sends with checksum offload: the same
+ * netbuf, with flags NETBUF_TX_CSUM_PARTIAL, csum_start and csum_offset as given. Inline:
+ * every data frame takes one, and the call with its register saves cost as much as the
+ * work (a run's frame stores its header part's bounds once, netbuf_alloc's stores that the
+ * caller overwrites are dropped). NULL when the pool is exhausted (counted). */
+static inline __attribute__((always_inline)) struct netbuf *netbuf_alloc_tx(uint16_t csum_start,
+									    uint16_t csum_offset)
+{
+	struct netbuf *nb;
+
+	if (__builtin_expect(!mm_pool_has_free(&netdev_netbuf_pool), 0))
+		return netbuf_alloc_none();
+	nb = (struct netbuf *)mm_pool_take(&netdev_netbuf_pool);
+	/* every field before frags[] (netdev.c netbuf_init's) */
+	list_init(&nb->node);
+	nb->dev = NULL;
+	nb->flags = NETBUF_TX_CSUM_PARTIAL;
+	nb->hdr_len = 0;
+	nb->csum_start = csum_start;
+	nb->csum_offset = csum_offset;
+	nb->gso_size = 0;
+	nb->nfrags = 0;
+	nb->origin = NETBUF_ORIGIN_POOL;
+	nb->hdr_owner = NULL;
+	nb->hdr_token = 0;
+	nb->tx_done = NULL;
+	nb->tx_ctx = NULL;
+	nb->head = nb->storage;
+	nb->end = nb->storage + NETBUF_HOST_SIZE;
+	nb->data = nb->tail = nb->storage + NETBUF_HEADROOM;
+	return nb;
+}
+
 /* A netbuf without storage, for a driver's RX frame whose header part is the driver's
  * buffer [buf, buf + size), len bytes received; released through owner/token. */
 struct netbuf *netbuf_alloc_rx(void *buf, size_t size, size_t len, struct netdev_frag_owner *owner,
@@ -341,7 +381,10 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);
 
-/* Driver: the device is done with a transmitted nb: run tx_done, then netbuf_free. */
+/* Driver: the device is done with a transmitted nb: run tx_done, then netbuf_free. nb is on
+ * no list (node unlinked: the stack hands the driver its netbufs so, and a driver that
+ * queued one takes it off first, as e1000e's tx_done_later does): a pool netbuf is not
+ * unlinked again here (checked under AddressSanitizer). */
 void netbuf_tx_done(struct netbuf *nb);
 
 /* Bytes in the host part. */

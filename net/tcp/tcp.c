@@ -702,6 +702,15 @@ static inline size_t send_space(const struct tcp_sock *s)
 	return space < chunks ? space : chunks;
 }
 
+/* send_space(s) >= n, told from s's own reserves alone (no shared pool summed): an entry
+ * left in its reserve, and n within both the send buffer's room and the chunks left in its
+ * reserve (send_space counts at least those). false: ask send_space. */
+static inline bool send_fits_own(const struct tcp_sock *s, size_t n)
+{
+	return s->sndents < TCP_SNDENT_RESERVE && s->chunks_tx < TCP_CHUNK_RESERVE && s->sndq_bytes <= TCP_SND_BUF &&
+	       n <= TCP_SND_BUF - s->sndq_bytes && n <= (size_t)(TCP_CHUNK_RESERVE - s->chunks_tx) * TCP_CHUNK_SIZE;
+}
+
 size_t tcp_send_space(const struct tcp_sock *s)
 {
 	return send_space(s);
@@ -845,7 +854,7 @@ void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 
 	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s))
 		return NULL;
-	if (len + more > send_space(s))
+	if (!send_fits_own(s, len + more) && len + more > send_space(s))
 		return send_place_refused(s);
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
