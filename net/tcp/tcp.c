@@ -555,7 +555,9 @@ static void window_update(struct tcp_sock *s)
 		tcp_send_ack_now(s);
 }
 
-int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
+/* tcp_recv_frags and tcp_recv_frags_len in one body (the bytes taken are summed anyway). */
+static inline __attribute__((always_inline)) int recv_frags(struct tcp_sock *s, struct netdev_frag *out,
+							    unsigned max, size_t max_bytes, size_t *took)
 {
 	struct list_node *it = s->rxq.next;
 	size_t taken = 0;
@@ -603,13 +605,26 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 		if (!netdev_frag_split(&r->frag, want, &tail)) {
 			out[n++] = r->frag;
 			s->rxq_bytes -= r->frag.len;
+			taken += r->frag.len;
 			r->frag = tail;
 			r->seq += (uint32_t)want;
 		}
 	}
 	if (n)
 		window_update(s);
+	*took = taken;
 	return (int)n;
+}
+
+int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
+{
+	size_t took;
+	return recv_frags(s, out, max, max_bytes, &took);
+}
+
+int tcp_recv_frags_len(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes, size_t *took)
+{
+	return recv_frags(s, out, max, max_bytes, took);
 }
 
 size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len)

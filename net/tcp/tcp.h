@@ -177,6 +177,9 @@ bool tcp_recv_eof(const struct tcp_sock *s);
  * Returns the number of fragments; the caller releases each with netdev_frag_release. */
 int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes);
 
+/* tcp_recv_frags that also says the bytes the fragments hold (*took; 0 when none taken). */
+int tcp_recv_frags_len(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes, size_t *took);
+
 /* Copy up to len in-order bytes to buf and consume them (counted CPU reads). Returns
  * the number of bytes (0: nothing available). */
 size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len);

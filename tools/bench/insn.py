@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 4800,
     "read-4k": 5000,
-    "write-128k": 39700,
+    "write-128k": 39200,
     "read-128k": 29200,
     "write-4k-ddgst": 38200,
     "read-4k-ddgst": 38100,

@@ -804,11 +804,10 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 			 * request keeps its segments: conn_place): the fragments go from the socket
 			 * straight there, up to the PDU's end, a batch's worth at most */
 			unsigned want = room < NVMET_TCP_RX_BATCH ? room : NVMET_TCP_RX_BATCH;
-			if ((n = tcp_recv_frags(c->sock, dst, want, left)) <= 0)
+			size_t took;
+			if ((n = tcp_recv_frags_len(c->sock, dst, want, left, &took)) <= 0)
 				break;
-			uint32_t got = 0;
-			for (int i = 0; i < n; i++)
-				got += dst[i].len;
+			uint32_t got = (uint32_t)took; /* at most left */
 			batches++;
 			/* short only when the socket ran dry (not when the PDU's data ended) */
 			full = (unsigned)n == want || got == left;

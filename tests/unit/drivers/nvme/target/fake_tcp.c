@@ -139,6 +139,15 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 	return (int)n;
 }
 
+int tcp_recv_frags_len(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes, size_t *took)
+{
+	int n = tcp_recv_frags(s, out, max, max_bytes);
+	*took = 0;
+	for (int i = 0; i < n; i++)
+		*took += out[i].len;
+	return n;
+}
+
 size_t tcp_recv_avail(const struct tcp_sock *s)
 {
 	return s->rx_len - s->rx_off;
