@@ -31,6 +31,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (need == 0 || (size_t)need > len)
 		return 0;
 	assert(need <= NVME_TCP_MAX_HEADER);
+	{
+		/* the framer's parse (its CapsuleCmd fast path included) decides as the full one:
+		 * the same answer, the same FES and FEI, the same fields (the SQE apart) */
+		struct nvme_tcp_pdu a, b;
+		struct nvme_tcp_error ea = { 0 }, eb = { 0 };
+		int ra = nvme_tcp_pdu_parse_sized(hdr, (size_t)need, need, &p, &a, &ea);
+		int rb = nvme_tcp_pdu_parse_framed(hdr, (size_t)need, need, &p, &b, &eb);
+		assert(ra == rb);
+		if (ra < 0) {
+			assert(ea.fes == eb.fes && ea.fei == eb.fei);
+		} else {
+			if (a.type == NVME_TCP_CAPSULE_CMD)
+				memset(&a.u, 0, sizeof(a.u));
+			assert(a.type == b.type && a.flags == b.flags && a.hlen == b.hlen && a.pdo == b.pdo &&
+			       a.plen == b.plen && a.hdr_bytes == b.hdr_bytes && a.data_off == b.data_off &&
+			       a.data_len == b.data_len && a.has_ddgst == b.has_ddgst &&
+			       !memcmp(&a.u, &b.u, sizeof(a.u)));
+		}
+	}
 	if (nvme_tcp_pdu_parse(hdr, (size_t)need, &p, &pdu, &err) < 0) {
 		assert(err.fes >= NVME_TCP_FES_INVALID_HEADER_FIELD && err.fes <= NVME_TCP_FES_UNSUPPORTED_PARAMETER);
 		assert(err.what);

@@ -351,9 +351,57 @@ int nvme_tcp_pdu_parse_sized(const uint8_t *hdr, size_t len, int size, const str
 	return parse_sized(hdr, len, size, p, out, err, true);
 }
 
+/*
+ * A CapsuleCmd without a header digest, whose common header nvme_tcp_header_size() checked
+ * (type, HLEN 72, HDGSTF clear, PLEN >= 72): the checks and the result of parse_sized() for
+ * it, in the order it makes them (the same FES and FEI for the first field that is wrong),
+ * without the type switch, the digest tests or the union of header copies.
+ */
+static int parse_capsule_cmd(const uint8_t *hdr, const struct nvme_tcp_params *p, struct nvme_tcp_pdu *out,
+			     struct nvme_tcp_error *err)
+{
+	struct nvme_tcp_ch ch;
+	memcpy(&ch, hdr, sizeof(ch));
+	const uint32_t plen = le32_get(ch.plen), pdo = ch.pdo;
+	memset(out, 0, sizeof(*out));
+	out->type = NVME_TCP_CAPSULE_CMD;
+	out->flags = ch.flags;
+	out->hlen = ch.hlen;
+	out->pdo = ch.pdo;
+	out->plen = plen;
+	out->hdr_bytes = NVME_TCP_CMD_HLEN;
+	if (plen == NVME_TCP_CMD_HLEN) { /* no in-capsule data */
+		if (pdo != 0)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO set on a PDU without data");
+		if (ch.flags & NVME_TCP_F_DDGSTF)
+			return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS, "DDGSTF set on a PDU without data");
+		return 0;
+	}
+	const uint32_t ddgst = p->ddgst ? NVME_TCP_DIGEST_LEN : 0;
+	if (!!(ch.flags & NVME_TCP_F_DDGSTF) != p->ddgst)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_FLAGS,
+			    "DDGSTF does not match the negotiated data digest");
+	if (pdo < NVME_TCP_CMD_HLEN || pdo % (((uint32_t)p->cpda + 1) * 4))
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO inside the header or misaligned");
+	if (pdo > plen)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PDO, "PDO beyond PLEN");
+	if (plen - pdo <= ddgst)
+		return fail(err, NVME_TCP_FES_INVALID_HEADER_FIELD, CH_PLEN, "PLEN leaves no data after PDO");
+	out->data_off = pdo;
+	out->data_len = plen - pdo - ddgst;
+	out->has_ddgst = p->ddgst;
+	if (out->data_len > p->max_icd)
+		return fail(err, NVME_TCP_FES_DATA_LIMIT_EXCEEDED, CH_PLEN, "in-capsule data above the limit");
+	return 0;
+}
+
 /* nvme_tcp_pdu_parse_sized() without the copy of a CapsuleCmd's SQE (see the header). */
 int nvme_tcp_pdu_parse_framed(const uint8_t *hdr, size_t len, int size, const struct nvme_tcp_params *p,
 			      struct nvme_tcp_pdu *out, struct nvme_tcp_error *err)
 {
+	/* the commands (size is the checked HLEN, 72 only for a CapsuleCmd without header
+	 * digest: ICReq/ICResp are 128, the others shorter) */
+	if (size == NVME_TCP_CMD_HLEN && len >= NVME_TCP_CMD_HLEN && hdr[0] == NVME_TCP_CAPSULE_CMD && !p->hdgst)
+		return parse_capsule_cmd(hdr, p, out, err);
 	return parse_sized(hdr, len, size, p, out, err, false);
 }
