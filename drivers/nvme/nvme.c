@@ -752,7 +752,7 @@ int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
 		const volatile uint64_t *w = (const volatile uint64_t *)v;
 		uint64_t raw[2] = { w[0], w[1] };
 		memcpy(&e, raw, sizeof(e));
-		if (nvme_ring_pop(&q->ring) < 0)
+		if (nvme_ring_pop_sqhd(&q->ring, le16_get(e.sqhd)) < 0)
 			log_warn("%s: q%u: CQE with SQHD %u outside the queue", c->name, q->qid, le16_get(e.sqhd));
 		n++;
 		complete(q, &e);
@@ -765,6 +765,8 @@ int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
 		if (!c->reset_needed && c->state == NVME_CTRL_LIVE && !c->in_reset)
 			nvme_ctrl_check(c, now); /* CSTS.CFS / removal, at most every 100 ms */
 	}
+	if (__builtin_expect(!c->reset_needed && c->state == NVME_CTRL_LIVE, 1))
+		return (int)n; /* the usual pass: what follows would change nothing */
 	if (c->reset_needed && !c->in_reset && c->state == NVME_CTRL_LIVE)
 		nvme_ctrl_reset(c, c->reset_reason);
 	if (c->state == NVME_CTRL_REMOVED)

@@ -204,9 +204,16 @@ static inline const volatile struct nvme_cqe *nvme_ring_peek(const struct nvme_r
 
 /* Consume the head CQE (after peek): advance the head, flip the phase on wrap, take SQHD.
  * Returns -EPROTO (the entry is consumed, its SQHD ignored) for an SQHD outside the queue. */
+static inline int nvme_ring_pop_sqhd(struct nvme_ring *r, uint16_t sqhd);
 static inline int nvme_ring_pop(struct nvme_ring *r)
 {
-	uint16_t sqhd = le16_get(r->cq[r->cq_head].sqhd);
+	return nvme_ring_pop_sqhd(r, le16_get(r->cq[r->cq_head].sqhd));
+}
+
+/* nvme_ring_pop for a caller that already copied the head CQE out: sqhd is its SQHD
+ * (host order), not read from the queue's memory again. */
+static inline int nvme_ring_pop_sqhd(struct nvme_ring *r, uint16_t sqhd)
+{
 	if (++r->cq_head == r->depth) {
 		r->cq_head = 0;
 		r->phase ^= 1;
