@@ -32,10 +32,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 4800,
-    "read-4k": 5000,
-    "write-128k": 39700,
-    "read-128k": 29200,
+    "write-4k": 4750,
+    "read-4k": 4925,
+    "write-128k": 39500,
+    "read-128k": 29050,
     "write-4k-ddgst": 38200,
     "read-4k-ddgst": 38100,
 }
