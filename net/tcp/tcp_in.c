@@ -414,11 +414,16 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 		if (SEQ_LT(s->snd_nxt, s->snd_una))
 			s->snd_nxt = s->snd_una;
 		sndq_ack(s, g->ack);
+		/* RFC 6298 5.2 / 5.3. Stopped, the timer stays queued and the next send's arm
+		 * (tcp_out.c, the first frame after this) costs a compare; restarted, it keeps its
+		 * place when that is no later (timer.h: re-armed lazily, never late). The restart
+		 * counts from this segment's arrival (header prediction read the clock for it). */
 		if (s->snd_una == s->snd_max) {
-			timer_cancel(&timer_default_queue, &s->t_rexmit);
+			timer_stop(&timer_default_queue, &s->t_rexmit);
 			s->persist = false;
 		} else {
-			tcp_arm_rexmit(s);
+			timer_arm(&timer_default_queue, &s->t_rexmit,
+				  (predicted ? s->last_rx_ns : clock_now_ns()) + s->rto_ns);
 		}
 		s->pending_events |= TCP_EV_SENT;
 	} else if (g->ack == s->snd_una && g->len == 0 && (predicted || !(g->flags & (TCP_SYN | TCP_FIN))) &&

@@ -67,6 +67,54 @@ Test(timer, cancel_and_rearm)
 	cr_assert_str_eq(order, "b");
 }
 
+/* Lazy re-arming (timer.h): a timer pushed back keeps its place and fires at its new
+ * deadline, never at the place nor late; a stopped one is queued but never fires, and
+ * armed again fires at the new deadline; due ones fire in deadline order. */
+Test(timer, lazy_rearm_fires_at_the_deadline_never_early_or_late)
+{
+	struct timer_queue q;
+	struct timer a, b, c;
+	timer_queue_init(&q);
+	timer_init(&a, "a", record, "a");
+	timer_init(&b, "b", record, "b");
+	timer_init(&c, "c", record, "c");
+	timer_arm(&q, &a, 10);
+	timer_arm(&q, &a, 50); /* pushed back: keeps its place at 10 */
+	cr_assert_eq(a.deadline_ns, 50);
+	cr_assert_leq(timer_queue_next_deadline(&q), 50);
+	cr_assert_eq(timer_queue_run(&q, 10), 0, "its place came, not its deadline");
+	cr_assert_eq(timer_queue_next_deadline(&q), 50, "back at the deadline");
+	cr_assert_eq(timer_queue_run(&q, 49), 0);
+	cr_assert_eq(timer_queue_run(&q, 50), 1);
+	cr_assert_str_eq(order, "a");
+	cr_assert_eq(q.n_armed, 0);
+	cr_assert_eq(q.n_queued, 0);
+
+	/* stopped: queued, fires nothing; armed again: fires at the new deadline */
+	timer_arm(&q, &b, 20);
+	cr_assert(timer_stop(&q, &b));
+	cr_assert_not(timer_stop(&q, &b));
+	cr_assert_eq(q.n_armed, 0);
+	cr_assert_eq(timer_queue_run(&q, 30), 0);
+	cr_assert_eq(q.n_queued, 0, "a stopped timer's place came to nothing");
+	timer_arm(&q, &b, 40);
+	timer_stop(&q, &b);
+	timer_arm(&q, &b, 90); /* stopped then armed later: keeps its place at 40 */
+	timer_arm(&q, &c, 60);
+	cr_assert_eq(timer_queue_run(&q, 59), 0);
+	cr_assert_eq(timer_queue_run(&q, 100), 2);
+	cr_assert_str_eq(order, "acb", "c (60) before b (90), though b's place was 40");
+
+	/* armed earlier than its place: moves; cancel takes a stopped timer out */
+	timer_arm(&q, &c, 200);
+	timer_arm(&q, &c, 150);
+	cr_assert_eq(timer_queue_next_deadline(&q), 150);
+	timer_stop(&q, &c);
+	cr_assert_not(timer_cancel(&q, &c));
+	cr_assert_eq(q.n_queued, 0);
+	cr_assert_eq(timer_queue_next_deadline(&q), UINT64_MAX);
+}
+
 static struct timer_queue periodic_q;
 static int periodic_count;
 
