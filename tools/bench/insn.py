@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 4800,
     "read-4k": 5000,
     "write-128k": 39700,
-    "read-128k": 29200,
+    "read-128k": 28700,
     "write-4k-ddgst": 38200,
     "read-4k-ddgst": 38100,
 }
