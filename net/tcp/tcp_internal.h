@@ -69,6 +69,15 @@ struct tcp_sock {
 	bool tx_tmpl;
 	uint32_t tx_ports;              /* SRC.PORT << 16 | DST.PORT: one big-endian word on the wire */
 	uint32_t tx_psum;               /* the TCP pseudo-header sum without the length (RFC 9293 3.1) */
+	/* The headers of its run frames (tcp_out.c tcp_run_first), kept across passes: Ethernet
+	 * and IPv4 from the route's template with an MSS frame's total length, TCP with the
+	 * ports, ACK alone and the pseudo-header sum; SEG.ACK and WINDOW as the last run's first
+	 * frame left them, SEG.SEQ, the identification and the IPv4 checksum zero. Valid while
+	 * tx_hdr_gen == route.gen (0: never built) and tx_hdr_mss == mss. tx_hdr_ipbase: the
+	 * route's IPv4 sum plus that total length. */
+	uint32_t tx_hdr_gen, tx_hdr_ipbase;
+	uint16_t tx_hdr_mss;
+	uint8_t tx_hdr[sizeof(((struct net_route *)0)->hdr) + TCP_HLEN_MIN] __attribute__((aligned(8)));
 
 	/* The header image of its data segments as they arrive (tcp_in.c tcp_rx_flow): the
 	 * Ethernet, IPv4 and TCP header bytes tcp_rx_flow's masks keep (destination MAC, type,

@@ -742,14 +742,9 @@ struct tcp_run {
 	uint32_t seq, room, pending, end;
 	struct tcp_run_sums sums;
 	int ret;
-	/* The frame headers of the run's MSS frames (tcp_run_tmpl, built by its first frame):
-	 * Ethernet and IPv4 from the route's template with the total length of an MSS frame,
-	 * TCP with the ports, SEG.ACK, the flags (ACK), the window and the checksum field's
-	 * pseudo-header sum; what differs per frame (SEG.SEQ, the identification, the IPv4
-	 * header checksum) zero. ip_base: the route's IPv4 sum plus that total length. */
-	uint32_t ip_base;
-	uint8_t hdr[TCP_RUN_HDR_BYTES] __attribute__((aligned(8)));
 };
+
+_Static_assert(sizeof(((struct tcp_sock *)0)->tx_hdr) == TCP_RUN_HDR_BYTES, "tcp_run_first: the socket's template");
 
 /* The IPv4 total length and TCP checksum field (offload: the pseudo-header sum with the
  * length) of a frame carrying len payload bytes, and the route's IPv4 sum plus that total. */
@@ -765,37 +760,43 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_len_fields(const s
 	return s->route.ip_sum + total;
 }
 
-/* The headers of a run's first frame (tcp_run_xmit, clear) into h, field by field, as
- * tcp_xmit_fast writes them, with the window the pass advertises (tcp_window_field: the first
- * frame of a pass computes it, the others take it) and SEG.ACK (RCV.NXT), neither of which
- * changes while the pass sends (nothing it calls receives); when the run goes on after it
- * (more room than the frame takes), also r's template (struct tcp_run): a copy of them made
- * a full segment with ACK alone. A run of one frame (a 4 KiB write's response) builds no
- * template. */
-static inline __attribute__((always_inline)) void tcp_run_first(struct tcp_sock *s, struct tcp_run *r, uint8_t *h,
-								 uint32_t seq, uint32_t len, uint8_t flags)
+/* s's run template (tx_hdr, struct tcp_sock) built for its route and MSS: the route's
+ * headers with an MSS frame's total length, TCP with the ports, ACK alone, a data offset of
+ * five words and the checksum field's pseudo-header sum (offload: the device adds the rest);
+ * SEG.SEQ, SEG.ACK, WINDOW, the identification and the IPv4 checksum zero (each run's first
+ * frame stores SEG.ACK and WINDOW, each frame the others). Out of line: once per connection
+ * and route generation. */
+static __attribute__((noinline)) void tcp_run_tmpl(struct tcp_sock *s)
 {
-	struct tcp_hdr *th = (struct tcp_hdr *)(h + sizeof(s->route.hdr));
-	uint32_t win = tcp_window_field(s), sum;
+	uint8_t *t = s->tx_hdr;
+	struct tcp_hdr *th = (struct tcp_hdr *)(t + sizeof(s->route.hdr));
 
+	memset(t, 0, sizeof(s->tx_hdr));
+	memcpy(t, s->route.hdr, sizeof(s->route.hdr)); /* (total length, identification, checksum zero) */
 	be32_store(th, s->tx_ports); /* SRC.PORT, DST.PORT */
-	th->seq = be32_make(seq);
-	th->ack = be32_make(s->rcv_nxt);
 	th->data_offset = (uint8_t)((sizeof(*th) / 4) << 4);
-	th->flags = flags;
+	th->flags = TCP_ACK;
+	s->tx_hdr_ipbase = tcp_run_len_fields(s, t, s->mss);
+	s->tx_hdr_gen = s->route.gen;
+	s->tx_hdr_mss = s->mss;
+}
+
+/* A run's first frame (tcp_run_xmit, clear): s's run template (tcp_run_tmpl, rebuilt when
+ * its route or MSS is not the one it was built for) takes the window the pass advertises
+ * (tcp_window_field: the first frame of a pass computes it, the others take it) and SEG.ACK
+ * (RCV.NXT), neither of which changes while the pass sends (nothing it calls receives); the
+ * frame and the run's later ones are copies of it patched per frame. Kept across passes
+ * (valid for one route generation): the first frame no longer writes its headers field by
+ * field and the route's part apart (~40 instructions a pass). */
+static inline __attribute__((always_inline)) void tcp_run_first(struct tcp_sock *s)
+{
+	struct tcp_hdr *th = (struct tcp_hdr *)(s->tx_hdr + sizeof(s->route.hdr));
+	uint32_t win = tcp_window_field(s);
+
+	if (__builtin_expect(s->tx_hdr_gen != s->route.gen || s->tx_hdr_mss != s->mss, 0))
+		tcp_run_tmpl(s);
+	th->ack = be32_make(s->rcv_nxt);
 	th->window = be16_make((uint16_t)win);
-	th->urgent = be16_make(0);
-	sum = s->tx_psum + (uint32_t)sizeof(*th) + len; /* (tcp_xmit's offload case) */
-	be16_store(&th->checksum, (uint16_t)((sum & 0xffff) + (sum >> 16)));
-	ipv4_route_fill(&s->route, h, sizeof(*th) + len, ipv4_ident++);
-	if (r->room > len) {
-		memcpy(r->hdr, h, TCP_RUN_HDR_BYTES);
-		r->ip_base = s->route.ip_sum + IPV4_HLEN_MIN + TCP_HLEN_MIN + s->mss;
-		if (__builtin_expect(len != s->mss || flags != TCP_ACK, 0)) {
-			r->hdr[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = TCP_ACK;
-			tcp_run_len_fields(s, r->hdr, s->mss);
-		}
-	}
 }
 
 /* tcp_xmit_fast for a frame of a run (tcp_run_frame): the same frame, counters and answer,
@@ -828,26 +829,24 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 		}
 	}
 	if (clear) {
-		tcp_run_first(s, r, h, r->seq, len, flags);
+		tcp_run_first(s);
 		s->ack_now = false; /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
 		s->ack_delayed = false;
 		s->ack_pass_end = false;
 		s->ack_hold = false;
 		s->ack_held = false;
 		s->segs_unacked = 0;
-	} else {
-		memcpy(h, r->hdr, TCP_RUN_HDR_BYTES);
-		be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), r->seq);
-		base = r->ip_base;
-		if (__builtin_expect(!full, 0)) {
-			h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = flags;
-			base = tcp_run_len_fields(s, h, len);
-		}
-		ident = ipv4_ident++;
-		be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
-		be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum),
-			   (uint16_t)~net_csum_fold(base + ident));
 	}
+	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
+	be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), r->seq);
+	base = s->tx_hdr_ipbase;
+	if (__builtin_expect(!full, 0)) {
+		h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = flags;
+		base = tcp_run_len_fields(s, h, len);
+	}
+	ident = ipv4_ident++;
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
 	if (__builtin_expect(nb->nfrags <= 2 && dev->link_up, 1)) {
 		/* netdev_tx's common case, every counter in the run's sums (tcp_output_run) */
 		if (__builtin_expect((rc = netdev_tx_burst_one(dev, nb)) != 0, 0))
@@ -952,7 +951,6 @@ static inline __attribute__((always_inline)) int tcp_output_run(struct tcp_sock 
 	r.end = r.seq + r.room;
 	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
 	r.ret = 0;
-	r.ip_base = 0; /* (set by the first frame before any later one reads it: for -Wmaybe-uninitialized) */
 	if (tcp_run_frame(s, dev, budget, &r, hold, true))
 		while (tcp_run_frame(s, dev, budget, &r, hold, false))
 			;
