@@ -26,6 +26,18 @@ static void tx_ref_release(struct netdev_frag_owner *o, uint64_t token)
 
 static struct netdev_frag_owner tcp_tx_owner = { "tcp-tx", tx_ref_release };
 
+/* A segment carrying our ACK went out: nothing owed, held or delayed any more, no segment
+ * left unacknowledged (t_delack stays as it is: see tcp_xmit). */
+static inline __attribute__((always_inline)) void ack_went(struct tcp_sock *s)
+{
+	s->ack_now = false;
+	s->ack_delayed = false;
+	s->ack_pass_end = false;
+	s->ack_hold = false;
+	s->ack_held = false;
+	s->segs_unacked = 0;
+}
+
 /* The right edge to advertise: never shrinks (RFC 9293 3.8.6.2.2); moved only by at
  * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). */
 static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
@@ -496,12 +508,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
 	if (sack_short) {
 		s->ack_now = true; /* the blocks did not fit beside the payload */
 	} else if (flags & TCP_ACK) {
-		s->ack_now = false;
-		s->ack_delayed = false;
-		s->ack_pass_end = false;
-		s->ack_hold = false; /* the answer carried it (tcp_ack_hold) */
-		s->ack_held = false;
-		s->segs_unacked = 0;
+		ack_went(s); /* (a held answer too: tcp_ack_hold) */
 		/* t_delack stays armed: the next delayed ACK takes it as it is, and when it fires
 		 * with nothing owed it does nothing (tcp.c delack_timer). A cancel and an arm per
 		 * ACK cost ~50 instructions. */
@@ -642,12 +649,7 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	th->urgent = be16_make(0);
 	sum = s->tx_psum + (uint32_t)sizeof(*th) + len; /* (tcp_xmit's offload case) */
 	be16_store(&th->checksum, (uint16_t)((sum & 0xffff) + (sum >> 16)));
-	s->ack_now = false; /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
-	s->ack_delayed = false;
-	s->ack_pass_end = false;
-	s->ack_hold = false;
-	s->ack_held = false;
-	s->segs_unacked = 0;
+	ack_went(s); /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
 	h = nb->data - sizeof(s->route.hdr);
 	nb->data = h;
 	s->segs_out++;
@@ -830,12 +832,7 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	}
 	if (clear) {
 		tcp_run_first(s);
-		s->ack_now = false; /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
-		s->ack_delayed = false;
-		s->ack_pass_end = false;
-		s->ack_hold = false;
-		s->ack_held = false;
-		s->segs_unacked = 0;
+		ack_went(s); /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
 	}
 	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
 	be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), r->seq);
