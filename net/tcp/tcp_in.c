@@ -1128,6 +1128,29 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 	netbuf_free(nb);
 }
 
+/* Queue nb's one payload fragment (len bytes at seq, RCV.NXT) in the receive entry r, taken
+ * for it: the fragment moves to r (nb keeps none), counted, RCV.NXT advanced and the socket's
+ * receive event noted. Returns the new RCV.NXT. (rx_gro and tcp_rx_flow.) */
+static inline __attribute__((always_inline)) uint32_t rx_queue_one(struct tcp_sock *s, struct netbuf *nb,
+								   struct tcp_rxent *r, uint32_t seq, uint32_t len)
+{
+	struct netdev_frag *f = nb->frags;
+
+	r->seq = seq;
+	tcp_frag_copy(&r->frag, f);
+	list_add_tail(&s->rxq, &r->node);
+	nb->nfrags = 0;
+	if (f->addr.cls == MEM_CLASS_DEVICE)
+		tcp_counters.rx_payload_device += len;
+	else
+		tcp_counters.rx_payload_host += len;
+	s->rxq_bytes += len;
+	s->rxq_frags++;
+	s->rcv_nxt = seq + len;
+	s->pending_events |= TCP_EV_RECV;
+	return seq + len;
+}
+
 /* In-order data for tcp_rx_gro, the socket whose segment before this one in the receive
  * batch header prediction took (GRO at the TCP layer). What the segment before left
  * holds still, as no other segment and no user code of s ran since: ESTABLISHED, no
@@ -1149,18 +1172,7 @@ static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, str
 	s->snd_wl2 = ack;
 	if (nb->nfrags == 1 && f->len == len && (r = rxent_take(s->rxq_frags)) != NULL) {
 		/* the NIC's one buffer (rx_queue_frags' loop for it; nothing out of order) */
-		r->seq = seq;
-		tcp_frag_copy(&r->frag, f);
-		list_add_tail(&s->rxq, &r->node);
-		nb->nfrags = 0;
-		if (f->addr.cls == MEM_CLASS_DEVICE)
-			tcp_counters.rx_payload_device += len;
-		else
-			tcp_counters.rx_payload_host += len;
-		s->rxq_bytes += len;
-		s->rxq_frags++;
-		s->rcv_nxt = nxt = seq + len;
-		s->pending_events |= TCP_EV_RECV;
+		nxt = rx_queue_one(s, nb, r, seq, len);
 	} else {
 		nxt = rx_queue_frags(s, nb, seq);
 	}
@@ -1507,18 +1519,7 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	n->prev = &tcp_rxent_cache;
 	tcp_rxent_cached--;
 	struct tcp_rxent *r = container_of(c, struct tcp_rxent, node);
-	r->seq = seq;
-	tcp_frag_copy(&r->frag, f);
-	list_add_tail(&s->rxq, &r->node);
-	nb->nfrags = 0;
-	if (f->addr.cls == MEM_CLASS_DEVICE)
-		tcp_counters.rx_payload_device += plen;
-	else
-		tcp_counters.rx_payload_host += plen;
-	s->rxq_bytes += plen;
-	s->rxq_frags++;
-	s->rcv_nxt = nxt = seq + plen;
-	s->pending_events |= TCP_EV_RECV;
+	nxt = rx_queue_one(s, nb, r, seq, plen);
 	s->segs_unacked = unacked; /* (schedule_ack's; the ACK's hold below or in rx_flow_finish) */
 	s->ack_pass_end = true;
 	if (list_empty(&s->held_node) || (tcp_budget_pending != s && s->bud_nxt != nxt))
