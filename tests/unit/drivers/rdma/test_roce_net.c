@@ -13,6 +13,7 @@
 #include "drivers/rdma/roce_rc.h"
 #include "drivers/rdma/roce_net.h"
 #include "tests/unit/drivers/rdma/roce_vectors.h"
+#include "tests/unit/drivers/rdma/roce_qp_up.h"
 
 static struct roce_dev *dev;
 static struct roce_net rn;
@@ -302,11 +303,7 @@ Test(roce_net, rc_send_from_the_peer_is_placed_and_acked_on_the_wire)
 	cr_assert_eq(roce_create_cq(dev, 8, NULL, NULL, &cq), 0);
 	init.send_cq = init.recv_cq = cq;
 	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	a.qp_state = ROCE_QPS_RTR;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	roce_test_qp_rtr(qp, &a, PEER);
 	memset(buf, 0, sizeof(buf));
 	cr_assert_eq(roce_reg_mr(pd, 0, sizeof(buf), dma_addr_host(buf), ROCE_ACCESS_LOCAL_WRITE, &mr), 0);
 	struct roce_recv_wr w = { .wr_id = 42, .num_sge = 1, .sg_list = { { 0, sizeof(buf), roce_mr_lkey(mr) } } };
@@ -369,11 +366,7 @@ Test(roce_net, rc_request_from_a_stranger_is_dropped)
 	cr_assert_eq(roce_create_cq(dev, 8, NULL, NULL, &cq), 0);
 	init.send_cq = init.recv_cq = cq;
 	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	roce_gid_from_ipv4(0x0a0a0063, &a.ah_attr.dgid);  /* the QP's peer is 10.10.0.99, not PEER */
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	a.qp_state = ROCE_QPS_RTR;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
+	roce_test_qp_rtr(qp, &a, 0x0a0a0063); /* the QP's peer is 10.10.0.99, not PEER */
 	struct roce_pkt p = { .opcode = ROCE_RC_SEND_ONLY, .pkey = 0xffff, .destqp = roce_qp_num(qp), .psn = 0x100,
 			      .ackreq = true };
 	uint8_t pkt[32];
@@ -476,14 +469,7 @@ static struct roce_qp *rts_qp(struct roce_pd *pd, struct roce_cq *cq, uint32_t d
 	struct roce_qp *qp;
 
 	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	a.qp_state = ROCE_QPS_RTR;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	roce_test_qp_rts(qp, &a, PEER);
 	return qp;
 }
 

@@ -17,6 +17,7 @@
 #include "lib/clock.h"
 #include "tests/unit/drivers/rdma/fake_odp_store.h"
 #include "tests/unit/unit_support.h"
+#include "tests/unit/drivers/rdma/roce_qp_up.h"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
@@ -50,14 +51,7 @@ static void setup(void)
 	cr_assert_eq(roce_create_cq(dev, 32, NULL, NULL, &cq), 0);
 	init.send_cq = init.recv_cq = cq;
 	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	roce_gid_from_ipv4(0x0a0a0002, &a.ah_attr.dgid);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	a.qp_state = ROCE_QPS_RTR;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	roce_test_qp_rts(qp, &a, 0x0a0a0002);
 	fake_store_init(&fs, 16 * PG);
 	cr_assert_eq(roce_odp_init(&odp, 8), 0);
 	cr_assert_eq(roce_odp_region_create(odp, "r", &fs.store, 16 * PG, &reg), 0);

@@ -22,6 +22,7 @@
 #include "drivers/rdma/roce_net.h"
 #include "drivers/rdma/roce_req.h"
 #include "tests/unit/drivers/rdma/roce_relay.h"
+#include "tests/unit/drivers/rdma/roce_qp_up.h"
 
 static struct roce_dev *dev;
 static struct roce_pd *pd;
@@ -39,14 +40,7 @@ static void qp_up(struct roce_qp *qp, uint32_t dest, uint32_t sq_psn, uint32_t r
 				  .path_mtu = ROCE_MTU_1024, .dest_qp_num = dest, .rq_psn = rq_psn, .min_rnr_timer = 1,
 				  .sq_psn = sq_psn, .timeout = 14, .retry_cnt = 3, .rnr_retry = 2,
 				  .max_dest_rd_atomic = 4, .max_rd_atomic = 4 };
-	roce_gid_from_ipv4(PEER, &a.ah_attr.dgid);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	a.qp_state = ROCE_QPS_RTR;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	roce_test_qp_rts(qp, &a, PEER);
 }
 
 static void setup(void)

@@ -13,6 +13,7 @@
 #include "drivers/rdma/roce_resp.h"
 #include "drivers/rdma/roce_verbs.h"
 #include "tests/unit/unit_support.h"
+#include "tests/unit/drivers/rdma/roce_qp_up.h"
 
 /* struct req literals name only the fields a packet needs */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -44,14 +45,7 @@ static void setup(void)
 	init.send_cq = scq;
 	init.recv_cq = rcq;
 	cr_assert_eq(roce_create_qp(pd, &init, &qp), 0);
-	roce_gid_from_ipv4(0x0a0a0002, &a.ah_attr.dgid);
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_PKEY_INDEX | ROCE_QP_PORT | ROCE_QP_ACCESS_FLAGS), 0);
-	a.qp_state = ROCE_QPS_RTR;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_AV | ROCE_QP_PATH_MTU | ROCE_QP_DEST_QPN |
-						   ROCE_QP_RQ_PSN | ROCE_QP_MAX_DEST_RD_ATOMIC | ROCE_QP_MIN_RNR_TIMER), 0);
-	a.qp_state = ROCE_QPS_RTS;
-	cr_assert_eq(roce_modify_qp(qp, &a, ROCE_QP_STATE | ROCE_QP_SQ_PSN | ROCE_QP_TIMEOUT | ROCE_QP_RETRY_CNT |
-						   ROCE_QP_RNR_RETRY | ROCE_QP_MAX_QP_RD_ATOMIC), 0);
+	roce_test_qp_rts(qp, &a, 0x0a0a0002);
 	memset(mem, 0, sizeof(mem));
 	cr_assert_eq(roce_reg_mr(pd, 0x100000, sizeof(mem), dma_addr_host(mem),
 				 ROCE_ACCESS_ALL, &mr), 0);
