@@ -1125,7 +1125,7 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 			deliver_events(s);
 		}
 	}
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb); /* (its fragments taken: nfrags 0) */
 }
 
 /* Queue nb's one payload fragment (len bytes at seq, RCV.NXT) in the receive entry r, taken
@@ -1181,7 +1181,7 @@ static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, str
 		tcp_output_work(s, false); /* (tcp_output: only an ACK owed can be new here) */
 	if (nxt != seq && s->bud_nxt != nxt)
 		tcp_budget_note_later(s);
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb);
 }
 
 /* tcp_rx for every segment header prediction did not take at once: a header with
@@ -1467,7 +1467,7 @@ static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct 
 		tcp_output_hold(s);
 	if (s->bud_nxt != s->rcv_nxt)
 		tcp_budget_note_later(s);
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb);
 }
 
 /* A data frame of the socket gathering the batch's segments (tcp_rx_gro; net.c
@@ -1477,7 +1477,7 @@ static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct 
  * entry and the reserve's test, the ACK not owed now and not delayed: 2 <= segs_unacked + 1
  * < tcp_ack_every, output idle), then the header image's match, the sequence numbers and
  * the window. The hold and the note go to rx_flow_finish, a jump; without them the frame's
- * one call is netbuf_free's, a jump too. A frame not of tcp_rx_flow_shape's first shape
+ * one call is netbuf_rx_consumed's, a jump too. A frame not of tcp_rx_flow_shape's first shape
  * goes to net_stack_rx_flow, any other that fails a test to tcp_rx_flow_any (the batch's
  * first frame, the first segment not acknowledged, an ACK owed now, ...), nothing changed,
  * which takes it as before. Consumes nb. */
@@ -1524,7 +1524,7 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	s->ack_pass_end = true;
 	if (list_empty(&s->held_node) || (tcp_budget_pending != s && s->bud_nxt != nxt))
 		return rx_flow_finish(s, nb);
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb);
 }
 
 /* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
