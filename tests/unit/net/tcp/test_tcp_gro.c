@@ -482,6 +482,22 @@ static void list_move_all(struct list_node *to, struct list_node *from)
 	}
 }
 
+/* Four segments of 1000 bytes from seq in one receive batch, from an empty receive queue:
+ * all queued, one data event with all of them, the batch's ACK. Returns the next seq. */
+static uint32_t four_segments_taken(struct tcp_sock *s, uint32_t iss, uint32_t seq)
+{
+	unsigned events = nlog;
+	for (int i = 0; i < 4; i++, seq += 1000)
+		seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	cr_assert_eq(tcp_recv_avail(s), 4000, "every segment queued");
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, events + 1, "one data event");
+	cr_assert_eq(evlog[events].avail, 4000);
+	cr_assert_eq(lastseg()->ack, seq, "the batch's ACK");
+	return seq;
+}
+
 /* tcp_rx_flow's tests in any order, a frame failing one to tcp_rx_flow_any unchanged: with
  * no cached receive entry (the pool's then) and with more than half the device's buffers
  * lent (the admission's exact test then), the batch's segments are queued all the same,
@@ -499,14 +515,7 @@ Test(tcp_gro_flow, the_flow_paths_fallbacks_take_the_segments_alike)
 	list_init(&held);
 	list_move_all(&held, &tcp_rxent_cache);
 	tcp_rxent_cached = 0;
-	for (int i = 0; i < 4; i++, seq += 1000)
-		seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
-	cr_assert_eq(tcp_recv_avail(s), 4000, "every segment queued");
-	fake_netdev_rx_end(&fnd);
-	tcp_rx_batch_end();
-	cr_assert_eq(nlog, 1);
-	cr_assert_eq(evlog[0].avail, 4000);
-	cr_assert_eq(lastseg()->ack, seq);
+	seq = four_segments_taken(s, iss, seq);
 	drain(s);
 	list_move_all(&tcp_rxent_cache, &held);
 	tcp_rxent_cached += cached;
@@ -516,18 +525,11 @@ Test(tcp_gro_flow, the_flow_paths_fallbacks_take_the_segments_alike)
 	for (unsigned i = FAKE_DATA_BUFS - lent; i < FAKE_DATA_BUFS; i++)
 		fnd.data_used[i] = true;
 	fnd.data_out += lent;
-	for (int i = 0; i < 4; i++, seq += 1000)
-		seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
-	cr_assert_gt(fnd.dev.rx_bufs_out, fnd.dev.rx_bufs / 2);
+	seq = four_segments_taken(s, iss, seq);
+	cr_assert_gt(fnd.dev.rx_bufs_out, fnd.dev.rx_bufs / 2, "still more than half lent");
 	for (unsigned i = FAKE_DATA_BUFS - lent; i < FAKE_DATA_BUFS; i++)
 		fnd.data_used[i] = false;
 	fnd.data_out -= lent;
 	fnd.dev.rx_bufs_out = fnd.data_out;
-	cr_assert_eq(tcp_recv_avail(s), 4000, "every segment queued");
-	fake_netdev_rx_end(&fnd);
-	tcp_rx_batch_end();
-	cr_assert_eq(nlog, 2);
-	cr_assert_eq(evlog[1].avail, 4000);
-	cr_assert_eq(lastseg()->ack, seq);
 	down(l, s);
 }
