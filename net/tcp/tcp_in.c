@@ -1504,7 +1504,8 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	if (!s)
 		return tcp_rx_flow_any(dev, nb);
 	unacked = s->segs_unacked + 1;
-	if (unacked < 2 || unacked >= tcp_ack_every || !tcp_output_idle(s) ||
+	/* (tcp_output_idle but its state test: rx_flow_match's ESTABLISHED is one of its two) */
+	if (unacked < 2 || unacked >= tcp_ack_every || s->ack_now || s->fin_queued || SEQ_LT(s->snd_nxt, s->snd_end) ||
 	    !(s->rxq_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) ||
 	    !rx_flow_match(dev, nb, s) || !rx_buf_admit_half(dev))
 		return tcp_rx_flow_any(dev, nb);
