@@ -842,19 +842,20 @@ out:
 }
 
 
-/* rx_buf_admit_fast's first test alone, for net_if0's device d: at most half the pool lent
- * out (so within the reserve, which is at most half: tcp_rx_reserve_of). False says
- * nothing: the exact test is rx_buf_admit_fast's. */
+/* rx_buf_admit_fast's first test alone, for net_if0's device d (not NULL): at most half the
+ * pool lent out (so within the reserve, which is at most half: tcp_rx_reserve_of). False
+ * says nothing: the exact test is rx_buf_admit_fast's. */
 static inline __attribute__((always_inline)) bool rx_buf_admit_half(const struct netdev *d)
 {
-	return d && d->rx_bufs_out <= d->rx_bufs / 2;
+	return d->rx_bufs_out <= d->rx_bufs / 2;
 }
 
 /* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
  * (tcp_rx_reserve_of), so at most half lent out always passes; the exact test otherwise. */
 static inline __attribute__((always_inline)) bool rx_buf_admit_fast(void)
 {
-	return rx_buf_admit_half(net_if0.dev) || tcp_rx_buf_admit();
+	const struct netdev *d = net_if0.dev;
+	return (d && rx_buf_admit_half(d)) || tcp_rx_buf_admit();
 }
 
 /* Header prediction (Van Jacobson's, for RFC 9293 3.10.7.4's commonest case): in
@@ -1507,7 +1508,7 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	/* (tcp_output_idle but its state test: rx_flow_match's ESTABLISHED is one of its two) */
 	if (unacked < 2 || unacked >= tcp_ack_every || s->ack_now || s->fin_queued || SEQ_LT(s->snd_nxt, s->snd_end) ||
 	    !(s->rxq_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) ||
-	    !rx_flow_match(dev, nb, s) || !rx_buf_admit_half(dev))
+	    !rx_flow_match(dev, nb, s) || !rx_buf_admit_half(dev)) /* (dev: net_if0's, an image needs one) */
 		return tcp_rx_flow_any(dev, nb);
 	plen = nb->frags[0].len;
 	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);

@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 4700,
     "read-4k": 4900,
-    "write-128k": 36100,
+    "write-128k": 35900,
     "read-128k": 28500,
     "write-4k-ddgst": 38200,
     "read-4k-ddgst": 38000,
