@@ -577,6 +577,23 @@ void netbuf_free(struct netbuf *nb)
 	netbuf_free_pool(nb, true);
 }
 
+/* netbuf_free for a received frame whose fragments the stack took (TCP's receive path
+ * moved its payload to a socket's queue), its common case alone: a driver's RX netbuf,
+ * lent, no fragment left and on no list (its node as netbuf_rx_owned_get left it, pointing
+ * at itself) is the driver's again and its header buffer goes back, a tail call, without
+ * netbuf_free's dispatch and unlink. Anything else (a pool netbuf, fragments still on it,
+ * on a list, not lent) goes to netbuf_free, which handles and counts every case. */
+void netbuf_rx_consumed(struct netbuf *nb)
+{
+	struct netdev_frag_owner *o = nb->hdr_owner;
+
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_LENT || nb->nfrags || nb->node.next != &nb->node, 0))
+		return netbuf_free(nb);
+	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;
+	if (o)
+		o->release(o, nb->hdr_token);
+}
+
 /* netbuf_tx_done with a completion callback (called first), or of a driver's RX netbuf
  * the stack sent: netbuf_free's. */
 static __attribute__((noinline)) void netbuf_tx_done_cb(struct netbuf *nb)

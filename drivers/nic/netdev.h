@@ -381,6 +381,10 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);
 
+/* Stack: netbuf_free of a received frame whose fragments it took, faster for a driver's
+ * RX netbuf (netbuf_rx_owned_get) on no list; any other nb as netbuf_free. */
+void netbuf_rx_consumed(struct netbuf *nb);
+
 /* Driver: the device is done with a transmitted nb: run tx_done, then netbuf_free. nb is on
  * no list (node unlinked: the stack hands the driver its netbufs so, and a driver that
  * queued one takes it off first, as e1000e's tx_done_later does): a pool netbuf is not

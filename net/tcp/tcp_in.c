@@ -842,14 +842,20 @@ out:
 }
 
 
+/* rx_buf_admit_fast's first test alone, for net_if0's device d (not NULL): at most half the
+ * pool lent out (so within the reserve, which is at most half: tcp_rx_reserve_of). False
+ * says nothing: the exact test is rx_buf_admit_fast's. */
+static inline __attribute__((always_inline)) bool rx_buf_admit_half(const struct netdev *d)
+{
+	return d->rx_bufs_out <= d->rx_bufs / 2;
+}
+
 /* tcp_rx_buf_admit for the data path: the reserve is at most half the pool
  * (tcp_rx_reserve_of), so at most half lent out always passes; the exact test otherwise. */
 static inline __attribute__((always_inline)) bool rx_buf_admit_fast(void)
 {
 	const struct netdev *d = net_if0.dev;
-	if (d && d->rx_bufs_out <= d->rx_bufs / 2)
-		return true;
-	return tcp_rx_buf_admit();
+	return (d && rx_buf_admit_half(d)) || tcp_rx_buf_admit();
 }
 
 /* Header prediction (Van Jacobson's, for RFC 9293 3.10.7.4's commonest case): in
@@ -1125,7 +1131,7 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 			deliver_events(s);
 		}
 	}
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb); /* (its fragments taken: nfrags 0) */
 }
 
 /* Queue nb's one payload fragment (len bytes at seq, RCV.NXT) in the receive entry r, taken
@@ -1181,7 +1187,7 @@ static inline __attribute__((always_inline)) void rx_gro(struct tcp_sock *s, str
 		tcp_output_work(s, false); /* (tcp_output: only an ACK owed can be new here) */
 	if (nxt != seq && s->bud_nxt != nxt)
 		tcp_budget_note_later(s);
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb);
 }
 
 /* tcp_rx for every segment header prediction did not take at once: a header with
@@ -1467,64 +1473,70 @@ static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct 
 		tcp_output_hold(s);
 	if (s->bud_nxt != s->rcv_nxt)
 		tcp_budget_note_later(s);
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb);
 }
 
 /* A data frame of the socket gathering the batch's segments (tcp_rx_gro; net.c
  * net_stack_rx calls while one does): net_stack_rx's shape test, then tcp_rx_flow_any's
- * tests and rx_gro's work inline, in their order, when rx_gro would call nothing but
- * schedule_ack's hold and the budget's note: the socket's tests first (a cached receive
- * entry and the reserve's test, the ACK not owed now and not delayed: 2 <= segs_unacked + 1
- * < tcp_ack_every, output idle), then the header image's match, the sequence numbers and
- * the window. The hold and the note go to rx_flow_finish, a jump; without them the frame's
- * one call is netbuf_free's, a jump too. A frame not of tcp_rx_flow_shape's first shape
- * goes to net_stack_rx_flow, any other that fails a test to tcp_rx_flow_any (the batch's
- * first frame, the first segment not acknowledged, an ACK owed now, ...), nothing changed,
+ * tests and rx_gro's work inline, when rx_gro would call nothing but schedule_ack's hold
+ * and the budget's note: the socket's tests first (the reserve's test of receive entries,
+ * the ACK not owed now and not delayed: 2 <= segs_unacked + 1 < tcp_ack_every, output
+ * idle), then the header image's match, the buffer admission's first test (at most half
+ * the device's buffers lent), the sequence numbers, the window and a cached receive entry.
+ * The tests have no side effect, so their order is free: it is the one that leaves no
+ * register to save, and the function calls nothing but its last jump. The hold and the
+ * note go to rx_flow_finish, a jump; without them the frame's one call is
+ * netbuf_rx_consumed's, a jump too. A frame not of tcp_rx_flow_shape's first shape goes to
+ * net_stack_rx_flow, any other that fails a test to tcp_rx_flow_any (the batch's first
+ * frame, the first segment not acknowledged, an ACK owed now, more than half the buffers
+ * lent: its exact admission test, no cached entry: the pool's, ...), nothing changed,
  * which takes it as before. Consumes nb. */
 __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb)
 {
 	struct tcp_sock *s = tcp_rx_gro;
 	const uint8_t *h = nb->data;
-	struct netdev_frag *f = nb->frags;
-	struct list_node *c = tcp_rxent_cache.next;
 	uint32_t plen, seq, ack, unacked, nxt;
+	struct list_node *c;
 
 	/* net_stack_rx's shape test (it calls while a batch gathers, with no test of its own) */
 	if (tcp_rx_flow_shape(nb) != 1)
 		return net_stack_rx_flow(dev, nb);
 	/* the socket's tests first: a frame that fails them costs tcp_rx_flow_any little */
-	if (!s || c == &tcp_rxent_cache)
+	if (!s)
 		return tcp_rx_flow_any(dev, nb);
 	unacked = s->segs_unacked + 1;
-	if (unacked < 2 || unacked >= tcp_ack_every || !tcp_output_idle(s) ||
+	/* (tcp_output_idle but its state test: rx_flow_match's ESTABLISHED is one of its two) */
+	if (unacked < 2 || unacked >= tcp_ack_every || s->ack_now || s->fin_queued || SEQ_LT(s->snd_nxt, s->snd_end) ||
 	    !(s->rxq_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) ||
-	    !rx_flow_match(dev, nb, s))
+	    !rx_flow_match(dev, nb, s) || !rx_buf_admit_half(dev)) /* (dev: net_if0's, an image needs one) */
 		return tcp_rx_flow_any(dev, nb);
-	plen = f->len;
+	plen = nb->frags[0].len;
 	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
 	ack = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 8);
+	c = tcp_rxent_cache.next; /* (rxent_take: a cached entry, else tcp_rx_flow_any's take) */
 	if (plen == 0 || seq != s->rcv_nxt ||
 	    ack != s->snd_una || (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
-	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || !rx_buf_admit_fast())
+	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || c == &tcp_rxent_cache)
 		return tcp_rx_flow_any(dev, nb);
-	/* tcp_rx_flow_any's and rx_gro's work for it, in their order */
+	/* tcp_rx_flow_any's and rx_gro's work for it, in their order (what the tests held
+	 * in registers is read again where that is as cheap: fewer registers to save) */
+	s->snd_wl2 = ack;
+	s->snd_wl1 = seq;
 	net_rx_fast_frames++;
 	tcp_counters.segs_in++;
-	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
+	nb->data += ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
 	s->segs_in++;
-	s->snd_wl1 = seq;
-	s->snd_wl2 = ack;
+	s->segs_unacked++; /* (schedule_ack's; the ACK's hold below or in rx_flow_finish) */
+	s->ack_pass_end = true;
 	struct list_node *n = c->next; /* (rxent_take: the cache's pop) */
 	tcp_rxent_cache.next = n;
 	n->prev = &tcp_rxent_cache;
 	tcp_rxent_cached--;
 	struct tcp_rxent *r = container_of(c, struct tcp_rxent, node);
 	nxt = rx_queue_one(s, nb, r, seq, plen);
-	s->segs_unacked = unacked; /* (schedule_ack's; the ACK's hold below or in rx_flow_finish) */
-	s->ack_pass_end = true;
 	if (list_empty(&s->held_node) || (tcp_budget_pending != s && s->bud_nxt != nxt))
 		return rx_flow_finish(s, nb);
-	netbuf_free(nb);
+	netbuf_rx_consumed(nb);
 }
 
 /* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,

@@ -266,6 +266,18 @@ Test(netdev, netbuf_round_trips)
 	cr_assert_eq(pool->bad_frees - bad0, 2);
 }
 
+/* own (netbuf_rx_owned_init) lent for a frame of len bytes, with a 6-byte fragment of
+ * devmem[token] released to released[token]. */
+static struct netbuf *lent_with_fragment(struct netbuf *own, size_t len, uint64_t token)
+{
+	struct netbuf *nb = netbuf_rx_owned_get(own, len);
+	cr_assert_not_null(nb);
+	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[token]), .len = 6,
+				 .token = token, .owner = &owner };
+	cr_assert_eq(netbuf_add_frag(nb, &f), 0);
+	return nb;
+}
+
 /* A driver's own RX netbuf (netbuf_rx_owned_init): lent with its header buffer, back with
  * it; nothing from the pool; freed twice or lent twice: refused and counted, nothing
  * released twice; with fragments still on it, each goes back first; sent and completed
@@ -305,11 +317,8 @@ Test(netdev, owned_rx_netbuf_lifecycle)
 	cr_assert_eq(released[3], 1, "a second free releases nothing");
 	cr_assert_eq(pool->bad_frees - bad0, 2);
 	/* again, with a fragment left on it: the fragment first, then the header */
-	nb = netbuf_rx_owned_get(own, 30);
+	nb = lent_with_fragment(own, 30, 0);
 	cr_assert_eq(nb->data, hbuf, "data back at the buffer's start");
-	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .len = 6, .token = 0,
-				 .owner = &owner };
-	netbuf_add_frag(nb, &f);
 	netbuf_free(nb);
 	cr_assert_eq(released[0], 1);
 	cr_assert_eq(released[3], 2);
@@ -374,4 +383,56 @@ Test(netdev, two_fragment_free)
 	netbuf_free(&fake);
 	cr_assert_eq(released[0] + released[1], 4, "both back all the same");
 	cr_assert_eq(pool->bad_frees, bad0 + 1);
+}
+
+/* netbuf_rx_consumed: a driver's lent RX netbuf without fragments, on no list, goes back
+ * with its header buffer and is the driver's again; a second one (not lent) is refused and
+ * counted as netbuf_free counts it; one with a fragment left, one on a list and a pool
+ * netbuf take netbuf_free's way: fragments first, unlinked, the pool's object back. */
+Test(netdev, rx_consumed_as_free)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem, *nb;
+	const struct mm_pool *pool = NULL;
+	struct list_node queue;
+
+	memset(released, 0, sizeof(released));
+	mm_pool_foreach(find_netbuf_pool, &pool);
+	cr_assert_not_null(pool);
+	size_t in_use0 = pool->in_use;
+	uint64_t bad0 = pool->bad_frees;
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	nb = netbuf_rx_owned_get(own, 54);
+	cr_assert_not_null(nb);
+	netbuf_rx_consumed(nb);
+	cr_assert_eq(released[3], 1, "the header buffer back");
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	netbuf_rx_consumed(own);
+	cr_assert_eq(released[3], 1, "not lent: nothing released twice");
+	cr_assert_eq(pool->bad_frees - bad0, 1, "counted as a refused free");
+	/* a fragment left on it: the fragment first, then the header buffer */
+	nb = lent_with_fragment(own, 54, 0);
+	netbuf_rx_consumed(nb);
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[3], 2);
+	cr_assert_eq(own->nfrags, 0);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	/* on a list: unlinked first */
+	list_init(&queue);
+	nb = netbuf_rx_owned_get(own, 54);
+	list_add_tail(&queue, &nb->node);
+	netbuf_rx_consumed(nb);
+	cr_assert(list_empty(&queue), "unlinked");
+	cr_assert_eq(released[3], 3);
+	/* a pool netbuf with its fragment */
+	nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[1]), .len = 6, .token = 1,
+				 .owner = &owner };
+	netbuf_add_frag(nb, &f);
+	netbuf_rx_consumed(nb);
+	cr_assert_eq(released[1], 1);
+	cr_assert_eq(pool->in_use, in_use0, "back in the pool");
+	cr_assert_eq(pool->bad_frees - bad0, 1);
 }

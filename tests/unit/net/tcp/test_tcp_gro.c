@@ -471,3 +471,65 @@ Test(tcp_gro_flow, counters_and_a_route_change_mid_batch)
 	fnd.rx_batch = true;
 	down(l, s);
 }
+
+/* Every node of from moved to the tail of to. */
+static void list_move_all(struct list_node *to, struct list_node *from)
+{
+	while (!list_empty(from)) {
+		struct list_node *n = from->next;
+		list_del(n);
+		list_add_tail(to, n);
+	}
+}
+
+/* Four segments of 1000 bytes from seq in one receive batch, from an empty receive queue:
+ * all queued, one data event with all of them, the batch's ACK. Returns the next seq. */
+static uint32_t four_segments_taken(struct tcp_sock *s, uint32_t iss, uint32_t seq)
+{
+	unsigned events = nlog;
+	for (int i = 0; i < 4; i++, seq += 1000)
+		seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	cr_assert_eq(tcp_recv_avail(s), 4000, "every segment queued");
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, events + 1, "one data event");
+	cr_assert_eq(evlog[events].avail, 4000);
+	cr_assert_eq(lastseg()->ack, seq, "the batch's ACK");
+	return seq;
+}
+
+/* tcp_rx_flow's tests in any order, a frame failing one to tcp_rx_flow_any unchanged: with
+ * no cached receive entry (the pool's then) and with more than half the device's buffers
+ * lent (the admission's exact test then), the batch's segments are queued all the same,
+ * one data event and one ACK. */
+Test(tcp_gro_flow, the_flow_paths_fallbacks_take_the_segments_alike)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	uint32_t seq = 1001;
+	struct list_node held;
+	unsigned cached = tcp_rxent_cached;
+
+	/* the cache emptied (its entries kept aside): every entry from the pool */
+	list_init(&held);
+	list_move_all(&held, &tcp_rxent_cache);
+	tcp_rxent_cached = 0;
+	seq = four_segments_taken(s, iss, seq);
+	drain(s);
+	list_move_all(&tcp_rxent_cache, &held);
+	tcp_rxent_cached += cached;
+
+	/* more than half the device's buffers lent, within its reserve: the last ones */
+	const unsigned lent = FAKE_DATA_BUFS / 2 + 8;
+	for (unsigned i = FAKE_DATA_BUFS - lent; i < FAKE_DATA_BUFS; i++)
+		fnd.data_used[i] = true;
+	fnd.data_out += lent;
+	seq = four_segments_taken(s, iss, seq);
+	cr_assert_gt(fnd.dev.rx_bufs_out, fnd.dev.rx_bufs / 2, "still more than half lent");
+	for (unsigned i = FAKE_DATA_BUFS - lent; i < FAKE_DATA_BUFS; i++)
+		fnd.data_used[i] = false;
+	fnd.data_out -= lent;
+	fnd.dev.rx_bufs_out = fnd.data_out;
+	down(l, s);
+}
