@@ -168,6 +168,8 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 	if (lists && !(hl = b->dma_alloc(b->ctx, depth * list_bytes, &hl_addr)))
 		goto fail_cq;
 	nvme_ring_init(&q->ring, sq, cq, (uint16_t)depth);
+	/* every slot's host list is hl + i * list_bytes (a multiple of 16): one test for all */
+	q->sgl_lists = qid != 0 && hl && list_bytes >= NVME_PAGE_SIZE && !(hl_addr.bus & 15);
 	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
 	q->cq_db = nvme_cq_doorbell(qid, c->dstrd);
 
@@ -260,17 +262,24 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 {
 	struct nvme_ctrl *c = q->ctrl;
 
-	/* One entry, outside the CMB, on an SGL queue (a read into one buffer): SGL1 is a Data
-	 * Block descriptor, no list. Anything this does not take (a bad length, the CMB, a
-	 * misaligned entry on a dword-SGL drive, PRPs) goes the general way below, which
-	 * answers it. */
-	if (rq->nsg == 1 && !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK)) {
+	/* The two fast shapes below share their queue's terms: an I/O queue whose slots have
+	 * host lists fit for a Last Segment (q->sgl_lists, fixed for the queue's life), a drive
+	 * that takes SGLs, a command that does not ask for PRPs: tested once for both. */
+	const unsigned sgls = c->sgls & NVME_SGLS_SUPPORTED_MASK;
+	const unsigned n = rq->nsg;
+	if (!q->sgl_lists || !sgls || rq->force_prp)
+		goto general;
+	const struct nvme_cmb *m = &c->cmb;
+	const bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0;
+	const uint64_t lo = m->bus, hi = m->bus + m->size;
+
+	/* One entry, outside the CMB (a read into one buffer): SGL1 is a Data Block descriptor,
+	 * no list. Anything this does not take (a bad length, the CMB, a misaligned entry on a
+	 * dword-SGL drive) goes the general way below, which answers it. */
+	if (n == 1) {
 		const struct nvme_sg *e = &rq->sg[0];
-		const struct nvme_cmb *m1 = &c->cmb;
-		bool near_cmb = m1->scheme != NVME_CMB_NONE && m1->size != 0 && e->addr.bus < m1->bus + m1->size &&
-				e->addr.bus + e->len > m1->bus;
-		bool misaligned = (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN &&
-				  ((e->addr.bus & 3) || (e->len & 3));
+		bool near_cmb = cmb && e->addr.bus < hi && e->addr.bus + e->len > lo;
+		bool misaligned = sgls == NVME_SGLS_DWORD_ALIGN && ((e->addr.bus & 3) || (e->len & 3));
 		if (e->len != 0 && (!rq->sgl_total || e->len == rq->sgl_total) && (!c->max_xfer || e->len <= c->max_xfer) &&
 		    !near_cmb && !misaligned) {
 			sqe->dptr.sgl1.addr = le64_make(e->addr.bus);
@@ -284,24 +293,19 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 			slot->dir = (uint8_t)rq->dir;
 			return 0;
 		}
+		goto general;
 	}
 
 	/* The common gather: a few NIC buffers outside the CMB, one memory class, on a
-	 * byte-granular SGL queue: one walk checks each entry and writes its Data Block into the
+	 * byte-granular SGL drive: one walk checks each entry and writes its Data Block into the
 	 * slot's host list, SGL1 is the Last Segment over them. Anything it does not take (an
 	 * empty entry, mixed memories, the CMB near, a sum that is not the command's, more than
-	 * a list page, PRPs) goes the general way below, which answers it (and writes the list
-	 * again: nothing reads it before the doorbell). */
+	 * a list page) goes the general way below, which answers it (and writes the list again:
+	 * nothing reads it before the doorbell). */
 	const struct nvme_list_mem *hl = &slot->host_list;
-	unsigned n = rq->nsg;
-	if (n >= 2 && n <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && !rq->force_prp && q->qid != 0 &&
-	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE && hl->cpu && hl->bytes >= NVME_PAGE_SIZE &&
-	    !(hl->addr.bus & 15)) {
+	if (n >= 2 && n <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && sgls == NVME_SGLS_BYTE) {
 		const struct nvme_sg *sg = rq->sg;
-		const struct nvme_cmb *m = &c->cmb;
 		const int cls0 = sg[0].addr.cls;
-		const bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0;
-		const uint64_t lo = m->bus, hi = m->bus + m->size;
 		volatile struct nvme_sgl_desc *d = hl->cpu;
 		uint64_t total = 0;
 		unsigned i = 0;
@@ -336,6 +340,7 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 			return 0;
 		}
 	}
+general:
 	if (lazy) {
 		const struct nvme_request copy = *rq;
 		return map_data_general(q, slot, &copy, sqe);

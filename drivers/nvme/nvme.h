@@ -275,6 +275,8 @@ struct nvme_qpair {
 	struct nvme_cmd cmds[NVME_MAX_QDEPTH];
 	bool sq_in_cmb;          /* the SQ ring lives in the controller's CMB (CMBSZ.SQS) */
 	bool cmb_lists;          /* the slots' CMB list areas are set up (on first CMB command) */
+	bool sgl_lists;          /* an I/O queue whose slots' host lists are fit for SGL segments
+				  * (map_data's fast shapes): set by qpair_alloc, fixed till freed */
 	dma_addr_t cmb_lists_addr;
 	size_t cmb_lists_bytes;
 	uint16_t free_cids[NVME_MAX_QDEPTH];
