@@ -519,7 +519,10 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	return submit_one(q, rq, done, arg, false);
 }
 
-int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
+/* (noinline: the image's LTO would fold it into the target's nvme_bdev_rw, whose own live
+ * values then push the queue and slot pointers out of registers: the slot's address was
+ * rebuilt from its index at every use; out of line, its body has the registers to itself) */
+__attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
 		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, nvme_done_fn done, void *arg)
 {
 	/* what nvme_submit gets for a Read/Write, set field by field (no copy of a caller's
