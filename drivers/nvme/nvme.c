@@ -128,8 +128,8 @@ void nvme_qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
 		b->dma_free(b->ctx, (void *)q->ring.sq, depth * sizeof(struct nvme_sqe));
 	if (q->ring.cq)
 		b->dma_free(b->ctx, (void *)q->ring.cq, depth * sizeof(struct nvme_cqe));
-	if (q->cmds[0].host_list.cpu)
-		b->dma_free(b->ctx, q->cmds[0].host_list.cpu,
+	if (q->host_lists.cpu)
+		b->dma_free(b->ctx, q->host_lists.cpu,
 			    (size_t)depth * NVME_LIST_PAGES * NVME_PAGE_SIZE);
 	if (q->cmb_lists && b->cmb_alloc && b->cmb_free)
 		b->cmb_free(b->ctx, q->cmb_lists_addr, q->cmb_lists_bytes);
@@ -168,6 +168,8 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 	if (lists && !(hl = b->dma_alloc(b->ctx, depth * list_bytes, &hl_addr)))
 		goto fail_cq;
 	nvme_ring_init(&q->ring, sq, cq, (uint16_t)depth);
+	if (hl)
+		q->host_lists = (struct nvme_list_mem){ hl, hl_addr, list_bytes };
 	/* every slot's host list is hl + i * list_bytes (a multiple of 16): one test for all */
 	q->sgl_lists = qid != 0 && hl && list_bytes >= NVME_PAGE_SIZE && !(hl_addr.bus & 15);
 	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
@@ -178,9 +180,8 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 		struct nvme_cmd *cmd = &q->cmds[i];
 		cmd->cid = (uint16_t)i;
 		if (hl) {
-			cmd->host_list.cpu = (uint8_t *)hl + i * list_bytes;
-			cmd->host_list.addr = dma_addr_add(hl_addr, i * list_bytes);
-			cmd->host_list.bytes = list_bytes;
+			cmd->host_list_cpu = (uint8_t *)hl + i * list_bytes;
+			cmd->host_list_bus = dma_addr_add(hl_addr, i * list_bytes).bus;
 		}
 		q->free_cids[q->nfree++] = (uint16_t)(depth - 2 - i); /* pop order 0, 1, 2... */
 	}
@@ -219,7 +220,7 @@ static int cmb_lists_ensure(struct nvme_qpair *q)
 
 	if (q->cmb_lists)
 		return 0;
-	if (!c->cmb.info.lists || !q->cmds[0].host_list.cpu)
+	if (!c->cmb.info.lists || !q->host_lists.cpu)
 		return -EOPNOTSUPP;
 	if (c->bus->cmb_alloc) {
 		void *p;
@@ -238,15 +239,25 @@ static int cmb_lists_ensure(struct nvme_qpair *q)
 			c->bus->cmb_free(c->bus->ctx, addr, bytes);
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < q->ring.depth - 1u; i++) {
-		q->cmds[i].cmb_list.cpu = cpu + i * list_bytes;
-		q->cmds[i].cmb_list.addr = dma_addr_add(addr, i * list_bytes);
-		q->cmds[i].cmb_list.bytes = list_bytes;
-	}
+	q->cmb_list_area = (struct nvme_list_mem){ cpu, addr, list_bytes };
 	q->cmb_lists_addr = addr;
 	q->cmb_lists_bytes = bytes;
 	q->cmb_lists = true;
 	return 0;
+}
+
+_Static_assert(sizeof(struct nvme_cmd) == 64, "a slot's address from its ID is one shift");
+
+/* Slot cid's list area in base (the queue's host or CMB lists: one area of NVME_LIST_PAGES
+ * pages per slot, in slot order, as qpair_alloc and cmb_lists_ensure lay them out); cpu
+ * NULL when base has none. */
+static inline struct nvme_list_mem slot_list(const struct nvme_list_mem *base, uint16_t cid)
+{
+	const size_t stride = NVME_LIST_PAGES * NVME_PAGE_SIZE;
+	if (!base->cpu)
+		return (struct nvme_list_mem){ NULL, base->addr, 0 };
+	return (struct nvme_list_mem){ (uint8_t *)base->cpu + (size_t)cid * stride,
+				       dma_addr_add(base->addr, (uint64_t)cid * stride), stride };
 }
 
 static int map_data_general(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nvme_request *rq,
@@ -302,11 +313,10 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 	 * empty entry, mixed memories, the CMB near, a sum that is not the command's, more than
 	 * a list page) goes the general way below, which answers it (and writes the list again:
 	 * nothing reads it before the doorbell). */
-	const struct nvme_list_mem *hl = &slot->host_list;
 	if (n >= 2 && n <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && sgls == NVME_SGLS_BYTE) {
 		const struct nvme_sg *sg = rq->sg;
 		const int cls0 = sg[0].addr.cls;
-		volatile struct nvme_sgl_desc *d = hl->cpu;
+		volatile struct nvme_sgl_desc *d = slot->host_list_cpu; /* (q->sgl_lists: there, aligned) */
 		uint64_t total = 0;
 		unsigned i = 0;
 		if (!cmb) {
@@ -330,12 +340,13 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 			}
 		}
 		if (i == n && (!rq->sgl_total || total == rq->sgl_total) && (!c->max_xfer || total <= c->max_xfer)) {
-			nvme_sgl_desc_put(&sqe->dptr.sgl1, hl->addr.bus, n * (uint32_t)sizeof(*d), NVME_SGL_TYPE_LAST_SEGMENT);
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, slot->host_list_bus, n * (uint32_t)sizeof(*d),
+					  NVME_SGL_TYPE_LAST_SEGMENT);
 			sqe->flags |= NVME_SQE_PSDT_SGL;
 			slot->data_bytes = total;
 			slot->data_cls = (uint8_t)cls0;
 			slot->list_bytes = n * (uint32_t)sizeof(*d);
-			slot->list_cls = (uint8_t)hl->addr.cls;
+			slot->list_cls = (uint8_t)q->host_lists.addr.cls;
 			slot->dir = (uint8_t)rq->dir;
 			return 0;
 		}
@@ -398,7 +409,9 @@ static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, stru
 		log_debug("%s: command mixes the CMB and other memory: refused", c->name);
 		return -EINVAL;
 	}
-	const struct nvme_list_mem *list = &slot->host_list;
+	const struct nvme_list_mem host_list = slot_list(&q->host_lists, slot->cid);
+	struct nvme_list_mem cmb_list;
+	const struct nvme_list_mem *list = &host_list;
 	if (own) {
 		if (!c->cmb.usable) {
 			/* The CMSE=0 trap: the drive would complete with success and move nothing. */
@@ -406,10 +419,12 @@ static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, stru
 				 c->cmb.refused ? c->cmb.refused : "CMB not enabled");
 			return -EINVAL;
 		}
-		if (cmb_lists_ensure(q) == 0)
-			list = &slot->cmb_list; /* lists must be where the data is (the first address decides) */
-		else
-			list = NULL;            /* only list-free commands (one SGL data block, <= 2 PRPs) */
+		if (cmb_lists_ensure(q) == 0) {
+			cmb_list = slot_list(&q->cmb_list_area, slot->cid);
+			list = &cmb_list; /* lists must be where the data is (the first address decides) */
+		} else {
+			list = NULL;      /* only list-free commands (one SGL data block, <= 2 PRPs) */
+		}
 	}
 
 	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
