@@ -1148,8 +1148,10 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
 		c->free_mask = NVMET_TCP_QUEUE_DEPTH == 64 ? ~0ull : (1ull << NVMET_TCP_QUEUE_DEPTH) - 1;
 		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
-		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
+		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
 			c->reqs[i].conn = c;
+			c->reqs[i].slot = (uint8_t)i;
+		}
 		list_init(&c->tx_backlog);
 		list_init(&c->waitq);
 		nvme_tcp_rx_init(&c->rx, &c->params);

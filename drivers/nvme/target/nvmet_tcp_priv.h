@@ -93,6 +93,8 @@ struct nvmet_tcp_req {
 	uint16_t cccid;
 	uint32_t len;                    /* data bytes the host described (SGL1) */
 	uint8_t dir;                     /* enum dma_dir */
+	uint8_t slot;                    /* its index in conn->reqs: its bit in the masks, its R2T's
+					  * TTAG (set with the connection, never changes) */
 	const struct nvmet_bdev *bdev;   /* the backend of an I/O read/write, else NULL */
 	unsigned cap;                    /* segments frags/sg hold */
 	struct nvmet_tcp_table *table;   /* NULL: the inline arrays */
