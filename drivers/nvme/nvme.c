@@ -128,8 +128,8 @@ void nvme_qpair_free(struct nvme_ctrl *c, struct nvme_qpair *q)
 		b->dma_free(b->ctx, (void *)q->ring.sq, depth * sizeof(struct nvme_sqe));
 	if (q->ring.cq)
 		b->dma_free(b->ctx, (void *)q->ring.cq, depth * sizeof(struct nvme_cqe));
-	if (q->cmds[0].host_list.cpu)
-		b->dma_free(b->ctx, q->cmds[0].host_list.cpu,
+	if (q->host_lists.cpu)
+		b->dma_free(b->ctx, q->host_lists.cpu,
 			    (size_t)depth * NVME_LIST_PAGES * NVME_PAGE_SIZE);
 	if (q->cmb_lists && b->cmb_alloc && b->cmb_free)
 		b->cmb_free(b->ctx, q->cmb_lists_addr, q->cmb_lists_bytes);
@@ -168,6 +168,10 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 	if (lists && !(hl = b->dma_alloc(b->ctx, depth * list_bytes, &hl_addr)))
 		goto fail_cq;
 	nvme_ring_init(&q->ring, sq, cq, (uint16_t)depth);
+	if (hl)
+		q->host_lists = (struct nvme_list_mem){ hl, hl_addr, list_bytes };
+	/* every slot's host list is hl + i * list_bytes (a multiple of 16): one test for all */
+	q->sgl_lists = qid != 0 && hl && list_bytes >= NVME_PAGE_SIZE && !(hl_addr.bus & 15);
 	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
 	q->cq_db = nvme_cq_doorbell(qid, c->dstrd);
 
@@ -176,9 +180,8 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 		struct nvme_cmd *cmd = &q->cmds[i];
 		cmd->cid = (uint16_t)i;
 		if (hl) {
-			cmd->host_list.cpu = (uint8_t *)hl + i * list_bytes;
-			cmd->host_list.addr = dma_addr_add(hl_addr, i * list_bytes);
-			cmd->host_list.bytes = list_bytes;
+			cmd->host_list_cpu = (uint8_t *)hl + i * list_bytes;
+			cmd->host_list_bus = dma_addr_add(hl_addr, i * list_bytes).bus;
 		}
 		q->free_cids[q->nfree++] = (uint16_t)(depth - 2 - i); /* pop order 0, 1, 2... */
 	}
@@ -217,7 +220,7 @@ static int cmb_lists_ensure(struct nvme_qpair *q)
 
 	if (q->cmb_lists)
 		return 0;
-	if (!c->cmb.info.lists || !q->cmds[0].host_list.cpu)
+	if (!c->cmb.info.lists || !q->host_lists.cpu)
 		return -EOPNOTSUPP;
 	if (c->bus->cmb_alloc) {
 		void *p;
@@ -236,15 +239,25 @@ static int cmb_lists_ensure(struct nvme_qpair *q)
 			c->bus->cmb_free(c->bus->ctx, addr, bytes);
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < q->ring.depth - 1u; i++) {
-		q->cmds[i].cmb_list.cpu = cpu + i * list_bytes;
-		q->cmds[i].cmb_list.addr = dma_addr_add(addr, i * list_bytes);
-		q->cmds[i].cmb_list.bytes = list_bytes;
-	}
+	q->cmb_list_area = (struct nvme_list_mem){ cpu, addr, list_bytes };
 	q->cmb_lists_addr = addr;
 	q->cmb_lists_bytes = bytes;
 	q->cmb_lists = true;
 	return 0;
+}
+
+_Static_assert(sizeof(struct nvme_cmd) == 64, "a slot's address from its ID is one shift");
+
+/* Slot cid's list area in base (the queue's host or CMB lists: one area of NVME_LIST_PAGES
+ * pages per slot, in slot order, as qpair_alloc and cmb_lists_ensure lay them out); cpu
+ * NULL when base has none. */
+static inline struct nvme_list_mem slot_list(const struct nvme_list_mem *base, uint16_t cid)
+{
+	const size_t stride = NVME_LIST_PAGES * NVME_PAGE_SIZE;
+	if (!base->cpu)
+		return (struct nvme_list_mem){ NULL, base->addr, 0 };
+	return (struct nvme_list_mem){ (uint8_t *)base->cpu + (size_t)cid * stride,
+				       dma_addr_add(base->addr, (uint64_t)cid * stride), stride };
 }
 
 static int map_data_general(struct nvme_qpair *q, struct nvme_cmd *slot, const struct nvme_request *rq,
@@ -260,17 +273,24 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 {
 	struct nvme_ctrl *c = q->ctrl;
 
-	/* One entry, outside the CMB, on an SGL queue (a read into one buffer): SGL1 is a Data
-	 * Block descriptor, no list. Anything this does not take (a bad length, the CMB, a
-	 * misaligned entry on a dword-SGL drive, PRPs) goes the general way below, which
-	 * answers it. */
-	if (rq->nsg == 1 && !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK)) {
+	/* The two fast shapes below share their queue's terms: an I/O queue whose slots have
+	 * host lists fit for a Last Segment (q->sgl_lists, fixed for the queue's life), a drive
+	 * that takes SGLs, a command that does not ask for PRPs: tested once for both. */
+	const unsigned sgls = c->sgls & NVME_SGLS_SUPPORTED_MASK;
+	const unsigned n = rq->nsg;
+	if (!q->sgl_lists || !sgls || rq->force_prp)
+		goto general;
+	const struct nvme_cmb *m = &c->cmb;
+	const bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0;
+	const uint64_t lo = m->bus, hi = m->bus + m->size;
+
+	/* One entry, outside the CMB (a read into one buffer): SGL1 is a Data Block descriptor,
+	 * no list. Anything this does not take (a bad length, the CMB, a misaligned entry on a
+	 * dword-SGL drive) goes the general way below, which answers it. */
+	if (n == 1) {
 		const struct nvme_sg *e = &rq->sg[0];
-		const struct nvme_cmb *m1 = &c->cmb;
-		bool near_cmb = m1->scheme != NVME_CMB_NONE && m1->size != 0 && e->addr.bus < m1->bus + m1->size &&
-				e->addr.bus + e->len > m1->bus;
-		bool misaligned = (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_DWORD_ALIGN &&
-				  ((e->addr.bus & 3) || (e->len & 3));
+		bool near_cmb = cmb && e->addr.bus < hi && e->addr.bus + e->len > lo;
+		bool misaligned = sgls == NVME_SGLS_DWORD_ALIGN && ((e->addr.bus & 3) || (e->len & 3));
 		if (e->len != 0 && (!rq->sgl_total || e->len == rq->sgl_total) && (!c->max_xfer || e->len <= c->max_xfer) &&
 		    !near_cmb && !misaligned) {
 			sqe->dptr.sgl1.addr = le64_make(e->addr.bus);
@@ -284,25 +304,19 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 			slot->dir = (uint8_t)rq->dir;
 			return 0;
 		}
+		goto general;
 	}
 
 	/* The common gather: a few NIC buffers outside the CMB, one memory class, on a
-	 * byte-granular SGL queue: one walk checks each entry and writes its Data Block into the
+	 * byte-granular SGL drive: one walk checks each entry and writes its Data Block into the
 	 * slot's host list, SGL1 is the Last Segment over them. Anything it does not take (an
 	 * empty entry, mixed memories, the CMB near, a sum that is not the command's, more than
-	 * a list page, PRPs) goes the general way below, which answers it (and writes the list
-	 * again: nothing reads it before the doorbell). */
-	const struct nvme_list_mem *hl = &slot->host_list;
-	unsigned n = rq->nsg;
-	if (n >= 2 && n <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && !rq->force_prp && q->qid != 0 &&
-	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE && hl->cpu && hl->bytes >= NVME_PAGE_SIZE &&
-	    !(hl->addr.bus & 15)) {
+	 * a list page) goes the general way below, which answers it (and writes the list again:
+	 * nothing reads it before the doorbell). */
+	if (n >= 2 && n <= NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && sgls == NVME_SGLS_BYTE) {
 		const struct nvme_sg *sg = rq->sg;
-		const struct nvme_cmb *m = &c->cmb;
 		const int cls0 = sg[0].addr.cls;
-		const bool cmb = m->scheme != NVME_CMB_NONE && m->size != 0;
-		const uint64_t lo = m->bus, hi = m->bus + m->size;
-		volatile struct nvme_sgl_desc *d = hl->cpu;
+		volatile struct nvme_sgl_desc *d = slot->host_list_cpu; /* (q->sgl_lists: there, aligned) */
 		uint64_t total = 0;
 		unsigned i = 0;
 		if (!cmb) {
@@ -326,16 +340,18 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 			}
 		}
 		if (i == n && (!rq->sgl_total || total == rq->sgl_total) && (!c->max_xfer || total <= c->max_xfer)) {
-			nvme_sgl_desc_put(&sqe->dptr.sgl1, hl->addr.bus, n * (uint32_t)sizeof(*d), NVME_SGL_TYPE_LAST_SEGMENT);
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, slot->host_list_bus, n * (uint32_t)sizeof(*d),
+					  NVME_SGL_TYPE_LAST_SEGMENT);
 			sqe->flags |= NVME_SQE_PSDT_SGL;
 			slot->data_bytes = total;
 			slot->data_cls = (uint8_t)cls0;
 			slot->list_bytes = n * (uint32_t)sizeof(*d);
-			slot->list_cls = (uint8_t)hl->addr.cls;
+			slot->list_cls = (uint8_t)q->host_lists.addr.cls;
 			slot->dir = (uint8_t)rq->dir;
 			return 0;
 		}
 	}
+general:
 	if (lazy) {
 		const struct nvme_request copy = *rq;
 		return map_data_general(q, slot, &copy, sqe);
@@ -393,7 +409,9 @@ static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, stru
 		log_debug("%s: command mixes the CMB and other memory: refused", c->name);
 		return -EINVAL;
 	}
-	const struct nvme_list_mem *list = &slot->host_list;
+	const struct nvme_list_mem host_list = slot_list(&q->host_lists, slot->cid);
+	struct nvme_list_mem cmb_list;
+	const struct nvme_list_mem *list = &host_list;
 	if (own) {
 		if (!c->cmb.usable) {
 			/* The CMSE=0 trap: the drive would complete with success and move nothing. */
@@ -401,10 +419,12 @@ static __attribute__((noinline)) int map_data_general(struct nvme_qpair *q, stru
 				 c->cmb.refused ? c->cmb.refused : "CMB not enabled");
 			return -EINVAL;
 		}
-		if (cmb_lists_ensure(q) == 0)
-			list = &slot->cmb_list; /* lists must be where the data is (the first address decides) */
-		else
-			list = NULL;            /* only list-free commands (one SGL data block, <= 2 PRPs) */
+		if (cmb_lists_ensure(q) == 0) {
+			cmb_list = slot_list(&q->cmb_list_area, slot->cid);
+			list = &cmb_list; /* lists must be where the data is (the first address decides) */
+		} else {
+			list = NULL;      /* only list-free commands (one SGL data block, <= 2 PRPs) */
+		}
 	}
 
 	bool sgl = !rq->force_prp && q->qid != 0 && (c->sgls & NVME_SGLS_SUPPORTED_MASK);
@@ -514,7 +534,10 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	return submit_one(q, rq, done, arg, false);
 }
 
-int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
+/* (noinline: the image's LTO would fold it into the target's nvme_bdev_rw, whose own live
+ * values then push the queue and slot pointers out of registers: the slot's address was
+ * rebuilt from its index at every use; out of line, its body has the registers to itself) */
+__attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
 		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, nvme_done_fn done, void *arg)
 {
 	/* what nvme_submit gets for a Read/Write, set field by field (no copy of a caller's

@@ -257,9 +257,11 @@ struct nvme_cmd {
 	uint64_t data_bytes;
 	uint32_t list_bytes;
 	uint8_t data_cls, list_cls, dir;
-	/* list memory of this slot */
-	struct nvme_list_mem host_list;
-	struct nvme_list_mem cmb_list; /* cpu NULL without a usable CMB with LISTS */
+	/* its host list area (NULL, 0: none), the queue's host_lists at cid, kept here for the
+	 * common command; the CMB one is derived when needed (nvme_qpair.cmb_list_area). 64
+	 * bytes in all, so that a slot's address from its ID is one shift. */
+	void *host_list_cpu;
+	uint64_t host_list_bus;
 };
 
 struct nvme_qpair_stats {
@@ -275,6 +277,11 @@ struct nvme_qpair {
 	struct nvme_cmd cmds[NVME_MAX_QDEPTH];
 	bool sq_in_cmb;          /* the SQ ring lives in the controller's CMB (CMBSZ.SQS) */
 	bool cmb_lists;          /* the slots' CMB list areas are set up (on first CMB command) */
+	struct nvme_list_mem host_lists;    /* slot cid's host list: NVME_LIST_PAGES pages at
+					     * cid * bytes from here (cpu NULL: none) */
+	struct nvme_list_mem cmb_list_area; /* the same in the CMB once cmb_lists (else cpu NULL) */
+	bool sgl_lists;          /* an I/O queue whose slots' host lists are fit for SGL segments
+				  * (map_data's fast shapes): set by qpair_alloc, fixed till freed */
 	dma_addr_t cmb_lists_addr;
 	size_t cmb_lists_bytes;
 	uint16_t free_cids[NVME_MAX_QDEPTH];

@@ -90,7 +90,7 @@ static bool conn_has_work(const struct nvmet_tcp_conn *c)
 {
 	if (!c->sock)
 		return false;
-	return c->rx_ready || !list_empty(&c->tx_backlog) ||
+	return c->rx_ready || (!list_empty(&c->tx_backlog) && !c->tx_sent_owed) ||
 	       (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED));
 }
 
@@ -122,6 +122,25 @@ static int conn_send_r2ts(struct nvmet_tcp_conn *c);
 static inline bool conn_tx_due(const struct nvmet_tcp_conn *c)
 {
 	return c->r2t_due || !list_empty(&c->tx_backlog);
+}
+
+/*
+ * A PDU of the backlog found no room. by_place: tcp_send_place itself said no, and a
+ * socket that can still send recorded that refusal (tcp_send_refused), so TCP_EV_SENT is
+ * sure to follow (tcp.h, back-pressure) and its conn_event_more sends the backlog: the
+ * connection waits for it (c->tx_sent_owed) instead of being retried by every poll pass.
+ * Any other no (our own tcp_send_frags_room() check, of which TCP knows nothing, or a
+ * socket past sending) promises no event: the poll loop keeps retrying as before.
+ * c->tx_sent_owed is set only here and cleared by that event (conn_event_more) or with
+ * the backlog (conn_drop_backlog); while it is set the backlog is not empty (only conn_tx,
+ * which leaves it alone meanwhile, and conn_drop_backlog empty it) and conn_tx and
+ * conn_has_work leave the backlog to the event.
+ */
+static void conn_tx_refused(struct nvmet_tcp_conn *c, bool by_place)
+{
+	enum tcp_state st = by_place ? tcp_state(c->sock) : TCP_CLOSED;
+	c->tx_sent_owed = st == TCP_ESTABLISHED || st == TCP_CLOSE_WAIT;
+	nvmet_tcp.st.tx_waits++;
 }
 
 /* CRC32C of fragments (the CPU reads them: counted by netdev_frag_read). */
@@ -158,10 +177,13 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	/* the common PDU: its data in one piece of the buffer (one fragment, no loop) */
 	bool one = nvmet_tcp_dbuf_one(r->dbuf, r->tx_off, n);
 	unsigned entries = 1 + (one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n)) + (c->params.ddgst ? 1 : 0);
-	uint8_t *hdr = tcp_send_frags_room(c->sock) < entries ? NULL :
-		       tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
+	if (tcp_send_frags_room(c->sock) < entries) {
+		conn_tx_refused(c, false);
+		return 0;
+	}
+	uint8_t *hdr = tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
 	if (!hdr) {
-		nvmet_tcp.st.tx_waits++;
+		conn_tx_refused(c, true);
 		return 0;
 	}
 	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
@@ -216,7 +238,7 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 	size_t hl = nvme_tcp_capsule_resp_len(&c->params);
 	uint8_t *p = tcp_send_place(c->sock, hl, 0);
 	if (!p) {
-		nvmet_tcp.st.tx_waits++;
+		conn_tx_refused(c, true);
 		return 0;
 	}
 	nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
@@ -239,7 +261,8 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 	if ((rc = conn_send_r2ts(c)) < 0)
 		return rc;
 	sent += rc;
-	while (!list_empty(&c->tx_backlog)) {
+	/* (after a refusal TCP owes TCP_EV_SENT for, only that event goes on: conn_event_more) */
+	while (!c->tx_sent_owed && !list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
 		if ((rc = conn_tx_req(c, r, &sent)) < 0)
 			return rc;
@@ -263,6 +286,7 @@ static void conn_drop_backlog(struct nvmet_tcp_conn *c)
 		list_del(&r->tx_node);
 		nvmet_tcp_req_put(r);
 	}
+	c->tx_sent_owed = false;
 }
 
 /* Give back every fragment still queued on the socket, so that a close after a
@@ -414,15 +438,15 @@ static void req_done(struct nvmet_req *req, void *arg)
 		}
 		if (sent)
 			tcp_flush(c->sock);
-		if (rc == 0)
-			conn_ready(c); /* the poll loop retries while the socket has no room */
+		if (rc == 0 && !c->tx_sent_owed)
+			conn_ready(c); /* the poll loop retries while the socket has no room (or TCP_EV_SENT) */
 		return;
 	}
 	list_add_tail(&c->tx_backlog, &r->tx_node);
 	if (!c->in_rx && conn_tx(c) < 0)
 		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
-	else if (!list_empty(&c->tx_backlog))
-		conn_ready(c); /* the poll loop retries while the socket has no room */
+	else if (!list_empty(&c->tx_backlog) && !c->tx_sent_owed)
+		conn_ready(c); /* the poll loop retries while the socket has no room (or TCP_EV_SENT) */
 }
 
 /* Run r at the core with nsg segments of r->sg (0: none); summed: their lengths add up to
@@ -946,8 +970,11 @@ static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_con
 /* conn_event's less common part: send space, a reset, buffers to hand to waiters. */
 static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, unsigned events)
 {
-	if (c->sock && (events & TCP_EV_SENT) && conn_tx_due(c) && conn_tx(c) < 0)
-		conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	if (c->sock && (events & TCP_EV_SENT)) {
+		c->tx_sent_owed = false; /* the event owed (conn_tx_refused) came */
+		if (conn_tx_due(c) && conn_tx(c) < 0)
+			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+	}
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
 	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
@@ -1121,8 +1148,10 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		c->nfree = NVMET_TCP_QUEUE_DEPTH;
 		c->free_mask = NVMET_TCP_QUEUE_DEPTH == 64 ? ~0ull : (1ull << NVMET_TCP_QUEUE_DEPTH) - 1;
 		c->connect_deadline_ns = clock_now_ns() + NVMET_TCP_CONNECT_TIMEOUT_MS * NSEC_PER_MSEC;
-		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++)
+		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
 			c->reqs[i].conn = c;
+			c->reqs[i].slot = (uint8_t)i;
+		}
 		list_init(&c->tx_backlog);
 		list_init(&c->waitq);
 		nvme_tcp_rx_init(&c->rx, &c->params);

@@ -402,7 +402,7 @@ NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	r->frags = r->ifrags;
 	r->sg = r->isg;
 	struct nvmet_tcp_conn *c = r->conn; /* (read once: the stores below cannot move it) */
-	uint64_t bit = 1ull << (unsigned)(r - c->reqs);
+	uint64_t bit = 1ull << r->slot;
 	c->r2t_mask &= ~bit;
 	r->state = NVMET_TCP_REQ_FREE;
 	c->free_mask |= bit;
@@ -685,7 +685,7 @@ int nvmet_tcp_r2t_go(struct nvmet_tcp_req *r)
 	r->held = true;
 	r->r2t_len = r->len;
 	r->state = NVMET_TCP_REQ_R2T;
-	r->conn->r2t_mask |= 1ull << (r - r->conn->reqs);
+	r->conn->r2t_mask |= 1ull << r->slot;
 	r->conn->r2t_due = true;
 	nvmet_tcp.st.r2ts++;
 	return 0;

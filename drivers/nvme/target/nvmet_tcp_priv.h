@@ -93,6 +93,8 @@ struct nvmet_tcp_req {
 	uint16_t cccid;
 	uint32_t len;                    /* data bytes the host described (SGL1) */
 	uint8_t dir;                     /* enum dma_dir */
+	uint8_t slot;                    /* its index in conn->reqs: its bit in the masks, its R2T's
+					  * TTAG (set with the connection, never changes) */
 	const struct nvmet_bdev *bdev;   /* the backend of an I/O read/write, else NULL */
 	unsigned cap;                    /* segments frags/sg hold */
 	struct nvmet_tcp_table *table;   /* NULL: the inline arrays */
@@ -141,6 +143,10 @@ struct nvmet_tcp_conn {
 	bool on_ready;                   /* in nvmet_tcp.ready (ready_node) */
 	struct list_node ready_node;     /* in nvmet_tcp.ready: the poll loop has work for it */
 	bool r2t_due;                    /* a request may wait for its R2T PDU: conn_send_r2ts looks */
+	bool tx_sent_owed;               /* the backlog's head stopped at a tcp_send_place refusal:
+					  * TCP owes TCP_EV_SENT (tcp_send_refused), whose conn_tx
+					  * goes on; the poll loop does not retry it every pass
+					  * (conn_tx_refused) */
 	uint32_t rx_wait_max;            /* the rest of the PDU may wait in the socket while it holds
 					  * fewer bytes than this (conn_rx_may_wait); 0: look again */
 	bool rx_wait_whole;              /* rx_wait_max is the PDU's bytes left: once the socket holds

@@ -314,16 +314,25 @@ Test(nvmet_tcp, admin_commands_with_digests)
 	admin_session(true, 100);
 }
 
-Test(nvmet_tcp, tx_backlog_waits_for_send_space)
+/* An admin queue whose Identify (CNS 1: 4 KiB of data) found less send space than a
+ * C2HData header and its data: tcp_send_place refused it. *before: what was sent until then. */
+static struct tcp_sock *identify_refused_by_tcp(uint16_t cid, size_t *before)
 {
 	struct tcp_sock *s = ftcp_connect(0, 4096);
 	establish(s, 0);
 	admin_connect(s, false, 0);
-	struct nvme_sqe sqe = ft_sqe(NVME_ADM_IDENTIFY, 5, 0, 4096);
+	struct nvme_sqe sqe = ft_sqe(NVME_ADM_IDENTIFY, cid, 0, 4096);
 	sqe.cdw10 = le32_make(1);
-	s->space = 100; /* less than C2HData header + 4 KiB */
-	size_t before = s->tx_len;
+	s->space = 100;
+	*before = s->tx_len;
 	ftcp_capsule(s, false, false, &sqe, NULL, 0);
+	return s;
+}
+
+Test(nvmet_tcp, tx_backlog_waits_for_send_space)
+{
+	size_t before;
+	struct tcp_sock *s = identify_refused_by_tcp(5, &before);
 	cr_assert_eq(s->tx_len, before, "nothing sent without space");
 	cr_assert_gt(nvmet_tcp_stats()->tx_waits, 0);
 	nvmet_tcp_poll(8);
@@ -422,20 +431,70 @@ Test(nvmet_tcp, io_write_in_capsule_then_read)
 	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
 }
 
+/* A response refused by tcp_send_place (which records the refusal, so TCP owes
+ * TCP_EV_SENT) waits for that event: the poll passes in between leave the connection
+ * alone instead of retrying it each time; the event sends it. */
+Test(nvmet_tcp, tx_refused_by_tcp_waits_for_sent_event_not_every_pass)
+{
+	size_t before;
+	struct tcp_sock *s = identify_refused_by_tcp(6, &before);
+	uint64_t waits = nvmet_tcp_stats()->tx_waits;
+	cr_assert_gt(waits, 0, "refused once");
+	for (int i = 0; i < 5; i++)
+		nvmet_tcp_poll(8);
+	cr_assert_eq(nvmet_tcp_stats()->tx_waits, waits, "no retry per pass: TCP_EV_SENT is owed");
+	cr_assert_eq(s->tx_len, before, "still waiting");
+	s->space = TCP_SND_BUF;
+	s->ops->event(s, s->ctx, TCP_EV_SENT);
+	uint8_t id[4096];
+	uint32_t got;
+	cr_assert_eq(host_resp(s, NULL, id, &got), 0, "the event sends it");
+	cr_assert_eq(got, 4096);
+}
+
+/* An I/O queue whose 64 KiB read (128 blocks of 512: 4 DRAM chunks of 16 KiB) finds fewer
+ * send entries than a header chunk and 4 data fragments. *before: what was sent until then. */
+static struct tcp_sock *read_short_of_send_entries(uint16_t cid, size_t *before)
+{
+	struct tcp_sock *q = io_queue(4096);
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, cid, 1, 65536);
+	sqe.cdw10 = le32_make(0);
+	sqe.cdw12 = le32_make(127);
+	q->frag_room = 3;
+	*before = q->tx_len;
+	ftcp_capsule(q, false, true, &sqe, NULL, 0);
+	return q;
+}
+
+/* Refused by the target's own tcp_send_frags_room() check (TCP knows nothing of it and
+ * owes no event): the poll loop keeps retrying, and the read goes once room is back,
+ * with no TCP_EV_SENT at all. */
+Test(nvmet_tcp, tx_refused_for_send_entries_retried_by_the_poll_loop)
+{
+	static uint8_t rbuf[65536];
+	size_t before;
+	struct tcp_sock *q = read_short_of_send_entries(51, &before);
+	nvmet_tcp_poll(8);
+	cr_assert_eq(q->tx_len, before, "waiting for send entries");
+	uint64_t waits = nvmet_tcp_stats()->tx_waits;
+	nvmet_tcp_poll(8);
+	cr_assert_gt(nvmet_tcp_stats()->tx_waits, waits, "retried by the next pass");
+	q->frag_room = 0; /* room back, no event: the next pass sends it */
+	nvmet_tcp_poll(8);
+	uint32_t got;
+	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
+	cr_assert_eq(got, sizeof(rbuf));
+}
+
 /* Send entries short while bytes are plenty (the socket's share of the stack's fragments
  * taken by unacknowledged sends): a C2HData PDU waits whole, its header not queued ahead of
  * data that could not follow, and the connection lives; room back, the read completes. */
 Test(nvmet_tcp, c2h_data_waits_for_send_entries_not_only_bytes)
 {
-	struct tcp_sock *q = io_queue(4096);
 	static uint8_t rbuf[65536];
-	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 50, 1, sizeof(rbuf));
-	sqe.cdw10 = le32_make(0);
-	sqe.cdw12 = le32_make(127); /* 128 blocks of 512: 4 DRAM chunks of 16 KiB */
-	q->frag_room = 3;           /* fewer than a header chunk + 4 data fragments */
-	size_t before = q->tx_len;
+	size_t before;
 	uint64_t waits = nvmet_tcp_stats()->tx_waits;
-	ftcp_capsule(q, false, true, &sqe, NULL, 0);
+	struct tcp_sock *q = read_short_of_send_entries(50, &before);
 	nvmet_tcp_poll(8);
 	cr_assert(ftcp_open(q), "the connection lives");
 	cr_assert_eq(q->tx_len, before, "no header without room for its data");
