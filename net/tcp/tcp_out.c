@@ -844,7 +844,7 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	ident = ipv4_ident++;
 	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
 	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
-	if (__builtin_expect(nb->nfrags <= 2 && dev->link_up, 1)) {
+	if (__builtin_expect(nb->nfrags <= 2, 1)) { /* (the link is up: the run's first frame asked) */
 		/* netdev_tx's common case, every counter in the run's sums (tcp_output_run) */
 		if (__builtin_expect((rc = netdev_tx_burst_one(dev, nb)) != 0, 0))
 			return tcp_run_refused(s, nb, rc, len, flags, pay);
@@ -872,8 +872,8 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
 	uint32_t mss = s->mss, len = mss;
 	uint8_t flags = TCP_ACK;
 
-	if (!*budget || !r->room || s->route.gen != net_if0.route_gen)
-		return false;
+	if (!*budget || !r->room || (clear && (s->route.gen != net_if0.route_gen || !dev->link_up)))
+		return false; /* (the route and the link: once a run, see tcp_output_run) */
 	if (r->room <= mss) {
 		if (r->room != r->pending || hold || s->fin_queued)
 			return false; /* the loop's: SWS avoidance, hold, FIN */
@@ -920,9 +920,11 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
  * when it is all that is unsent (room == unsent) and the loop would neither hold it (hold,
  * the user still queueing) nor end it with a FIN (fin_queued): then it carries PSH, and
  * the loop, with nothing left, would send nothing more. Anything else (a window-limited
- * tail, hold, a FIN, a frame cut to the device's gather limits, a stale route, a
- * refusal) goes back to the loop with SND.NXT where the run left it (having sent nothing,
- * when its first frame is one of those). The loop's bookkeeping: the run's first frame
+ * tail, hold, a FIN, a frame cut to the device's gather limits, a stale route or the link
+ * down, a refusal) goes back to the loop with SND.NXT where the run left it (having sent
+ * nothing, when its first frame is one of those). The route and the link are asked at the
+ * run's first frame only: nothing a run calls receives, resolves a neighbour or polls the
+ * link, so neither changes until it ends (~4 instructions a frame). The loop's bookkeeping: the run's first frame
  * clears the ACK state as the loop's frame does (tcp_xmit_fast, clear: once it has a
  * netbuf, before it is sent) and arms the retransmission timer after it as the loop does
  * (persist cleared); its later frames leave both (nothing set the ACK state since, nothing
