@@ -621,7 +621,10 @@ static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct 
 static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *s, struct netdev *dev, uint32_t seq,
 							      uint32_t len, uint8_t flags)
 {
-	struct netbuf *nb = netbuf_alloc_tx(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum));
+	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
+	 * behind it) */
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), sizeof(struct tcp_hdr));
 	uint32_t pay[2] = { 0, 0 };
 	struct tcp_hdr *th;
 	uint32_t win, sum;
@@ -630,8 +633,8 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 
 	if (!nb)
 		return tcp_xmit_nobuf(s, len, flags);
-	th = (struct tcp_hdr *)nb->tail; /* (a new netbuf: no fragments, room for a header) */
-	nb->tail += sizeof(*th);
+	h = nb->data;
+	th = (struct tcp_hdr *)(h + sizeof(s->route.hdr));
 	if (len) {
 		uint32_t n = tcp_xmit_payload(s, nb, seq, len, pay);
 		if (n < len) {
@@ -650,8 +653,6 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	sum = s->tx_psum + (uint32_t)sizeof(*th) + len; /* (tcp_xmit's offload case) */
 	be16_store(&th->checksum, (uint16_t)((sum & 0xffff) + (sum >> 16)));
 	ack_went(s); /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
-	h = nb->data - sizeof(s->route.hdr);
-	nb->data = h;
 	s->segs_out++;
 	tcp_counters.segs_out++;
 	rc = ipv4_route_send_inl(dev, nb, &s->route, h, sizeof(*th) + len, ipv4_ident++);
@@ -853,7 +854,10 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
 							     bool cursor)
 {
-	struct netbuf *nb = netbuf_alloc_tx(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum));
+	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
+	 * behind it) */
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), TCP_HLEN_MIN);
 	uint32_t pay[2] = { 0, 0 }, base;
 	uint16_t ident;
 	uint8_t *h;
@@ -861,9 +865,7 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 
 	if (!nb)
 		return tcp_xmit_nobuf(s, len, flags);
-	h = nb->data - sizeof(s->route.hdr); /* (a new netbuf: no fragments, room for the headers) */
-	nb->tail = nb->data + TCP_HLEN_MIN;
-	nb->data = h;
+	h = nb->data;
 	bool full = flags == TCP_ACK; /* (a full segment: tcp_run_frame's frames but the last, PSH) */
 	if (len) {
 		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay) : tcp_xmit_payload(s, nb, r->seq, len, pay);
