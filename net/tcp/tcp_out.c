@@ -260,15 +260,23 @@ static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *
 	e->inflight++;
 }
 
+/* What tcp_xmit_gather gathered: the bytes, of which host and device memory's. Returned by
+ * value (in registers), so that its callers' payload counters never have their address
+ * taken and stay in registers (a pointer to them made gcc keep them, and reload the
+ * netbuf's fields after each of their stores, in memory: ~6 instructions a frame). */
+struct tcp_gathered {
+	uint32_t len, pay[2];
+};
+
 /* Gather [seq, seq + len) from the send queue (from it, sndq_at's answer) into nb's
  * fragments, cut where tcp_seg_cut would cut it (the device's gather limits: a frame ends
  * after a piece cut short, tcp_output_work sends the rest next). Returns the bytes
- * gathered (len, or fewer when cut); pay[0] / pay[1] += the host / device bytes.
+ * gathered (len, or fewer when cut) and the host / device bytes among them.
  * Out of line: a frame within one entry (most) takes tcp_xmit's own path. */
-static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, struct netbuf *nb,
-							   struct list_node *it, uint32_t seq, uint32_t len,
-							   uint32_t *pay)
+static __attribute__((noinline)) struct tcp_gathered tcp_xmit_gather(struct tcp_sock *s, struct netbuf *nb,
+								      struct list_node *it, uint32_t seq, uint32_t len)
 {
+	struct tcp_gathered g = { 0, { 0, 0 } };
 	const struct netdev *d = net_if0.dev;
 	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0, ndev = 0;
 	uint32_t want = seq, left = len;
@@ -293,7 +301,7 @@ static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, st
 		if (nb->nfrags >= NETBUF_MAX_FRAGS)
 			break; /* out of gather slots: send what we have */
 		tcp_xmit_piece(nb, e, off, n);
-		pay[dev] += n;
+		g.pay[dev] += n;
 		want += n;
 		left -= n;
 		if (!left || cut)
@@ -301,7 +309,8 @@ static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, st
 	}
 	if (left && left < len)
 		tcp_counters.tx_cut_dev++;
-	return len - left;
+	g.len = len - left;
+	return g;
 }
 
 /* Gather [seq, seq + len) from the send queue into nb's fragments (tcp_xmit_gather's
@@ -355,7 +364,8 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	    (e->frag.addr.cls != MEM_CLASS_DEVICE || !d || !d->tx_dev_bytes || len <= d->tx_dev_bytes)) {
 		bool device = e->frag.addr.cls == MEM_CLASS_DEVICE; /* (read before the piece's stores) */
 		tcp_xmit_piece(nb, e, seq - e->seq, len);
-		pay[device] += len;
+		pay[0] += device ? 0 : len; /* (constant indices: pay stays in registers) */
+		pay[1] += device ? len : 0;
 		return len;
 	}
 	if (it != &s->sndq && it->next != &s->sndq && SEQ_LEQ(e->seq, seq) && e->frag.addr.cls != MEM_CLASS_DEVICE &&
@@ -368,7 +378,10 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 		pay[0] += len;
 		return len;
 	}
-	return tcp_xmit_gather(s, nb, it, seq, len, pay);
+	struct tcp_gathered g = tcp_xmit_gather(s, nb, it, seq, len);
+	pay[0] += g.pay[0];
+	pay[1] += g.pay[1];
+	return g.len;
 }
 
 /* Data the device refused for want of transmit ring room (tcp_xmit, rc -ENOBUFS): not sent,
@@ -603,12 +616,13 @@ static inline __attribute__((always_inline)) int tcp_xmit_answer(struct tcp_sock
  * a refusal of data (-ENOBUFS) waiting as tcp_xmit_refused says, any other error a frame
  * lost on the wire (sent, its payload counted). Consumes nb. Out of line: rare. */
 static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct netbuf *nb, int rc, uint32_t len,
-						    uint8_t flags, const uint32_t *pay)
+						    uint8_t flags, uint32_t host, uint32_t device)
 {
 	netbuf_free(nb);
 	net_counters.ip_tx++;
 	s->segs_out++;
 	tcp_counters.segs_out++;
+	const uint32_t pay[2] = { host, device }; /* (by value: the caller's stay in registers) */
 	return tcp_xmit_answer(s, rc, len, flags, pay);
 }
 
@@ -892,7 +906,7 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	if (__builtin_expect(nb->nfrags <= 2, 1)) { /* (the link is up: the run's first frame asked) */
 		/* netdev_tx's common case, every counter in the run's sums (tcp_output_run) */
 		if (__builtin_expect((rc = netdev_tx_burst_one(dev, nb)) != 0, 0))
-			return tcp_run_refused(s, nb, rc, len, flags, pay);
+			return tcp_run_refused(s, nb, rc, len, flags, pay[0], pay[1]);
 		r->sums.segs++;
 		r->sums.pay[0] += pay[0];
 		r->sums.pay[1] += pay[1];

@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 4800,
     "read-4k": 4900,
     "write-128k": 39100,
-    "read-128k": 27400,
+    "read-128k": 27300,
     "write-4k-ddgst": 38200,
     "read-4k-ddgst": 38000,
 }
