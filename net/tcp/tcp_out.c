@@ -240,13 +240,19 @@ static __attribute__((noinline)) size_t tcp_xmit_opts(struct tcp_sock *s, uint32
 	return tcp_sack_option(s, opts, *sack_short ? room : TCP_OPT_SPACE);
 }
 
-/* One piece of entry e, from off, n bytes, as nb's next fragment: the entry's reference
- * (netbuf_add_frag, written in place). Always inline: with tcp_xmit_fast in three places
- * of tcp_output_work gcc left it out of line (~28 instructions a frame more). */
-static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *nb, struct tcp_sndent *e, uint32_t off,
-								  uint32_t n)
+/* One piece of entry e, from off, n bytes, as nb's fragment i, its last (nb->nfrags: i + 1):
+ * the entry's reference (netbuf_add_frag, written in place). i is nb->nfrags, which the
+ * callers with a new netbuf (no fragments: every frame's payload is gathered right after
+ * its allocation) give as a constant, so that the slot's address is one too (gcc reloaded
+ * the count a store of the new netbuf's fields had just written: ~4 instructions a piece).
+ * Always inline: with tcp_xmit_fast in three places of tcp_output_work gcc left it out of
+ * line (~28 instructions a frame more). */
+static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *nb, unsigned i, struct tcp_sndent *e,
+								  uint32_t off, uint32_t n)
 {
-	struct netdev_frag *f = &nb->frags[nb->nfrags++];
+	struct netdev_frag *f = &nb->frags[i];
+
+	nb->nfrags = (uint8_t)(i + 1);
 
 	/* field by field: a copy of the whole entry then four fields again cost ~13 a piece */
 	f->addr.bus = e->frag.addr.bus + off; /* (dma_addr_add, its fields apart) */
@@ -300,7 +306,7 @@ static __attribute__((noinline)) struct tcp_gathered tcp_xmit_gather(struct tcp_
 		}
 		if (nb->nfrags >= NETBUF_MAX_FRAGS)
 			break; /* out of gather slots: send what we have */
-		tcp_xmit_piece(nb, e, off, n);
+		tcp_xmit_piece(nb, nb->nfrags, e, off, n);
 		g.pay[dev] += n;
 		want += n;
 		left -= n;
@@ -314,7 +320,7 @@ static __attribute__((noinline)) struct tcp_gathered tcp_xmit_gather(struct tcp_
 }
 
 /* Gather [seq, seq + len) from the send queue into nb's fragments (tcp_xmit_gather's
- * rules). Returns the bytes gathered; pay[0] / pay[1] += the host / device bytes. The
+ * rules), nb a new netbuf (no fragments yet). Returns the bytes gathered; pay[0] / pay[1] += the host / device bytes. The
  * common frames take the straight paths: one entry holding the whole range (a data buffer,
  * a PDU's chunk), unless the device takes fewer device-memory bytes at a time; two
  * host-memory entries (a PDU header in its entry, then the start of its data: every 4 KiB
@@ -335,12 +341,12 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 		uint32_t avail = e->frag.len - off;
 		if (len <= avail) {
 			if (e->frag.addr.cls != MEM_CLASS_DEVICE) {
-				tcp_xmit_piece(nb, e, off, len);
+				tcp_xmit_piece(nb, 0, e, off, len);
 				pay[0] += len;
 				return len;
 			}
 			if (!d || !d->tx_dev_bytes || len <= d->tx_dev_bytes) {
-				tcp_xmit_piece(nb, e, off, len);
+				tcp_xmit_piece(nb, 0, e, off, len);
 				pay[1] += len;
 				return len;
 			}
@@ -349,8 +355,8 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 			 * cursor moves to it (at or before the next byte to send) */
 			struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
 			if (e2->frag.addr.cls != MEM_CLASS_DEVICE && len - avail <= e2->frag.len) {
-				tcp_xmit_piece(nb, e, off, avail);
-				tcp_xmit_piece(nb, e2, 0, len - avail);
+				tcp_xmit_piece(nb, 0, e, off, avail);
+				tcp_xmit_piece(nb, 1, e2, 0, len - avail);
 				pay[0] += len;
 				s->snd_cursor = e2;
 				return len;
@@ -363,7 +369,7 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	if (it != &s->sndq && SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
 	    (e->frag.addr.cls != MEM_CLASS_DEVICE || !d || !d->tx_dev_bytes || len <= d->tx_dev_bytes)) {
 		bool device = e->frag.addr.cls == MEM_CLASS_DEVICE; /* (read before the piece's stores) */
-		tcp_xmit_piece(nb, e, seq - e->seq, len);
+		tcp_xmit_piece(nb, 0, e, seq - e->seq, len);
 		pay[0] += device ? 0 : len; /* (constant indices: pay stays in registers) */
 		pay[1] += device ? len : 0;
 		return len;
@@ -373,8 +379,8 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	    len - (e->seq + e->frag.len - seq) <= container_of(it->next, struct tcp_sndent, node)->frag.len) {
 		struct tcp_sndent *e2 = container_of(it->next, struct tcp_sndent, node);
 		uint32_t first = e->seq + e->frag.len - seq;
-		tcp_xmit_piece(nb, e, seq - e->seq, first);
-		tcp_xmit_piece(nb, e2, 0, len - first);
+		tcp_xmit_piece(nb, 0, e, seq - e->seq, first);
+		tcp_xmit_piece(nb, 1, e2, 0, len - first);
 		pay[0] += len;
 		return len;
 	}
@@ -847,7 +853,7 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp
 		}
 	}
 	if (__builtin_expect(len <= r->left, 1)) {
-		tcp_xmit_piece(nb, r->e, r->off, len);
+		tcp_xmit_piece(nb, 0, r->e, r->off, len);
 		pay[0] += len;
 		r->off += len;
 		r->left -= len;

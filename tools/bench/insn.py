@@ -34,8 +34,8 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 4800,
     "read-4k": 4900,
-    "write-128k": 39100,
-    "read-128k": 27300,
+    "write-128k": 39000,
+    "read-128k": 26700,
     "write-4k-ddgst": 38200,
     "read-4k-ddgst": 38000,
 }
