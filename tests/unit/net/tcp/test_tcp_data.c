@@ -624,15 +624,23 @@ static struct netdev_frag host_frag(size_t off, size_t len, uint64_t token)
 	return f;
 }
 
+/* A connection accepted on port 1000 (MSS 1460) with pattern[] and hostbuf[] filled
+ * (hostbuf[i] = i * 7 + seed) and no user fragment released yet; *iss its ISS. */
+static struct tcp_sock *open_with_host_data(struct tcp_sock **l, uint8_t seed, uint32_t *iss)
+{
+	fill();
+	for (size_t i = 0; i < sizeof(hostbuf); i++)
+		hostbuf[i] = (uint8_t)(i * 7 + seed);
+	cmb_released = 0;
+	*iss = open_passive(l, 1000, 65535, opt_mss1460, 4);
+	return accepted;
+}
+
 Test(tcp_data, header_and_host_data_share_a_frame)
 {
 	struct tcp_sock *l;
-	fill();
-	for (size_t i = 0; i < sizeof(hostbuf); i++)
-		hostbuf[i] = (uint8_t)(i * 7 + 1);
-	cmb_released = 0;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
+	uint32_t iss;
+	struct tcp_sock *s = open_with_host_data(&l, 1, &iss);
 	uint64_t host0 = tcp_stats()->tx_payload_host;
 	uint8_t *p = tcp_send_place(s, 24, 4096);
 	cr_assert_not_null(p);
@@ -684,12 +692,8 @@ Test(tcp_data, a_long_run_gathers_each_frame_from_its_entry)
 {
 	struct tcp_sock *l;
 	static uint8_t stream[24 + 4096 + 24 + 4000];
-	fill();
-	for (size_t i = 0; i < sizeof(hostbuf); i++)
-		hostbuf[i] = (uint8_t)(i * 7 + 3);
-	cmb_released = 0;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
+	uint32_t iss;
+	struct tcp_sock *s = open_with_host_data(&l, 3, &iss);
 	uint8_t *p = tcp_send_place(s, 24, 4096);
 	memcpy(p, pattern, 24);
 	tcp_send_placed(s, 24);
