@@ -325,13 +325,13 @@ struct netbuf *netbuf_alloc(size_t headroom);
 extern struct mm_pool netdev_netbuf_pool;
 __attribute__((noinline, cold)) struct netbuf *netbuf_alloc_none(void);
 
-/* netbuf_alloc(NETBUF_HEADROOM) for a frame the stack sends with checksum offload: the same
- * netbuf, with flags NETBUF_TX_CSUM_PARTIAL, csum_start and csum_offset as given. Inline:
- * every data frame takes one, and the call with its register saves cost as much as the
- * work (a run's frame stores its header part's bounds once, netbuf_alloc's stores that the
- * caller overwrites are dropped). NULL when the pool is exhausted (counted). */
-static inline __attribute__((always_inline)) struct netbuf *netbuf_alloc_tx(uint16_t csum_start,
-									    uint16_t csum_offset)
+/* netbuf_alloc_tx with the host part's bounds where its caller puts them at once: data
+ * `front` bytes before NETBUF_HEADROOM (headers it builds in front), tail `back` bytes after
+ * it (the header it appends), instead of both at NETBUF_HEADROOM and stored again (a run's
+ * frame, net/tcp/tcp_out.c: two stores a frame less). */
+static inline __attribute__((always_inline)) struct netbuf *netbuf_alloc_tx_span(uint16_t csum_start,
+										 uint16_t csum_offset, size_t front,
+										 size_t back)
 {
 	struct netbuf *nb;
 
@@ -354,8 +354,19 @@ static inline __attribute__((always_inline)) struct netbuf *netbuf_alloc_tx(uint
 	nb->tx_ctx = NULL;
 	nb->head = nb->storage;
 	nb->end = nb->storage + NETBUF_HOST_SIZE;
-	nb->data = nb->tail = nb->storage + NETBUF_HEADROOM;
+	nb->data = nb->storage + NETBUF_HEADROOM - front;
+	nb->tail = nb->storage + NETBUF_HEADROOM + back;
 	return nb;
+}
+
+/* netbuf_alloc(NETBUF_HEADROOM) for a frame the stack sends with checksum offload: the same
+ * netbuf, with flags NETBUF_TX_CSUM_PARTIAL, csum_start and csum_offset as given. Inline:
+ * every data frame takes one, and the call with its register saves cost as much as the
+ * work. NULL when the pool is exhausted (counted). */
+static inline __attribute__((always_inline)) struct netbuf *netbuf_alloc_tx(uint16_t csum_start,
+									    uint16_t csum_offset)
+{
+	return netbuf_alloc_tx_span(csum_start, csum_offset, 0, 0);
 }
 
 /* A netbuf without storage, for a driver's RX frame whose header part is the driver's

@@ -240,13 +240,19 @@ static __attribute__((noinline)) size_t tcp_xmit_opts(struct tcp_sock *s, uint32
 	return tcp_sack_option(s, opts, *sack_short ? room : TCP_OPT_SPACE);
 }
 
-/* One piece of entry e, from off, n bytes, as nb's next fragment: the entry's reference
- * (netbuf_add_frag, written in place). Always inline: with tcp_xmit_fast in three places
- * of tcp_output_work gcc left it out of line (~28 instructions a frame more). */
-static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *nb, struct tcp_sndent *e, uint32_t off,
-								  uint32_t n)
+/* One piece of entry e, from off, n bytes, as nb's fragment i, its last (nb->nfrags: i + 1):
+ * the entry's reference (netbuf_add_frag, written in place). i is nb->nfrags, which the
+ * callers with a new netbuf (no fragments: every frame's payload is gathered right after
+ * its allocation) give as a constant, so that the slot's address is one too (gcc reloaded
+ * the count a store of the new netbuf's fields had just written: ~4 instructions a piece).
+ * Always inline: with tcp_xmit_fast in three places of tcp_output_work gcc left it out of
+ * line (~28 instructions a frame more). */
+static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *nb, unsigned i, struct tcp_sndent *e,
+								  uint32_t off, uint32_t n)
 {
-	struct netdev_frag *f = &nb->frags[nb->nfrags++];
+	struct netdev_frag *f = &nb->frags[i];
+
+	nb->nfrags = (uint8_t)(i + 1);
 
 	/* field by field: a copy of the whole entry then four fields again cost ~13 a piece */
 	f->addr.bus = e->frag.addr.bus + off; /* (dma_addr_add, its fields apart) */
@@ -260,15 +266,23 @@ static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *
 	e->inflight++;
 }
 
+/* What tcp_xmit_gather gathered: the bytes, of which host and device memory's. Returned by
+ * value (in registers), so that its callers' payload counters never have their address
+ * taken and stay in registers (a pointer to them made gcc keep them, and reload the
+ * netbuf's fields after each of their stores, in memory: ~6 instructions a frame). */
+struct tcp_gathered {
+	uint32_t len, pay[2];
+};
+
 /* Gather [seq, seq + len) from the send queue (from it, sndq_at's answer) into nb's
  * fragments, cut where tcp_seg_cut would cut it (the device's gather limits: a frame ends
  * after a piece cut short, tcp_output_work sends the rest next). Returns the bytes
- * gathered (len, or fewer when cut); pay[0] / pay[1] += the host / device bytes.
+ * gathered (len, or fewer when cut) and the host / device bytes among them.
  * Out of line: a frame within one entry (most) takes tcp_xmit's own path. */
-static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, struct netbuf *nb,
-							   struct list_node *it, uint32_t seq, uint32_t len,
-							   uint32_t *pay)
+static __attribute__((noinline)) struct tcp_gathered tcp_xmit_gather(struct tcp_sock *s, struct netbuf *nb,
+								      struct list_node *it, uint32_t seq, uint32_t len)
 {
+	struct tcp_gathered g = { 0, { 0, 0 } };
 	const struct netdev *d = net_if0.dev;
 	unsigned dev_max = d ? d->tx_dev_frags : 0, bytes_max = d ? d->tx_dev_bytes : 0, ndev = 0;
 	uint32_t want = seq, left = len;
@@ -292,8 +306,8 @@ static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, st
 		}
 		if (nb->nfrags >= NETBUF_MAX_FRAGS)
 			break; /* out of gather slots: send what we have */
-		tcp_xmit_piece(nb, e, off, n);
-		pay[dev] += n;
+		tcp_xmit_piece(nb, nb->nfrags, e, off, n);
+		g.pay[dev] += n;
 		want += n;
 		left -= n;
 		if (!left || cut)
@@ -301,11 +315,12 @@ static __attribute__((noinline)) uint32_t tcp_xmit_gather(struct tcp_sock *s, st
 	}
 	if (left && left < len)
 		tcp_counters.tx_cut_dev++;
-	return len - left;
+	g.len = len - left;
+	return g;
 }
 
 /* Gather [seq, seq + len) from the send queue into nb's fragments (tcp_xmit_gather's
- * rules). Returns the bytes gathered; pay[0] / pay[1] += the host / device bytes. The
+ * rules), nb a new netbuf (no fragments yet). Returns the bytes gathered; pay[0] / pay[1] += the host / device bytes. The
  * common frames take the straight paths: one entry holding the whole range (a data buffer,
  * a PDU's chunk), unless the device takes fewer device-memory bytes at a time; two
  * host-memory entries (a PDU header in its entry, then the start of its data: every 4 KiB
@@ -326,12 +341,12 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 		uint32_t avail = e->frag.len - off;
 		if (len <= avail) {
 			if (e->frag.addr.cls != MEM_CLASS_DEVICE) {
-				tcp_xmit_piece(nb, e, off, len);
+				tcp_xmit_piece(nb, 0, e, off, len);
 				pay[0] += len;
 				return len;
 			}
 			if (!d || !d->tx_dev_bytes || len <= d->tx_dev_bytes) {
-				tcp_xmit_piece(nb, e, off, len);
+				tcp_xmit_piece(nb, 0, e, off, len);
 				pay[1] += len;
 				return len;
 			}
@@ -340,8 +355,8 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 			 * cursor moves to it (at or before the next byte to send) */
 			struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
 			if (e2->frag.addr.cls != MEM_CLASS_DEVICE && len - avail <= e2->frag.len) {
-				tcp_xmit_piece(nb, e, off, avail);
-				tcp_xmit_piece(nb, e2, 0, len - avail);
+				tcp_xmit_piece(nb, 0, e, off, avail);
+				tcp_xmit_piece(nb, 1, e2, 0, len - avail);
 				pay[0] += len;
 				s->snd_cursor = e2;
 				return len;
@@ -354,8 +369,9 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	if (it != &s->sndq && SEQ_LEQ(e->seq, seq) && len <= e->seq + e->frag.len - seq &&
 	    (e->frag.addr.cls != MEM_CLASS_DEVICE || !d || !d->tx_dev_bytes || len <= d->tx_dev_bytes)) {
 		bool device = e->frag.addr.cls == MEM_CLASS_DEVICE; /* (read before the piece's stores) */
-		tcp_xmit_piece(nb, e, seq - e->seq, len);
-		pay[device] += len;
+		tcp_xmit_piece(nb, 0, e, seq - e->seq, len);
+		pay[0] += device ? 0 : len; /* (constant indices: pay stays in registers) */
+		pay[1] += device ? len : 0;
 		return len;
 	}
 	if (it != &s->sndq && it->next != &s->sndq && SEQ_LEQ(e->seq, seq) && e->frag.addr.cls != MEM_CLASS_DEVICE &&
@@ -363,12 +379,15 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	    len - (e->seq + e->frag.len - seq) <= container_of(it->next, struct tcp_sndent, node)->frag.len) {
 		struct tcp_sndent *e2 = container_of(it->next, struct tcp_sndent, node);
 		uint32_t first = e->seq + e->frag.len - seq;
-		tcp_xmit_piece(nb, e, seq - e->seq, first);
-		tcp_xmit_piece(nb, e2, 0, len - first);
+		tcp_xmit_piece(nb, 0, e, seq - e->seq, first);
+		tcp_xmit_piece(nb, 1, e2, 0, len - first);
 		pay[0] += len;
 		return len;
 	}
-	return tcp_xmit_gather(s, nb, it, seq, len, pay);
+	struct tcp_gathered g = tcp_xmit_gather(s, nb, it, seq, len);
+	pay[0] += g.pay[0];
+	pay[1] += g.pay[1];
+	return g.len;
 }
 
 /* Data the device refused for want of transmit ring room (tcp_xmit, rc -ENOBUFS): not sent,
@@ -603,12 +622,13 @@ static inline __attribute__((always_inline)) int tcp_xmit_answer(struct tcp_sock
  * a refusal of data (-ENOBUFS) waiting as tcp_xmit_refused says, any other error a frame
  * lost on the wire (sent, its payload counted). Consumes nb. Out of line: rare. */
 static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct netbuf *nb, int rc, uint32_t len,
-						    uint8_t flags, const uint32_t *pay)
+						    uint8_t flags, uint32_t host, uint32_t device)
 {
 	netbuf_free(nb);
 	net_counters.ip_tx++;
 	s->segs_out++;
 	tcp_counters.segs_out++;
+	const uint32_t pay[2] = { host, device }; /* (by value: the caller's stay in registers) */
 	return tcp_xmit_answer(s, rc, len, flags, pay);
 }
 
@@ -621,7 +641,10 @@ static __attribute__((noinline)) int tcp_run_refused(struct tcp_sock *s, struct 
 static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *s, struct netdev *dev, uint32_t seq,
 							      uint32_t len, uint8_t flags)
 {
-	struct netbuf *nb = netbuf_alloc_tx(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum));
+	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
+	 * behind it) */
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), sizeof(struct tcp_hdr));
 	uint32_t pay[2] = { 0, 0 };
 	struct tcp_hdr *th;
 	uint32_t win, sum;
@@ -630,8 +653,8 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 
 	if (!nb)
 		return tcp_xmit_nobuf(s, len, flags);
-	th = (struct tcp_hdr *)nb->tail; /* (a new netbuf: no fragments, room for a header) */
-	nb->tail += sizeof(*th);
+	h = nb->data;
+	th = (struct tcp_hdr *)(h + sizeof(s->route.hdr));
 	if (len) {
 		uint32_t n = tcp_xmit_payload(s, nb, seq, len, pay);
 		if (n < len) {
@@ -650,8 +673,6 @@ static inline __attribute__((always_inline)) int tcp_xmit_fast(struct tcp_sock *
 	sum = s->tx_psum + (uint32_t)sizeof(*th) + len; /* (tcp_xmit's offload case) */
 	be16_store(&th->checksum, (uint16_t)((sum & 0xffff) + (sum >> 16)));
 	ack_went(s); /* (flags has TCP_ACK: tcp_xmit's bookkeeping) */
-	h = nb->data - sizeof(s->route.hdr);
-	nb->data = h;
 	s->segs_out++;
 	tcp_counters.segs_out++;
 	rc = ipv4_route_send_inl(dev, nb, &s->route, h, sizeof(*th) + len, ipv4_ident++);
@@ -744,6 +765,11 @@ struct tcp_run {
 	uint32_t seq, room, pending, end;
 	struct tcp_run_sums sums;
 	int ret;
+	/* The run's own send-queue cursor (tcp_run_payload): the host-memory entry e holds the
+	 * next frame's first byte at off, left bytes from there to its end (0: not known). */
+	struct tcp_sndent *e;
+	uint32_t off, left;
+	bool stale; /* s->snd_cursor moved since e was taken from it */
 };
 
 _Static_assert(sizeof(((struct tcp_sock *)0)->tx_hdr) == TCP_RUN_HDR_BYTES, "tcp_run_first: the socket's template");
@@ -801,6 +827,43 @@ static inline __attribute__((always_inline)) void tcp_run_first(struct tcp_sock 
 	th->window = be16_make((uint16_t)win);
 }
 
+/* tcp_xmit_payload for a long run's frame of len bytes at r->seq (tcp_output_run): within
+ * the entry the run's cursor holds (r->e, host memory: one piece, no gather limit), the
+ * piece straight from it, as tcp_xmit_payload's first case makes it; otherwise
+ * tcp_xmit_payload. The run's cursor is taken from the socket's (s->snd_cursor, at or before
+ * the next byte) when a frame needs it after tcp_xmit_payload may have moved that one
+ * (stale), and only when two frames or more may use it. It stays valid while the run sends:
+ * nothing the run calls acknowledges, frees, appends or cuts entries (an entry at or after
+ * SND.NXT is not acknowledged, so no completion frees it), and s->snd_cursor stays on the
+ * entry it holds, at or before the next byte, for tcp_xmit_payload and later passes.
+ * Returns the bytes gathered. */
+static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp_sock *s, struct tcp_run *r,
+								      struct netbuf *nb, uint32_t len, uint32_t *pay)
+{
+	if (__builtin_expect(len > r->left, 0) && r->stale && r->room > 2 * len) {
+		/* (taken only when it can serve two frames or more: a 4 KiB read's second
+		 * frame would pay more for it than it saves) */
+		struct tcp_sndent *e = s->snd_cursor;
+		uint32_t seq = r->seq;
+		r->stale = false;
+		if (e && e->frag.addr.cls != MEM_CLASS_DEVICE && SEQ_LEQ(e->seq, seq) && seq - e->seq < e->frag.len) {
+			r->e = e;
+			r->off = seq - e->seq;
+			r->left = e->frag.len - r->off;
+		}
+	}
+	if (__builtin_expect(len <= r->left, 1)) {
+		tcp_xmit_piece(nb, 0, r->e, r->off, len);
+		pay[0] += len;
+		r->off += len;
+		r->left -= len;
+		return len;
+	}
+	r->left = 0;
+	r->stale = true;
+	return tcp_xmit_payload(s, nb, r->seq, len, pay);
+}
+
 /* tcp_xmit_fast for a frame of a run (tcp_run_frame): the same frame, counters and answer,
  * its headers a copy of the run's template (tcp_run_tmpl; the first frame builds it)
  * patched with SEG.SEQ, the identification and the IPv4 header checksum, and, for a frame
@@ -808,9 +871,13 @@ static inline __attribute__((always_inline)) void tcp_run_first(struct tcp_sock 
  * gather limits), its flags, total length and TCP checksum field: ~30 instructions a frame
  * less than the field-by-field headers. */
 static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s, struct netdev *dev,
-							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear)
+							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
+							     bool cursor)
 {
-	struct netbuf *nb = netbuf_alloc_tx(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum));
+	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
+	 * behind it) */
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), TCP_HLEN_MIN);
 	uint32_t pay[2] = { 0, 0 }, base;
 	uint16_t ident;
 	uint8_t *h;
@@ -818,12 +885,10 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 
 	if (!nb)
 		return tcp_xmit_nobuf(s, len, flags);
-	h = nb->data - sizeof(s->route.hdr); /* (a new netbuf: no fragments, room for the headers) */
-	nb->tail = nb->data + TCP_HLEN_MIN;
-	nb->data = h;
+	h = nb->data;
 	bool full = flags == TCP_ACK; /* (a full segment: tcp_run_frame's frames but the last, PSH) */
 	if (len) {
-		uint32_t n = tcp_xmit_payload(s, nb, r->seq, len, pay);
+		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay) : tcp_xmit_payload(s, nb, r->seq, len, pay);
 		if (n < len) {
 			len = n;
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
@@ -844,10 +909,10 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	ident = ipv4_ident++;
 	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
 	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
-	if (__builtin_expect(nb->nfrags <= 2 && dev->link_up, 1)) {
+	if (__builtin_expect(nb->nfrags <= 2, 1)) { /* (the link is up: the run's first frame asked) */
 		/* netdev_tx's common case, every counter in the run's sums (tcp_output_run) */
 		if (__builtin_expect((rc = netdev_tx_burst_one(dev, nb)) != 0, 0))
-			return tcp_run_refused(s, nb, rc, len, flags, pay);
+			return tcp_run_refused(s, nb, rc, len, flags, pay[0], pay[1]);
 		r->sums.segs++;
 		r->sums.pay[0] += pay[0];
 		r->sums.pay[1] += pay[1];
@@ -867,13 +932,13 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
  * Returns true when the run goes on. */
 static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock *s, struct netdev *dev,
 								 unsigned *budget, struct tcp_run *r, bool hold,
-								 bool clear)
+								 bool clear, bool cursor)
 {
 	uint32_t mss = s->mss, len = mss;
 	uint8_t flags = TCP_ACK;
 
-	if (!*budget || !r->room || s->route.gen != net_if0.route_gen)
-		return false;
+	if (!*budget || !r->room || (clear && (s->route.gen != net_if0.route_gen || !dev->link_up)))
+		return false; /* (the route and the link: once a run, see tcp_output_run) */
 	if (r->room <= mss) {
 		if (r->room != r->pending || hold || s->fin_queued)
 			return false; /* the loop's: SWS avoidance, hold, FIN */
@@ -881,7 +946,7 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
 		flags = TCP_ACK | TCP_PSH;
 	}
 	(*budget)--;
-	int n = tcp_run_xmit(s, dev, r, len, flags, clear);
+	int n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor);
 	if (n < 0) {
 		r->ret = -1;
 		return false;
@@ -920,9 +985,11 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
  * when it is all that is unsent (room == unsent) and the loop would neither hold it (hold,
  * the user still queueing) nor end it with a FIN (fin_queued): then it carries PSH, and
  * the loop, with nothing left, would send nothing more. Anything else (a window-limited
- * tail, hold, a FIN, a frame cut to the device's gather limits, a stale route, a
- * refusal) goes back to the loop with SND.NXT where the run left it (having sent nothing,
- * when its first frame is one of those). The loop's bookkeeping: the run's first frame
+ * tail, hold, a FIN, a frame cut to the device's gather limits, a stale route or the link
+ * down, a refusal) goes back to the loop with SND.NXT where the run left it (having sent
+ * nothing, when its first frame is one of those). The route and the link are asked at the
+ * run's first frame only: nothing a run calls receives, resolves a neighbour or polls the
+ * link, so neither changes until it ends (~4 instructions a frame). The loop's bookkeeping: the run's first frame
  * clears the ACK state as the loop's frame does (tcp_xmit_fast, clear: once it has a
  * netbuf, before it is sent) and arms the retransmission timer after it as the loop does
  * (persist cleared); its later frames leave both (nothing set the ACK state since, nothing
@@ -948,9 +1015,21 @@ static inline __attribute__((always_inline)) int tcp_output_run(struct tcp_sock 
 	r.end = r.seq + r.room;
 	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
 	r.ret = 0;
-	if (tcp_run_frame(s, dev, budget, &r, hold, true))
-		while (tcp_run_frame(s, dev, budget, &r, hold, false))
-			;
+	if (tcp_run_frame(s, dev, budget, &r, hold, true, false)) {
+		/* A long run's frames after the first take their payload through the run's own
+		 * cursor (tcp_run_payload: read-128k ~380 instructions an I/O less); a short
+		 * run's (a 4 KiB read's) pay nothing for it. */
+		if (r.room > 3u * s->mss) {
+			r.e = NULL; /* (read only while left is not 0) */
+			r.off = r.left = 0;
+			r.stale = true;
+			while (tcp_run_frame(s, dev, budget, &r, hold, false, true))
+				;
+		} else {
+			while (tcp_run_frame(s, dev, budget, &r, hold, false, false))
+				;
+		}
+	}
 	s->snd_nxt = r.seq;
 	if (SEQ_GT(r.seq, s->snd_max))
 		s->snd_max = r.seq;

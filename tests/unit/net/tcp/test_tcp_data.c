@@ -624,15 +624,23 @@ static struct netdev_frag host_frag(size_t off, size_t len, uint64_t token)
 	return f;
 }
 
+/* A connection accepted on port 1000 (MSS 1460) with pattern[] and hostbuf[] filled
+ * (hostbuf[i] = i * 7 + seed) and no user fragment released yet; *iss its ISS. */
+static struct tcp_sock *open_with_host_data(struct tcp_sock **l, uint8_t seed, uint32_t *iss)
+{
+	fill();
+	for (size_t i = 0; i < sizeof(hostbuf); i++)
+		hostbuf[i] = (uint8_t)(i * 7 + seed);
+	cmb_released = 0;
+	*iss = open_passive(l, 1000, 65535, opt_mss1460, 4);
+	return accepted;
+}
+
 Test(tcp_data, header_and_host_data_share_a_frame)
 {
 	struct tcp_sock *l;
-	fill();
-	for (size_t i = 0; i < sizeof(hostbuf); i++)
-		hostbuf[i] = (uint8_t)(i * 7 + 1);
-	cmb_released = 0;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
+	uint32_t iss;
+	struct tcp_sock *s = open_with_host_data(&l, 1, &iss);
 	uint64_t host0 = tcp_stats()->tx_payload_host;
 	uint8_t *p = tcp_send_place(s, 24, 4096);
 	cr_assert_not_null(p);
@@ -668,6 +676,51 @@ Test(tcp_data, header_and_host_data_share_a_frame)
 	cr_assert_eq(memcmp(txseg(4)->payload, hostbuf + 1436, 664), 0);
 	peer_seg(TCP_ACK, 1001, iss + 1 + 4120 + 2124, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(cmb_released, 3);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* A long run (more than three segments) takes its frames' payload through the run's own
+ * cursor (tcp_out.c tcp_run_payload): frames within one entry straight from it, frames over
+ * two entries (a PDU header, then data; one data entry into the next) through the general
+ * path, after which the cursor is taken again. The stream on the wire is the queue's bytes
+ * in order, MSS segments, the last with PSH, and every entry goes back once acknowledged. */
+Test(tcp_data, a_long_run_gathers_each_frame_from_its_entry)
+{
+	struct tcp_sock *l;
+	static uint8_t stream[24 + 4096 + 24 + 4000];
+	uint32_t iss;
+	struct tcp_sock *s = open_with_host_data(&l, 3, &iss);
+	uint8_t *p = tcp_send_place(s, 24, 4096);
+	memcpy(p, pattern, 24);
+	tcp_send_placed(s, 24);
+	struct netdev_frag f[2] = { host_frag(0, 3000, 1), host_frag(3000, 1096, 2) };
+	cr_assert_eq(tcp_send_frags(s, f, 2), 0);
+	p = tcp_send_place(s, 24, 4000);
+	memcpy(p, pattern + 24, 24);
+	tcp_send_placed(s, 24);
+	struct netdev_frag g = host_frag(0, 4000, 3);
+	cr_assert_eq(tcp_send_frags(s, &g, 1), 0);
+	memcpy(stream, pattern, 24);
+	memcpy(stream + 24, hostbuf, 4096);
+	memcpy(stream + 4120, pattern + 24, 24);
+	memcpy(stream + 4144, hostbuf, 4000);
+	s->cwnd = 16 * 1460; /* (past the initial window: one run) */
+	tcp_flush(s);
+	const size_t total = sizeof(stream);
+	cr_assert_eq(fnd.ntx, (total + 1459) / 1460, "MSS segments");
+	for (unsigned i = 0; i < fnd.ntx; i++) {
+		size_t at = (size_t)i * 1460, len = total - at < 1460 ? total - at : 1460;
+		cr_assert_eq(txseg(i)->seq, iss + 1 + (uint32_t)at);
+		cr_assert_eq(txseg(i)->len, len, "segment %u", i);
+		cr_assert_eq(memcmp(txseg(i)->payload, stream + at, len), 0, "segment %u's bytes", i);
+		cr_assert_eq(txseg(i)->flags, i + 1 == fnd.ntx ? TCP_ACK | TCP_PSH : TCP_ACK);
+	}
+	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)total, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(cmb_released, 3, "every entry back once acknowledged");
 	struct tcp_info i;
 	tcp_get_info(s, &i);
 	cr_assert_eq(i.sndq_bytes, 0);
