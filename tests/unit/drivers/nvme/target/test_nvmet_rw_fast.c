@@ -4,8 +4,8 @@
  * The queue's Read/Write fast path (struct nvmet_rw_fast) answers every command as the
  * general path does: a table of Read/Write SQEs, well-formed, malformed and at the edges,
  * each sent after a good Read built the queue's descriptor and after an event that must
- * drop it (namespace detached, ANA state changed, controller disabled or shut down, queue
- * disconnected), runs once with the fast path off and once with it on; the CQEs, the data
+ * drop it (namespace detached, its device gone, ANA state changed, controller disabled or
+ * shut down, queue disconnected), runs once with the fast path off and once with it on; the CQEs, the data
  * read and the disk's contents afterwards must be the same bytes, and the fast path must
  * have served the good commands. Pools return to zero after every test.
  */
@@ -15,6 +15,7 @@
 #include "drivers/nvme/target/nvmet_wire.h"
 #include "lib/byteorder.h"
 #include "lib/clock.h"
+#include "lib/timer.h"
 #include "fake_nvmet_transport.h"
 #include "tests/unit/unit_support.h"
 
@@ -35,10 +36,42 @@ static const char *const config_json =
 
 static struct nvmet_config cfg;
 
+/* Namespace 1's device can go away (ops->ready, polled by the core every NVMET_NS_CHECK_MS). */
+static struct nvmet_bdev_ops ops_with_ready;
+static const struct nvmet_bdev *ns1_bdev;
+static bool ns1_gone;
+
+static bool ns1_ready(const struct nvmet_bdev *b)
+{
+	return !(b == ns1_bdev && ns1_gone);
+}
+
+static int open_with_ready(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
+{
+	int rc = ft_ram_open(ctx, si, ns, out);
+	if (rc)
+		return rc;
+	ops_with_ready = *out->ops;
+	ops_with_ready.ready = ns1_ready;
+	out->ops = &ops_with_ready;
+	if (ns->nsid == 1)
+		ns1_bdev = out;
+	return 0;
+}
+
+/* The core's readiness poll runs (the poll loop after NVMET_NS_CHECK_MS). */
+static void ns_poll(bool gone)
+{
+	ns1_gone = gone;
+	fake_clock_advance((uint64_t)NVMET_NS_CHECK_MS * NSEC_PER_MSEC);
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+}
+
 static void start(void)
 {
 	char err[200];
-	cr_assert_eq(ft_target_start(config_json, &cfg, ft_ram_open, err, sizeof(err)), 0, "%s", err);
+	ns1_gone = false;
+	cr_assert_eq(ft_target_start(config_json, &cfg, open_with_ready, err, sizeof(err)), 0, "%s", err);
 }
 
 static void setup(void)
@@ -62,6 +95,8 @@ enum event {
 	EV_NONE = 0,
 	EV_NS_DETACHED,     /* namespace 1 disabled */
 	EV_NS_REATTACHED,   /* disabled and enabled again */
+	EV_NS_GONE,         /* namespace 1's device went away (the readiness poll saw it) */
+	EV_NS_BACK,         /* gone, then back */
 	EV_ANA_INACCESSIBLE,
 	EV_ANA_CHANGE,
 	EV_ANA_BACK,        /* inaccessible, then optimized again */
@@ -123,6 +158,9 @@ static const struct fast_case cases[] = {
 	{ "read, namespace detached", EV_NS_DETACHED, RD, 1, 0, 1, 512, 0, 0, 0, 0, false },
 	{ "write, namespace detached", EV_NS_DETACHED, WR, 1, 0, 1, 512, 0, 0, 0, 0, false },
 	{ "read, namespace reattached", EV_NS_REATTACHED, RD, 1, 10, 8, 4096, 0, 0, 0, 0, false },
+	{ "read, device gone", EV_NS_GONE, RD, 1, 0, 1, 512, 0, 0, 0, 0, false },
+	{ "write, device gone", EV_NS_GONE, WR, 1, 0, 1, 512, 0, 0, 0, 0, false },
+	{ "read, device back", EV_NS_BACK, RD, 1, 10, 8, 4096, 0, 0, 0, 0, false },
 	{ "read, ana inaccessible", EV_ANA_INACCESSIBLE, RD, 1, 0, 1, 512, 0, 0, 0, 0, false },
 	{ "write, ana change", EV_ANA_CHANGE, WR, 1, 0, 1, 512, 0, 0, 0, 0, false },
 	{ "read, ana back", EV_ANA_BACK, RD, 1, 10, 8, 4096, 0, 0, 0, 0, false },
@@ -188,6 +226,13 @@ static void event(enum event ev, struct ft_conn *a, struct ft_conn *q)
 		cr_assert_eq(nvmet_ns_set_enabled(VOL, 1, false), 0);
 		cr_assert_eq(nvmet_ns_set_enabled(VOL, 1, true), 0);
 		break;
+	case EV_NS_GONE:
+		ns_poll(true);
+		break;
+	case EV_NS_BACK:
+		ns_poll(true);
+		ns_poll(false);
+		break;
 	case EV_ANA_INACCESSIBLE:
 		cr_assert_eq(nvmet_ana_set_state(1, 1, NVMET_ANA_INACCESSIBLE), 0);
 		break;
@@ -224,6 +269,8 @@ static void restore(enum event ev)
 {
 	if (ev == EV_NS_DETACHED)
 		cr_assert_eq(nvmet_ns_set_enabled(VOL, 1, true), 0);
+	if (ev == EV_NS_GONE)
+		ns_poll(false);
 	if (ev == EV_ANA_INACCESSIBLE || ev == EV_ANA_CHANGE)
 		cr_assert_eq(nvmet_ana_set_state(1, 1, NVMET_ANA_OPTIMIZED), 0);
 }
