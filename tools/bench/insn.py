@@ -33,10 +33,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 4600,
-    "read-4k": 4800,
-    "write-128k": 35800,
-    "read-128k": 26700,
-    "write-4k-ddgst": 38000,
+    "read-4k": 4700,
+    "write-128k": 35700,
+    "read-128k": 26600,
+    "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37900,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded

@@ -318,6 +318,7 @@ struct nvmet_stats {
 	uint64_t backend_errors;      /* commands the backend failed (status passed through) */
 	uint64_t ns_gone;             /* namespaces whose backend device went away */
 	uint64_t auth_ok, auth_failures; /* DH-HMAC-CHAP transactions per queue (nvmet_auth.c) */
+	uint64_t rw_fast;             /* Reads/Writes checked against their queue's cached descriptor */
 };
 const struct nvmet_stats *nvmet_stats(void);
 unsigned nvmet_ctrl_count(void);

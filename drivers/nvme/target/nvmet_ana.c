@@ -23,6 +23,7 @@ void nvmet_ana_init(struct nvmet_target *t)
 			if (cp->ana[k].grpid >= 1 && cp->ana[k].grpid <= NVMET_ANA_GRPMAX)
 				ap->state[cp->ana[k].grpid] = (uint8_t)cp->ana[k].state;
 	}
+	nvmet_rw_fast_invalidate();
 }
 
 enum nvmet_ana_state nvmet_ana_state(unsigned port, uint32_t grpid)
@@ -70,6 +71,7 @@ int nvmet_ana_set_state(uint16_t portid, uint32_t grpid, enum nvmet_ana_state st
 	log_info("port %u ANA group %u: %s -> %s", portid, grpid,
 		 nvmet_ana_state_name((enum nvmet_ana_state)ap->state[grpid]), nvmet_ana_state_name(st));
 	ap->state[grpid] = (uint8_t)st;
+	nvmet_rw_fast_invalidate();
 	ap->chgcnt++;
 	ap->grp_chgcnt[grpid] = ap->chgcnt;
 	t->ana.changes++;

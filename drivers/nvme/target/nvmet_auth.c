@@ -131,6 +131,7 @@ static void auth_expired(struct timer *t, void *arg)
 		nvmet_ctrl_kill(c, -EACCES);
 	} else {
 		q->state = NVMET_Q_DEAD;
+		nvmet_rw_fast_invalidate();
 		if (q->ops->queue_kill)
 			q->ops->queue_kill(q->tctx, -EACCES);
 	}

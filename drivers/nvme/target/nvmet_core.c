@@ -80,6 +80,7 @@ void nvmet_ctrl_set_state(struct nvmet_ctrl *c, enum nvmet_ctrl_state s)
 	log_debug("ctrl %u (%s): %s -> %s", c->cntlid, c->subsys->cfg->nqn, nvmet_ctrl_state_name(c->state),
 		  nvmet_ctrl_state_name(s));
 	c->state = s;
+	nvmet_rw_fast_invalidate();
 }
 
 /* --- errno / status --- */
@@ -183,6 +184,7 @@ void nvmet_subsys_ns_opened(struct nvmet_subsys *s)
 			m = ns->bdev.max_xfer;
 	}
 	s->ns_max_xfer = m;
+	nvmet_rw_fast_invalidate(); /* every caller changed what a namespace's opened says */
 }
 
 /* MDTS in bytes: the target's, the transport's and every opened namespace's backend's
@@ -246,6 +248,7 @@ void nvmet_ctrl_kill(struct nvmet_ctrl *c, int reason)
 		struct nvmet_queue *q = c->queues[i];
 		if (q && q->state == NVMET_Q_LIVE) {
 			q->state = NVMET_Q_DEAD;
+			nvmet_rw_fast_invalidate();
 			if (q->ops->queue_kill)
 				q->ops->queue_kill(q->tctx, reason);
 		}
@@ -261,6 +264,7 @@ struct nvmet_ctrl *nvmet_ctrl_alloc(void)
 	if (!c)
 		return NULL;
 	c->state = NVMET_CTRL_NEW;
+	nvmet_rw_fast_invalidate();
 	timer_init(&c->kato_timer, "nvmet-kato", kato_expired, c);
 	timer_init(&c->reap_timer, "nvmet-ctrl-reap", ctrl_reap, c);
 	return c;
@@ -328,7 +332,7 @@ int nvmet_queue_create(unsigned port, const struct nvmet_transport_ops *ops, voi
 		return -EINVAL;
 	if (!(q = mm_pool_zalloc(&queue_pool)))
 		return -ENOMEM;
-	q->state = NVMET_Q_NEW;
+	q->state = NVMET_Q_NEW; /* its rw_fast zeroed: never valid until built */
 	q->port = port;
 	q->ops = ops;
 	q->tctx = tctx;
@@ -359,6 +363,7 @@ static void queue_unbind(struct nvmet_queue *q)
 	c->queues[q->qid] = NULL;
 	c->nqueues--;
 	q->ctrl = NULL;
+	nvmet_rw_fast_invalidate();
 	if (c->nqueues == 0)
 		ctrl_free(c);
 }
@@ -371,6 +376,7 @@ void nvmet_queue_destroy(struct nvmet_queue *q)
 	if (q->ctrl && q->qid == 0)
 		ctrl_abort_aers(q->ctrl);
 	q->state = NVMET_Q_DESTROYED;
+	nvmet_rw_fast_invalidate();
 	queue_unbind(q);
 	q->destroying = false;
 	if (q->inflight == 0)
@@ -512,6 +518,13 @@ enum dma_dir nvmet_req_dir(const struct nvmet_queue *q, const struct nvme_sqe *s
 	return req_dir(q, sqe);
 }
 
+/* Is q's rw_fast valid and for this Read/Write's NSID (struct nvmet_rw_fast)? */
+static inline bool rw_fast_for(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
+{
+	return q->rw_fast.gen == nvmet_tgt.rw_gen && le32_get(sqe->nsid) == q->rw_fast.nsid &&
+	       (sqe->opc == NVME_CMD_READ || sqe->opc == NVME_CMD_WRITE);
+}
+
 /* The backend of an I/O Read/Write on a live I/O queue (for the transport's choice of
  * payload memory), or NULL for any other command. */
 static inline const struct nvmet_bdev *req_bdev(const struct nvmet_queue *q, const struct nvme_sqe *sqe)
@@ -519,6 +532,8 @@ static inline const struct nvmet_bdev *req_bdev(const struct nvmet_queue *q, con
 	uint8_t opc = sqe->opc;
 	struct nvmet_ns *ns;
 
+	if (q && rw_fast_for(q, sqe)) /* an active (so opened) namespace of this live queue's */
+		return &q->rw_fast.ns->bdev;
 	if (!q || q->state != NVMET_Q_LIVE || q->qid == 0 || !q->ctrl || !q->ctrl->subsys)
 		return NULL;
 	if (opc != NVME_CMD_READ && opc != NVME_CMD_WRITE)
@@ -623,6 +638,23 @@ static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct 
 	return ns;
 }
 
+/*
+ * Does a Read/Write pass, against its queue's valid rw_fast, every check the general path
+ * makes before the namespace's own LBA range, MDTS and length? The descriptor stands for the
+ * queue's, the controller's, the namespace's and the ANA checks (struct nvmet_rw_fast); what
+ * is the command's own is checked here as rw_fast_ns() checks it: the NSID, segments the
+ * transport summed (an unsummed list goes the general way, which walks it), one SGL data
+ * block of a type the transport takes, no fused operation, an authenticated queue.
+ */
+static inline __attribute__((always_inline)) bool rw_fast_hit(const struct nvmet_queue *q, const struct nvmet_req *req)
+{
+	const struct nvmet_data *d = &req->data;
+
+	return rw_fast_for(q, &req->sqe) && d->summed && d->nsg && d->nsg <= NVMET_MAX_DATA_SEGS && d->sg &&
+	       (req->sqe.flags & (NVME_SQE_PSDT_MASK | NVME_SQE_FUSE_MASK)) == NVME_SQE_PSDT_SGL &&
+	       sgl1_ok(q, req->sqe.dptr.sgl1.id) && nvmet_auth_queue_ok(q);
+}
+
 static void exec_general(struct nvmet_queue *q, struct nvmet_req *req);
 
 NVMET_HOT_INLINE void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
@@ -631,6 +663,9 @@ NVMET_HOT_INLINE void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, c
 	struct nvmet_ns *ns;
 
 	exec_start(q, req, sqe, data, done, arg);
+	/* the common Read/Write of a queue: checked against what the last one found */
+	if (rw_fast_hit(q, req))
+		return nvmet_exec_rw_fast(req);
 	/* the common Read/Write: straight to its namespace, found once (by the transport) */
 	if (req->data.bdev && (ns = rw_fast_ns(q, req, req->data.bdev)))
 		return nvmet_exec_rw(req, ns);
@@ -727,6 +762,7 @@ int nvmet_ns_set_enabled(const char *subnqn, uint32_t nsid, bool enabled)
 			log_info("%s nsid %u: %s flushed", s->cfg->nqn, nsid, ns->bdev.name);
 	}
 	ns->enabled = enabled;
+	nvmet_rw_fast_invalidate();
 	log_info("%s nsid %u %s", s->cfg->nqn, nsid, enabled ? "enabled" : "disabled");
 	list_for_each(&nvmet_tgt.ctrls, it) {
 		struct nvmet_ctrl *c = container_of(it, struct nvmet_ctrl, node);
@@ -755,6 +791,7 @@ static void ns_check(struct timer *tm, void *arg)
 			if (gone == ns->gone)
 				continue;
 			ns->gone = gone;
+			nvmet_rw_fast_invalidate();
 			t->st.ns_gone += gone;
 			log_warn("%s nsid %u: %s %s", s->cfg->nqn, ns->nsid, ns->bdev.name,
 				 gone ? "is gone: out of the active namespace list" : "is back: in the active namespace list again");
@@ -795,6 +832,7 @@ int nvmet_init(const struct nvmet_config *cfg, nvmet_bdev_open_fn open_fn, void 
 	if (!cfg || !open_fn)
 		return -EINVAL;
 	memset(t, 0, sizeof(*t));
+	t->rw_gen = 1; /* a queue's rw_fast.gen 0 never matches */
 	memcpy(&t->cfg, cfg, sizeof(*cfg));
 	list_init(&t->ctrls);
 	list_init(&t->queues);

@@ -86,6 +86,7 @@ static void bind_queue(struct nvmet_ctrl *c, struct nvmet_queue *q, uint16_t qid
 	q->state = NVMET_Q_LIVE;
 	c->queues[qid] = q;
 	c->nqueues++;
+	nvmet_rw_fast_invalidate();
 }
 
 static void fabrics_connect(struct nvmet_req *req)
@@ -274,6 +275,7 @@ static void fabrics_disconnect(struct nvmet_req *req)
 		nvmet_ctrl_kill(q->ctrl, 0);
 	} else {
 		q->state = NVMET_Q_DEAD;
+		nvmet_rw_fast_invalidate();
 		if (q->ops->queue_kill)
 			q->ops->queue_kill(q->tctx, 0);
 	}

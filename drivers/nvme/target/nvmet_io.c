@@ -71,11 +71,23 @@ static inline __attribute__((always_inline)) void submit(struct nvmet_req *req, 
 		nvmet_req_complete(req, rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc));
 }
 
+/* ns's bit in its controller's ns_written. */
+static inline uint32_t ns_bit(const struct nvmet_ctrl *c, const struct nvmet_ns *ns)
+{
+	return 1u << (unsigned)(ns - c->subsys->ns);
+}
+
 /* Remember that this controller wrote to ns (CC.SHN flushes it). */
 static void mark_written(struct nvmet_req *req, const struct nvmet_ns *ns)
 {
-	struct nvmet_ctrl *c = req->q->ctrl;
-	c->ns_written |= 1u << (unsigned)(ns - c->subsys->ns);
+	req->q->ctrl->ns_written |= ns_bit(req->q->ctrl, ns);
+}
+
+/* Does ns's backend take a Read/Write through ops->rw: FUA needs no emulation there (the
+ * backend honours it, or nothing is volatile)? */
+static inline bool rw_direct(const struct nvmet_ns *ns)
+{
+	return ns->bdev.ops->rw && (ns->bdev.fua || !ns->bdev.vwc);
 }
 
 /* [slba, slba + nlb) inside the namespace? */
@@ -84,7 +96,10 @@ static bool lba_ok(const struct nvmet_ns *ns, uint64_t slba, uint64_t nlb)
 	return slba <= ns->bdev.nblocks && nlb <= ns->bdev.nblocks - slba;
 }
 
-static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write)
+/* A Read/Write to ns, its checks before the namespace's made: its LBA range, MDTS (mdts),
+ * length, then the backend (ops->rw when direct). bit: ns's bit in ns_written. */
+static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write,
+							 uint32_t mdts, uint32_t bit, bool direct)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
 	struct nvmet_subsys *s = req->q->ctrl->subsys;
@@ -94,14 +109,14 @@ static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req,
 
 	if (!lba_ok(ns, slba, nlb))
 		return nvmet_req_complete(req, NVMET_SC_LBA_RANGE);
-	if (bytes > nvmet_ctrl_mdts_inline(req->q->ctrl))
+	if (bytes > mdts)
 		return nvmet_req_complete(req, NVMET_SC_INVALID_FIELD);
 	if (req->data.len != bytes)
 		return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);
 	if (write) {
 		s->write_cmds++;
 		s->write_bytes += bytes;
-		mark_written(req, ns);
+		req->q->ctrl->ns_written |= bit; /* CC.SHN flushes it */
 	} else {
 		s->read_cmds++;
 		s->read_bytes += bytes;
@@ -109,9 +124,8 @@ static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req,
 	bool fua = (le32_get(req->sqe.cdw12) & NVME_RW_FUA) != 0; /* Read FUA passes through too */
 	if (write && fua)
 		nvmet_tgt.st.fua_writes++;
-	if (ns->bdev.ops->rw && (ns->bdev.fua || !ns->bdev.vwc)) {
-		/* straight to the device, completed by nvmet_rw_done: FUA needs no emulation here
-		 * (the backend honours it, or nothing is volatile) */
+	if (direct) {
+		/* straight to the device, completed by nvmet_rw_done (rw_direct) */
 		nvmet_tgt.st.rw_direct++;
 		int rc = ns->bdev.ops->rw(&ns->bdev, req, write, slba, nlb, fua);
 		if (rc < 0)
@@ -212,12 +226,46 @@ static inline uint16_t ana_io_status(const struct nvmet_ctrl *c, const struct nv
 	return nvmet_ana_io_status(c, ns);
 }
 
+/* A Read/Write to ns that passed every check up to the namespace's own and its ANA status
+ * on the general path (or nvmet_exec's hinted one): the queue's rw_fast from what those
+ * checks found (struct nvmet_rw_fast says what it caches and what drops it), then the
+ * Read/Write with the values it caches. */
+static inline __attribute__((always_inline)) void exec_rw_build(struct nvmet_req *req, struct nvmet_ns *ns,
+							       bool write)
+{
+	struct nvmet_queue *q = req->q;
+	struct nvmet_rw_fast *f = &q->rw_fast;
+	struct nvmet_ctrl *c = q->ctrl;
+
+	if (f->gen != nvmet_tgt.rw_gen || f->ns != ns) {
+		f->nsid = ns->nsid;
+		f->ns = ns;
+		f->mdts = nvmet_ctrl_mdts_inline(c);
+		f->ns_bit = ns_bit(c, ns);
+		f->direct = rw_direct(ns);
+		/* what the callers checked, said again: the descriptor stands for it */
+		f->gen = nvmet_tgt.rw_fast_off || q->state != NVMET_Q_LIVE || !q->qid || c->state != NVMET_CTRL_ENABLED ||
+				 !ns->opened || !nvmet_ns_active(ns)
+			 ? 0
+			 : nvmet_tgt.rw_gen;
+	}
+	exec_rw(req, ns, write, f->mdts, f->ns_bit, f->direct);
+}
+
 void nvmet_exec_rw(struct nvmet_req *req, struct nvmet_ns *ns)
 {
 	uint16_t ana = ana_io_status(req->q->ctrl, ns); /* not through this port: a path status */
 	if (ana)
 		return nvmet_req_complete(req, ana);
-	exec_rw(req, ns, req->sqe.opc == NVME_CMD_WRITE);
+	exec_rw_build(req, ns, req->sqe.opc == NVME_CMD_WRITE);
+}
+
+void nvmet_exec_rw_fast(struct nvmet_req *req)
+{
+	const struct nvmet_rw_fast *f = &req->q->rw_fast;
+
+	nvmet_tgt.st.rw_fast++;
+	exec_rw(req, f->ns, req->sqe.opc == NVME_CMD_WRITE, f->mdts, f->ns_bit, f->direct);
 }
 
 void nvmet_exec_io(struct nvmet_req *req)
@@ -243,9 +291,9 @@ void nvmet_exec_io(struct nvmet_req *req)
 		return nvmet_req_complete(req, ana);
 	switch (opc) {
 	case NVME_CMD_READ:
-		return exec_rw(req, ns, false);
+		return exec_rw_build(req, ns, false);
 	case NVME_CMD_WRITE:
-		return exec_rw(req, ns, true);
+		return exec_rw_build(req, ns, true);
 	case NVME_CMD_FLUSH:
 		if (req->data.len)
 			return nvmet_req_complete(req, NVMET_SC_SGL_LENGTH_INVALID);

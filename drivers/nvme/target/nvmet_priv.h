@@ -55,6 +55,40 @@ struct nvmet_err_entry {
 	uint16_t status;       /* the CQE's status field (DNR included, phase bit 0) */
 };
 
+/*
+ * The Read/Write fast path of one I/O queue: what the checks of nvmet_exec() and
+ * nvmet_exec_io() found for the last Read/Write that passed them up to the namespace's own
+ * (LBA range, MDTS, length), kept so that the next Read/Write to the same NSID skips them.
+ * Built by nvmet_rw_fast_build() (nvmet_io.c) for a command on a live I/O queue of an
+ * enabled controller, to an active and opened namespace whose ANA group is accessible
+ * through the controller's port. Valid while gen equals nvmet_tgt.rw_gen: every writer of a
+ * fact it caches calls nvmet_rw_fast_invalidate(), which drops the descriptor of every queue.
+ * The facts and their writers (the audit):
+ *  - the queue's state, qid, controller (q->state, q->qid, q->ctrl): nvmet_queue_create,
+ *    queue_unbind, nvmet_queue_destroy, nvmet_ctrl_kill (nvmet_core.c), Connect and
+ *    Disconnect (nvmet_fabrics.c), the failed authentication (nvmet_auth.c);
+ *  - the controller's state (ENABLED: CC.EN, CC.SHN, kill, fini) and its subsystem, port,
+ *    transport: nvmet_ctrl_set_state (the one place states change), nvmet_ctrl_alloc;
+ *  - the namespace's attachment (enabled, opened, gone: nvmet_ns_set_enabled, ns_check,
+ *    close_namespaces, nvmet_init), its backend's fields (filled by the open, before opened)
+ *    and the subsystem's ns_max_xfer (nvmet_subsys_ns_opened): MDTS;
+ *  - the ANA state of the namespace's group on the port (nvmet_ana_init, nvmet_ana_set_state);
+ *  - nvmet_init and nvmet_fini (everything).
+ * There is no reservation or write-protect state in this target. The backend's own state
+ * (an NVMe drive reset, its namespace going) is the backend's check at submission, as on
+ * the general path. What differs per command stays checked per command (nvmet_exec):
+ * opcode, NSID, PSDT, FUSE, SGL1 type, the transport's segments (summed only), the queue's
+ * authentication; then LBA range, MDTS and length as on the general path (exec_rw).
+ */
+struct nvmet_rw_fast {
+	uint64_t gen;          /* nvmet_tgt.rw_gen when built (0: never; rw_gen is never 0) */
+	uint32_t nsid;
+	struct nvmet_ns *ns;
+	uint32_t mdts;         /* nvmet_ctrl_mdts_inline() of the queue's controller */
+	uint32_t ns_bit;       /* the namespace's bit in nvmet_ctrl.ns_written */
+	bool direct;           /* the backend's ops->rw serves it (FUA honoured or nothing volatile) */
+};
+
 struct nvmet_queue_stats {
 	uint64_t cmds, completions, errors, read_bytes, write_bytes;
 };
@@ -84,6 +118,7 @@ struct nvmet_queue {
 	struct nvmet_queue_stats st;
 	struct nvmet_auth_queue auth; /* DH-HMAC-CHAP (nvmet_auth.c) */
 	struct list_node node; /* all queues */
+	struct nvmet_rw_fast rw_fast; /* the Read/Write fast path of this queue (above) */
 };
 
 /* An asynchronous event kind of a controller: raised and waiting for an AER (pending),
@@ -151,9 +186,17 @@ struct nvmet_target {
 	struct nvmet_stats st;
 	struct timer ns_check;  /* backend readiness poll, armed when a backend reports it */
 	struct nvmet_ana ana;   /* ANA group states per port (nvmet_ana.c) */
+	uint64_t rw_gen;        /* generation of every queue's rw_fast (from 1, 64 bits: never wraps) */
+	bool rw_fast_off;       /* tests: build no rw_fast (every command the general way) */
 };
 
 extern struct nvmet_target nvmet_tgt;
+
+/* A fact some queue's rw_fast may cache changed (see struct nvmet_rw_fast): drop them all. */
+static inline void nvmet_rw_fast_invalidate(void)
+{
+	nvmet_tgt.rw_gen++;
+}
 
 /* nvmet_core.c */
 void nvmet_req_complete(struct nvmet_req *req, uint16_t status);
@@ -196,6 +239,9 @@ void nvmet_exec_fabrics(struct nvmet_req *req);
  * fast path, with the namespace found): its ANA state, LBA range, MDTS, length, then the
  * backend. */
 void nvmet_exec_rw(struct nvmet_req *req, struct nvmet_ns *ns);
+/* A Read or Write whose checks nvmet_exec() made against its queue's valid rw_fast: its
+ * LBA range, MDTS, length, then the backend, as nvmet_exec_rw(). */
+void nvmet_exec_rw_fast(struct nvmet_req *req);
 
 /* nvmet_admin.c */
 void nvmet_exec_admin(struct nvmet_req *req);
