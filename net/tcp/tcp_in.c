@@ -306,7 +306,7 @@ static int payload_take_inorder(struct tcp_sock *s, struct netbuf *nb, uint32_t 
 
 /* --- segment arrival --------------------------------------------------------------- */
 
-static void update_rtt(struct tcp_sock *s, uint64_t r)
+static inline __attribute__((always_inline)) void update_rtt_inl(struct tcp_sock *s, uint64_t r)
 {
 	/* RFC 6298 2.2 / 2.3 with alpha 1/8, beta 1/4, K 4, G ~ 0. */
 	if (!s->rtt_valid) {
@@ -325,11 +325,17 @@ static void update_rtt(struct tcp_sock *s, uint64_t r)
 		s->rto_ns = TCP_RTO_MAX_NS;
 }
 
+/* update_rtt_inl out of line, for the full path's samples. */
+static __attribute__((noinline)) void update_rtt(struct tcp_sock *s, uint64_t r)
+{
+	update_rtt_inl(s, r);
+}
+
 /* Drop acknowledged bytes from the send queue: the entries wholly acknowledged come off
  * the head in one unlink; each one no frame refers to any more (most: the device is done
  * with a frame before its ACK comes) is freed here as s's own (tcp_sndent_free_own), one
  * still in a frame when that frame is done (tx_ref_release). */
-static void sndq_ack(struct tcp_sock *s, uint32_t ack)
+static inline __attribute__((always_inline)) void sndq_ack_inl(struct tcp_sock *s, uint32_t ack)
 {
 	struct list_node *it = s->sndq.next;
 
@@ -350,6 +356,12 @@ static void sndq_ack(struct tcp_sock *s, uint32_t ack)
 	}
 	s->sndq.next = it;
 	it->prev = &s->sndq;
+}
+
+/* sndq_ack_inl out of line, for all but header prediction's new ACK. */
+static __attribute__((noinline)) void sndq_ack(struct tcp_sock *s, uint32_t ack)
+{
+	sndq_ack_inl(s, ack);
 }
 
 /* Process an acceptable ACK (RFC 9293 3.10.7.4 fifth check, RFC 5681). Returns false
@@ -377,7 +389,10 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 			s->timing = false;
 			/* header prediction read the clock for this segment a moment ago
 			 * (rx_predicted: last_rx_ns); the full path reads it here */
-			update_rtt(s, (predicted ? s->last_rx_ns : clock_now_ns()) - s->rtt_start_ns);
+			if (predicted)
+				update_rtt_inl(s, s->last_rx_ns - s->rtt_start_ns);
+			else
+				update_rtt(s, clock_now_ns() - s->rtt_start_ns);
 		}
 		s->backoff = 0;
 		/* Congestion control: deflate after recovery, else grow. */
@@ -413,7 +428,10 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 		s->snd_una = g->ack;
 		if (SEQ_LT(s->snd_nxt, s->snd_una))
 			s->snd_nxt = s->snd_una;
-		sndq_ack(s, g->ack);
+		if (predicted)
+			sndq_ack_inl(s, g->ack); /* (every ACK of a request's answer: no call) */
+		else
+			sndq_ack(s, g->ack);
 		/* RFC 6298 5.2 / 5.3. Stopped, the timer stays queued and the next send's arm
 		 * (tcp_out.c, the first frame after this) costs a compare; restarted, it keeps its
 		 * place when that is no later (timer.h: re-armed lazily, never late). The restart
