@@ -319,7 +319,13 @@ static inline __attribute__((always_inline)) int map_data(struct nvme_qpair *q, 
 		volatile struct nvme_sgl_desc *d = slot->host_list_cpu; /* (q->sgl_lists: there, aligned) */
 		uint64_t total = 0;
 		unsigned i = 0;
-		if (!cmb) {
+		if (!cmb && rq->checked && rq->sgl_total) {
+			/* (a list its caller vouches for: summed to sgl_total, no empty entry, one
+			 * memory class, nvme_request.checked: the walk only writes the list) */
+			for (; i < n; i++)
+				nvme_sgl_desc_put(&d[i], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
+			total = rq->sgl_total;
+		} else if (!cmb) {
 			/* (no CMB: the same walk without its range test, the common drive) */
 			for (; i < n; i++) {
 				const uint64_t bus = sg[i].addr.bus;
@@ -538,7 +544,8 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
  * values then push the queue and slot pointers out of registers: the slot's address was
  * rebuilt from its index at every use; out of line, its body has the registers to itself) */
 __attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
-		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, nvme_done_fn done, void *arg)
+		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
+		   void *arg)
 {
 	/* what nvme_submit gets for a Read/Write, set field by field (no copy of a caller's
 	 * request): map_data reads it through the pointer */
@@ -553,6 +560,7 @@ __attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, u
 		.sgl_total = bytes,
 		.dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE,
 		.count_payload = true,
+		.checked = checked,
 	};
 	return submit_one(q, &rq, done, arg, true);
 }

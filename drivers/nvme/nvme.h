@@ -477,6 +477,9 @@ struct nvme_request {
 	enum dma_dir dir;         /* DMA_TO_DEVICE: the controller reads the data */
 	bool force_prp;           /* never use SGLs (tests, admin commands) */
 	bool count_payload;       /* data is I/O payload (read/write), counted per class */
+	bool checked;             /* the caller vouches for sg: its entries add up to sgl_total
+				   * (not 0), none is empty and all are of one memory class (the
+				   * common gather then only writes the list; nvme_submit_rw) */
 };
 
 /* Submit on q; done(arg, rc, cqe) runs from nvme_qpair_poll() (never from here). Returns 0,
@@ -486,10 +489,12 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 
 /* A Read (write false) or Write of nsid at slba on q: what nvme_submit() does for the
  * nvme_request {opc, nsid, cdw10/11 = slba, cdw12 (NLB - 1, FUA), sg/nsg, sgl_total = bytes,
- * dir, count_payload}, with the same checks and answers, built from the arguments (the
- * target's Read/Write on an NVMe namespace: no request struct of the caller's). */
+ * dir, count_payload, checked}, with the same checks and answers, built from the arguments
+ * (the target's Read/Write on an NVMe namespace: no request struct of the caller's).
+ * checked: nvme_request.checked (true only when it holds: the answers are then the same). */
 int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
-		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, nvme_done_fn done, void *arg);
+		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
+		   void *arg);
 
 /* Reap up to budget completions and handle timeouts (Abort, then give up). Returns the number
  * of completions handled, or -EIO when the controller reports a fatal status. */

@@ -179,6 +179,17 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 
 /* tcp_recv_frags that also says the bytes the fragments hold (*took; 0 when none taken). */
 int tcp_recv_frags_len(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes, size_t *took);
+/*
+ * Contract of tcp_recv_frags and tcp_recv_frags_len: no fragment they return is empty
+ * (len 0). The NVMe/TCP target relies on it (a write's fragments become the drive's SGL
+ * entries, which it then need not test for empty ones: nvmet_data.checked). It holds
+ * because every entry of the receive queue has bytes: each way in skips or frees an empty
+ * one (rxq_append's callers, ooo_drain, rx_queue_frags; rx_queue_one only for a payload
+ * of more than 0 bytes), tcp_recv_copy leaves an entry it did not empty with the rest of
+ * its bytes, and the front cut for max_bytes is a netdev_frag_split inside the entry (at
+ * 0 < at < len, which gives both parts bytes). tests/unit/net/tcp/test_tcp_recv_contract.c
+ * checks it.
+ */
 
 /* Copy up to len in-order bytes to buf and consume them (counted CPU reads). Returns
  * the number of bytes (0: nothing available). */

@@ -96,6 +96,9 @@ struct nvmet_data {
 	/* The transport counted the segments as it took them: their lengths add up to len (the
 	 * core's Read/Write fast path then skips its own walk over them; false: it walks). */
 	bool summed;
+	/* summed, and (when len is not 0) no segment is empty and all are of one memory class:
+	 * a backend's driver need not walk them for those checks (nvme_request.checked) */
+	bool checked;
 };
 
 typedef void (*nvmet_done_fn)(struct nvmet_req *req, void *arg);

@@ -69,7 +69,7 @@ static int nvme_bdev_rw(struct nvmet_bdev *b, struct nvmet_req *req, bool write,
 		return rc;
 	struct nvme_qpair *q = &c->io[b->next_q++ % c->nio];
 	return nvme_submit_rw(q, write, b->priv_id, slba, (nlb - 1) | (fua ? NVME_RW_FUA : 0), req->data.sg,
-			      req->data.nsg, (uint64_t)nlb << b->lba_shift, nvmet_rw_done, req);
+			      req->data.nsg, (uint64_t)nlb << b->lba_shift, req->data.checked, nvmet_rw_done, req);
 }
 
 static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)

@@ -449,12 +449,23 @@ static void req_done(struct nvmet_req *req, void *arg)
 		conn_ready(c); /* the poll loop retries while the socket has no room (or TCP_EV_SENT) */
 }
 
-/* Run r at the core with nsg segments of r->sg (0: none); summed: their lengths add up to
- * r->len (counted as they were taken: nvmet_data.summed). */
+/*
+ * Run r at the core with nsg segments of r->sg (0: none); summed: their lengths add up to
+ * r->len (counted as they were taken: nvmet_data.summed). Segments the transport sums are
+ * also checked (nvmet_data.checked) when their length is not 0: none is empty and all are
+ * of one memory class. A buffer's (dbuf_segments: DRAM chunks of ceil(len / chunk size),
+ * each with bytes, or one device segment); a write's fragments held where they came
+ * (nvmet_tcp_write_go): none empty, as TCP hands out none (tcp.h, tcp_recv_frags's
+ * contract) and the framer passes none on (nvme_tcp_rx_feed moves only bytes, its data
+ * run and direct receive take TCP's fragments as they are), and of one class, as only
+ * fragments all in device memory or all in DRAM stay where they are (write_placement).
+ */
 void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg, bool summed)
 {
 	struct nvmet_tcp_conn *c = r->conn;
-	struct nvmet_data d = { .sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev, .summed = summed };
+	struct nvmet_data d = {
+		.sg = r->sg, .nsg = nsg, .len = r->len, .bdev = r->bdev, .summed = summed, .checked = summed
+	};
 	r->state = NVMET_TCP_REQ_EXEC;
 	c->inflight++;
 	tcp_ack_hold(c->sock); /* its response will carry the ACK of the bytes that brought it */

@@ -233,6 +233,20 @@ Test(ctrl, byte_granular_sgl_gathers_odd_fragments)
 	free(pool);
 }
 
+/* n host entries of e bytes each (the last of last bytes) at stride e in a page-aligned
+ * pool, filled from seed (entry i with seed + i); the caller frees the pool. */
+static uint8_t *gather_pool(struct nvme_sg *sg, unsigned n, uint32_t e, uint32_t last, unsigned seed)
+{
+	size_t bytes = (size_t)n * e;
+	uint8_t *pool = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+	cr_assert_not_null(pool);
+	for (unsigned i = 0; i < n; i++) {
+		fill(pool + (size_t)e * i, e, seed + i);
+		sg[i] = sg_host(pool + (size_t)e * i, i + 1 < n ? e : last);
+	}
+	return pool;
+}
+
 /* A gather of up to a list page of host entries on a byte-granular SGL drive has its Data
  * Blocks written by the checking walk (one Last Segment in the slot's host list); more
  * entries (a chained list), a dword-SGL drive and a refused list take the general build:
@@ -241,12 +255,8 @@ Test(ctrl, gathers_in_the_direct_list_and_through_the_general_build)
 {
 	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
 	enum { N = 260, E = 256 };
-	uint8_t *pool = aligned_alloc(4096, 20 * 4096); /* >= N x E */
 	struct nvme_sg sg[N];
-	for (int i = 0; i < N; i++) {
-		fill(pool + E * i, E, (unsigned)i + 40);
-		sg[i] = sg_host(pool + E * i, E);
-	}
+	uint8_t *pool = gather_pool(sg, N, E, E, 40);
 	/* 4 entries (a 1 KiB write in four segments) and 256 (a full list page): the direct list */
 	uint64_t lb = c.st.list_bytes[MEM_CLASS_HOST];
 	cr_assert_eq(nvme_write(&c, 1, 0, 2, sg, 4), 0);
@@ -282,6 +292,63 @@ Test(ctrl, gathers_in_the_direct_list_and_through_the_general_build)
 	struct nvme_sg odd[2] = { sg_host(pool + 1, 512), sg_host(pool + 1024, 512) };
 	before = f.commands;
 	cr_assert_eq(nvme_write(&c, 1, 0, 2, odd, 2), -EINVAL);
+	cr_assert_eq(f.commands, before);
+	free(pool);
+}
+
+static unsigned rw_done_count;
+static int rw_done_rc;
+static void rw_done(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	(void)arg;
+	(void)cqe;
+	rw_done_count++;
+	rw_done_rc = rc;
+}
+
+/* nvme_submit_rw of one write, completed: the submission's answer, then the completion's. */
+static int submit_rw_write(uint64_t slba, const struct nvme_sg *sg, unsigned nsg, uint32_t blocks, bool checked)
+{
+	unsigned before = rw_done_count;
+	int rc = nvme_submit_rw(&c.io[0], true, 1, slba, blocks - 1, sg, nsg, (uint64_t)blocks * 512, checked,
+				rw_done, NULL);
+	if (rc)
+		return rc;
+	for (int i = 0; i < 100 && rw_done_count == before; i++)
+		nvme_qpair_poll(&c.io[0], 16);
+	cr_assert_eq(rw_done_count, before + 1, "completed");
+	return rw_done_rc;
+}
+
+/* A gather its caller vouches for (nvme_request.checked: summed to the command's bytes, no
+ * empty entry, one memory class) has its list written without the checking walk: the same
+ * command, list and bytes on the drive as the list that is checked; the drive's other
+ * checks still hold for it (a gather larger than MDTS), and one that is not vouched for is
+ * checked as ever (an empty entry refused, nothing sent). */
+Test(ctrl, a_gather_the_caller_checked_is_mapped_as_a_checked_one)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	enum { N = 90, E = 1448 };
+	struct nvme_sg sg[N];
+	uint8_t *pool = gather_pool(sg, N, E, 128 * 1024 - (N - 1) * E, 3);
+	uint64_t lb = c.st.list_bytes[MEM_CLASS_HOST];
+	cr_assert_eq(submit_rw_write(0, sg, N, 256, false), 0);
+	uint64_t list_checked = c.st.list_bytes[MEM_CLASS_HOST] - lb;
+	cr_assert_eq(list_checked, N * 16, "one Last Segment of N Data Blocks");
+	lb = c.st.list_bytes[MEM_CLASS_HOST];
+	cr_assert_eq(submit_rw_write(512, sg, N, 256, true), 0);
+	cr_assert_eq(f.last_psdt, NVME_SQE_PSDT_SGL);
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_HOST] - lb, list_checked, "the same list");
+	cr_assert_eq(memcmp(f.media + 512 * 512, pool, 128 * 1024), 0, "the same bytes on the drive");
+	cr_assert_eq(memcmp(f.media, pool, 128 * 1024), 0);
+	/* MDTS (128 KiB) still holds for a vouched-for gather: 130 KiB refused, nothing sent */
+	unsigned before = f.commands;
+	sg[N - 1].len += 2048;
+	cr_assert_eq(nvme_submit_rw(&c.io[0], true, 1, 0, 260 - 1, sg, N, 260 * 512, true, rw_done, NULL), -E2BIG);
+	sg[N - 1].len -= 2048;
+	/* not vouched for: an empty entry is refused as ever */
+	struct nvme_sg bad[3] = { sg_host(pool, 512), sg_host(pool + 512, 0), sg_host(pool + 1024, 512) };
+	cr_assert_eq(nvme_submit_rw(&c.io[0], true, 1, 0, 1, bad, 3, 1024, false, rw_done, NULL), -EINVAL);
 	cr_assert_eq(f.commands, before);
 	free(pool);
 }

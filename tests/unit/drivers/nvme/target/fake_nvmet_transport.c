@@ -65,7 +65,7 @@ bool ft_summed;
 struct ft_cmd *ft_submit(struct ft_conn *c, unsigned slot, const struct nvme_sqe *sqe, const void *data, uint32_t len)
 {
 	struct ft_cmd *cmd = &c->cmds[slot % FT_MAX_CMDS];
-	struct nvmet_data d = { cmd->sg, 0, len, NULL, ft_summed };
+	struct nvmet_data d = { .sg = cmd->sg, .len = len, .summed = ft_summed };
 
 	if (ft_hint == FT_HINT_SHAPE) {
 		struct nvmet_req_shape sh;

@@ -73,6 +73,26 @@ static struct nvmet_config cfg;
 static const struct nvmet_bdev_ops *ram_ops;
 static unsigned bios, last_nsg, last_op;
 static enum mem_class last_cls;
+static bool last_checked;
+
+/* A Read/Write's segments the transport vouched for (nvmet_data.checked, the bio in its
+ * request's bio_space): summed to the length, none empty, one memory class. */
+static void vouched_segments_hold(const struct nvmet_bio *bio)
+{
+	const struct nvmet_req *req = container_of((const void *)bio, struct nvmet_req, bio_space);
+	const struct nvmet_data *d = &req->data;
+	last_checked = d->checked;
+	if (!d->checked)
+		return;
+	cr_assert(d->summed, "checked only where summed");
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < d->nsg; i++) {
+		cr_assert_gt(d->sg[i].len, 0, "segment %u of %u is empty", i, d->nsg);
+		cr_assert_eq(d->sg[i].addr.cls, d->sg[0].addr.cls);
+		sum += d->sg[i].len;
+	}
+	cr_assert_eq(sum, d->len);
+}
 
 static int watch_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 {
@@ -82,6 +102,8 @@ static int watch_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 	last_cls = bio->nsg ? bio->sg[0].addr.cls : MEM_CLASS_HOST;
 	for (unsigned i = 1; i < bio->nsg; i++)
 		cr_assert_eq(bio->sg[i].addr.cls, last_cls, "one command never mixes memories");
+	if (bio->op == NVMET_BIO_READ || bio->op == NVMET_BIO_WRITE)
+		vouched_segments_hold(bio);
 	return ram_ops->submit(b, bio);
 }
 
@@ -735,6 +757,7 @@ Test(nvmet_tcp, write_in_200_fragments_over_two_pdus_is_one_command)
 	cr_assert_eq(bios - b0, 1);
 	cr_assert(last_nsg > 128 && last_nsg >= 200, "one command, every fragment (%u)", last_nsg);
 	cr_assert_eq(last_cls, MEM_CLASS_DEVICE);
+	cr_assert(last_checked, "the fragments vouched for (nvmet_data.checked)");
 	cr_assert_eq(nvmet_tcp_stats()->p2p_writes, 1);
 	bool success;
 	cr_assert_eq(host_read(q, 63, 1024, r, sizeof(r), &success), 0);
