@@ -34,8 +34,8 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 4500,
     "read-4k": 4700,
-    "write-128k": 35300,
-    "read-128k": 26600,
+    "write-128k": 35200,
+    "read-128k": 26500,
     "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37800,
 }
