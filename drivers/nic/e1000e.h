@@ -39,6 +39,7 @@
 #define E1000E_EERD_TIMEOUT_NS (10ull * 1000000ull)
 #define E1000E_LINK_POLL_NS (100ull * 1000000ull)
 #define E1000E_TX_MAX_DESCS (2u + NETBUF_MAX_FRAGS) /* context + host part + fragments */
+#define E1000E_TX_TRAIN_MAX ((E1000E_TX_MAX_DESCS - 1u) / 2u) /* frames of a train: context + two each */
 #define E1000E_TX_BUF_MAX 16288u     /* largest buffer one data descriptor carries */
 #define E1000E_TX_BOUNCE 32u         /* DRAM bounce buffers for frames the device cannot gather */
 #define E1000E_TX_BOUNCE_SIZE 16384u
@@ -254,6 +255,16 @@ uint32_t e1000e_rx_csum_flags(uint32_t staterr);
  * offsets out of range, a malformed TSO frame) or -ENOSPC (more than max). *ctx_used says
  * whether out[0] is a context descriptor. */
 int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, bool *ctx_used);
+
+/* Transmit descriptors for a frame train (netdev.h NETBUF_TX_TRAIN): a context descriptor
+ * with the checksum offsets every frame shares (TUCSS = csum_start, TUCSO, from each frame's
+ * start), then per frame an extended data descriptor for its hdr_len header bytes and one
+ * for its fragment (POPTS.TXSM on both), EOP on the fragment's; RS on the train's last only
+ * (one completion). Returns the number of descriptors, -EINVAL (not a well-formed train of
+ * at most E1000E_TX_TRAIN_MAX frames, a piece too long, a device-memory fragment beyond
+ * tx_dev_max when set) or -ENOSPC (more than max). *ctx_used as e1000e_tx_build's. */
+int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max,
+			  bool *ctx_used);
 
 /* Must nb's fragments be copied to DRAM before the device can gather them (tx_dev_max)? */
 bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);

@@ -929,3 +929,101 @@ Test(e1000e_dev, tso_frames_go_out_only_while_tso_is_on_and_count_their_segments
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
 	bring_down();
 }
+
+/* A frame train of n frames (netdev.h NETBUF_TX_TRAIN): 54 header bytes each, one payload
+ * fragment each of 1000 + i bytes, TCP checksum offload. */
+static struct netbuf *tx_train(unsigned n)
+{
+	static uint8_t payload[NETBUF_MAX_FRAGS][2048];
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	for (unsigned i = 0; i < n; i++)
+		memset(netbuf_put(nb, 54), (int)(0xa0 + i), 54);
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(payload[i]), .len = 1000 + i };
+		nb->frags[nb->nfrags++] = f; /* (netbuf_add_frag's, without its host-part rule) */
+	}
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN;
+	nb->csum_start = 34;
+	nb->csum_offset = 16;
+	nb->hdr_len = 54;
+	return nb;
+}
+
+/* A train is one context descriptor and, per frame, its headers and its fragment as two
+ * extended data descriptors with TXSM, EOP on each frame's last, RS on the train's last
+ * only; a malformed train or one beyond E1000E_TX_TRAIN_MAX frames is refused. */
+Test(e1000e_tx, a_train_is_a_context_and_two_data_descriptors_a_frame)
+{
+	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	bool ctx;
+	struct netbuf *nb = tx_train(E1000E_TX_TRAIN_MAX);
+
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), 1 + 2 * E1000E_TX_TRAIN_MAX);
+	cr_assert(ctx);
+	cr_assert_eq(d[0].ctx.tucss, 34);
+	cr_assert_eq(d[0].ctx.tucso, 50);
+	cr_assert_eq(le32_get(d[0].ctx.cmd_and_length) & E1000E_TUCMD_TCP, E1000E_TUCMD_TCP);
+	for (unsigned i = 0; i < E1000E_TX_TRAIN_MAX; i++) {
+		const struct e1000e_tx_desc_data *h = &d[1 + 2 * i].data, *p = &d[2 + 2 * i].data;
+		cr_assert_eq(le64_get(h->buffer_addr), (uint64_t)(uintptr_t)(nb->data + 54 * i));
+		cr_assert_eq(le32_get(h->lower) & 0xffff, 54);
+		cr_assert_eq(le32_get(h->lower) & (E1000E_DCMD_EOP | E1000E_DCMD_RS), 0);
+		cr_assert_eq(le64_get(p->buffer_addr), nb->frags[i].addr.bus);
+		cr_assert_eq(le32_get(p->lower) & 0xffff, 1000 + i);
+		cr_assert_eq(le32_get(p->lower) & (E1000E_DCMD_EOP | E1000E_DCMD_RS),
+			     E1000E_DCMD_EOP | (i + 1 == E1000E_TX_TRAIN_MAX ? E1000E_DCMD_RS : 0));
+		cr_assert_eq(le32_get(h->upper) & E1000E_POPTS_TXSM, E1000E_POPTS_TXSM);
+		cr_assert_eq(le32_get(p->upper) & E1000E_POPTS_TXSM, E1000E_POPTS_TXSM);
+	}
+	cr_assert_eq(e1000e_tx_build_train(nb, d, 2 * E1000E_TX_TRAIN_MAX, 0, &ctx), -ENOSPC);
+	nb->tail -= 1;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), -EINVAL, "host part not n headers");
+	nb->tail += 1;
+	nb->flags &= ~NETBUF_TX_CSUM_PARTIAL;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), -EINVAL, "no checksum offload");
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->frags[1].addr = dma_addr_device(nb->frags[1].addr.bus);
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 512, &ctx), -EINVAL,
+		     "a device piece beyond tx_dev_max: a train is never bounced");
+	netbuf_free(nb);
+	nb = tx_train(E1000E_TX_TRAIN_MAX + 1);
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), -EINVAL, "too many frames");
+	netbuf_free(nb);
+}
+
+/* The ring takes a train whole or refuses it whole: with room for all but one of its
+ * descriptors nothing is posted and the senders stop; taken, it is one netbuf completed
+ * once when the device is done with its last frame, and a wake promises room for a train. */
+Test(e1000e_dev, a_train_is_taken_whole_or_refused_whole_and_completed_once)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	cr_assert(dev.ndev.features & NETDEV_F_TX_TRAIN);
+	cr_assert_eq(dev.ndev.tx_train_max, E1000E_TX_TRAIN_MAX);
+	cr_assert_leq(1 + 2 * E1000E_TX_TRAIN_MAX, E1000E_TX_MAX_DESCS, "a wake's room fits a train");
+	unsigned descs = 1 + 2 * E1000E_TX_TRAIN_MAX;
+	dev.tx_reclaim_poll_only = true;
+	dev.tx_limit = descs - 1; /* one descriptor short */
+	struct netbuf *nb = tx_train(E1000E_TX_TRAIN_MAX);
+	nb->tx_done = on_tx_done;
+	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), -ENOBUFS);
+	cr_assert_eq(regs[E1000E_TDT / 4], 0, "nothing posted");
+	cr_assert(dev.ndev.tx_stopped);
+	cr_assert_eq(dev.ndev.stats.tx_errors, 1);
+	dev.tx_limit = descs;
+	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], descs);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST], 54 * E1000E_TX_TRAIN_MAX + 4 * 1000 + 0 + 1 + 2 + 3);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0, "not done yet");
+	for (unsigned i = 0; i + 1 < descs; i++) /* every frame but the last done: no completion */
+		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0);
+	cr_assert_eq(tx_done_calls, 0);
+	dev.tx_ring[descs - 1].data.upper =
+		le32_make(le32_get(dev.tx_ring[descs - 1].data.upper) | E1000E_TXD_STAT_DD);
+	dev.tx_limit = 0; /* (the limits above are below any the console allows: no wake under them) */
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(tx_done_calls, 1, "one completion for the train");
+	cr_assert_not(dev.ndev.tx_stopped);
+	bring_down();
+}
