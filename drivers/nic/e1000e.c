@@ -833,6 +833,10 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	dev->tx_ntu = (last + 1) % dev->tx_n;
 	if (ctx)
 		dev->c.tx_ctx++;
+	if (nb->flags & NETBUF_TX_TRAIN) {
+		dev->c.tx_trains++;
+		dev->c.tx_train_frames += nb->nfrags;
+	}
 	/* the NIC fetches k descriptors and writes back the status dword of the RS one */
 	dma_account(dev->tx_ring_dma.cls, DMA_TO_DEVICE, (uint64_t)k * sizeof(*dev->tx_ring));
 	dma_account(dev->tx_ring_dma.cls, DMA_FROM_DEVICE, 4);

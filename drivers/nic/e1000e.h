@@ -92,6 +92,7 @@ struct e1000e_counters {
 	uint64_t rx_bad_release;             /* a token that was not out */
 	uint64_t rx_units_mismatch;          /* RDH moved in other units than configured */
 	uint64_t tx_ctx_reused;              /* frames sent under the context already in force */
+	uint64_t tx_trains, tx_train_frames; /* frame trains posted (NETBUF_TX_TRAIN) and their frames */
 	uint64_t tx_ring_full;               /* xmit refused with -ENOBUFS */
 	uint64_t tx_bad;                     /* xmit refused with -EINVAL (too many pieces, too long) */
 	uint64_t tx_done, tx_ctx;            /* frames reclaimed; context descriptors written */

@@ -1013,6 +1013,8 @@ Test(e1000e_dev, a_train_is_taken_whole_or_refused_whole_and_completed_once)
 	dev.tx_limit = descs;
 	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), 0);
 	cr_assert_eq(regs[E1000E_TDT / 4], descs);
+	cr_assert_eq(dev.c.tx_trains, 1);
+	cr_assert_eq(dev.c.tx_train_frames, E1000E_TX_TRAIN_MAX);
 	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST], 54 * E1000E_TX_TRAIN_MAX + 4 * 1000 + 0 + 1 + 2 + 3);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0, "not done yet");
 	for (unsigned i = 0; i + 1 < descs; i++) /* every frame but the last done: no completion */
