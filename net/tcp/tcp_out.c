@@ -777,6 +777,7 @@ struct tcp_run {
 	uint32_t t_seq;
 	unsigned t_max; /* frames a train carries (dev->tx_train_max) */
 	bool train;
+	struct tcp_sndent *t_e; /* the entry of its last piece, on which it holds a reference */
 };
 
 _Static_assert(sizeof(((struct tcp_sock *)0)->tx_hdr) == TCP_RUN_HDR_BYTES, "tcp_run_first: the socket's template");
@@ -944,27 +945,21 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 _Static_assert(NETBUF_MAX_FRAGS * TCP_RUN_HDR_BYTES + NETBUF_HEADROOM <= NETBUF_HOST_SIZE,
 	       "tcp_run_train_add: a train's headers fit the host part");
 
-/* The device refused r's train (rc; it keeps nothing of it, netdev.h): the netbuf freed and,
- * for want of ring room (-ENOBUFS), the run taken back to the train's first frame (SND.NXT
- * goes there) and ended as after a refused frame (tcp_xmit_refused: its ACK owed, the retry
- * timer, the wait for ring room); another error loses the frames as on the wire (counted
- * sent, the retransmission timer recovers them). Returns -1 (refused) or 0. Out of line:
- * rare. */
-static __attribute__((noinline)) int tcp_run_train_refused(struct tcp_sock *s, struct tcp_run *r, struct netbuf *nb,
-							   int rc)
+/* The device refused a train of frames carrying bytes of payload (rc; it keeps nothing of
+ * it, netdev.h): the netbuf freed; for want of ring room (-ENOBUFS) the caller takes the run
+ * back to the train's first frame (SND.NXT goes there), which ends as after a refused frame
+ * (tcp_xmit_refused: its ACK owed, the retry timer, the wait for ring room); another error
+ * loses the frames as on the wire (counted sent, the retransmission timer recovers them).
+ * Returns -1 (refused) or 0. Out of line: rare. */
+static __attribute__((noinline)) int tcp_run_train_refused(struct tcp_sock *s, struct netbuf *nb, int rc,
+							   uint32_t bytes)
 {
 	unsigned frames = nb->nfrags;
-	uint32_t bytes = r->seq - r->t_seq;
 
 	netbuf_free(nb);
 	net_counters.ip_tx++;
 	if (rc == -ENOBUFS) {
-		r->room += bytes;
-		r->pending += bytes;
-		r->seq = r->t_seq;
-		r->left = 0; /* (the run ends: its cursor is not read again) */
 		tcp_xmit_refused(s, TCP_ACK, 0, false);
-		r->ret = -1;
 		return -1;
 	}
 	net_counters.ip_tx += frames - 1;
@@ -974,17 +969,15 @@ static __attribute__((noinline)) int tcp_run_train_refused(struct tcp_sock *s, s
 	return 0;
 }
 
-/* RTT timing for a train the device took, [r->t_seq, r->seq): as tcp_run_frame times a
- * frame, the first of its frames that is new data (SEQ >= the SND.MAX the pass began the
- * run with), when none is timed. Its frames are full segments but the last, so that frame
+/* RTT timing for a train the device took, its frames [seq, end): as tcp_run_frame times a
+ * frame, the first of them that is new data (SEQ >= the SND.MAX the pass began the run
+ * with), when none is timed. Its frames are full segments but the last, so that frame
  * starts a whole number of MSS after the first. Out of line: once a round trip. */
-static __attribute__((noinline)) void tcp_run_train_time(struct tcp_sock *s, const struct tcp_run *r)
+static __attribute__((noinline)) void tcp_run_train_time(struct tcp_sock *s, uint32_t seq, uint32_t end)
 {
-	uint32_t seq = r->t_seq;
-
 	if (SEQ_LT(seq, s->snd_max))
 		seq += (s->snd_max - seq + s->mss - 1) / s->mss * s->mss;
-	if (SEQ_LT(seq, r->seq)) {
+	if (SEQ_LT(seq, end)) {
 		s->timing = true;
 		s->rtt_seq = seq;
 		s->rtt_start_ns = clock_now_ns();
@@ -993,22 +986,51 @@ static __attribute__((noinline)) void tcp_run_train_time(struct tcp_sock *s, con
 
 /* Hand r's train, its frames [r->t_seq, r->seq), to the device (netdev_tx_train): taken, its
  * frames and payload go to the run's sums and RTT timing may start (tcp_run_train_time);
- * refused, tcp_run_train_refused. Returns 0 or -1 (refused: the run ends). */
+ * refused (tcp_run_train_refused), for want of ring room the run goes back to the train's
+ * first frame and ends (r->ret -1). Returns 0 or -1 (refused: the run ends). */
 static inline __attribute__((always_inline)) int tcp_run_train_send(struct tcp_sock *s, struct netdev *dev,
 								    struct tcp_run *r)
 {
 	struct netbuf *nb = r->nb;
 	unsigned frames = nb->nfrags;
+	uint32_t bytes = r->seq - r->t_seq;
 	int rc;
 
 	r->nb = NULL;
-	if (__builtin_expect((rc = netdev_tx_train(dev, nb)) != 0, 0))
-		return tcp_run_train_refused(s, r, nb, rc);
+	if (__builtin_expect((rc = netdev_tx_train(dev, nb)) != 0, 0)) {
+		if (!tcp_run_train_refused(s, nb, rc, bytes))
+			return 0;
+		r->room += bytes;
+		r->pending += bytes;
+		r->seq = r->t_seq;
+		r->ret = -1;
+		return -1;
+	}
 	r->sums.segs += frames;
-	r->sums.pay[0] += r->seq - r->t_seq;
+	r->sums.pay[0] += bytes;
 	if (!s->timing)
-		tcp_run_train_time(s, r);
+		tcp_run_train_time(s, r->t_seq, r->seq);
 	return 0;
+}
+
+/* A piece of entry e, from off, n bytes, as nb's next fragment, for a train that already
+ * holds a reference on e (an earlier piece's, tcp_xmit_piece): no owner, so no reference of
+ * its own. The train's fragments all go back at once (its one completion, netbuf_free), so
+ * the first piece's reference keeps e for every piece of it: one release a train and entry
+ * instead of one a frame. */
+static inline __attribute__((always_inline)) void tcp_run_train_piece(struct netbuf *nb, const struct tcp_sndent *e,
+								      uint32_t off, uint32_t n)
+{
+	struct netdev_frag *f = &nb->frags[nb->nfrags++];
+
+	f->addr.bus = e->frag.addr.bus + off;
+	f->addr.cls = e->frag.addr.cls;
+	f->offset = e->frag.offset + off;
+	f->len = n;
+	f->provider = e->frag.provider;
+	f->pad = e->frag.pad;
+	f->token = 0;
+	f->owner = NULL;
 }
 
 /* tcp_run_xmit for a frame of a long run whose payload is one piece of the run's cursor entry
@@ -1036,12 +1058,16 @@ static inline __attribute__((always_inline)) int tcp_run_train_add(struct tcp_so
 		nb->hdr_len = TCP_RUN_HDR_BYTES;
 		r->nb = nb;
 		r->t_seq = r->seq;
+		r->t_e = NULL;
 		h = nb->data;
 	} else {
 		h = nb->tail;
 		nb->tail += TCP_RUN_HDR_BYTES;
 	}
-	tcp_xmit_piece(nb, nb->nfrags, r->e, r->off, len);
+	if (__builtin_expect(r->e == r->t_e, 1))
+		tcp_run_train_piece(nb, r->e, r->off, len);
+	else
+		tcp_xmit_piece(nb, nb->nfrags, r->t_e = r->e, r->off, len);
 	r->off += len;
 	r->left -= len;
 	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
@@ -1123,18 +1149,23 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
  * tx_train_max frames (tcp_run_train_add), the last train sent when the run ends. Out of
  * line: once a long run, and the short runs' path (a 4 KiB read's) keeps its registers. */
 static __attribute__((noinline)) void tcp_output_run_long(struct tcp_sock *s, struct netdev *dev, unsigned *budget,
-							  struct tcp_run *r, bool hold)
+							  struct tcp_run *run, bool hold)
 {
-	r->e = NULL; /* (read only while left is not 0) */
-	r->off = r->left = 0;
-	r->stale = true;
-	r->nb = NULL;
-	r->train = (dev->features & NETDEV_F_TX_TRAIN) && dev->tx_train_max;
-	r->t_max = dev->tx_train_max < NETBUF_MAX_FRAGS ? dev->tx_train_max : NETBUF_MAX_FRAGS;
-	while (tcp_run_frame(s, dev, budget, r, hold, false, true))
+	struct tcp_run r = *run; /* (in registers: its address goes nowhere) */
+	unsigned left = *budget;
+
+	r.e = NULL; /* (read only while left is not 0) */
+	r.off = r.left = 0;
+	r.stale = true;
+	r.nb = NULL;
+	r.train = (dev->features & NETDEV_F_TX_TRAIN) && dev->tx_train_max;
+	r.t_max = dev->tx_train_max < NETBUF_MAX_FRAGS ? dev->tx_train_max : NETBUF_MAX_FRAGS;
+	while (tcp_run_frame(s, dev, &left, &r, hold, false, true))
 		;
-	if (r->nb && tcp_run_train_send(s, dev, r)) /* the last train */
-		r->ret = -1;
+	if (r.nb) /* the last train (refused: r.ret -1) */
+		tcp_run_train_send(s, dev, &r);
+	*budget = left;
+	*run = r;
 }
 
 /* A tcp_output_work pass's frames while the loop's decisions are fixed ones, from the

@@ -141,10 +141,10 @@ Test(tcp_train, a_train_without_ring_room_is_refused_whole)
 	fake_netdev_tx_reclaim(&fnd, fnd.nlate); /* (the reset) */
 }
 
-/* A train holds its frames' references until its one completion: the data acknowledged
- * before the device is done stays referenced; the completion of each netbuf (lone frames,
- * two trains: one netbuf for several frames) gives every reference back once, and the
- * pools end empty (net_teardown). */
+/* A train holds one reference on the send entry its frames' pieces come from until its one
+ * completion: the data acknowledged before the device is done stays referenced; the
+ * completion of each netbuf (lone frames, two trains: one netbuf for several frames) gives
+ * every reference back once, and the pools end empty (net_teardown). */
 Test(tcp_train, one_completion_releases_every_reference_of_a_train)
 {
 	struct tcp_sock *l;
@@ -163,6 +163,9 @@ Test(tcp_train, one_completion_releases_every_reference_of_a_train)
 	size_t in_use;
 	netbuf_pool_stats(&in_use, &cap, &fail);
 	cr_assert_eq(in_use - in_use0, fnd.nlate, "a netbuf a lone frame or train held");
+	struct tcp_sndent *e = container_of(s->sndq.next, struct tcp_sndent, node);
+	cr_assert_eq(e->inflight, fnd.nlate, "one reference on the entry a netbuf (%u), not one a frame",
+		     e->inflight);
 	cr_assert_leq(fnd.nlate, fnd.ntx - (FAKE_TX_TRAIN_MAX - 1u), "%u netbufs for %u frames", fnd.nlate, fnd.ntx);
 	peer_seg(TCP_ACK, 1001, iss + 1 + (1 + 2 * FAKE_TX_TRAIN_MAX) * 1460, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(frags_released, 0, "the device still reads the data");
