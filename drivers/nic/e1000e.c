@@ -529,7 +529,7 @@ static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
 	dev->ndev.features = NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV | NETDEV_F_TX_TRAIN |
 			     (mode == E1000E_RX_SPLIT ? NETDEV_F_RX_SPLIT : 0) | (dev->tso_on ? NETDEV_F_TSO : 0);
 	dev->ndev.tso_max = dev->tso_on ? E1000E_TSO_MAX : 0;
-	dev->ndev.tx_train_max = E1000E_TX_TRAIN_MAX;
+	dev->ndev.tx_train_max = e1000e_tx_train_max(dev);
 	/* The data buffers the stack may hold (plain mode lends none: payload is copied). */
 	dev->ndev.rx_bufs = mode == E1000E_RX_SPLIT ? dev->data.n : 0;
 	dev->ndev.rx_bufs_out = 0;
@@ -722,6 +722,26 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 
 static unsigned tx_reclaim(struct e1000e *dev, bool complete);
 
+/* Frames a train may carry. */
+unsigned e1000e_tx_train_max(const struct e1000e *dev)
+{
+	unsigned n = E1000E_TX_TRAIN_MAX;
+
+	if (dev->tx_limit && (dev->tx_limit - 1) / 2 < n)
+		n = (dev->tx_limit - 1) / 2;
+	return n;
+}
+
+/* The room a stopped device wakes its senders for: the descriptors of the largest frame
+ * (E1000E_TX_MAX_DESCS) or of the largest train the stack builds (a context and two a
+ * frame), whichever is more, so that whatever was refused fits once woken. */
+static inline unsigned e1000e_tx_wake_room(const struct e1000e *dev)
+{
+	unsigned train = 1 + 2 * dev->ndev.tx_train_max;
+
+	return train > E1000E_TX_MAX_DESCS ? train : E1000E_TX_MAX_DESCS;
+}
+
 /* Descriptors free to post: the ring's room, within tx_limit when one is set. */
 static inline unsigned tx_space(const struct e1000e *dev)
 {
@@ -766,7 +786,7 @@ static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf 
 static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 {
 	struct e1000e *dev = nd->priv;
-	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	union e1000e_tx_desc d[E1000E_TX_POST_MAX];
 	struct netbuf shadow;
 	const struct netbuf *as = nb;
 	bool ctx;
@@ -774,7 +794,7 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 
 	if (nb->flags & NETBUF_TX_TRAIN) {
 		/* (never bounced, netdev.h: the frames are taken whole or refused whole below) */
-		k = e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, dev->tx_dev_max, &ctx);
+		k = e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, dev->tx_dev_max, &ctx);
 	} else {
 		if (e1000e_tx_needs_bounce(nb, dev->tx_dev_max)) {
 			if ((b = tx_bounce(dev, nb, &shadow)) < 0) {
@@ -859,8 +879,9 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
  * ring and xmit refuses (the senders stopped until the poll), so that a sender going on
  * between two polls cannot take the whole netbuf pool (a 128 KiB read pass did: 1,024).
  * After a refusal (netdev_tx_stop), wake the senders once any frame fits
- * again: the descriptors of the largest frame and, when frames are bounced, a bounce
- * buffer (a wake for less would let small frames take what a TSO frame waits for). */
+ * again: the descriptors of the largest frame or train (e1000e_tx_wake_room) and, when
+ * frames are bounced, a bounce buffer (a wake for less would let small frames take what a
+ * TSO frame or a train waits for). */
 static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 {
 	unsigned n = 0;
@@ -899,7 +920,7 @@ static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 	}
 	if (!complete)
 		dev->c.tx_reclaimed_early += n;
-	if (dev->ndev.tx_stopped && tx_space(dev) >= E1000E_TX_MAX_DESCS &&
+	if (dev->ndev.tx_stopped && tx_space(dev) >= e1000e_tx_wake_room(dev) &&
 	    (!dev->tx_dev_max || dev->bounce.nfree))
 		netdev_tx_wake(&dev->ndev);
 	return n;

@@ -39,7 +39,8 @@
 #define E1000E_EERD_TIMEOUT_NS (10ull * 1000000ull)
 #define E1000E_LINK_POLL_NS (100ull * 1000000ull)
 #define E1000E_TX_MAX_DESCS (2u + NETBUF_MAX_FRAGS) /* context + host part + fragments */
-#define E1000E_TX_TRAIN_MAX ((E1000E_TX_MAX_DESCS - 1u) / 2u) /* frames of a train: context + two each */
+#define E1000E_TX_TRAIN_MAX NETBUF_MAX_FRAGS /* frames of a train: a context + two descriptors each */
+#define E1000E_TX_POST_MAX (1u + 2u * E1000E_TX_TRAIN_MAX) /* descriptors of the largest netbuf, a full train */
 #define E1000E_TX_BUF_MAX 16288u     /* largest buffer one data descriptor carries */
 #define E1000E_TX_BOUNCE 32u         /* DRAM bounce buffers for frames the device cannot gather */
 #define E1000E_TX_BOUNCE_SIZE 16384u
@@ -266,6 +267,11 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
  * tx_dev_max when set) or -ENOSPC (more than max). *ctx_used as e1000e_tx_build's. */
 int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max,
 			  bool *ctx_used);
+
+/* Frames a train may carry (the stack's tx_train_max): E1000E_TX_TRAIN_MAX, fewer under a
+ * transmit limit (`nic txreclaim poll N`: at most N descriptors in flight), so that a train
+ * always fits the room the senders are woken for (e1000e_tx_wake_room). */
+unsigned e1000e_tx_train_max(const struct e1000e *dev);
 
 /* Must nb's fragments be copied to DRAM before the device can gather them (tx_dev_max)? */
 bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);

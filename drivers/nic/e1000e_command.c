@@ -395,9 +395,11 @@ static int nic_command(int argc, char **argv)
 		if (strcmp(argv[2], "xmit") == 0 && argc == 3) {
 			dev->tx_reclaim_poll_only = false;
 			dev->tx_limit = 0;
+			dev->ndev.tx_train_max = e1000e_tx_train_max(dev);
 		} else if (strcmp(argv[2], "poll") == 0 && (argc == 3 || (lim >= E1000E_TX_MAX_DESCS && lim < dev->tx_n))) {
 			dev->tx_reclaim_poll_only = true;
 			dev->tx_limit = (unsigned)lim;
+			dev->ndev.tx_train_max = e1000e_tx_train_max(dev);
 		} else {
 			return -EINVAL;
 		}

@@ -60,8 +60,8 @@
  * out and the sender goes on as after a refused frame. Taken, it is completed once
  * (netbuf_tx_done once the device is done with its last frame), which releases every
  * fragment. e1000e: one context descriptor (or none, the one in force reused) and two data
- * descriptors a frame, within E1000E_TX_MAX_DESCS (tx_train_max 4), so a train fits the room
- * a wake promises (netdev_tx_wake) and never waits for more. Sent through netdev_tx_train only.
+ * descriptors a frame (tx_train_max 8, fewer under a transmit limit); it wakes its senders
+ * (netdev_tx_wake) only with room for a whole train, so a refused train fits once woken. Sent through netdev_tx_train only.
  *
  * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
  * carries at most NETBUF_MAX_FRAGS fragments.
@@ -193,7 +193,8 @@ struct netdev {
 	/* NETDEV_F_TSO: TCP payload bytes one segmentation-offload frame may carry. */
 	unsigned tso_max;
 	/* NETDEV_F_TX_TRAIN: frames one train may carry (1 .. NETBUF_MAX_FRAGS): a train of
-	 * that many fits the room the driver wakes its stopped senders for (e1000e: 4). */
+	 * that many fits the room the driver wakes its stopped senders for (e1000e: 8, fewer
+	 * under a transmit limit). */
 	unsigned tx_train_max;
 	/* The driver refused a frame for want of transmit ring room and has not had room for
 	 * any frame since (netdev_tx_stop / netdev_tx_wake). */

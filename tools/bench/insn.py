@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 4600,
     "read-4k": 4800,
     "write-128k": 35800,
-    "read-128k": 23600,
+    "read-128k": 22400,
     "write-4k-ddgst": 38000,
     "read-4k-ddgst": 37900,
 }

@@ -147,6 +147,19 @@ static bool fake_train_ok(const struct netbuf *nb)
 	return true;
 }
 
+/* The ring model's room a stopped device wakes for, as e1000e's under a transmit limit: a
+ * train of at most (tx_ring - 1) / 2 frames (dev.tx_train_max cut to fit the ring the test
+ * set), and the room of the largest frame or train. */
+static unsigned fake_tx_wake_room(struct fake_netdev *fd)
+{
+	unsigned train;
+
+	if (fd->tx_ring && fd->dev.tx_train_max && 1 + 2 * fd->dev.tx_train_max > fd->tx_ring)
+		fd->dev.tx_train_max = (fd->tx_ring - 1) / 2;
+	train = fd->dev.tx_train_max ? 1 + 2 * fd->dev.tx_train_max : 0;
+	return train > FAKE_TX_FRAME_DESCS_MAX ? train : FAKE_TX_FRAME_DESCS_MAX;
+}
+
 static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 {
 	struct fake_netdev *fd = dev->priv;
@@ -161,6 +174,7 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		return -ENOBUFS; /* the caller keeps nb, as e1000e_xmit's callers do */
 	}
 	if (fd->tx_ring) { /* the ring model (not on the benchmarks' path) */
+		fake_tx_wake_room(fd); /* (the trains within the ring) */
 		descs = fake_tx_descs(nb);
 		if (descs > fd->tx_ring - fd->ring_used || fd->nlate == FAKE_TX_MAX) {
 			fd->tx_refused++;
@@ -241,7 +255,7 @@ unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n)
 	memmove(fd->late, fd->late + n, (fd->nlate - n) * sizeof(fd->late[0]));
 	memmove(fd->late_descs, fd->late_descs + n, fd->nlate - n);
 	fd->nlate -= n;
-	if (fd->tx_ring - fd->ring_used >= FAKE_TX_FRAME_DESCS_MAX)
+	if (fd->tx_ring - fd->ring_used >= fake_tx_wake_room(fd))
 		netdev_tx_wake(&fd->dev);
 	return n;
 }

@@ -98,14 +98,15 @@ void fake_netdev_clear(struct fake_netdev *fd);
 unsigned fake_netdev_tx_complete(struct fake_netdev *fd);
 
 /* The largest frame's descriptors (context + host part + NETBUF_MAX_FRAGS): a stopped ring
- * wakes once this many are free. */
+ * wakes once this many are free, or a whole train's (a context and two a frame) when the
+ * device offers trains, as e1000e's (a ring too small for FAKE_TX_TRAIN_MAX frames cuts
+ * dev.tx_train_max to what fits it, as e1000e's transmit limit does). */
 #define FAKE_TX_FRAME_DESCS_MAX (2u + NETBUF_MAX_FRAGS)
-/* Frames a train carries at most, as e1000e's (a context and two descriptors a frame within
- * FAKE_TX_FRAME_DESCS_MAX). */
-#define FAKE_TX_TRAIN_MAX ((FAKE_TX_FRAME_DESCS_MAX - 1u) / 2u)
+/* Frames a train carries at most, as e1000e's. */
+#define FAKE_TX_TRAIN_MAX NETBUF_MAX_FRAGS
 
 /* tx_ring: the device is done with the n oldest frames it holds; their descriptors are free
- * again (waking a stopped device when FAKE_TX_FRAME_DESCS_MAX are). Returns how many. */
+ * again (waking a stopped device when the largest frame's or train's are). Returns how many. */
 unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n);
 
 /* --- peer side ------------------------------------------------------------------------ */

@@ -635,8 +635,9 @@ Test(e1000e_dev, transmit_reclaim_and_ring_full)
 }
 
 /* Issue 18: a refusal stops the device's senders (netdev_tx_stop) and the reclaim wakes
- * them only once the largest frame fits again (E1000E_TX_MAX_DESCS free: a TSO frame must
- * not be woken into room only small frames fit); and xmit takes back descriptors the device
+ * them only once the largest frame or train fits again (E1000E_TX_MAX_DESCS free, or a full
+ * train's E1000E_TX_POST_MAX: a TSO frame or a train must not be woken into room only small
+ * frames fit); and xmit takes back descriptors the device
  * is done with before it refuses (QEMU sends on the TDT write: the ring is full of finished
  * frames between two polls), their netbufs handed back at the next poll, not inside xmit. */
 Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_reclaims_first)
@@ -664,15 +665,19 @@ Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_rec
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 3);
 	cr_assert(dev.ndev.tx_stopped, "6 free: a 10-descriptor frame would be refused again");
 	cr_assert_eq(dev.ndev.stats.tx_wakes, 0);
-	for (unsigned i = 6; i < 10; i++)
+	for (unsigned i = 6; i < 14; i++)
 		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
-	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
-	cr_assert_not(dev.ndev.tx_stopped, "10 free: any frame fits");
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 4);
+	cr_assert(dev.ndev.tx_stopped, "15 free: a 17-descriptor train would be refused again");
+	for (unsigned i = 14; i < 16; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_not(dev.ndev.tx_stopped, "17 free: any frame or train fits");
 	cr_assert_eq(dev.ndev.stats.tx_wakes, 1);
-	cr_assert_eq(tx_done_calls, 5);
+	cr_assert_eq(tx_done_calls, 8);
 	/* Fill it again; then the device finishes everything but nobody polls: xmit finds the
 	 * room itself instead of refusing. */
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < 8; i++) {
 		nb = tx_frame(42, 1, fl, false);
 		nb->tx_done = on_tx_done;
 		cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
@@ -684,9 +689,9 @@ Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_rec
 	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0, "room taken back inside xmit");
 	cr_assert_eq(dev.c.tx_ring_full, 1, "no second refusal");
 	cr_assert_eq(dev.c.tx_reclaimed_early, 127);
-	cr_assert_eq(tx_done_calls, 5, "their netbufs are handed back at the poll, not inside xmit");
+	cr_assert_eq(tx_done_calls, 8, "their netbufs are handed back at the poll, not inside xmit");
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 127);
-	cr_assert_eq(tx_done_calls, 132);
+	cr_assert_eq(tx_done_calls, 135);
 	bring_down();
 }
 
@@ -952,14 +957,14 @@ static struct netbuf *tx_train(unsigned n)
 
 /* A train is one context descriptor and, per frame, its headers and its fragment as two
  * extended data descriptors with TXSM, EOP on each frame's last, RS on the train's last
- * only; a malformed train or one beyond E1000E_TX_TRAIN_MAX frames is refused. */
+ * only; a malformed train is refused. */
 Test(e1000e_tx, a_train_is_a_context_and_two_data_descriptors_a_frame)
 {
-	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	union e1000e_tx_desc d[E1000E_TX_POST_MAX];
 	bool ctx;
 	struct netbuf *nb = tx_train(E1000E_TX_TRAIN_MAX);
 
-	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), 1 + 2 * E1000E_TX_TRAIN_MAX);
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), 1 + 2 * E1000E_TX_TRAIN_MAX);
 	cr_assert(ctx);
 	cr_assert_eq(d[0].ctx.tucss, 34);
 	cr_assert_eq(d[0].ctx.tucso, 50);
@@ -978,17 +983,18 @@ Test(e1000e_tx, a_train_is_a_context_and_two_data_descriptors_a_frame)
 	}
 	cr_assert_eq(e1000e_tx_build_train(nb, d, 2 * E1000E_TX_TRAIN_MAX, 0, &ctx), -ENOSPC);
 	nb->tail -= 1;
-	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), -EINVAL, "host part not n headers");
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "host part not n headers");
 	nb->tail += 1;
 	nb->flags &= ~NETBUF_TX_CSUM_PARTIAL;
-	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), -EINVAL, "no checksum offload");
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "no checksum offload");
 	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
 	nb->frags[1].addr = dma_addr_device(nb->frags[1].addr.bus);
-	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 512, &ctx), -EINVAL,
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 512, &ctx), -EINVAL,
 		     "a device piece beyond tx_dev_max: a train is never bounced");
 	netbuf_free(nb);
-	nb = tx_train(E1000E_TX_TRAIN_MAX + 1);
-	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_MAX_DESCS, 0, &ctx), -EINVAL, "too many frames");
+	nb = tx_train(2);
+	nb->hdr_len = 0;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "no header length");
 	netbuf_free(nb);
 }
 
@@ -1000,7 +1006,8 @@ Test(e1000e_dev, a_train_is_taken_whole_or_refused_whole_and_completed_once)
 	bring_up(E1000E_RX_SPLIT, 1500);
 	cr_assert(dev.ndev.features & NETDEV_F_TX_TRAIN);
 	cr_assert_eq(dev.ndev.tx_train_max, E1000E_TX_TRAIN_MAX);
-	cr_assert_leq(1 + 2 * E1000E_TX_TRAIN_MAX, E1000E_TX_MAX_DESCS, "a wake's room fits a train");
+	dev.tx_limit = 12; /* (`nic txreclaim poll 12`: trains within the limit) */
+	cr_assert_eq(e1000e_tx_train_max(&dev), 5);
 	unsigned descs = 1 + 2 * E1000E_TX_TRAIN_MAX;
 	dev.tx_reclaim_poll_only = true;
 	dev.tx_limit = descs - 1; /* one descriptor short */
@@ -1015,7 +1022,8 @@ Test(e1000e_dev, a_train_is_taken_whole_or_refused_whole_and_completed_once)
 	cr_assert_eq(regs[E1000E_TDT / 4], descs);
 	cr_assert_eq(dev.c.tx_trains, 1);
 	cr_assert_eq(dev.c.tx_train_frames, E1000E_TX_TRAIN_MAX);
-	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST], 54 * E1000E_TX_TRAIN_MAX + 4 * 1000 + 0 + 1 + 2 + 3);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST],
+		     54 * E1000E_TX_TRAIN_MAX + E1000E_TX_TRAIN_MAX * 1000 + E1000E_TX_TRAIN_MAX * (E1000E_TX_TRAIN_MAX - 1) / 2);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0, "not done yet");
 	for (unsigned i = 0; i + 1 < descs; i++) /* every frame but the last done: no completion */
 		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);

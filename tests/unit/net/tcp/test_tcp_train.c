@@ -119,7 +119,7 @@ Test(tcp_train, a_train_without_ring_room_is_refused_whole)
 	/* the first frame (a context, its headers, its piece) and one train of
 	 * FAKE_TX_TRAIN_MAX frames fit, the next train is one descriptor short */
 	fnd.tx_ring = 3 + (1 + 2 * FAKE_TX_TRAIN_MAX) + 2 * FAKE_TX_TRAIN_MAX;
-	send_pattern(s, 12 * 1460);
+	send_pattern(s, (2 + 2 * FAKE_TX_TRAIN_MAX) * 1460);
 	cr_assert_eq(fnd.tx_refused, 1);
 	cr_assert_eq(fnd.tx_trains, 1);
 	cr_assert_eq(fnd.ntx, 1 + FAKE_TX_TRAIN_MAX, "no frame of the refused train went out");
@@ -134,7 +134,7 @@ Test(tcp_train, a_train_without_ring_room_is_refused_whole)
 		fake_netdev_tx_reclaim(&fnd, fnd.nlate);
 		poll_pass();
 	}
-	sent_in_order_acked(s, iss, 12, pattern);
+	sent_in_order_acked(s, iss, 2 + 2 * FAKE_TX_TRAIN_MAX, pattern);
 	cr_assert_eq(frags_released, 1);
 	tcp_abort(s);
 	close_listener(l);
