@@ -231,6 +231,51 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
 	return (int)k;
 }
 
+/* One extended data descriptor of a checksum-offload frame (POPTS.TXSM): len bytes at addr,
+ * cmd (EOP, RS) added. */
+static void tx_data_desc(union e1000e_tx_desc *d, uint64_t addr, uint32_t len, uint32_t cmd)
+{
+	memset(d, 0, sizeof(*d));
+	d->data.buffer_addr = le64_make(addr);
+	d->data.lower = le32_make(len | E1000E_TXD_DTYP_DATA | E1000E_DCMD_DEXT | E1000E_DCMD_IFCS | cmd);
+	d->data.upper = le32_make(E1000E_POPTS_TXSM);
+}
+
+/* Transmit descriptors for a frame train. */
+int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max,
+			  bool *ctx_used)
+{
+	unsigned n = nb->nfrags, hl = nb->hdr_len, cso = (unsigned)nb->csum_start + nb->csum_offset, k = 0;
+
+	*ctx_used = false;
+	if (!n || n > E1000E_TX_TRAIN_MAX || !hl || (nb->flags & NETBUF_TX_TSO) ||
+	    !(nb->flags & NETBUF_TX_CSUM_PARTIAL) || nb->csum_start > 0xff || cso > 0xff || cso + 2 > hl ||
+	    netbuf_host_len(nb) != (size_t)n * hl)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		const struct netdev_frag *f = &nb->frags[i];
+		if (!f->len || f->len > E1000E_TX_BUF_MAX ||
+		    (tx_dev_max && f->addr.cls == MEM_CLASS_DEVICE && f->len > tx_dev_max))
+			return -EINVAL;
+	}
+	if (1 + 2 * n > max)
+		return -ENOSPC;
+	struct e1000e_tx_desc_ctx *c = &out[k++].ctx;
+	memset(c, 0, sizeof(*c));
+	c->tucss = (uint8_t)nb->csum_start;
+	c->tucso = (uint8_t)cso;
+	c->tucse = le16_make(0); /* to the end of the packet */
+	c->cmd_and_length =
+		le32_make(E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT | (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0));
+	*ctx_used = true;
+	for (unsigned i = 0; i < n; i++) {
+		tx_data_desc(&out[k++], dma_addr_host(nb->data + (size_t)i * hl).bus, hl, 0);
+		tx_data_desc(&out[k++], nb->frags[i].addr.bus, nb->frags[i].len,
+			     E1000E_DCMD_EOP | (i + 1 == n ? E1000E_DCMD_RS : 0));
+	}
+	return (int)k;
+}
+
 /* One device-memory piece of at most tx_dev_max bytes per frame, or a copy. */
 bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max)
 {
@@ -481,9 +526,10 @@ static int rx_start(struct e1000e *dev, enum e1000e_rx_mode mode, unsigned mtu)
 	dev->rctl = E1000E_RCTL_EN | E1000E_RCTL_BAM | E1000E_RCTL_SECRC | dev->sz.rctl |
 		    (dev->loopback ? E1000E_RCTL_LBM_MAC : 0);
 	wr32(dev, E1000E_RCTL, dev->rctl);
-	dev->ndev.features = NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV |
+	dev->ndev.features = NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV | NETDEV_F_TX_TRAIN |
 			     (mode == E1000E_RX_SPLIT ? NETDEV_F_RX_SPLIT : 0) | (dev->tso_on ? NETDEV_F_TSO : 0);
 	dev->ndev.tso_max = dev->tso_on ? E1000E_TSO_MAX : 0;
+	dev->ndev.tx_train_max = e1000e_tx_train_max(dev);
 	/* The data buffers the stack may hold (plain mode lends none: payload is copied). */
 	dev->ndev.rx_bufs = mode == E1000E_RX_SPLIT ? dev->data.n : 0;
 	dev->ndev.rx_bufs_out = 0;
@@ -676,6 +722,26 @@ static unsigned rx_poll(struct e1000e *dev, unsigned budget)
 
 static unsigned tx_reclaim(struct e1000e *dev, bool complete);
 
+/* Frames a train may carry. */
+unsigned e1000e_tx_train_max(const struct e1000e *dev)
+{
+	unsigned n = E1000E_TX_TRAIN_MAX;
+
+	if (dev->tx_limit && (dev->tx_limit - 1) / 2 < n)
+		n = (dev->tx_limit - 1) / 2;
+	return n;
+}
+
+/* The room a stopped device wakes its senders for: the descriptors of the largest frame
+ * (E1000E_TX_MAX_DESCS) or of the largest train the stack builds (a context and two a
+ * frame), whichever is more, so that whatever was refused fits once woken. */
+static inline unsigned e1000e_tx_wake_room(const struct e1000e *dev)
+{
+	unsigned train = 1 + 2 * dev->ndev.tx_train_max;
+
+	return train > E1000E_TX_MAX_DESCS ? train : E1000E_TX_MAX_DESCS;
+}
+
 /* Descriptors free to post: the ring's room, within tx_limit when one is set. */
 static inline unsigned tx_space(const struct e1000e *dev)
 {
@@ -720,23 +786,28 @@ static int tx_bounce(struct e1000e *dev, const struct netbuf *nb, struct netbuf 
 static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 {
 	struct e1000e *dev = nd->priv;
-	union e1000e_tx_desc d[E1000E_TX_MAX_DESCS];
+	union e1000e_tx_desc d[E1000E_TX_POST_MAX];
 	struct netbuf shadow;
 	const struct netbuf *as = nb;
 	bool ctx;
 	int k, b = -1;
 
-	if (e1000e_tx_needs_bounce(nb, dev->tx_dev_max)) {
-		if ((b = tx_bounce(dev, nb, &shadow)) < 0) {
-			if (b == -EINVAL)
-				dev->c.tx_bad++;
-			else
-				netdev_tx_stop(nd); /* every bounce buffer in flight: wait for the reclaim */
-			return b;
+	if (nb->flags & NETBUF_TX_TRAIN) {
+		/* (never bounced, netdev.h: the frames are taken whole or refused whole below) */
+		k = e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, dev->tx_dev_max, &ctx);
+	} else {
+		if (e1000e_tx_needs_bounce(nb, dev->tx_dev_max)) {
+			if ((b = tx_bounce(dev, nb, &shadow)) < 0) {
+				if (b == -EINVAL)
+					dev->c.tx_bad++;
+				else
+					netdev_tx_stop(nd); /* every bounce buffer in flight: wait for the reclaim */
+				return b;
+			}
+			as = &shadow;
 		}
-		as = &shadow;
+		k = e1000e_tx_build(as, d, E1000E_TX_MAX_DESCS, &ctx);
 	}
-	k = e1000e_tx_build(as, d, E1000E_TX_MAX_DESCS, &ctx);
 	/* Short of descriptors: take back those the device is done with before refusing (QEMU
 	 * sends on the TDT write, so the ring is full only of finished frames between two
 	 * polls; a TCP pass of 64 frames of 4-10 descriptors fills it). */
@@ -782,6 +853,10 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	dev->tx_ntu = (last + 1) % dev->tx_n;
 	if (ctx)
 		dev->c.tx_ctx++;
+	if (nb->flags & NETBUF_TX_TRAIN) {
+		dev->c.tx_trains++;
+		dev->c.tx_train_frames += nb->nfrags;
+	}
 	/* the NIC fetches k descriptors and writes back the status dword of the RS one */
 	dma_account(dev->tx_ring_dma.cls, DMA_TO_DEVICE, (uint64_t)k * sizeof(*dev->tx_ring));
 	dma_account(dev->tx_ring_dma.cls, DMA_FROM_DEVICE, 4);
@@ -804,8 +879,9 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
  * ring and xmit refuses (the senders stopped until the poll), so that a sender going on
  * between two polls cannot take the whole netbuf pool (a 128 KiB read pass did: 1,024).
  * After a refusal (netdev_tx_stop), wake the senders once any frame fits
- * again: the descriptors of the largest frame and, when frames are bounced, a bounce
- * buffer (a wake for less would let small frames take what a TSO frame waits for). */
+ * again: the descriptors of the largest frame or train (e1000e_tx_wake_room) and, when
+ * frames are bounced, a bounce buffer (a wake for less would let small frames take what a
+ * TSO frame or a train waits for). */
 static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 {
 	unsigned n = 0;
@@ -844,7 +920,7 @@ static unsigned tx_reclaim(struct e1000e *dev, bool complete)
 	}
 	if (!complete)
 		dev->c.tx_reclaimed_early += n;
-	if (dev->ndev.tx_stopped && tx_space(dev) >= E1000E_TX_MAX_DESCS &&
+	if (dev->ndev.tx_stopped && tx_space(dev) >= e1000e_tx_wake_room(dev) &&
 	    (!dev->tx_dev_max || dev->bounce.nfree))
 		netdev_tx_wake(&dev->ndev);
 	return n;

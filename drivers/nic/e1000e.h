@@ -39,6 +39,8 @@
 #define E1000E_EERD_TIMEOUT_NS (10ull * 1000000ull)
 #define E1000E_LINK_POLL_NS (100ull * 1000000ull)
 #define E1000E_TX_MAX_DESCS (2u + NETBUF_MAX_FRAGS) /* context + host part + fragments */
+#define E1000E_TX_TRAIN_MAX NETBUF_MAX_FRAGS /* frames of a train: a context + two descriptors each */
+#define E1000E_TX_POST_MAX (1u + 2u * E1000E_TX_TRAIN_MAX) /* descriptors of the largest netbuf, a full train */
 #define E1000E_TX_BUF_MAX 16288u     /* largest buffer one data descriptor carries */
 #define E1000E_TX_BOUNCE 32u         /* DRAM bounce buffers for frames the device cannot gather */
 #define E1000E_TX_BOUNCE_SIZE 16384u
@@ -91,6 +93,7 @@ struct e1000e_counters {
 	uint64_t rx_bad_release;             /* a token that was not out */
 	uint64_t rx_units_mismatch;          /* RDH moved in other units than configured */
 	uint64_t tx_ctx_reused;              /* frames sent under the context already in force */
+	uint64_t tx_trains, tx_train_frames; /* frame trains posted (NETBUF_TX_TRAIN) and their frames */
 	uint64_t tx_ring_full;               /* xmit refused with -ENOBUFS */
 	uint64_t tx_bad;                     /* xmit refused with -EINVAL (too many pieces, too long) */
 	uint64_t tx_done, tx_ctx;            /* frames reclaimed; context descriptors written */
@@ -254,6 +257,21 @@ uint32_t e1000e_rx_csum_flags(uint32_t staterr);
  * offsets out of range, a malformed TSO frame) or -ENOSPC (more than max). *ctx_used says
  * whether out[0] is a context descriptor. */
 int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, bool *ctx_used);
+
+/* Transmit descriptors for a frame train (netdev.h NETBUF_TX_TRAIN): a context descriptor
+ * with the checksum offsets every frame shares (TUCSS = csum_start, TUCSO, from each frame's
+ * start), then per frame an extended data descriptor for its hdr_len header bytes and one
+ * for its fragment (POPTS.TXSM on both), EOP on the fragment's; RS on the train's last only
+ * (one completion). Returns the number of descriptors, -EINVAL (not a well-formed train of
+ * at most E1000E_TX_TRAIN_MAX frames, a piece too long, a device-memory fragment beyond
+ * tx_dev_max when set) or -ENOSPC (more than max). *ctx_used as e1000e_tx_build's. */
+int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max,
+			  bool *ctx_used);
+
+/* Frames a train may carry (the stack's tx_train_max): E1000E_TX_TRAIN_MAX, fewer under a
+ * transmit limit (`nic txreclaim poll N`: at most N descriptors in flight), so that a train
+ * always fits the room the senders are woken for (e1000e_tx_wake_room). */
+unsigned e1000e_tx_train_max(const struct e1000e *dev);
 
 /* Must nb's fragments be copied to DRAM before the device can gather them (tx_dev_max)? */
 bool e1000e_tx_needs_bounce(const struct netbuf *nb, unsigned tx_dev_max);

@@ -64,9 +64,11 @@ static void print_dev(struct e1000e *dev)
 	printf("  tx: frames %llu bytes host %llu device %llu csum-offload %llu context-descs %llu (reused %llu) done %llu ring-full %llu bad %llu errors %llu\n",
 	       ull(s->tx_frames), ull(s->tx_bytes_host), ull(s->tx_bytes_device), ull(s->tx_csum_offload), ull(c->tx_ctx),
 	       ull(c->tx_ctx_reused), ull(c->tx_done), ull(c->tx_ring_full), ull(c->tx_bad), ull(s->tx_errors));
-	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu\n",
+	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu; "
+	       "trains %llu of %llu frames\n",
 	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
-	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy));
+	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy), ull(c->tx_trains),
+	       ull(c->tx_train_frames));
 	printf("  tx flow: ring full -> senders stopped %llu, woken on ring space %llu (%s); frames reclaimed by xmit %llu%s, "
 	       "parked netbufs %u (at the limit %llu)\n",
 	       ull(s->tx_stops), ull(s->tx_wakes), nd->tx_stopped ? "stopped now" : "running", ull(c->tx_reclaimed_early),
@@ -393,9 +395,11 @@ static int nic_command(int argc, char **argv)
 		if (strcmp(argv[2], "xmit") == 0 && argc == 3) {
 			dev->tx_reclaim_poll_only = false;
 			dev->tx_limit = 0;
+			dev->ndev.tx_train_max = e1000e_tx_train_max(dev);
 		} else if (strcmp(argv[2], "poll") == 0 && (argc == 3 || (lim >= E1000E_TX_MAX_DESCS && lim < dev->tx_n))) {
 			dev->tx_reclaim_poll_only = true;
 			dev->tx_limit = (unsigned)lim;
+			dev->ndev.tx_train_max = e1000e_tx_train_max(dev);
 		} else {
 			return -EINVAL;
 		}

@@ -46,6 +46,23 @@
  * datasheets want it, the TCP pseudo-header sum without the length in the checksum field
  * (each segment's length is added by the device). At most tso_max payload bytes per frame.
  *
+ * Frame trains (NETDEV_F_TX_TRAIN, with NETDEV_F_TX_CSUM): a netbuf with NETBUF_TX_TRAIN
+ * (and NETBUF_TX_CSUM_PARTIAL, never NETBUF_TX_TSO) carries nfrags frames (1 ..
+ * dev->tx_train_max), each hdr_len bytes of headers and one fragment: frame k is the host
+ * part's bytes [k * hdr_len, (k + 1) * hdr_len) from data, then frags[k] (len > 0); the host
+ * part is exactly nfrags * hdr_len bytes. The device sends them as nfrags separate frames,
+ * in order, each as if it had come alone: csum_start and csum_offset count from each
+ * frame's start (the stack fills every header, IPv4 checksum and TCP pseudo-header sum
+ * included, as for a lone frame). A device-memory fragment is within tx_dev_bytes (one
+ * device piece a frame): a train is never copied through DRAM. The driver takes the train
+ * whole or refuses it whole (-ENOBUFS: no room for every frame, then netdev_tx_stop as for
+ * a frame; -EINVAL: malformed): never a part of it, so a refusal means no frame of it went
+ * out and the sender goes on as after a refused frame. Taken, it is completed once
+ * (netbuf_tx_done once the device is done with its last frame), which releases every
+ * fragment. e1000e: one context descriptor (or none, the one in force reused) and two data
+ * descriptors a frame (tx_train_max 8, fewer under a transmit limit); it wakes its senders
+ * (netdev_tx_wake) only with room for a whole train, so a refused train fits once woken. Sent through netdev_tx_train only.
+ *
  * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
  * carries at most NETBUF_MAX_FRAGS fragments.
  */
@@ -100,6 +117,7 @@ struct netdev_frag {
 #define NETBUF_RX_L3_CSUM_BAD   (1u << 4)  /* the NIC found a bad IPv4 header checksum */
 #define NETBUF_TX_CSUM_PARTIAL  (1u << 8)  /* the device completes the L4 checksum */
 #define NETBUF_TX_TSO           (1u << 9)  /* the device segments this TCP frame (gso_size) */
+#define NETBUF_TX_TRAIN         (1u << 10) /* nfrags frames of hdr_len header bytes + one fragment each */
 
 /* Where a netbuf comes from and goes back to (netbuf->origin). */
 #define NETBUF_ORIGIN_POOL       0  /* netbuf_alloc / netbuf_alloc_rx: the pool */
@@ -111,7 +129,8 @@ struct netbuf {
 	struct netdev *dev;        /* receiving device, or the device it is sent on */
 	uint8_t *head, *data, *tail, *end;  /* host-memory part */
 	uint32_t flags;
-	uint16_t hdr_len;          /* RX: split point reported by the NIC (0: no split) */
+	uint16_t hdr_len;          /* RX: split point reported by the NIC (0: no split); TX_TRAIN:
+				    * each frame's header bytes */
 	uint16_t csum_start;       /* TX_CSUM_PARTIAL: from the start of the frame */
 	uint16_t csum_offset;      /* TX_CSUM_PARTIAL: checksum field offset from csum_start */
 	uint16_t gso_size;         /* TX_TSO: TCP payload bytes per segment */
@@ -135,6 +154,7 @@ struct netbuf {
 #define NETDEV_F_TX_CSUM        (1u << 2)  /* NETBUF_TX_CSUM_PARTIAL honoured */
 #define NETDEV_F_TX_GATHER_DEV  (1u << 3)  /* TX fragments may point into device memory */
 #define NETDEV_F_TSO            (1u << 4)  /* NETBUF_TX_TSO honoured (IPv4/TCP), up to tso_max */
+#define NETDEV_F_TX_TRAIN       (1u << 5)  /* NETBUF_TX_TRAIN honoured (frame trains, above) */
 
 struct netdev_ops {
 	/* Send nb (takes ownership on 0; the caller keeps it on error). */
@@ -172,6 +192,10 @@ struct netdev {
 	unsigned tx_dev_frags, tx_dev_bytes;
 	/* NETDEV_F_TSO: TCP payload bytes one segmentation-offload frame may carry. */
 	unsigned tso_max;
+	/* NETDEV_F_TX_TRAIN: frames one train may carry (1 .. NETBUF_MAX_FRAGS): a train of
+	 * that many fits the room the driver wakes its stopped senders for (e1000e: 8, fewer
+	 * under a transmit limit). */
+	unsigned tx_train_max;
 	/* The driver refused a frame for want of transmit ring room and has not had room for
 	 * any frame since (netdev_tx_stop / netdev_tx_wake). */
 	bool tx_stopped;
@@ -280,6 +304,21 @@ static inline int netdev_tx_burst_one(struct netdev *dev, struct netbuf *nb)
 		dev->stats.tx_errors++;
 		dev->stats.tx_csum_offload += (nb->flags / NETBUF_TX_CSUM_PARTIAL) & 1;
 	}
+	return rc;
+}
+
+/* Send the frame train nb (NETBUF_TX_TRAIN, the device has NETDEV_F_TX_TRAIN): the driver's
+ * call alone, as netdev_tx_burst_one: the sender adds the counters of a train the driver took
+ * (netdev_tx_count_burst, every frame of it); a refusal, of the whole train, is counted here
+ * once (tx_errors). Takes ownership on 0; the caller keeps nb on an error. */
+static inline int netdev_tx_train(struct netdev *dev, struct netbuf *nb)
+{
+	int rc;
+
+	nb->dev = dev;
+	rc = dev->ops->xmit(dev, nb);
+	if (__builtin_expect(rc != 0, 0))
+		dev->stats.tx_errors++;
 	return rc;
 }
 

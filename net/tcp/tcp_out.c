@@ -770,6 +770,14 @@ struct tcp_run {
 	struct tcp_sndent *e;
 	uint32_t off, left;
 	bool stale; /* s->snd_cursor moved since e was taken from it */
+	/* The frame train being built (tcp_run_train_add; NULL: none), for a device with
+	 * NETDEV_F_TX_TRAIN (train): its first frame's sequence number (its frames are the
+	 * run's bytes from there to seq). */
+	struct netbuf *nb;
+	uint32_t t_seq;
+	unsigned t_max; /* frames a train carries (dev->tx_train_max) */
+	bool train;
+	struct tcp_sndent *t_e; /* the entry of its last piece, on which it holds a reference */
 };
 
 _Static_assert(sizeof(((struct tcp_sock *)0)->tx_hdr) == TCP_RUN_HDR_BYTES, "tcp_run_first: the socket's template");
@@ -827,18 +835,14 @@ static inline __attribute__((always_inline)) void tcp_run_first(struct tcp_sock 
 	th->window = be16_make((uint16_t)win);
 }
 
-/* tcp_xmit_payload for a long run's frame of len bytes at r->seq (tcp_output_run): within
- * the entry the run's cursor holds (r->e, host memory: one piece, no gather limit), the
- * piece straight from it, as tcp_xmit_payload's first case makes it; otherwise
- * tcp_xmit_payload. The run's cursor is taken from the socket's (s->snd_cursor, at or before
- * the next byte) when a frame needs it after tcp_xmit_payload may have moved that one
- * (stale), and only when two frames or more may use it. It stays valid while the run sends:
- * nothing the run calls acknowledges, frees, appends or cuts entries (an entry at or after
- * SND.NXT is not acknowledged, so no completion frees it), and s->snd_cursor stays on the
- * entry it holds, at or before the next byte, for tcp_xmit_payload and later passes.
- * Returns the bytes gathered. */
-static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp_sock *s, struct tcp_run *r,
-								      struct netbuf *nb, uint32_t len, uint32_t *pay)
+/* The run's own send-queue cursor (r->e, r->off, r->left) for a frame of len bytes at
+ * r->seq: taken from the socket's (s->snd_cursor, at or before the next byte) when the frame
+ * needs it after tcp_xmit_payload may have moved that one (stale), and only when two frames
+ * or more may use it. It stays valid while the run sends: nothing the run calls
+ * acknowledges, frees, appends or cuts entries (an entry at or after SND.NXT is not
+ * acknowledged, so no completion frees it), and s->snd_cursor stays on the entry it holds,
+ * at or before the next byte, for tcp_xmit_payload and later passes. */
+static inline __attribute__((always_inline)) void tcp_run_cursor(struct tcp_sock *s, struct tcp_run *r, uint32_t len)
 {
 	if (__builtin_expect(len > r->left, 0) && r->stale && r->room > 2 * len) {
 		/* (taken only when it can serve two frames or more: a 4 KiB read's second
@@ -852,6 +856,16 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp
 			r->left = e->frag.len - r->off;
 		}
 	}
+}
+
+/* tcp_xmit_payload for a long run's frame of len bytes at r->seq (tcp_output_run): within
+ * the entry the run's cursor holds (tcp_run_cursor; host memory: one piece, no gather
+ * limit), the piece straight from it, as tcp_xmit_payload's first case makes it; otherwise
+ * tcp_xmit_payload. Returns the bytes gathered. */
+static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp_sock *s, struct tcp_run *r,
+								      struct netbuf *nb, uint32_t len, uint32_t *pay)
+{
+	tcp_run_cursor(s, r, len);
 	if (__builtin_expect(len <= r->left, 1)) {
 		tcp_xmit_piece(nb, 0, r->e, r->off, len);
 		pay[0] += len;
@@ -928,6 +942,147 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	return tcp_xmit_answer(s, rc, len, flags, pay);
 }
 
+_Static_assert(NETBUF_MAX_FRAGS * TCP_RUN_HDR_BYTES + NETBUF_HEADROOM <= NETBUF_HOST_SIZE,
+	       "tcp_run_train_add: a train's headers fit the host part");
+
+/* The device refused a train of frames carrying bytes of payload (rc; it keeps nothing of
+ * it, netdev.h): the netbuf freed; for want of ring room (-ENOBUFS) the caller takes the run
+ * back to the train's first frame (SND.NXT goes there), which ends as after a refused frame
+ * (tcp_xmit_refused: its ACK owed, the retry timer, the wait for ring room); another error
+ * loses the frames as on the wire (counted sent, the retransmission timer recovers them).
+ * Returns -1 (refused) or 0. Out of line: rare. */
+static __attribute__((noinline)) int tcp_run_train_refused(struct tcp_sock *s, struct netbuf *nb, int rc,
+							   uint32_t bytes)
+{
+	unsigned frames = nb->nfrags;
+
+	netbuf_free(nb);
+	net_counters.ip_tx++;
+	if (rc == -ENOBUFS) {
+		tcp_xmit_refused(s, TCP_ACK, 0, false);
+		return -1;
+	}
+	net_counters.ip_tx += frames - 1;
+	s->segs_out += frames;
+	tcp_counters.segs_out += frames;
+	tcp_counters.tx_payload_host += bytes;
+	return 0;
+}
+
+/* RTT timing for a train the device took, its frames [seq, end): as tcp_run_frame times a
+ * frame, the first of them that is new data (SEQ >= the SND.MAX the pass began the run
+ * with), when none is timed. Its frames are full segments but the last, so that frame
+ * starts a whole number of MSS after the first. Out of line: once a round trip. */
+static __attribute__((noinline)) void tcp_run_train_time(struct tcp_sock *s, uint32_t seq, uint32_t end)
+{
+	if (SEQ_LT(seq, s->snd_max))
+		seq += (s->snd_max - seq + s->mss - 1) / s->mss * s->mss;
+	if (SEQ_LT(seq, end)) {
+		s->timing = true;
+		s->rtt_seq = seq;
+		s->rtt_start_ns = clock_now_ns();
+	}
+}
+
+/* Hand r's train, its frames [r->t_seq, r->seq), to the device (netdev_tx_train): taken, its
+ * frames and payload go to the run's sums and RTT timing may start (tcp_run_train_time);
+ * refused (tcp_run_train_refused), for want of ring room the run goes back to the train's
+ * first frame and ends (r->ret -1). Returns 0 or -1 (refused: the run ends). */
+static inline __attribute__((always_inline)) int tcp_run_train_send(struct tcp_sock *s, struct netdev *dev,
+								    struct tcp_run *r)
+{
+	struct netbuf *nb = r->nb;
+	unsigned frames = nb->nfrags;
+	uint32_t bytes = r->seq - r->t_seq;
+	int rc;
+
+	r->nb = NULL;
+	if (__builtin_expect((rc = netdev_tx_train(dev, nb)) != 0, 0)) {
+		if (!tcp_run_train_refused(s, nb, rc, bytes))
+			return 0;
+		r->room += bytes;
+		r->pending += bytes;
+		r->seq = r->t_seq;
+		r->ret = -1;
+		return -1;
+	}
+	r->sums.segs += frames;
+	r->sums.pay[0] += bytes;
+	if (!s->timing)
+		tcp_run_train_time(s, r->t_seq, r->seq);
+	return 0;
+}
+
+/* A piece of entry e, from off, n bytes, as nb's next fragment, for a train that already
+ * holds a reference on e (an earlier piece's, tcp_xmit_piece): no owner, so no reference of
+ * its own. The train's fragments all go back at once (its one completion, netbuf_free), so
+ * the first piece's reference keeps e for every piece of it: one release a train and entry
+ * instead of one a frame. */
+static inline __attribute__((always_inline)) void tcp_run_train_piece(struct netbuf *nb, const struct tcp_sndent *e,
+								      uint32_t off, uint32_t n)
+{
+	struct netdev_frag *f = &nb->frags[nb->nfrags++];
+
+	f->addr.bus = e->frag.addr.bus + off;
+	f->addr.cls = e->frag.addr.cls;
+	f->offset = e->frag.offset + off;
+	f->len = n;
+	f->provider = e->frag.provider;
+	f->pad = e->frag.pad;
+	f->token = 0;
+	f->owner = NULL;
+}
+
+/* tcp_run_xmit for a frame of a long run whose payload is one piece of the run's cursor entry
+ * (len <= r->left, host memory): the same headers (a copy of the run's template patched as
+ * tcp_run_xmit patches it) and the same piece, put side by side with the frames before it in
+ * r's train (netdev.h NETBUF_TX_TRAIN), which goes to the device (tcp_run_frame) when it
+ * holds r->t_max frames (the device's tx_train_max), at the run's end, or before a frame
+ * sent alone (the order on the wire is the run's). The frame's counters wait for the
+ * train's (tcp_run_train_send), and so does the RTT timing it may start. Returns len, or
+ * -ENOBUFS when no netbuf was free. */
+static inline __attribute__((always_inline)) int tcp_run_train_add(struct tcp_sock *s, struct tcp_run *r,
+								   uint32_t len, uint8_t flags)
+{
+	struct netbuf *nb = r->nb;
+	uint32_t base;
+	uint16_t ident;
+	uint8_t *h;
+
+	if (!nb) {
+		nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+					  sizeof(s->route.hdr), TCP_HLEN_MIN);
+		if (!nb)
+			return tcp_xmit_nobuf(s, len, flags);
+		nb->flags = NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN;
+		nb->hdr_len = TCP_RUN_HDR_BYTES;
+		r->nb = nb;
+		r->t_seq = r->seq;
+		r->t_e = NULL;
+		h = nb->data;
+	} else {
+		h = nb->tail;
+		nb->tail += TCP_RUN_HDR_BYTES;
+	}
+	if (__builtin_expect(r->e == r->t_e, 1))
+		tcp_run_train_piece(nb, r->e, r->off, len);
+	else
+		tcp_xmit_piece(nb, nb->nfrags, r->t_e = r->e, r->off, len);
+	r->off += len;
+	r->left -= len;
+	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
+	be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), r->seq);
+	base = s->tx_hdr_ipbase;
+	if (__builtin_expect(flags != TCP_ACK, 0)) {
+		h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = flags;
+		base = tcp_run_len_fields(s, h, len);
+	}
+	ident = ipv4_ident++;
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
+	return (int)len;
+}
+
 /* One frame of a run (clear: its first, a constant at each call, see tcp_output_run).
  * Returns true when the run goes on. */
 static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock *s, struct netdev *dev,
@@ -946,32 +1101,71 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
 		flags = TCP_ACK | TCP_PSH;
 	}
 	(*budget)--;
-	int n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor);
-	if (n < 0) {
-		r->ret = -1;
-		return false;
-	}
-	uint64_t now = 0; /* (one clock reading for both: the timing's start and the timer's) */
-	if (!s->timing && n > 0 && SEQ_GEQ(r->seq, s->snd_max)) {
-		s->timing = true;
-		s->rtt_seq = r->seq;
-		s->rtt_start_ns = now = clock_now_ns();
-	}
-	if (clear && (!s->t_rexmit.armed || s->persist)) {
-		/* the pass's first frame: the loop's timer bookkeeping after it */
-		s->persist = false;
-		timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+	int n;
+	if (cursor && r->train)
+		tcp_run_cursor(s, r, len);
+	if (cursor && r->train && len <= r->left) {
+		/* a frame of the train (its RTT timing with the train's, tcp_run_train_send) */
+		if ((n = tcp_run_train_add(s, r, len, flags)) < 0) {
+			r->ret = -1;
+			return false;
+		}
+	} else {
+		if (cursor && r->nb && tcp_run_train_send(s, dev, r))
+			return false; /* (the frames before this one first) */
+		n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor);
+		if (n < 0) {
+			r->ret = -1;
+			return false;
+		}
+		uint64_t now = 0; /* (one clock reading for both: the timing's start and the timer's) */
+		if (!s->timing && n > 0 && SEQ_GEQ(r->seq, s->snd_max)) {
+			s->timing = true;
+			s->rtt_seq = r->seq;
+			s->rtt_start_ns = now = clock_now_ns();
+		}
+		if (clear && (!s->t_rexmit.armed || s->persist)) {
+			/* the pass's first frame: the loop's timer bookkeeping after it */
+			s->persist = false;
+			timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+		}
 	}
 	r->seq += (uint32_t)n;
 	if ((uint32_t)n < len)
 		return false; /* cut: the loop sends the rest */
 	r->room -= len;
 	r->pending -= len;
+	if (cursor && r->nb && r->nb->nfrags == r->t_max && tcp_run_train_send(s, dev, r))
+		return false; /* (a full train goes; refused, the run ends before it) */
 	if (!r->room) {
 		r->ret = r->seq == r->end && !r->pending;
 		return false;
 	}
 	return true;
+}
+
+/* The frames of a long run after its first (tcp_output_run): through the run's own
+ * send-queue cursor and, for a device with NETDEV_F_TX_TRAIN, in trains of up to its
+ * tx_train_max frames (tcp_run_train_add), the last train sent when the run ends. Out of
+ * line: once a long run, and the short runs' path (a 4 KiB read's) keeps its registers. */
+static __attribute__((noinline)) void tcp_output_run_long(struct tcp_sock *s, struct netdev *dev, unsigned *budget,
+							  struct tcp_run *run, bool hold)
+{
+	struct tcp_run r = *run; /* (in registers: its address goes nowhere) */
+	unsigned left = *budget;
+
+	r.e = NULL; /* (read only while left is not 0) */
+	r.off = r.left = 0;
+	r.stale = true;
+	r.nb = NULL;
+	r.train = (dev->features & NETDEV_F_TX_TRAIN) && dev->tx_train_max;
+	r.t_max = dev->tx_train_max < NETBUF_MAX_FRAGS ? dev->tx_train_max : NETBUF_MAX_FRAGS;
+	while (tcp_run_frame(s, dev, &left, &r, hold, false, true))
+		;
+	if (r.nb) /* the last train (refused: r.ret -1) */
+		tcp_run_train_send(s, dev, &r);
+	*budget = left;
+	*run = r;
 }
 
 /* A tcp_output_work pass's frames while the loop's decisions are fixed ones, from the
@@ -1017,14 +1211,13 @@ static inline __attribute__((always_inline)) int tcp_output_run(struct tcp_sock 
 	r.ret = 0;
 	if (tcp_run_frame(s, dev, budget, &r, hold, true, false)) {
 		/* A long run's frames after the first take their payload through the run's own
-		 * cursor (tcp_run_payload: read-128k ~380 instructions an I/O less); a short
-		 * run's (a 4 KiB read's) pay nothing for it. */
+		 * cursor (tcp_run_payload: read-128k ~380 instructions an I/O less) and go in
+		 * trains (tcp_output_run_long: ~2,000 less); a short run's (a 4 KiB read's) pay
+		 * nothing for either. */
 		if (r.room > 3u * s->mss) {
-			r.e = NULL; /* (read only while left is not 0) */
-			r.off = r.left = 0;
-			r.stale = true;
-			while (tcp_run_frame(s, dev, budget, &r, hold, false, true))
-				;
+			struct tcp_run l = r; /* (a copy's address taken, not r's: r stays in registers) */
+			tcp_output_run_long(s, dev, budget, &l, hold);
+			r = l;
 		} else {
 			while (tcp_run_frame(s, dev, budget, &r, hold, false, false))
 				;

@@ -95,10 +95,74 @@ static void fake_tso_segment(struct fake_netdev *fd, const struct netbuf *nb)
 	}
 }
 
+/* Capture one frame of host bytes [hdr, hdr + hlen) and fragments frags[0 .. nfrags), the
+ * checksum offload applied as the NIC does (csum_start/csum_offset from the frame's start). */
+static void fake_capture(struct fake_netdev *fd, const struct netbuf *nb, const uint8_t *hdr, size_t hlen,
+			 const struct netdev_frag *frags, unsigned nfrags)
+{
+	struct fake_frame *f;
+	size_t len = hlen;
+
+	if (fd->ntx >= FAKE_TX_MAX) {
+		fd->tx_dropped++;
+		return;
+	}
+	f = &fd->tx[fd->ntx++];
+	memcpy(f->b, hdr, hlen);
+	for (unsigned i = 0; i < nfrags; i++) {
+		/* The device reads the fragment by bus address (host pointer in tests). */
+		memcpy(f->b + len, (const void *)(uintptr_t)frags[i].addr.bus, frags[i].len);
+		len += frags[i].len;
+	}
+	f->len = len;
+	if (nb->flags & NETBUF_TX_CSUM_PARTIAL) {
+		uint16_t c = (uint16_t)~fake_csum(f->b + nb->csum_start, len - nb->csum_start, 0);
+		f->b[nb->csum_start + nb->csum_offset] = (uint8_t)(c >> 8);
+		f->b[nb->csum_start + nb->csum_offset + 1] = (uint8_t)c;
+	}
+}
+
+/* The descriptors nb takes in the ring model, as e1000e's: a context descriptor (checksum
+ * offload or TSO), then one per piece; a train two per frame (netdev.h). */
+static unsigned fake_tx_descs(const struct netbuf *nb)
+{
+	unsigned ctx = (nb->flags & (NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TSO)) ? 1u : 0u;
+
+	if (nb->flags & NETBUF_TX_TRAIN)
+		return ctx + 2u * nb->nfrags;
+	return ctx + 1u + nb->nfrags;
+}
+
+/* A well-formed train (netdev.h): 1 .. tx_train_max frames, checksum offload inside
+ * each header, the host part nfrags headers, no TSO, no empty fragment. */
+static bool fake_train_ok(const struct netbuf *nb)
+{
+	if (!nb->nfrags || nb->nfrags > nb->dev->tx_train_max || !nb->hdr_len || (nb->flags & NETBUF_TX_TSO) ||
+	    !(nb->flags & NETBUF_TX_CSUM_PARTIAL) || nb->csum_start + nb->csum_offset + 2u > nb->hdr_len ||
+	    netbuf_host_len(nb) != (size_t)nb->nfrags * nb->hdr_len)
+		return false;
+	for (unsigned k = 0; k < nb->nfrags; k++)
+		if (!nb->frags[k].len)
+			return false;
+	return true;
+}
+
+/* The ring model's room a stopped device wakes for, as e1000e's under a transmit limit: a
+ * train of at most (tx_ring - 1) / 2 frames (dev.tx_train_max cut to fit the ring the test
+ * set), and the room of the largest frame or train. */
+static unsigned fake_tx_wake_room(struct fake_netdev *fd)
+{
+	unsigned train;
+
+	if (fd->tx_ring && fd->dev.tx_train_max && 1 + 2 * fd->dev.tx_train_max > fd->tx_ring)
+		fd->dev.tx_train_max = (fd->tx_ring - 1) / 2;
+	train = fd->dev.tx_train_max ? 1 + 2 * fd->dev.tx_train_max : 0;
+	return train > FAKE_TX_FRAME_DESCS_MAX ? train : FAKE_TX_FRAME_DESCS_MAX;
+}
+
 static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 {
 	struct fake_netdev *fd = dev->priv;
-	struct fake_frame *f;
 	size_t len = netbuf_host_len(nb);
 
 	unsigned descs = 0;
@@ -110,12 +174,18 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		return -ENOBUFS; /* the caller keeps nb, as e1000e_xmit's callers do */
 	}
 	if (fd->tx_ring) { /* the ring model (not on the benchmarks' path) */
-		descs = 1u + nb->nfrags + ((nb->flags & (NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TSO)) ? 1u : 0u);
+		fake_tx_wake_room(fd); /* (the trains within the ring) */
+		descs = fake_tx_descs(nb);
 		if (descs > fd->tx_ring - fd->ring_used || fd->nlate == FAKE_TX_MAX) {
 			fd->tx_refused++;
 			netdev_tx_stop(dev);
 			return -ENOBUFS;
 		}
+	}
+	if (nb->flags & NETBUF_TX_TRAIN) {
+		if (!(dev->features & NETDEV_F_TX_TRAIN) || !fake_train_ok(nb))
+			return -EINVAL; /* (the caller keeps nb) */
+		fd->tx_trains++;
 	}
 	if (fd->ntx >= FAKE_TX_MAX) {
 		fd->tx_dropped++;
@@ -144,18 +214,11 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		netbuf_tx_done(nb);
 		return 0;
 	}
-	f = &fd->tx[fd->ntx++];
-	memcpy(f->b, nb->data, len);
-	for (unsigned i = 0; i < nb->nfrags; i++) {
-		/* The device reads the fragment by bus address (host pointer in tests). */
-		memcpy(f->b + len, (const void *)(uintptr_t)nb->frags[i].addr.bus, nb->frags[i].len);
-		len += nb->frags[i].len;
-	}
-	f->len = len;
-	if (nb->flags & NETBUF_TX_CSUM_PARTIAL) {
-		uint16_t c = (uint16_t)~fake_csum(f->b + nb->csum_start, len - nb->csum_start, 0);
-		f->b[nb->csum_start + nb->csum_offset] = (uint8_t)(c >> 8);
-		f->b[nb->csum_start + nb->csum_offset + 1] = (uint8_t)c;
+	if (nb->flags & NETBUF_TX_TRAIN) {
+		for (unsigned k = 0; k < nb->nfrags; k++)
+			fake_capture(fd, nb, nb->data + (size_t)k * nb->hdr_len, nb->hdr_len, &nb->frags[k], 1);
+	} else {
+		fake_capture(fd, nb, nb->data, len, nb->frags, nb->nfrags);
 	}
 	if ((fd->tx_late || fd->tx_ring) && fd->nlate < FAKE_TX_MAX) {
 		if (fd->tx_ring) {
@@ -192,7 +255,7 @@ unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n)
 	memmove(fd->late, fd->late + n, (fd->nlate - n) * sizeof(fd->late[0]));
 	memmove(fd->late_descs, fd->late_descs + n, fd->nlate - n);
 	fd->nlate -= n;
-	if (fd->tx_ring - fd->ring_used >= FAKE_TX_FRAME_DESCS_MAX)
+	if (fd->tx_ring - fd->ring_used >= fake_tx_wake_room(fd))
 		netdev_tx_wake(&fd->dev);
 	return n;
 }
@@ -244,8 +307,11 @@ void fake_netdev_setup(struct fake_netdev *fd, uint32_t features)
 	fd->plain = (features & FAKE_NETDEV_PLAIN) != 0;
 	if (fd->plain)
 		features &= ~(FAKE_NETDEV_PLAIN | NETDEV_F_RX_SPLIT); /* as e1000e's plain mode */
+	if (features & NETDEV_F_TX_CSUM)
+		features |= NETDEV_F_TX_TRAIN; /* as e1000e: trains with checksum offload */
 	fd->dev.features = features;
 	fd->dev.tso_max = (features & NETDEV_F_TSO) ? 65280 : 0;
+	fd->dev.tx_train_max = (features & NETDEV_F_TX_TRAIN) ? FAKE_TX_TRAIN_MAX : 0;
 	fd->dev.link_up = true;
 	fd->dev.ops = &fake_ops;
 	fd->dev.priv = fd;

@@ -38,6 +38,7 @@ struct fake_netdev {
 					  * stopped: netdev_tx_wake when it has room again) */
 	uint64_t tx_refused;
 	uint64_t tso_frames;             /* NETBUF_TX_TSO frames, captured as the segments the NIC cuts */
+	uint64_t tx_trains;              /* NETBUF_TX_TRAIN netbufs, captured as their frames */
 	bool split;                      /* split like e1000e (default true) */
 	bool plain;                      /* e1000e's plain mode: the whole frame in one host buffer
 					  * (a data buffer lent as the netbuf's header buffer), no
@@ -77,7 +78,8 @@ extern const uint8_t fake_our_mac[6];
 extern const uint8_t fake_peer_mac[6];
 
 /* Register fd (name "fake0", our MAC, MTU 1500, link up) with features (NETDEV_F_*, and
- * FAKE_NETDEV_PLAIN for e1000e's plain receive mode). */
+ * FAKE_NETDEV_PLAIN for e1000e's plain receive mode); NETDEV_F_TX_CSUM brings
+ * NETDEV_F_TX_TRAIN, as the e1000e offers both (a test clears it for the lone-frame path). */
 void fake_netdev_setup(struct fake_netdev *fd, uint32_t features);
 
 /* Unregister fd. Returns the number of RX buffers still lent to the stack. */
@@ -96,11 +98,15 @@ void fake_netdev_clear(struct fake_netdev *fd);
 unsigned fake_netdev_tx_complete(struct fake_netdev *fd);
 
 /* The largest frame's descriptors (context + host part + NETBUF_MAX_FRAGS): a stopped ring
- * wakes once this many are free. */
+ * wakes once this many are free, or a whole train's (a context and two a frame) when the
+ * device offers trains, as e1000e's (a ring too small for FAKE_TX_TRAIN_MAX frames cuts
+ * dev.tx_train_max to what fits it, as e1000e's transmit limit does). */
 #define FAKE_TX_FRAME_DESCS_MAX (2u + NETBUF_MAX_FRAGS)
+/* Frames a train carries at most, as e1000e's. */
+#define FAKE_TX_TRAIN_MAX NETBUF_MAX_FRAGS
 
 /* tx_ring: the device is done with the n oldest frames it holds; their descriptors are free
- * again (waking a stopped device when FAKE_TX_FRAME_DESCS_MAX are). Returns how many. */
+ * again (waking a stopped device when the largest frame's or train's are). Returns how many. */
 unsigned fake_netdev_tx_reclaim(struct fake_netdev *fd, unsigned n);
 
 /* --- peer side ------------------------------------------------------------------------ */

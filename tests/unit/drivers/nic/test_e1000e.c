@@ -635,8 +635,9 @@ Test(e1000e_dev, transmit_reclaim_and_ring_full)
 }
 
 /* Issue 18: a refusal stops the device's senders (netdev_tx_stop) and the reclaim wakes
- * them only once the largest frame fits again (E1000E_TX_MAX_DESCS free: a TSO frame must
- * not be woken into room only small frames fit); and xmit takes back descriptors the device
+ * them only once the largest frame or train fits again (E1000E_TX_MAX_DESCS free, or a full
+ * train's E1000E_TX_POST_MAX: a TSO frame or a train must not be woken into room only small
+ * frames fit); and xmit takes back descriptors the device
  * is done with before it refuses (QEMU sends on the TDT write: the ring is full of finished
  * frames between two polls), their netbufs handed back at the next poll, not inside xmit. */
 Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_reclaims_first)
@@ -664,15 +665,19 @@ Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_rec
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 3);
 	cr_assert(dev.ndev.tx_stopped, "6 free: a 10-descriptor frame would be refused again");
 	cr_assert_eq(dev.ndev.stats.tx_wakes, 0);
-	for (unsigned i = 6; i < 10; i++)
+	for (unsigned i = 6; i < 14; i++)
 		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
-	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
-	cr_assert_not(dev.ndev.tx_stopped, "10 free: any frame fits");
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 4);
+	cr_assert(dev.ndev.tx_stopped, "15 free: a 17-descriptor train would be refused again");
+	for (unsigned i = 14; i < 16; i++)
+		dev.tx_ring[i].legacy.status |= E1000E_TXD_STAT_DD;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_not(dev.ndev.tx_stopped, "17 free: any frame or train fits");
 	cr_assert_eq(dev.ndev.stats.tx_wakes, 1);
-	cr_assert_eq(tx_done_calls, 5);
+	cr_assert_eq(tx_done_calls, 8);
 	/* Fill it again; then the device finishes everything but nobody polls: xmit finds the
 	 * room itself instead of refusing. */
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < 8; i++) {
 		nb = tx_frame(42, 1, fl, false);
 		nb->tx_done = on_tx_done;
 		cr_assert_eq(netdev_tx(&dev.ndev, nb), 0);
@@ -684,9 +689,9 @@ Test(e1000e_dev, a_full_ring_stops_the_senders_until_any_frame_fits_and_xmit_rec
 	cr_assert_eq(netdev_tx(&dev.ndev, nb), 0, "room taken back inside xmit");
 	cr_assert_eq(dev.c.tx_ring_full, 1, "no second refusal");
 	cr_assert_eq(dev.c.tx_reclaimed_early, 127);
-	cr_assert_eq(tx_done_calls, 5, "their netbufs are handed back at the poll, not inside xmit");
+	cr_assert_eq(tx_done_calls, 8, "their netbufs are handed back at the poll, not inside xmit");
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 127);
-	cr_assert_eq(tx_done_calls, 132);
+	cr_assert_eq(tx_done_calls, 135);
 	bring_down();
 }
 
@@ -927,5 +932,108 @@ Test(e1000e_dev, tso_frames_go_out_only_while_tso_is_on_and_count_their_segments
 	for (unsigned i = 0; i < dev.tx_n; i++)
 		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);
 	cr_assert_eq(e1000e_poll(&dev, 16, 0), 2);
+	bring_down();
+}
+
+/* A frame train of n frames (netdev.h NETBUF_TX_TRAIN): 54 header bytes each, one payload
+ * fragment each of 1000 + i bytes, TCP checksum offload. */
+static struct netbuf *tx_train(unsigned n)
+{
+	static uint8_t payload[NETBUF_MAX_FRAGS][2048];
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	for (unsigned i = 0; i < n; i++)
+		memset(netbuf_put(nb, 54), (int)(0xa0 + i), 54);
+	for (unsigned i = 0; i < n; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(payload[i]), .len = 1000 + i };
+		nb->frags[nb->nfrags++] = f; /* (netbuf_add_frag's, without its host-part rule) */
+	}
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN;
+	nb->csum_start = 34;
+	nb->csum_offset = 16;
+	nb->hdr_len = 54;
+	return nb;
+}
+
+/* A train is one context descriptor and, per frame, its headers and its fragment as two
+ * extended data descriptors with TXSM, EOP on each frame's last, RS on the train's last
+ * only; a malformed train is refused. */
+Test(e1000e_tx, a_train_is_a_context_and_two_data_descriptors_a_frame)
+{
+	union e1000e_tx_desc d[E1000E_TX_POST_MAX];
+	bool ctx;
+	struct netbuf *nb = tx_train(E1000E_TX_TRAIN_MAX);
+
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), 1 + 2 * E1000E_TX_TRAIN_MAX);
+	cr_assert(ctx);
+	cr_assert_eq(d[0].ctx.tucss, 34);
+	cr_assert_eq(d[0].ctx.tucso, 50);
+	cr_assert_eq(le32_get(d[0].ctx.cmd_and_length) & E1000E_TUCMD_TCP, E1000E_TUCMD_TCP);
+	for (unsigned i = 0; i < E1000E_TX_TRAIN_MAX; i++) {
+		const struct e1000e_tx_desc_data *h = &d[1 + 2 * i].data, *p = &d[2 + 2 * i].data;
+		cr_assert_eq(le64_get(h->buffer_addr), (uint64_t)(uintptr_t)(nb->data + 54 * i));
+		cr_assert_eq(le32_get(h->lower) & 0xffff, 54);
+		cr_assert_eq(le32_get(h->lower) & (E1000E_DCMD_EOP | E1000E_DCMD_RS), 0);
+		cr_assert_eq(le64_get(p->buffer_addr), nb->frags[i].addr.bus);
+		cr_assert_eq(le32_get(p->lower) & 0xffff, 1000 + i);
+		cr_assert_eq(le32_get(p->lower) & (E1000E_DCMD_EOP | E1000E_DCMD_RS),
+			     E1000E_DCMD_EOP | (i + 1 == E1000E_TX_TRAIN_MAX ? E1000E_DCMD_RS : 0));
+		cr_assert_eq(le32_get(h->upper) & E1000E_POPTS_TXSM, E1000E_POPTS_TXSM);
+		cr_assert_eq(le32_get(p->upper) & E1000E_POPTS_TXSM, E1000E_POPTS_TXSM);
+	}
+	cr_assert_eq(e1000e_tx_build_train(nb, d, 2 * E1000E_TX_TRAIN_MAX, 0, &ctx), -ENOSPC);
+	nb->tail -= 1;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "host part not n headers");
+	nb->tail += 1;
+	nb->flags &= ~NETBUF_TX_CSUM_PARTIAL;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "no checksum offload");
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL;
+	nb->frags[1].addr = dma_addr_device(nb->frags[1].addr.bus);
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 512, &ctx), -EINVAL,
+		     "a device piece beyond tx_dev_max: a train is never bounced");
+	netbuf_free(nb);
+	nb = tx_train(2);
+	nb->hdr_len = 0;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "no header length");
+	netbuf_free(nb);
+}
+
+/* The ring takes a train whole or refuses it whole: with room for all but one of its
+ * descriptors nothing is posted and the senders stop; taken, it is one netbuf completed
+ * once when the device is done with its last frame, and a wake promises room for a train. */
+Test(e1000e_dev, a_train_is_taken_whole_or_refused_whole_and_completed_once)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	cr_assert(dev.ndev.features & NETDEV_F_TX_TRAIN);
+	cr_assert_eq(dev.ndev.tx_train_max, E1000E_TX_TRAIN_MAX);
+	dev.tx_limit = 12; /* (`nic txreclaim poll 12`: trains within the limit) */
+	cr_assert_eq(e1000e_tx_train_max(&dev), 5);
+	unsigned descs = 1 + 2 * E1000E_TX_TRAIN_MAX;
+	dev.tx_reclaim_poll_only = true;
+	dev.tx_limit = descs - 1; /* one descriptor short */
+	struct netbuf *nb = tx_train(E1000E_TX_TRAIN_MAX);
+	nb->tx_done = on_tx_done;
+	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), -ENOBUFS);
+	cr_assert_eq(regs[E1000E_TDT / 4], 0, "nothing posted");
+	cr_assert(dev.ndev.tx_stopped);
+	cr_assert_eq(dev.ndev.stats.tx_errors, 1);
+	dev.tx_limit = descs;
+	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], descs);
+	cr_assert_eq(dev.c.tx_trains, 1);
+	cr_assert_eq(dev.c.tx_train_frames, E1000E_TX_TRAIN_MAX);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST],
+		     54 * E1000E_TX_TRAIN_MAX + E1000E_TX_TRAIN_MAX * 1000 + E1000E_TX_TRAIN_MAX * (E1000E_TX_TRAIN_MAX - 1) / 2);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0, "not done yet");
+	for (unsigned i = 0; i + 1 < descs; i++) /* every frame but the last done: no completion */
+		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0);
+	cr_assert_eq(tx_done_calls, 0);
+	dev.tx_ring[descs - 1].data.upper =
+		le32_make(le32_get(dev.tx_ring[descs - 1].data.upper) | E1000E_TXD_STAT_DD);
+	dev.tx_limit = 0; /* (the limits above are below any the console allows: no wake under them) */
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(tx_done_calls, 1, "one completion for the train");
+	cr_assert_not(dev.ndev.tx_stopped);
 	bring_down();
 }

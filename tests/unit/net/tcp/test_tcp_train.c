@@ -1,0 +1,179 @@
+// sources: drivers/nic/netdev.c net/net.c lib/ipv4_text.c net/arp.c net/ipv4.c net/udp.c net/tcp/tcp.c net/tcp/tcp_in.c net/tcp/tcp_isn.c net/tcp/tcp_pools.c net/tcp/tcp_admit.c tests/unit/net/fake_entropy.c net/tcp/tcp_hdr.c net/tcp/tcp_out.c net/tcp/tcp_budget.c net/tcp/tcp_sack.c net/tcp/tcp_service.c mm/pool.c mm/dma.c lib/timer.c lib/log.c tests/unit/net/fake_netdev.c
+/*
+ * TCP frame trains (netdev.h NETBUF_TX_TRAIN): a long run's full segments go to a device
+ * with NETDEV_F_TX_TRAIN several to a netbuf, and the wire sees exactly the frames the
+ * lone-frame path sends; a train the device has no room for is refused whole and sent
+ * later, in order; one completion releases every reference of a train.
+ */
+#include "lib/poller.h"
+#include "tests/unit/net/tcp/tcp_test.h"
+
+#define TRAIN_FEATURES (NETDEV_F_RX_SPLIT | NETDEV_F_TX_CSUM)
+
+static void train_setup(void)
+{
+	net_test_start(TRAIN_FEATURES);
+}
+
+TestSuite(tcp_train, .init = train_setup, .fini = net_teardown);
+
+static uint8_t pattern[65536];
+static struct fake_frame got[2][FAKE_TX_MAX];
+static unsigned ngot[2];
+static struct netdev_frag_owner counting_owner = { "test", frag_count_release };
+
+static void fill(void)
+{
+	for (size_t i = 0; i < sizeof(pattern); i++)
+		pattern[i] = (uint8_t)(i * 31 + (i >> 8));
+}
+
+/* Queue len bytes of pattern as one host-memory fragment (owner counting_owner) on an
+ * open connection whose windows allow 40 segments, and send them all (tcp_flush). */
+static void send_pattern(struct tcp_sock *s, size_t len)
+{
+	struct netdev_frag f = { .addr = dma_addr_host(pattern), .len = (uint32_t)len, .owner = &counting_owner };
+
+	s->cwnd = 40 * 1460;
+	cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+	tcp_flush(s);
+}
+
+/* On a fresh stack (trains on or off), len bytes in one pass: the frames captured in
+ * got[run]; then everything acknowledged and the connection closed. */
+static void capture_run(unsigned run, size_t len, bool train)
+{
+	struct tcp_sock *l;
+
+	if (!train)
+		fnd.dev.features &= ~NETDEV_F_TX_TRAIN;
+	fnd.tx_trains = 0;
+	frags_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	send_pattern(accepted, len);
+	ngot[run] = fnd.ntx;
+	memcpy(got[run], fnd.tx, fnd.ntx * sizeof(fnd.tx[0]));
+	if (!train)
+		cr_assert_eq(fnd.tx_trains, 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)len, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(frags_released, 1, "the fragment's reference frags_released once");
+	tcp_abort(accepted);
+	close_listener(l);
+}
+
+/* Frames of both runs equal byte for byte but for the IPv4 identification and header
+ * checksum (the counter runs on across the two stacks), the identification stepping from
+ * frame to frame as it does alone. */
+static void assert_same_frames(size_t len)
+{
+	cr_assert_eq(ngot[0], ngot[1], "%zu bytes: %u frames alone, %u in trains", len, ngot[0], ngot[1]);
+	for (unsigned i = 1; i < ngot[0]; i++) {
+		const uint8_t *p = got[0][i].b, *q = got[0][i - 1].b, *pt = got[1][i].b, *qt = got[1][i - 1].b;
+		cr_assert_eq((uint16_t)((p[18] << 8 | p[19]) - (q[18] << 8 | q[19])),
+			     (uint16_t)((pt[18] << 8 | pt[19]) - (qt[18] << 8 | qt[19])),
+			     "%zu bytes: frame %u's identification steps as alone", len, i);
+	}
+	for (unsigned i = 0; i < ngot[0]; i++) {
+		struct fake_frame *a = &got[0][i], *b = &got[1][i];
+		cr_assert_eq(a->len, b->len, "%zu bytes: frame %u's length", len, i);
+		memset(a->b + 18, 0, 2);
+		memset(b->b + 18, 0, 2);
+		memset(a->b + 24, 0, 2);
+		memset(b->b + 24, 0, 2);
+		cr_assert_eq(memcmp(a->b, b->b, a->len), 0, "%zu bytes: frame %u differs", len, i);
+	}
+}
+
+/* Runs of 1 to 2 trains and a frame (the run's first frame goes alone, then trains of
+ * FAKE_TX_TRAIN_MAX), whole segments and with a short last one: the same frames. */
+Test(tcp_train, frames_on_the_wire_are_the_lone_frames_path)
+{
+	fill();
+	for (unsigned segs = 1; segs <= 2 + 2 * FAKE_TX_TRAIN_MAX; segs++) {
+		for (unsigned tail = 0; tail < 2; tail++) {
+			size_t len = segs * 1460 + tail * 700;
+			capture_run(0, len, false);
+			net_teardown();
+			net_test_start(TRAIN_FEATURES);
+			capture_run(1, len, true);
+			if (segs >= 5)
+				cr_assert_gt(fnd.tx_trains, 0, "%zu bytes went in trains", len);
+			assert_same_frames(len);
+			net_teardown();
+			net_test_start(TRAIN_FEATURES);
+		}
+	}
+}
+
+/* A train the ring has no room for is refused whole: none of its frames goes out, SND.NXT
+ * stays before it, the device is stopped and the socket waits for its turn; after the
+ * reclaim's wake the rest goes, in order, and nothing counts as sent twice. */
+Test(tcp_train, a_train_without_ring_room_is_refused_whole)
+{
+	struct tcp_sock *l;
+	struct tcp_info i;
+
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	/* the first frame (a context, its headers, its piece) and one train of
+	 * FAKE_TX_TRAIN_MAX frames fit, the next train is one descriptor short */
+	fnd.tx_ring = 3 + (1 + 2 * FAKE_TX_TRAIN_MAX) + 2 * FAKE_TX_TRAIN_MAX;
+	send_pattern(s, (2 + 2 * FAKE_TX_TRAIN_MAX) * 1460);
+	cr_assert_eq(fnd.tx_refused, 1);
+	cr_assert_eq(fnd.tx_trains, 1);
+	cr_assert_eq(fnd.ntx, 1 + FAKE_TX_TRAIN_MAX, "no frame of the refused train went out");
+	cr_assert(fnd.dev.tx_stopped);
+	cr_assert_eq(tcp_stats()->tx_refused, 1);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, iss + 1 + (1 + FAKE_TX_TRAIN_MAX) * 1460, "SND.NXT before the refused train");
+	cr_assert_eq(poll_pass(), 0, "no turn while the device is stopped");
+	fake_netdev_tx_reclaim(&fnd, fnd.nlate);
+	cr_assert_gt(poll_pass(), 0);
+	while (fnd.nlate) { /* the ring refuses again as it fills: reclaim and take turns */
+		fake_netdev_tx_reclaim(&fnd, fnd.nlate);
+		poll_pass();
+	}
+	sent_in_order_acked(s, iss, 2 + 2 * FAKE_TX_TRAIN_MAX, pattern);
+	cr_assert_eq(frags_released, 1);
+	tcp_abort(s);
+	close_listener(l);
+	fake_netdev_tx_reclaim(&fnd, fnd.nlate); /* (the reset) */
+}
+
+/* A train holds one reference on the send entry its frames' pieces come from until its one
+ * completion: the data acknowledged before the device is done stays referenced; the
+ * completion of each netbuf (lone frames, two trains: one netbuf for several frames) gives
+ * every reference back once, and the pools end empty (net_teardown). */
+Test(tcp_train, one_completion_releases_every_reference_of_a_train)
+{
+	struct tcp_sock *l;
+	size_t in_use0, cap;
+	uint64_t fail;
+
+	fill();
+	frags_released = 0;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	fnd.tx_late = true;
+	netbuf_pool_stats(&in_use0, &cap, &fail);
+	send_pattern(s, (1 + 2 * FAKE_TX_TRAIN_MAX) * 1460);
+	cr_assert_eq(fnd.ntx, 1 + 2 * FAKE_TX_TRAIN_MAX);
+	cr_assert_eq(fnd.tx_trains, 2);
+	size_t in_use;
+	netbuf_pool_stats(&in_use, &cap, &fail);
+	cr_assert_eq(in_use - in_use0, fnd.nlate, "a netbuf a lone frame or train held");
+	struct tcp_sndent *e = container_of(s->sndq.next, struct tcp_sndent, node);
+	cr_assert_eq(e->inflight, fnd.nlate, "one reference on the entry a netbuf (%u), not one a frame",
+		     e->inflight);
+	cr_assert_leq(fnd.nlate, fnd.ntx - (FAKE_TX_TRAIN_MAX - 1u), "%u netbufs for %u frames", fnd.nlate, fnd.ntx);
+	peer_seg(TCP_ACK, 1001, iss + 1 + (1 + 2 * FAKE_TX_TRAIN_MAX) * 1460, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(frags_released, 0, "the device still reads the data");
+	fake_netdev_tx_complete(&fnd);
+	cr_assert_eq(frags_released, 1, "frags_released once, after the last completion");
+	netbuf_pool_stats(&in_use, &cap, &fail);
+	cr_assert_eq(in_use, in_use0);
+	fnd.tx_late = false;
+	tcp_abort(s);
+	close_listener(l);
+}
