@@ -61,7 +61,8 @@
  * (netbuf_tx_done once the device is done with its last frame), which releases every
  * fragment. e1000e: one context descriptor (or none, the one in force reused) and two data
  * descriptors a frame (tx_train_max 8, fewer under a transmit limit); it wakes its senders
- * (netdev_tx_wake) only with room for a whole train, so a refused train fits once woken. Sent through netdev_tx_train only.
+ * (netdev_tx_wake) only with room for a whole train, so a refused train fits once woken.
+ * Sent through netdev_tx_train only.
  *
  * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
  * carries at most NETBUF_MAX_FRAGS fragments.
