@@ -1008,8 +1008,11 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		else
 			conn_ready(c);
 	}
-	/* a segment that only carried data (most of them) ends here */
-	if ((events & (TCP_EV_SENT | TCP_EV_CLOSED)) || (nvmet_tcp.freed && nvmet_tcp.nwaiting))
+	/* a segment that only carried data (most of them) ends here, and so does an ACK that
+	 * freed send room when nothing waits for it: no event owed (c->tx_sent_owed, which
+	 * conn_event_more would clear: false already) and nothing to send (conn_tx_due) */
+	if ((events & TCP_EV_CLOSED) || ((events & TCP_EV_SENT) && (c->tx_sent_owed || conn_tx_due(c))) ||
+	    (nvmet_tcp.freed && nvmet_tcp.nwaiting))
 		conn_event_more(c, events);
 }
 
