@@ -895,13 +895,43 @@ void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 	return (uint8_t *)(uintptr_t)e->frag.addr.bus + e->frag.len;
 }
 
-void tcp_send_placed(struct tcp_sock *s, size_t len)
+/* tcp_send_placed without the output: the len bytes placed join the last entry. */
+static inline void send_placed_bytes(struct tcp_sock *s, size_t len)
 {
 	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
 	e->frag.len += (uint32_t)len;
 	dma_account_cpu(MEM_CLASS_HOST, len);
 	s->snd_end += (uint32_t)len;
 	s->sndq_bytes += len;
+}
+
+void tcp_send_placed(struct tcp_sock *s, size_t len)
+{
+	send_placed_bytes(s, len);
+	tcp_output_more(s);
+}
+
+void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries)
+{
+	if (can_send(s) && tcp_sndent_room(s) <= entries)
+		return send_place_refused(s); /* (the header's entry and the caller's) */
+	return tcp_send_place(s, len, more);
+}
+
+void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n)
+{
+	/* the header's output first, as tcp_send_placed's: a short tail held for tcp_flush
+	 * keeps the fragments behind it waiting with it (one pass for the whole PDU and the
+	 * response after it), the same segments as tcp_send_placed then tcp_send_frags */
+	tcp_send_placed(s, len);
+	for (unsigned i = 0; i < n; i++) {
+		if (frags[i].len == 0) {
+			struct netdev_frag f = frags[i];
+			netdev_frag_release(&f);
+			continue;
+		}
+		sndq_add(s, &frags[i], 0); /* (room for it: tcp_send_place_frags) */
+	}
 	tcp_output_more(s);
 }
 

@@ -245,6 +245,16 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
  * cannot send), and tcp_send_placed(s, len) queues them; nothing else may touch s in between. */
 void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more);
 void tcp_send_placed(struct tcp_sock *s, size_t len);
+/* The common PDU in one room check: a header of len bytes built in place, then `entries`
+ * send entries of zero-copy fragments (and anything else queued right after, e.g. a
+ * digest) holding `more` bytes. tcp_send_place_frags is tcp_send_place that also asks
+ * for 1 + entries send entries (tcp_send_frags_room); NULL when any of it does not fit,
+ * recorded as tcp_send_place's refusal (back-pressure: TCP_EV_SENT follows), or when the
+ * socket cannot send. tcp_send_placed_frags(s, len, frags, n) then queues the header and
+ * the n fragments (n <= entries; the stack takes their references, an empty one is
+ * released) with no second check: nothing else may touch s in between. Neither flushes. */
+void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries);
+void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n);
 
 /* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
  * once but keep a last segment shorter than the MSS back, so that what the user queues

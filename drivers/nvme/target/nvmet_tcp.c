@@ -171,31 +171,26 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	bool last = r->tx_off + n == r->req.xfer_len;
 	/* the header is built where TCP keeps it (no copy), once the socket has room for the
 	 * whole PDU: its bytes (header, data, digest) and its send entries (a chunk for the
-	 * header, the data fragments, one for the digest). A header queued without room for
-	 * its data would leave the stream half a PDU long. */
+	 * header, the data fragments, one for the digest), checked once by
+	 * tcp_send_place_frags. A header queued without room for its data would leave the
+	 * stream half a PDU long. */
 	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
 	/* the common PDU: its data in one piece of the buffer (one fragment, no loop) */
 	bool one = nvmet_tcp_dbuf_one(r->dbuf, r->tx_off, n);
 	unsigned entries = 1 + (one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n)) + (c->params.ddgst ? 1 : 0);
-	if (tcp_send_frags_room(c->sock) < entries) {
-		conn_tx_refused(c, false);
-		return 0;
-	}
-	uint8_t *hdr = tcp_send_place(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0));
+	uint8_t *hdr = tcp_send_place_frags(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0), entries - 1);
 	if (!hdr) {
 		conn_tx_refused(c, true);
 		return 0;
 	}
 	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
-	tcp_send_placed(c->sock, hl);
 	unsigned nf = 1;
 	if (one)
 		nvmet_tcp_dbuf_frag1(r->dbuf, r->tx_off, n, f);
 	else
 		nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
-	if ((rc = tcp_send_frags(c->sock, f, nf)))
-		return rc; /* the socket released the fragments */
+	tcp_send_placed_frags(c->sock, hl, f, nf); /* (the socket takes the fragments) */
 	if (c->params.ddgst) {
 		uint8_t d[4] = { (uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24) };
 		if ((rc = conn_send(c, d, sizeof(d))))

@@ -629,6 +629,16 @@ static struct tcp_sock *open_with_host_data(struct tcp_sock **l, uint8_t seed, u
 	return accepted;
 }
 
+/* The end of a send test: nothing of s's left in its send queue; s and l closed. */
+static void close_with_nothing_queued(struct tcp_sock *s, struct tcp_sock *l)
+{
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, header_and_host_data_share_a_frame)
 {
 	struct tcp_sock *l;
@@ -669,11 +679,7 @@ Test(tcp_data, header_and_host_data_share_a_frame)
 	cr_assert_eq(memcmp(txseg(4)->payload, hostbuf + 1436, 664), 0);
 	peer_seg(TCP_ACK, 1001, iss + 1 + 4120 + 2124, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(frags_released, 3);
-	struct tcp_info i;
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.sndq_bytes, 0);
-	tcp_abort(s);
-	close_listener(l);
+	close_with_nothing_queued(s, l);
 }
 
 /* A long run (more than three segments) takes its frames' payload through the run's own
@@ -714,11 +720,7 @@ Test(tcp_data, a_long_run_gathers_each_frame_from_its_entry)
 	}
 	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)total, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(frags_released, 3, "every entry back once acknowledged");
-	struct tcp_info i;
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.sndq_bytes, 0);
-	tcp_abort(s);
-	close_listener(l);
+	close_with_nothing_queued(s, l);
 }
 
 /* Send entries within the socket's reserve take tcp_sndent_alloc's inline path; beyond it
@@ -1086,11 +1088,7 @@ Test(tcp_data, zero_window_probe)
 	struct fake_parsed_tcp *p = lastseg();
 	cr_assert_eq(p->seq + p->len, iss + 101);
 	peer_seg(TCP_ACK, 1001, iss + 101, 1000, NULL, 0, NULL, 0);
-	struct tcp_info i;
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.sndq_bytes, 0);
-	tcp_abort(s);
-	close_listener(l);
+	close_with_nothing_queued(s, l);
 }
 
 Test(tcp_data, receive_window_closes_and_reopens)
@@ -1381,6 +1379,87 @@ Test(tcp_data, delack_timer_left_armed_rearms_for_younger_ack)
 	cr_assert_eq(fnd.ntx, 3, "no ACK owed, none sent");
 	cr_assert_eq(tcp_stats()->delayed_acks, 1);
 	cr_assert_eq(drain_check(s, 0), 5880);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* The n segments sent from index a and those from index b: the same lengths, flags and bytes. */
+static void same_segments(unsigned a, unsigned b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		cr_assert_eq(txseg(a + i)->len, txseg(b + i)->len, "segment %u", i);
+		cr_assert_eq(txseg(a + i)->flags, txseg(b + i)->flags, "segment %u", i);
+		cr_assert_eq(memcmp(txseg(a + i)->payload, txseg(b + i)->payload, txseg(a + i)->len), 0, "segment %u", i);
+	}
+}
+
+/* tcp_send_place_frags / tcp_send_placed_frags (a PDU header built in place, its data as
+ * fragments, one room check) put on the wire the segments tcp_send_place, tcp_send_placed
+ * and tcp_send_frags put there, a response placed behind them riding in the same pass;
+ * every entry goes back once acknowledged and the send queue ends empty. */
+Test(tcp_data, a_header_and_its_fragments_in_one_call_go_out_as_in_three)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = open_with_host_data(&l, 5, &iss);
+	unsigned ents0 = s->sndents, borrowed0 = tcp_sndents_borrowed;
+	for (unsigned round = 0; round < 2; round++) {
+		uint8_t *p = round ? tcp_send_place_frags(s, 24, 2100, 2) : tcp_send_place(s, 24, 2100);
+		cr_assert_not_null(p);
+		memcpy(p, pattern, 24);
+		struct netdev_frag g[2] = { host_frag(0, 100, 1), host_frag(100, 2000, 2) };
+		if (round) {
+			tcp_send_placed_frags(s, 24, g, 2);
+		} else {
+			tcp_send_placed(s, 24);
+			cr_assert_eq(tcp_send_frags(s, g, 2), 0);
+		}
+		p = tcp_send_place(s, 24, 0); /* the response behind them */
+		memcpy(p, pattern + 100, 24);
+		tcp_send_placed(s, 24);
+		tcp_flush(s);
+		cr_assert_eq(fnd.ntx, 2 * (round + 1), "24 + 2100 + 24 bytes: 1460 + 688");
+		peer_seg(TCP_ACK, 1001, iss + 1 + (round + 1) * 2148, 65535, NULL, 0, NULL, 0);
+	}
+	same_segments(0, 2, 2);
+	cr_assert_eq(memcmp(txseg(2)->payload + 24, hostbuf, 1436), 0);
+	cr_assert_eq(frags_released, 4, "every fragment back once acknowledged");
+	cr_assert_eq(s->sndents, ents0);
+	cr_assert_eq(tcp_sndents_borrowed, borrowed0);
+	close_with_nothing_queued(s, l);
+}
+
+/* tcp_send_place_frags refused for want of send entries (the header's and the caller's)
+ * records the refusal as tcp_send_place does: nothing queued, and TCP_EV_SENT follows
+ * (here, with nothing of the socket's queued, the retry timer); once there is room the
+ * PDU goes and the entries come back. */
+Test(tcp_data, a_header_and_fragments_refused_for_entries_get_tcp_ev_sent)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = open_with_host_data(&l, 6, &iss);
+	unsigned ents0 = s->sndents, borrowed0 = tcp_sndents_borrowed;
+	uint64_t refused0 = tcp_counters.send_refused;
+	tcp_sndents_borrowed = TCP_SNDENT_SHARED; /* other sockets hold the shared part */
+	unsigned room = tcp_send_frags_room(s);
+	cr_assert_null(tcp_send_place_frags(s, 24, 100, room), "1 + room entries: one too many");
+	cr_assert_eq(tcp_counters.send_refused - refused0, 1, "recorded as a refusal");
+	cr_assert_eq(s->sndents, ents0, "nothing queued");
+	memset(ev_count, 0, sizeof(ev_count));
+	advance(TCP_TX_RETRY_NS);
+	cr_assert_geq(ev_count[3], 1, "TCP_EV_SENT follows");
+	tcp_sndents_borrowed = borrowed0;
+	uint8_t *p = tcp_send_place_frags(s, 24, 100, room - 1);
+	cr_assert_not_null(p, "within the room");
+	memcpy(p, pattern, 24);
+	struct netdev_frag f = host_frag(0, 100, 1);
+	tcp_send_placed_frags(s, 24, &f, 1);
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 1);
+	cr_assert_eq(txseg(0)->len, 124);
+	peer_seg(TCP_ACK, 1001, iss + 1 + 124, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(frags_released, 1);
+	cr_assert_eq(s->sndents, ents0);
 	tcp_abort(s);
 	close_listener(l);
 }

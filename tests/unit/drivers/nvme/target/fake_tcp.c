@@ -213,6 +213,14 @@ unsigned tcp_send_frags_room(const struct tcp_sock *s)
 	return s->frag_room && s->frag_room < room ? s->frag_room : room;
 }
 
+/* tcp_send_place that also asks for the header's entry and `entries` more (tcp.h). */
+void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries)
+{
+	if (ftcp_open(s) && tcp_send_frags_room(s) <= entries)
+		return NULL;
+	return tcp_send_place(s, len, more);
+}
+
 /* Zero copy: the bytes go on the wire (copied here for the test to read), the fragments
  * stay held until ftcp_ack(); on error the references are released (tcp.h's rule). */
 int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned n)
@@ -237,6 +245,15 @@ int tcp_send_frags(struct tcp_sock *s, const struct netdev_frag *frags, unsigned
 	}
 	s->space -= total;
 	return 0;
+}
+
+/* The header placed, then its fragments: room for them was promised by
+ * tcp_send_place_frags, so a refusal here is the caller's violation. */
+void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n)
+{
+	tcp_send_placed(s, len);
+	if (tcp_send_frags(s, frags, n))
+		ftcp_violation("fragments beyond what tcp_send_place_frags promised (or the fake TX buffer full: drop it in long runs)");
 }
 
 static void release_held(struct tcp_sock *s)
