@@ -125,20 +125,20 @@ static inline bool conn_tx_due(const struct nvmet_tcp_conn *c)
 }
 
 /*
- * A PDU of the backlog found no room. by_place: tcp_send_place itself said no, and a
- * socket that can still send recorded that refusal (tcp_send_refused), so TCP_EV_SENT is
- * sure to follow (tcp.h, back-pressure) and its conn_event_more sends the backlog: the
- * connection waits for it (c->tx_sent_owed) instead of being retried by every poll pass.
- * Any other no (our own tcp_send_frags_room() check, of which TCP knows nothing, or a
- * socket past sending) promises no event: the poll loop keeps retrying as before.
+ * A PDU of the backlog found no room: TCP refused it (tcp_send_place, or
+ * tcp_send_place_frags for a C2HData header and its data fragments), and a socket that can
+ * still send recorded that refusal (tcp_send_refused), so TCP_EV_SENT is sure to follow
+ * (tcp.h, back-pressure) and its conn_event_more sends the backlog: the connection waits
+ * for it (c->tx_sent_owed) instead of being retried by every poll pass. A socket past
+ * sending promises no event: the poll loop keeps retrying it as before (the close comes).
  * c->tx_sent_owed is set only here and cleared by that event (conn_event_more) or with
  * the backlog (conn_drop_backlog); while it is set the backlog is not empty (only conn_tx,
  * which leaves it alone meanwhile, and conn_drop_backlog empty it) and conn_tx and
  * conn_has_work leave the backlog to the event.
  */
-static void conn_tx_refused(struct nvmet_tcp_conn *c, bool by_place)
+static void conn_tx_refused(struct nvmet_tcp_conn *c)
 {
-	enum tcp_state st = by_place ? tcp_state(c->sock) : TCP_CLOSED;
+	enum tcp_state st = tcp_state(c->sock);
 	c->tx_sent_owed = st == TCP_ESTABLISHED || st == TCP_CLOSE_WAIT;
 	nvmet_tcp.st.tx_waits++;
 }
@@ -180,7 +180,7 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	unsigned entries = 1 + (one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n)) + (c->params.ddgst ? 1 : 0);
 	uint8_t *hdr = tcp_send_place_frags(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0), entries - 1);
 	if (!hdr) {
-		conn_tx_refused(c, true);
+		conn_tx_refused(c);
 		return 0;
 	}
 	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
@@ -233,7 +233,7 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 	size_t hl = nvme_tcp_capsule_resp_len(&c->params);
 	uint8_t *p = tcp_send_place(c->sock, hl, 0);
 	if (!p) {
-		conn_tx_refused(c, true);
+		conn_tx_refused(c);
 		return 0;
 	}
 	nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
