@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 4500,
     "read-4k": 4700,
     "write-128k": 35200,
-    "read-128k": 22200,
+    "read-128k": 22100,
     "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37800,
 }
