@@ -188,6 +188,9 @@ int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp
 				else
 					netdev_frag_read(f, NVME_TCP_CH_LEN, rx->hdr + NVME_TCP_CH_LEN, n - NVME_TCP_CH_LEN);
 				rx->have = 0;
+			} else if (rx->have == NVME_TCP_CH_LEN && n == NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN) {
+				/* a CapsuleCmd's SQE behind the common header looked at in place */
+				netdev_frag_read(f, 0, rx->hdr + NVME_TCP_CH_LEN, NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
 			} else {
 				netdev_frag_read(f, 0, rx->hdr + rx->have, n);
 			}
