@@ -166,7 +166,34 @@ int nvme_tcp_rx_feed_any(struct nvme_tcp_rx *rx, struct netdev_frag *f, nvme_tcp
 				break;
 			}
 			n = (uint32_t)(rx->need - rx->have) < avail ? (uint32_t)(rx->need - rx->have) : avail;
-			netdev_frag_read(f, 0, rx->hdr + rx->have, n);
+			if (!rx->have && avail > NVME_TCP_CH_LEN) {
+				/* a PDU starts at the front of f and goes on past its common header
+				 * (the common case): the common header checked as below (a refusal
+				 * quotes it alone: rx->have is its size), then the rest of the header
+				 * that f holds read behind it in the same pass; no byte past the header
+				 * is read (a data payload may lie in device memory) */
+				netdev_frag_read(f, 0, rx->hdr, NVME_TCP_CH_LEN);
+				rx->have = NVME_TCP_CH_LEN;
+				int size = nvme_tcp_header_size(rx->hdr, rx->have, rx->params, &rx->err);
+				if (size < 0) {
+					rx->st.header_bytes += NVME_TCP_CH_LEN;
+					rc = fail(rx, rx->err.fes, rx->err.fei, rx->err.what, -EPROTO);
+					goto release;
+				}
+				rx->need = (size_t)size;
+				n = (uint32_t)size < avail ? (uint32_t)size : avail; /* > NVME_TCP_CH_LEN */
+				if (n == NVME_TCP_CMD_HLEN) /* a CapsuleCmd's: its SQE in one fixed-size copy */
+					netdev_frag_read(f, NVME_TCP_CH_LEN, rx->hdr + NVME_TCP_CH_LEN,
+							 NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
+				else
+					netdev_frag_read(f, NVME_TCP_CH_LEN, rx->hdr + NVME_TCP_CH_LEN, n - NVME_TCP_CH_LEN);
+				rx->have = 0;
+			} else if (rx->have == NVME_TCP_CH_LEN && n == NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN) {
+				/* a CapsuleCmd's SQE behind the common header looked at in place */
+				netdev_frag_read(f, 0, rx->hdr + NVME_TCP_CH_LEN, NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
+			} else {
+				netdev_frag_read(f, 0, rx->hdr + rx->have, n);
+			}
 			rx->have += n;
 			rx->st.header_bytes += n;
 			frag_consume(f, n);
