@@ -37,6 +37,16 @@ static size_t drain_check(struct tcp_sock *s, size_t off)
 	return total;
 }
 
+/* The end of a send test: nothing of s's left in its send queue; s and l closed. */
+static void close_with_nothing_queued(struct tcp_sock *s, struct tcp_sock *l)
+{
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.sndq_bytes, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 Test(tcp_data, in_order_payload_stays_in_device_memory)
 {
 	struct tcp_sock *l;
@@ -363,10 +373,7 @@ Test(tcp_data, bytes_built_in_place_go_out_as_copied_ones)
 	cr_assert_eq(i.sndq_bytes, 32 + 2000 + 24);
 	peer_seg(TCP_ACK, 1001, iss + 1 + 2056, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(frags_released, 1);
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.sndq_bytes, 0);
-	tcp_abort(s);
-	close_listener(l);
+	close_with_nothing_queued(s, l);
 }
 
 /* A PDU header or response (<= TCP_SNDENT_INLINE bytes) placed or copied behind a user
@@ -629,16 +636,6 @@ static struct tcp_sock *open_with_host_data(struct tcp_sock **l, uint8_t seed, u
 	return accepted;
 }
 
-/* The end of a send test: nothing of s's left in its send queue; s and l closed. */
-static void close_with_nothing_queued(struct tcp_sock *s, struct tcp_sock *l)
-{
-	struct tcp_info i;
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.sndq_bytes, 0);
-	tcp_abort(s);
-	close_listener(l);
-}
-
 Test(tcp_data, header_and_host_data_share_a_frame)
 {
 	struct tcp_sock *l;
@@ -896,10 +893,7 @@ Test(tcp_data, retransmission_timeout_karn_backoff)
 	/* ... and the rest goes out (go-back-N from SND.UNA). */
 	cr_assert_gt(fnd.ntx, 2);
 	peer_seg(TCP_ACK, 1001, iss + 3001, 65535, NULL, 0, NULL, 0);
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.sndq_bytes, 0);
-	tcp_abort(s);
-	close_listener(l);
+	close_with_nothing_queued(s, l);
 }
 
 Test(tcp_data, fast_retransmit_on_three_dup_acks)
