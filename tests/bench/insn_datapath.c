@@ -6,7 +6,8 @@
  * valgrind --tool=callgrind by tools/bench/insn.py.
  *
  * For each job (4 KiB and 128 KiB writes and reads, no digests; then 4 KiB with data
- * digests) the host connects once, runs a few I/Os to warm the pools and the TCP windows,
+ * digests; then 4 KiB and 128 KiB reads whose data the drive writes into its CMB and the
+ * NIC gathers from there, as the CMB mode serves reads) the host connects once, runs a few I/Os to warm the pools and the TCP windows,
  * then runs N I/Os with callgrind collecting and dumps one profile per job
  * ("job <name> <N>"). Collection is off everywhere else (setup, checks, teardown), so
  * each dump holds the poll-loop passes, the host's frames and the fakes of N I/Os;
@@ -30,14 +31,15 @@
 
 struct job {
 	const char *name;
-	bool write, ddgst;
+	bool write, ddgst, cmb; /* cmb: read data in the drive's CMB, as the CMB mode serves reads */
 	uint32_t len;
 };
 
 static const struct job jobs[] = {
-	{ "write-4k", true, false, 4096 },    { "read-4k", false, false, 4096 },
-	{ "write-128k", true, false, MAX_LEN }, { "read-128k", false, false, MAX_LEN },
-	{ "write-4k-ddgst", true, true, 4096 }, { "read-4k-ddgst", false, true, 4096 },
+	{ "write-4k", true, false, false, 4096 },      { "read-4k", false, false, false, 4096 },
+	{ "write-128k", true, false, false, MAX_LEN }, { "read-128k", false, false, false, MAX_LEN },
+	{ "write-4k-ddgst", true, true, false, 4096 }, { "read-4k-ddgst", false, true, false, 4096 },
+	{ "read-4k-cmb", false, false, true, 4096 },   { "read-128k-cmb", false, false, true, MAX_LEN },
 };
 
 static struct dp d;
@@ -78,8 +80,11 @@ static int one_io(const struct job *j, unsigned i, bool collect)
 static int run_job(const struct job *j, unsigned n)
 {
 	char what[64];
-	int rc = dp_start_nic(&d, j->ddgst,
-			      NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM | NETDEV_F_TX_GATHER_DEV);
+	struct dp_opts o = { .ddgst = j->ddgst,
+			     .nic_features = NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM |
+					     NETDEV_F_TX_GATHER_DEV,
+			     .cmb_reads = j->cmb };
+	int rc = dp_start_opts(&d, &o);
 	if (rc) {
 		fprintf(stderr, "insn: %s: start: %s\n", j->name, d.why);
 		return -1;
@@ -91,6 +96,11 @@ static int run_job(const struct job *j, unsigned n)
 		rc = one_io(j, i, i >= WARMUP);
 	}
 	passes = d.passes - passes, in = d.frames_in - in, out = d.frames_out - out;
+	if (rc == 0 && j->cmb && dp_cmb_allocs < WARMUP + n) {
+		fprintf(stderr, "insn: %s: %u reads took device memory for their data, not %u\n", j->name,
+			dp_cmb_allocs, WARMUP + n);
+		rc = -1;
+	}
 	snprintf(what, sizeof(what), "job %s %u", j->name, n);
 	CALLGRIND_DUMP_STATS_AT(what);
 	if (dp_stop(&d)) {

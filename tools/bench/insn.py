@@ -4,7 +4,7 @@
 Runs build/bench/insn_datapath (tests/bench/insn_datapath.c: the real net/, NVMe/TCP target and NVMe
 host driver core over the fake NIC and the fake drive) under Debian's valgrind --tool=callgrind. The
 program dumps one callgrind profile per job (4 KiB and 128 KiB writes and reads, 4 KiB with data
-digests). From each profile this script keeps the appliance's own instructions: every instruction
+digests, 4 KiB and 128 KiB reads with their data in the drive's CMB). From each profile this script keeps the appliance's own instructions: every instruction
 executed in a function of the appliance's sources (any file of the binary outside tests/), plus
 what the C library functions they call directly (memcpy, memset, ...) execute. The host's TCP and
 NVMe/TCP (tests/unit/...), the fake NIC and the fake drive (the hardware's work) and the harness
@@ -38,6 +38,8 @@ BOUNDS = {
     "read-128k": 22000,
     "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37700,
+    "read-4k-cmb": 5200,
+    "read-128k-cmb": 29900,
 }
 AIM_4K = 3000  # the issue's aim per 4 KiB I/O, digests excluded
 TOP_N = 15
@@ -242,8 +244,10 @@ Machine: {benchlib.machine().split(", QEMU")[0]}; valgrind {subprocess.run(['val
 (docs/architecture.md) built as the image is (gcc -O2, no sanitizers) runs each job on a fresh connection, {n} I/Os
 after 4 of warm-up, under callgrind. The fake NIC offers the e1000e's offloads (header split with the payload in
 "device memory", receive and transmit checksums, transmit gather from device memory), so TCP checksums no byte in
-software; read data goes through DRAM (the harness has no device memory for it), write data stays in the NIC's
-buffers. Counted: every instruction executed in the appliance's own functions (any source outside tests/: net/,
+software; write data stays in the NIC's buffers; read data goes through DRAM, except in the `-cmb` jobs, where the
+drive (its CMB enabled as QEMU's nvme offers it, NVMe 1.4 CMBMSC, I/O submission queues in it) writes it into its
+CMB and the NIC gathers it from there, as the CMB mode serves reads (the harness hands out the CMB's upper half
+in 4 KiB pieces: the image's own P2P allocator does that on the appliance and is not counted here). Counted: every instruction executed in the appliance's own functions (any source outside tests/: net/,
 net/tcp/, drivers/nic/netdev.c, drivers/nvme/, drivers/nvme/target/, mm/, lib/) plus what the C library routines
 they call directly execute (memcpy, memset, ...). Not counted: the host (its TCP and NVMe/TCP), the fake NIC and
 the fake drive (the hardware's work on the appliance) and the harness. The count is deterministic: the same code

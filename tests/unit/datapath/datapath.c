@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "drivers/nvme/target/nvmet.h"
 #include "drivers/nvme/target/nvmet_tcp.h"
@@ -102,7 +103,8 @@ unsigned dp_pass(struct dp *d)
 
 /* Where the write data the NIC received may be read by the drive: in the harness the
  * fake NIC's buffers (provider 1) are plain memory the fake drive reads, so the P2P rules
- * allow it; read data goes through DRAM (no device memory for it here). */
+ * allow it. Read data goes through DRAM, unless dp_opts.cmb_reads: then it lives in the
+ * drive's CMB (provider DP_CMB_PROVIDER), which the drive writes and the NIC gathers. */
 static int dp_mem_reach(const struct nvmet_bdev *b, uint16_t provider, const char **why)
 {
 	(void)b;
@@ -110,18 +112,70 @@ static int dp_mem_reach(const struct nvmet_bdev *b, uint16_t provider, const cha
 	return provider == 1 ? 0 : -ENODEV;
 }
 
+/* dp_opts.cmb_reads' device memory: the upper half of the drive's CMB (the driver carves
+ * its queues and lists from the lower half), in DP_CMB_GRANULE pieces handed out first
+ * fit, as the image's P2P allocator hands out the CMB it publishes (that allocator is the
+ * appliance's own code; this one is the harness's and is not counted). */
+#define DP_CMB_PROVIDER 2
+#define DP_CMB_GRANULE 4096u
+#define DP_CMB_PIECES 512u
+static struct dp *dp_cmb;                 /* the harness whose drive lends its CMB, or NULL */
+static uint8_t dp_cmb_used[DP_CMB_PIECES]; /* 1: piece taken; 2: taken, first of its run */
+static uint8_t *dp_cmb_base;
+static unsigned dp_cmb_pieces;
+unsigned dp_cmb_allocs;                   /* pieces' runs handed out since dp_start */
+
 static int dp_mem_alloc(const struct nvmet_bdev *b, uint32_t len, struct netdev_frag *out, const char **why)
 {
+	unsigned need = (len + DP_CMB_GRANULE - 1) / DP_CMB_GRANULE, run = 0;
 	(void)b;
-	(void)len;
-	(void)out;
-	*why = "no device memory for read data in the harness";
-	return -ENODEV;
+	memset(out, 0, sizeof(*out));
+	if (!dp_cmb) {
+		*why = "no device memory for read data in the harness";
+		return -ENODEV;
+	}
+	for (unsigned i = 0; i < dp_cmb_pieces && need; i++) {
+		run = dp_cmb_used[i] ? 0 : run + 1;
+		if (run < need)
+			continue;
+		unsigned first = i + 1 - need;
+		for (unsigned k = first; k <= i; k++)
+			dp_cmb_used[k] = k == first ? 2 : 1;
+		uint8_t *p = dp_cmb_base + (size_t)first * DP_CMB_GRANULE;
+		out->addr = dma_addr_device((uint64_t)(uintptr_t)p);
+		out->offset = (uint64_t)(p - dp_cmb->ctrl.cmb.cpu);
+		out->len = len;
+		out->provider = DP_CMB_PROVIDER;
+		dp_cmb_allocs++;
+		*why = NULL;
+		return 0;
+	}
+	*why = "the harness's CMB is full";
+	return -ENOMEM;
 }
 
 static void dp_mem_free(const struct netdev_frag *f)
 {
-	(void)f;
+	if (!dp_cmb || f->provider != DP_CMB_PROVIDER)
+		return;
+	unsigned i = (unsigned)(((uint8_t *)(uintptr_t)f->addr.bus - dp_cmb_base) / DP_CMB_GRANULE);
+	if (i >= dp_cmb_pieces || dp_cmb_used[i] != 2) {
+		fprintf(stderr, "datapath: device memory 0x%llx freed but not handed out\n",
+			(unsigned long long)f->addr.bus);
+		abort();
+	}
+	do
+		dp_cmb_used[i++] = 0;
+	while (i < dp_cmb_pieces && dp_cmb_used[i] == 1);
+}
+
+/* Device-memory pieces handed out and not freed (dp_opts.cmb_reads). */
+unsigned dp_cmb_in_use(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < dp_cmb_pieces; i++)
+		n += dp_cmb_used[i] != 0;
+	return n;
 }
 
 static const struct nvmet_tcp_mem_ops dp_mem_ops = { .reach = dp_mem_reach, .alloc = dp_mem_alloc,
@@ -478,10 +532,27 @@ int dp_start_opts(struct dp *d, const struct dp_opts *o)
 	timer_queue_init(&timer_default_queue);
 	dma_counters_reset();
 	fake_nvme_init(&d->drive);
+	if (o->cmb_reads) { /* a CMB as QEMU's nvme offers it (CAP.CMBS, NVMe 1.4 CMBMSC) */
+		d->drive.cap |= 1ull << 57;
+		d->drive.cmb_v14 = true;
+	}
 	if (o->mdts)
 		d->drive.mdts = o->mdts;
 	if ((rc = nvme_ctrl_init(&d->ctrl, "nvme0", &d->drive.bus, 1)) || (rc = nvme_register(&d->ctrl)))
 		return fail(d, rc, "the drive did not come up (%d)", rc);
+	dp_cmb = NULL;
+	if (o->cmb_reads) {
+		const struct nvme_cmb *m = &d->ctrl.cmb;
+		uint64_t half = m->size / 2;
+		if (!m->usable || !m->info.rds || !m->info.wds || m->reserved > half)
+			return fail(d, -ENODEV, "the drive's CMB is not usable for data (%s)",
+				    m->refused ? m->refused : "no reason given");
+		memset(dp_cmb_used, 0, sizeof(dp_cmb_used));
+		dp_cmb_allocs = 0;
+		dp_cmb_base = m->cpu + half;
+		dp_cmb_pieces = (unsigned)(half / DP_CMB_GRANULE < DP_CMB_PIECES ? half / DP_CMB_GRANULE : DP_CMB_PIECES);
+		dp_cmb = d;
+	}
 	fake_netdev_setup(&d->nic, o->nic_features);
 	d->seg_batches = o->seg_batches;
 	d->host_cwnd = o->host_cwnd;
@@ -852,6 +923,9 @@ int dp_stop(struct dp *d)
 	else if (nvmet_queue_count() || nvmet_ctrl_count())
 		bad = "a target queue or controller was not freed";
 	nvmet_fini();
+	if (dp_cmb && dp_cmb_in_use() && !bad)
+		bad = "device memory (the CMB) for read data not freed";
+	dp_cmb = NULL;
 	nvme_unregister(&d->ctrl);
 	nvme_ctrl_fini(&d->ctrl);
 	if (!bad && mm_pool_total_in_use())

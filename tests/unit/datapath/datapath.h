@@ -106,6 +106,9 @@ struct dp_opts {
 					      * Set, the host also advertises the room its stream
 					      * buffer has (DP_STREAM_MAX), as a receiver with a buffer */
 	unsigned host_delack_ms;
+	bool cmb_reads;                      /* read data in the drive's CMB (device memory the drive
+					      * writes and the NIC gathers from), as the CMB mode
+					      * serves reads; default: through DRAM */
 };
 
 /* dp_start with the options of o. */
@@ -161,6 +164,12 @@ int dp_liveness(struct dp *d);
  * 0 when every connection, queue and controller is freed, every NIC buffer is back, every
  * pool is empty and every DMA allocation of the drive freed; else -1 with d->why. */
 int dp_stop(struct dp *d);
+
+/* Device-memory pieces (dp_opts.cmb_reads) handed out for read data and not yet freed. */
+unsigned dp_cmb_in_use(void);
+
+/* Device-memory buffers (dp_opts.cmb_reads) handed out for read data since dp_start. */
+extern unsigned dp_cmb_allocs;
 
 /* One poll-loop pass (every registered poller, then due timers): its progress. */
 unsigned dp_pass(struct dp *d);

@@ -76,6 +76,25 @@ Test(datapath, write_and_read_4k_in_capsule_and_128k_through_r2t)
 	down();
 }
 
+/* The CMB mode's reads (dp_opts.cmb_reads): the drive writes the data into its CMB, the NIC
+ * gathers it from there, the bytes come back right and the device memory is freed. */
+Test(datapath, reads_with_their_data_in_the_drives_cmb)
+{
+	struct dp_opts o = { .nic_features = NETDEV_F_RX_SPLIT | NETDEV_F_TX_GATHER_DEV, .cmb_reads = true };
+	unit_pools_begin();
+	cr_assert_eq(dp_start_opts(&d, &o), 0, "%s", d.why);
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+	cr_assert(d.drive.cmse, "the drive's CMB is enabled for data");
+	write_then_read(10, 8, 4096, 1);
+	write_then_read(20, 256, 128 * 1024, 2);
+	cr_assert_eq(st->p2p_reads, 2, "both reads through device memory");
+	cr_assert_eq(st->p2p_read_bytes, 4096 + 128 * 1024);
+	cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_NO_CMB], 0);
+	cr_assert_eq(dp_cmb_allocs, 2);
+	cr_assert_eq(d.drive.cmb_silent_drops, 0);
+	down(); /* (dp_stop fails while a piece of the CMB is still handed out) */
+}
+
 Test(datapath, data_digests)
 {
 	up(true);
@@ -400,6 +419,15 @@ Test(datapath, reads_at_queue_depth_16_small_windows)
 {
 	struct dp_opts o = { .nic_features = NETDEV_F_RX_SPLIT, .host_cwnd = 8 * DP_MSS };
 	read_stream(&o, 16, 64 * 1024, 200, 0);
+}
+
+/* 128 KiB reads at queue depth 16 with their data in the drive's CMB (the CMB mode). */
+Test(datapath, reads_at_queue_depth_16_from_the_cmb)
+{
+	struct dp_opts o = { .nic_features = NETDEV_F_RX_SPLIT | NETDEV_F_TX_GATHER_DEV, .wscale = true,
+			     .cmb_reads = true };
+	read_stream(&o, 16, 128 * 1024, 200, 0);
+	cr_assert_geq(dp_cmb_allocs, 200, "every read through device memory");
 }
 
 /* 4 KiB reads at queue depth 16. */
