@@ -777,6 +777,7 @@ struct tcp_run {
 	uint32_t t_seq;
 	unsigned t_max; /* frames a train carries (dev->tx_train_max) */
 	bool train;
+	bool t_dev; /* the train's payload is in device memory (a train's is of one class) */
 	struct tcp_sndent *t_e; /* the entry of its last piece, on which it holds a reference */
 };
 
@@ -842,6 +843,18 @@ static inline __attribute__((always_inline)) void tcp_run_first(struct tcp_sock 
  * acknowledges, frees, appends or cuts entries (an entry at or after SND.NXT is not
  * acknowledged, so no completion frees it), and s->snd_cursor stays on the entry it holds,
  * at or before the next byte, for tcp_xmit_payload and later passes. */
+/* May a long run's cursor hold e, an entry in device memory? Only in a train run whose full
+ * segments are one device piece the device takes (tx_dev_bytes, netdev.h: a train is never
+ * copied through DRAM), and not while a train of host-memory payload is being built (a
+ * train's payload is of one class, r->t_dev; host_train): e's first frame then goes alone
+ * after that train (tcp_run_frame) and the next frame takes e. Out of line: once a device
+ * entry (values, not the run: the run stays in registers). */
+static __attribute__((noinline)) bool tcp_run_dev_ok(const struct tcp_sock *s, bool train, bool host_train)
+{
+	const struct netdev *d = net_if0.dev;
+	return train && !host_train && d && (!d->tx_dev_bytes || s->mss <= d->tx_dev_bytes);
+}
+
 static inline __attribute__((always_inline)) void tcp_run_cursor(struct tcp_sock *s, struct tcp_run *r, uint32_t len)
 {
 	if (__builtin_expect(len > r->left, 0) && r->stale && r->room > 2 * len) {
@@ -850,7 +863,8 @@ static inline __attribute__((always_inline)) void tcp_run_cursor(struct tcp_sock
 		struct tcp_sndent *e = s->snd_cursor;
 		uint32_t seq = r->seq;
 		r->stale = false;
-		if (e && e->frag.addr.cls != MEM_CLASS_DEVICE && SEQ_LEQ(e->seq, seq) && seq - e->seq < e->frag.len) {
+		if (e && SEQ_LEQ(e->seq, seq) && seq - e->seq < e->frag.len &&
+		    (e->frag.addr.cls != MEM_CLASS_DEVICE || tcp_run_dev_ok(s, r->train, r->nb && !r->t_dev))) {
 			r->e = e;
 			r->off = seq - e->seq;
 			r->left = e->frag.len - r->off;
@@ -861,7 +875,10 @@ static inline __attribute__((always_inline)) void tcp_run_cursor(struct tcp_sock
 /* tcp_xmit_payload for a long run's frame of len bytes at r->seq (tcp_output_run): within
  * the entry the run's cursor holds (tcp_run_cursor; host memory: one piece, no gather
  * limit), the piece straight from it, as tcp_xmit_payload's first case makes it; otherwise
- * tcp_xmit_payload. Returns the bytes gathered. */
+ * tcp_xmit_payload. (A device-memory entry is the cursor's only in a train run, whose
+ * frames within it go to the train, tcp_run_frame: here len is then past r->left, as the
+ * cursor was taken, or looked at and left, by tcp_run_frame just before.) Returns the
+ * bytes gathered. */
 static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp_sock *s, struct tcp_run *r,
 								      struct netbuf *nb, uint32_t len, uint32_t *pay)
 {
@@ -952,7 +969,7 @@ _Static_assert(NETBUF_MAX_FRAGS * TCP_RUN_HDR_BYTES + NETBUF_HEADROOM <= NETBUF_
  * loses the frames as on the wire (counted sent, the retransmission timer recovers them).
  * Returns -1 (refused) or 0. Out of line: rare. */
 static __attribute__((noinline)) int tcp_run_train_refused(struct tcp_sock *s, struct netbuf *nb, int rc,
-							   uint32_t bytes)
+							   uint32_t bytes, uint32_t dev_bytes)
 {
 	unsigned frames = nb->nfrags;
 
@@ -965,7 +982,8 @@ static __attribute__((noinline)) int tcp_run_train_refused(struct tcp_sock *s, s
 	net_counters.ip_tx += frames - 1;
 	s->segs_out += frames;
 	tcp_counters.segs_out += frames;
-	tcp_counters.tx_payload_host += bytes;
+	tcp_counters.tx_payload_host += bytes - dev_bytes;
+	tcp_counters.tx_payload_device += dev_bytes;
 	return 0;
 }
 
@@ -998,7 +1016,7 @@ static inline __attribute__((always_inline)) int tcp_run_train_send(struct tcp_s
 
 	r->nb = NULL;
 	if (__builtin_expect((rc = netdev_tx_train(dev, nb)) != 0, 0)) {
-		if (!tcp_run_train_refused(s, nb, rc, bytes))
+		if (!tcp_run_train_refused(s, nb, rc, bytes, r->t_dev ? bytes : 0))
 			return 0;
 		r->room += bytes;
 		r->pending += bytes;
@@ -1007,7 +1025,8 @@ static inline __attribute__((always_inline)) int tcp_run_train_send(struct tcp_s
 		return -1;
 	}
 	r->sums.segs += frames;
-	r->sums.pay[0] += bytes;
+	r->sums.pay[0] += r->t_dev ? 0 : bytes; /* (constant indices: the sums stay in registers) */
+	r->sums.pay[1] += r->t_dev ? bytes : 0;
 	if (!s->timing)
 		tcp_run_train_time(s, r->t_seq, r->seq);
 	return 0;
@@ -1059,6 +1078,7 @@ static inline __attribute__((always_inline)) int tcp_run_train_add(struct tcp_so
 		r->nb = nb;
 		r->t_seq = r->seq;
 		r->t_e = NULL;
+		r->t_dev = r->e->frag.addr.cls == MEM_CLASS_DEVICE;
 		h = nb->data;
 	} else {
 		h = nb->tail;

@@ -39,7 +39,7 @@ BOUNDS = {
     "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37700,
     "read-4k-cmb": 5200,
-    "read-128k-cmb": 29900,
+    "read-128k-cmb": 19600,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15

@@ -186,6 +186,8 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		if (!(dev->features & NETDEV_F_TX_TRAIN) || !fake_train_ok(nb))
 			return -EINVAL; /* (the caller keeps nb) */
 		fd->tx_trains++;
+		for (unsigned k = 0; k < nb->nfrags; k++)
+			fd->tx_train_dev_frames += nb->frags[k].addr.cls == MEM_CLASS_DEVICE;
 	}
 	if (fd->ntx >= FAKE_TX_MAX) {
 		fd->tx_dropped++;
@@ -201,7 +203,8 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		if (dev->tx_dev_bytes && nb->frags[i].len > dev->tx_dev_bytes)
 			fd->tx_over_limit++;
 	}
-	if (dev->tx_dev_frags && ndev > dev->tx_dev_frags)
+	/* (a train's frames carry one fragment each: its device pieces are one a frame) */
+	if (dev->tx_dev_frags && ndev > dev->tx_dev_frags && !(nb->flags & NETBUF_TX_TRAIN))
 		fd->tx_over_limit++;
 	if (nb->flags & NETBUF_TX_TSO) {
 		fake_tso_segment(fd, nb);
