@@ -540,12 +540,27 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	return submit_one(q, rq, done, arg, false);
 }
 
-/* (noinline: the image's LTO would fold it into the target's nvme_bdev_rw, whose own live
- * values then push the queue and slot pointers out of registers: the slot's address was
- * rebuilt from its index at every use; out of line, its body has the registers to itself) */
-__attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
-		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
-		   void *arg)
+/* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
+ * bytes, none empty, one memory class) go nvme_submit_rw's lean way, whose answers are those
+ * map_data and submit_one would give it without their tests? A live controller, room in q,
+ * an SQ in host memory, an I/O queue whose slots have host lists fit for SGL segments
+ * (q->sgl_lists), a byte-granular SGL drive, no CMB the entries could touch, at most one list
+ * page of entries, within MDTS (checked: there are entries, sg is not NULL). Anything else
+ * goes the general way, which answers it. */
+static inline __attribute__((always_inline)) bool rw_lean(const struct nvme_qpair *q, const struct nvme_ctrl *c,
+							  unsigned nsg, uint64_t bytes)
+{
+	return c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && !q->sq_in_cmb &&
+	       q->sgl_lists && (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
+	       (c->cmb.scheme == NVME_CMB_NONE || c->cmb.size == 0) && nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) &&
+	       bytes && (!c->max_xfer || bytes <= c->max_xfer);
+}
+
+/* nvme_submit_rw past its lean way: the nvme_request, through submit_one (out of line: the
+ * lean way keeps its registers). */
+static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba,
+						       uint32_t cdw12, const struct nvme_sg *sg, unsigned nsg,
+						       uint64_t bytes, bool checked, nvme_done_fn done, void *arg)
 {
 	/* what nvme_submit gets for a Read/Write, set field by field (no copy of a caller's
 	 * request): map_data reads it through the pointer */
@@ -563,6 +578,72 @@ __attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, u
 		.checked = checked,
 	};
 	return submit_one(q, &rq, done, arg, true);
+}
+
+/* (noinline: the image's LTO would fold it into the target's nvme_bdev_rw, whose own live
+ * values then push the queue and slot pointers out of registers: the slot's address was
+ * rebuilt from its index at every use; out of line, its body has the registers to itself) */
+__attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
+		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
+		   void *arg)
+{
+	struct nvme_ctrl *c = q->ctrl;
+
+	if (__builtin_expect(!checked || !rw_lean(q, c, nsg, bytes), 0))
+		return submit_rw_general(q, write, nsid, slba, cdw12, sg, nsg, bytes, checked, done, arg);
+	/* the common command in one pass, straight into its SQ entry and list (the clock first:
+	 * its call is made before the live values) */
+	const uint64_t deadline = clock_now_ns() + c->cmd_timeout_ns;
+	const uint16_t tail = q->ring.sq_tail;
+	struct nvme_cmd *slot = &q->cmds[q->free_cids[--q->nfree]];
+	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	const uint8_t opc = write ? NVME_CMD_WRITE : NVME_CMD_READ;
+	uint32_t list_bytes = 0;
+	uint8_t list_cls = MEM_CLASS_HOST;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = opc;
+	sqe->flags = NVME_SQE_PSDT_SGL;
+	sqe->cid = le16_make(slot->cid);
+	sqe->nsid = le32_make(nsid);
+	sqe->cdw10 = le32_make((uint32_t)slba);
+	sqe->cdw11 = le32_make((uint32_t)(slba >> 32));
+	sqe->cdw12 = le32_make(cdw12);
+	if (nsg == 1) {
+		/* SGL1 is the one Data Block: no list */
+		nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
+	} else {
+		/* SGL1 is the Last Segment over the Data Blocks in the slot's host list */
+		volatile struct nvme_sgl_desc *d = slot->host_list_cpu;
+		for (unsigned i = 0; i < nsg; i++)
+			nvme_sgl_desc_put(&d[i], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
+		list_bytes = nsg * (uint32_t)sizeof(*d);
+		list_cls = (uint8_t)q->host_lists.addr.cls;
+		nvme_sgl_desc_put(&sqe->dptr.sgl1, slot->host_list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
+	}
+	slot->data_bytes = bytes;
+	slot->data_cls = (uint8_t)sg[0].addr.cls;
+	slot->list_bytes = list_bytes;
+	slot->list_cls = list_cls;
+	slot->dir = (uint8_t)(write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	slot->state = NVME_CMD_ACTIVE;
+	slot->opc = opc;
+	slot->done = done;
+	slot->arg = arg;
+	slot->deadline_ns = deadline;
+	q->outstanding++;
+	if (cdw12 & NVME_RW_FUA)
+		c->st.fua++;
+	if (deadline < q->next_timeout_ns)
+		q->next_timeout_ns = deadline;
+	const uint16_t next = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	q->ring.sq_tail = next;
+	dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe)); /* (rw_lean: the SQ is in host memory) */
+	if (list_bytes)
+		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
+	__sync_synchronize(); /* SQE and list written before the doorbell */
+	q->st.submitted++;
+	wr32(c, q->sq_db, next);
+	return 0;
 }
 
 /* Retire a slot and call its completion. */

@@ -35,7 +35,7 @@ BOUNDS = {
     "write-4k": 4500,
     "read-4k": 4600,
     "write-128k": 35100,
-    "read-128k": 22000,
+    "read-128k": 21900,
     "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37700,
 }

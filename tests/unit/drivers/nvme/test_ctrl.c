@@ -353,6 +353,91 @@ Test(ctrl, a_gather_the_caller_checked_is_mapped_as_a_checked_one)
 	free(pool);
 }
 
+/* What one Read/Write leaves behind: its SQE as the drive fetched it, its slot's list, and
+ * what it counted (the controller's and the memory classes'). */
+struct rw_trace {
+	struct nvme_sqe sqe;
+	uint8_t list[16 * 8];
+	uint64_t fua, payload, list_bytes, submitted, completed;
+	struct dma_counters dma;
+};
+
+/* Submit one Read/Write on I/O queue 1, by nvme_submit_rw (rw true) or nvme_submit with the
+ * same request (the general path), complete it, and trace it. */
+static struct rw_trace rw_traced(bool rw, bool write, uint64_t slba, uint32_t cdw12, const struct nvme_sg *sg,
+				 unsigned nsg, uint32_t bytes)
+{
+	struct rw_trace t;
+	struct nvme_qpair *q = &c.io[0];
+	uint16_t at = q->ring.sq_tail;
+	uint16_t cid = q->free_cids[q->nfree - 1];
+	dma_counters_reset();
+	memset(&c.st, 0, sizeof(c.st));
+	memset(&q->st, 0, sizeof(q->st));
+	unsigned before = rw_done_count;
+	if (rw) {
+		cr_assert_eq(nvme_submit_rw(q, write, 1, slba, cdw12, sg, nsg, bytes, true, rw_done, NULL), 0);
+	} else {
+		struct nvme_request rq = { .opc = write ? NVME_CMD_WRITE : NVME_CMD_READ, .nsid = 1,
+					   .cdw10 = (uint32_t)slba, .cdw11 = (uint32_t)(slba >> 32), .cdw12 = cdw12,
+					   .sg = sg, .nsg = nsg, .sgl_total = bytes,
+					   .dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE, .count_payload = true,
+					   .checked = true };
+		cr_assert_eq(nvme_submit(q, &rq, rw_done, NULL), 0);
+	}
+	memcpy(&t.sqe, (const void *)(uintptr_t)&q->ring.sq[at], sizeof(t.sqe));
+	memcpy(t.list, q->cmds[cid].host_list_cpu, sizeof(t.list));
+	for (int i = 0; i < 100 && rw_done_count == before; i++)
+		nvme_qpair_poll(q, 16);
+	cr_assert_eq(rw_done_count, before + 1, "completed");
+	cr_assert_eq(rw_done_rc, 0);
+	t.fua = c.st.fua;
+	t.payload = c.st.payload_bytes[MEM_CLASS_HOST];
+	t.list_bytes = c.st.list_bytes[MEM_CLASS_HOST];
+	t.submitted = q->st.submitted;
+	t.completed = q->st.completed;
+	t.dma = *dma_counters();
+	return t;
+}
+
+/* nvme_submit_rw's lean way (a checked Read/Write on a byte-granular SGL drive without a
+ * CMB, its SQ in host memory) writes the command nvme_submit writes for the same request:
+ * the same SQE byte for byte, the same list, the same counts, for one entry (SGL1 a Data
+ * Block) and a gather (a Last Segment over the slot's list), with and without FUA. */
+Test(ctrl, the_lean_read_write_is_the_command_of_the_general_path)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	enum { N = 5, E = 1024 };
+	struct nvme_sg sg[N];
+	uint8_t *pool = gather_pool(sg, N, E, E, 9);
+	struct nvme_sg one = sg_host(pool, N * E - 1024); /* one entry (SGL1 a Data Block) */
+	for (unsigned fua = 0; fua < 2; fua++) {
+		for (unsigned n = 1; n <= N; n += N - 1) {
+			const struct nvme_sg *s = n == 1 ? &one : sg;
+			uint32_t bytes = n == 1 ? one.len : N * E;
+			uint32_t cdw12 = (bytes / 512 - 1) | (fua ? NVME_RW_FUA : 0);
+			for (int write = 0; write < 2; write++) {
+				struct rw_trace lean = rw_traced(true, write, 64, cdw12, s, n, bytes);
+				struct rw_trace general = rw_traced(false, write, 64, cdw12, s, n, bytes);
+				cr_assert_eq(memcmp(&lean.sqe, &general.sqe, sizeof(lean.sqe)), 0,
+					     "the same SQE (n %u, write %d, fua %u)", n, write, fua);
+				cr_assert_eq(memcmp(lean.list, general.list, n > 1 ? n * 16 : 0), 0, "the same list");
+				cr_assert_eq(lean.fua, general.fua);
+				cr_assert_eq(lean.fua, fua);
+				cr_assert_eq(lean.payload, bytes);
+				cr_assert_eq(lean.payload, general.payload);
+				cr_assert_eq(lean.list_bytes, general.list_bytes);
+				cr_assert_eq(lean.list_bytes, n > 1 ? n * 16 : 0);
+				cr_assert_eq(lean.submitted, 1);
+				cr_assert_eq(general.submitted, 1);
+				cr_assert_eq(lean.completed, general.completed);
+				cr_assert_eq(memcmp(&lean.dma, &general.dma, sizeof(lean.dma)), 0, "the same DMA counts");
+			}
+		}
+	}
+	free(pool);
+}
+
 Test(ctrl, io_beyond_the_namespace_end_is_erange)
 {
 	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
