@@ -580,20 +580,37 @@ static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, boo
 	return submit_one(q, &rq, done, arg, true);
 }
 
-/* (noinline: the image's LTO would fold it into the target's nvme_bdev_rw, whose own live
- * values then push the queue and slot pointers out of registers: the slot's address was
- * rebuilt from its index at every use; out of line, its body has the registers to itself) */
-__attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
-		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
-		   void *arg)
+/* (noipa: out of line, its body has the registers to itself, its arguments as declared: the
+ * image's LTO would fold it into the target's nvme_bdev_rw, or split its data argument, and
+ * its caller's tail call would go) */
+__attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
+					  void *arg)
 {
-	struct nvme_ctrl *c = q->ctrl;
+	const uint64_t now = clock_now_ns(); /* first: its call is made before the live values */
+	struct nvme_ctrl *c = rt->c;
+	const struct nvme_sg *sg = d.sg;
+	const unsigned nsg = d.nsg;
+	const bool write = d.write;
+	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
+	int rc = -EIO;
 
-	if (__builtin_expect(!checked || !rw_lean(q, c, nsg, bytes), 0))
-		return submit_rw_general(q, write, nsid, slba, cdw12, sg, nsg, bytes, checked, done, arg);
-	/* the common command in one pass, straight into its SQ entry and list (the clock first:
-	 * its call is made before the live values) */
-	const uint64_t deadline = clock_now_ns() + c->cmd_timeout_ns;
+	if (__builtin_expect(!c || !c->nio, 0))
+		goto refused;
+	unsigned qi = rt->next_q < c->nio ? rt->next_q : 0;
+	rt->next_q = qi + 1;
+	struct nvme_qpair *q = &c->io[qi];
+	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
+				* from it (not rebuilt from the index at each use) */
+	if (__builtin_expect(!d.checked || !rw_lean(q, c, nsg, bytes), 0)) {
+		rc = submit_rw_general(q, write, rt->nsid, slba, cdw12, sg, nsg, bytes, d.checked, rt->done, arg);
+		if (rc == 0)
+			return 0;
+		goto refused;
+	}
+	const uint32_t nsid = rt->nsid;
+	const nvme_done_fn done = rt->done;
+	/* the common command in one pass, straight into its SQ entry and list */
+	const uint64_t deadline = now + c->cmd_timeout_ns;
 	const uint16_t tail = q->ring.sq_tail;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[--q->nfree]];
 	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
@@ -644,6 +661,10 @@ __attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, u
 	q->st.submitted++;
 	wr32(c, q->sq_db, next);
 	return 0;
+refused:
+	if (rt->refused)
+		rt->refused(arg, rc, NULL);
+	return rc;
 }
 
 /* Retire a slot and call its completion. */
