@@ -692,8 +692,8 @@ static void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
 	}
 }
 
-/* One completion. */
-static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
+/* One completion (complete_lean's answer for everything it does not take: out of line). */
+static __attribute__((noinline)) void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	if (le16_get(e->cid) >= q->ring.depth - 1 || q->cmds[le16_get(e->cid)].state == NVME_CMD_FREE) {
@@ -737,6 +737,30 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 		       q->qid, slot->cid, slot->opc, (le16_get(e->status) >> 1) & 0x7ff, nvme_status_str(le16_get(e->status)));
 	}
 	nvme_cmd_finish(q, slot, rc, e);
+}
+
+/* One completion as complete() answers it, for the common one: a success of an ACTIVE
+ * command on a queue whose SQ is in host memory (the queue entries' classes constant);
+ * anything else (an error, an idle, aborting or quarantined slot, an SQ in the CMB) goes
+ * complete(). */
+static inline __attribute__((always_inline)) void complete_lean(struct nvme_qpair *q, const struct nvme_cqe *e)
+{
+	const uint16_t cid = le16_get(e->cid);
+	if (__builtin_expect(cid >= q->ring.depth - 1, 0))
+		return complete(q, e);
+	struct nvme_cmd *slot = &q->cmds[cid];
+	if (__builtin_expect(slot->state != NVME_CMD_ACTIVE || (le16_get(e->status) & 0xfffe) || q->sq_in_cmb, 0))
+		return complete(q, e);
+	struct nvme_ctrl *c = q->ctrl;
+	/* the queue entries are DMA too: the SQE fetched, the CQE posted to DRAM and read by
+	 * the CPU (complete()'s accounting with the host classes) */
+	dma_account(MEM_CLASS_HOST, DMA_TO_DEVICE, sizeof(struct nvme_sqe));
+	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, sizeof(struct nvme_cqe));
+	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
+	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_sqe) + sizeof(struct nvme_cqe);
+	q->st.completed++;
+	account(c, slot);
+	nvme_cmd_finish(q, slot, 0, e);
 }
 
 /* Fail every command in flight on every queue with rc (their owners get their buffers back:
@@ -888,7 +912,7 @@ int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
 		if (nvme_ring_pop_sqhd(&q->ring, le16_get(e.sqhd)) < 0)
 			log_warn("%s: q%u: CQE with SQHD %u outside the queue", c->name, q->qid, le16_get(e.sqhd));
 		n++;
-		complete(q, &e);
+		complete_lean(q, &e);
 	}
 	if (n)
 		wr32(c, q->cq_db, q->ring.cq_head);
