@@ -551,6 +551,15 @@ const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struc
 NVMET_HOT_INLINE void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
 {
 	out->len = req_data_len(sqe);
+	if (rw_fast_for(q, sqe)) {
+		/* a Read/Write of the queue's valid rw_fast (a live I/O queue with a controller):
+		 * req_dir and req_bdev's answers without their other tests */
+		out->dir = sqe->opc == NVME_CMD_WRITE ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+		out->bdev = &q->rw_fast.ns->bdev;
+		out->qid = q->qid;
+		out->qsize = q->size;
+		return;
+	}
 	out->dir = req_dir(q, sqe);
 	out->bdev = req_bdev(q, sqe);
 	out->qid = q->ctrl ? q->qid : -1;
