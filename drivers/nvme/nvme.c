@@ -540,20 +540,34 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	return submit_one(q, rq, done, arg, false);
 }
 
+/* Does an entry of sg touch the controller's CMB (its BAR range: inside it or across an
+ * end)? Only when it has one: the walk is for drives with a CMB. */
+static inline __attribute__((always_inline)) bool sg_near_cmb(const struct nvme_ctrl *c, const struct nvme_sg *sg,
+							      unsigned nsg)
+{
+	const struct nvme_cmb *m = &c->cmb;
+	if (m->scheme == NVME_CMB_NONE || m->size == 0)
+		return false;
+	for (unsigned i = 0; i < nsg; i++)
+		if (sg[i].addr.bus < m->bus + m->size && sg[i].addr.bus + sg[i].len > m->bus)
+			return true;
+	return false;
+}
+
 /* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
  * bytes, none empty, one memory class) go nvme_submit_rw's lean way, whose answers are those
  * map_data and submit_one would give it without their tests? A live controller, room in q,
- * an SQ in host memory, an I/O queue whose slots have host lists fit for SGL segments
- * (q->sgl_lists), a byte-granular SGL drive, no CMB the entries could touch, at most one list
- * page of entries, within MDTS (checked: there are entries, sg is not NULL). Anything else
- * goes the general way, which answers it. */
+ * an I/O queue whose slots have host lists fit for SGL segments (q->sgl_lists), a
+ * byte-granular SGL drive, no entry near its CMB, at most one list page of entries, within
+ * MDTS (checked: there are entries, sg is not NULL). Anything else goes the general way,
+ * which answers it. */
 static inline __attribute__((always_inline)) bool rw_lean(const struct nvme_qpair *q, const struct nvme_ctrl *c,
-							  unsigned nsg, uint64_t bytes)
+							  const struct nvme_sg *sg, unsigned nsg, uint64_t bytes)
 {
-	return c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && !q->sq_in_cmb &&
-	       q->sgl_lists && (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
-	       (c->cmb.scheme == NVME_CMB_NONE || c->cmb.size == 0) && nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) &&
-	       bytes && (!c->max_xfer || bytes <= c->max_xfer);
+	return c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && q->sgl_lists &&
+	       (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
+	       nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes &&
+	       (!c->max_xfer || bytes <= c->max_xfer) && !sg_near_cmb(c, sg, nsg);
 }
 
 /* nvme_submit_rw past its lean way: the nvme_request, through submit_one (out of line: the
@@ -601,7 +615,7 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_qpair *q = &c->io[qi];
 	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
 				* from it (not rebuilt from the index at each use) */
-	if (__builtin_expect(!d.checked || !rw_lean(q, c, nsg, bytes), 0)) {
+	if (__builtin_expect(!d.checked || !rw_lean(q, c, sg, nsg, bytes), 0)) {
 		rc = submit_rw_general(q, write, rt->nsid, slba, cdw12, sg, nsg, bytes, d.checked, rt->done, arg);
 		if (rc == 0)
 			return 0;
@@ -613,7 +627,10 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	const uint64_t deadline = now + c->cmd_timeout_ns;
 	const uint16_t tail = q->ring.sq_tail;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[--q->nfree]];
-	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	/* an SQ in host memory gets the entry where it goes; one in the CMB gets it in dword
+	 * stores from a copy (nvme_ring_push, as submit_one) */
+	struct nvme_sqe local;
+	struct nvme_sqe *sqe = q->sq_in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
 	const uint8_t opc = write ? NVME_CMD_WRITE : NVME_CMD_READ;
 	uint32_t list_bytes = 0;
 	uint8_t list_cls = MEM_CLASS_HOST;
@@ -652,14 +669,18 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	const uint16_t next = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
-	q->ring.sq_tail = next;
-	dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe)); /* (rw_lean: the SQ is in host memory) */
+	if (sqe == &local) {
+		nvme_ring_push(&q->ring, &local); /* (its room checked: rw_lean) */
+		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
+	} else {
+		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+		dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe));
+	}
 	if (list_bytes)
 		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
-	__sync_synchronize(); /* SQE and list written before the doorbell */
+	__sync_synchronize(); /* SQE, list and WC stores to the CMB drained before the doorbell */
 	q->st.submitted++;
-	wr32(c, q->sq_db, next);
+	wr32(c, q->sq_db, q->ring.sq_tail);
 	return 0;
 refused:
 	if (rt->refused)
@@ -740,24 +761,24 @@ static __attribute__((noinline)) void complete(struct nvme_qpair *q, const struc
 }
 
 /* One completion as complete() answers it, for the common one: a success of an ACTIVE
- * command on a queue whose SQ is in host memory (the queue entries' classes constant);
- * anything else (an error, an idle, aborting or quarantined slot, an SQ in the CMB) goes
- * complete(). */
+ * command; anything else (an error, an idle, aborting or quarantined slot) goes complete(). */
 static inline __attribute__((always_inline)) void complete_lean(struct nvme_qpair *q, const struct nvme_cqe *e)
 {
 	const uint16_t cid = le16_get(e->cid);
 	if (__builtin_expect(cid >= q->ring.depth - 1, 0))
 		return complete(q, e);
 	struct nvme_cmd *slot = &q->cmds[cid];
-	if (__builtin_expect(slot->state != NVME_CMD_ACTIVE || (le16_get(e->status) & 0xfffe) || q->sq_in_cmb, 0))
+	if (__builtin_expect(slot->state != NVME_CMD_ACTIVE || (le16_get(e->status) & 0xfffe), 0))
 		return complete(q, e);
 	struct nvme_ctrl *c = q->ctrl;
-	/* the queue entries are DMA too: the SQE fetched, the CQE posted to DRAM and read by
-	 * the CPU (complete()'s accounting with the host classes) */
-	dma_account(MEM_CLASS_HOST, DMA_TO_DEVICE, sizeof(struct nvme_sqe));
+	/* the queue entries are DMA too: the SQE fetched (from the CMB when the SQ lives there),
+	 * the CQE posted to DRAM and read by the CPU (complete()'s accounting) */
+	const enum mem_class sq_cls = q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST;
+	dma_account(sq_cls, DMA_TO_DEVICE, sizeof(struct nvme_sqe));
 	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, sizeof(struct nvme_cqe));
 	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
-	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_sqe) + sizeof(struct nvme_cqe);
+	c->st.queue_bytes[sq_cls] += sizeof(struct nvme_sqe);
+	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_cqe);
 	q->st.completed++;
 	account(c, slot);
 	nvme_cmd_finish(q, slot, 0, e);

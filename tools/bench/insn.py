@@ -34,7 +34,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 4400,
     "read-4k": 4500,
-    "write-128k": 35000,
+    "write-128k": 35100,
     "read-128k": 21900,
     "write-4k-ddgst": 37800,
     "read-4k-ddgst": 37700,

@@ -618,6 +618,31 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert_eq(f.cmb_silent_drops, 0);
 }
 
+/* With a CMB (and the I/O SQ in it, CMBSZ.SQS), a Read/Write of host memory still goes the
+ * lean way, its SQE copied into the CMB in dwords: the command of the general path again;
+ * one whose data is in the CMB goes the general way (its list in the CMB, as the drive
+ * needs it). */
+Test(ctrl, the_lean_read_write_beside_a_cmb_is_the_command_of_the_general_path)
+{
+	struct nvme_sg sg[5];
+	uint8_t *pool = gather_pool(sg, 5, 1024, 1024, 11);
+	enable_v14_cmb();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert(c.cmb.usable);
+	cr_assert(c.io[0].sq_in_cmb);
+	const struct nvme_sg one = sg_host(pool, 4096);
+	lean_and_general_agree(&one, 1, 4096);
+	lean_and_general_agree(sg, 5, 5 * 1024);
+	uint64_t off = 1u << 20;
+	fill(f.cmb + off, 4096, 4);
+	struct nvme_sg in_cmb[2] = { sg_cmb(off, 1536), sg_cmb(off + 1536, 4096 - 1536) };
+	uint64_t device_lists = c.st.list_bytes[MEM_CLASS_DEVICE];
+	cr_assert_eq(submit_rw_write(40, in_cmb, 2, 8, true), 0);
+	cr_assert_eq(memcmp(f.media + 40 * 512, f.cmb + off, 4096), 0);
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_DEVICE] - device_lists, 2 * 16, "its list in the CMB");
+	free(pool);
+}
+
 Test(ctrl, sq_in_cmb_can_be_turned_off)
 {
 	enable_v14_cmb();
