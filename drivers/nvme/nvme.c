@@ -540,12 +540,41 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	return submit_one(q, rq, done, arg, false);
 }
 
-/* (noinline: the image's LTO would fold it into the target's nvme_bdev_rw, whose own live
- * values then push the queue and slot pointers out of registers: the slot's address was
- * rebuilt from its index at every use; out of line, its body has the registers to itself) */
-__attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
-		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
-		   void *arg)
+/* Does an entry of sg touch the controller's CMB (its BAR range: inside it or across an
+ * end)? Only when it has one: the walk is for drives with a CMB. */
+static inline __attribute__((always_inline)) bool sg_near_cmb(const struct nvme_ctrl *c, const struct nvme_sg *sg,
+							      unsigned nsg)
+{
+	const struct nvme_cmb *m = &c->cmb;
+	if (m->scheme == NVME_CMB_NONE || m->size == 0)
+		return false;
+	for (unsigned i = 0; i < nsg; i++)
+		if (sg[i].addr.bus < m->bus + m->size && sg[i].addr.bus + sg[i].len > m->bus)
+			return true;
+	return false;
+}
+
+/* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
+ * bytes, none empty, one memory class) go nvme_submit_rw's lean way, whose answers are those
+ * map_data and submit_one would give it without their tests? A live controller, room in q,
+ * an I/O queue whose slots have host lists fit for SGL segments (q->sgl_lists), a
+ * byte-granular SGL drive, no entry near its CMB, at most one list page of entries, within
+ * MDTS (checked: there are entries, sg is not NULL). Anything else goes the general way,
+ * which answers it. */
+static inline __attribute__((always_inline)) bool rw_lean(const struct nvme_qpair *q, const struct nvme_ctrl *c,
+							  const struct nvme_sg *sg, unsigned nsg, uint64_t bytes)
+{
+	return c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && q->sgl_lists &&
+	       (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
+	       nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes &&
+	       (!c->max_xfer || bytes <= c->max_xfer) && !sg_near_cmb(c, sg, nsg);
+}
+
+/* nvme_submit_rw past its lean way: the nvme_request, through submit_one (out of line: the
+ * lean way keeps its registers). */
+static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba,
+						       uint32_t cdw12, const struct nvme_sg *sg, unsigned nsg,
+						       uint64_t bytes, bool checked, nvme_done_fn done, void *arg)
 {
 	/* what nvme_submit gets for a Read/Write, set field by field (no copy of a caller's
 	 * request): map_data reads it through the pointer */
@@ -563,6 +592,100 @@ __attribute__((noinline)) int nvme_submit_rw(struct nvme_qpair *q, bool write, u
 		.checked = checked,
 	};
 	return submit_one(q, &rq, done, arg, true);
+}
+
+/* (noipa: out of line, its body has the registers to itself, its arguments as declared: the
+ * image's LTO would fold it into the target's nvme_bdev_rw, or split its data argument, and
+ * its caller's tail call would go) */
+__attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
+					  void *arg)
+{
+	const uint64_t now = clock_now_ns(); /* first: its call is made before the live values */
+	struct nvme_ctrl *c = rt->c;
+	const struct nvme_sg *sg = d.sg;
+	const unsigned nsg = d.nsg;
+	const bool write = d.write;
+	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
+	int rc = -EIO;
+
+	if (__builtin_expect(!c || !c->nio, 0))
+		goto refused;
+	unsigned qi = rt->next_q < c->nio ? rt->next_q : 0;
+	rt->next_q = qi + 1;
+	struct nvme_qpair *q = &c->io[qi];
+	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
+				* from it (not rebuilt from the index at each use) */
+	if (__builtin_expect(!d.checked || !rw_lean(q, c, sg, nsg, bytes), 0)) {
+		rc = submit_rw_general(q, write, rt->nsid, slba, cdw12, sg, nsg, bytes, d.checked, rt->done, arg);
+		if (rc == 0)
+			return 0;
+		goto refused;
+	}
+	const uint32_t nsid = rt->nsid;
+	const nvme_done_fn done = rt->done;
+	/* the common command in one pass, straight into its SQ entry and list */
+	const uint64_t deadline = now + c->cmd_timeout_ns;
+	const uint16_t tail = q->ring.sq_tail;
+	struct nvme_cmd *slot = &q->cmds[q->free_cids[--q->nfree]];
+	/* an SQ in host memory gets the entry where it goes; one in the CMB gets it in dword
+	 * stores from a copy (nvme_ring_push, as submit_one) */
+	struct nvme_sqe local;
+	struct nvme_sqe *sqe = q->sq_in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	const uint8_t opc = write ? NVME_CMD_WRITE : NVME_CMD_READ;
+	uint32_t list_bytes = 0;
+	uint8_t list_cls = MEM_CLASS_HOST;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opc = opc;
+	sqe->flags = NVME_SQE_PSDT_SGL;
+	sqe->cid = le16_make(slot->cid);
+	sqe->nsid = le32_make(nsid);
+	sqe->cdw10 = le32_make((uint32_t)slba);
+	sqe->cdw11 = le32_make((uint32_t)(slba >> 32));
+	sqe->cdw12 = le32_make(cdw12);
+	if (nsg == 1) {
+		/* SGL1 is the one Data Block: no list */
+		nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
+	} else {
+		/* SGL1 is the Last Segment over the Data Blocks in the slot's host list */
+		volatile struct nvme_sgl_desc *d = slot->host_list_cpu;
+		for (unsigned i = 0; i < nsg; i++)
+			nvme_sgl_desc_put(&d[i], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
+		list_bytes = nsg * (uint32_t)sizeof(*d);
+		list_cls = (uint8_t)q->host_lists.addr.cls;
+		nvme_sgl_desc_put(&sqe->dptr.sgl1, slot->host_list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
+	}
+	slot->data_bytes = bytes;
+	slot->data_cls = (uint8_t)sg[0].addr.cls;
+	slot->list_bytes = list_bytes;
+	slot->list_cls = list_cls;
+	slot->dir = (uint8_t)(write ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	slot->state = NVME_CMD_ACTIVE;
+	slot->opc = opc;
+	slot->done = done;
+	slot->arg = arg;
+	slot->deadline_ns = deadline;
+	q->outstanding++;
+	if (cdw12 & NVME_RW_FUA)
+		c->st.fua++;
+	if (deadline < q->next_timeout_ns)
+		q->next_timeout_ns = deadline;
+	if (sqe == &local) {
+		nvme_ring_push(&q->ring, &local); /* (its room checked: rw_lean) */
+		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
+	} else {
+		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+		dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe));
+	}
+	if (list_bytes)
+		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
+	__sync_synchronize(); /* SQE, list and WC stores to the CMB drained before the doorbell */
+	q->st.submitted++;
+	wr32(c, q->sq_db, q->ring.sq_tail);
+	return 0;
+refused:
+	if (rt->refused)
+		rt->refused(arg, rc, NULL);
+	return rc;
 }
 
 /* Retire a slot and call its completion. */
@@ -590,8 +713,8 @@ static void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
 	}
 }
 
-/* One completion. */
-static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
+/* One completion (complete_lean's answer for everything it does not take: out of line). */
+static __attribute__((noinline)) void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	if (le16_get(e->cid) >= q->ring.depth - 1 || q->cmds[le16_get(e->cid)].state == NVME_CMD_FREE) {
@@ -635,6 +758,30 @@ static void complete(struct nvme_qpair *q, const struct nvme_cqe *e)
 		       q->qid, slot->cid, slot->opc, (le16_get(e->status) >> 1) & 0x7ff, nvme_status_str(le16_get(e->status)));
 	}
 	nvme_cmd_finish(q, slot, rc, e);
+}
+
+/* One completion as complete() answers it, for the common one: a success of an ACTIVE
+ * command; anything else (an error, an idle, aborting or quarantined slot) goes complete(). */
+static inline __attribute__((always_inline)) void complete_lean(struct nvme_qpair *q, const struct nvme_cqe *e)
+{
+	const uint16_t cid = le16_get(e->cid);
+	if (__builtin_expect(cid >= q->ring.depth - 1, 0))
+		return complete(q, e);
+	struct nvme_cmd *slot = &q->cmds[cid];
+	if (__builtin_expect(slot->state != NVME_CMD_ACTIVE || (le16_get(e->status) & 0xfffe), 0))
+		return complete(q, e);
+	struct nvme_ctrl *c = q->ctrl;
+	/* the queue entries are DMA too: the SQE fetched (from the CMB when the SQ lives there),
+	 * the CQE posted to DRAM and read by the CPU (complete()'s accounting) */
+	const enum mem_class sq_cls = q->sq_in_cmb ? MEM_CLASS_DEVICE : MEM_CLASS_HOST;
+	dma_account(sq_cls, DMA_TO_DEVICE, sizeof(struct nvme_sqe));
+	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, sizeof(struct nvme_cqe));
+	dma_account_cpu(MEM_CLASS_HOST, sizeof(struct nvme_cqe));
+	c->st.queue_bytes[sq_cls] += sizeof(struct nvme_sqe);
+	c->st.queue_bytes[MEM_CLASS_HOST] += sizeof(struct nvme_cqe);
+	q->st.completed++;
+	account(c, slot);
+	nvme_cmd_finish(q, slot, 0, e);
 }
 
 /* Fail every command in flight on every queue with rc (their owners get their buffers back:
@@ -786,7 +933,7 @@ int nvme_qpair_poll(struct nvme_qpair *q, unsigned budget)
 		if (nvme_ring_pop_sqhd(&q->ring, le16_get(e.sqhd)) < 0)
 			log_warn("%s: q%u: CQE with SQHD %u outside the queue", c->name, q->qid, le16_get(e.sqhd));
 		n++;
-		complete(q, &e);
+		complete_lean(q, &e);
 	}
 	if (n)
 		wr32(c, q->cq_db, q->ring.cq_head);

@@ -487,14 +487,36 @@ struct nvme_request {
  * (controller failed). */
 int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_fn done, void *arg);
 
-/* A Read (write false) or Write of nsid at slba on q: what nvme_submit() does for the
- * nvme_request {opc, nsid, cdw10/11 = slba, cdw12 (NLB - 1, FUA), sg/nsg, sgl_total = bytes,
- * dir, count_payload, checked}, with the same checks and answers, built from the arguments
- * (the target's Read/Write on an NVMe namespace: no request struct of the caller's).
- * checked: nvme_request.checked (true only when it holds: the answers are then the same). */
-int nvme_submit_rw(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba, uint32_t cdw12,
-		   const struct nvme_sg *sg, unsigned nsg, uint64_t bytes, bool checked, nvme_done_fn done,
-		   void *arg);
+/* What one caller's Reads and Writes to one namespace share (the target's NVMe backend keeps
+ * one per namespace): the controller and namespace, the block size, the I/O queue of the
+ * next command (round robin), the completion and the refusal callbacks. */
+struct nvme_rw_route {
+	struct nvme_ctrl *c;
+	uint32_t nsid;
+	unsigned lba_shift;   /* log2 of the namespace's block size */
+	unsigned next_q;      /* c->io[next_q] takes the next command (0 when past c->nio) */
+	nvme_done_fn done;    /* a submitted command's completion (from nvme_qpair_poll()) */
+	nvme_done_fn refused; /* a command not submitted: refused(arg, rc, NULL) before
+			       * nvme_submit_rw() returns rc (NULL: none) */
+};
+
+/* A Read/Write's data for nvme_submit_rw() (16 bytes: passed in two registers). checked:
+ * nvme_request.checked (true only when it holds: the answers are then the same). */
+struct nvme_rw_data {
+	const struct nvme_sg *sg;
+	uint32_t nsg;
+	bool write;           /* a Write (the controller reads sg), else a Read */
+	bool checked;
+};
+
+/* A Read or Write at slba through rt on its next I/O queue: what nvme_submit() does for the
+ * nvme_request {opc, nsid, cdw10/11 = slba, cdw12 (NLB - 1, FUA), sg/nsg, sgl_total = NLB <<
+ * lba_shift, dir, count_payload, checked}, with the same checks and answers, built from the
+ * arguments (the target's Read/Write on an NVMe namespace: no request struct of the
+ * caller's). A refusal (nvme_submit()'s errno) also goes to rt->refused, so that a caller
+ * may end with this call (the target's Read/Write is a chain of tail calls down to the
+ * doorbell). */
+int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d, void *arg);
 
 /* Reap up to budget completions and handle timeouts (Abort, then give up). Returns the number
  * of completions handled, or -EIO when the controller reports a fatal status. */

@@ -32,11 +32,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 4500,
-    "read-4k": 4600,
+    "write-4k": 4400,
+    "read-4k": 4500,
     "write-128k": 35100,
-    "read-128k": 22000,
-    "write-4k-ddgst": 37900,
+    "read-128k": 21900,
+    "write-4k-ddgst": 37800,
     "read-4k-ddgst": 37700,
     "read-4k-cmb": 5200,
     "read-128k-cmb": 19600,

@@ -175,8 +175,9 @@ struct nvmet_bdev_ops {
 	/* Optional: a Read (write false) or Write of req at slba, nlb blocks, FUA as asked, its
 	 * data req->data.sg/nsg (req->data.len bytes, checked against nlb by the core), submitted
 	 * to the device with nvmet_rw_done(req, rc, cqe) as its completion (no nvmet_bio). The
-	 * core uses it only where FUA needs no emulation (fua, or no volatile cache). Returns as
-	 * submit. */
+	 * core uses it only where FUA needs no emulation (fua, or no volatile cache). A refusal
+	 * (submit's errno) is completed by the backend itself, through nvmet_rw_refused(req, rc,
+	 * NULL), before it returns rc: the core's call is its last (a tail call). */
 	int (*rw)(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua);
 };
 
@@ -184,6 +185,11 @@ struct nvmet_bdev_ops {
  * the request): a device status in cqe stays the host's status (rc and cqe as the NVMe
  * driver hands them: rc != 0 with a cqe, the drive failed it). */
 void nvmet_rw_done(void *req, int rc, const struct nvme_cqe *cqe);
+
+/* A Read/Write that ops->rw could not submit (rc its errno; cqe unused, NULL): completed with
+ * Namespace Not Ready for -ENODEV, else the errno's status (an nvme_done_fn, as
+ * nvme_rw_route.refused). */
+void nvmet_rw_refused(void *req, int rc, const struct nvme_cqe *cqe);
 
 struct nvmet_bdev {
 	const struct nvmet_bdev_ops *ops;
@@ -202,9 +208,12 @@ struct nvmet_bdev {
 	const void *priv_hint;           /* the backend's own (NVMe: the namespace it last found) */
 	uint32_t priv_gen;               /* the backend's own (NVMe: the controller's gen when the
 					  * namespace and the I/O queues were last found usable) */
-	unsigned next_q;                 /* the backend's own (NVMe: the I/O queue of the next command,
-					  * round robin per namespace, not a file-scope counter) */
+	unsigned next_q;                 /* (unused: the NVMe backend's queue of the next command is
+					  * its route's next_q) */
 	char name[24];
+	/* the backend's own (NVMe: the controller, namespace and queue rotation of its
+	 * Reads/Writes, set at open, its c cleared at close) */
+	struct nvme_rw_route route;
 };
 
 /* Open the backend of config namespace ns of subsystem si: fills *out, 0 or negative errno. */

@@ -2,7 +2,7 @@
  * nvmet_bdev_nvme.c - the namespace backend over the local NVMe host driver: a config
  * namespace /dev/nvmeXnY is namespace Y of the X-th registered controller. Commands are
  * submitted asynchronously on the controller's I/O queues (round robin per namespace:
- * nvmet_bdev.next_q, state of the namespace, not of the file) with the
+ * its nvme_rw_route.next_q, state of the namespace, not of the file) with the
  * request's segments as they are (host DRAM or a CMB: the driver builds PRPs/SGLs, in
  * the CMB when the data is there), and complete from the driver's poller. FUA is passed in
  * CDW12 (NVMe drives honour it), the drive's volatile write cache (Identify VWC) is reported
@@ -49,27 +49,53 @@ static int nvme_bdev_usable_slow(struct nvmet_bdev *b, struct nvme_ctrl *c)
 	return 0;
 }
 
-/* nvme_bdev_usable_slow's answer, checked once per change of the controller's queues or
- * namespaces (nvme_ctrl.gen) rather than per command: while the controller is LIVE with the
- * gen of the last check that passed, nothing it looked at has changed. */
+/* Is nvme_bdev_usable_slow's answer known to be 0? It is checked once per change of the
+ * controller's queues or namespaces (nvme_ctrl.gen) rather than per command: while the
+ * controller is LIVE with the gen of the last check that passed, nothing it looked at has
+ * changed. */
+static inline bool nvme_bdev_usable_known(const struct nvmet_bdev *b, const struct nvme_ctrl *c)
+{
+	return __builtin_expect(c->state == NVME_CTRL_LIVE && b->priv_gen == c->gen, 1);
+}
+
+/* nvme_bdev_usable_slow's answer, 0 at once when nvme_bdev_usable_known. */
 static inline int nvme_bdev_usable(struct nvmet_bdev *b, struct nvme_ctrl *c)
 {
-	if (__builtin_expect(c->state == NVME_CTRL_LIVE && b->priv_gen == c->gen, 1))
-		return 0;
-	return nvme_bdev_usable_slow(b, c);
+	return nvme_bdev_usable_known(b, c) ? 0 : nvme_bdev_usable_slow(b, c);
+}
+
+/* ops->rw's submission to the driver: nvme_bdev_rw's last call. */
+static inline __attribute__((always_inline)) int bdev_rw_submit(struct nvmet_bdev *b, struct nvmet_req *req, bool write,
+								 uint64_t slba, uint32_t nlb, bool fua)
+{
+	const struct nvme_rw_data d = {
+		.sg = req->data.sg, .nsg = req->data.nsg, .write = write, .checked = req->data.checked
+	};
+	return nvme_submit_rw(&b->route, slba, (nlb - 1) | (fua ? NVME_RW_FUA : 0), d, req);
+}
+
+/* nvme_bdev_rw past its common test (nvme_bdev_usable): the full check, then the submission or
+ * the refusal (out of line: the common call keeps no frame). */
+static __attribute__((noinline)) int bdev_rw_checked(struct nvmet_bdev *b, struct nvmet_req *req, bool write,
+						     uint64_t slba, uint32_t nlb, bool fua)
+{
+	int rc = nvme_bdev_usable_slow(b, b->priv);
+	if (rc) {
+		nvmet_rw_refused(req, rc, NULL);
+		return rc;
+	}
+	return bdev_rw_submit(b, req, write, slba, nlb, fua);
 }
 
 /* ops->rw: the NVMe Read/Write built from the request's fields, completed by nvmet_rw_done
- * (the same command nvme_bio_submit builds from a bio). */
+ * (the same command nvme_bio_submit builds from a bio); a refusal completed by
+ * nvmet_rw_refused, here or by the driver (nvme_rw_route.refused): the driver's call is the
+ * last, a tail call. */
 static int nvme_bdev_rw(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua)
 {
-	struct nvme_ctrl *c = b->priv;
-	int rc = nvme_bdev_usable(b, c);
-	if (rc)
-		return rc;
-	struct nvme_qpair *q = &c->io[b->next_q++ % c->nio];
-	return nvme_submit_rw(q, write, b->priv_id, slba, (nlb - 1) | (fua ? NVME_RW_FUA : 0), req->data.sg,
-			      req->data.nsg, (uint64_t)nlb << b->lba_shift, req->data.checked, nvmet_rw_done, req);
+	if (!nvme_bdev_usable_known(b, b->priv))
+		return bdev_rw_checked(b, req, write, slba, nlb, fua);
+	return bdev_rw_submit(b, req, write, slba, nlb, fua);
 }
 
 static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
@@ -116,13 +142,14 @@ static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
 	default:
 		return -EOPNOTSUPP;
 	}
-	q = &c->io[b->next_q++ % c->nio];
+	q = &c->io[b->route.next_q++ % c->nio];
 	return nvme_submit(q, &rq, nvme_bio_done, bio);
 }
 
 static void nvme_bdev_close(struct nvmet_bdev *b)
 {
 	b->priv = NULL;
+	b->route.c = NULL;
 }
 
 static int nvme_bdev_flush_sync(struct nvmet_bdev *b)
@@ -180,6 +207,8 @@ int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, 
 	out->has_uuid = ns->has_uuid;
 	memcpy(out->uuid, ns->uuid, 16);
 	snprintf(out->name, sizeof(out->name), "%sn%u", c->name, ns->ctrl_nsid);
+	out->route = (struct nvme_rw_route){ .c = c, .nsid = ns->ctrl_nsid, .lba_shift = lns->lba_shift,
+					     .done = nvmet_rw_done, .refused = nvmet_rw_refused };
 	return 0;
 }
 

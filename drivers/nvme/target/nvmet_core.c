@@ -551,6 +551,15 @@ const struct nvmet_bdev *nvmet_req_bdev(const struct nvmet_queue *q, const struc
 NVMET_HOT_INLINE void nvmet_req_shape(const struct nvmet_queue *q, const struct nvme_sqe *sqe, struct nvmet_req_shape *out)
 {
 	out->len = req_data_len(sqe);
+	if (rw_fast_for(q, sqe)) {
+		/* a Read/Write of the queue's valid rw_fast (a live I/O queue with a controller):
+		 * req_dir and req_bdev's answers without their other tests */
+		out->dir = sqe->opc == NVME_CMD_WRITE ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+		out->bdev = &q->rw_fast.ns->bdev;
+		out->qid = q->qid;
+		out->qsize = q->size;
+		return;
+	}
 	out->dir = req_dir(q, sqe);
 	out->bdev = req_bdev(q, sqe);
 	out->qid = q->ctrl ? q->qid : -1;
@@ -566,8 +575,11 @@ bool nvmet_req_needs_host_mem(const struct nvmet_queue *q, const struct nvme_sqe
 /* Take a command in: the request set up, counted, the SQ head moved, traffic noted for
  * the keep-alive. */
 /* (inline: once per command) */
+/* rw_fast: a Read/Write that rw_fast_hit() passed (a live I/O queue of an enabled controller:
+ * struct nvmet_rw_fast), whose tests below then fold. */
 static inline __attribute__((always_inline)) void exec_start(struct nvmet_queue *q, struct nvmet_req *req,
-						       const struct nvme_sqe *sqe, const struct nvmet_data *data, nvmet_done_fn done, void *arg)
+						       const struct nvme_sqe *sqe, const struct nvmet_data *data, nvmet_done_fn done, void *arg,
+						       bool rw_fast)
 {
 	if (sqe != &req->sqe) /* a transport may have put it there already */
 		memcpy(&req->sqe, sqe, sizeof(req->sqe));
@@ -582,20 +594,21 @@ static inline __attribute__((always_inline)) void exec_start(struct nvmet_queue 
 	req->q = q;
 	req->next_aer = NULL;
 	req->state = NVMET_REQ_EXEC;
-	req->dir = (uint8_t)req_dir(q, sqe);
+	/* (rw_fast: an I/O queue's Read or Write: req_dir's answer from the opcode alone) */
+	req->dir = (uint8_t)(rw_fast ? (sqe->opc == NVME_CMD_WRITE ? DMA_TO_DEVICE : DMA_FROM_DEVICE) : req_dir(q, sqe));
 	q->inflight++;
 	q->st.cmds++;
 	nvmet_tgt.st.cmds++;
-	if (q->state == NVMET_Q_LIVE && q->size)
+	if ((rw_fast || q->state == NVMET_Q_LIVE) && q->size)
 		q->sqhd = (uint16_t)(q->sqhd + 1u < q->size ? q->sqhd + 1u : (q->sqhd + 1u) % q->size);
-	if (q->state == NVMET_Q_LIVE && q->ctrl)
+	if (rw_fast || (q->state == NVMET_Q_LIVE && q->ctrl))
 		q->ctrl->traffic = true;
 }
 
 void nvmet_exec_sq_overflow(struct nvmet_queue *q, struct nvmet_req *req, const struct nvme_sqe *sqe,
 			    nvmet_done_fn done, void *arg)
 {
-	exec_start(q, req, sqe, NULL, done, arg);
+	exec_start(q, req, sqe, NULL, done, arg, false);
 	nvmet_tgt.st.sq_overflows++;
 	nvmet_req_complete(req, NVMET_SC_CMD_SEQ_ERROR);
 }
@@ -646,13 +659,12 @@ static inline __attribute__((always_inline)) struct nvmet_ns *rw_fast_ns(struct 
  * transport summed (an unsummed list goes the general way, which walks it), one SGL data
  * block of a type the transport takes, no fused operation, an authenticated queue.
  */
-static inline __attribute__((always_inline)) bool rw_fast_hit(const struct nvmet_queue *q, const struct nvmet_req *req)
+static inline __attribute__((always_inline)) bool rw_fast_hit(const struct nvmet_queue *q, const struct nvme_sqe *sqe,
+								const struct nvmet_data *d)
 {
-	const struct nvmet_data *d = &req->data;
-
-	return rw_fast_for(q, &req->sqe) && d->summed && d->nsg && d->nsg <= NVMET_MAX_DATA_SEGS && d->sg &&
-	       (req->sqe.flags & (NVME_SQE_PSDT_MASK | NVME_SQE_FUSE_MASK)) == NVME_SQE_PSDT_SGL &&
-	       sgl1_ok(q, req->sqe.dptr.sgl1.id) && nvmet_auth_queue_ok(q);
+	return d && rw_fast_for(q, sqe) && d->summed && d->nsg && d->nsg <= NVMET_MAX_DATA_SEGS && d->sg &&
+	       (sqe->flags & (NVME_SQE_PSDT_MASK | NVME_SQE_FUSE_MASK)) == NVME_SQE_PSDT_SGL &&
+	       sgl1_ok(q, sqe->dptr.sgl1.id) && nvmet_auth_queue_ok(q);
 }
 
 static void exec_general(struct nvmet_queue *q, struct nvmet_req *req);
@@ -662,10 +674,14 @@ NVMET_HOT_INLINE void nvmet_exec(struct nvmet_queue *q, struct nvmet_req *req, c
 {
 	struct nvmet_ns *ns;
 
-	exec_start(q, req, sqe, data, done, arg);
-	/* the common Read/Write of a queue: checked against what the last one found */
-	if (rw_fast_hit(q, req))
+	/* the common Read/Write of a queue: checked against what the last one found (the
+	 * transport's SQE and segments, before they are the request's), then taken in with
+	 * what that check says */
+	if (rw_fast_hit(q, sqe, data)) {
+		exec_start(q, req, sqe, data, done, arg, true);
 		return nvmet_exec_rw_fast(req);
+	}
+	exec_start(q, req, sqe, data, done, arg, false);
 	/* the common Read/Write: straight to its namespace, found once (by the transport) */
 	if (req->data.bdev && (ns = rw_fast_ns(q, req, req->data.bdev)))
 		return nvmet_exec_rw(req, ns);

@@ -125,11 +125,10 @@ static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req,
 	if (write && fua)
 		nvmet_tgt.st.fua_writes++;
 	if (direct) {
-		/* straight to the device, completed by nvmet_rw_done (rw_direct) */
+		/* straight to the device, completed by nvmet_rw_done (rw_direct), a refusal by
+		 * nvmet_rw_refused in the backend: nothing left to do here (a tail call) */
 		nvmet_tgt.st.rw_direct++;
-		int rc = ns->bdev.ops->rw(&ns->bdev, req, write, slba, nlb, fua);
-		if (rc < 0)
-			nvmet_req_complete(req, rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc));
+		(void)ns->bdev.ops->rw(&ns->bdev, req, write, slba, nlb, fua);
 		return;
 	}
 	memset(bio, 0, sizeof(*bio));
@@ -161,6 +160,12 @@ void nvmet_rw_done(void *arg, int rc, const struct nvme_cqe *cqe)
 	if (!status)
 		status = rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc);
 	nvmet_req_complete(req, status);
+}
+
+void nvmet_rw_refused(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	(void)cqe;
+	nvmet_req_complete(arg, rc == -ENODEV ? NVMET_SC_NS_NOT_READY : nvmet_errno_status(rc));
 }
 
 static void exec_write_zeroes(struct nvmet_req *req, struct nvmet_ns *ns)

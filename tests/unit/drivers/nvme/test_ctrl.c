@@ -306,12 +306,26 @@ static void rw_done(void *arg, int rc, const struct nvme_cqe *cqe)
 	rw_done_rc = rc;
 }
 
+/* A refusal of nvme_submit_rw (the route's refused callback): how many, the last errno. */
+static unsigned rw_refused_count;
+static int rw_refused_rc;
+static void rw_refused(void *arg, int rc, const struct nvme_cqe *cqe)
+{
+	(void)arg;
+	cr_assert_null(cqe);
+	rw_refused_count++;
+	rw_refused_rc = rc;
+}
+
+/* The route of namespace 1 (512-byte blocks) of c, as the target's backend keeps it. */
+static struct nvme_rw_route rw_route = { .c = &c, .nsid = 1, .lba_shift = 9, .done = rw_done, .refused = rw_refused };
+
 /* nvme_submit_rw of one write, completed: the submission's answer, then the completion's. */
 static int submit_rw_write(uint64_t slba, const struct nvme_sg *sg, unsigned nsg, uint32_t blocks, bool checked)
 {
 	unsigned before = rw_done_count;
-	int rc = nvme_submit_rw(&c.io[0], true, 1, slba, blocks - 1, sg, nsg, (uint64_t)blocks * 512, checked,
-				rw_done, NULL);
+	int rc = nvme_submit_rw(&rw_route, slba, blocks - 1,
+				(struct nvme_rw_data){ .sg = sg, .nsg = nsg, .write = true, .checked = checked }, NULL);
 	if (rc)
 		return rc;
 	for (int i = 0; i < 100 && rw_done_count == before; i++)
@@ -342,14 +356,103 @@ Test(ctrl, a_gather_the_caller_checked_is_mapped_as_a_checked_one)
 	cr_assert_eq(memcmp(f.media + 512 * 512, pool, 128 * 1024), 0, "the same bytes on the drive");
 	cr_assert_eq(memcmp(f.media, pool, 128 * 1024), 0);
 	/* MDTS (128 KiB) still holds for a vouched-for gather: 130 KiB refused, nothing sent */
-	unsigned before = f.commands;
+	unsigned before = f.commands, refused = rw_refused_count;
 	sg[N - 1].len += 2048;
-	cr_assert_eq(nvme_submit_rw(&c.io[0], true, 1, 0, 260 - 1, sg, N, 260 * 512, true, rw_done, NULL), -E2BIG);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 260 - 1, (struct nvme_rw_data){ sg, N, true, true }, NULL), -E2BIG);
 	sg[N - 1].len -= 2048;
 	/* not vouched for: an empty entry is refused as ever */
 	struct nvme_sg bad[3] = { sg_host(pool, 512), sg_host(pool + 512, 0), sg_host(pool + 1024, 512) };
-	cr_assert_eq(nvme_submit_rw(&c.io[0], true, 1, 0, 1, bad, 3, 1024, false, rw_done, NULL), -EINVAL);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 1, (struct nvme_rw_data){ bad, 3, true, false }, NULL), -EINVAL);
 	cr_assert_eq(f.commands, before);
+	cr_assert_eq(rw_refused_count, refused + 2, "each refusal also told to the route's refused");
+	cr_assert_eq(rw_refused_rc, -EINVAL);
+	free(pool);
+}
+
+/* What one Read/Write leaves behind: its SQE as the drive fetched it, its slot's list, and
+ * what it counted (the controller's and the memory classes'). */
+struct rw_trace {
+	struct nvme_sqe sqe;
+	uint8_t list[16 * 8];
+	uint64_t fua, payload, list_bytes, submitted, completed;
+	struct dma_counters dma;
+};
+
+/* Submit one Read/Write on I/O queue 1, by nvme_submit_rw (rw true) or nvme_submit with the
+ * same request (the general path), complete it, and trace it. */
+static struct rw_trace rw_traced(bool rw, bool write, uint64_t slba, uint32_t cdw12, const struct nvme_sg *sg,
+				 unsigned nsg, uint32_t bytes)
+{
+	struct rw_trace t;
+	struct nvme_qpair *q = &c.io[0];
+	uint16_t at = q->ring.sq_tail;
+	uint16_t cid = q->free_cids[q->nfree - 1];
+	dma_counters_reset();
+	memset(&c.st, 0, sizeof(c.st));
+	memset(&q->st, 0, sizeof(q->st));
+	unsigned before = rw_done_count;
+	if (rw) {
+		cr_assert_eq(nvme_submit_rw(&rw_route, slba, cdw12, (struct nvme_rw_data){ sg, nsg, write, true }, NULL), 0);
+		cr_assert_eq(bytes, (uint64_t)((cdw12 & 0xffff) + 1) << 9);
+	} else {
+		struct nvme_request rq = { .opc = write ? NVME_CMD_WRITE : NVME_CMD_READ, .nsid = 1,
+					   .cdw10 = (uint32_t)slba, .cdw11 = (uint32_t)(slba >> 32), .cdw12 = cdw12,
+					   .sg = sg, .nsg = nsg, .sgl_total = bytes,
+					   .dir = write ? DMA_TO_DEVICE : DMA_FROM_DEVICE, .count_payload = true,
+					   .checked = true };
+		cr_assert_eq(nvme_submit(q, &rq, rw_done, NULL), 0);
+	}
+	memcpy(&t.sqe, (const void *)(uintptr_t)&q->ring.sq[at], sizeof(t.sqe));
+	memcpy(t.list, q->cmds[cid].host_list_cpu, sizeof(t.list));
+	for (int i = 0; i < 100 && rw_done_count == before; i++)
+		nvme_qpair_poll(q, 16);
+	cr_assert_eq(rw_done_count, before + 1, "completed");
+	cr_assert_eq(rw_done_rc, 0);
+	t.fua = c.st.fua;
+	t.payload = c.st.payload_bytes[MEM_CLASS_HOST];
+	t.list_bytes = c.st.list_bytes[MEM_CLASS_HOST];
+	t.submitted = q->st.submitted;
+	t.completed = q->st.completed;
+	t.dma = *dma_counters();
+	return t;
+}
+
+/* nvme_submit_rw's lean way (a checked Read/Write on a byte-granular SGL drive without a
+ * CMB, its SQ in host memory) writes the command nvme_submit writes for the same request:
+ * the same SQE byte for byte, the same list, the same counts, for one entry (SGL1 a Data
+ * Block) and a gather (a Last Segment over the slot's list), with and without FUA. */
+static void lean_and_general_agree(const struct nvme_sg *s, unsigned n, uint32_t bytes)
+{
+	for (unsigned fua = 0; fua < 2; fua++) {
+		uint32_t cdw12 = (bytes / 512 - 1) | (fua ? NVME_RW_FUA : 0);
+		for (int write = 0; write < 2; write++) {
+			struct rw_trace lean = rw_traced(true, write, 64, cdw12, s, n, bytes);
+			struct rw_trace general = rw_traced(false, write, 64, cdw12, s, n, bytes);
+			cr_assert_eq(memcmp(&lean.sqe, &general.sqe, sizeof(lean.sqe)), 0,
+				     "the same SQE (n %u, write %d, fua %u)", n, write, fua);
+			cr_assert_eq(memcmp(lean.list, general.list, n > 1 ? n * 16 : 0), 0, "the same list");
+			cr_assert_eq(lean.fua, general.fua);
+			cr_assert_eq(lean.fua, fua);
+			cr_assert_eq(lean.payload, bytes);
+			cr_assert_eq(lean.payload, general.payload);
+			cr_assert_eq(lean.list_bytes, general.list_bytes);
+			cr_assert_eq(lean.list_bytes, n > 1 ? n * 16 : 0);
+			cr_assert_eq(lean.submitted, 1);
+			cr_assert_eq(general.submitted, 1);
+			cr_assert_eq(lean.completed, general.completed);
+			cr_assert_eq(memcmp(&lean.dma, &general.dma, sizeof(lean.dma)), 0, "the same DMA counts");
+		}
+	}
+}
+
+Test(ctrl, the_lean_read_write_is_the_command_of_the_general_path)
+{
+	struct nvme_sg sg[5];
+	uint8_t *pool = gather_pool(sg, 5, 1024, 1024, 9);
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	const struct nvme_sg one = sg_host(pool, 4096); /* SGL1 a Data Block */
+	lean_and_general_agree(&one, 1, 4096);
+	lean_and_general_agree(sg, 5, 5 * 1024); /* a Last Segment over the slot's list */
 	free(pool);
 }
 
@@ -513,6 +616,31 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert_eq(d->dma_bytes[MEM_CLASS_DEVICE][DMA_FROM_DEVICE], 16384);
 	cr_assert_eq(c.st.payload_bytes[MEM_CLASS_DEVICE], 8192 + 16384);
 	cr_assert_eq(f.cmb_silent_drops, 0);
+}
+
+/* With a CMB (and the I/O SQ in it, CMBSZ.SQS), a Read/Write of host memory still goes the
+ * lean way, its SQE copied into the CMB in dwords: the command of the general path again;
+ * one whose data is in the CMB goes the general way (its list in the CMB, as the drive
+ * needs it). */
+Test(ctrl, the_lean_read_write_beside_a_cmb_is_the_command_of_the_general_path)
+{
+	struct nvme_sg sg[5];
+	uint8_t *pool = gather_pool(sg, 5, 1024, 1024, 11);
+	enable_v14_cmb();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert(c.cmb.usable);
+	cr_assert(c.io[0].sq_in_cmb);
+	const struct nvme_sg one = sg_host(pool, 4096);
+	lean_and_general_agree(&one, 1, 4096);
+	lean_and_general_agree(sg, 5, 5 * 1024);
+	uint64_t off = 1u << 20;
+	fill(f.cmb + off, 4096, 4);
+	struct nvme_sg in_cmb[2] = { sg_cmb(off, 1536), sg_cmb(off + 1536, 4096 - 1536) };
+	uint64_t device_lists = c.st.list_bytes[MEM_CLASS_DEVICE];
+	cr_assert_eq(submit_rw_write(40, in_cmb, 2, 8, true), 0);
+	cr_assert_eq(memcmp(f.media + 40 * 512, f.cmb + off, 4096), 0);
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_DEVICE] - device_lists, 2 * 16, "its list in the CMB");
+	free(pool);
 }
 
 Test(ctrl, sq_in_cmb_can_be_turned_off)

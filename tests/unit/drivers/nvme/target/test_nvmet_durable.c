@@ -315,6 +315,29 @@ Test(durable, a_drive_that_stops_answering_is_reset_and_the_host_gets_a_retryabl
 	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0, "served again after the reset");
 }
 
+/* A Read/Write the drive refuses at submission (every command ID of its queue taken) is
+ * answered at once with a retryable status, through the driver's refusal callback (the
+ * core's call to the backend is its last): not counted as a drive's error, and the next
+ * command is served. */
+Test(durable, a_full_drive_queue_answers_at_once_with_a_retryable_status)
+{
+	start(true);
+	cr_assert_eq(run(NVME_CMD_WRITE, 0, 8, 0, data, 4096, NULL), 0);
+	uint64_t errors = nvmet_stats()->backend_errors;
+	unsigned nfree = dc.io[0].nfree;
+	dc.io[0].nfree = 0; /* every command ID taken */
+	for (uint8_t opc = NVME_CMD_WRITE; opc <= NVME_CMD_READ; opc++) {
+		struct nvme_sqe s = io_sqe(opc, 0x22, 0, 8, 0, 4096);
+		struct ft_cmd *cmd = ft_submit(&q, 0, &s, opc == NVME_CMD_WRITE ? data : NULL, 4096);
+		cr_assert_eq(cmd->completions, 1, "answered at once: nothing waits for the drive");
+		cr_assert_eq((le16_get(cmd->req.cqe.status) >> 1) & 0x7ff, NVMET_SC_CMD_INTERRUPTED);
+		cr_assert_eq(le16_get(cmd->req.cqe.status) & NVME_STATUS_DNR, 0, "retryable");
+	}
+	cr_assert_eq(nvmet_stats()->backend_errors, errors, "a refusal is not the drive's error");
+	dc.io[0].nfree = nfree;
+	cr_assert_eq(run(NVME_CMD_READ, 0, 8, 0, NULL, 4096, NULL), 0, "served again");
+}
+
 Test(durable, a_removed_drive_answers_namespace_not_ready)
 {
 	struct nvme_cqe cqe;
