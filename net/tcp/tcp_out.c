@@ -1369,6 +1369,101 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 	s->adv_fresh = false;
 }
 
+/*
+ * tcp_flush in one step (issue 18): all that is unsent is one segment at the end of the send
+ * queue's last entry (a response, an R2T, placed and held back by tcp_output_more), the
+ * windows take it, and nothing of tcp_output_work's pass would decide otherwise: ESTABLISHED,
+ * no FIN queued, nobody waiting for ring room (tcp_txwait), the pass's fast frames allowed
+ * (tcp_pass_fast: checksum offload, no SACK blocks owed), the route fresh, the link up and a
+ * netbuf free. Then the frame that pass would send (its run's one frame, tcp_run_xmit's;
+ * with TSO the loop's tcp_xmit_fast frame, the same bytes) is built here from the run
+ * template (tcp_run_first) and handed to the device, with the pass's bookkeeping for it:
+ * the ACK it carries (RCV.NXT, tcp_window_field's window, ack_went), RTT timing, the
+ * retransmission timer (persist cleared), SND.NXT and SND.MAX, the counters; refused, it
+ * ends as a refused run frame (tcp_run_refused), then the pure ACK owed as the pass sends
+ * it. The entry stays queued for retransmission; bytes it holds itself (TCP_SNDENT_INLINE)
+ * are copied behind the headers, so that the frame refers to no entry (no reference, no
+ * release at its completion; one descriptor less for the e1000e). What it leaves out: the
+ * pass's setup and last checks (held list, states, turns, TSO, budget, the run's and the
+ * loop's decisions, tcp_xmit_payload's search, the probe and ACK checks): ~140 instructions
+ * a 4 KiB write's response. Anything else takes tcp_output_work.
+ */
+static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
+{
+	struct netdev *dev = net_if0.dev;
+	uint32_t seq = s->snd_nxt, len = s->snd_end - seq; /* (1 .. MSS: tcp_flush) */
+	uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = seq - s->snd_una;
+	const uint8_t flags = TCP_ACK | TCP_PSH;
+
+	if (s->state != TCP_ESTABLISHED || s->fin_queued || wnd <= flight || len > wnd - flight ||
+	    !list_empty(&tcp_txwait) || !tcp_pass_fast(s, dev) || !dev->link_up ||
+	    s->route.gen != net_if0.route_gen || !mm_pool_has_free(&netdev_netbuf_pool))
+		return tcp_output_work(s, false);
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	bool device = e->frag.addr.cls == MEM_CLASS_DEVICE;
+	if (len > e->frag.len || (device && dev->tx_dev_bytes && len > dev->tx_dev_bytes))
+		return tcp_output_work(s, false); /* (over two entries: tcp_xmit_payload's gather) */
+
+	if (!s->ack_pass_end && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* (as tcp_output_work) */
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), TCP_HLEN_MIN);
+	uint8_t *h = nb->data;
+	if (e->cap == TCP_SNDENT_INLINE && len == e->frag.len) {
+		/* a fixed-size copy of the whole buf: what lies past len is past the tail */
+		memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE);
+		nb->tail += len;
+		dma_account_cpu(MEM_CLASS_HOST, len);
+	} else {
+		tcp_xmit_piece(nb, 0, e, e->frag.len - len, len);
+	}
+	tcp_run_first(s);
+	ack_went(s);
+	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
+	be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), seq);
+	h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = flags;
+	uint32_t base = tcp_run_len_fields(s, h, len);
+	uint16_t ident = ipv4_ident++;
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
+	int rc = netdev_tx_burst_one(dev, nb);
+	if (__builtin_expect(rc != 0, 0)) {
+		if (tcp_run_refused(s, nb, rc, len, flags, device ? 0 : len, device ? len : 0) < 0) {
+			if (s->ack_now)
+				tcp_send_ack_now(s); /* (the pass's last check) */
+			return;
+		}
+	} else {
+		const struct tcp_run_sums sums = { 1, { device ? 0 : len, device ? len : 0 } };
+		tcp_run_count(s, dev, &sums);
+	}
+	uint64_t now = 0; /* (one clock reading for both, as tcp_run_frame) */
+	if (!s->timing && SEQ_GEQ(seq, s->snd_max)) {
+		s->timing = true;
+		s->rtt_seq = seq;
+		s->rtt_start_ns = now = clock_now_ns();
+	}
+	if (!s->t_rexmit.armed || s->persist) {
+		s->persist = false;
+		timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+	}
+	s->snd_nxt = s->snd_end;
+	if (SEQ_GT(s->snd_nxt, s->snd_max))
+		s->snd_max = s->snd_nxt;
+}
+
+/* tcp.h. One segment or less unsent (a response, an R2T): tcp_output_one, in one step;
+ * anything else, or what it leaves: tcp_output_work's pass. */
+void tcp_flush(struct tcp_sock *s)
+{
+	if (tcp_output_idle(s))
+		return;
+	if (s->snd_end - s->snd_nxt - 1 < s->mss)
+		tcp_output_one(s);
+	else
+		tcp_output_work(s, false);
+}
+
 static int tcp_txwait_turns(void);
 
 /*
