@@ -1369,6 +1369,20 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 	s->adv_fresh = false;
 }
 
+/* tcp_flush's direct paths (tcp_output_one, tcp_output_short) may send the len bytes unsent
+ * as tcp_output_work's pass would, without its decisions: ESTABLISHED, no FIN queued, the
+ * windows take them all, nobody waiting for ring room (tcp_txwait, turns), the pass's fast
+ * frames allowed (tcp_pass_fast: checksum offload, no SACK blocks owed), the link up and
+ * the route fresh (the run's first frame's tests). */
+static inline __attribute__((always_inline)) bool tcp_flush_direct(const struct tcp_sock *s, const struct netdev *dev,
+								   uint32_t len)
+{
+	uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
+
+	return s->state == TCP_ESTABLISHED && !s->fin_queued && wnd > flight && len <= wnd - flight &&
+	       list_empty(&tcp_txwait) && tcp_pass_fast(s, dev) && dev->link_up && s->route.gen == net_if0.route_gen;
+}
+
 /*
  * tcp_flush in one step (issue 18): all that is unsent is one segment at the end of the send
  * queue's last entry (a response, an R2T, placed and held back by tcp_output_more), the
@@ -1392,12 +1406,9 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 {
 	struct netdev *dev = net_if0.dev;
 	uint32_t seq = s->snd_nxt, len = s->snd_end - seq; /* (1 .. MSS: tcp_flush) */
-	uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = seq - s->snd_una;
 	const uint8_t flags = TCP_ACK | TCP_PSH;
 
-	if (s->state != TCP_ESTABLISHED || s->fin_queued || wnd <= flight || len > wnd - flight ||
-	    !list_empty(&tcp_txwait) || !tcp_pass_fast(s, dev) || !dev->link_up ||
-	    s->route.gen != net_if0.route_gen || !mm_pool_has_free(&netdev_netbuf_pool))
+	if (!tcp_flush_direct(s, dev, len) || !mm_pool_has_free(&netdev_netbuf_pool))
 		return tcp_output_work(s, false);
 	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
 	bool device = e->frag.addr.cls == MEM_CLASS_DEVICE;
@@ -1452,14 +1463,86 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 		s->snd_max = s->snd_nxt;
 }
 
-/* tcp.h. One segment or less unsent (a response, an R2T): tcp_output_one, in one step;
- * anything else, or what it leaves: tcp_output_work's pass. */
+/*
+ * tcp_flush for a short run: two or three segments unsent (a 4 KiB read's C2HData header,
+ * data and response), no segmentation offload (tcp_frame_max is the MSS: the pass sends runs
+ * then), tcp_flush_direct. The pass's run (tcp_output_run) without the pass around it (its
+ * setup, turns, budget, decisions per frame, last checks): full segments then the rest with
+ * PSH, each tcp_run_xmit's frame from the run template (the first builds it and takes the
+ * ACK state, ack_went), RTT timing and the retransmission timer after the first frame as
+ * tcp_run_frame, SND.NXT, SND.MAX and the counters once at the end (tcp_run_count). A frame
+ * cut to the device's gather limits leaves the rest to tcp_output_work (as the run leaves it
+ * to the pass's loop); a refusal or no netbuf ends it as it ends the pass (the pure ACK
+ * owed).
+ */
+static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
+{
+	struct netdev *dev = net_if0.dev;
+	uint32_t left = s->snd_end - s->snd_nxt, mss = s->mss, len = mss;
+	struct tcp_run r;
+	bool more = false;
+
+	if (!tcp_flush_direct(s, dev, left) || tcp_frame_max(s) != mss)
+		return tcp_output_work(s, false);
+	if (!s->ack_pass_end && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* (as tcp_output_work) */
+	r.seq = s->snd_nxt;
+	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
+	int n = tcp_run_xmit(s, dev, &r, len, TCP_ACK, true, false); /* (left > mss: tcp_flush) */
+	if (n >= 0) {
+		uint64_t now = 0;
+		if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {
+			s->timing = true;
+			s->rtt_seq = r.seq;
+			s->rtt_start_ns = now = clock_now_ns();
+		}
+		if (!s->t_rexmit.armed || s->persist) {
+			s->persist = false;
+			timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+		}
+		r.seq += (uint32_t)n;
+		left -= (uint32_t)n;
+		more = (uint32_t)n < len;
+		while (!more && left) {
+			len = left < mss ? left : mss;
+			n = tcp_run_xmit(s, dev, &r, len, len == left ? TCP_ACK | TCP_PSH : TCP_ACK, false, false);
+			if (n < 0)
+				break;
+			if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {
+				s->timing = true;
+				s->rtt_seq = r.seq;
+				s->rtt_start_ns = clock_now_ns();
+			}
+			r.seq += (uint32_t)n;
+			left -= (uint32_t)n;
+			more = (uint32_t)n < len;
+		}
+	}
+	s->snd_nxt = r.seq;
+	if (SEQ_GT(r.seq, s->snd_max))
+		s->snd_max = r.seq;
+	if (r.sums.segs)
+		tcp_run_count(s, dev, &r.sums);
+	if (more)
+		tcp_output_work(s, false); /* (the rest of a cut frame, and what follows it) */
+	else if (n < 0 && s->ack_now)
+		tcp_send_ack_now(s); /* (the pass's last check after a refusal) */
+}
+
+/* tcp.h. One segment or less unsent (a response, an R2T): tcp_output_one, in one step; up
+ * to three: tcp_output_short, the pass's run alone; anything else, or what they leave:
+ * tcp_output_work's pass. */
 void tcp_flush(struct tcp_sock *s)
 {
+	uint32_t unsent_1;
+
 	if (tcp_output_idle(s))
 		return;
-	if (s->snd_end - s->snd_nxt - 1 < s->mss)
+	unsent_1 = s->snd_end - s->snd_nxt - 1; /* (0xffffffff: none, an ACK or a FIN owed) */
+	if (unsent_1 < s->mss)
 		tcp_output_one(s);
+	else if (unsent_1 < 3u * s->mss)
+		tcp_output_short(s);
 	else
 		tcp_output_work(s, false);
 }

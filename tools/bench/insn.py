@@ -33,7 +33,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 4400,
-    "read-4k": 4600,
+    "read-4k": 4500,
     "write-128k": 34800,
     "read-128k": 22000,
     "write-4k-ddgst": 37700,
