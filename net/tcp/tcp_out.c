@@ -266,6 +266,18 @@ static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *
 	e->inflight++;
 }
 
+/* The n bytes an entry holds itself (TCP_SNDENT_INLINE: a PDU header, a response) copied
+ * behind nb's headers, at its tail: the frame then refers to no entry for them (no
+ * reference, nothing to release at its completion; one descriptor less for the e1000e).
+ * A fixed-size copy of the whole buf: what lies past n lies past the tail, never sent. */
+static inline __attribute__((always_inline)) void tcp_xmit_copy_inline(struct netbuf *nb, const struct tcp_sndent *e,
+									uint32_t n)
+{
+	memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE);
+	nb->tail += n;
+	dma_account_cpu(MEM_CLASS_HOST, n);
+}
+
 /* What tcp_xmit_gather gathered: the bytes, of which host and device memory's. Returned by
  * value (in registers), so that its callers' payload counters never have their address
  * taken and stay in registers (a pointer to them made gcc keep them, and reload the
@@ -884,9 +896,50 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp
  * other than a full segment with ACK alone (the run's last, PSH; one cut to the device's
  * gather limits), its flags, total length and TCP checksum field: ~30 instructions a frame
  * less than the field-by-field headers. */
+static inline __attribute__((always_inline)) int tcp_run_xmit_as(struct tcp_sock *s, struct netdev *dev,
+								struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
+								bool cursor, bool head);
+
 static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s, struct netdev *dev,
 							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
 							     bool cursor)
+{
+	return tcp_run_xmit_as(s, dev, r, len, flags, clear, cursor, false);
+}
+
+/* tcp_output_short's first frame's payload (tcp_run_xmit_as, head): a PDU header its entry
+ * holds itself (TCP_SNDENT_INLINE: a C2HData header), whole at SND.NXT, is copied behind the
+ * TCP header (tcp_xmit_copy_inline) and the rest of the frame is one piece of the next
+ * entry, its data, in host memory or in device memory the device gathers in place (within
+ * tx_dev_bytes: one device piece, as tcp_seg_cut's rules take it), the cursor moved to it;
+ * anything else takes tcp_xmit_payload. Returns the bytes gathered; pay[] += them by
+ * memory class. */
+static inline __attribute__((always_inline)) uint32_t tcp_short_head(struct tcp_sock *s, struct netbuf *nb,
+								     uint32_t len, uint32_t *pay)
+{
+	const struct netdev *d = net_if0.dev;
+	struct tcp_sndent *e = s->snd_cursor ? s->snd_cursor : container_of(s->sndq.next, struct tcp_sndent, node);
+	uint32_t seq = s->snd_nxt;
+
+	if (e->seq != seq || e->cap != TCP_SNDENT_INLINE || e->frag.len >= len || e->node.next == &s->sndq)
+		return tcp_xmit_payload(s, nb, seq, len, pay);
+	struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
+	uint32_t head = e->frag.len, rest = len - head;
+	bool dev2 = e2->frag.addr.cls == MEM_CLASS_DEVICE;
+	if (rest > e2->frag.len || (dev2 && d->tx_dev_bytes && rest > d->tx_dev_bytes))
+		return tcp_xmit_payload(s, nb, seq, len, pay);
+	tcp_xmit_copy_inline(nb, e, head);
+	tcp_xmit_piece(nb, 0, e2, 0, rest);
+	pay[0] += dev2 ? head : len;
+	pay[1] += dev2 ? rest : 0;
+	s->snd_cursor = e2;
+	return len;
+}
+
+/* tcp_run_xmit, head: the payload by tcp_short_head. */
+static inline __attribute__((always_inline)) int tcp_run_xmit_as(struct tcp_sock *s, struct netdev *dev,
+								struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
+								bool cursor, bool head)
 {
 	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
 	 * behind it) */
@@ -902,7 +955,8 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	h = nb->data;
 	bool full = flags == TCP_ACK; /* (a full segment: tcp_run_frame's frames but the last, PSH) */
 	if (len) {
-		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay) : tcp_xmit_payload(s, nb, r->seq, len, pay);
+		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay)
+			     : head ? tcp_short_head(s, nb, len, pay) : tcp_xmit_payload(s, nb, r->seq, len, pay);
 		if (n < len) {
 			len = n;
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
@@ -1396,8 +1450,7 @@ static inline __attribute__((always_inline)) bool tcp_flush_direct(const struct 
  * retransmission timer (persist cleared), SND.NXT and SND.MAX, the counters; refused, it
  * ends as a refused run frame (tcp_run_refused), then the pure ACK owed as the pass sends
  * it. The entry stays queued for retransmission; bytes it holds itself (TCP_SNDENT_INLINE)
- * are copied behind the headers, so that the frame refers to no entry (no reference, no
- * release at its completion; one descriptor less for the e1000e). What it leaves out: the
+ * are copied behind the headers (tcp_xmit_copy_inline). What it leaves out: the
  * pass's setup and last checks (held list, states, turns, TSO, budget, the run's and the
  * loop's decisions, tcp_xmit_payload's search, the probe and ACK checks): ~140 instructions
  * a 4 KiB write's response. Anything else takes tcp_output_work.
@@ -1420,14 +1473,10 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
 						 sizeof(s->route.hdr), TCP_HLEN_MIN);
 	uint8_t *h = nb->data;
-	if (e->cap == TCP_SNDENT_INLINE && len == e->frag.len) {
-		/* a fixed-size copy of the whole buf: what lies past len is past the tail */
-		memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE);
-		nb->tail += len;
-		dma_account_cpu(MEM_CLASS_HOST, len);
-	} else {
+	if (e->cap == TCP_SNDENT_INLINE && len == e->frag.len)
+		tcp_xmit_copy_inline(nb, e, len);
+	else
 		tcp_xmit_piece(nb, 0, e, e->frag.len - len, len);
-	}
 	tcp_run_first(s);
 	ack_went(s);
 	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
@@ -1488,7 +1537,7 @@ static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
 		list_del(&s->held_node); /* (as tcp_output_work) */
 	r.seq = s->snd_nxt;
 	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
-	int n = tcp_run_xmit(s, dev, &r, len, TCP_ACK, true, false); /* (left > mss: tcp_flush) */
+	int n = tcp_run_xmit_as(s, dev, &r, len, TCP_ACK, true, false, true); /* (left > mss: tcp_flush) */
 	if (n >= 0) {
 		uint64_t now = 0;
 		if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {

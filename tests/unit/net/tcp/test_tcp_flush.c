@@ -143,3 +143,52 @@ Test(tcp_flush, a_tail_the_window_does_not_take_waits_as_before)
 	peer_seg(TCP_ACK, 1001, iss + 1 + sizeof(resp), 65535, NULL, 0, NULL, 0);
 	close_conn(s);
 }
+
+/* A 4 KiB read's PDU (C2HData header placed, its data a user fragment, the response placed),
+ * flushed as a short run (tcp_output_short): the header is copied into the first frame's
+ * host part (one fragment: the data's), so its entry has no reference while the device
+ * holds the frames; the response rides as the last frame's second piece; the frames carry
+ * the stream in order, the last with PSH. */
+Test(tcp_flush, a_pdu_header_is_copied_into_the_first_frame)
+{
+	static uint8_t data[4096];
+	static struct netdev_frag_owner counting = { "test", frag_count_release };
+	struct tcp_sock *s = open_conn();
+	struct netdev_frag f = { .addr = dma_addr_host(data), .len = sizeof(data), .owner = &counting };
+
+	for (size_t k = 0; k < sizeof(data); k++)
+		data[k] = (uint8_t)(k * 13);
+	frags_released = 0;
+	fnd.tx_late = true;
+	uint8_t *h = tcp_send_place_frags(s, sizeof(resp), sizeof(data) + sizeof(resp), 1);
+	cr_assert_not_null(h);
+	memcpy(h, resp, sizeof(resp));
+	tcp_send_placed_frags(s, sizeof(resp), &f, 1);
+	place_resp(s);
+	cr_assert_eq(fnd.ntx, 0, "held back for tcp_flush");
+	tcp_flush(s);
+	cr_assert_eq(fnd.ntx, 3);
+	cr_assert_eq(fnd.late[0]->nfrags, 1, "the header in the host part, the data a fragment");
+	cr_assert_eq(fnd.late[2]->nfrags, 2, "the data's end, then the response");
+	struct tcp_sndent *e = container_of(s->sndq.next, struct tcp_sndent, node);
+	cr_assert_eq(e->inflight, 0, "no reference on the header's entry");
+	struct fake_parsed_tcp *g = txseg(0);
+	cr_assert_eq(g->flags, TCP_ACK);
+	cr_assert_eq(memcmp(g->payload, resp, sizeof(resp)), 0);
+	cr_assert_eq(memcmp(g->payload + sizeof(resp), data, g->len - sizeof(resp)), 0);
+	size_t at = g->len - sizeof(resp);
+	g = txseg(1);
+	cr_assert_eq(memcmp(g->payload, data + at, g->len), 0);
+	at += g->len;
+	g = txseg(2);
+	cr_assert_eq(g->flags, TCP_ACK | TCP_PSH);
+	cr_assert_eq(g->len, sizeof(data) - at + sizeof(resp));
+	cr_assert_eq(memcmp(g->payload, data + at, sizeof(data) - at), 0);
+	cr_assert_eq(memcmp(g->payload + sizeof(data) - at, resp, sizeof(resp)), 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + sizeof(data) + 2 * sizeof(resp), 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(frags_released, 0, "the device still reads the data");
+	fake_netdev_tx_complete(&fnd);
+	fnd.tx_late = false;
+	cr_assert_eq(frags_released, 1);
+	close_conn(s);
+}
