@@ -337,8 +337,9 @@ static __attribute__((noinline)) struct tcp_gathered tcp_xmit_gather(struct tcp_
  * a PDU's chunk), unless the device takes fewer device-memory bytes at a time; two
  * host-memory entries (a PDU header in its entry, then the start of its data: every 4 KiB
  * read's first frame, ~180 instructions cheaper than the general gather). */
-static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tcp_sock *s, struct netbuf *nb,
-								     uint32_t seq, uint32_t len, uint32_t *pay)
+static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload_as(struct tcp_sock *s, struct netbuf *nb,
+									uint32_t seq, uint32_t len, uint32_t *pay,
+									bool any_class)
 {
 	const struct netdev *d = net_if0.dev;
 	struct tcp_sndent *e = s->snd_cursor;
@@ -360,6 +361,24 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 			if (!d || !d->tx_dev_bytes || len <= d->tx_dev_bytes) {
 				tcp_xmit_piece(nb, 0, e, off, len);
 				pay[1] += len;
+				return len;
+			}
+		} else if (any_class && e->node.next != &s->sndq) {
+			/* two entries, the frame ending in the second, in host or device memory as
+			 * tcp_seg_cut's rules take them uncut (a device piece within tx_dev_bytes,
+			 * two only when tx_dev_frags allows two): a read's last frame in the CMB
+			 * mode, its data then its response, which took tcp_xmit_gather's walk.
+			 * The cursor moves to the second (at or before the next byte to send). */
+			struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
+			uint32_t rest = len - avail;
+			bool dev = e->frag.addr.cls == MEM_CLASS_DEVICE, dev2 = e2->frag.addr.cls == MEM_CLASS_DEVICE;
+			if (rest <= e2->frag.len && (!dev || !d->tx_dev_bytes || avail <= d->tx_dev_bytes) &&
+			    (!dev2 || !d->tx_dev_bytes || rest <= d->tx_dev_bytes) && !(dev && dev2 && d->tx_dev_frags == 1)) {
+				tcp_xmit_piece(nb, 0, e, off, avail);
+				tcp_xmit_piece(nb, 1, e2, 0, rest);
+				pay[0] += (dev ? 0 : avail) + (dev2 ? 0 : rest);
+				pay[1] += (dev ? avail : 0) + (dev2 ? rest : 0);
+				s->snd_cursor = e2;
 				return len;
 			}
 		} else if (e->frag.addr.cls != MEM_CLASS_DEVICE && e->node.next != &s->sndq) {
@@ -400,6 +419,15 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	pay[0] += g.pay[0];
 	pay[1] += g.pay[1];
 	return g.len;
+}
+
+/* tcp_xmit_payload_as for every frame but a short run's (tcp_output_short): two entries in
+ * host memory only take the straight path (device memory there costs the long runs more
+ * tests than it saves them). */
+static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tcp_sock *s, struct netbuf *nb,
+								     uint32_t seq, uint32_t len, uint32_t *pay)
+{
+	return tcp_xmit_payload_as(s, nb, seq, len, pay, false);
 }
 
 /* Data the device refused for want of transmit ring room (tcp_xmit, rc -ENOBUFS): not sent,
@@ -890,30 +918,17 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp
 	return tcp_xmit_payload(s, nb, r->seq, len, pay);
 }
 
-/* tcp_xmit_fast for a frame of a run (tcp_run_frame): the same frame, counters and answer,
- * its headers a copy of the run's template (tcp_run_tmpl; the first frame builds it)
- * patched with SEG.SEQ, the identification and the IPv4 header checksum, and, for a frame
- * other than a full segment with ACK alone (the run's last, PSH; one cut to the device's
- * gather limits), its flags, total length and TCP checksum field: ~30 instructions a frame
- * less than the field-by-field headers. */
-static inline __attribute__((always_inline)) int tcp_run_xmit_as(struct tcp_sock *s, struct netdev *dev,
-								struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
-								bool cursor, bool head);
+/* tcp_run_xmit's frames of a short run (tcp_output_short): its first, the others. */
+#define TCP_SHORT_FIRST 1u
+#define TCP_SHORT_NEXT 2u
 
-static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s, struct netdev *dev,
-							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
-							     bool cursor)
-{
-	return tcp_run_xmit_as(s, dev, r, len, flags, clear, cursor, false);
-}
-
-/* tcp_output_short's first frame's payload (tcp_run_xmit_as, head): a PDU header its entry
+/* tcp_output_short's first frame's payload (tcp_run_xmit, TCP_SHORT_FIRST): a PDU header its entry
  * holds itself (TCP_SNDENT_INLINE: a C2HData header), whole at SND.NXT, is copied behind the
  * TCP header (tcp_xmit_copy_inline) and the rest of the frame is one piece of the next
  * entry, its data, in host memory or in device memory the device gathers in place (within
  * tx_dev_bytes: one device piece, as tcp_seg_cut's rules take it), the cursor moved to it;
- * anything else takes tcp_xmit_payload. Returns the bytes gathered; pay[] += them by
- * memory class. */
+ * anything else takes tcp_xmit_payload_as (device memory in its two-entry path). Returns
+ * the bytes gathered; pay[] += them by memory class. */
 static inline __attribute__((always_inline)) uint32_t tcp_short_head(struct tcp_sock *s, struct netbuf *nb,
 								     uint32_t len, uint32_t *pay)
 {
@@ -922,12 +937,12 @@ static inline __attribute__((always_inline)) uint32_t tcp_short_head(struct tcp_
 	uint32_t seq = s->snd_nxt;
 
 	if (e->seq != seq || e->cap != TCP_SNDENT_INLINE || e->frag.len >= len || e->node.next == &s->sndq)
-		return tcp_xmit_payload(s, nb, seq, len, pay);
+		return tcp_xmit_payload_as(s, nb, seq, len, pay, true);
 	struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
 	uint32_t head = e->frag.len, rest = len - head;
 	bool dev2 = e2->frag.addr.cls == MEM_CLASS_DEVICE;
 	if (rest > e2->frag.len || (dev2 && d->tx_dev_bytes && rest > d->tx_dev_bytes))
-		return tcp_xmit_payload(s, nb, seq, len, pay);
+		return tcp_xmit_payload_as(s, nb, seq, len, pay, true);
 	tcp_xmit_copy_inline(nb, e, head);
 	tcp_xmit_piece(nb, 0, e2, 0, rest);
 	pay[0] += dev2 ? head : len;
@@ -936,10 +951,17 @@ static inline __attribute__((always_inline)) uint32_t tcp_short_head(struct tcp_
 	return len;
 }
 
-/* tcp_run_xmit, head: the payload by tcp_short_head. */
-static inline __attribute__((always_inline)) int tcp_run_xmit_as(struct tcp_sock *s, struct netdev *dev,
-								struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
-								bool cursor, bool head)
+/* tcp_xmit_fast for a frame of a run (tcp_run_frame): the same frame, counters and answer,
+ * its headers a copy of the run's template (tcp_run_tmpl; the first frame builds it)
+ * patched with SEG.SEQ, the identification and the IPv4 header checksum, and, for a frame
+ * other than a full segment with ACK alone (the run's last, PSH; one cut to the device's
+ * gather limits), its flags, total length and TCP checksum field: ~30 instructions a frame
+ * less than the field-by-field headers. Its payload: through the run's cursor (cursor), or
+ * for a short run's frames (short_run: TCP_SHORT_FIRST, TCP_SHORT_NEXT) tcp_short_head's
+ * and tcp_xmit_payload_as's with device memory in its two-entry path, or tcp_xmit_payload's. */
+static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s, struct netdev *dev,
+							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
+							     bool cursor, unsigned short_run)
 {
 	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
 	 * behind it) */
@@ -956,7 +978,8 @@ static inline __attribute__((always_inline)) int tcp_run_xmit_as(struct tcp_sock
 	bool full = flags == TCP_ACK; /* (a full segment: tcp_run_frame's frames but the last, PSH) */
 	if (len) {
 		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay)
-			     : head ? tcp_short_head(s, nb, len, pay) : tcp_xmit_payload(s, nb, r->seq, len, pay);
+			     : short_run == TCP_SHORT_FIRST ? tcp_short_head(s, nb, len, pay)
+						       : tcp_xmit_payload_as(s, nb, r->seq, len, pay, short_run != 0);
 		if (n < len) {
 			len = n;
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
@@ -1167,7 +1190,7 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
 	} else {
 		if (cursor && r->nb && tcp_run_train_send(s, dev, r))
 			return false; /* (the frames before this one first) */
-		n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor);
+		n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor, 0);
 		if (n < 0) {
 			r->ret = -1;
 			return false;
@@ -1537,7 +1560,7 @@ static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
 		list_del(&s->held_node); /* (as tcp_output_work) */
 	r.seq = s->snd_nxt;
 	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
-	int n = tcp_run_xmit_as(s, dev, &r, len, TCP_ACK, true, false, true); /* (left > mss: tcp_flush) */
+	int n = tcp_run_xmit(s, dev, &r, len, TCP_ACK, true, false, TCP_SHORT_FIRST); /* (left > mss: tcp_flush) */
 	if (n >= 0) {
 		uint64_t now = 0;
 		if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {
@@ -1554,7 +1577,8 @@ static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
 		more = (uint32_t)n < len;
 		while (!more && left) {
 			len = left < mss ? left : mss;
-			n = tcp_run_xmit(s, dev, &r, len, len == left ? TCP_ACK | TCP_PSH : TCP_ACK, false, false);
+			n = tcp_run_xmit(s, dev, &r, len, len == left ? TCP_ACK | TCP_PSH : TCP_ACK, false, false,
+					 TCP_SHORT_NEXT);
 			if (n < 0)
 				break;
 			if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {
