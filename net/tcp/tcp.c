@@ -935,11 +935,6 @@ void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_f
 	tcp_output_more(s);
 }
 
-void tcp_flush(struct tcp_sock *s)
-{
-	tcp_output(s);
-}
-
 int tcp_shutdown_send(struct tcp_sock *s)
 {
 	switch (s->state) {

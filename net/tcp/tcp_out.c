@@ -266,6 +266,18 @@ static inline __attribute__((always_inline)) void tcp_xmit_piece(struct netbuf *
 	e->inflight++;
 }
 
+/* The n bytes an entry holds itself (TCP_SNDENT_INLINE: a PDU header, a response) copied
+ * behind nb's headers, at its tail: the frame then refers to no entry for them (no
+ * reference, nothing to release at its completion; one descriptor less for the e1000e).
+ * A fixed-size copy of the whole buf: what lies past n lies past the tail, never sent. */
+static inline __attribute__((always_inline)) void tcp_xmit_copy_inline(struct netbuf *nb, const struct tcp_sndent *e,
+									uint32_t n)
+{
+	memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE);
+	nb->tail += n;
+	dma_account_cpu(MEM_CLASS_HOST, n);
+}
+
 /* What tcp_xmit_gather gathered: the bytes, of which host and device memory's. Returned by
  * value (in registers), so that its callers' payload counters never have their address
  * taken and stay in registers (a pointer to them made gcc keep them, and reload the
@@ -325,8 +337,9 @@ static __attribute__((noinline)) struct tcp_gathered tcp_xmit_gather(struct tcp_
  * a PDU's chunk), unless the device takes fewer device-memory bytes at a time; two
  * host-memory entries (a PDU header in its entry, then the start of its data: every 4 KiB
  * read's first frame, ~180 instructions cheaper than the general gather). */
-static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tcp_sock *s, struct netbuf *nb,
-								     uint32_t seq, uint32_t len, uint32_t *pay)
+static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload_as(struct tcp_sock *s, struct netbuf *nb,
+									uint32_t seq, uint32_t len, uint32_t *pay,
+									bool any_class)
 {
 	const struct netdev *d = net_if0.dev;
 	struct tcp_sndent *e = s->snd_cursor;
@@ -348,6 +361,24 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 			if (!d || !d->tx_dev_bytes || len <= d->tx_dev_bytes) {
 				tcp_xmit_piece(nb, 0, e, off, len);
 				pay[1] += len;
+				return len;
+			}
+		} else if (any_class && e->node.next != &s->sndq) {
+			/* two entries, the frame ending in the second, in host or device memory as
+			 * tcp_seg_cut's rules take them uncut (a device piece within tx_dev_bytes,
+			 * two only when tx_dev_frags allows two): a read's last frame in the CMB
+			 * mode, its data then its response, which took tcp_xmit_gather's walk.
+			 * The cursor moves to the second (at or before the next byte to send). */
+			struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
+			uint32_t rest = len - avail;
+			bool dev = e->frag.addr.cls == MEM_CLASS_DEVICE, dev2 = e2->frag.addr.cls == MEM_CLASS_DEVICE;
+			if (rest <= e2->frag.len && (!dev || !d->tx_dev_bytes || avail <= d->tx_dev_bytes) &&
+			    (!dev2 || !d->tx_dev_bytes || rest <= d->tx_dev_bytes) && !(dev && dev2 && d->tx_dev_frags == 1)) {
+				tcp_xmit_piece(nb, 0, e, off, avail);
+				tcp_xmit_piece(nb, 1, e2, 0, rest);
+				pay[0] += (dev ? 0 : avail) + (dev2 ? 0 : rest);
+				pay[1] += (dev ? avail : 0) + (dev2 ? rest : 0);
+				s->snd_cursor = e2;
 				return len;
 			}
 		} else if (e->frag.addr.cls != MEM_CLASS_DEVICE && e->node.next != &s->sndq) {
@@ -388,6 +419,15 @@ static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tc
 	pay[0] += g.pay[0];
 	pay[1] += g.pay[1];
 	return g.len;
+}
+
+/* tcp_xmit_payload_as for every frame but a short run's (tcp_output_short): two entries in
+ * host memory only take the straight path (device memory there costs the long runs more
+ * tests than it saves them). */
+static inline __attribute__((always_inline)) uint32_t tcp_xmit_payload(struct tcp_sock *s, struct netbuf *nb,
+								     uint32_t seq, uint32_t len, uint32_t *pay)
+{
+	return tcp_xmit_payload_as(s, nb, seq, len, pay, false);
 }
 
 /* Data the device refused for want of transmit ring room (tcp_xmit, rc -ENOBUFS): not sent,
@@ -895,15 +935,50 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp
 	return tcp_xmit_payload(s, nb, r->seq, len, pay);
 }
 
+/* tcp_run_xmit's frames of a short run (tcp_output_short): its first, the others. */
+#define TCP_SHORT_FIRST 1u
+#define TCP_SHORT_NEXT 2u
+
+/* tcp_output_short's first frame's payload (tcp_run_xmit, TCP_SHORT_FIRST): a PDU header its entry
+ * holds itself (TCP_SNDENT_INLINE: a C2HData header), whole at SND.NXT, is copied behind the
+ * TCP header (tcp_xmit_copy_inline) and the rest of the frame is one piece of the next
+ * entry, its data, in host memory or in device memory the device gathers in place (within
+ * tx_dev_bytes: one device piece, as tcp_seg_cut's rules take it), the cursor moved to it;
+ * anything else takes tcp_xmit_payload_as (device memory in its two-entry path). Returns
+ * the bytes gathered; pay[] += them by memory class. */
+static inline __attribute__((always_inline)) uint32_t tcp_short_head(struct tcp_sock *s, struct netbuf *nb,
+								     uint32_t len, uint32_t *pay)
+{
+	const struct netdev *d = net_if0.dev;
+	struct tcp_sndent *e = s->snd_cursor ? s->snd_cursor : container_of(s->sndq.next, struct tcp_sndent, node);
+	uint32_t seq = s->snd_nxt;
+
+	if (e->seq != seq || e->cap != TCP_SNDENT_INLINE || e->frag.len >= len || e->node.next == &s->sndq)
+		return tcp_xmit_payload_as(s, nb, seq, len, pay, true);
+	struct tcp_sndent *e2 = container_of(e->node.next, struct tcp_sndent, node);
+	uint32_t head = e->frag.len, rest = len - head;
+	bool dev2 = e2->frag.addr.cls == MEM_CLASS_DEVICE;
+	if (rest > e2->frag.len || (dev2 && d->tx_dev_bytes && rest > d->tx_dev_bytes))
+		return tcp_xmit_payload_as(s, nb, seq, len, pay, true);
+	tcp_xmit_copy_inline(nb, e, head);
+	tcp_xmit_piece(nb, 0, e2, 0, rest);
+	pay[0] += dev2 ? head : len;
+	pay[1] += dev2 ? rest : 0;
+	s->snd_cursor = e2;
+	return len;
+}
+
 /* tcp_xmit_fast for a frame of a run (tcp_run_frame): the same frame, counters and answer,
  * its headers a copy of the run's template (tcp_run_tmpl; the first frame builds it)
  * patched with SEG.SEQ, the identification and the IPv4 header checksum, and, for a frame
  * other than a full segment with ACK alone (the run's last, PSH; one cut to the device's
  * gather limits), its flags, total length and TCP checksum field: ~30 instructions a frame
- * less than the field-by-field headers. */
+ * less than the field-by-field headers. Its payload: through the run's cursor (cursor), or
+ * for a short run's frames (short_run: TCP_SHORT_FIRST, TCP_SHORT_NEXT) tcp_short_head's
+ * and tcp_xmit_payload_as's with device memory in its two-entry path, or tcp_xmit_payload's. */
 static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s, struct netdev *dev,
 							     struct tcp_run *r, uint32_t len, uint8_t flags, bool clear,
-							     bool cursor)
+							     bool cursor, unsigned short_run)
 {
 	/* (a new netbuf: no fragments; the route's headers in front of NETBUF_HEADROOM, TCP's
 	 * behind it) */
@@ -919,7 +994,9 @@ static inline __attribute__((always_inline)) int tcp_run_xmit(struct tcp_sock *s
 	h = nb->data;
 	bool full = flags == TCP_ACK; /* (a full segment: tcp_run_frame's frames but the last, PSH) */
 	if (len) {
-		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay) : tcp_xmit_payload(s, nb, r->seq, len, pay);
+		uint32_t n = cursor ? tcp_run_payload(s, r, nb, len, pay)
+			     : short_run == TCP_SHORT_FIRST ? tcp_short_head(s, nb, len, pay)
+						       : tcp_xmit_payload_as(s, nb, r->seq, len, pay, short_run != 0);
 		if (n < len) {
 			len = n;
 			flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
@@ -1133,7 +1210,7 @@ static inline __attribute__((always_inline)) bool tcp_run_frame(struct tcp_sock 
 	} else {
 		if (cursor && r->nb && tcp_run_train_send(s, dev, r))
 			return false; /* (the frames before this one first) */
-		n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor);
+		n = tcp_run_xmit(s, dev, r, len, flags, clear, cursor, 0);
 		if (n < 0) {
 			r->ret = -1;
 			return false;
@@ -1387,6 +1464,180 @@ void tcp_output_work(struct tcp_sock *s, bool hold)
 		tcp_send_ack_now(s);
 	s->out_pass = false;
 	s->adv_fresh = false;
+}
+
+/* tcp_flush's direct paths (tcp_output_one, tcp_output_short) may send the len bytes unsent
+ * as tcp_output_work's pass would, without its decisions: ESTABLISHED, no FIN queued, the
+ * windows take them all, nobody waiting for ring room (tcp_txwait, turns), the pass's fast
+ * frames allowed (tcp_pass_fast: checksum offload, no SACK blocks owed), the link up and
+ * the route fresh (the run's first frame's tests). */
+static inline __attribute__((always_inline)) bool tcp_flush_direct(const struct tcp_sock *s, const struct netdev *dev,
+								   uint32_t len)
+{
+	uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
+
+	return s->state == TCP_ESTABLISHED && !s->fin_queued && wnd > flight && len <= wnd - flight &&
+	       list_empty(&tcp_txwait) && tcp_pass_fast(s, dev) && dev->link_up && s->route.gen == net_if0.route_gen;
+}
+
+/*
+ * tcp_flush in one step (issue 18): all that is unsent is one segment at the end of the send
+ * queue's last entry (a response, an R2T, placed and held back by tcp_output_more), the
+ * windows take it, and nothing of tcp_output_work's pass would decide otherwise: ESTABLISHED,
+ * no FIN queued, nobody waiting for ring room (tcp_txwait), the pass's fast frames allowed
+ * (tcp_pass_fast: checksum offload, no SACK blocks owed), the route fresh, the link up and a
+ * netbuf free. Then the frame that pass would send (its run's one frame, tcp_run_xmit's;
+ * with TSO the loop's tcp_xmit_fast frame, the same bytes) is built here from the run
+ * template (tcp_run_first) and handed to the device, with the pass's bookkeeping for it:
+ * the ACK it carries (RCV.NXT, tcp_window_field's window, ack_went), RTT timing, the
+ * retransmission timer (persist cleared), SND.NXT and SND.MAX, the counters; refused, it
+ * ends as a refused run frame (tcp_run_refused), then the pure ACK owed as the pass sends
+ * it. The entry stays queued for retransmission; bytes it holds itself (TCP_SNDENT_INLINE)
+ * are copied behind the headers (tcp_xmit_copy_inline). What it leaves out: the
+ * pass's setup and last checks (held list, states, turns, TSO, budget, the run's and the
+ * loop's decisions, tcp_xmit_payload's search, the probe and ACK checks): ~140 instructions
+ * a 4 KiB write's response. Anything else takes tcp_output_work.
+ */
+static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
+{
+	struct netdev *dev = net_if0.dev;
+	uint32_t seq = s->snd_nxt, len = s->snd_end - seq; /* (1 .. MSS: tcp_flush) */
+	const uint8_t flags = TCP_ACK | TCP_PSH;
+
+	if (!tcp_flush_direct(s, dev, len) || !mm_pool_has_free(&netdev_netbuf_pool))
+		return tcp_output_work(s, false);
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	bool device = e->frag.addr.cls == MEM_CLASS_DEVICE;
+	if (len > e->frag.len || (device && dev->tx_dev_bytes && len > dev->tx_dev_bytes))
+		return tcp_output_work(s, false); /* (over two entries: tcp_xmit_payload's gather) */
+
+	if (!s->ack_pass_end && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* (as tcp_output_work) */
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), TCP_HLEN_MIN);
+	uint8_t *h = nb->data;
+	if (e->cap == TCP_SNDENT_INLINE && len == e->frag.len)
+		tcp_xmit_copy_inline(nb, e, len);
+	else
+		tcp_xmit_piece(nb, 0, e, e->frag.len - len, len);
+	tcp_run_first(s);
+	ack_went(s);
+	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
+	be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), seq);
+	h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = flags;
+	uint32_t base = tcp_run_len_fields(s, h, len);
+	uint16_t ident = ipv4_ident++;
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
+	int rc = netdev_tx_burst_one(dev, nb);
+	if (__builtin_expect(rc != 0, 0)) {
+		if (tcp_run_refused(s, nb, rc, len, flags, device ? 0 : len, device ? len : 0) < 0) {
+			if (s->ack_now)
+				tcp_send_ack_now(s); /* (the pass's last check) */
+			return;
+		}
+	} else {
+		const struct tcp_run_sums sums = { 1, { device ? 0 : len, device ? len : 0 } };
+		tcp_run_count(s, dev, &sums);
+	}
+	uint64_t now = 0; /* (one clock reading for both, as tcp_run_frame) */
+	if (!s->timing && SEQ_GEQ(seq, s->snd_max)) {
+		s->timing = true;
+		s->rtt_seq = seq;
+		s->rtt_start_ns = now = clock_now_ns();
+	}
+	if (!s->t_rexmit.armed || s->persist) {
+		s->persist = false;
+		timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+	}
+	s->snd_nxt = s->snd_end;
+	if (SEQ_GT(s->snd_nxt, s->snd_max))
+		s->snd_max = s->snd_nxt;
+}
+
+/*
+ * tcp_flush for a short run: two or three segments unsent (a 4 KiB read's C2HData header,
+ * data and response), no segmentation offload (tcp_frame_max is the MSS: the pass sends runs
+ * then), tcp_flush_direct. The pass's run (tcp_output_run) without the pass around it (its
+ * setup, turns, budget, decisions per frame, last checks): full segments then the rest with
+ * PSH, each tcp_run_xmit's frame from the run template (the first builds it and takes the
+ * ACK state, ack_went), RTT timing and the retransmission timer after the first frame as
+ * tcp_run_frame, SND.NXT, SND.MAX and the counters once at the end (tcp_run_count). A frame
+ * cut to the device's gather limits leaves the rest to tcp_output_work (as the run leaves it
+ * to the pass's loop); a refusal or no netbuf ends it as it ends the pass (the pure ACK
+ * owed).
+ */
+static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
+{
+	struct netdev *dev = net_if0.dev;
+	uint32_t left = s->snd_end - s->snd_nxt, mss = s->mss, len = mss;
+	struct tcp_run r;
+	bool more = false;
+
+	if (!tcp_flush_direct(s, dev, left) || tcp_frame_max(s) != mss)
+		return tcp_output_work(s, false);
+	if (!s->ack_pass_end && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* (as tcp_output_work) */
+	r.seq = s->snd_nxt;
+	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
+	int n = tcp_run_xmit(s, dev, &r, len, TCP_ACK, true, false, TCP_SHORT_FIRST); /* (left > mss: tcp_flush) */
+	if (n >= 0) {
+		uint64_t now = 0;
+		if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {
+			s->timing = true;
+			s->rtt_seq = r.seq;
+			s->rtt_start_ns = now = clock_now_ns();
+		}
+		if (!s->t_rexmit.armed || s->persist) {
+			s->persist = false;
+			timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+		}
+		r.seq += (uint32_t)n;
+		left -= (uint32_t)n;
+		more = (uint32_t)n < len;
+		while (!more && left) {
+			len = left < mss ? left : mss;
+			n = tcp_run_xmit(s, dev, &r, len, len == left ? TCP_ACK | TCP_PSH : TCP_ACK, false, false,
+					 TCP_SHORT_NEXT);
+			if (n < 0)
+				break;
+			if (!s->timing && n > 0 && SEQ_GEQ(r.seq, s->snd_max)) {
+				s->timing = true;
+				s->rtt_seq = r.seq;
+				s->rtt_start_ns = clock_now_ns();
+			}
+			r.seq += (uint32_t)n;
+			left -= (uint32_t)n;
+			more = (uint32_t)n < len;
+		}
+	}
+	s->snd_nxt = r.seq;
+	if (SEQ_GT(r.seq, s->snd_max))
+		s->snd_max = r.seq;
+	if (r.sums.segs)
+		tcp_run_count(s, dev, &r.sums);
+	if (more)
+		tcp_output_work(s, false); /* (the rest of a cut frame, and what follows it) */
+	else if (n < 0 && s->ack_now)
+		tcp_send_ack_now(s); /* (the pass's last check after a refusal) */
+}
+
+/* tcp.h. One segment or less unsent (a response, an R2T): tcp_output_one, in one step; up
+ * to three: tcp_output_short, the pass's run alone; anything else, or what they leave:
+ * tcp_output_work's pass. */
+void tcp_flush(struct tcp_sock *s)
+{
+	uint32_t unsent_1;
+
+	if (tcp_output_idle(s))
+		return;
+	unsent_1 = s->snd_end - s->snd_nxt - 1; /* (0xffffffff: none, an ACK or a FIN owed) */
+	if (unsent_1 < s->mss)
+		tcp_output_one(s);
+	else if (unsent_1 < 3u * s->mss)
+		tcp_output_short(s);
+	else
+		tcp_output_work(s, false);
 }
 
 static int tcp_txwait_turns(void);

@@ -284,3 +284,137 @@ Test(tcp_train, one_completion_releases_every_reference_of_a_train)
 	tcp_abort(s);
 	close_listener(l);
 }
+
+/* How the direct flushes' cases queue what they send: one segment or less (tcp_flush's
+ * tcp_output_one) as bytes placed in an entry of their own (a response), copied into a
+ * chunk, a user fragment; up to three (tcp_output_short) as a PDU: a 24-byte header placed,
+ * its data a user fragment in host or device memory (the device taking one device piece
+ * of at most 4 KiB a frame, as QEMU's e1000e), a 24-byte response placed. */
+enum one_kind { ONE_PLACED, ONE_COPIED, ONE_FRAG, ONE_PDU, ONE_PDU_DEV };
+
+/* Queue kind's bytes (len: the tail's, or the PDU's data) on s; returns the bytes queued. */
+static size_t queue_one(struct tcp_sock *s, enum one_kind kind, size_t len)
+{
+	struct netdev_frag f = { .addr = dma_addr_host(pattern + 3), .len = (uint32_t)len, .owner = &counting_owner };
+
+	if (kind == ONE_COPIED) {
+		cr_assert_eq(tcp_send_copy(s, pattern + 3, len), (long)len);
+		return len;
+	}
+	if (kind == ONE_FRAG) {
+		cr_assert_eq(tcp_send_frags(s, &f, 1), 0);
+		return len;
+	}
+	size_t hl = kind == ONE_PLACED ? len : 24;
+	uint8_t *p = tcp_send_place_frags(s, hl, kind == ONE_PLACED ? 0 : len + 24, 1);
+	cr_assert_not_null(p);
+	memcpy(p, pattern + 9, hl);
+	if (kind == ONE_PLACED) {
+		tcp_send_placed(s, hl);
+		return len;
+	}
+	if (kind == ONE_PDU_DEV) {
+		fnd.dev.tx_dev_frags = 1;
+		fnd.dev.tx_dev_bytes = 4096;
+		f.addr = dma_addr_device((uint64_t)(uintptr_t)(pattern + 3));
+		f.provider = 1;
+	}
+	tcp_send_placed_frags(s, hl, &f, 1);
+	p = tcp_send_place(s, 24, 0);
+	cr_assert_not_null(p);
+	memcpy(p, pattern + 50, 24);
+	tcp_send_placed(s, 24);
+	return len + 48;
+}
+
+/* On a fresh stack, after the peer's request of req bytes (owing its ACK) and with a first
+ * tail already acknowledged when again, a tail of len bytes (kind) queued and pushed by
+ * tcp_flush (one_step) or by tcp_output_work's pass (what tcp_flush called before): the
+ * frames captured in got[run]; the socket's sequence and timing state and the counters
+ * checked equal across the two runs by the caller through *info and *stats. */
+static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req, bool again, bool one_step,
+			struct tcp_info *info, struct tcp_stats *stats, uint64_t *dev_host)
+{
+	struct tcp_sock *l;
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	uint32_t una = iss + 1, rcv = 1001;
+
+	if (again) { /* (a socket that sent and was acknowledged before: cursor, timer, RTT) */
+		cr_assert_eq(tcp_send_copy(s, pattern + 7, 24), 24);
+		tcp_flush(s);
+		una += 24;
+		peer_seg(TCP_ACK, rcv, una, 65535, NULL, 0, NULL, 0);
+	}
+	if (req) { /* (one segment: its ACK delayed, owed; the tail carries it) */
+		peer_seg(TCP_ACK | TCP_PSH, rcv, una, 65535, pattern + 100, req, NULL, 0);
+		rcv += (uint32_t)req;
+		uint8_t sink[64];
+		while (tcp_recv_copy(s, sink, sizeof(sink)))
+			;
+		cr_assert(s->ack_delayed, "an ACK owed");
+	}
+	fake_netdev_clear(&fnd);
+	size_t total = queue_one(s, kind, len);
+	uint64_t host0 = fnd.dev.stats.tx_bytes_host;
+	if (one_step)
+		tcp_flush(s);
+	else if (!tcp_output_idle(s))
+		tcp_output_work(s, false);
+	*dev_host = fnd.dev.stats.tx_bytes_host - host0;
+	ngot[run] = fnd.ntx;
+	memcpy(got[run], fnd.tx, fnd.ntx * sizeof(fnd.tx[0]));
+	tcp_get_info(s, info);
+	*stats = *tcp_stats();
+	cr_assert(s->t_rexmit.armed, "the retransmission timer runs");
+	cr_assert(s->timing, "the segment is timed");
+	cr_assert(!s->ack_now && !s->ack_delayed && !s->ack_pass_end, "its ACK went with it");
+	peer_seg(TCP_ACK, rcv, una + (uint32_t)total, 65535, NULL, 0, NULL, 0);
+	tcp_abort(s);
+	close_listener(l);
+}
+
+/* The direct flushes (tcp_output_one, tcp_output_short) send the frames tcp_output_work's
+ * pass sends for the same queue, byte for byte (identification and IPv4 checksum apart, as
+ * above), with the same bookkeeping (SND.NXT, the counters) and the same ACK (RCV.NXT, the
+ * window): a response placed in its entry (copied into the frame), bytes in a chunk and a
+ * user fragment (one piece), short and MSS-sized; PDUs of two and three segments, their
+ * data in host or device memory (frames cut to the device's limits: the pass sends the
+ * rest); with and without an ACK owed, on a fresh socket and one that sent before; with
+ * trains and with segmentation offload (the pass then sends the PDU as one TSO frame). */
+Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
+{
+	static const size_t lens[] = { 1, 24, 700, 1460, 2000, 2896, 4096 };
+	uint32_t feats[2] = { TRAIN_FEATURES, TRAIN_FEATURES | NETDEV_F_TSO };
+
+	fill();
+	for (unsigned f = 0; f < 2; f++)
+		for (unsigned k = ONE_PLACED; k <= ONE_PDU_DEV; k++)
+			for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+				for (unsigned v = 0; v < 4; v++) {
+					size_t len = lens[i], req = (v & 1) ? 200 : 0;
+					bool again = v & 2;
+					struct tcp_info info[2];
+					struct tcp_stats st[2];
+					uint64_t host[2];
+					if ((k == ONE_PLACED && len > 32) || (k < ONE_PDU && len > 1460) ||
+					    (k >= ONE_PDU && len < 700))
+						continue; /* (a placed PDU is small; larger ones are chunks, as copied) */
+					net_teardown();
+					net_test_start(feats[f]);
+					capture_one(0, (enum one_kind)k, len, req, again, false, &info[0], &st[0], &host[0]);
+					net_teardown();
+					net_test_start(feats[f]);
+					capture_one(1, (enum one_kind)k, len, req, again, true, &info[1], &st[1], &host[1]);
+					cr_assert_geq(ngot[0], 1, "kind %u, %zu bytes: sent", k, len);
+					assert_same_frames(len);
+					cr_assert_eq(info[0].snd_nxt, info[1].snd_nxt);
+					cr_assert_eq(info[0].snd_una, info[1].snd_una);
+					cr_assert_eq(info[0].rto_ns, info[1].rto_ns);
+					cr_assert_eq(info[0].rcv_wnd, info[1].rcv_wnd);
+					cr_assert_eq(info[0].segs_out, info[1].segs_out);
+					cr_assert_eq(st[0].tx_payload_host, st[1].tx_payload_host);
+					cr_assert_eq(st[0].segs_out, st[1].segs_out);
+					cr_assert_eq(host[0], host[1], "the device's host bytes");
+				}
+}
