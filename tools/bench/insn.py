@@ -32,10 +32,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 4500,
-    "read-4k": 4600,
-    "write-128k": 35100,
-    "read-128k": 22000,
+    "write-4k": 4300,
+    "read-4k": 4500,
+    "write-128k": 34800,
+    "read-128k": 21900,
     "write-4k-ddgst": 37900,
     "read-4k-ddgst": 37700,
 }
