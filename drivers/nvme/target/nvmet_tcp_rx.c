@@ -282,8 +282,10 @@ release:
 	return rc;
 }
 
-/* The PDU length from a common header at the front of the stream (see the header). */
-uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+
+/* nvme_tcp_rx_peek_len's body: inline in it (its one caller, conn_rx_may_wait, keeps it inline)
+ * and in keep_common_header. */
+static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
 {
 	const struct nvme_tcp_params *p = rx->params;
 	struct nvme_tcp_error err;
@@ -304,6 +306,19 @@ uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
 	rx->need = (size_t)hdr;
 	rx->skip = NVME_TCP_CH_LEN;
 	return plen;
+}
+
+/* The PDU length from a common header at the front of the stream (see the header). */
+uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	return peek_len(rx, ch);
+}
+
+/* A common header the one-step path read and leaves to the framer: kept where
+ * nvme_tcp_rx_peek_len keeps it, not read again (out of line: not the common case). */
+static __attribute__((noinline)) void keep_common_header(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	(void)peek_len(rx, ch);
 }
 
 /*
@@ -358,7 +373,7 @@ bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag 
 		}
 	}
 	if (ch == local)
-		(void)nvme_tcp_rx_peek_len(rx, local); /* the framer keeps what it can: not read twice */
+		keep_common_header(rx, local); /* the framer keeps what it can: not read twice */
 	return false;
 }
 
