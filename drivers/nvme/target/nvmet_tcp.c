@@ -999,6 +999,9 @@ static inline bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 		if (c->rx_wait_whole)
 			return false; /* the socket holds the rest of the PDU: the pass takes it */
 	}
+	if (q <= NVMET_TCP_PEEK_MIN && c->rx.state == NVME_TCP_RX_HEADER && !c->rx_peek_len)
+		return false; /* no header parsed, none to look at (a read's capsule): what the slow
+			       * path answers for it, without the call */
 	return conn_rx_may_wait_slow(c, q);
 }
 
