@@ -283,44 +283,6 @@ release:
 }
 
 
-/* nvme_tcp_rx_peek_len's body: inline in it (its one caller, conn_rx_may_wait, keeps it inline)
- * and in keep_common_header. */
-static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
-{
-	const struct nvme_tcp_params *p = rx->params;
-	struct nvme_tcp_error err;
-
-	if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
-		return 0;
-	int hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
-	if (hdr <= 0)
-		return 0;
-	uint32_t data_max = p->maxh2cdata > p->max_icd ? p->maxh2cdata : p->max_icd;
-	uint32_t plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
-	/* untrusted PLEN against the largest PDU taken, in subtraction form */
-	if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
-		return 0;
-	/* the framer goes on from here when the stream is fed (rx->skip) */
-	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
-	rx->have = NVME_TCP_CH_LEN;
-	rx->need = (size_t)hdr;
-	rx->skip = NVME_TCP_CH_LEN;
-	return plen;
-}
-
-/* The PDU length from a common header at the front of the stream (see the header). */
-uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
-{
-	return peek_len(rx, ch);
-}
-
-/* A common header the one-step path read and leaves to the framer: kept where
- * nvme_tcp_rx_peek_len keeps it, not read again (out of line: not the common case). */
-static __attribute__((noinline)) void keep_common_header(struct nvme_tcp_rx *rx, const uint8_t *ch)
-{
-	(void)peek_len(rx, ch);
-}
-
 /*
  * Is the common header ch that of a CapsuleCmd the framer takes, on a connection without
  * digests (the caller checked)? Exactly the checks nvme_tcp_header_size and
@@ -343,6 +305,50 @@ static inline bool plain_capsule(const uint8_t *ch, const struct nvme_tcp_params
 		return pdo == 0;
 	return len > NVME_TCP_CMD_HLEN && pdo >= NVME_TCP_CMD_HLEN && pdo < len && pdo % (((uint32_t)p->cpda + 1) * 4) == 0 &&
 	       len - pdo <= p->max_icd;
+}
+
+/* nvme_tcp_rx_peek_len's body: inline in it (its one caller, conn_rx_may_wait, keeps it inline)
+ * and in keep_common_header. */
+static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	const struct nvme_tcp_params *p = rx->params;
+	struct nvme_tcp_error err;
+	uint32_t plen, hdr_end;
+	int hdr = NVME_TCP_CMD_HLEN;
+
+	/* the common PDU (a CapsuleCmd the framer takes, no digests): one expression, its PLEN
+	 * within what the checks below allow (PDO and the in-capsule data bounded) */
+	if (p->hdgst || p->ddgst || !plain_capsule(ch, p, &plen, &hdr_end)) {
+		if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
+			return 0;
+		hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
+		if (hdr <= 0)
+			return 0;
+		uint32_t data_max = p->maxh2cdata > p->max_icd ? p->maxh2cdata : p->max_icd;
+		plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+		/* untrusted PLEN against the largest PDU taken, in subtraction form */
+		if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
+			return 0;
+	}
+	/* the framer goes on from here when the stream is fed (rx->skip) */
+	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
+	rx->have = NVME_TCP_CH_LEN;
+	rx->need = (size_t)hdr;
+	rx->skip = NVME_TCP_CH_LEN;
+	return plen;
+}
+
+/* The PDU length from a common header at the front of the stream (see the header). */
+uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	return peek_len(rx, ch);
+}
+
+/* A common header the one-step path read and leaves to the framer: kept where
+ * nvme_tcp_rx_peek_len keeps it, not read again (out of line: not the common case). */
+static __attribute__((noinline)) void keep_common_header(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	(void)peek_len(rx, ch);
 }
 
 /* A whole CapsuleCmd at the front of a batch (see the header). */
