@@ -452,7 +452,8 @@ static void req_done(struct nvmet_req *req, void *arg)
  * each with bytes, or one device segment); a write's fragments held where they came
  * (nvmet_tcp_write_go): none empty, as TCP hands out none (tcp.h, tcp_recv_frags's
  * contract) and the framer passes none on (nvme_tcp_rx_feed moves only bytes, its data
- * run and direct receive take TCP's fragments as they are), and of one class, as only
+ * run and direct receive take TCP's fragments as they are, the one-step path keeps a first
+ * fragment only with bytes past the header and cuts the last inside it), and of one class, as only
  * fragments all in device memory or all in DRAM stay where they are (write_placement).
  */
 void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg, bool summed)
