@@ -452,7 +452,8 @@ static void req_done(struct nvmet_req *req, void *arg)
  * each with bytes, or one device segment); a write's fragments held where they came
  * (nvmet_tcp_write_go): none empty, as TCP hands out none (tcp.h, tcp_recv_frags's
  * contract) and the framer passes none on (nvme_tcp_rx_feed moves only bytes, its data
- * run and direct receive take TCP's fragments as they are), and of one class, as only
+ * run and direct receive take TCP's fragments as they are, the one-step path keeps a first
+ * fragment only with bytes past the header and cuts the last inside it), and of one class, as only
  * fragments all in device memory or all in DRAM stay where they are (write_placement).
  */
 void nvmet_tcp_req_exec(struct nvmet_tcp_req *r, unsigned nsg, bool summed)
@@ -545,58 +546,62 @@ static bool is_connect(const struct nvme_sqe *sqe)
 	return sqe->opc == NVMF_OPC_FABRICS && nvmf_fctype(sqe) == NVMF_FCTYPE_CONNECT;
 }
 
-/*
- * A CapsuleCmd: take a request (the host keeps within the queue depth, so running out
- * is its protocol error), resolve the data (in-capsule fragments for host-to-controller
- * data, a buffer for controller-to-host data, an R2T for larger writes) and run it,
- * waiting for buffers when there are none. A command whose data the transport cannot
- * place runs with a segment that cannot match: the core completes it with SGL Length
- * Invalid (one place for NVMe status). Consumes pdu's fragments.
- */
-static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
+/* A capsule's data fragments go back unused: in pdu (the framer's), or, without pdu, in r
+ * (a whole capsule's, nvmet_tcp_req_took_frags). */
+static inline void capsule_drop_data(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 {
-	struct nvmet_tcp_req *r;
-
-	nvmet_tcp.st.capsules++;
-	if (!(r = nvmet_tcp_req_get(c))) {
+	if (pdu)
 		nvmet_tcp_pdu_release(pdu);
-		log_warn("tcp: port %u: host exceeded the queue depth %u", c->port, NVMET_TCP_QUEUE_DEPTH);
-		return -ENOSPC;
-	}
-	r->conn = c;
-	/* the command goes straight where the core keeps it (nvmet_exec copies nothing then) */
+	else
+		nvmet_tcp_req_release_frags(r);
+}
+
+/*
+ * Run the command of a CapsuleCmd, r (its SQE in r->req.sqe) with data_len bytes of in-capsule
+ * data in pdu's fragments, or, without pdu, in r's already (conn_whole_capsule): resolve the data
+ * (in-capsule fragments for host-to-controller data, a buffer for controller-to-host data, an
+ * R2T for larger writes) and run it, waiting for buffers when there are none. A command whose
+ * data the transport cannot place runs with a segment that cannot match: the core completes
+ * it with SGL Length Invalid (one place for NVMe status). Consumes the data fragments.
+ * (always inline: once for each caller, the one without pdu has no PDU object to look at)
+ */
+static inline __attribute__((always_inline)) int capsule_run(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r,
+							     uint32_t data_len, struct nvme_tcp_rx_pdu *pdu)
+{
 	const struct nvme_sqe *sqe = &r->req.sqe;
-	memcpy(&r->req.sqe, pdu->raw + offsetof(struct nvme_tcp_cmd_pdu, sqe), sizeof(r->req.sqe)); /* framed: once */
+	const unsigned nfrags = pdu ? pdu->nfrags : r->nfrags;
 	struct nvmet_req_shape sh;
+	r->conn = c;
 	nvmet_req_shape(c->q, sqe, &sh);
 	r->cccid = le16_get(sqe->cid);
 	r->len = sh.len;
 	r->dir = (uint8_t)sh.dir;
 	r->bdev = sh.bdev;
 	r->state = NVMET_TCP_REQ_EXEC;
-	if (sh.qid < 0 && (!is_connect(sqe) || !pdu->nfrags)) {
+	if (sh.qid < 0 && (!is_connect(sqe) || !nfrags)) {
 		/* not Connected yet: nothing is committed (no R2T, no buffer); the core answers
 		 * Command Sequence Error (a Connect without in-capsule data: SGL Length Invalid) */
-		nvmet_tcp_pdu_release(pdu);
+		capsule_drop_data(r, pdu);
 		r->len = 0;
 		nvmet_tcp_req_exec(r, 0, false);
 	} else if (sh.qid >= 0 && NVMET_TCP_QUEUE_DEPTH - c->nfree > sh.qsize) {
 		/* more commands outstanding than the queue's SQSIZE + 1 entries: answered with
 		 * Command Sequence Error, nothing placed, nothing run */
-		nvmet_tcp_pdu_release(pdu);
+		capsule_drop_data(r, pdu);
 		nvmet_tcp.st.sq_overflows++;
 		c->inflight++;
 		nvmet_exec_sq_overflow(c->q, &r->req, sqe, req_done, r);
-	} else if (pdu->nfrags && (r->dir != DMA_TO_DEVICE || pdu->hdr.data_len != r->len)) {
+	} else if (nfrags && (r->dir != DMA_TO_DEVICE || data_len != r->len)) {
 		/* data for a command that has none to receive, or not the length its SGL
 		 * describes: refused before any placement, so no buffer is ever sent to the
 		 * drive with bytes the host did not write */
-		nvmet_tcp_pdu_release(pdu);
+		capsule_drop_data(r, pdu);
 		nvmet_tcp_req_refuse(r);
-	} else if (pdu->nfrags) {
+	} else if (nfrags) {
 		/* in-capsule data: the fragments as they are, or a DRAM copy when they are
 		 * more than a command gathers and no table is free */
-		nvmet_tcp_req_add_data(r, pdu, 0);
+		if (pdu)
+			nvmet_tcp_req_add_data(r, pdu, 0);
 		nvmet_tcp_write_go(r);
 	} else if (r->len > NVMET_TCP_MAX_XFER) {
 		nvmet_tcp_req_refuse(r); /* larger than a command may move: never fits, refused now */
@@ -613,6 +618,61 @@ static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 		nvmet_tcp_req_exec(r, 0, false);
 	}
 	return 0;
+}
+
+/*
+ * A CapsuleCmd from the framer: take a request (the host keeps within the queue depth, so
+ * running out is its protocol error), the command where the core keeps it, and run it
+ * (capsule_run). Consumes pdu's fragments.
+ */
+static int conn_capsule(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
+{
+	struct nvmet_tcp_req *r;
+
+	nvmet_tcp.st.capsules++;
+	if (!(r = nvmet_tcp_req_get(c))) {
+		nvmet_tcp_pdu_release(pdu);
+		log_warn("tcp: port %u: host exceeded the queue depth %u", c->port, NVMET_TCP_QUEUE_DEPTH);
+		return -ENOSPC;
+	}
+	/* the command goes straight where the core keeps it (nvmet_exec copies nothing then) */
+	memcpy(&r->req.sqe, pdu->raw + offsetof(struct nvme_tcp_cmd_pdu, sqe), sizeof(r->req.sqe)); /* framed: once */
+	return capsule_run(c, r, pdu->hdr.data_len, pdu);
+}
+
+_Static_assert(NVMET_TCP_RX_BATCH <= NVMET_TCP_INLINE_SEGS, "a whole capsule's data fits a request's own segments");
+
+/*
+ * The one-step path of the common PDU: a CapsuleCmd whose bytes are all in the batch f[0..n)
+ * taken at once (nvme_tcp_rx_whole_capsule, on an established connection with the framer
+ * between PDUs): its SQE read straight into a request, its data fragments moved straight
+ * into the request's segments, and the command run (capsule_run), with the checks, errors and
+ * counters the framer and conn_pdu give it, without stepping the framer per fragment or going
+ * through its PDU object. false: the framer takes it (anything else, or no request or split
+ * reference left: the framer then gives the same answer, the error included). true: *used
+ * batch entries are the PDU's (the caller goes on at f[*used], the rest of the entry it ended
+ * inside); the connection may have closed (then the caller releases the rest of the batch).
+ */
+static bool conn_whole_capsule(struct nvmet_tcp_conn *c, struct netdev_frag *f, unsigned n, unsigned *used)
+{
+	struct nvme_tcp_rx_whole w;
+	struct nvmet_tcp_req *r;
+	unsigned nd;
+
+	if (!nvme_tcp_rx_whole_capsule(&c->rx, f, n, &w) || !(r = nvmet_tcp_req_get(c)))
+		return false;
+	int k = nvme_tcp_rx_whole_take(&c->rx, f, &w, (uint8_t *)&r->req.sqe, r->frags, &nd);
+	if (k < 0) {
+		nvmet_tcp_req_put(r); /* (nothing held yet) */
+		return false;
+	}
+	*used = (unsigned)k;
+	nvmet_tcp.st.capsules++;
+	nvmet_tcp.st.whole_capsules++;
+	nvmet_tcp_req_took_frags(r, nd);
+	if (capsule_run(c, r, w.data_len, NULL))
+		conn_close(c, NVMET_TCP_CLOSING, false, "queue depth exceeded"); /* (as conn_pdu) */
+	return true;
 }
 
 /* Send the R2Ts not sent yet, each when the socket has room. PDUs sent or -errno. The
@@ -803,7 +863,7 @@ static int conn_pdu(void *ctx, struct nvme_tcp_rx_pdu *pdu)
 	}
 }
 
-/* Fragments left in a batch from which conn_recv tries nvme_tcp_rx_feed_data_run first. */
+/* Fragments left in a batch from which conn_recv tries nvme_tcp_rx_feed_data_run inside a PDU's data. */
 #define NVMET_TCP_RX_RUN_MIN 3
 
 /* Take what the socket has and frame it. */
@@ -856,20 +916,30 @@ static int conn_recv(struct nvmet_tcp_conn *c)
 		int i = 0;
 		batches++;
 		full = n == NVMET_TCP_RX_BATCH;
-		/* a batch that goes on inside a PDU's data (the middle of a large H2CData PDU): its
-		 * run of data fragments in one loop; the one that ends the PDU, headers and short
-		 * batches (a 4 KiB capsule) one by one */
-		if (n > NVMET_TCP_RX_RUN_MIN)
-			i = (int)nvme_tcp_rx_feed_data_run(&c->rx, f, (unsigned)n);
-		for (; i < n; i++) {
-			int rc = nvme_tcp_rx_feed(&c->rx, &f[i], conn_pdu, c);
+		while (i < n) {
+			unsigned used;
+			if (c->rx.state == NVME_TCP_RX_DATA) {
+				/* inside a PDU's data (the middle of a large H2CData PDU): its run of
+				 * data fragments in one loop, the one that ends the PDU through the framer
+				 * (with a data digest, which the framer sums, fragment by fragment) */
+				if (n - i > NVMET_TCP_RX_RUN_MIN && !c->rx.cur.hdr.has_ddgst &&
+				    (i += (int)nvme_tcp_rx_feed_data_run(&c->rx, &f[i], (unsigned)(n - i))) == n)
+					break;
+			} else if (nvme_tcp_rx_at_whole_start(&c->rx) && c->state == NVMET_TCP_ESTABLISHED &&
+				   conn_whole_capsule(c, &f[i], (unsigned)(n - i), &used)) {
+				/* a PDU starts here: a whole CapsuleCmd in one step, else the framer */
+				i += (int)used;
+				if (c->state == NVMET_TCP_ESTABLISHED)
+					continue;
+				break; /* closed: the rest is released below */
+			}
+			int rc = nvme_tcp_rx_feed(&c->rx, &f[i++], conn_pdu, c);
 			if (!rc)
 				continue;
 			if (c->rx.state == NVME_TCP_RX_FAILED)
 				conn_fail(c, c->rx.err.fes, c->rx.err.fei, c->rx.hdr, c->rx.have, c->rx.err.what);
 			else
 				conn_close(c, NVMET_TCP_CLOSING, false, "receive error");
-			i++;
 			break;
 		}
 		for (; i < n; i++)
@@ -930,6 +1000,9 @@ static inline bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 		if (c->rx_wait_whole)
 			return false; /* the socket holds the rest of the PDU: the pass takes it */
 	}
+	if (q <= NVMET_TCP_PEEK_MIN && c->rx.state == NVME_TCP_RX_HEADER && !c->rx_peek_len)
+		return false; /* no header parsed, none to look at (a read's capsule): what the slow
+			       * path answers for it, without the call */
 	return conn_rx_may_wait_slow(c, q);
 }
 

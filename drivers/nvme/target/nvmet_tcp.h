@@ -133,6 +133,7 @@ struct nvmet_tcp_stats {
 	uint64_t wrong_addr;                  /* connections to an address that is not the port's traddr */
 	uint64_t icreqs, term_sent, term_recv;
 	uint64_t capsules, responses, c2h_pdus, c2h_bytes;
+	uint64_t whole_capsules;              /* of capsules: taken in one step, whole in a receive batch */
 	uint64_t success_flags;               /* reads completed by C2HData SUCCESS (no CapsuleResp) */
 	uint64_t tx_waits;                    /* a completion waited for send space */
 	uint64_t rx_waits;                    /* received segments left in the socket without a pass:

@@ -309,7 +309,7 @@ int nvmet_tcp_dbuf_copy_in(struct nvmet_tcp_dbuf *b, uint32_t off, const struct 
 
 /* --- requests --- */
 
-struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c)
+NVMET_HOT_INLINE struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *c)
 {
 	if (!c->free_mask)
 		return NULL;
@@ -494,6 +494,15 @@ static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 	r->nfrags = have + n;
 	pdu->nfrags = 0;
 	return 0;
+}
+
+/* The n fragments a whole PDU's receive put straight into r->frags (a request fresh from
+ * nvmet_tcp_req_get: from its first segment on) become r's, noted as req_take_frags notes
+ * them. */
+void nvmet_tcp_req_took_frags(struct nvmet_tcp_req *r, unsigned n)
+{
+	take_walk(r, r->frags, r->frags, n, true);
+	r->nfrags = n;
 }
 
 /* Release a PDU's data fragments to their owner (the NIC). */

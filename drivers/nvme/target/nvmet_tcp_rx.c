@@ -282,26 +282,135 @@ release:
 	return rc;
 }
 
-/* The PDU length from a common header at the front of the stream (see the header). */
-uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+
+/*
+ * Is the common header ch that of a CapsuleCmd the framer takes, on a connection without
+ * digests (the caller checked)? Exactly the checks nvme_tcp_header_size and
+ * nvme_tcp_pdu_parse make of it then (type, HLEN, HDGSTF and DDGSTF clear, PLEN at
+ * least HLEN; without data PDO 0, with data PDO past the header, aligned to CPDA, inside PLEN,
+ * and the data within the in-capsule limit), as one expression: the framer reports whichever
+ * fails, this only says yes or no. *hdr_end: the bytes before the data (PDO), or PLEN when
+ * there is none.
+ */
+static inline bool plain_capsule(const uint8_t *ch, const struct nvme_tcp_params *p, uint32_t *plen,
+				 uint32_t *hdr_end)
+{
+	const uint32_t len = le32_load(ch + offsetof(struct nvme_tcp_ch, plen)), pdo = ch[offsetof(struct nvme_tcp_ch, pdo)];
+	if (ch[0] != NVME_TCP_CAPSULE_CMD || ch[offsetof(struct nvme_tcp_ch, hlen)] != NVME_TCP_CMD_HLEN ||
+	    (ch[offsetof(struct nvme_tcp_ch, flags)] & (NVME_TCP_F_HDGSTF | NVME_TCP_F_DDGSTF)))
+		return false;
+	*plen = len;
+	*hdr_end = len == NVME_TCP_CMD_HLEN ? NVME_TCP_CMD_HLEN : pdo;
+	if (len == NVME_TCP_CMD_HLEN)
+		return pdo == 0;
+	return len > NVME_TCP_CMD_HLEN && pdo >= NVME_TCP_CMD_HLEN && pdo < len && pdo % (((uint32_t)p->cpda + 1) * 4) == 0 &&
+	       len - pdo <= p->max_icd;
+}
+
+/* nvme_tcp_rx_peek_len's body: inline in it (its one caller, conn_rx_may_wait, keeps it inline)
+ * and in keep_common_header. */
+static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
 {
 	const struct nvme_tcp_params *p = rx->params;
 	struct nvme_tcp_error err;
+	uint32_t plen, hdr_end;
+	int hdr = NVME_TCP_CMD_HLEN;
 
-	if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
-		return 0;
-	int hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
-	if (hdr <= 0)
-		return 0;
-	uint32_t data_max = p->maxh2cdata > p->max_icd ? p->maxh2cdata : p->max_icd;
-	uint32_t plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
-	/* untrusted PLEN against the largest PDU taken, in subtraction form */
-	if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
-		return 0;
+	/* the common PDU (a CapsuleCmd the framer takes, no digests): one expression, its PLEN
+	 * within what the checks below allow (PDO and the in-capsule data bounded) */
+	if (p->hdgst || p->ddgst || !plain_capsule(ch, p, &plen, &hdr_end)) {
+		if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
+			return 0;
+		hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
+		if (hdr <= 0)
+			return 0;
+		uint32_t data_max = p->maxh2cdata > p->max_icd ? p->maxh2cdata : p->max_icd;
+		plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+		/* untrusted PLEN against the largest PDU taken, in subtraction form */
+		if (plen - (uint32_t)hdr > data_max + NVME_TCP_MAX_HEADER + NVME_TCP_DIGEST_LEN)
+			return 0;
+	}
 	/* the framer goes on from here when the stream is fed (rx->skip) */
 	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
 	rx->have = NVME_TCP_CH_LEN;
 	rx->need = (size_t)hdr;
 	rx->skip = NVME_TCP_CH_LEN;
 	return plen;
+}
+
+/* The PDU length from a common header at the front of the stream (see the header). */
+uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	return peek_len(rx, ch);
+}
+
+/* A common header the one-step path read and leaves to the framer: kept where
+ * nvme_tcp_rx_peek_len keeps it, not read again (out of line: not the common case). */
+static __attribute__((noinline)) void keep_common_header(struct nvme_tcp_rx *rx, const uint8_t *ch)
+{
+	(void)peek_len(rx, ch);
+}
+
+/* A whole CapsuleCmd at the front of a batch (see the header). */
+bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			       struct nvme_tcp_rx_whole *w)
+{
+	const struct nvme_tcp_params *p = rx->params;
+	uint8_t local[NVME_TCP_CH_LEN];
+	const uint8_t *ch = rx->hdr; /* kept by nvme_tcp_rx_peek_len (rx->skip) */
+	uint32_t plen, before = 0;
+	unsigned k = 0;
+
+	if (p->hdgst || p->ddgst || !n || f[0].len < NVME_TCP_CMD_HLEN)
+		return false;
+	if (!rx->skip) {
+		netdev_frag_read(&f[0], 0, local, NVME_TCP_CH_LEN); /* where it lies */
+		ch = local;
+	}
+	if (plain_capsule(ch, p, &plen, &w->hdr_end) && f[0].len >= w->hdr_end) {
+		/* the entries that hold its PLEN bytes (plain_capsule bounded PLEN) */
+		while (k < n && f[k].len < plen - before)
+			before += f[k++].len;
+		if (k < n) {
+			w->data_len = plen == NVME_TCP_CMD_HLEN ? 0 : plen - w->hdr_end;
+			w->nents = k + 1;
+			w->last_len = plen - before;
+			return true;
+		}
+	}
+	if (ch == local)
+		keep_common_header(rx, local); /* the framer keeps what it can: not read twice */
+	return false;
+}
+
+/* Take the PDU nvme_tcp_rx_whole_capsule found (see the header). */
+int nvme_tcp_rx_whole_take(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
+			   uint8_t sqe[64], struct netdev_frag *out, unsigned *nout)
+{
+	struct netdev_frag *last = &f[w->nents - 1], rest;
+	/* the entry that ends the PDU is cut where its data ends, as the framer cuts it (a PDU
+	 * without data lies in f[0], whose header bytes are consumed in place, not cut) */
+	bool cut = w->data_len && w->last_len < last->len;
+	unsigned n = 0;
+
+	if (cut && netdev_frag_split(last, w->last_len, &rest)) /* (the one step that can fail: first) */
+		return -ENOMEM;
+	netdev_frag_read(&f[0], NVME_TCP_CH_LEN, sqe, NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
+	frag_consume(&f[0], w->hdr_end); /* the header and pad (released when nothing is left) */
+	if (w->data_len)
+		for (unsigned i = f[0].len ? 0 : 1; i < w->nents; i++)
+			out[n++] = f[i];
+	*nout = n;
+	rx->st.pdus++;
+	rx->st.header_bytes += NVME_TCP_CMD_HLEN;
+	rx->st.pad_bytes += w->data_len ? w->hdr_end - NVME_TCP_CMD_HLEN : 0;
+	rx->st.data_bytes += w->data_len;
+	rx->st.splits += cut;
+	start_header(rx);
+	rx->skip = 0;
+	if (cut) {
+		*last = rest;
+		return (int)w->nents - 1;
+	}
+	return w->data_len || !f[0].len ? (int)w->nents : 0; /* (f[0] may hold the next PDU's bytes) */
 }

@@ -225,4 +225,56 @@ static inline bool nvme_tcp_rx_at_pdu_start(const struct nvme_tcp_rx *rx)
  */
 uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch);
 
+/*
+ * The one-step path for the common PDU: a CapsuleCmd that lies whole in a batch of fragments
+ * taken from the socket, taken without stepping the framer through each fragment or going
+ * through struct nvme_tcp_rx_pdu (nvme_tcp_rx_whole_capsule, then nvme_tcp_rx_whole_take).
+ * The framer stays for everything else, and both give the same result for the same stream:
+ * the same PDU (its header bytes, its data fragments), the same framer state and counters;
+ * anything the one-step path does not take (digests, another type, a header that fails a
+ * check, a PDU not whole in the batch or whose header and pad are not in its first fragment)
+ * goes to the framer untouched, which decides as ever (tests/fuzz/fuzz_nvme_tcp_rx.c checks
+ * both against each other).
+ */
+struct nvme_tcp_rx_whole {
+	uint32_t hdr_end;            /* stream bytes before the data: the header and its pad (PDO),
+				      * or the whole PDU (PLEN) when it carries no data */
+	uint32_t data_len;           /* in-capsule data bytes (0: none) */
+	unsigned nents;              /* batch entries the PDU reaches into */
+	uint32_t last_len;           /* its bytes in the last of them (which may hold more) */
+};
+
+/* Is the framer where a PDU starts at the front of the next fragment (nothing of it read, or
+ * only its common header kept by nvme_tcp_rx_peek_len)? (nvme_tcp_rx_whole_capsule's first
+ * condition, inline: the caller looks before every fragment it feeds.) */
+static inline bool nvme_tcp_rx_at_whole_start(const struct nvme_tcp_rx *rx)
+{
+	return rx->state == NVME_TCP_RX_HEADER && rx->have == rx->skip;
+}
+
+/*
+ * Does a CapsuleCmd start at the front of the batch f[0..n) (nvme_tcp_rx_at_whole_start) that
+ * the one-step path takes: no digests negotiated, a common header that passes every check the
+ * framer makes of a CapsuleCmd's header (nvme_tcp_header_size, nvme_tcp_pdu_parse), its
+ * header and pad in f[0] and all its bytes in the batch? Then true and *w its layout. The
+ * common header is read from f[0] unless nvme_tcp_rx_peek_len kept it; one left to the framer
+ * is kept when nvme_tcp_rx_peek_len would keep it (so it is not read twice). Only for a
+ * connection past ICReq.
+ */
+bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			       struct nvme_tcp_rx_whole *w);
+
+/*
+ * Take the PDU nvme_tcp_rx_whole_capsule found at the front of f: its SQE (64 bytes) read into
+ * sqe, its header and pad consumed, its data fragments moved to out (at most w->nents) and
+ * their number in *nout; an entry with more bytes than the PDU keeps the rest (where the data
+ * ends it is cut, netdev_frag_split, counted as the framer counts it). The framer is between
+ * PDUs again, its counters as if it had framed the PDU. Returns the batch entries used up (the
+ * caller goes on at f[returned], the rest of the entry the PDU ended inside), or -ENOMEM when
+ * no split reference is left: then nothing changed (the framer, fed the batch as ever,
+ * reports it).
+ */
+int nvme_tcp_rx_whole_take(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
+			   uint8_t sqe[64], struct netdev_frag *out, unsigned *nout);
+
 #endif

@@ -276,6 +276,27 @@ Test(nvmet_tcp, bad_header_digest_terminates)
 	cr_assert_eq(nvmet_tcp_conn_count(), 0);
 }
 
+/* A CapsuleCmd whole in one fragment whose PDO lies inside its header: not taken in one step;
+ * the framer refuses it as ever (C2HTermReq, Invalid Header Field, FEI the PDO's offset). */
+Test(nvmet_tcp, a_whole_capsule_with_a_bad_pdo_gets_the_framers_term_req)
+{
+	struct tcp_sock *s = ftcp_connect(0, 4096);
+	establish(s, 0);
+	uint8_t pdu[NVME_TCP_CMD_HLEN + 64] = { NVME_TCP_CAPSULE_CMD, 0, NVME_TCP_CMD_HLEN, 64 };
+	le32_store(pdu + 4, sizeof(pdu) - 8); /* PDO 64 < HLEN, PLEN past it */
+	uint64_t whole = nvmet_tcp_stats()->whole_capsules;
+	ftcp_send(s, pdu, sizeof(pdu) - 8);
+	struct nth_pdu p;
+	cr_assert(host_next(s, &p));
+	cr_assert_eq(p.type, NVME_TCP_C2H_TERM_REQ);
+	cr_assert_eq(p.hdr[8] | p.hdr[9] << 8, NVME_TCP_FES_INVALID_HEADER_FIELD, "FES");
+	cr_assert_eq(le32_load(p.hdr + 10), offsetof(struct nvme_tcp_ch, pdo), "FEI");
+	cr_assert_eq(nvmet_tcp_stats()->whole_capsules, whole);
+	cr_assert(s->closed);
+	nvmet_tcp_poll(8);
+	cr_assert_eq(nvmet_tcp_conn_count(), 0);
+}
+
 Test(nvmet_tcp, h2c_term_req_closes)
 {
 	struct tcp_sock *s = ftcp_connect(0, 4096);
@@ -429,28 +450,77 @@ static struct tcp_sock *io_queue(size_t frag_size)
 	return io_queue_with(frag_size, true, false, false);
 }
 
-Test(nvmet_tcp, io_write_in_capsule_then_read)
+/* A 4 KiB write in capsule at LBA slba then a read of it on q (data digests: ddgst): the data
+ * comes back, and every NIC buffer with the completions. */
+static void write_then_read(struct tcp_sock *q, bool ddgst, uint16_t cid, uint32_t slba, unsigned seed)
 {
-	struct tcp_sock *q = io_queue(1000);
-	struct nvme_sqe sqe;
 	static uint8_t wbuf[4096], rbuf[4096];
 	for (size_t i = 0; i < sizeof(wbuf); i++)
-		wbuf[i] = (uint8_t)(i * 31 + 7);
-	sqe = ft_sqe(NVME_CMD_WRITE, 20, 1, sizeof(wbuf));
-	sqe.cdw10 = le32_make(8);
+		wbuf[i] = (uint8_t)(i * 31 + seed);
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, cid, 1, sizeof(wbuf));
+	sqe.cdw10 = le32_make(slba);
 	sqe.cdw12 = le32_make(7); /* 8 blocks of 512 */
-	ftcp_capsule(q, false, true, &sqe, wbuf, sizeof(wbuf));
+	ftcp_capsule(q, false, ddgst, &sqe, wbuf, sizeof(wbuf));
 	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
 	cr_assert_eq(ftcp_released, ftcp_handed, "the NIC buffers came back with the completion");
-
-	sqe = ft_sqe(NVME_CMD_READ, 21, 1, sizeof(rbuf));
-	sqe.cdw10 = le32_make(8);
+	sqe = ft_sqe(NVME_CMD_READ, (uint16_t)(cid + 1), 1, sizeof(rbuf));
+	sqe.cdw10 = le32_make(slba);
 	sqe.cdw12 = le32_make(7);
 	uint32_t got;
-	ftcp_capsule(q, false, true, &sqe, NULL, 0);
+	ftcp_capsule(q, false, ddgst, &sqe, NULL, 0);
 	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
 	cr_assert_eq(got, sizeof(rbuf));
 	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
+}
+
+Test(nvmet_tcp, io_write_in_capsule_then_read)
+{
+	write_then_read(io_queue(1000), true, 20, 8, 7);
+}
+
+/* A CapsuleCmd whose bytes are all in one receive batch, on a connection without digests, is
+ * taken in one step (nvmet_tcp_stats.whole_capsules): an in-capsule write and a read, and two
+ * capsules that arrive in one fragment (the first ends inside it); one whose header is cut
+ * across fragments goes through the framer, and so does every capsule of a connection with
+ * digests. The commands complete the same either way. */
+Test(nvmet_tcp, capsules_whole_in_a_batch_are_taken_in_one_step)
+{
+	struct tcp_sock *q = io_queue_with(1000, false, false, false);
+	uint64_t whole = nvmet_tcp_stats()->whole_capsules;
+	write_then_read(q, false, 10, 0, 1);
+	cr_assert_eq(nvmet_tcp_stats()->whole_capsules, whole + 2);
+
+	/* a write of 512 bytes and a read of them, in one send of one fragment */
+	static uint8_t two[2 * NVME_TCP_CMD_HLEN + 512], wbuf[512], rbuf[512];
+	for (size_t i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (uint8_t)(i * 7 + 3);
+	struct nvme_sqe w = ft_sqe(NVME_CMD_WRITE, 30, 1, sizeof(wbuf)), r = ft_sqe(NVME_CMD_READ, 31, 1, sizeof(rbuf));
+	w.cdw10 = r.cdw10 = le32_make(16);
+	size_t n = nth_capsule(two, sizeof(two), false, false, &w, wbuf, sizeof(wbuf));
+	n += nth_capsule(two + n, sizeof(two) - n, false, false, &r, NULL, 0);
+	cr_assert_eq(n, sizeof(two));
+	q->frag_size = sizeof(two);
+	ftcp_send(q, two, n);
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
+	uint32_t got;
+	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
+	cr_assert_eq(got, sizeof(rbuf));
+	cr_assert_eq(memcmp(rbuf, wbuf, sizeof(rbuf)), 0);
+	cr_assert_eq(nvmet_tcp_stats()->whole_capsules, whole + 4);
+	cr_assert_eq(ftcp_released, ftcp_handed);
+
+	/* the header across fragments: the framer */
+	q->frag_size = 50;
+	write_then_read(q, false, 40, 0, 2);
+	cr_assert_eq(nvmet_tcp_stats()->whole_capsules, whole + 4);
+}
+
+Test(nvmet_tcp, capsules_with_digests_go_through_the_framer)
+{
+	struct tcp_sock *q = io_queue(1000); /* data digests */
+	uint64_t whole = nvmet_tcp_stats()->whole_capsules;
+	write_then_read(q, true, 20, 0, 3);
+	cr_assert_eq(nvmet_tcp_stats()->whole_capsules, whole);
 }
 
 /* A response refused by tcp_send_place (which records the refusal, so TCP owes

@@ -482,3 +482,147 @@ Test(tcp_rx, a_run_of_data_fragments_is_taken_at_once)
 	for (unsigned k = 0; k < n; k++)
 		cr_assert_eq(released[k], 1, "buffer %u released %u times", k, released[k]);
 }
+
+/* A CapsuleCmd without digests: CH (PDO pdo when there is data), the SQE (its first byte
+ * opc), len bytes of data (payload_a) after the pad. */
+static void put_capsule(uint8_t opc, uint8_t pdo, size_t len)
+{
+	uint8_t h[NVME_TCP_CMD_HLEN] = { NVME_TCP_CAPSULE_CMD, 0, NVME_TCP_CMD_HLEN, len ? pdo : 0 };
+	le32_store(h + 4, (uint32_t)(len ? pdo + len : NVME_TCP_CMD_HLEN));
+	h[8] = opc;
+	for (unsigned i = 9; i < sizeof(h); i++)
+		h[i] = (uint8_t)(i + opc);
+	put(h, sizeof(h));
+	static const uint8_t zero[64];
+	if (len) {
+		put(zero, pdo - NVME_TCP_CMD_HLEN);
+		put(payload_a, len);
+	}
+}
+
+/* The stream in fragments of chunk bytes, tokens from 0. */
+static unsigned cut_stream(struct netdev_frag *f, unsigned max, size_t chunk)
+{
+	unsigned n = 0;
+	for (size_t off = 0; off < stream_len && n < max; off += chunk, n++)
+		f[n] = (struct netdev_frag){ .addr = dma_addr_host(stream + off), .offset = off, .token = n,
+					     .owner = &owner,
+					     .len = (uint32_t)(stream_len - off < chunk ? stream_len - off : chunk) };
+	return n;
+}
+
+/* Two CapsuleCmds (300 bytes of data after an 8-byte pad, then none) and a third cut short,
+ * in fragments of 200 bytes: the first is taken in one step (its SQE, its data in two
+ * fragments, the second fragment cut where the data ends), the second lies in the rest of
+ * that fragment and the next (taken whole too), the third is not whole in the batch (left to
+ * the framer, its common header kept); the counts are those of the framer alone. */
+Test(tcp_rx, a_whole_capsule_is_taken_in_one_step_as_the_framer_takes_it)
+{
+	struct nvme_tcp_params p = { .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
+	for (size_t i = 0; i < sizeof(payload_a); i++)
+		payload_a[i] = (uint8_t)(i * 13 + 1);
+	stream_len = 0;
+	put_capsule(0x01, 80, 300);
+	put_capsule(0x02, 0, 0);
+	put_capsule(0x01, 72, 1000);
+	stream_len -= 500; /* the third PDU goes on past the batch */
+	struct netdev_frag f[16], out[16];
+	unsigned n = cut_stream(f, 16, 200), nd;
+	struct nvme_tcp_rx rx, ref;
+	struct nvme_tcp_rx_whole w;
+	uint8_t sqe[64];
+	nvme_tcp_rx_init(&rx, &p);
+
+	cr_assert(nvme_tcp_rx_at_whole_start(&rx));
+	cr_assert(nvme_tcp_rx_whole_capsule(&rx, f, n, &w));
+	cr_assert_eq(w.hdr_end, 80);
+	cr_assert_eq(w.data_len, 300);
+	cr_assert_eq(w.nents, 2);
+	cr_assert_eq(w.last_len, 180);
+	cr_assert_eq(nvme_tcp_rx_whole_take(&rx, f, &w, sqe, out, &nd), 1);
+	cr_assert_eq(sqe[0], 0x01);
+	cr_assert_arr_eq(sqe, stream + NVME_TCP_CH_LEN, sizeof(sqe));
+	cr_assert_eq(nd, 2);
+	cr_assert_eq(out[0].len, 120);
+	cr_assert_eq(out[1].len, 180);
+	cr_assert_arr_eq((const void *)(uintptr_t)out[0].addr.bus, payload_a, 120);
+	cr_assert_arr_eq((const void *)(uintptr_t)out[1].addr.bus, payload_a + 120, 180);
+	cr_assert_eq(f[1].len, 20, "the rest of the cut fragment stays in the batch");
+	netdev_frag_release(&out[0]);
+	netdev_frag_release(&out[1]);
+
+	/* the second: 20 bytes in f[1], 52 in f[2]: its header is not in one fragment */
+	cr_assert(nvme_tcp_rx_at_whole_start(&rx));
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f + 1, n - 1, &w));
+	for (unsigned i = 1; i < n; i++)
+		cr_assert_eq(nvme_tcp_rx_feed(&rx, &f[i], consume, NULL), 0);
+	cr_assert_eq(npdus, 1);
+	cr_assert_eq(types[0], NVME_TCP_CAPSULE_CMD);
+
+	/* the same stream through the framer alone: the same counts */
+	unsigned m = cut_stream(f, 16, 200);
+	nvme_tcp_rx_init(&ref, &p);
+	for (unsigned i = 0; i < m; i++)
+		cr_assert_eq(nvme_tcp_rx_feed(&ref, &f[i], consume, NULL), 0);
+	cr_assert_eq(npdus, 3);
+	cr_assert_eq(rx.st.pdus, ref.st.pdus);
+	cr_assert_eq(rx.st.header_bytes, ref.st.header_bytes);
+	cr_assert_eq(rx.st.pad_bytes, ref.st.pad_bytes);
+	cr_assert_eq(rx.st.data_bytes, ref.st.data_bytes);
+	cr_assert_eq(rx.st.splits, ref.st.splits);
+	cr_assert_eq(rx.state, ref.state);
+	cr_assert_eq(rx.have, ref.have);
+	nvme_tcp_rx_reset(&rx);
+	nvme_tcp_rx_reset(&ref);
+	for (unsigned k = 0; k < n; k++)
+		cr_assert_eq(released[k], 2, "buffer %u (once per feed)", k);
+}
+
+/* What the one-step path leaves to the framer: digests, a header not in the first fragment, a
+ * PDU not whole in the batch (its common header kept: not read twice), a header the framer
+ * refuses (which the framer then reports with its FES and FEI), another PDU type. */
+Test(tcp_rx, the_one_step_path_leaves_everything_else_to_the_framer)
+{
+	struct nvme_tcp_params p = { .maxh2cdata = 32768, .max_icd = 8192 };
+	struct nvme_tcp_rx rx;
+	struct nvme_tcp_rx_whole w;
+	struct netdev_frag f[16];
+	unsigned n;
+	stream_len = 0;
+	put_capsule(0x01, 72, 1000);
+
+	p.ddgst = true;
+	nvme_tcp_rx_init(&rx, &p);
+	n = cut_stream(f, 16, 4096);
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f, n, &w), "data digests");
+	p.ddgst = false;
+	nvme_tcp_rx_init(&rx, &p);
+	n = cut_stream(f, 16, 71);
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f, n, &w), "the header in two fragments");
+	n = cut_stream(f, 3, 200);
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f, n, &w), "not whole in the batch");
+	cr_assert_eq(rx.skip, NVME_TCP_CH_LEN, "the common header kept");
+	cr_assert_eq(rx.have, NVME_TCP_CH_LEN);
+	cr_assert(nvme_tcp_rx_at_whole_start(&rx));
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(nvme_tcp_rx_feed(&rx, &f[i], consume, NULL), 0);
+	cr_assert_eq(rx.st.header_bytes, NVME_TCP_CMD_HLEN, "the header counted once");
+	nvme_tcp_rx_reset(&rx);
+
+	stream[3] = 76; /* PDO not a multiple of 8 (CPDA 1) */
+	p.cpda = 1;
+	nvme_tcp_rx_init(&rx, &p);
+	n = cut_stream(f, 16, 4096);
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f, n, &w));
+	cr_assert_eq(nvme_tcp_rx_feed(&rx, &f[0], consume, NULL), -EPROTO);
+	cr_assert_eq(rx.err.fes, NVME_TCP_FES_INVALID_HEADER_FIELD);
+	cr_assert_eq(rx.err.fei, offsetof(struct nvme_tcp_ch, pdo));
+	nvme_tcp_rx_reset(&rx);
+
+	stream[0] = NVME_TCP_H2C_DATA;
+	nvme_tcp_rx_init(&rx, &p);
+	n = cut_stream(f, 16, 4096);
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f, n, &w), "an H2CData PDU");
+	netdev_frag_release(&f[0]);
+	nvme_tcp_rx_reset(&rx);
+}
