@@ -1557,6 +1557,109 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	netbuf_rx_consumed(nb);
 }
 
+/* net_rx_trim's work for a segment without data that tcp_rx_flow_bare takes (nb's host
+ * part the Ethernet, IPv4 and TCP headers, its fragment, if any, the Ethernet padding):
+ * the data at the TCP header, the padding released, the frame counted as the fast path's. */
+static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb)
+{
+	uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
+
+	nb->tail = th + TCP_HLEN_MIN;
+	nb->data = th;
+	net_rx_fast_frames++;
+	if (nb->nfrags) {
+		struct netdev_frag_owner *o = nb->frags[0].owner;
+		nb->nfrags = 0;
+		if (o)
+			o->release(o, nb->frags[0].token);
+	}
+}
+
+/* Does a pure ACK at RCV.NXT (SEG.ACK ack, SEG.WND wnd unscaled) of s, which rx_flow_match
+ * passed and no receive batch gathers for, acknowledge everything s sent while s has nothing
+ * else to do: a new ACK of SND.MAX with the window unchanged, outside recovery, no listener,
+ * nothing out of order, no ACK owed, no FIN, every queued byte sent (so every send entry is
+ * acknowledged, and tcp_output would find nothing to send before and after it). The ACK of a
+ * request's answer on an otherwise idle direction (rx_ack_all takes it). No side effect. */
+static inline __attribute__((always_inline)) bool rx_ack_all_ok(const struct tcp_sock *s, uint32_t seq, uint32_t ack,
+								 uint32_t wnd)
+{
+	return seq == s->rcv_nxt && ack == s->snd_max && ack != s->snd_una && wnd << s->snd_wscale == s->snd_wnd &&
+	       !s->in_recovery && !s->listener && list_empty(&s->ooo) && !s->ooo_fin && !s->ack_now &&
+	       !s->fin_queued && s->snd_nxt == s->snd_end;
+}
+
+/* What header prediction (rx_predicted, rx_fast, process_ack_core) does for a segment that
+ * rx_ack_all_ok passed, without the steps that cannot apply to it: the peer's clock and
+ * keep-alive, the RTT sample, congestion control, SND.UNA to SND.MAX, the whole send queue
+ * freed (every entry acknowledged: no sequence test per entry), the retransmission timer
+ * stopped, SND.WL1/WL2 (the window, unchanged, needs no update), then TCP_EV_SENT. Nothing
+ * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
+ * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
+ * taken. nb (trimmed and its padding released, rx_bare_trim) goes back before the user's callback, which is the last
+ * thing done (so that nothing here touches s after user code). Consumes nb. */
+static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack)
+{
+	uint64_t now = clock_now_ns();
+	struct list_node *it = s->sndq.next;
+	uint32_t acked = ack - s->snd_una;
+
+	rx_bare_trim(nb);
+	tcp_counters.segs_in++;
+	s->segs_in++;
+	s->last_rx_ns = now;
+	s->keep_probes = 0;
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
+	/* process_ack_core's new ACK */
+	if (s->timing && SEQ_GEQ(ack, s->rtt_seq)) {
+		s->timing = false;
+		update_rtt_inl(s, now - s->rtt_start_ns);
+	}
+	s->backoff = 0;
+	if (s->cwnd < s->ssthresh) {
+		uint32_t room = s->ssthresh - s->cwnd; /* (slow start by bytes, as there) */
+		s->cwnd += acked < room ? acked : room;
+	} else {
+		s->cwnd_acked += acked;
+		if (s->cwnd_acked >= s->cwnd) {
+			s->cwnd_acked -= s->cwnd;
+			s->cwnd += s->mss;
+		}
+	}
+	s->dupacks = 0;
+	s->snd_una = ack;
+	if (SEQ_LT(s->snd_nxt, ack))
+		s->snd_nxt = ack;
+	/* sndq_ack_inl for an ACK of every queued byte (SND.END <= SND.NXT <= SND.MAX) */
+	while (it != &s->sndq) {
+		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		it = it->next;
+		if (e->inflight == 0) {
+			tcp_sndent_free_own(s, e);
+		} else {
+			e->done = true;
+			list_init(&e->node);
+		}
+	}
+	list_init(&s->sndq);
+	s->sndq_bytes = 0;
+	s->snd_cursor = NULL;
+	timer_stop(&timer_default_queue, &s->t_rexmit);
+	s->persist = false;
+	/* the window update rule (SND.WL1/WL2); SND.WND stays, as does MAX.SND.WND */
+	if (SEQ_LT(s->snd_wl1, seq) || (s->snd_wl1 == seq && SEQ_LEQ(s->snd_wl2, ack))) {
+		s->snd_wl1 = seq;
+		s->snd_wl2 = ack;
+		if (s->snd_wnd)
+			s->zwnd_since_ns = 0;
+	}
+	netbuf_rx_consumed(nb);
+	unsigned ev = s->pending_events | TCP_EV_SENT; /* (deliver_events: ESTABLISHED) */
+	s->pending_events = 0;
+	tcp_notify(s, ev);
+}
+
 /* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
  * the fragment, if any, the Ethernet padding; a pure ACK), from the last segment's
  * connection s: rx_flow_match, then what net_stack_rx_ip's common case (net_rx_trim: the
@@ -1576,19 +1679,12 @@ __attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbu
 		goto other;
 	seq = be32_load(th + 4);
 	ack = be32_load(th + 8);
+	if (!tcp_rx_gro && rx_ack_all_ok(s, seq, ack, be16_load(th + 14)))
+		return rx_ack_all(s, nb, seq, ack); /* (its tests imply those below) */
 	if (seq != s->rcv_nxt || s->listener || !list_empty(&s->ooo) || s->ooo_fin || SEQ_LT(ack, s->snd_una) ||
 	    SEQ_GT(ack, s->snd_max))
 		goto other;
-	/* net_rx_trim's */
-	nb->tail = th + TCP_HLEN_MIN;
-	nb->data = th;
-	net_rx_fast_frames++;
-	if (nb->nfrags) {
-		struct netdev_frag_owner *o = nb->frags[0].owner;
-		nb->nfrags = 0;
-		if (o)
-			o->release(o, nb->frags[0].token);
-	}
+	rx_bare_trim(nb);
 	/* tcp_rx's and tcp_rx_more's */
 	tcp_counters.segs_in++;
 	g.sport = s->rport;

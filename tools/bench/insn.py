@@ -33,10 +33,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 4500,
-    "read-4k": 4600,
-    "write-128k": 35100,
+    "read-4k": 4500,
+    "write-128k": 35000,
     "read-128k": 22000,
-    "write-4k-ddgst": 37900,
+    "write-4k-ddgst": 37800,
     "read-4k-ddgst": 37700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
