@@ -30,6 +30,7 @@ static void apply_syn_options(struct tcp_sock *s, const struct tcp_opts *o)
 	if (mss < 64)
 		mss = 64;
 	s->mss = (uint16_t)mss;
+	s->win_full = 0; /* (a writer of mss: see tcp_internal.h) */
 	if (o->has_ws) {
 		s->snd_wscale = o->ws;
 		s->rcv_wscale = TCP_RCV_WSCALE;
