@@ -998,14 +998,29 @@ void tcp_deliver_events(struct tcp_sock *s)
 
 struct tcp_sock *tcp_rx_gro;
 
+/* Would tcp_rcv_cap_grow change anything for s now? Only when the window limit may grow
+ * (below TCP_RXQ_FRAGS_MAX: a bulk receiver's limit is there) and either its rate period
+ * is over (by the batch's clock, last_rx_ns, which it reads) or RCV.NXT moved at least
+ * half the limit's bytes past rcv_cap_seq, which both of its growth tests need (the rate
+ * test a whole limit past rcv_rate_seq, never before rcv_cap_seq: both are set together
+ * and rcv_rate_seq only moves on to RCV.NXT). Otherwise the call would neither start a
+ * period nor grow the limit, and the batch of a request (a 4 KiB write's three segments,
+ * a command capsule) skips it. No side effect. */
+static inline __attribute__((always_inline)) bool rcv_cap_may_grow(const struct tcp_sock *s)
+{
+	return s->rcv_cap < TCP_RXQ_FRAGS_MAX &&
+	       (s->last_rx_ns - s->rcv_rate_ns > TCP_RCV_CAP_PERIOD_NS ||
+		s->rcv_nxt - s->rcv_cap_seq >= s->rcv_cap * tcp_rcv_bpb() / 2);
+}
+
 /* The end of the receive batch for the socket whose data events it gathered (tcp.h):
  * the receive window's limit grows by what the batch brought (tcp_rcv_cap_grow, once
- * for all its segments) and the event goes to the user. */
+ * for all its segments, when it may: rcv_cap_may_grow) and the event goes to the user. */
 static __attribute__((noinline)) void rx_gro_end(struct tcp_sock *s)
 {
 	tcp_rx_gro = NULL;
 	list_del(&tcp_rx_gro_mark);
-	if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
+	if (rcv_cap_may_grow(s))
 		tcp_rcv_cap_grow(s);
 	unsigned ev = s->pending_events; /* (tcp_deliver_events) */
 	s->pending_events = 0;

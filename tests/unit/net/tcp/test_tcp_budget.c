@@ -420,6 +420,31 @@ Test(tcp_budget, steady_window_follows_the_peers_mss)
 	fnd.dev.mtu = 1500;
 }
 
+/* A batch that can grow nothing skips tcp_rcv_cap_grow (tcp_in.c rcv_cap_may_grow), but
+ * not the one after a rate period ended: that batch starts the next period, as the call
+ * did for every batch. */
+Test(tcp_budget, a_rate_period_ends_at_the_first_batch_after_it)
+{
+	struct tcp_sock *l;
+	uint8_t buf[100];
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	struct tcp_sock *s = conns[0];
+	uint64_t start = s->rcv_rate_ns;
+	seg_from(0, TCP_ACK, 1001, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), 100);
+	cr_assert_eq(s->rcv_rate_seq, 1001, "within the period: the period goes on");
+	cr_assert_eq(s->rcv_rate_ns, start);
+	advance(TCP_RCV_CAP_PERIOD_NS + NSEC_PER_MSEC);
+	seg_from(0, TCP_ACK, 1101, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), 100);
+	cr_assert_eq(s->rcv_rate_seq, 1201, "a new period from this batch on");
+	cr_assert_eq(s->rcv_rate_ns, clock_now_ns());
+	cr_assert_eq(s->rcv_cap, TCP_RCV_CAP_INIT, "nothing grew");
+	close_all(l);
+}
+
 /* The steady case holds only while the budget lets the socket promise its window: with the
  * device's buffers lent out (held by users), the window is the budget's, computed in full. */
 Test(tcp_budget, steady_window_yields_to_the_budget)
