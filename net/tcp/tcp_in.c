@@ -359,6 +359,27 @@ static inline __attribute__((always_inline)) void sndq_ack_inl(struct tcp_sock *
 	it->prev = &s->sndq;
 }
 
+/* The congestion window after a new ACK of acked bytes outside recovery (RFC 5681).
+ * Slow start by the bytes acknowledged (RFC 3465 byte counting, as Linux): a peer that ACKs
+ * a whole flight at once (a TCG guest coalescing 45 segments, measured 2026-11-28) must not
+ * slow it to one SMSS per round trip; not past ssthresh. Congestion avoidance: one SMSS
+ * per cwnd of bytes acknowledged (RFC 5681 3.1, RFC 3465 2.1), however many ACKs carried
+ * them; SMSS^2 / cwnd per ACK grew by ~30 bytes per round trip under those stretch ACKs
+ * (128 KiB reads held at an 84 KiB cwnd). */
+static inline __attribute__((always_inline)) void cwnd_grow(struct tcp_sock *s, uint32_t acked)
+{
+	if (s->cwnd < s->ssthresh) {
+		uint32_t room = s->ssthresh - s->cwnd;
+		s->cwnd += acked < room ? acked : room;
+	} else {
+		s->cwnd_acked += acked;
+		if (s->cwnd_acked >= s->cwnd) {
+			s->cwnd_acked -= s->cwnd;
+			s->cwnd += s->mss;
+		}
+	}
+}
+
 /* sndq_ack_inl out of line, for all but header prediction's new ACK. */
 static __attribute__((noinline)) void sndq_ack(struct tcp_sock *s, uint32_t ack)
 {
@@ -407,23 +428,8 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 				sndq_ack(s, g->ack);
 				tcp_retransmit_una(s);
 			}
-		} else if (s->cwnd < s->ssthresh) {
-			/* Slow start by the bytes acknowledged (RFC 3465 byte counting, as Linux):
-			 * a peer that ACKs a whole flight at once (a TCG guest coalescing 45
-			 * segments, measured 2026-11-28) must not slow it to one SMSS per round
-			 * trip. Not past ssthresh. */
-			uint32_t room = s->ssthresh - s->cwnd;
-			s->cwnd += acked < room ? acked : room;
 		} else {
-			/* Congestion avoidance: one SMSS per cwnd of bytes acknowledged (RFC 5681
-			 * 3.1, RFC 3465 2.1), however many ACKs carried them; SMSS^2 / cwnd per
-			 * ACK grew by ~30 bytes per round trip under those stretch ACKs (128 KiB
-			 * reads held at an 84 KiB cwnd). */
-			s->cwnd_acked += acked;
-			if (s->cwnd_acked >= s->cwnd) {
-				s->cwnd_acked -= s->cwnd;
-				s->cwnd += s->mss;
-			}
+			cwnd_grow(s, acked);
 		}
 		s->dupacks = 0;
 		s->snd_una = g->ack;
@@ -1633,16 +1639,7 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 		update_rtt_inl(s, now - s->rtt_start_ns);
 	}
 	s->backoff = 0;
-	if (s->cwnd < s->ssthresh) {
-		uint32_t room = s->ssthresh - s->cwnd; /* (slow start by bytes, as there) */
-		s->cwnd += acked < room ? acked : room;
-	} else {
-		s->cwnd_acked += acked;
-		if (s->cwnd_acked >= s->cwnd) {
-			s->cwnd_acked -= s->cwnd;
-			s->cwnd += s->mss;
-		}
-	}
+	cwnd_grow(s, acked);
 	s->dupacks = 0;
 	s->snd_una = ack;
 	if (SEQ_LT(s->snd_nxt, ack))

@@ -34,24 +34,33 @@ static void send_pdu(struct tcp_sock *s, const uint8_t *data, uint32_t n)
 
 static uint8_t data[2048];
 
-/* The peer sends 100 bytes (its first data segment: the connection's header image is
- * built, tcp_rx_flow_bare matches its ACKs from now on) and the user reads them. Returns
- * the peer's next sequence number. */
-static uint32_t peer_request(struct tcp_sock *s, uint32_t seq, uint32_t ack)
+/* A connection (the listener in *l, our ISS in *iss) whose peer sent 100 bytes (its
+ * first data segment: the connection's header image is built, tcp_rx_flow_bare matches
+ * its ACKs from now on) that the user read. Returns the socket; *seq: the peer's next
+ * sequence number. */
+static struct tcp_sock *open_with_request(struct tcp_sock **l, uint32_t *iss, uint32_t *seq)
 {
 	uint8_t buf[100];
-	peer_seg(TCP_ACK | TCP_PSH, seq, ack, 65535, data, sizeof(buf), NULL, 0);
-	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), (long)sizeof(buf));
-	return seq + (uint32_t)sizeof(buf);
+	*iss = open_passive(l, 1000, 65535, opt_mss1460, 4);
+	peer_seg(TCP_ACK | TCP_PSH, 1001, *iss + 1, 65535, data, sizeof(buf), NULL, 0);
+	cr_assert_eq(tcp_recv_copy(accepted, buf, sizeof(buf)), (long)sizeof(buf));
+	*seq = 1001 + (uint32_t)sizeof(buf);
+	return accepted;
+}
+
+/* The end of every case: the connection and the listener closed. */
+static void close_both(struct tcp_sock *s, struct tcp_sock *l)
+{
+	tcp_abort(s);
+	close_listener(l);
 }
 
 static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 {
 	struct tcp_sock *l;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	uint32_t cwnd = s->cwnd, seq = peer_request(s, 1001, iss + 1);
-	uint32_t sent0 = ev_count[3], rel0 = frags_released;
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t cwnd = s->cwnd, sent0 = ev_count[3], rel0 = frags_released;
 	uint64_t segs = tcp_stats()->segs_in, own = s->segs_in;
 
 	fake_netdev_clear(&fnd);
@@ -84,8 +93,7 @@ static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 	peer_seg(TCP_ACK, seq, iss + 1 + 1024, 65535, NULL, 0, NULL, 0);
 	cr_assert_eq(ev_count[3], sent0 + 1);
 	cr_assert_eq(s->dupacks, 0, "nothing in flight: not a duplicate ACK (RFC 5681)");
-	tcp_abort(s);
-	close_listener(l);
+	close_both(s, l);
 }
 
 /* An entry whose frame the device still holds when the ACK comes is freed when the frame
@@ -93,9 +101,9 @@ static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 static void entries_the_device_holds_go_when_their_frame_completes(void)
 {
 	struct tcp_sock *l;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	uint32_t seq = peer_request(s, 1001, iss + 1), rel0 = frags_released, sent0 = ev_count[3];
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t rel0 = frags_released, sent0 = ev_count[3];
 
 	fnd.tx_late = true;
 	send_pdu(s, data, 1000);
@@ -109,17 +117,16 @@ static void entries_the_device_holds_go_when_their_frame_completes(void)
 	cr_assert_eq(frags_released, rel0 + 1);
 	cr_assert_eq(s->sndents, 0);
 	fnd.tx_late = false;
-	tcp_abort(s);
-	close_listener(l);
+	close_both(s, l);
 }
 
 /* Past ssthresh the window grows by one MSS per window of bytes acknowledged. */
 static void congestion_avoidance_counts_the_bytes_acknowledged(void)
 {
 	struct tcp_sock *l;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	uint32_t una = iss + 1, seq = peer_request(s, 1001, iss + 1);
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t una = iss + 1;
 
 	s->ssthresh = s->cwnd; /* (congestion avoidance from here) */
 	uint32_t cwnd = s->cwnd;
@@ -132,8 +139,7 @@ static void congestion_avoidance_counts_the_bytes_acknowledged(void)
 	}
 	cr_assert_eq(s->cwnd, cwnd + 1460, "one MSS after a window's worth of bytes");
 	cr_assert_lt(s->cwnd_acked, cwnd);
-	tcp_abort(s);
-	close_listener(l);
+	close_both(s, l);
 }
 
 /* Each case twice: without the NIC's checksum verdicts (the ACK through the stack's layers

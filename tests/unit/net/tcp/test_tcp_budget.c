@@ -370,6 +370,16 @@ Test(tcp_budget, small_pdus_on_one_connection_do_not_starve_the_next)
 }
 
 
+/* A listener and connection 0 (the steady window's cases): the listener. */
+static struct tcp_sock *open_one(void)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	return l;
+}
+
 /* The window with the queues empty (tcp_budget.c rcv_window_steady, the socket's win_full)
  * is kept across windows; every writer of what it depends on invalidates it. The rcv_cap
  * writer (tcp_rcv_cap_grow): a window computed, the limit grown by a bulk round, the queue
@@ -377,11 +387,7 @@ Test(tcp_budget, small_pdus_on_one_connection_do_not_starve_the_next)
  * one kept (unit builds check every steady window against the full one as well). */
 Test(tcp_budget, steady_window_follows_the_window_limit)
 {
-	struct tcp_sock *l;
-	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
-	nconns = 0;
-	open_k(0);
-	struct tcp_sock *s = conns[0];
+	struct tcp_sock *l = open_one(), *s = conns[0];
 	uint32_t cap = s->rcv_cap;
 	cr_assert_eq(tcp_rcv_window(s), cap * 1460);
 	cr_assert_eq(s->win_full, cap * 1460, "kept");
@@ -425,12 +431,8 @@ Test(tcp_budget, steady_window_follows_the_peers_mss)
  * did for every batch. */
 Test(tcp_budget, a_rate_period_ends_at_the_first_batch_after_it)
 {
-	struct tcp_sock *l;
+	struct tcp_sock *l = open_one(), *s = conns[0];
 	uint8_t buf[100];
-	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
-	nconns = 0;
-	open_k(0);
-	struct tcp_sock *s = conns[0];
 	uint64_t start = s->rcv_rate_ns;
 	seg_from(0, TCP_ACK, 1001, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
 	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), 100);
@@ -449,11 +451,7 @@ Test(tcp_budget, a_rate_period_ends_at_the_first_batch_after_it)
  * device's buffers lent out (held by users), the window is the budget's, computed in full. */
 Test(tcp_budget, steady_window_yields_to_the_budget)
 {
-	struct tcp_sock *l;
-	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
-	nconns = 0;
-	open_k(0);
-	struct tcp_sock *s = conns[0];
+	struct tcp_sock *l = open_one(), *s = conns[0];
 	uint32_t full = tcp_rcv_window(s);
 	unsigned out = fnd.dev.rx_bufs_out;
 	fnd.dev.rx_bufs_out = USABLE - 4; /* (as if users held that many) */
