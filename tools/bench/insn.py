@@ -37,7 +37,7 @@ BOUNDS = {
     "write-128k": 35000,
     "read-128k": 22000,
     "write-4k-ddgst": 37800,
-    "read-4k-ddgst": 37700,
+    "read-4k-ddgst": 37600,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
