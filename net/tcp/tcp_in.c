@@ -1619,8 +1619,9 @@ static inline __attribute__((always_inline)) bool rx_ack_all_ok(const struct tcp
  * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
  * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
  * taken. nb (trimmed, its padding released: rx_bare_trim) goes back before the user's
- * callback, which is the last thing done (so that nothing here touches s after user
- * code). Consumes nb. */
+ * callback, which is the last thing done (so that nothing here touches s after it). A
+ * fragment's release (its owner's code) never frees a socket: sndq_ack_inl's walk relies on
+ * that as this one does. Consumes nb. */
 static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack)
 {
 	uint64_t now = clock_now_ns();
@@ -1645,7 +1646,13 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 	s->snd_una = ack;
 	if (SEQ_LT(s->snd_nxt, ack))
 		s->snd_nxt = ack;
-	/* sndq_ack_inl for an ACK of every queued byte (SND.END <= SND.NXT <= SND.MAX) */
+	/* sndq_ack_inl for an ACK of every queued byte (SND.END <= SND.NXT <= SND.MAX): the
+	 * queue is emptied first, then its entries (still linked to each other, the last to
+	 * the head) freed, so that what a fragment's release (its owner's code) might queue
+	 * stays queued */
+	list_init(&s->sndq);
+	s->sndq_bytes = 0;
+	s->snd_cursor = NULL;
 	while (it != &s->sndq) {
 		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
 		it = it->next;
@@ -1656,9 +1663,6 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 			list_init(&e->node);
 		}
 	}
-	list_init(&s->sndq);
-	s->sndq_bytes = 0;
-	s->snd_cursor = NULL;
 	timer_stop(&timer_default_queue, &s->t_rexmit);
 	s->persist = false;
 	/* the window update rule (SND.WL1/WL2); SND.WND stays, as does MAX.SND.WND */
