@@ -108,6 +108,7 @@ void tcp_rcv_cap_grow(struct tcp_sock *s)
 	}
 	if ((left < cap / 2 && s->rcv_nxt - s->rcv_cap_seq >= cap / 2) || s->rcv_nxt - s->rcv_rate_seq >= cap) {
 		s->rcv_cap *= 2;
+		s->win_full = 0; /* (a writer of rcv_cap: see tcp_internal.h) */
 		s->rcv_cap_seq = s->rcv_nxt;
 		s->rcv_rate_seq = s->rcv_nxt;
 		s->rcv_rate_ns = now;
@@ -287,10 +288,56 @@ static __attribute__((noinline)) uint32_t rcv_window_copy(struct tcp_sock *s, si
 	return rcv_window_held(s, by_budget, space, bufs, share, per); /* starved below its share for want of chunks */
 }
 
+/* s's win_full, win_full_bufs and win_bpb for bpb bytes per buffer (tcp_internal.h):
+ * tcp_rcv_space's bounds with the queues empty. Out of line: only after a writer of rcv_cap
+ * or mss invalidated them, or the MTU changed. */
+static __attribute__((noinline)) void win_full_set(struct tcp_sock *s, uint32_t bpb)
+{
+	size_t w = TCP_RCV_BUF, by_frags = (size_t)TCP_RXQ_FRAGS_MAX * s->mss, by_cap = (size_t)s->rcv_cap * bpb;
+
+	if (by_frags < w)
+		w = by_frags;
+	if (by_cap < w)
+		w = by_cap;
+	s->win_full = (uint32_t)w;
+	s->win_full_bufs = (uint32_t)((w + bpb - 1) / bpb);
+	s->win_bpb = bpb;
+}
+
+/* tcp_rcv_window's steady case: the user took everything (both queues empty), the device
+ * lends buffers, no other socket's note waits and the sums are of this MTU. The window is
+ * then tcp_rcv_space's, win_full, as long as the budget lets s promise its win_full_bufs
+ * buffers: those on top of the buffers lent and every other socket's promise stay within
+ * the usable part of the pool, and within s's fair share. That is two comparisons with
+ * the sums, no division by the bytes per buffer and no note made; the full computation
+ * (rcv_window_full) gives the same window whenever they hold (checked in unit builds).
+ * Returns 0 when they do not (win_full is never 0): the full computation follows. */
+static inline __attribute__((always_inline)) uint32_t rcv_window_steady(struct tcp_sock *s,
+									 const struct netdev *d)
+{
+	uint32_t bpb, usable, n;
+
+	if (s->rxq_bytes || (s->rxq_frags | s->ooo_frags) || !d || !d->rx_bufs ||
+	    (tcp_budget_pending && tcp_budget_pending != s))
+		return 0;
+	bpb = d->mtu > 40 ? d->mtu - 40 : TCP_MSS_DEFAULT; /* (tcp_rcv_bpb) */
+	if (bpb != budget_bpb)
+		return 0; /* the sums are recomputed first (budget_others) */
+	if (__builtin_expect(!s->win_full || s->win_bpb != bpb, 0))
+		win_full_set(s, bpb);
+	usable = d->rx_bufs - tcp_rx_reserve_of(d->rx_bufs);
+	n = budget_receivers - s->bud_receiving + 1; /* (budget_others' receivers, s itself) */
+	if ((uint64_t)d->rx_bufs_out + (budget_promised - s->bud_promised) + s->win_full_bufs > usable ||
+	    usable / (n > TCP_BUDGET_MIN_SHARES ? n : TCP_BUDGET_MIN_SHARES) < s->win_full_bufs)
+		return 0;
+	s->rwnd_starved = false;
+	return s->win_full;
+}
+
 /* The window we can offer: free queue bytes, bounded by free fragment slots and by the
  * device's buffer budget, or in copy mode by the chunks (see the top of this file).
- * Marks s starved when the budget held it below what its queue allows. */
-uint32_t tcp_rcv_window(struct tcp_sock *s)
+ * Marks s starved when the budget held it below what its queue allows. Every case. Out of line: tcp_rcv_window's steady case saves no register for it. */
+static __attribute__((noinline)) uint32_t rcv_window_full(struct tcp_sock *s)
 {
 	const struct netdev *d = net_if0.dev;
 	unsigned usable, others, n, avail, share, bufs;
@@ -314,6 +361,23 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 		return (uint32_t)space;
 	}
 	return rcv_window_held(s, by_budget, space, avail, share, per);
+}
+
+/* The window we can offer (tcp_internal.h): rcv_window_steady's, else rcv_window_full's. */
+uint32_t tcp_rcv_window(struct tcp_sock *s)
+{
+	uint32_t w = rcv_window_steady(s, net_if0.dev);
+
+	if (!w)
+		return rcv_window_full(s);
+#ifdef TCP_BUDGET_CHECK
+	uint32_t full = rcv_window_full(s);
+	if (full != w || s->rwnd_starved) {
+		log_err("steady receive window %u, computed %u", w, full);
+		__builtin_trap();
+	}
+#endif
+	return w;
 }
 
 /* Buffers came back (or not yet): give starved sockets their window and tell their

@@ -30,6 +30,7 @@ static void apply_syn_options(struct tcp_sock *s, const struct tcp_opts *o)
 	if (mss < 64)
 		mss = 64;
 	s->mss = (uint16_t)mss;
+	s->win_full = 0; /* (a writer of mss: see tcp_internal.h) */
 	if (o->has_ws) {
 		s->snd_wscale = o->ws;
 		s->rcv_wscale = TCP_RCV_WSCALE;
@@ -358,6 +359,27 @@ static inline __attribute__((always_inline)) void sndq_ack_inl(struct tcp_sock *
 	it->prev = &s->sndq;
 }
 
+/* The congestion window after a new ACK of acked bytes outside recovery (RFC 5681).
+ * Slow start by the bytes acknowledged (RFC 3465 byte counting, as Linux): a peer that ACKs
+ * a whole flight at once (a TCG guest coalescing 45 segments, measured 2026-11-28) must not
+ * slow it to one SMSS per round trip; not past ssthresh. Congestion avoidance: one SMSS
+ * per cwnd of bytes acknowledged (RFC 5681 3.1, RFC 3465 2.1), however many ACKs carried
+ * them; SMSS^2 / cwnd per ACK grew by ~30 bytes per round trip under those stretch ACKs
+ * (128 KiB reads held at an 84 KiB cwnd). */
+static inline __attribute__((always_inline)) void cwnd_grow(struct tcp_sock *s, uint32_t acked)
+{
+	if (s->cwnd < s->ssthresh) {
+		uint32_t room = s->ssthresh - s->cwnd;
+		s->cwnd += acked < room ? acked : room;
+	} else {
+		s->cwnd_acked += acked;
+		if (s->cwnd_acked >= s->cwnd) {
+			s->cwnd_acked -= s->cwnd;
+			s->cwnd += s->mss;
+		}
+	}
+}
+
 /* sndq_ack_inl out of line, for all but header prediction's new ACK. */
 static __attribute__((noinline)) void sndq_ack(struct tcp_sock *s, uint32_t ack)
 {
@@ -406,23 +428,8 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 				sndq_ack(s, g->ack);
 				tcp_retransmit_una(s);
 			}
-		} else if (s->cwnd < s->ssthresh) {
-			/* Slow start by the bytes acknowledged (RFC 3465 byte counting, as Linux):
-			 * a peer that ACKs a whole flight at once (a TCG guest coalescing 45
-			 * segments, measured 2026-11-28) must not slow it to one SMSS per round
-			 * trip. Not past ssthresh. */
-			uint32_t room = s->ssthresh - s->cwnd;
-			s->cwnd += acked < room ? acked : room;
 		} else {
-			/* Congestion avoidance: one SMSS per cwnd of bytes acknowledged (RFC 5681
-			 * 3.1, RFC 3465 2.1), however many ACKs carried them; SMSS^2 / cwnd per
-			 * ACK grew by ~30 bytes per round trip under those stretch ACKs (128 KiB
-			 * reads held at an 84 KiB cwnd). */
-			s->cwnd_acked += acked;
-			if (s->cwnd_acked >= s->cwnd) {
-				s->cwnd_acked -= s->cwnd;
-				s->cwnd += s->mss;
-			}
+			cwnd_grow(s, acked);
 		}
 		s->dupacks = 0;
 		s->snd_una = g->ack;
@@ -997,14 +1004,29 @@ void tcp_deliver_events(struct tcp_sock *s)
 
 struct tcp_sock *tcp_rx_gro;
 
+/* Would tcp_rcv_cap_grow change anything for s now? Only when the window limit may grow
+ * (below TCP_RXQ_FRAGS_MAX: a bulk receiver's limit is there) and either its rate period
+ * is over (by the batch's clock, last_rx_ns, which it reads) or RCV.NXT moved at least
+ * half the limit's bytes past rcv_cap_seq, which both of its growth tests need (the rate
+ * test a whole limit past rcv_rate_seq, never before rcv_cap_seq: both are set together
+ * and rcv_rate_seq only moves on to RCV.NXT). Otherwise the call would neither start a
+ * period nor grow the limit, and the batch of a request (a 4 KiB write's three segments,
+ * a command capsule) skips it. No side effect. */
+static inline __attribute__((always_inline)) bool rcv_cap_may_grow(const struct tcp_sock *s)
+{
+	return s->rcv_cap < TCP_RXQ_FRAGS_MAX &&
+	       (s->last_rx_ns - s->rcv_rate_ns > TCP_RCV_CAP_PERIOD_NS ||
+		s->rcv_nxt - s->rcv_cap_seq >= s->rcv_cap * tcp_rcv_bpb() / 2);
+}
+
 /* The end of the receive batch for the socket whose data events it gathered (tcp.h):
  * the receive window's limit grows by what the batch brought (tcp_rcv_cap_grow, once
- * for all its segments) and the event goes to the user. */
+ * for all its segments, when it may: rcv_cap_may_grow) and the event goes to the user. */
 static __attribute__((noinline)) void rx_gro_end(struct tcp_sock *s)
 {
 	tcp_rx_gro = NULL;
 	list_del(&tcp_rx_gro_mark);
-	if (s->rcv_cap < TCP_RXQ_FRAGS_MAX) /* (its first test: a bulk receiver's usual case) */
+	if (rcv_cap_may_grow(s))
 		tcp_rcv_cap_grow(s);
 	unsigned ev = s->pending_events; /* (tcp_deliver_events) */
 	s->pending_events = 0;
@@ -1557,29 +1579,13 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	netbuf_rx_consumed(nb);
 }
 
-/* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
- * the fragment, if any, the Ethernet padding; a pure ACK), from the last segment's
- * connection s: rx_flow_match, then what net_stack_rx_ip's common case (net_rx_trim: the
- * padding released, the datagram cut to its length), tcp_rx and tcp_rx_more do for it when
- * header prediction takes it (rx_fast_ok: at RCV.NXT, an ACK in [SND.UNA, SND.MAX], no
- * listener, nothing out of order; the flags and no options are the image's), and
- * rx_predicted as there. Anything else goes to net_stack_rx_ip, nothing changed. Consumes
- * nb. */
-__attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb)
+/* net_rx_trim's work for a segment without data that tcp_rx_flow_bare takes (nb's host
+ * part the Ethernet, IPv4 and TCP headers, its fragment, if any, the Ethernet padding):
+ * the data at the TCP header, the padding released, the frame counted as the fast path's. */
+static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb)
 {
-	struct tcp_sock *s = tcp_rx_last;
-	uint8_t *h = nb->data, *th = h + ETH_HLEN + IPV4_HLEN_MIN;
-	struct tcp_seg g;
-	uint32_t seq, ack;
+	uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
 
-	if ((tcp_rx_gro && tcp_rx_gro != s) || !rx_flow_match(dev, nb, s))
-		goto other;
-	seq = be32_load(th + 4);
-	ack = be32_load(th + 8);
-	if (seq != s->rcv_nxt || s->listener || !list_empty(&s->ooo) || s->ooo_fin || SEQ_LT(ack, s->snd_una) ||
-	    SEQ_GT(ack, s->snd_max))
-		goto other;
-	/* net_rx_trim's */
 	nb->tail = th + TCP_HLEN_MIN;
 	nb->data = th;
 	net_rx_fast_frames++;
@@ -1589,6 +1595,108 @@ __attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbu
 		if (o)
 			o->release(o, nb->frags[0].token);
 	}
+}
+
+/* Does a pure ACK at RCV.NXT (SEG.ACK ack, SEG.WND wnd unscaled) of s, which rx_flow_match
+ * passed and no receive batch gathers for, acknowledge everything s sent while s has nothing
+ * else to do: a new ACK of SND.MAX with the window unchanged, outside recovery, no listener,
+ * nothing out of order, no ACK owed, no FIN, every queued byte sent (so every send entry is
+ * acknowledged, and tcp_output would find nothing to send before and after it). The ACK of a
+ * request's answer on an otherwise idle direction (rx_ack_all takes it). No side effect. */
+static inline __attribute__((always_inline)) bool rx_ack_all_ok(const struct tcp_sock *s, uint32_t seq, uint32_t ack,
+								 uint32_t wnd)
+{
+	return seq == s->rcv_nxt && ack == s->snd_max && ack != s->snd_una && wnd << s->snd_wscale == s->snd_wnd &&
+	       !s->in_recovery && !s->listener && list_empty(&s->ooo) && !s->ooo_fin && !s->ack_now &&
+	       !s->fin_queued && s->snd_nxt == s->snd_end;
+}
+
+/* What header prediction (rx_predicted, rx_fast, process_ack_core) does for a segment that
+ * rx_ack_all_ok passed, without the steps that cannot apply to it: the peer's clock and
+ * keep-alive, the RTT sample, congestion control, SND.UNA to SND.MAX, the whole send queue
+ * freed (every entry acknowledged: no sequence test per entry), the retransmission timer
+ * stopped, SND.WL1/WL2 (the window, unchanged, needs no update), then TCP_EV_SENT. Nothing
+ * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
+ * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
+ * taken. nb (trimmed, its padding released: rx_bare_trim) goes back before the user's
+ * callback, which is the last thing done (so that nothing here touches s after it). A
+ * fragment's release (its owner's code) never frees a socket: sndq_ack_inl's walk relies on
+ * that as this one does. Consumes nb. */
+static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack)
+{
+	uint64_t now = clock_now_ns();
+	struct list_node *it = s->sndq.next;
+	uint32_t acked = ack - s->snd_una;
+
+	rx_bare_trim(nb);
+	tcp_counters.segs_in++;
+	s->segs_in++;
+	s->last_rx_ns = now;
+	s->keep_probes = 0;
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
+	/* process_ack_core's new ACK */
+	if (s->timing && SEQ_GEQ(ack, s->rtt_seq)) {
+		s->timing = false;
+		update_rtt_inl(s, now - s->rtt_start_ns);
+	}
+	s->backoff = 0;
+	cwnd_grow(s, acked);
+	s->dupacks = 0;
+	s->snd_una = ack;
+	if (SEQ_LT(s->snd_nxt, ack))
+		s->snd_nxt = ack;
+	/* sndq_ack_inl for an ACK of every queued byte (SND.END <= SND.NXT <= SND.MAX): the
+	 * queue is emptied first, then its entries (still linked to each other, the last to
+	 * the head) freed, so that what a fragment's release (its owner's code) might queue
+	 * stays queued */
+	list_init(&s->sndq);
+	s->sndq_bytes = 0;
+	s->snd_cursor = NULL;
+	while (it != &s->sndq) {
+		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
+		it = it->next;
+		if (e->inflight == 0) {
+			tcp_sndent_free_own(s, e);
+		} else {
+			e->done = true;
+			list_init(&e->node);
+		}
+	}
+	timer_stop(&timer_default_queue, &s->t_rexmit);
+	s->persist = false;
+	/* the window update rule (SND.WL1/WL2); SND.WND stays, as does MAX.SND.WND */
+	if (SEQ_LT(s->snd_wl1, seq) || (s->snd_wl1 == seq && SEQ_LEQ(s->snd_wl2, ack))) {
+		s->snd_wl1 = seq;
+		s->snd_wl2 = ack;
+		if (s->snd_wnd)
+			s->zwnd_since_ns = 0;
+	}
+	netbuf_rx_consumed(nb);
+	unsigned ev = s->pending_events | TCP_EV_SENT; /* (deliver_events: ESTABLISHED) */
+	s->pending_events = 0;
+	tcp_notify(s, ev);
+}
+
+/* tcp_rx_flow_bare's general part, for s (rx_flow_match passed) and a pure ACK of SEG.SEQ
+ * seq, SEG.ACK ack that rx_ack_all does not take: what net_stack_rx_ip's common case
+ * (net_rx_trim: the padding released, the datagram cut to its length), tcp_rx and
+ * tcp_rx_more do for it when header prediction takes it (rx_fast_ok: at RCV.NXT, an ACK in
+ * [SND.UNA, SND.MAX], no listener, nothing out of order; the flags and no options are the
+ * image's), and rx_predicted as there. Anything else goes to net_stack_rx_ip, nothing
+ * changed. Out of line: tcp_rx_flow_bare saves no register for it. Consumes nb. */
+static __attribute__((noinline)) void rx_flow_bare_more(struct netdev *dev, struct netbuf *nb, struct tcp_sock *s,
+							 uint32_t seq, uint32_t ack)
+{
+	const uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
+	struct tcp_seg g;
+
+	if (seq != s->rcv_nxt || s->listener || !list_empty(&s->ooo) || s->ooo_fin || SEQ_LT(ack, s->snd_una) ||
+	    SEQ_GT(ack, s->snd_max))
+		return net_stack_rx_ip(dev, nb);
+	g.flags = th[13];
+	g.wnd = be16_load(th + 14);
+	rx_bare_trim(nb);
 	/* tcp_rx's and tcp_rx_more's */
 	tcp_counters.segs_in++;
 	g.sport = s->rport;
@@ -1596,14 +1704,29 @@ __attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbu
 	g.hlen = TCP_HLEN_MIN;
 	g.seq = seq;
 	g.ack = ack;
-	g.flags = th[13];
-	g.wnd = be16_load(th + 14);
 	g.len = 0;
 	g.opts.has_sack = false;
 	rx_predicted(nb, &g, s);
-	return;
-other:
-	net_stack_rx_ip(dev, nb);
+}
+
+/* tcp_rx_flow for a segment without data (net_stack_rx: tcp_rx_flow_shape's second shape,
+ * the fragment, if any, the Ethernet padding; a pure ACK), from the last segment's
+ * connection s: rx_flow_match, then rx_ack_all for the ACK of everything s sent
+ * (rx_ack_all_ok), rx_flow_bare_more for any other. A frame that does not match goes to
+ * net_stack_rx_ip, nothing changed. Each a jump: this saves no register. Consumes nb. */
+__attribute__((noinline)) void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	const uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
+	uint32_t seq, ack;
+
+	if ((tcp_rx_gro && tcp_rx_gro != s) || !rx_flow_match(dev, nb, s))
+		return net_stack_rx_ip(dev, nb);
+	seq = be32_load(th + 4);
+	ack = be32_load(th + 8);
+	if (!tcp_rx_gro && rx_ack_all_ok(s, seq, ack, be16_load(th + 14)))
+		return rx_ack_all(s, nb, seq, ack);
+	return rx_flow_bare_more(dev, nb, s, seq, ack);
 }
 
 /* A segment for us from IPv4 (nb's data at the TCP header, len bytes from src to dst).

@@ -143,6 +143,13 @@ struct tcp_sock {
 	bool bud_receiving;             /* counted as receiving in the sums */
 	unsigned bud_promised;          /* its promised buffers as counted in the sums */
 	uint32_t bud_nxt;               /* RCV.NXT when last noted (tcp_budget_note) */
+	/* The window with its queues empty (tcp_budget.c rcv_window_steady): tcp_rcv_space's
+	 * bounds TCP_RCV_BUF, TCP_RXQ_FRAGS_MAX segments of mss and rcv_cap buffers of win_bpb
+	 * bytes, the least, and the buffers it promises (ceil(win_full / win_bpb)). 0: not
+	 * known. Invalidated (win_full = 0) by every writer of rcv_cap and mss after the
+	 * socket's creation (which zeroes it): tcp_rcv_cap_grow, apply_syn_options (tcp_in.c);
+	 * an MTU change is caught by win_bpb, compared with tcp_rcv_bpb() at each use. */
+	uint32_t win_full, win_full_bufs, win_bpb;
 
 	/* SACK, receiver side (RFC 2018, tcp_sack.c) */
 	bool sack_ok;                   /* SACK-permitted sent and received */

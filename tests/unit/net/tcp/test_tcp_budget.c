@@ -369,6 +369,98 @@ Test(tcp_budget, small_pdus_on_one_connection_do_not_starve_the_next)
 	close_all(l);
 }
 
+
+/* A listener and connection 0 (the steady window's cases): the listener. */
+static struct tcp_sock *open_one(void)
+{
+	struct tcp_sock *l;
+	cr_assert_eq(tcp_listen(SRV_PORT, 8, &accept_all_ops, NULL, &l), 0);
+	nconns = 0;
+	open_k(0);
+	return l;
+}
+
+/* The window with the queues empty (tcp_budget.c rcv_window_steady, the socket's win_full)
+ * is kept across windows; every writer of what it depends on invalidates it. The rcv_cap
+ * writer (tcp_rcv_cap_grow): a window computed, the limit grown by a bulk round, the queue
+ * drained again: the window is the grown limit's, as the full computation says, not the
+ * one kept (unit builds check every steady window against the full one as well). */
+Test(tcp_budget, steady_window_follows_the_window_limit)
+{
+	struct tcp_sock *l = open_one(), *s = conns[0];
+	uint32_t cap = s->rcv_cap;
+	cr_assert_eq(tcp_rcv_window(s), cap * 1460);
+	cr_assert_eq(s->win_full, cap * 1460, "kept");
+	cr_assert_eq(tcp_rcv_window(s), cap * 1460, "the steady case");
+	bulk_rounds(0, 0, 1);
+	cr_assert_gt(s->rcv_cap, cap, "the limit grew");
+	cr_assert_eq(tcp_recv_avail(s), 0, "the user took everything");
+	uint32_t want = s->rcv_cap * 1460 < TCP_RCV_BUF ? s->rcv_cap * 1460 : TCP_RCV_BUF;
+	cr_assert_eq(tcp_rcv_window(s), want, "window %u, want %u", tcp_rcv_window(s), want);
+	cr_assert_eq(s->win_full, want);
+	close_all(l);
+}
+
+/* The mss writer (apply_syn_options): on a jumbo MTU the window limit's bytes exceed
+ * TCP_RXQ_FRAGS_MAX segments of a small MSS. A window computed before the SYN-ACK (with
+ * the default MSS) must not outlive the MSS the SYN-ACK brings. */
+Test(tcp_budget, steady_window_follows_the_peers_mss)
+{
+	static const uint8_t opt_mss100[] = { 2, 4, 0, 100 };
+	struct tcp_sock *s;
+	fnd.dev.mtu = 9000;
+	cr_assert_eq(tcp_connect(PEER, PEER_PORT, &rec_ops, NULL, &s), 0);
+	struct fake_parsed_tcp *p = lastseg();
+	uint32_t iss = p->seq;
+	uint16_t lport = p->sport;
+	tcp_rcv_window(s);
+	cr_assert_eq(tcp_rcv_window(s), TCP_RCV_CAP_INIT * 8960u, "the window limit binds with the default MSS");
+	cr_assert_neq(s->win_full, 0, "kept");
+	struct fake_tcp t = { .src = PEER, .dst = US, .sport = PEER_PORT, .dport = lport, .seq = 7000, .ack = iss + 1,
+			      .flags = TCP_SYN | TCP_ACK, .wnd = 5000, .opts = opt_mss100, .optlen = 4 };
+	cr_assert_eq(fake_netdev_inject(&fnd, frame, fake_build_tcp(frame, &t)), 0);
+	cr_assert_eq(tcp_state(s), TCP_ESTABLISHED);
+	cr_assert_eq(s->mss, 100);
+	cr_assert_eq(tcp_rcv_window(s), TCP_RXQ_FRAGS_MAX * 100u, "the fragment slots bind with an MSS of 100");
+	tcp_abort(s);
+	fnd.dev.mtu = 1500;
+}
+
+/* A batch that can grow nothing skips tcp_rcv_cap_grow (tcp_in.c rcv_cap_may_grow), but
+ * not the one after a rate period ended: that batch starts the next period, as the call
+ * did for every batch. */
+Test(tcp_budget, a_rate_period_ends_at_the_first_batch_after_it)
+{
+	struct tcp_sock *l = open_one(), *s = conns[0];
+	uint8_t buf[100];
+	uint64_t start = s->rcv_rate_ns;
+	seg_from(0, TCP_ACK, 1001, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), 100);
+	cr_assert_eq(s->rcv_rate_seq, 1001, "within the period: the period goes on");
+	cr_assert_eq(s->rcv_rate_ns, start);
+	advance(TCP_RCV_CAP_PERIOD_NS + NSEC_PER_MSEC);
+	seg_from(0, TCP_ACK, 1101, conn_iss[0] + 1, 65535, pattern, 100, NULL, 0);
+	cr_assert_eq(tcp_recv_copy(s, buf, sizeof(buf)), 100);
+	cr_assert_eq(s->rcv_rate_seq, 1201, "a new period from this batch on");
+	cr_assert_eq(s->rcv_rate_ns, clock_now_ns());
+	cr_assert_eq(s->rcv_cap, TCP_RCV_CAP_INIT, "nothing grew");
+	close_all(l);
+}
+
+/* The steady case holds only while the budget lets the socket promise its window: with the
+ * device's buffers lent out (held by users), the window is the budget's, computed in full. */
+Test(tcp_budget, steady_window_yields_to_the_budget)
+{
+	struct tcp_sock *l = open_one(), *s = conns[0];
+	uint32_t full = tcp_rcv_window(s);
+	unsigned out = fnd.dev.rx_bufs_out;
+	fnd.dev.rx_bufs_out = USABLE - 4; /* (as if users held that many) */
+	cr_assert_eq(tcp_rcv_window(s), 4 * 1460, "the budget's four buffers, not the kept %u", full);
+	fnd.dev.rx_bufs_out = out;
+	cr_assert_eq(tcp_rcv_window(s), full);
+	close_all(l);
+}
+
 /* --- copy mode: e1000e's plain receive (no split, no lent buffers): every payload is
  * copied into the stack's chunks, and those are what the windows promise --- */
 
