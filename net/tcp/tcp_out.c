@@ -1569,20 +1569,26 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 	tcp_direct_sent(s, seq, s->snd_end, false);
 }
 
+_Static_assert(NETBUF_HEADROOM + NETBUF_MAX_FRAGS * TCP_RUN_HDR_BYTES + 2 * TCP_SNDENT_INLINE <= NETBUF_HOST_SIZE,
+	       "tcp_short_lay: a response copied to the storage's end lies past the host part");
+
 /* The short run's frames as one mixed train, laid into nb (a new netbuf, frame 0's headers
  * reserved), left bytes from SND.NXT in frames of an MSS (the last: what is left), when the
  * run is a PDU's: an entry holding its bytes itself (TCP_SNDENT_INLINE: a C2HData header)
  * at SND.NXT, shorter than an MSS, copied behind frame 0's headers (as tcp_short_head copies
  * it); the next entry's data, one piece a frame, in host memory or in device memory within
  * tx_dev_bytes; the last frame may end in the entry after it (a response), its second
- * piece, unless both are device pieces and the device takes one a frame (tx_dev_frags). At
+ * piece, unless both are device pieces and the device takes one a frame (tx_dev_frags); a
+ * response the entry holds itself, whole, is copied to the end of nb's storage and sent from
+ * there (no reference on its entry, one release less at the completion). At
  * most tx_train_max pieces (netdev.h NETBUF_TX_TRAIN_MIXED). One reference an entry (the
  * data's pieces after its first: tcp_run_train_piece). Returns the entry of the last byte
  * (NULL: another shape, for the lone frames; nb to be freed), the frames in *frames, the
- * payload bytes by memory class in pay[]. */
+ * payload bytes by memory class in pay[], the bytes copied in *copied. */
 static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(struct tcp_sock *s, struct netbuf *nb,
 									      const struct netdev *dev, uint32_t left,
-									      unsigned *frames, uint32_t *pay)
+									      unsigned *frames, uint32_t *pay,
+									      uint32_t *copied)
 {
 	uint32_t mss = s->mss, dev_bytes = dev->tx_dev_bytes, head, off, k = 1;
 	struct tcp_sndent *e = s->snd_cursor ? s->snd_cursor : container_of(s->sndq.next, struct tcp_sndent, node);
@@ -1596,6 +1602,7 @@ static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(st
 		return NULL;
 	memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE); /* (tcp_xmit_copy_inline's) */
 	nb->tail += head;
+	*copied = head;
 	tcp_xmit_piece(nb, 0, d, 0, mss - head);
 	nb->train_hlen[0] = (uint16_t)(TCP_RUN_HDR_BYTES + head);
 	nb->train_nfrags[0] = 1;
@@ -1618,7 +1625,16 @@ static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(st
 			if (len != left || d->node.next == &s->sndq || rest > r->frag.len ||
 			    (rd && ((dev_bytes && rest > dev_bytes) || (in && dd && dev->tx_dev_frags == 1))))
 				return NULL;
-			tcp_xmit_piece(nb, nb->nfrags, r, 0, rest);
+			if (r->cap == TCP_SNDENT_INLINE && rest == r->frag.len) {
+				/* (a response: its bytes copied to the end of nb's storage, past the
+				 * host part, and sent from there: no reference, nothing to release) */
+				uint8_t *c = nb->end - TCP_SNDENT_INLINE;
+				memcpy(c, r->buf, TCP_SNDENT_INLINE);
+				nb->frags[nb->nfrags++] = (struct netdev_frag){ .addr = dma_addr_host(c), .len = rest };
+				*copied += rest;
+			} else {
+				tcp_xmit_piece(nb, nb->nfrags, r, 0, rest);
+			}
 			pay[rd] += rest;
 			d = r;
 			nf++;
@@ -1650,17 +1666,17 @@ static inline __attribute__((always_inline)) bool tcp_short_train(struct tcp_soc
 {
 	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
 						 sizeof(s->route.hdr), TCP_HLEN_MIN);
-	uint32_t pay[2] = { 0, 0 }, seq = s->snd_nxt, end = seq + left;
+	uint32_t pay[2] = { 0, 0 }, copied, seq = s->snd_nxt, end = seq + left;
 	unsigned frames;
 	struct tcp_sndent *last;
 
 	if (!nb)
 		return false;
-	if (!(last = tcp_short_lay(s, nb, dev, left, &frames, pay))) {
+	if (!(last = tcp_short_lay(s, nb, dev, left, &frames, pay, &copied))) {
 		netbuf_free(nb); /* (its references back) */
 		return false;
 	}
-	dma_account_cpu(MEM_CLASS_HOST, nb->train_hlen[0] - TCP_RUN_HDR_BYTES); /* (the copy's) */
+	dma_account_cpu(MEM_CLASS_HOST, copied); /* (the copies') */
 	s->snd_cursor = last;
 	nb->flags = NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN | NETBUF_TX_TRAIN_MIXED;
 	nb->train_frames = (uint8_t)frames;

@@ -188,6 +188,9 @@ static void pdu_header_copied(bool train)
 		cr_assert_eq(nb->nfrags, 4);
 		struct tcp_sndent *d = container_of(s->sndq.next->next, struct tcp_sndent, node);
 		cr_assert_eq(d->inflight, 1, "one reference on the data's entry for the train");
+		struct tcp_sndent *r = container_of(s->sndq.prev, struct tcp_sndent, node);
+		cr_assert_eq(r->inflight, 0, "the response copied into the netbuf: no reference");
+		cr_assert_eq(nb->frags[3].owner, NULL);
 	} else {
 		cr_assert_eq(fnd.tx_trains, 0);
 		cr_assert_eq(fnd.late[0]->nfrags, 1, "the header in the host part, the data a fragment");
