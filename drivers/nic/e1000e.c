@@ -241,6 +241,70 @@ static void tx_data_desc(union e1000e_tx_desc *d, uint64_t addr, uint32_t len, u
 	d->data.upper = le32_make(E1000E_POPTS_TXSM);
 }
 
+/* The checksum context descriptor every frame of a train uses (its offsets from each
+ * frame's start). */
+static void tx_train_ctx(const struct netbuf *nb, struct e1000e_tx_desc_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->tucss = (uint8_t)nb->csum_start;
+	c->tucso = (uint8_t)(nb->csum_start + nb->csum_offset);
+	c->tucse = le16_make(0); /* to the end of the packet */
+	c->cmd_and_length =
+		le32_make(E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT | (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0));
+}
+
+/* A mixed train's frames well formed (netdev.h NETBUF_TX_TRAIN_MIXED): 1 .. nfrags frames of
+ * one or two fragments each, nfrags in all, at most one device piece a frame of at most
+ * tx_dev_max bytes (when set), the host part the frames' host bytes, each holding the
+ * checksum field. */
+static bool tx_mixed_ok(const struct netbuf *nb, unsigned tx_dev_max)
+{
+	unsigned frames = nb->train_frames, cso = (unsigned)nb->csum_start + nb->csum_offset, i = 0;
+	size_t host = 0;
+
+	if (!frames || frames > nb->nfrags)
+		return false;
+	for (unsigned f = 0; f < frames; f++) {
+		unsigned nf = nb->train_nfrags[f], ndev = 0;
+		if (nf < 1 || nf > 2 || i + nf > nb->nfrags || nb->train_hlen[f] < cso + 2 ||
+		    nb->train_hlen[f] > E1000E_TX_BUF_MAX)
+			return false;
+		host += nb->train_hlen[f];
+		for (unsigned j = 0; j < nf; j++, i++) {
+			const struct netdev_frag *fr = &nb->frags[i];
+			bool dev = fr->addr.cls == MEM_CLASS_DEVICE;
+			if (!fr->len || fr->len > E1000E_TX_BUF_MAX ||
+			    (tx_dev_max && dev && (fr->len > tx_dev_max || ++ndev > 1)))
+				return false;
+		}
+	}
+	return i == nb->nfrags && host == netbuf_host_len(nb);
+}
+
+/* Transmit descriptors for a mixed train: a context descriptor, then each frame's host
+ * bytes and fragments, EOP on each frame's last, RS on the train's last. */
+static int tx_build_mixed(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max)
+{
+	const uint8_t *h = nb->data;
+	unsigned k = 0, i = 0, frames = nb->train_frames;
+
+	if (!tx_mixed_ok(nb, tx_dev_max))
+		return -EINVAL;
+	if (1 + frames + nb->nfrags > max)
+		return -ENOSPC;
+	tx_train_ctx(nb, &out[k++].ctx);
+	for (unsigned f = 0; f < frames; f++) {
+		tx_data_desc(&out[k++], dma_addr_host(h).bus, nb->train_hlen[f], 0);
+		h += nb->train_hlen[f];
+		for (unsigned j = 0; j < nb->train_nfrags[f]; j++, i++) {
+			bool eop = j + 1 == nb->train_nfrags[f];
+			tx_data_desc(&out[k++], nb->frags[i].addr.bus, nb->frags[i].len,
+				     eop ? E1000E_DCMD_EOP | (f + 1 == frames ? E1000E_DCMD_RS : 0) : 0);
+		}
+	}
+	return (int)k;
+}
+
 /* Transmit descriptors for a frame train. */
 int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max,
 			  bool *ctx_used)
@@ -248,6 +312,14 @@ int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, un
 	unsigned n = nb->nfrags, hl = nb->hdr_len, cso = (unsigned)nb->csum_start + nb->csum_offset, k = 0;
 
 	*ctx_used = false;
+	if (nb->flags & NETBUF_TX_TRAIN_MIXED) {
+		if (!n || n > E1000E_TX_TRAIN_MAX || (nb->flags & NETBUF_TX_TSO) ||
+		    !(nb->flags & NETBUF_TX_CSUM_PARTIAL) || nb->csum_start > 0xff || cso > 0xff)
+			return -EINVAL;
+		int r = tx_build_mixed(nb, out, max, tx_dev_max);
+		*ctx_used = r > 0;
+		return r;
+	}
 	if (!n || n > E1000E_TX_TRAIN_MAX || !hl || (nb->flags & NETBUF_TX_TSO) ||
 	    !(nb->flags & NETBUF_TX_CSUM_PARTIAL) || nb->csum_start > 0xff || cso > 0xff || cso + 2 > hl ||
 	    netbuf_host_len(nb) != (size_t)n * hl)
@@ -260,13 +332,7 @@ int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, un
 	}
 	if (1 + 2 * n > max)
 		return -ENOSPC;
-	struct e1000e_tx_desc_ctx *c = &out[k++].ctx;
-	memset(c, 0, sizeof(*c));
-	c->tucss = (uint8_t)nb->csum_start;
-	c->tucso = (uint8_t)cso;
-	c->tucse = le16_make(0); /* to the end of the packet */
-	c->cmd_and_length =
-		le32_make(E1000E_TXD_DTYP_CTX | E1000E_TUCMD_DEXT | (nb->csum_offset == 16 ? E1000E_TUCMD_TCP : 0));
+	tx_train_ctx(nb, &out[k++].ctx);
 	*ctx_used = true;
 	for (unsigned i = 0; i < n; i++) {
 		tx_data_desc(&out[k++], dma_addr_host(nb->data + (size_t)i * hl).bus, hl, 0);
@@ -854,8 +920,10 @@ static int e1000e_xmit(struct netdev *nd, struct netbuf *nb)
 	if (ctx)
 		dev->c.tx_ctx++;
 	if (nb->flags & NETBUF_TX_TRAIN) {
+		bool mixed = nb->flags & NETBUF_TX_TRAIN_MIXED;
 		dev->c.tx_trains++;
-		dev->c.tx_train_frames += nb->nfrags;
+		dev->c.tx_trains_mixed += mixed;
+		dev->c.tx_train_frames += mixed ? nb->train_frames : nb->nfrags;
 	}
 	/* the NIC fetches k descriptors and writes back the status dword of the RS one */
 	dma_account(dev->tx_ring_dma.cls, DMA_TO_DEVICE, (uint64_t)k * sizeof(*dev->tx_ring));

@@ -94,6 +94,7 @@ struct e1000e_counters {
 	uint64_t rx_units_mismatch;          /* RDH moved in other units than configured */
 	uint64_t tx_ctx_reused;              /* frames sent under the context already in force */
 	uint64_t tx_trains, tx_train_frames; /* frame trains posted (NETBUF_TX_TRAIN) and their frames */
+	uint64_t tx_trains_mixed;            /* of them mixed trains (NETBUF_TX_TRAIN_MIXED: short runs) */
 	uint64_t tx_ring_full;               /* xmit refused with -ENOBUFS */
 	uint64_t tx_bad;                     /* xmit refused with -EINVAL (too many pieces, too long) */
 	uint64_t tx_done, tx_ctx;            /* frames reclaimed; context descriptors written */
@@ -264,7 +265,12 @@ int e1000e_tx_build(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned
  * for its fragment (POPTS.TXSM on both), EOP on the fragment's; RS on the train's last only
  * (one completion). Returns the number of descriptors, -EINVAL (not a well-formed train of
  * at most E1000E_TX_TRAIN_MAX frames, a piece too long, a device-memory fragment beyond
- * tx_dev_max when set) or -ENOSPC (more than max). *ctx_used as e1000e_tx_build's. */
+ * tx_dev_max when set) or -ENOSPC (more than max). *ctx_used as e1000e_tx_build's.
+ * A mixed train (NETBUF_TX_TRAIN_MIXED): the same context descriptor, then per frame one
+ * data descriptor for its train_hlen[k] host bytes and one for each of its train_nfrags[k]
+ * fragments, EOP on the frame's last, RS on the train's last (at most 1 + 2 * nfrags
+ * descriptors); -EINVAL also for more than one device piece in a frame when tx_dev_max is
+ * set (never bounced). */
 int e1000e_tx_build_train(const struct netbuf *nb, union e1000e_tx_desc *out, unsigned max, unsigned tx_dev_max,
 			  bool *ctx_used);
 

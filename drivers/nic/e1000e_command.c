@@ -65,10 +65,10 @@ static void print_dev(struct e1000e *dev)
 	       ull(s->tx_frames), ull(s->tx_bytes_host), ull(s->tx_bytes_device), ull(s->tx_csum_offload), ull(c->tx_ctx),
 	       ull(c->tx_ctx_reused), ull(c->tx_done), ull(c->tx_ring_full), ull(c->tx_bad), ull(s->tx_errors));
 	printf("  tx dma: NIC read DRAM %llu B device %llu B; bounced to DRAM %llu frames %llu B (tx_dev_max %u), bounce busy %llu; "
-	       "trains %llu of %llu frames\n",
+	       "trains %llu of %llu frames (mixed %llu)\n",
 	       ull(c->tx_bytes[MEM_CLASS_HOST]), ull(c->tx_bytes[MEM_CLASS_DEVICE]), ull(c->tx_bounced),
 	       ull(c->tx_bounce_bytes), dev->tx_dev_max, ull(c->tx_bounce_busy), ull(c->tx_trains),
-	       ull(c->tx_train_frames));
+	       ull(c->tx_train_frames), ull(c->tx_trains_mixed));
 	printf("  tx flow: ring full -> senders stopped %llu, woken on ring space %llu (%s); frames reclaimed by xmit %llu%s, "
 	       "parked netbufs %u (at the limit %llu)\n",
 	       ull(s->tx_stops), ull(s->tx_wakes), nd->tx_stopped ? "stopped now" : "running", ull(c->tx_reclaimed_early),

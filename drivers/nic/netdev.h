@@ -64,6 +64,20 @@
  * (netdev_tx_wake) only with room for a whole train, so a refused train fits once woken.
  * Sent through netdev_tx_train only.
  *
+ * Mixed trains (NETBUF_TX_TRAIN_MIXED, with NETBUF_TX_TRAIN; the same device feature): the
+ * frames of a short run whose pieces differ from frame to frame (a 4 KiB read's PDU header
+ * and data, data, data and response). train_frames frames (1 .. nfrags): frame k is
+ * train_hlen[k] bytes of the host part (its headers, then any bytes copied behind them),
+ * following frame k - 1's, then its train_nfrags[k] fragments (1 or 2, len > 0), following
+ * frame k - 1's; the host part is exactly the sum of train_hlen[], nfrags the sum of
+ * train_nfrags[] and at most tx_train_max, as a train's (so a mixed train takes no more ring
+ * room than a train of tx_train_max frames: e1000e one context and at most 2 * nfrags data
+ * descriptors). The checksum field lies in every frame's host part. A device-memory fragment
+ * is within tx_dev_bytes and a frame has at most tx_dev_frags of them (0: no limit): never
+ * copied through DRAM either. Everything else as a train's: sent as separate frames, each as
+ * if alone, taken whole or refused whole, completed once releasing every fragment. The
+ * train_* fields are read only with the flag (an allocation does not clear them).
+ *
  * Everything here is bounded: netbufs come from a pool (netdev_netbuf_pool), each
  * carries at most NETBUF_MAX_FRAGS fragments.
  */
@@ -119,6 +133,7 @@ struct netdev_frag {
 #define NETBUF_TX_CSUM_PARTIAL  (1u << 8)  /* the device completes the L4 checksum */
 #define NETBUF_TX_TSO           (1u << 9)  /* the device segments this TCP frame (gso_size) */
 #define NETBUF_TX_TRAIN         (1u << 10) /* nfrags frames of hdr_len header bytes + one fragment each */
+#define NETBUF_TX_TRAIN_MIXED   (1u << 11) /* with TX_TRAIN: frames of their own host bytes + 1-2 fragments (train_*) */
 
 /* Where a netbuf comes from and goes back to (netbuf->origin). */
 #define NETBUF_ORIGIN_POOL       0  /* netbuf_alloc / netbuf_alloc_rx: the pool */
@@ -146,7 +161,12 @@ struct netbuf {
 	/* Last: a new netbuf zeroes everything above, not the fragment slots, of which only
 	 * the first nfrags are ever read. */
 	struct netdev_frag frags[NETBUF_MAX_FRAGS];
-	uint8_t storage[];         /* NETBUF_HOST_SIZE bytes when allocated by netbuf_alloc */
+	/* NETBUF_TX_TRAIN_MIXED (above): its frames, each's host bytes and fragments. Written by
+	 * the sender that sets the flag, read only with it: not cleared by an allocation. */
+	uint8_t train_frames;
+	uint8_t train_nfrags[NETBUF_MAX_FRAGS];
+	uint16_t train_hlen[NETBUF_MAX_FRAGS];
+	uint8_t storage[] __attribute__((aligned(8))); /* NETBUF_HOST_SIZE bytes when allocated by netbuf_alloc */
 };
 
 /* Device features. */

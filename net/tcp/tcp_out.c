@@ -1480,6 +1480,32 @@ static inline __attribute__((always_inline)) bool tcp_flush_direct(const struct 
 	       list_empty(&tcp_txwait) && tcp_pass_fast(s, dev) && dev->link_up && s->route.gen == net_if0.route_gen;
 }
 
+/* The bookkeeping after a direct flush's frames [seq, end) went (tcp_output_one's one frame,
+ * tcp_short_train's several: full segments but the last): RTT timing started, when none
+ * runs, at the first frame that is new data (SEQ >= SND.MAX; after the first frame,
+ * tcp_run_train_time), the retransmission timer armed (persist cleared) as tcp_run_frame
+ * arms it, one clock reading for both; SND.NXT and SND.MAX moved to end. */
+static inline __attribute__((always_inline)) void tcp_direct_sent(struct tcp_sock *s, uint32_t seq, uint32_t end,
+								   bool several)
+{
+	uint64_t now = 0;
+
+	if (!s->timing && SEQ_GEQ(seq, s->snd_max)) {
+		s->timing = true;
+		s->rtt_seq = seq;
+		s->rtt_start_ns = now = clock_now_ns();
+	} else if (several && !s->timing) {
+		tcp_run_train_time(s, seq, end);
+	}
+	if (!s->t_rexmit.armed || s->persist) {
+		s->persist = false;
+		timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+	}
+	s->snd_nxt = end;
+	if (SEQ_GT(end, s->snd_max))
+		s->snd_max = end;
+}
+
 /*
  * tcp_flush in one step (issue 18): all that is unsent is one segment at the end of the send
  * queue's last entry (a response, an R2T, placed and held back by tcp_output_more), the
@@ -1540,19 +1566,150 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 		const struct tcp_run_sums sums = { 1, { device ? 0 : len, device ? len : 0 } };
 		tcp_run_count(s, dev, &sums);
 	}
-	uint64_t now = 0; /* (one clock reading for both, as tcp_run_frame) */
-	if (!s->timing && SEQ_GEQ(seq, s->snd_max)) {
-		s->timing = true;
-		s->rtt_seq = seq;
-		s->rtt_start_ns = now = clock_now_ns();
+	tcp_direct_sent(s, seq, s->snd_end, false);
+}
+
+_Static_assert(NETBUF_HEADROOM + NETBUF_MAX_FRAGS * TCP_RUN_HDR_BYTES + 2 * TCP_SNDENT_INLINE <= NETBUF_HOST_SIZE,
+	       "tcp_short_lay: a response copied to the storage's end lies past the host part");
+
+/* The short run's frames as one mixed train, laid into nb (a new netbuf, frame 0's headers
+ * reserved), left bytes from SND.NXT in frames of an MSS (the last: what is left), when the
+ * run is a PDU's: an entry holding its bytes itself (TCP_SNDENT_INLINE: a C2HData header)
+ * at SND.NXT, shorter than an MSS, copied behind frame 0's headers (as tcp_short_head copies
+ * it); the next entry's data, one piece a frame, in host memory or in device memory within
+ * tx_dev_bytes; the last frame may end in the entry after it (a response), its second
+ * piece, unless both are device pieces and the device takes one a frame (tx_dev_frags); a
+ * response the entry holds itself, whole, is copied to the end of nb's storage and sent from
+ * there (no reference on its entry, one release less at the completion). At
+ * most tx_train_max pieces (netdev.h NETBUF_TX_TRAIN_MIXED). One reference an entry (the
+ * data's pieces after its first: tcp_run_train_piece). Returns the entry of the last byte
+ * (NULL: another shape, for the lone frames; nb to be freed), the frames in *frames, the
+ * payload bytes by memory class in pay[], the bytes copied in *copied. */
+static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(struct tcp_sock *s, struct netbuf *nb,
+									      const struct netdev *dev, uint32_t left,
+									      unsigned *frames, uint32_t *pay,
+									      uint32_t *copied)
+{
+	uint32_t mss = s->mss, dev_bytes = dev->tx_dev_bytes, head, off, k = 1;
+	struct tcp_sndent *e = s->snd_cursor ? s->snd_cursor : container_of(s->sndq.next, struct tcp_sndent, node);
+
+	if (e->seq != s->snd_nxt || e->cap != TCP_SNDENT_INLINE || (head = e->frag.len) >= mss ||
+	    e->node.next == &s->sndq || dev->tx_train_max < (left + mss - 1) / mss + 1)
+		return NULL; /* (tcp_short_head's shape; room for a piece a frame and one more) */
+	struct tcp_sndent *d = container_of(e->node.next, struct tcp_sndent, node);
+	bool dd = d->frag.addr.cls == MEM_CLASS_DEVICE;
+	if (d->frag.len < mss - head || (dd && dev_bytes && mss > dev_bytes))
+		return NULL;
+	memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE); /* (tcp_xmit_copy_inline's) */
+	nb->tail += head;
+	*copied = head;
+	tcp_xmit_piece(nb, 0, d, 0, mss - head);
+	nb->train_hlen[0] = (uint16_t)(TCP_RUN_HDR_BYTES + head);
+	nb->train_nfrags[0] = 1;
+	off = mss - head;
+	left -= mss;
+	pay[0] += head;
+	for (; left; k++) {
+		uint32_t len = left < mss ? left : mss, in = d->frag.len - off < len ? d->frag.len - off : len;
+		unsigned nf = 0;
+		nb->tail += TCP_RUN_HDR_BYTES;
+		if (in) {
+			tcp_run_train_piece(nb, d, off, in);
+			off += in;
+			nf = 1;
+		}
+		if (in < len) { /* the last frame ends in the entry after the data's */
+			struct tcp_sndent *r = container_of(d->node.next, struct tcp_sndent, node);
+			uint32_t rest = len - in;
+			bool rd = r->frag.addr.cls == MEM_CLASS_DEVICE;
+			if (len != left || d->node.next == &s->sndq || rest > r->frag.len ||
+			    (rd && ((dev_bytes && rest > dev_bytes) || (in && dd && dev->tx_dev_frags == 1))))
+				return NULL;
+			if (r->cap == TCP_SNDENT_INLINE && rest == r->frag.len) {
+				/* (a response: its bytes copied to the end of nb's storage, past the
+				 * host part, and sent from there: no reference, nothing to release) */
+				uint8_t *c = nb->end - TCP_SNDENT_INLINE;
+				memcpy(c, r->buf, TCP_SNDENT_INLINE);
+				nb->frags[nb->nfrags++] = (struct netdev_frag){ .addr = dma_addr_host(c), .len = rest };
+				*copied += rest;
+			} else {
+				tcp_xmit_piece(nb, nb->nfrags, r, 0, rest);
+			}
+			pay[rd] += rest;
+			d = r;
+			nf++;
+		}
+		nb->train_hlen[k] = TCP_RUN_HDR_BYTES;
+		nb->train_nfrags[k] = (uint8_t)nf;
+		left -= len;
 	}
-	if (!s->t_rexmit.armed || s->persist) {
-		s->persist = false;
-		timer_arm(&timer_default_queue, &s->t_rexmit, (now ? now : clock_now_ns()) + s->rto_ns);
+	pay[dd] += off; /* (the data entry's bytes, read before d moved on: off is its end) */
+	*frames = k;
+	return d;
+}
+
+/*
+ * tcp_output_short's run as one train (netdev.h NETBUF_TX_TRAIN_MIXED), for a device with
+ * NETDEV_F_TX_TRAIN: the frames tcp_run_xmit sends one netbuf each (full segments, then the
+ * rest with PSH: the same bytes), side by side in one netbuf (tcp_short_lay), one transmit
+ * call, one completion. Their headers are the run template's (tcp_run_first, which takes the
+ * ACK state, ack_went) patched as tcp_run_xmit patches them. Taken: RTT timing and the
+ * retransmission timer as tcp_output_short's frames start them (tcp_run_train_time for a
+ * frame after the first), SND.NXT, SND.MAX and the counters (tcp_run_count); refused for
+ * want of ring room, nothing went (tcp_run_train_refused: as a refused first frame, its ACK
+ * owed, the retry timer, the wait for ring room) and the pure ACK owed goes as the pass sends
+ * it. A run that is not one train (a piece the device's limits would cut, more pieces than
+ * tx_train_max) or no netbuf: false, nothing changed, the lone frames' path then.
+ */
+static inline __attribute__((always_inline)) bool tcp_short_train(struct tcp_sock *s, struct netdev *dev,
+								   uint32_t left)
+{
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), TCP_HLEN_MIN);
+	uint32_t pay[2] = { 0, 0 }, copied, seq = s->snd_nxt, end = seq + left;
+	unsigned frames;
+	struct tcp_sndent *last;
+
+	if (!nb)
+		return false;
+	if (!(last = tcp_short_lay(s, nb, dev, left, &frames, pay, &copied))) {
+		netbuf_free(nb); /* (its references back) */
+		return false;
 	}
-	s->snd_nxt = s->snd_end;
-	if (SEQ_GT(s->snd_nxt, s->snd_max))
-		s->snd_max = s->snd_nxt;
+	dma_account_cpu(MEM_CLASS_HOST, copied); /* (the copies') */
+	s->snd_cursor = last;
+	nb->flags = NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN | NETBUF_TX_TRAIN_MIXED;
+	nb->train_frames = (uint8_t)frames;
+	tcp_run_first(s);
+	ack_went(s); /* (flags have TCP_ACK: tcp_xmit's bookkeeping) */
+	uint8_t *h = nb->data;
+	for (unsigned k = 0; k < frames; k++) {
+		uint32_t base = s->tx_hdr_ipbase, fseq = seq + k * s->mss;
+		memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
+		be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), fseq);
+		if (k + 1 == frames) { /* the last, all that is left: PSH (tcp_output_short's) */
+			h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = TCP_ACK | TCP_PSH;
+			base = tcp_run_len_fields(s, h, end - fseq);
+		}
+		uint16_t ident = ipv4_ident++;
+		be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+		be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum),
+			   (uint16_t)~net_csum_fold(base + ident));
+		h += nb->train_hlen[k];
+	}
+	int rc = netdev_tx_train(dev, nb);
+	if (__builtin_expect(rc != 0, 0)) {
+		if (tcp_run_train_refused(s, nb, rc, left, pay[1]) < 0) {
+			if (s->ack_now)
+				tcp_send_ack_now(s); /* (the pass's last check after a refusal) */
+			return true;
+		}
+	} else {
+		const struct tcp_run_sums sums = { frames, { pay[0], pay[1] } };
+		tcp_run_count(s, dev, &sums);
+	}
+	tcp_direct_sent(s, seq, end, true);
+	return true;
 }
 
 /*
@@ -1578,6 +1735,8 @@ static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
 		return tcp_output_work(s, false);
 	if (!s->ack_pass_end && !list_empty(&s->held_node))
 		list_del(&s->held_node); /* (as tcp_output_work) */
+	if ((dev->features & NETDEV_F_TX_TRAIN) && tcp_short_train(s, dev, left))
+		return; /* (one train: read-4k ~N instructions less) */
 	r.seq = s->snd_nxt;
 	r.sums = (struct tcp_run_sums){ 0, { 0, 0 } };
 	int n = tcp_run_xmit(s, dev, &r, len, TCP_ACK, true, false, TCP_SHORT_FIRST); /* (left > mss: tcp_flush) */

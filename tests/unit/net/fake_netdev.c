@@ -123,20 +123,56 @@ static void fake_capture(struct fake_netdev *fd, const struct netbuf *nb, const 
 }
 
 /* The descriptors nb takes in the ring model, as e1000e's: a context descriptor (checksum
- * offload or TSO), then one per piece; a train two per frame (netdev.h). */
+ * offload or TSO), then one per piece; a train two per frame, a mixed train one per frame
+ * and one per fragment (netdev.h). */
 static unsigned fake_tx_descs(const struct netbuf *nb)
 {
 	unsigned ctx = (nb->flags & (NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TSO)) ? 1u : 0u;
 
+	if (nb->flags & NETBUF_TX_TRAIN_MIXED)
+		return ctx + nb->train_frames + nb->nfrags;
 	if (nb->flags & NETBUF_TX_TRAIN)
 		return ctx + 2u * nb->nfrags;
 	return ctx + 1u + nb->nfrags;
 }
 
+/* A well-formed mixed train (netdev.h NETBUF_TX_TRAIN_MIXED): 1 .. nfrags frames of one or
+ * two non-empty fragments each, nfrags in all and at most tx_train_max, the checksum field
+ * in each frame's host bytes, which make the host part; each device piece within
+ * tx_dev_bytes, at most tx_dev_frags of them a frame (limits of 0: none). */
+static bool fake_mixed_ok(const struct netbuf *nb)
+{
+	const struct netdev *dev = nb->dev;
+	unsigned frames = nb->train_frames, i = 0;
+	size_t host = 0;
+
+	if (!frames || frames > nb->nfrags || nb->nfrags > dev->tx_train_max || (nb->flags & NETBUF_TX_TSO) ||
+	    !(nb->flags & NETBUF_TX_CSUM_PARTIAL))
+		return false;
+	for (unsigned f = 0; f < frames; f++) {
+		unsigned nf = nb->train_nfrags[f], ndev = 0;
+		if (nf < 1 || nf > 2 || i + nf > nb->nfrags || nb->csum_start + nb->csum_offset + 2u > nb->train_hlen[f])
+			return false;
+		host += nb->train_hlen[f];
+		for (unsigned j = 0; j < nf; j++, i++) {
+			const struct netdev_frag *fr = &nb->frags[i];
+			if (!fr->len)
+				return false;
+			if (fr->addr.cls == MEM_CLASS_DEVICE &&
+			    ((dev->tx_dev_bytes && fr->len > dev->tx_dev_bytes) || (dev->tx_dev_frags && ++ndev > dev->tx_dev_frags)))
+				return false;
+		}
+	}
+	return i == nb->nfrags && host == netbuf_host_len(nb);
+}
+
 /* A well-formed train (netdev.h): 1 .. tx_train_max frames, checksum offload inside
- * each header, the host part nfrags headers, no TSO, no empty fragment. */
+ * each header, the host part nfrags headers, no TSO, no empty fragment; a mixed train as
+ * fake_mixed_ok says. */
 static bool fake_train_ok(const struct netbuf *nb)
 {
+	if (nb->flags & NETBUF_TX_TRAIN_MIXED)
+		return fake_mixed_ok(nb);
 	if (!nb->nfrags || nb->nfrags > nb->dev->tx_train_max || !nb->hdr_len || (nb->flags & NETBUF_TX_TSO) ||
 	    !(nb->flags & NETBUF_TX_CSUM_PARTIAL) || nb->csum_start + nb->csum_offset + 2u > nb->hdr_len ||
 	    netbuf_host_len(nb) != (size_t)nb->nfrags * nb->hdr_len)
@@ -186,8 +222,15 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		if (!(dev->features & NETDEV_F_TX_TRAIN) || !fake_train_ok(nb))
 			return -EINVAL; /* (the caller keeps nb) */
 		fd->tx_trains++;
-		for (unsigned k = 0; k < nb->nfrags; k++)
-			fd->tx_train_dev_frames += nb->frags[k].addr.cls == MEM_CLASS_DEVICE;
+		if (nb->flags & NETBUF_TX_TRAIN_MIXED) {
+			fd->tx_trains_mixed++;
+			for (unsigned f = 0, i = 0; f < nb->train_frames; i += nb->train_nfrags[f++])
+				fd->tx_train_dev_frames += nb->frags[i].addr.cls == MEM_CLASS_DEVICE ||
+							   (nb->train_nfrags[f] == 2 && nb->frags[i + 1].addr.cls == MEM_CLASS_DEVICE);
+		} else {
+			for (unsigned k = 0; k < nb->nfrags; k++)
+				fd->tx_train_dev_frames += nb->frags[k].addr.cls == MEM_CLASS_DEVICE;
+		}
 	}
 	if (fd->ntx >= FAKE_TX_MAX) {
 		fd->tx_dropped++;
@@ -203,7 +246,8 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		if (dev->tx_dev_bytes && nb->frags[i].len > dev->tx_dev_bytes)
 			fd->tx_over_limit++;
 	}
-	/* (a train's frames carry one fragment each: its device pieces are one a frame) */
+	/* (a train's frames carry one fragment each: its device pieces are one a frame; a mixed
+	 * train's were checked a frame at a time, fake_mixed_ok) */
 	if (dev->tx_dev_frags && ndev > dev->tx_dev_frags && !(nb->flags & NETBUF_TX_TRAIN))
 		fd->tx_over_limit++;
 	if (nb->flags & NETBUF_TX_TSO) {
@@ -217,7 +261,11 @@ static int fake_xmit(struct netdev *dev, struct netbuf *nb)
 		netbuf_tx_done(nb);
 		return 0;
 	}
-	if (nb->flags & NETBUF_TX_TRAIN) {
+	if (nb->flags & NETBUF_TX_TRAIN_MIXED) {
+		const uint8_t *h = nb->data;
+		for (unsigned f = 0, i = 0; f < nb->train_frames; i += nb->train_nfrags[f], h += nb->train_hlen[f], f++)
+			fake_capture(fd, nb, h, nb->train_hlen[f], &nb->frags[i], nb->train_nfrags[f]);
+	} else if (nb->flags & NETBUF_TX_TRAIN) {
 		for (unsigned k = 0; k < nb->nfrags; k++)
 			fake_capture(fd, nb, nb->data + (size_t)k * nb->hdr_len, nb->hdr_len, &nb->frags[k], 1);
 	} else {

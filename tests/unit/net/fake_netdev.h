@@ -40,6 +40,7 @@ struct fake_netdev {
 	uint64_t tso_frames;             /* NETBUF_TX_TSO frames, captured as the segments the NIC cuts */
 	uint64_t tx_trains;              /* NETBUF_TX_TRAIN netbufs, captured as their frames */
 	uint64_t tx_train_dev_frames;    /* frames of trains whose payload is in device memory */
+	uint64_t tx_trains_mixed;        /* of the trains NETBUF_TX_TRAIN_MIXED ones (short runs) */
 	bool split;                      /* split like e1000e (default true) */
 	bool plain;                      /* e1000e's plain mode: the whole frame in one host buffer
 					  * (a data buffer lent as the netbuf's header buffer), no

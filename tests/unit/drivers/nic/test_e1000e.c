@@ -1037,3 +1037,122 @@ Test(e1000e_dev, a_train_is_taken_whole_or_refused_whole_and_completed_once)
 	cr_assert_not(dev.ndev.tx_stopped);
 	bring_down();
 }
+
+/* A mixed train (netdev.h NETBUF_TX_TRAIN_MIXED) shaped as a 4 KiB read's three frames:
+ * 54 header bytes + 24 copied PDU header bytes and a data fragment; 54 and a data fragment;
+ * 54, a data fragment (device memory when dev) and a 24-byte response fragment. */
+static struct netbuf *tx_mixed(bool dev)
+{
+	static uint8_t payload[4][2048];
+	static const uint16_t hlen[3] = { 78, 54, 54 };
+	static const uint8_t nfr[3] = { 1, 1, 2 };
+	static const uint32_t flen[4] = { 1436, 1460, 1200, 24 };
+	struct netbuf *nb = netbuf_alloc(NETBUF_HEADROOM);
+	cr_assert_not_null(nb);
+	for (unsigned i = 0; i < 3; i++) {
+		memset(netbuf_put(nb, hlen[i]), (int)(0xa0 + i), hlen[i]);
+		nb->train_hlen[i] = hlen[i];
+		nb->train_nfrags[i] = nfr[i];
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		struct netdev_frag f = { .addr = dma_addr_host(payload[i]), .len = flen[i] };
+		if (dev && i < 3)
+			f.addr = dma_addr_device(f.addr.bus);
+		nb->frags[nb->nfrags++] = f; /* (netbuf_add_frag's, without its host-part rule) */
+	}
+	nb->train_frames = 3;
+	nb->flags |= NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN | NETBUF_TX_TRAIN_MIXED;
+	nb->csum_start = 34;
+	nb->csum_offset = 16;
+	return nb;
+}
+
+/* A mixed train is one context descriptor and, per frame, a data descriptor for its own
+ * host bytes and one for each of its fragments (TXSM on all), EOP on each frame's last, RS
+ * on the train's last only; device pieces within tx_dev_max pass, one a frame; a malformed
+ * one (frames and fragments or host bytes that do not add up, three fragments in a frame,
+ * two device pieces in one, a piece past tx_dev_max, the checksum field past a frame's host
+ * bytes) is refused. */
+Test(e1000e_tx, a_mixed_train_gives_each_frame_its_host_bytes_and_fragments)
+{
+	union e1000e_tx_desc d[E1000E_TX_POST_MAX];
+	static const unsigned hd[3] = { 1, 3, 5 }, nfr[3] = { 1, 1, 2 }, hl[3] = { 78, 54, 54 };
+	bool ctx;
+	struct netbuf *nb = tx_mixed(true);
+
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 4096, &ctx), 8);
+	cr_assert(ctx);
+	cr_assert_eq(d[0].ctx.tucss, 34);
+	cr_assert_eq(d[0].ctx.tucso, 50);
+	unsigned off = 0, fi = 0;
+	for (unsigned f = 0; f < 3; f++) {
+		const struct e1000e_tx_desc_data *h = &d[hd[f]].data;
+		cr_assert_eq(le64_get(h->buffer_addr), (uint64_t)(uintptr_t)(nb->data + off));
+		cr_assert_eq(le32_get(h->lower) & 0xffff, hl[f]);
+		cr_assert_eq(le32_get(h->lower) & (E1000E_DCMD_EOP | E1000E_DCMD_RS), 0);
+		cr_assert_eq(le32_get(h->upper) & E1000E_POPTS_TXSM, E1000E_POPTS_TXSM);
+		off += hl[f];
+		for (unsigned j = 0; j < nfr[f]; j++, fi++) {
+			const struct e1000e_tx_desc_data *p = &d[hd[f] + 1 + j].data;
+			uint32_t want = j + 1 == nfr[f] ? E1000E_DCMD_EOP | (f == 2 ? E1000E_DCMD_RS : 0) : 0;
+			cr_assert_eq(le64_get(p->buffer_addr), nb->frags[fi].addr.bus);
+			cr_assert_eq(le32_get(p->lower) & 0xffff, nb->frags[fi].len);
+			cr_assert_eq(le32_get(p->lower) & (E1000E_DCMD_EOP | E1000E_DCMD_RS), want, "frame %u piece %u", f, j);
+			cr_assert_eq(le32_get(p->upper) & E1000E_POPTS_TXSM, E1000E_POPTS_TXSM);
+		}
+	}
+	cr_assert_eq(e1000e_tx_build_train(nb, d, 7, 4096, &ctx), -ENOSPC);
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 1024, &ctx), -EINVAL,
+		     "a device piece beyond tx_dev_max: never bounced");
+	nb->frags[3].addr = dma_addr_device(nb->frags[3].addr.bus);
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 4096, &ctx), -EINVAL, "two device pieces a frame");
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), 8, "no device limit");
+	nb->frags[3].addr = dma_addr_host((void *)(uintptr_t)nb->frags[3].addr.bus);
+	nb->tail -= 1;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "host part not the frames'");
+	nb->tail += 1;
+	nb->train_nfrags[1] = 2;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "more fragments than nfrags");
+	nb->train_nfrags[1] = 1;
+	nb->train_nfrags[2] = 3;
+	nb->frags[nb->nfrags++] = nb->frags[3];
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "three fragments a frame");
+	nb->nfrags--;
+	nb->train_nfrags[2] = 2;
+	nb->csum_offset = 40; /* (the field at 74: past frames 1 and 2's 54 bytes) */
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "checksum past a frame's host bytes");
+	nb->csum_offset = 16;
+	nb->train_frames = 0;
+	cr_assert_eq(e1000e_tx_build_train(nb, d, E1000E_TX_POST_MAX, 0, &ctx), -EINVAL, "no frame");
+	netbuf_free(nb);
+}
+
+/* The ring takes a mixed train whole or refuses it whole (one descriptor short: nothing
+ * posted, the senders stopped), and completes it once, with its host and device bytes. */
+Test(e1000e_dev, a_mixed_train_is_taken_whole_or_refused_whole_and_completed_once)
+{
+	bring_up(E1000E_RX_SPLIT, 1500);
+	unsigned descs = 8;
+	dev.tx_reclaim_poll_only = true;
+	dev.tx_limit = descs - 1;
+	struct netbuf *nb = tx_mixed(false);
+	nb->tx_done = on_tx_done;
+	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), -ENOBUFS);
+	cr_assert_eq(regs[E1000E_TDT / 4], 0, "nothing posted");
+	cr_assert(dev.ndev.tx_stopped);
+	dev.tx_limit = descs;
+	cr_assert_eq(netdev_tx_train(&dev.ndev, nb), 0);
+	cr_assert_eq(regs[E1000E_TDT / 4], descs);
+	cr_assert_eq(dev.c.tx_trains, 1);
+	cr_assert_eq(dev.c.tx_bytes[MEM_CLASS_HOST], 78 + 54 + 54 + 1436 + 1460 + 1200 + 24);
+	for (unsigned i = 0; i + 1 < descs; i++)
+		dev.tx_ring[i].data.upper = le32_make(le32_get(dev.tx_ring[i].data.upper) | E1000E_TXD_STAT_DD);
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 0);
+	cr_assert_eq(tx_done_calls, 0);
+	dev.tx_ring[descs - 1].data.upper =
+		le32_make(le32_get(dev.tx_ring[descs - 1].data.upper) | E1000E_TXD_STAT_DD);
+	dev.tx_limit = 0;
+	cr_assert_eq(e1000e_poll(&dev, 16, 0), 1);
+	cr_assert_eq(tx_done_calls, 1, "one completion for the mixed train");
+	bring_down();
+}

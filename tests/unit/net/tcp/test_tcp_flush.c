@@ -145,17 +145,22 @@ Test(tcp_flush, a_tail_the_window_does_not_take_waits_as_before)
 }
 
 /* A 4 KiB read's PDU (C2HData header placed, its data a user fragment, the response placed),
- * flushed as a short run (tcp_output_short): the header is copied into the first frame's
- * host part (one fragment: the data's), so its entry has no reference while the device
- * holds the frames; the response rides as the last frame's second piece; the frames carry
- * the stream in order, the last with PSH. */
-Test(tcp_flush, a_pdu_header_is_copied_into_the_first_frame)
+ * flushed as a short run (tcp_output_short), on a device with frame trains (train) or
+ * without: the header is copied into the first frame's host part (one fragment: the data's),
+ * so its entry has no reference while the device holds the frames; the response rides as
+ * the last frame's second piece; the frames carry the stream in order, the last with PSH.
+ * With trains the three frames are one mixed train (netdev.h NETBUF_TX_TRAIN_MIXED): one
+ * netbuf, frame 0's host bytes the headers and the PDU header, a data piece a frame, the
+ * last frame's second piece the response; one reference on the data's entry. */
+static void pdu_header_copied(bool train)
 {
 	static uint8_t data[4096];
 	static struct netdev_frag_owner counting = { "test", frag_count_release };
 	struct tcp_sock *s = open_conn();
 	struct netdev_frag f = { .addr = dma_addr_host(data), .len = sizeof(data), .owner = &counting };
 
+	if (!train)
+		fnd.dev.features &= ~NETDEV_F_TX_TRAIN;
 	for (size_t k = 0; k < sizeof(data); k++)
 		data[k] = (uint8_t)(k * 13);
 	frags_released = 0;
@@ -168,8 +173,29 @@ Test(tcp_flush, a_pdu_header_is_copied_into_the_first_frame)
 	cr_assert_eq(fnd.ntx, 0, "held back for tcp_flush");
 	tcp_flush(s);
 	cr_assert_eq(fnd.ntx, 3);
-	cr_assert_eq(fnd.late[0]->nfrags, 1, "the header in the host part, the data a fragment");
-	cr_assert_eq(fnd.late[2]->nfrags, 2, "the data's end, then the response");
+	if (train) {
+		const struct netbuf *nb = fnd.late[0];
+		cr_assert_eq(fnd.nlate, 1, "one netbuf for the three frames");
+		cr_assert_eq(fnd.tx_trains_mixed, 1);
+		cr_assert_eq(nb->flags & (NETBUF_TX_TRAIN | NETBUF_TX_TRAIN_MIXED), NETBUF_TX_TRAIN | NETBUF_TX_TRAIN_MIXED);
+		cr_assert_eq(nb->train_frames, 3);
+		cr_assert_eq(nb->train_hlen[0], 54 + sizeof(resp), "the header in frame 0's host bytes");
+		cr_assert_eq(nb->train_hlen[1], 54);
+		cr_assert_eq(nb->train_hlen[2], 54);
+		cr_assert_eq(nb->train_nfrags[0], 1);
+		cr_assert_eq(nb->train_nfrags[1], 1);
+		cr_assert_eq(nb->train_nfrags[2], 2, "the data's end, then the response");
+		cr_assert_eq(nb->nfrags, 4);
+		struct tcp_sndent *d = container_of(s->sndq.next->next, struct tcp_sndent, node);
+		cr_assert_eq(d->inflight, 1, "one reference on the data's entry for the train");
+		struct tcp_sndent *r = container_of(s->sndq.prev, struct tcp_sndent, node);
+		cr_assert_eq(r->inflight, 0, "the response copied into the netbuf: no reference");
+		cr_assert_eq(nb->frags[3].owner, NULL);
+	} else {
+		cr_assert_eq(fnd.tx_trains, 0);
+		cr_assert_eq(fnd.late[0]->nfrags, 1, "the header in the host part, the data a fragment");
+		cr_assert_eq(fnd.late[2]->nfrags, 2, "the data's end, then the response");
+	}
 	struct tcp_sndent *e = container_of(s->sndq.next, struct tcp_sndent, node);
 	cr_assert_eq(e->inflight, 0, "no reference on the header's entry");
 	struct fake_parsed_tcp *g = txseg(0);
@@ -178,6 +204,7 @@ Test(tcp_flush, a_pdu_header_is_copied_into_the_first_frame)
 	cr_assert_eq(memcmp(g->payload + sizeof(resp), data, g->len - sizeof(resp)), 0);
 	size_t at = g->len - sizeof(resp);
 	g = txseg(1);
+	cr_assert_eq(g->flags, TCP_ACK);
 	cr_assert_eq(memcmp(g->payload, data + at, g->len), 0);
 	at += g->len;
 	g = txseg(2);
@@ -190,5 +217,51 @@ Test(tcp_flush, a_pdu_header_is_copied_into_the_first_frame)
 	fake_netdev_tx_complete(&fnd);
 	fnd.tx_late = false;
 	cr_assert_eq(frags_released, 1);
+	close_conn(s);
+}
+
+Test(tcp_flush, a_pdu_header_is_copied_into_the_first_frame)
+{
+	pdu_header_copied(false);
+}
+
+Test(tcp_flush, a_pdus_three_frames_go_as_one_mixed_train)
+{
+	pdu_header_copied(true);
+}
+
+/* A short run's train the device has no room for is refused whole: no frame of it went
+ * out, SND.NXT stays, the refusal counted once, the socket waits its turn (the device
+ * stopped); once the ring has room again, its turn sends the same three frames. */
+Test(tcp_flush, a_refused_mixed_train_leaves_tcp_as_a_refused_frame)
+{
+	static uint8_t data[4096];
+	struct tcp_sock *s = open_conn();
+	struct netdev_frag f = { .addr = dma_addr_host(data), .len = sizeof(data) };
+
+	for (size_t k = 0; k < sizeof(data); k++)
+		data[k] = (uint8_t)(k * 7);
+	uint8_t *h = tcp_send_place_frags(s, sizeof(resp), sizeof(data) + sizeof(resp), 1);
+	cr_assert_not_null(h);
+	memcpy(h, resp, sizeof(resp));
+	tcp_send_placed_frags(s, sizeof(resp), &f, 1);
+	place_resp(s);
+	fnd.tx_refuse = 1;
+	tcp_flush(s);
+	cr_assert_eq(fnd.tx_refused, 1);
+	cr_assert_eq(fnd.ntx, 0, "no frame of the refused train went out");
+	cr_assert_eq(tcp_stats()->tx_refused, 1);
+	cr_assert(fnd.dev.tx_stopped);
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_nxt, iss + 1, "SND.NXT where it was");
+	cr_assert(s->t_rexmit.armed, "the retry's backstop");
+	cr_assert_eq(poll_pass(), 0, "no turn while the device is stopped");
+	netdev_tx_wake(&fnd.dev);
+	cr_assert_gt(poll_pass(), 0);
+	cr_assert_eq(fnd.ntx, 3, "sent on its turn");
+	struct fake_parsed_tcp *g = txseg(2);
+	cr_assert_eq(g->seq + g->len, iss + 1 + sizeof(data) + 2 * sizeof(resp));
+	peer_seg(TCP_ACK, 1001, iss + 1 + sizeof(data) + 2 * sizeof(resp), 65535, NULL, 0, NULL, 0);
 	close_conn(s);
 }

@@ -336,6 +336,8 @@ static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req
 			struct tcp_info *info, struct tcp_stats *stats, uint64_t *dev_host)
 {
 	struct tcp_sock *l;
+
+	fnd.tx_trains_mixed = 0;
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
 	struct tcp_sock *s = accepted;
 	uint32_t una = iss + 1, rcv = 1001;
@@ -381,10 +383,14 @@ static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req
  * user fragment (one piece), short and MSS-sized; PDUs of two and three segments, their
  * data in host or device memory (frames cut to the device's limits: the pass sends the
  * rest); with and without an ACK owed, on a fresh socket and one that sent before; with
- * trains and with segmentation offload (the pass then sends the PDU as one TSO frame). */
+ * trains and with segmentation offload (the pass then sends the PDU as one TSO frame). A
+ * PDU of two or three segments goes from tcp_output_short as one mixed train (netdev.h
+ * NETBUF_TX_TRAIN_MIXED) on a device with trains, as lone frames without: both the pass's
+ * frames. */
 Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
 {
 	static const size_t lens[] = { 1, 24, 700, 1460, 2000, 2896, 4096 };
+	static struct fake_frame pass[FAKE_TX_MAX]; /* (the pass's frames, compared twice) */
 	uint32_t feats[2] = { TRAIN_FEATURES, TRAIN_FEATURES | NETDEV_F_TSO };
 
 	fill();
@@ -403,9 +409,17 @@ Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
 					net_teardown();
 					net_test_start(feats[f]);
 					capture_one(0, (enum one_kind)k, len, req, again, false, &info[0], &st[0], &host[0]);
+					memcpy(pass, got[0], ngot[0] * sizeof(got[0][0]));
+					for (unsigned t = 0; t < 2; t++) { /* (the one-step path without trains, with) */
+					memcpy(got[0], pass, ngot[0] * sizeof(got[0][0])); /* (assert_same_frames clears) */
 					net_teardown();
 					net_test_start(feats[f]);
+					if (!t)
+						fnd.dev.features &= ~NETDEV_F_TX_TRAIN;
 					capture_one(1, (enum one_kind)k, len, req, again, true, &info[1], &st[1], &host[1]);
+					bool mixed = t && f == 0 && k >= ONE_PDU && len + 48 > 1460;
+					cr_assert_eq(fnd.tx_trains_mixed, mixed ? 1u : 0u, "kind %u, %zu bytes: %s", k, len,
+						     mixed ? "one mixed train" : "no mixed train");
 					cr_assert_geq(ngot[0], 1, "kind %u, %zu bytes: sent", k, len);
 					assert_same_frames(len);
 					cr_assert_eq(info[0].snd_nxt, info[1].snd_nxt);
@@ -416,5 +430,6 @@ Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
 					cr_assert_eq(st[0].tx_payload_host, st[1].tx_payload_host);
 					cr_assert_eq(st[0].segs_out, st[1].segs_out);
 					cr_assert_eq(host[0], host[1], "the device's host bytes");
+					}
 				}
 }
