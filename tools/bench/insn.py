@@ -4,7 +4,8 @@
 Runs build/bench/insn_datapath (tests/bench/insn_datapath.c: the real net/, NVMe/TCP target and NVMe
 host driver core over the fake NIC and the fake drive) under Debian's valgrind --tool=callgrind. The
 program dumps one callgrind profile per job (4 KiB and 128 KiB writes and reads, 4 KiB with data
-digests, 4 KiB and 128 KiB reads with their data in the drive's CMB). From each profile this script keeps the appliance's own instructions: every instruction
+digests, 4 KiB and 128 KiB reads with their data in the drive's CMB, 4 KiB writes and reads at queue
+depth 16). From each profile this script keeps the appliance's own instructions: every instruction
 executed in a function of the appliance's sources (any file of the binary outside tests/), plus
 what the C library functions they call directly (memcpy, memset, ...) execute. The host's TCP and
 NVMe/TCP (tests/unit/...), the fake NIC and the fake drive (the hardware's work) and the harness
@@ -40,6 +41,8 @@ BOUNDS = {
     "read-4k-ddgst": 37300,
     "read-4k-cmb": 4400,
     "read-128k-cmb": 19500,
+    "write-4k-qd16": 4100,
+    "read-4k-qd16": 3800,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
@@ -247,7 +250,10 @@ after 4 of warm-up, under callgrind. The fake NIC offers the e1000e's offloads (
 software; write data stays in the NIC's buffers; read data goes through DRAM, except in the `-cmb` jobs, where the
 drive (its CMB enabled as QEMU's nvme offers it, NVMe 1.4 CMBMSC, I/O submission queues in it) writes it into its
 CMB and the NIC gathers it from there, as the CMB mode serves reads (the harness hands out the CMB's upper half
-in 4 KiB pieces: the image's own P2P allocator does that on the appliance and is not counted here). Counted: every instruction executed in the appliance's own functions (any source outside tests/: net/,
+in 4 KiB pieces: the image's own P2P allocator does that on the appliance and is not counted here). The `-qd16`
+jobs keep 16 commands outstanding against a host that acknowledges as Linux's does (every second full segment,
+else after its delayed-ACK time): writes as rounds of 16 in-capsule CapsuleCmds sent back to back, reads as a
+stream that sends a new Read as each completes (the judge's queue depth; the other jobs run one I/O at a time). Counted: every instruction executed in the appliance's own functions (any source outside tests/: net/,
 net/tcp/, drivers/nic/netdev.c, drivers/nvme/, drivers/nvme/target/, mm/, lib/) plus what the C library routines
 they call directly execute (memcpy, memset, ...). Not counted: the host (its TCP and NVMe/TCP), the fake NIC and
 the fake drive (the hardware's work on the appliance) and the harness. The count is deterministic: the same code
