@@ -622,6 +622,39 @@ static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, boo
 	return submit_one(q, &rq, done, arg, true);
 }
 
+/* One dword of an SQE as the drive reads it (little-endian). */
+static inline __attribute__((always_inline)) uint32_t sqe_dword(uint32_t v)
+{
+	uint32_t d;
+	le32_store(&d, v);
+	return d;
+}
+
+/* rw_lean_submit's SQE (PSDT SGL, SGL1 one descriptor of sgl_type over sgl_len bytes at
+ * sgl_addr, the rest zero) written straight into an SQ in device memory, in the dword stores
+ * nvme_ring_push makes there, without building it in a local first and copying it: the
+ * same 64 bytes as the SQE written in host memory. */
+static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uint32_t *dst, uint8_t opc, uint16_t cid,
+								     uint32_t nsid, uint64_t slba, uint32_t cdw12,
+								     uint64_t sgl_addr, uint32_t sgl_len,
+								     unsigned sgl_type)
+{
+	_Static_assert(offsetof(struct nvme_sqe, dptr) == 6 * 4 && offsetof(struct nvme_sqe, cdw10) == 10 * 4 &&
+			       offsetof(struct nvme_sgl_desc, id) == 15,
+		       "SQE layout: DPTR at dword 6, CDW10 at dword 10, the SGL Identifier in DPTR's last byte");
+	dst[0] = sqe_dword(opc | (uint32_t)NVME_SQE_PSDT_SGL << 8 | (uint32_t)cid << 16);
+	dst[1] = sqe_dword(nsid);
+	dst[2] = 0, dst[3] = 0, dst[4] = 0, dst[5] = 0; /* CDW2, CDW3, MPTR */
+	dst[6] = sqe_dword((uint32_t)sgl_addr);
+	dst[7] = sqe_dword((uint32_t)(sgl_addr >> 32));
+	dst[8] = sqe_dword(sgl_len);
+	dst[9] = sqe_dword((uint32_t)NVME_SGL_ID(sgl_type) << 24);
+	dst[10] = sqe_dword((uint32_t)slba);
+	dst[11] = sqe_dword((uint32_t)(slba >> 32));
+	dst[12] = sqe_dword(cdw12);
+	dst[13] = 0, dst[14] = 0, dst[15] = 0;
+}
+
 /* A Read/Write that rw_lean (in_cmb false) or rw_lean_in_cmb (in_cmb true) let through, in
  * one pass straight into its SQE and list: the command, list and slot map_data and
  * submit_one would make of it (SGL1 one Data Block, or a Last Segment over the Data Blocks
@@ -639,25 +672,36 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	const uint64_t deadline = now + c->cmd_timeout_ns;
 	const uint16_t tail = q->ring.sq_tail;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[--q->nfree]];
-	/* an SQ in host memory gets the entry where it goes; one in the CMB gets it in dword
-	 * stores from a copy (nvme_ring_push, as submit_one) */
-	struct nvme_sqe local;
-	struct nvme_sqe *sqe = q->sq_in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
 	const uint8_t opc = write ? NVME_CMD_WRITE : NVME_CMD_READ;
 	uint32_t list_bytes = 0;
 	/* (map_data_general's list class for data in the CMB, with a list or without) */
 	uint8_t list_cls = in_cmb ? (uint8_t)q->cmb_list_area.addr.cls : MEM_CLASS_HOST;
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opc = opc;
-	sqe->flags = NVME_SQE_PSDT_SGL;
-	sqe->cid = le16_make(slot->cid);
-	sqe->nsid = le32_make(nsid);
-	sqe->cdw10 = le32_make((uint32_t)slba);
-	sqe->cdw11 = le32_make((uint32_t)(slba >> 32));
-	sqe->cdw12 = le32_make(cdw12);
+	/* the entry at the tail (room checked: rw_lean; the doorbell below publishes it): in place
+	 * in an SQ in host memory; in dword stores in one in the CMB: straight, once SGL1 is
+	 * known, for data in the CMB (rw_sqe_put_dwords); from a copy for the common way
+	 * (nvme_ring_push, as submit_one: the straight stores there would cost its SQ in host
+	 * memory a few spilled registers) */
+	const bool dwords = in_cmb && q->sq_in_cmb;
+	volatile uint32_t *const dst = (volatile uint32_t *)(uintptr_t)&q->ring.sq[tail];
+	struct nvme_sqe local;
+	struct nvme_sqe *sqe = q->sq_in_cmb && !in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	if (!dwords) {
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opc = opc;
+		sqe->flags = NVME_SQE_PSDT_SGL;
+		sqe->cid = le16_make(slot->cid);
+		sqe->nsid = le32_make(nsid);
+		sqe->cdw10 = le32_make((uint32_t)slba);
+		sqe->cdw11 = le32_make((uint32_t)(slba >> 32));
+		sqe->cdw12 = le32_make(cdw12);
+	}
 	if (nsg == 1) {
 		/* SGL1 is the one Data Block: no list */
-		nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
+		if (dwords)
+			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, sg[0].addr.bus, sg[0].len,
+					  NVME_SGL_TYPE_DATA_BLOCK);
+		else
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
 	} else {
 		/* SGL1 is the Last Segment over the Data Blocks in the slot's list (its CMB list:
 		 * slot_list's place for it, as map_data_general takes it) */
@@ -669,8 +713,12 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		list_bytes = nsg * (uint32_t)sizeof(*ld);
 		if (!in_cmb)
 			list_cls = (uint8_t)q->host_lists.addr.cls;
-		nvme_sgl_desc_put(&sqe->dptr.sgl1, in_cmb ? cl.addr.bus : slot->host_list_bus, list_bytes,
-				  NVME_SGL_TYPE_LAST_SEGMENT);
+		const uint64_t list_bus = in_cmb ? cl.addr.bus : slot->host_list_bus;
+		if (dwords)
+			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, list_bus, list_bytes,
+					  NVME_SGL_TYPE_LAST_SEGMENT);
+		else
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
 	}
 	slot->data_bytes = bytes;
 	slot->data_cls = (uint8_t)sg[0].addr.cls;
@@ -687,7 +735,10 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	if (sqe == &local) {
+	if (dwords) {
+		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
+	} else if (sqe == &local) {
 		nvme_ring_push(&q->ring, &local); /* (its room checked: rw_lean) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
 	} else {

@@ -38,8 +38,8 @@ BOUNDS = {
     "read-128k": 21900,
     "write-4k-ddgst": 37800,
     "read-4k-ddgst": 37700,
-    "read-4k-cmb": 5000,
-    "read-128k-cmb": 19400,
+    "read-4k-cmb": 4900,
+    "read-128k-cmb": 19300,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
