@@ -648,6 +648,18 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert_eq(f.cmb_silent_drops, 0);
 }
 
+/* c brought up on a drive with a usable CMB, its I/O SQ in host memory (nvme.sq_in_cmb off). */
+static void init_with_a_cmb_and_the_sq_in_dram(void)
+{
+	enable_v14_cmb();
+	nvme_set_sq_in_cmb(false);
+	int rc = nvme_ctrl_init(&c, "nvme0", &f.bus, 1);
+	nvme_set_sq_in_cmb(true);
+	cr_assert_eq(rc, 0);
+	cr_assert(c.cmb.usable);
+	cr_assert_not(c.io[0].sq_in_cmb);
+}
+
 /* nvme_submit_rw of n entries in the CMB at slba: a write of what is there, then a read of it
  * back over the same entries cleared; the drive's media and the CMB hold the written bytes. */
 static void cmb_round_trip(uint64_t slba, const struct nvme_sg *s, unsigned n, uint32_t bytes, unsigned seed)
@@ -729,13 +741,7 @@ Test(ctrl, the_lean_read_write_beside_a_cmb_is_the_command_of_the_general_path)
  * written in place, the list still in the CMB. */
 Test(ctrl, the_lean_read_write_of_cmb_data_with_the_sq_in_dram_is_the_command_of_the_general_path)
 {
-	enable_v14_cmb();
-	nvme_set_sq_in_cmb(false);
-	int rc = nvme_ctrl_init(&c, "nvme0", &f.bus, 1);
-	nvme_set_sq_in_cmb(true);
-	cr_assert_eq(rc, 0);
-	cr_assert(c.cmb.usable);
-	cr_assert_not(c.io[0].sq_in_cmb);
+	init_with_a_cmb_and_the_sq_in_dram();
 	cmb_data_agrees();
 }
 
@@ -781,14 +787,8 @@ Test(ctrl, cmb_data_by_submit_rw_keeps_the_cmb_rules)
 
 Test(ctrl, sq_in_cmb_can_be_turned_off)
 {
-	enable_v14_cmb();
-	nvme_set_sq_in_cmb(false);
-	int rc = nvme_ctrl_init(&c, "nvme0", &f.bus, 1);
-	nvme_set_sq_in_cmb(true);
-	cr_assert_eq(rc, 0);
-	cr_assert(c.cmb.usable);
+	init_with_a_cmb_and_the_sq_in_dram();
 	cr_assert_eq(c.cmb.sqs_in_cmb, 0);
-	cr_assert_not(c.io[0].sq_in_cmb);
 	cr_assert_eq(c.io[0].sq_addr.cls, MEM_CLASS_HOST);
 	cr_assert_eq(c.cmb.reserved, 0);
 	fill(f.cmb, 4096, 9);
