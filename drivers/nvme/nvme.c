@@ -540,37 +540,65 @@ int nvme_submit(struct nvme_qpair *q, const struct nvme_request *rq, nvme_done_f
 	return submit_one(q, rq, done, arg, false);
 }
 
-/* Does an entry of sg touch the controller's CMB (its BAR range: inside it or across an
- * end)? Only when it has one: the walk is for drives with a CMB. */
-static inline __attribute__((always_inline)) bool sg_near_cmb(const struct nvme_ctrl *c, const struct nvme_sg *sg,
-							      unsigned nsg)
+/* Where a checked Read/Write's entries lie against the controller's CMB, for
+ * nvme_submit_rw's lean ways: RW_AWAY none touches its BAR range (or it has none), RW_IN_CMB
+ * every one lies inside it (nvme_in_own_cmb), RW_GENERAL anything else (a mix of the CMB and
+ * other memory, an entry across an end: the general way refuses them). */
+enum rw_place { RW_GENERAL, RW_AWAY, RW_IN_CMB };
+
+/* sg's rw_place: one walk, only on a drive with a CMB (sg checked: no entry empty). */
+static inline __attribute__((always_inline)) enum rw_place sg_place(const struct nvme_ctrl *c,
+								     const struct nvme_sg *sg, unsigned nsg)
 {
 	const struct nvme_cmb *m = &c->cmb;
 	if (m->scheme == NVME_CMB_NONE || m->size == 0)
-		return false;
-	for (unsigned i = 0; i < nsg; i++)
-		if (sg[i].addr.bus < m->bus + m->size && sg[i].addr.bus + sg[i].len > m->bus)
-			return true;
-	return false;
+		return RW_AWAY;
+	unsigned near = 0, inside = 0;
+	for (unsigned i = 0; i < nsg; i++) {
+		const uint64_t bus = sg[i].addr.bus, len = sg[i].len;
+		if (bus < m->bus + m->size && bus + len > m->bus) {
+			/* touches the range (map_data_general's test); inside it as nvme_in_own_cmb
+			 * says (bus - m->bus < m->size follows from the test above) */
+			near++;
+			inside += bus >= m->bus && len <= m->size - (bus - m->bus);
+		}
+	}
+	return near == 0 ? RW_AWAY : inside == nsg ? RW_IN_CMB : RW_GENERAL;
 }
 
 /* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
- * bytes, none empty, one memory class) go nvme_submit_rw's lean way, whose answers are those
- * map_data and submit_one would give it without their tests? A live controller, room in q,
- * an I/O queue whose slots have host lists fit for SGL segments (q->sgl_lists), a
- * byte-granular SGL drive, no entry near its CMB, at most one list page of entries, within
- * MDTS (checked: there are entries, sg is not NULL). Anything else goes the general way,
- * which answers it. */
-static inline __attribute__((always_inline)) bool rw_lean(const struct nvme_qpair *q, const struct nvme_ctrl *c,
-							  const struct nvme_sg *sg, unsigned nsg, uint64_t bytes)
+ * bytes, none empty, one memory class) go one of nvme_submit_rw's lean ways, whose answers
+ * are those map_data and submit_one would give it without their tests, and which? A live
+ * controller, room in q, an I/O queue whose slots have host lists fit for SGL segments
+ * (q->sgl_lists), a byte-granular SGL drive, at most one list page of entries, within MDTS
+ * (checked: there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY)
+ * or all in it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL)
+ * goes the general way, which answers it. */
+static inline __attribute__((always_inline)) enum rw_place rw_lean(const struct nvme_qpair *q,
+								    const struct nvme_ctrl *c,
+								    const struct nvme_sg *sg, unsigned nsg,
+								    uint64_t bytes)
 {
-	return c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && q->sgl_lists &&
-	       (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
-	       nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes &&
-	       (!c->max_xfer || bytes <= c->max_xfer) && !sg_near_cmb(c, sg, nsg);
+	if (c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && q->sgl_lists &&
+	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
+	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes && (!c->max_xfer || bytes <= c->max_xfer))
+		return sg_place(c, sg, nsg);
+	return RW_GENERAL;
 }
 
-/* nvme_submit_rw past its lean way: the nvme_request, through submit_one (out of line: the
+/* The terms of the lean way for data in the controller's own CMB (the CMB mode's read data)
+ * beyond rw_lean's: CMB transfers enabled (usable: CMBMSC.CMSE read back set; without it no
+ * CMB address goes to the drive), and the queue's CMB list areas set up (q->cmb_lists: the
+ * general way's cmb_lists_ensure on the queue's first command with CMB data), 16-byte
+ * aligned when a Last Segment goes there: data in the CMB has its SGL segment in the CMB too
+ * (the drive answers "Invalid Use of CMB" to a mix of the two). */
+static inline __attribute__((always_inline)) bool rw_lean_in_cmb(const struct nvme_qpair *q,
+								  const struct nvme_ctrl *c, unsigned nsg)
+{
+	return c->cmb.usable && q->cmb_lists && (nsg == 1 || !(q->cmb_list_area.addr.bus & 15));
+}
+
+/* nvme_submit_rw past its lean ways: the nvme_request, through submit_one (out of line: the
  * lean way keeps its registers). */
 static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, bool write, uint32_t nsid, uint64_t slba,
 						       uint32_t cdw12, const struct nvme_sg *sg, unsigned nsg,
@@ -594,65 +622,103 @@ static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, boo
 	return submit_one(q, &rq, done, arg, true);
 }
 
-/* (noipa: out of line, its body has the registers to itself, its arguments as declared: the
- * image's LTO would fold it into the target's nvme_bdev_rw, or split its data argument, and
- * its caller's tail call would go) */
-__attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
-					  void *arg)
+/* One dword of an SQE as the drive reads it (little-endian). */
+static inline __attribute__((always_inline)) uint32_t sqe_dword(uint32_t v)
 {
-	const uint64_t now = clock_now_ns(); /* first: its call is made before the live values */
-	struct nvme_ctrl *c = rt->c;
+	uint32_t d;
+	le32_store(&d, v);
+	return d;
+}
+
+/* rw_lean_submit's SQE (PSDT SGL, SGL1 one descriptor of sgl_type over sgl_len bytes at
+ * sgl_addr, the rest zero) written straight into an SQ in device memory, in the dword stores
+ * nvme_ring_push makes there, without building it in a local first and copying it: the
+ * same 64 bytes as the SQE written in host memory. */
+static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uint32_t *dst, uint8_t opc, uint16_t cid,
+								     uint32_t nsid, uint64_t slba, uint32_t cdw12,
+								     uint64_t sgl_addr, uint32_t sgl_len,
+								     unsigned sgl_type)
+{
+	_Static_assert(offsetof(struct nvme_sqe, dptr) == 6 * 4 && offsetof(struct nvme_sqe, cdw10) == 10 * 4 &&
+			       offsetof(struct nvme_sgl_desc, id) == 15,
+		       "SQE layout: DPTR at dword 6, CDW10 at dword 10, the SGL Identifier in DPTR's last byte");
+	dst[0] = sqe_dword(opc | (uint32_t)NVME_SQE_PSDT_SGL << 8 | (uint32_t)cid << 16);
+	dst[1] = sqe_dword(nsid);
+	dst[2] = 0, dst[3] = 0, dst[4] = 0, dst[5] = 0; /* CDW2, CDW3, MPTR */
+	dst[6] = sqe_dword((uint32_t)sgl_addr);
+	dst[7] = sqe_dword((uint32_t)(sgl_addr >> 32));
+	dst[8] = sqe_dword(sgl_len);
+	dst[9] = sqe_dword((uint32_t)NVME_SGL_ID(sgl_type) << 24);
+	dst[10] = sqe_dword((uint32_t)slba);
+	dst[11] = sqe_dword((uint32_t)(slba >> 32));
+	dst[12] = sqe_dword(cdw12);
+	dst[13] = 0, dst[14] = 0, dst[15] = 0;
+}
+
+/* A Read/Write that rw_lean (in_cmb false) or rw_lean_in_cmb (in_cmb true) let through, in
+ * one pass straight into its SQE and list: the command, list and slot map_data and
+ * submit_one would make of it (SGL1 one Data Block, or a Last Segment over the Data Blocks
+ * in the slot's host list, or in its CMB list for data in the CMB). Always 0. */
+static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpair *q, const struct nvme_rw_route *rt,
+								 uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
+								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb)
+{
+	struct nvme_ctrl *c = q->ctrl;
 	const struct nvme_sg *sg = d.sg;
 	const unsigned nsg = d.nsg;
 	const bool write = d.write;
-	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
-	int rc = -EIO;
-
-	if (__builtin_expect(!c || !c->nio, 0))
-		goto refused;
-	unsigned qi = rt->next_q < c->nio ? rt->next_q : 0;
-	rt->next_q = qi + 1;
-	struct nvme_qpair *q = &c->io[qi];
-	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
-				* from it (not rebuilt from the index at each use) */
-	if (__builtin_expect(!d.checked || !rw_lean(q, c, sg, nsg, bytes), 0)) {
-		rc = submit_rw_general(q, write, rt->nsid, slba, cdw12, sg, nsg, bytes, d.checked, rt->done, arg);
-		if (rc == 0)
-			return 0;
-		goto refused;
-	}
 	const uint32_t nsid = rt->nsid;
 	const nvme_done_fn done = rt->done;
-	/* the common command in one pass, straight into its SQ entry and list */
 	const uint64_t deadline = now + c->cmd_timeout_ns;
 	const uint16_t tail = q->ring.sq_tail;
 	struct nvme_cmd *slot = &q->cmds[q->free_cids[--q->nfree]];
-	/* an SQ in host memory gets the entry where it goes; one in the CMB gets it in dword
-	 * stores from a copy (nvme_ring_push, as submit_one) */
-	struct nvme_sqe local;
-	struct nvme_sqe *sqe = q->sq_in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
 	const uint8_t opc = write ? NVME_CMD_WRITE : NVME_CMD_READ;
 	uint32_t list_bytes = 0;
-	uint8_t list_cls = MEM_CLASS_HOST;
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opc = opc;
-	sqe->flags = NVME_SQE_PSDT_SGL;
-	sqe->cid = le16_make(slot->cid);
-	sqe->nsid = le32_make(nsid);
-	sqe->cdw10 = le32_make((uint32_t)slba);
-	sqe->cdw11 = le32_make((uint32_t)(slba >> 32));
-	sqe->cdw12 = le32_make(cdw12);
+	/* (map_data_general's list class for data in the CMB, with a list or without) */
+	uint8_t list_cls = in_cmb ? (uint8_t)q->cmb_list_area.addr.cls : MEM_CLASS_HOST;
+	/* the entry at the tail (room checked: rw_lean; the doorbell below publishes it): in place
+	 * in an SQ in host memory; in dword stores in one in the CMB: straight, once SGL1 is
+	 * known, for data in the CMB (rw_sqe_put_dwords); from a copy for the common way
+	 * (nvme_ring_push, as submit_one: the straight stores there would cost its SQ in host
+	 * memory a few spilled registers) */
+	const bool dwords = in_cmb && q->sq_in_cmb;
+	volatile uint32_t *const dst = (volatile uint32_t *)(uintptr_t)&q->ring.sq[tail];
+	struct nvme_sqe local;
+	struct nvme_sqe *sqe = q->sq_in_cmb && !in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	if (!dwords) {
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opc = opc;
+		sqe->flags = NVME_SQE_PSDT_SGL;
+		sqe->cid = le16_make(slot->cid);
+		sqe->nsid = le32_make(nsid);
+		sqe->cdw10 = le32_make((uint32_t)slba);
+		sqe->cdw11 = le32_make((uint32_t)(slba >> 32));
+		sqe->cdw12 = le32_make(cdw12);
+	}
 	if (nsg == 1) {
 		/* SGL1 is the one Data Block: no list */
-		nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
+		if (dwords)
+			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, sg[0].addr.bus, sg[0].len,
+					  NVME_SGL_TYPE_DATA_BLOCK);
+		else
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
 	} else {
-		/* SGL1 is the Last Segment over the Data Blocks in the slot's host list */
-		volatile struct nvme_sgl_desc *d = slot->host_list_cpu;
+		/* SGL1 is the Last Segment over the Data Blocks in the slot's list (its CMB list:
+		 * slot_list's place for it, as map_data_general takes it) */
+		const struct nvme_list_mem cl = in_cmb ? slot_list(&q->cmb_list_area, slot->cid)
+						       : (struct nvme_list_mem){ NULL, { 0, MEM_CLASS_HOST }, 0 };
+		volatile struct nvme_sgl_desc *ld = in_cmb ? cl.cpu : slot->host_list_cpu;
 		for (unsigned i = 0; i < nsg; i++)
-			nvme_sgl_desc_put(&d[i], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
-		list_bytes = nsg * (uint32_t)sizeof(*d);
-		list_cls = (uint8_t)q->host_lists.addr.cls;
-		nvme_sgl_desc_put(&sqe->dptr.sgl1, slot->host_list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
+			nvme_sgl_desc_put(&ld[i], sg[i].addr.bus, sg[i].len, NVME_SGL_TYPE_DATA_BLOCK);
+		list_bytes = nsg * (uint32_t)sizeof(*ld);
+		if (!in_cmb)
+			list_cls = (uint8_t)q->host_lists.addr.cls;
+		const uint64_t list_bus = in_cmb ? cl.addr.bus : slot->host_list_bus;
+		if (dwords)
+			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, list_bus, list_bytes,
+					  NVME_SGL_TYPE_LAST_SEGMENT);
+		else
+			nvme_sgl_desc_put(&sqe->dptr.sgl1, list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
 	}
 	slot->data_bytes = bytes;
 	slot->data_cls = (uint8_t)sg[0].addr.cls;
@@ -669,7 +735,10 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	if (sqe == &local) {
+	if (dwords) {
+		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
+	} else if (sqe == &local) {
 		nvme_ring_push(&q->ring, &local); /* (its room checked: rw_lean) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
 	} else {
@@ -682,6 +751,48 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	q->st.submitted++;
 	wr32(c, q->sq_db, q->ring.sq_tail);
 	return 0;
+}
+
+/* nvme_submit_rw past its lean way for data away from the CMB: the lean way for data in the
+ * CMB, else the general way (out of line: the common way keeps its registers; hot: reached
+ * from an unlikely branch, the compiler would build it for size, its SQE zeroed byte by
+ * byte). Returns nvme_submit's answer; the caller tells a refusal to the route. */
+static __attribute__((noinline, hot)) int submit_rw_other(struct nvme_qpair *q, const struct nvme_rw_route *rt,
+						     uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
+						     uint64_t bytes, uint64_t now, void *arg, enum rw_place place)
+{
+	if (place == RW_IN_CMB && rw_lean_in_cmb(q, q->ctrl, d.nsg))
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true);
+	return submit_rw_general(q, d.write, rt->nsid, slba, cdw12, d.sg, d.nsg, bytes, d.checked, rt->done, arg);
+}
+
+/* (noipa: out of line, its body has the registers to itself, its arguments as declared: the
+ * image's LTO would fold it into the target's nvme_bdev_rw, or split its data argument, and
+ * its caller's tail call would go) */
+__attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
+					  void *arg)
+{
+	const uint64_t now = clock_now_ns(); /* first: its call is made before the live values */
+	struct nvme_ctrl *c = rt->c;
+	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
+	int rc = -EIO;
+
+	if (__builtin_expect(!c || !c->nio, 0))
+		goto refused;
+	unsigned qi = rt->next_q < c->nio ? rt->next_q : 0;
+	rt->next_q = qi + 1;
+	struct nvme_qpair *q = &c->io[qi];
+	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
+				* from it (not rebuilt from the index at each use) */
+	const enum rw_place place = d.checked ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
+	if (__builtin_expect(place != RW_AWAY, 0)) {
+		rc = submit_rw_other(q, rt, slba, cdw12, d, bytes, now, arg, place);
+		if (rc == 0)
+			return 0;
+		goto refused;
+	}
+	/* the common command in one pass, straight into its SQ entry and list */
+	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false);
 refused:
 	if (rt->refused)
 		rt->refused(arg, rc, NULL);

@@ -373,10 +373,21 @@ Test(ctrl, a_gather_the_caller_checked_is_mapped_as_a_checked_one)
  * what it counted (the controller's and the memory classes'). */
 struct rw_trace {
 	struct nvme_sqe sqe;
-	uint8_t list[16 * 8];
+	uint8_t list[16 * 8];     /* the slot's host list */
+	uint8_t cmb_list[16 * 8]; /* the slot's CMB list (zeros when the queue has none) */
 	uint64_t fua, payload, list_bytes, submitted, completed;
+	uint64_t cmb_payload, cmb_list_bytes; /* payload_bytes, list_bytes of the device class */
+	struct nvme_cmd slot;     /* the slot as submitted, its deadline left out */
 	struct dma_counters dma;
 };
+
+/* Slot cid's CMB list on q (NULL when its list areas are not set up yet). */
+static uint8_t *slot_cmb_list(const struct nvme_qpair *q, uint16_t cid)
+{
+	if (!q->cmb_lists)
+		return NULL;
+	return (uint8_t *)q->cmb_list_area.cpu + (size_t)cid * q->cmb_list_area.bytes;
+}
 
 /* Submit one Read/Write on I/O queue 1, by nvme_submit_rw (rw true) or nvme_submit with the
  * same request (the general path), complete it, and trace it. */
@@ -404,6 +415,11 @@ static struct rw_trace rw_traced(bool rw, bool write, uint64_t slba, uint32_t cd
 	}
 	memcpy(&t.sqe, (const void *)(uintptr_t)&q->ring.sq[at], sizeof(t.sqe));
 	memcpy(t.list, q->cmds[cid].host_list_cpu, sizeof(t.list));
+	memset(t.cmb_list, 0, sizeof(t.cmb_list));
+	if (slot_cmb_list(q, cid))
+		memcpy(t.cmb_list, slot_cmb_list(q, cid), sizeof(t.cmb_list));
+	memcpy(&t.slot, &q->cmds[cid], sizeof(t.slot)); /* (padding and all: the same slot both ways) */
+	t.slot.deadline_ns = 0;
 	for (int i = 0; i < 100 && rw_done_count == before; i++)
 		nvme_qpair_poll(q, 16);
 	cr_assert_eq(rw_done_count, before + 1, "completed");
@@ -411,18 +427,26 @@ static struct rw_trace rw_traced(bool rw, bool write, uint64_t slba, uint32_t cd
 	t.fua = c.st.fua;
 	t.payload = c.st.payload_bytes[MEM_CLASS_HOST];
 	t.list_bytes = c.st.list_bytes[MEM_CLASS_HOST];
+	t.cmb_payload = c.st.payload_bytes[MEM_CLASS_DEVICE];
+	t.cmb_list_bytes = c.st.list_bytes[MEM_CLASS_DEVICE];
 	t.submitted = q->st.submitted;
 	t.completed = q->st.completed;
 	t.dma = *dma_counters();
 	return t;
 }
 
-/* nvme_submit_rw's lean way (a checked Read/Write on a byte-granular SGL drive without a
- * CMB, its SQ in host memory) writes the command nvme_submit writes for the same request:
- * the same SQE byte for byte, the same list, the same counts, for one entry (SGL1 a Data
- * Block) and a gather (a Last Segment over the slot's list), with and without FUA. */
+/* nvme_submit_rw's lean way (a checked Read/Write on a byte-granular SGL drive) writes the
+ * command nvme_submit writes for the same request: the same SQE byte for byte, the same
+ * list, the same slot, the same counts, for one entry (SGL1 a Data Block) and a gather (a
+ * Last Segment over the slot's list: its host list, or its CMB list for data in the CMB),
+ * reads and writes, with and without FUA. The first call on a queue with CMB data sets up
+ * its CMB list areas (the general way's), so that lean and general meet the same queue. */
 static void lean_and_general_agree(const struct nvme_sg *s, unsigned n, uint32_t bytes)
 {
+	const bool in_cmb = s[0].addr.cls == MEM_CLASS_DEVICE;
+	const uint64_t list = n > 1 ? n * 16 : 0;
+	if (in_cmb && !c.io[0].cmb_lists)
+		(void)rw_traced(false, false, 64, bytes / 512 - 1, s, n, bytes);
 	for (unsigned fua = 0; fua < 2; fua++) {
 		uint32_t cdw12 = (bytes / 512 - 1) | (fua ? NVME_RW_FUA : 0);
 		for (int write = 0; write < 2; write++) {
@@ -430,13 +454,19 @@ static void lean_and_general_agree(const struct nvme_sg *s, unsigned n, uint32_t
 			struct rw_trace general = rw_traced(false, write, 64, cdw12, s, n, bytes);
 			cr_assert_eq(memcmp(&lean.sqe, &general.sqe, sizeof(lean.sqe)), 0,
 				     "the same SQE (n %u, write %d, fua %u)", n, write, fua);
-			cr_assert_eq(memcmp(lean.list, general.list, n > 1 ? n * 16 : 0), 0, "the same list");
+			cr_assert_eq(memcmp(lean.list, general.list, in_cmb ? 0 : list), 0, "the same list");
+			cr_assert_eq(memcmp(lean.cmb_list, general.cmb_list, in_cmb ? list : 0), 0,
+				     "the same list in the CMB");
+			cr_assert_eq(memcmp(&lean.slot, &general.slot, sizeof(lean.slot)), 0, "the same slot");
 			cr_assert_eq(lean.fua, general.fua);
 			cr_assert_eq(lean.fua, fua);
-			cr_assert_eq(lean.payload, bytes);
+			cr_assert_eq(in_cmb ? lean.cmb_payload : lean.payload, bytes);
 			cr_assert_eq(lean.payload, general.payload);
+			cr_assert_eq(lean.cmb_payload, general.cmb_payload);
 			cr_assert_eq(lean.list_bytes, general.list_bytes);
-			cr_assert_eq(lean.list_bytes, n > 1 ? n * 16 : 0);
+			cr_assert_eq(lean.cmb_list_bytes, general.cmb_list_bytes);
+			cr_assert_eq(in_cmb ? lean.cmb_list_bytes : lean.list_bytes, list);
+			cr_assert_eq(in_cmb ? lean.list_bytes : lean.cmb_list_bytes, 0, "no list in the other memory");
 			cr_assert_eq(lean.submitted, 1);
 			cr_assert_eq(general.submitted, 1);
 			cr_assert_eq(lean.completed, general.completed);
@@ -618,10 +648,73 @@ Test(ctrl, cmb_v14_is_enabled_with_cba_cmse_cre_and_carries_data_and_lists)
 	cr_assert_eq(f.cmb_silent_drops, 0);
 }
 
+/* c brought up on a drive with a usable CMB, its I/O SQ in host memory (nvme.sq_in_cmb off). */
+static void init_with_a_cmb_and_the_sq_in_dram(void)
+{
+	enable_v14_cmb();
+	nvme_set_sq_in_cmb(false);
+	int rc = nvme_ctrl_init(&c, "nvme0", &f.bus, 1);
+	nvme_set_sq_in_cmb(true);
+	cr_assert_eq(rc, 0);
+	cr_assert(c.cmb.usable);
+	cr_assert_not(c.io[0].sq_in_cmb);
+}
+
+/* nvme_submit_rw of n entries in the CMB at slba: a write of what is there, then a read of it
+ * back over the same entries cleared; the drive's media and the CMB hold the written bytes. */
+static void cmb_round_trip(uint64_t slba, const struct nvme_sg *s, unsigned n, uint32_t bytes, unsigned seed)
+{
+	for (unsigned i = 0; i < n; i++)
+		fill((uint8_t *)(uintptr_t)s[i].addr.bus, s[i].len, seed + i);
+	uint8_t *want = malloc(bytes);
+	cr_assert_not_null(want);
+	for (uint32_t i = 0, at = 0; i < n; at += s[i].len, i++)
+		memcpy(want + at, (const void *)(uintptr_t)s[i].addr.bus, s[i].len);
+	cr_assert_eq(submit_rw_write(slba, s, n, bytes / 512, true), 0);
+	cr_assert_eq(memcmp(f.media + slba * 512, want, bytes), 0, "the drive wrote the CMB's bytes");
+	for (unsigned i = 0; i < n; i++)
+		memset((void *)(uintptr_t)s[i].addr.bus, 0, s[i].len);
+	unsigned before = rw_done_count;
+	cr_assert_eq(nvme_submit_rw(&rw_route, slba, bytes / 512 - 1, (struct nvme_rw_data){ s, n, false, true }, NULL), 0);
+	for (int i = 0; i < 100 && rw_done_count == before; i++)
+		nvme_qpair_poll(&c.io[0], 16);
+	cr_assert_eq(rw_done_count, before + 1, "completed");
+	cr_assert_eq(rw_done_rc, 0);
+	for (uint32_t i = 0, at = 0; i < n; at += s[i].len, i++)
+		cr_assert_eq(memcmp((const void *)(uintptr_t)s[i].addr.bus, want + at, s[i].len), 0,
+			     "the drive read into the CMB (entry %u)", i);
+	cr_assert_eq(f.cmb_silent_drops, 0);
+	free(want);
+}
+
+/* Data in the CMB for lean_and_general_agree and cmb_round_trip: 4 KiB and 128 KiB in one
+ * entry (the CMB mode's read buffer: SGL1 a Data Block), 8 KiB in five odd-sized entries
+ * and 128 KiB in eight (a Last Segment in the slot's CMB list). */
+static void cmb_data_agrees(void)
+{
+	const uint64_t off = 1u << 20;
+	const struct nvme_sg one4k = sg_cmb(off, 4096), one128k = sg_cmb(off, 128 * 1024);
+	const struct nvme_sg five[5] = { sg_cmb(off, 1000), sg_cmb(off + 4096, 3000), sg_cmb(off + 12288, 96),
+					 sg_cmb(off + 16384, 2048), sg_cmb(off + 20480, 8192 - 6144) };
+	struct nvme_sg eight[8];
+	for (unsigned i = 0; i < 8; i++)
+		eight[i] = sg_cmb(off + 65536 + (uint64_t)i * 20480, 16384);
+	lean_and_general_agree(&one4k, 1, 4096);
+	lean_and_general_agree(&one128k, 1, 128 * 1024);
+	lean_and_general_agree(five, 5, 8192);
+	lean_and_general_agree(eight, 8, 128 * 1024);
+	cmb_round_trip(100, &one4k, 1, 4096, 21);
+	cmb_round_trip(200, &one128k, 1, 128 * 1024, 22);
+	cmb_round_trip(600, five, 5, 8192, 23);
+	cmb_round_trip(700, eight, 8, 128 * 1024, 24);
+}
+
 /* With a CMB (and the I/O SQ in it, CMBSZ.SQS), a Read/Write of host memory still goes the
  * lean way, its SQE copied into the CMB in dwords: the command of the general path again;
- * one whose data is in the CMB goes the general way (its list in the CMB, as the drive
- * needs it). */
+ * so does one whose data is all in the CMB (the CMB mode's read data), its list in the
+ * slot's CMB list as the drive needs it: 4 KiB and 128 KiB in one entry and in several, the
+ * same SQE, list, slot and counts as the general path, the right bytes on the drive and
+ * back in the CMB. */
 Test(ctrl, the_lean_read_write_beside_a_cmb_is_the_command_of_the_general_path)
 {
 	struct nvme_sg sg[5];
@@ -640,19 +733,62 @@ Test(ctrl, the_lean_read_write_beside_a_cmb_is_the_command_of_the_general_path)
 	cr_assert_eq(submit_rw_write(40, in_cmb, 2, 8, true), 0);
 	cr_assert_eq(memcmp(f.media + 40 * 512, f.cmb + off, 4096), 0);
 	cr_assert_eq(c.st.list_bytes[MEM_CLASS_DEVICE] - device_lists, 2 * 16, "its list in the CMB");
+	cmb_data_agrees();
 	free(pool);
+}
+
+/* The same with the I/O SQ in host memory (nvme.sq_in_cmb off) and data in the CMB: the SQE
+ * written in place, the list still in the CMB. */
+Test(ctrl, the_lean_read_write_of_cmb_data_with_the_sq_in_dram_is_the_command_of_the_general_path)
+{
+	init_with_a_cmb_and_the_sq_in_dram();
+	cmb_data_agrees();
+}
+
+/* nvme_submit_rw of checked data in the CMB keeps the CMB's rules whatever way it goes: a mix
+ * of the CMB and host memory, an entry across the CMB's end, data in a CMB whose transfers
+ * are not enabled (CMSE: usable cleared after the queue's CMB lists were set up) are refused,
+ * nothing sent; a drive without SGLs gets PRPs with the PRP list in the CMB (the general
+ * way), the right bytes moved. */
+Test(ctrl, cmb_data_by_submit_rw_keeps_the_cmb_rules)
+{
+	enable_v14_cmb();
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	const uint64_t off = 1u << 20;
+	const struct nvme_sg one = sg_cmb(off, 4096);
+	cmb_round_trip(0, &one, 1, 4096, 31); /* the queue's CMB lists set up (general way) */
+	cr_assert(c.io[0].cmb_lists);
+	uint8_t *h = aligned_alloc(4096, 4096);
+	cr_assert_not_null(h);
+	const struct nvme_sg mix[2] = { sg_cmb(off, 2048), sg_host(h, 2048) };
+	const struct nvme_sg mix2[2] = { sg_host(h, 2048), sg_cmb(off, 2048) };
+	const struct nvme_sg straddle = sg_cmb(FAKE_CMB_SIZE - 2048, 4096);
+	const struct nvme_sg two[2] = { sg_cmb(off, 2048), sg_cmb(off + 8192, 2048) };
+	unsigned before = f.commands, refused = rw_refused_count;
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ mix, 2, true, true }, NULL), -EINVAL);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ mix2, 2, false, true }, NULL), -EINVAL);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &straddle, 1, false, true }, NULL), -EINVAL);
+	c.cmb.usable = false;
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &one, 1, false, true }, NULL), -EINVAL);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ two, 2, true, true }, NULL), -EINVAL);
+	c.cmb.usable = true;
+	cr_assert_eq(f.commands, before, "none sent");
+	cr_assert_eq(rw_refused_count, refused + 5);
+	/* PRPs (no SGLs): the general way, its PRP list in the CMB */
+	c.sgls = 0;
+	const struct nvme_sg prp = sg_cmb(off + 65536, 16384);
+	uint64_t device_lists = c.st.list_bytes[MEM_CLASS_DEVICE], host_lists = c.st.list_bytes[MEM_CLASS_HOST];
+	cmb_round_trip(300, &prp, 1, 16384, 32);
+	cr_assert_eq(f.last_psdt, 0, "PRPs");
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_DEVICE] - device_lists, 2 * 3 * 8, "two PRP lists of 3 in the CMB");
+	cr_assert_eq(c.st.list_bytes[MEM_CLASS_HOST], host_lists);
+	free(h);
 }
 
 Test(ctrl, sq_in_cmb_can_be_turned_off)
 {
-	enable_v14_cmb();
-	nvme_set_sq_in_cmb(false);
-	int rc = nvme_ctrl_init(&c, "nvme0", &f.bus, 1);
-	nvme_set_sq_in_cmb(true);
-	cr_assert_eq(rc, 0);
-	cr_assert(c.cmb.usable);
+	init_with_a_cmb_and_the_sq_in_dram();
 	cr_assert_eq(c.cmb.sqs_in_cmb, 0);
-	cr_assert_not(c.io[0].sq_in_cmb);
 	cr_assert_eq(c.io[0].sq_addr.cls, MEM_CLASS_HOST);
 	cr_assert_eq(c.cmb.reserved, 0);
 	fill(f.cmb, 4096, 9);
