@@ -39,8 +39,8 @@ BOUNDS = {
     "read-128k": 21800,
     "write-4k-ddgst": 37600,
     "read-4k-ddgst": 37300,
-    "read-4k-cmb": 4400,
-    "read-128k-cmb": 19500,
+    "read-4k-cmb": 4100,
+    "read-128k-cmb": 19200,
     "write-4k-qd16": 4100,
     "read-4k-qd16": 3800,
 }
