@@ -255,6 +255,21 @@ void tcp_send_placed(struct tcp_sock *s, size_t len);
  * released) with no second check: nothing else may touch s in between. Neither flushes. */
 void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries);
 void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n);
+/* A PDU with zero-copy data and the short PDU right behind it (NVMe/TCP: a read's C2HData
+ * header, its data and its CapsuleResp) in one room check: tcp_send_place_frags that also
+ * asks room for tail_len (1..TCP_SEND_TAIL_MAX) more bytes in one more send entry, and
+ * returns in *tail where to build them. NULL when any of it does not fit, recorded as
+ * tcp_send_place's refusal (back-pressure: TCP_EV_SENT follows; nothing queued), or when
+ * the socket cannot send. tcp_send_placed_frags_tail(s, len, frags, n, tail, tail_len) then
+ * queues the header and the n fragments as tcp_send_placed_frags does and the tail behind
+ * them as tcp_send_placed would (the same send entries, the same segments as those calls:
+ * the fragments hold bytes), with no second check: nothing else may touch s in between.
+ * Neither flushes. */
+#define TCP_SEND_TAIL_MAX 32
+void *tcp_send_place_frags_tail(struct tcp_sock *s, size_t len, size_t more, unsigned entries, size_t tail_len,
+				void **tail);
+void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				void *tail, size_t tail_len);
 
 /* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
  * once but keep a last segment shorter than the MSS back, so that what the user queues

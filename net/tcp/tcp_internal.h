@@ -214,6 +214,17 @@ static inline void tcp_output(struct tcp_sock *s)
 /* s keeps a short tail back: on the list tcp_flush's poller (tcp_tx_poll) empties. */
 void tcp_output_hold(struct tcp_sock *s);
 
+/* tcp_output_more's test for a tail held already (see there), with `more` bytes queued
+ * beyond what is queued now: while it holds, tcp_output_more returns at once, now and
+ * after those bytes are queued (nothing it reads changes in between but SND.END), so a
+ * caller queueing pieces one after the other may skip its calls (tcp.c,
+ * tcp_send_placed_frags_tail). Keep it tcp_output_more's. */
+static inline bool tcp_output_held(const struct tcp_sock *s, uint32_t more)
+{
+	return !s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED && !list_empty(&s->held_node) &&
+	       s->snd_end + more - s->snd_nxt <= TCP_OUTPUT_BUDGET * (uint32_t)s->mss;
+}
+
 /* tcp_output from tcp_send_*: a last segment shorter than the MSS may wait for tcp_flush
  * or the end of the poll pass (see tcp_out.c). A tail alone (a PDU header, a response)
  * is held here without a pass over the windows: tcp_flush makes that pass once. And

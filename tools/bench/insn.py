@@ -33,13 +33,13 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
     "write-4k": 4100,
-    "read-4k": 4300,
+    "read-4k": 4200,
     "write-128k": 34400,
     "read-128k": 21800,
     "write-4k-ddgst": 37600,
     "read-4k-ddgst": 37600,
-    "read-4k-cmb": 4700,
-    "read-128k-cmb": 19600,
+    "read-4k-cmb": 4600,
+    "read-128k-cmb": 19500,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
