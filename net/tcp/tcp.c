@@ -919,6 +919,16 @@ void tcp_send_placed(struct tcp_sock *s, size_t len)
 	tcp_output_more(s);
 }
 
+void tcp_send_placed_flush(struct tcp_sock *s, size_t len)
+{
+	send_placed_bytes(s, len);
+	/* tcp_send_placed's output would only hold the tail for this flush (tcp_output_would_hold:
+	 * the flush takes it off the list first): the flush alone */
+	if (s->ack_pass_end || !tcp_output_would_hold(s))
+		tcp_output_more(s);
+	tcp_flush(s);
+}
+
 void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries)
 {
 	if (can_send(s) && tcp_sndent_room(s) <= entries)
@@ -926,16 +936,11 @@ void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned
 	return tcp_send_place(s, len, more);
 }
 
-/* tcp_send_placed_frags's body without its last output, inline for it and
- * tcp_send_placed_frags_tail. */
-static inline __attribute__((always_inline)) void send_placed_frags(struct tcp_sock *s, size_t len,
-								     const struct netdev_frag *frags, unsigned n)
+/* The fragments of tcp_send_placed_frags queued behind the header (an empty one released),
+ * without output. Inline: tcp_send_placed_frags's and tcp_send_placed_frags_tail's. */
+static inline __attribute__((always_inline)) void send_placed_frags_data(struct tcp_sock *s,
+									  const struct netdev_frag *frags, unsigned n)
 {
-	/* the header's output first, as tcp_send_placed's: a short tail held for tcp_flush
-	 * keeps the fragments behind it waiting with it (one pass for the whole PDU and the
-	 * response after it), the same segments as tcp_send_placed then tcp_send_frags */
-	send_placed_bytes(s, len);
-	tcp_output_more(s);
 	for (unsigned i = 0; i < n; i++) {
 		if (frags[i].len == 0) {
 			struct netdev_frag f = frags[i];
@@ -948,7 +953,12 @@ static inline __attribute__((always_inline)) void send_placed_frags(struct tcp_s
 
 void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n)
 {
-	send_placed_frags(s, len, frags, n);
+	/* the header's output first, as tcp_send_placed's: a short tail held for tcp_flush
+	 * keeps the fragments behind it waiting with it (one pass for the whole PDU and the
+	 * response after it), the same segments as tcp_send_placed then tcp_send_frags */
+	send_placed_bytes(s, len);
+	tcp_output_more(s);
+	send_placed_frags_data(s, frags, n);
 	tcp_output_more(s);
 }
 
@@ -988,7 +998,10 @@ void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct net
 				void *tail, size_t tail_len)
 {
 	struct tcp_sndent *t = container_of(tail, struct tcp_sndent, buf);
-	send_placed_frags(s, len, frags, n);
+	/* the header's output first, as tcp_send_placed_frags's */
+	send_placed_bytes(s, len);
+	tcp_output_more(s);
+	send_placed_frags_data(s, frags, n);
 	/* the outputs of tcp_send_placed_frags and tcp_send_placed after it, unless the header's
 	 * held the tail already: then both would return at once (tcp_output_held) */
 	bool held = tcp_output_held(s, (uint32_t)tail_len);

@@ -245,6 +245,8 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
  * cannot send), and tcp_send_placed(s, len) queues them; nothing else may touch s in between. */
 void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more);
 void tcp_send_placed(struct tcp_sock *s, size_t len);
+/* tcp_send_placed then tcp_flush (the same segments), for a user done queueing. */
+void tcp_send_placed_flush(struct tcp_sock *s, size_t len);
 /* The common PDU in one room check: a header of len bytes built in place, then `entries`
  * send entries of zero-copy fragments (and anything else queued right after, e.g. a
  * digest) holding `more` bytes. tcp_send_place_frags is tcp_send_place that also asks

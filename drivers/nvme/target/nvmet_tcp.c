@@ -226,10 +226,12 @@ _Static_assert(NVME_TCP_RESP_HLEN + NVME_TCP_DIGEST_LEN <= TCP_SEND_TAIL_MAX, "a
  * read on a queue without SQ flow control ends with C2HData SUCCESS instead of a
  * CapsuleResp. 1: all of r is queued (the caller gives r back); 0: no room (r keeps its
  * progress in r->tx_off, and TCP_EV_SENT or the poll loop comes back to it); negative errno
- * (the connection must be closed). *sent counts the PDUs queued. Not flushed.
+ * (the connection must be closed). *sent counts the PDUs queued. Not flushed; but with flushed
+ * (nothing is queued behind r: req_done) a response alone is queued and flushed in one step
+ * (tcp_send_placed_flush), which sets *flushed.
  */
 static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r,
-							     int *sent)
+							     int *sent, bool *flushed)
 {
 	int rc;
 	if (r->tx_off < r->req.xfer_len) {
@@ -258,7 +260,12 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 		return 0;
 	}
 	nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
-	tcp_send_placed(c->sock, hl);
+	if (flushed) {
+		tcp_send_placed_flush(c->sock, hl);
+		*flushed = true;
+	} else {
+		tcp_send_placed(c->sock, hl);
+	}
 	nvmet_tcp.st.responses++;
 	(*sent)++;
 	return 1;
@@ -280,12 +287,12 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 	/* (after a refusal TCP owes TCP_EV_SENT for, only that event goes on: conn_event_more) */
 	while (!c->tx_sent_owed && !list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
-		if ((rc = conn_tx_req(c, r, &sent)) < 0)
+		if ((rc = conn_tx_req(c, r, &sent, NULL)) < 0)
 			return rc;
 		if (rc == 0)
 			break;
 		list_del(&r->tx_node);
-		nvmet_tcp_req_put(r);
+		nvmet_tcp_req_put_sent(r);
 	}
 	if (sent)
 		tcp_flush(c->sock);
@@ -439,20 +446,19 @@ static void req_done(struct nvmet_req *req, void *arg)
 	if (!c->in_rx && list_empty(&c->tx_backlog)) {
 		/* nothing queued before it: what conn_tx would do with r alone in the backlog,
 		 * without putting it there unless it has to wait */
-		int sent = 0, rc = conn_send_r2ts(c);
-		if (rc >= 0) {
-			sent = rc;
-			rc = conn_tx_req(c, r, &sent);
-		}
+		int sent = 0, rc = conn_send_r2ts(c); /* (flushed when it sent any) */
+		bool flushed = false;
+		if (rc >= 0)
+			rc = conn_tx_req(c, r, &sent, &flushed);
 		if (rc == 1)
-			nvmet_tcp_req_put(r);
+			nvmet_tcp_req_put_sent(r);
 		else
 			list_add_tail(&c->tx_backlog, &r->tx_node); /* waits (or goes with the connection) */
 		if (rc < 0) {
 			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 			return;
 		}
-		if (sent)
+		if (sent && !flushed)
 			tcp_flush(c->sock);
 		if (rc == 0 && !c->tx_sent_owed)
 			conn_ready(c); /* the poll loop retries while the socket has no room (or TCP_EV_SENT) */

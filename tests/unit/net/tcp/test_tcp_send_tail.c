@@ -2,9 +2,9 @@
 /*
  * A PDU, its zero-copy data and the short PDU behind it in one room check
  * (tcp_send_place_frags_tail, tcp_send_placed_frags_tail: an NVMe/TCP read's C2HData header,
- * data and CapsuleResp): the same send entries, frames, counters and state as the separate
- * calls (tcp_send_place_frags, tcp_send_placed_frags, tcp_send_place, tcp_send_placed), and
- * one refusal for all of it when any of it does not fit, which TCP_EV_SENT follows.
+ * data and CapsuleResp), and a placed PDU flushed at once (tcp_send_placed_flush): the same send entries, frames, counters and state as the separate
+ * calls (tcp_send_place_frags, tcp_send_placed_frags, tcp_send_place, tcp_send_placed) and
+ * tcp_flush; one refusal for all of it when any of it does not fit, which TCP_EV_SENT follows.
  */
 #include "tests/unit/net/tcp/tcp_test.h"
 
@@ -23,7 +23,8 @@ static const uint8_t hdr[24] = { 7, 0, 24, 24, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 
 static const uint8_t resp[28] = { 5, 0, 24, 0, 24, 0, 0, 0, 21, 22, 23, 24, 25, 26, 27, 28, 29,
 				  30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40 };
 
-/* What one run left: its frames, its send queue's entries (seq, bytes, cap, memory), state. */
+/* What one run left after its flush: its frames, its send queue's entries (seq, bytes, cap,
+ * memory), whether it is on the held list, state and counters. */
 struct shape {
 	unsigned nframes;
 	struct fake_frame frames[FAKE_TX_MAX];
@@ -31,29 +32,47 @@ struct shape {
 	struct { uint32_t seq, len; uint16_t cap; uint16_t provider; } ents[16];
 	struct tcp_info info;
 	uint64_t send_refused, segs_out, tx_host, cpu_host;
-	bool held;
+	bool held, ack_owed;
 };
 static struct shape shapes[2];
 
-/* The scenario: data of len bytes in nfrags user fragments behind a header of hl bytes, then
- * the tail (tl bytes); before it, prior: 0 nothing, 1 a response sent and acknowledged, 2 a
- * response queued and held (the header then goes into a chunk); wnd the peer's window. */
+/* The scenario: data of len bytes (0: a response alone) in nfrags user fragments behind a
+ * header of hl bytes, then the tail (tl bytes); before it, prior: 0 nothing, 1 a response
+ * sent and acknowledged, 2 a response queued and held (the header then goes into a chunk);
+ * req: the peer's segment of that many bytes just taken (an ACK owed); wnd the peer's window. */
 struct scenario {
-	size_t len, hl, tl;
+	size_t len, hl, tl, req;
 	unsigned nfrags, prior;
 	uint16_t wnd;
 };
 
-/* Queue the scenario's PDU and tail, the old way (separate calls) or in one room check. */
-static void queue_pdu(struct tcp_sock *s, const struct scenario *sc, bool one)
+/* How a run queues and flushes: the separate calls then tcp_flush (OLD), the one-check calls
+ * then tcp_flush (ONE), a response alone flushed by tcp_send_placed_flush (ONE_FLUSH; the
+ * PDU with data as ONE). */
+enum way { OLD, ONE, ONE_FLUSH };
+
+/* Queue the scenario's PDU and tail (or its response alone) one way, and flush. */
+static void queue_pdu(struct tcp_sock *s, const struct scenario *sc, enum way way)
 {
 	struct netdev_frag f[4];
+	if (!sc->len) {
+		uint8_t *p = tcp_send_place(s, sc->tl, 0);
+		cr_assert_not_null(p);
+		memcpy(p, resp, sc->tl);
+		if (way == ONE_FLUSH) {
+			tcp_send_placed_flush(s, sc->tl);
+			return;
+		}
+		tcp_send_placed(s, sc->tl);
+		tcp_flush(s);
+		return;
+	}
 	size_t per = sc->len / sc->nfrags;
 	for (unsigned i = 0; i < sc->nfrags; i++)
 		f[i] = (struct netdev_frag){ .addr = dma_addr_host(pattern + i * per),
 					     .len = (uint32_t)(i + 1 == sc->nfrags ? sc->len - i * per : per),
 					     .provider = NETDEV_PROVIDER_HOST, .owner = &counting };
-	if (one) {
+	if (way != OLD) {
 		void *t = NULL;
 		uint8_t *h = tcp_send_place_frags_tail(s, sc->hl, sc->len, sc->nfrags, sc->tl, &t);
 		cr_assert_not_null(h);
@@ -61,6 +80,7 @@ static void queue_pdu(struct tcp_sock *s, const struct scenario *sc, bool one)
 		memcpy(h, hdr, sc->hl);
 		memcpy(t, resp, sc->tl);
 		tcp_send_placed_frags_tail(s, sc->hl, f, sc->nfrags, t, sc->tl);
+		tcp_flush(s);
 		return;
 	}
 	uint8_t *h = tcp_send_place_frags(s, sc->hl, sc->len, sc->nfrags);
@@ -71,11 +91,11 @@ static void queue_pdu(struct tcp_sock *s, const struct scenario *sc, bool one)
 	cr_assert_not_null(p);
 	memcpy(p, resp, sc->tl);
 	tcp_send_placed(s, sc->tl);
+	tcp_flush(s);
 }
 
-/* One run of the scenario on a fresh stack, its shape in shapes[run] (before and after
- * tcp_flush: entries and held state before, frames after). */
-static void run_scenario(unsigned run, const struct scenario *sc, bool one)
+/* One run of the scenario on a fresh stack, its shape in shapes[run]. */
+static void run_scenario(unsigned run, const struct scenario *sc, enum way way)
 {
 	struct shape *o = &shapes[run];
 	struct tcp_sock *l;
@@ -85,7 +105,7 @@ static void run_scenario(unsigned run, const struct scenario *sc, bool one)
 	memset(o, 0, sizeof(*o));
 	uint32_t iss = open_passive(&l, 1000, sc->wnd, opt_mss1460, 4);
 	struct tcp_sock *s = accepted;
-	uint32_t una = iss + 1;
+	uint32_t una = iss + 1, rcv = 1001;
 	if (sc->prior) {
 		uint8_t *p = tcp_send_place(s, 24, 0);
 		cr_assert_not_null(p);
@@ -94,14 +114,25 @@ static void run_scenario(unsigned run, const struct scenario *sc, bool one)
 		if (sc->prior == 1) {
 			tcp_flush(s);
 			una += 24;
-			peer_seg(TCP_ACK, 1001, una, sc->wnd, NULL, 0, NULL, 0);
+			peer_seg(TCP_ACK, rcv, una, sc->wnd, NULL, 0, NULL, 0);
 		}
+	}
+	for (size_t at = 0; at < sc->req;) { /* (its ACK owed: the PDU carries it; two full
+					       * segments: the batch ACK owed, s held already) */
+		uint8_t sink[64];
+		size_t k = sc->req - at < 1460 ? sc->req - at : 1460;
+		peer_seg(TCP_ACK | (at + k == sc->req ? TCP_PSH : 0), rcv, una, sc->wnd, pattern + 100 + at, k, NULL, 0);
+		rcv += (uint32_t)k;
+		at += k;
+		while (tcp_recv_copy(s, sink, sizeof(sink)))
+			;
 	}
 	fake_netdev_clear(&fnd);
 	uint64_t cpu0 = dma_counters()->cpu_bytes[MEM_CLASS_HOST];
-	queue_pdu(s, sc, one);
+	queue_pdu(s, sc, way);
 	o->cpu_host = dma_counters()->cpu_bytes[MEM_CLASS_HOST] - cpu0;
 	o->held = !list_empty(&s->held_node);
+	o->ack_owed = s->ack_now || s->ack_delayed || s->ack_pass_end;
 	struct list_node *it;
 	list_for_each(&s->sndq, it) {
 		struct tcp_sndent *e = container_of(it, struct tcp_sndent, node);
@@ -113,13 +144,13 @@ static void run_scenario(unsigned run, const struct scenario *sc, bool one)
 		o->nents++;
 	}
 	cr_assert_eq(s->sndents, o->nents, "every entry taken is queued");
-	tcp_flush(s);
 	o->nframes = fnd.ntx;
 	memcpy(o->frames, fnd.tx, fnd.ntx * sizeof(fnd.tx[0]));
 	tcp_get_info(s, &o->info);
 	o->send_refused = tcp_stats()->send_refused;
 	o->segs_out = tcp_stats()->segs_out;
 	o->tx_host = tcp_stats()->tx_payload_host;
+	poll_pass(); /* (the end of the pass: what is held goes, as it would) */
 	tcp_abort(s);
 	close_listener(l);
 }
@@ -135,17 +166,18 @@ static void assert_same_shape(const struct scenario *sc)
 		cr_assert_eq(a->ents[i].cap, b->ents[i].cap, "%zu bytes: entry %u's kind", sc->len, i);
 		cr_assert_eq(a->ents[i].provider, b->ents[i].provider);
 	}
-	cr_assert_eq(a->held, b->held, "%zu bytes, window %u: held alike", sc->len, sc->wnd);
+	cr_assert_eq(a->held, b->held, "%zu bytes, window %u, req %zu: held alike", sc->len, sc->wnd, sc->req);
+	cr_assert_eq(a->ack_owed, b->ack_owed, "%zu bytes, req %zu: ACK owed alike", sc->len, sc->req);
 	cr_assert_eq(a->cpu_host, b->cpu_host, "the bytes built in place, counted alike");
 	cr_assert_eq(a->nframes, b->nframes, "%zu bytes, window %u: %u frames, %u in one check", sc->len, sc->wnd,
 		     a->nframes, b->nframes);
 	for (unsigned i = 0; i < a->nframes; i++) {
 		cr_assert_eq(a->frames[i].len, b->frames[i].len, "%zu bytes: frame %u's length", sc->len, i);
 		/* (the IPv4 identification counts on across runs, and its header checksum with it) */
-		memset(shapes[0].frames[i].b + 18, 0, 2);
-		memset(shapes[1].frames[i].b + 18, 0, 2);
-		memset(shapes[0].frames[i].b + 24, 0, 2);
-		memset(shapes[1].frames[i].b + 24, 0, 2);
+		memset(a->frames[i].b + 18, 0, 2);
+		memset(b->frames[i].b + 18, 0, 2);
+		memset(a->frames[i].b + 24, 0, 2);
+		memset(b->frames[i].b + 24, 0, 2);
 		cr_assert_eq(memcmp(a->frames[i].b, b->frames[i].b, a->frames[i].len), 0, "%zu bytes: frame %u",
 			     sc->len, i);
 	}
@@ -158,11 +190,14 @@ static void assert_same_shape(const struct scenario *sc)
 }
 
 /* Short and long data (held for tcp_flush, full segments at once), one and two fragments,
- * with and without a header digest's length, behind nothing, an acknowledged response or
- * one still queued (the header into a chunk), windows that take it all or hold it back. */
+ * 24 and 28-byte tails (a header digest's), behind nothing, an acknowledged response or
+ * one still queued (the header into a chunk), with and without an ACK owed, windows that
+ * take it all or hold it back; a response alone (tcp_send_placed_flush): queued and flushed
+ * by the one-check calls, the same entries, frames, held state and counters as by the
+ * separate calls and tcp_flush. */
 Test(tcp_send_tail, the_entries_and_frames_are_those_of_the_separate_calls)
 {
-	static const size_t lens[] = { 1, 100, 1400, 1460, 4096, 9000 };
+	static const size_t lens[] = { 0, 1, 100, 1400, 1460, 4096, 9000 };
 	static const uint16_t wnds[] = { 65535, 10, 3000 };
 
 	for (size_t i = 0; i < sizeof(pattern); i++)
@@ -171,15 +206,19 @@ Test(tcp_send_tail, the_entries_and_frames_are_those_of_the_separate_calls)
 		for (unsigned nf = 1; nf <= 2; nf++)
 			for (unsigned prior = 0; prior < 3; prior++)
 				for (unsigned w = 0; w < sizeof(wnds) / sizeof(wnds[0]); w++)
-					for (unsigned dg = 0; dg < 2; dg++) {
-						struct scenario sc = { .len = lens[li], .hl = 24, .tl = dg ? 28 : 24,
-								       .nfrags = nf, .prior = prior, .wnd = wnds[w] };
-						if (nf > sc.len)
-							continue;
-						run_scenario(0, &sc, false);
-						run_scenario(1, &sc, true);
-						assert_same_shape(&sc);
-					}
+					for (unsigned v = 0; v < 6; v++)
+						for (unsigned way = ONE; way <= ONE_FLUSH; way++) {
+							static const size_t reqs[] = { 0, 200, 2920 };
+							struct scenario sc = { .len = lens[li], .hl = 24,
+									       .tl = (v & 1) ? 28 : 24,
+									       .req = reqs[v / 2], .nfrags = nf,
+									       .prior = prior, .wnd = wnds[w] };
+							if (nf > sc.len && sc.len)
+								continue;
+							run_scenario(0, &sc, OLD);
+							run_scenario(1, &sc, (enum way)way);
+							assert_same_shape(&sc);
+						}
 }
 
 /* Room for the header and its data (what tcp_send_place_frags asks) but not for the tail:

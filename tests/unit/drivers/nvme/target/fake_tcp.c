@@ -207,6 +207,11 @@ void tcp_send_placed(struct tcp_sock *s, size_t len)
 	s->space -= len;
 }
 
+void tcp_send_placed_flush(struct tcp_sock *s, size_t len)
+{
+	tcp_send_placed(s, len);
+}
+
 unsigned tcp_send_frags_room(const struct tcp_sock *s)
 {
 	unsigned room = ftcp_open(s) ? FTCP_HELD - s->nheld : 0;
