@@ -894,7 +894,8 @@ static inline __attribute__((always_inline)) void *send_place_at(struct tcp_sock
 	return (uint8_t *)(uintptr_t)e->frag.addr.bus + e->frag.len;
 }
 
-void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
+/* (always inline: a response's or an R2T's, placed once per command; tcp_send_place_frags's) */
+inline __attribute__((always_inline)) void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 {
 	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s))
 		return NULL;

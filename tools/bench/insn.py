@@ -34,10 +34,10 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 4000,
     "read-4k": 4200,
-    "write-128k": 34400,
-    "read-128k": 21800,
+    "write-128k": 34300,
+    "read-128k": 21700,
     "write-4k-ddgst": 37600,
-    "read-4k-ddgst": 37600,
+    "read-4k-ddgst": 37500,
     "read-4k-cmb": 4600,
     "read-128k-cmb": 19500,
 }
