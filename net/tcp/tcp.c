@@ -862,15 +862,14 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return done ? (long)done : (len ? -ENOBUFS : 0);
 }
 
-void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
+/* Where tcp_send_place builds len bytes, its room checked: in the last entry's room, in a new
+ * entry holding them itself, or in a new chunk. NULL (the refusal recorded): no entry or chunk
+ * left. Inline: tcp_send_place's body, shared with tcp_send_place_frags_tail. */
+static inline __attribute__((always_inline)) void *send_place_at(struct tcp_sock *s, size_t len)
 {
 	struct tcp_sndent *e = NULL;
 	struct netdev_frag f;
 
-	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s))
-		return NULL;
-	if (!send_fits_own(s, len + more) && len + more > send_space(s))
-		return send_place_refused(s);
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
 	if (!e || !e->cap || e->cap - e->frag.len < len) {
@@ -895,6 +894,16 @@ void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
 	return (uint8_t *)(uintptr_t)e->frag.addr.bus + e->frag.len;
 }
 
+/* (always inline: a response's or an R2T's, placed once per command; tcp_send_place_frags's) */
+inline __attribute__((always_inline)) void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more)
+{
+	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !can_send(s))
+		return NULL;
+	if (!send_fits_own(s, len + more) && len + more > send_space(s))
+		return send_place_refused(s);
+	return send_place_at(s, len);
+}
+
 /* tcp_send_placed without the output: the len bytes placed join the last entry. */
 static inline void send_placed_bytes(struct tcp_sock *s, size_t len)
 {
@@ -911,6 +920,16 @@ void tcp_send_placed(struct tcp_sock *s, size_t len)
 	tcp_output_more(s);
 }
 
+void tcp_send_placed_flush(struct tcp_sock *s, size_t len)
+{
+	send_placed_bytes(s, len);
+	/* tcp_send_placed's output would only hold the tail for this flush (tcp_output_would_hold:
+	 * the flush takes it off the list first): the flush alone */
+	if (s->ack_pass_end || !tcp_output_would_hold(s))
+		tcp_output_more(s);
+	tcp_flush(s);
+}
+
 void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries)
 {
 	if (can_send(s) && tcp_sndent_room(s) <= entries)
@@ -918,12 +937,11 @@ void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned
 	return tcp_send_place(s, len, more);
 }
 
-void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n)
+/* The fragments of tcp_send_placed_frags queued behind the header (an empty one released),
+ * without output. Inline: tcp_send_placed_frags's and tcp_send_placed_frags_tail's. */
+static inline __attribute__((always_inline)) void send_placed_frags_data(struct tcp_sock *s,
+									  const struct netdev_frag *frags, unsigned n)
 {
-	/* the header's output first, as tcp_send_placed's: a short tail held for tcp_flush
-	 * keeps the fragments behind it waiting with it (one pass for the whole PDU and the
-	 * response after it), the same segments as tcp_send_placed then tcp_send_frags */
-	tcp_send_placed(s, len);
 	for (unsigned i = 0; i < n; i++) {
 		if (frags[i].len == 0) {
 			struct netdev_frag f = frags[i];
@@ -932,7 +950,73 @@ void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_f
 		}
 		sndq_add(s, &frags[i], 0); /* (room for it: tcp_send_place_frags) */
 	}
+}
+
+void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n)
+{
+	/* the header's output first, as tcp_send_placed's: a short tail held for tcp_flush
+	 * keeps the fragments behind it waiting with it (one pass for the whole PDU and the
+	 * response after it), the same segments as tcp_send_placed then tcp_send_frags */
+	send_placed_bytes(s, len);
 	tcp_output_more(s);
+	send_placed_frags_data(s, frags, n);
+	tcp_output_more(s);
+}
+
+_Static_assert(TCP_SEND_TAIL_MAX <= TCP_SNDENT_INLINE, "a tail fits the entry that holds its bytes itself");
+
+void *tcp_send_place_frags_tail(struct tcp_sock *s, size_t len, size_t more, unsigned entries, size_t tail_len,
+				void **tail)
+{
+	size_t all = len + more + tail_len;
+	if (!len || len > TCP_CHUNK_SIZE || more > TCP_SND_BUF || !tail_len || tail_len > TCP_SEND_TAIL_MAX ||
+	    !can_send(s))
+		return NULL;
+	/* the header's entry, the `entries` and the tail's: within s's own reserve of entries (one
+	 * compare), else as tcp_send_place_frags counts them, and the bytes as tcp_send_place does */
+	if (!(s->sndents + entries + 2 <= TCP_SNDENT_RESERVE && send_fits_own(s, all)) &&
+	    (tcp_sndent_room(s) < entries + 2 || all > send_space(s)))
+		return send_place_refused(s);
+	/* the tail's entry first (linked by tcp_send_placed_frags_tail, behind the fragments):
+	 * an entry holding its bytes itself, as tcp_send_place makes one behind a user fragment */
+	struct tcp_sndent *t = tcp_sndent_alloc(s);
+	if (!t)
+		return send_place_refused(s);
+	memset(&t->frag, 0, sizeof(t->frag));
+	t->frag.addr = dma_addr_host(t->buf);
+	t->frag.provider = NETDEV_PROVIDER_HOST;
+	t->cap = TCP_SNDENT_INLINE;
+	void *hdr = send_place_at(s, len);
+	if (!hdr) {
+		tcp_sndent_free_own(s, t); /* (owns nothing: its bytes are its own) */
+		return NULL;
+	}
+	*tail = t->buf;
+	return hdr;
+}
+
+void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				void *tail, size_t tail_len)
+{
+	struct tcp_sndent *t = container_of(tail, struct tcp_sndent, buf);
+	/* the header's output first, as tcp_send_placed_frags's */
+	send_placed_bytes(s, len);
+	tcp_output_more(s);
+	send_placed_frags_data(s, frags, n);
+	/* the outputs of tcp_send_placed_frags and tcp_send_placed after it, unless the header's
+	 * held the tail already: then both would return at once (tcp_output_held) */
+	bool held = tcp_output_held(s, (uint32_t)tail_len);
+	if (!held)
+		tcp_output_more(s);
+	/* then the tail, as tcp_send_placed queues a response built behind the data */
+	t->seq = s->snd_end;
+	t->frag.len = (uint32_t)tail_len;
+	list_add_tail(&s->sndq, &t->node);
+	dma_account_cpu(MEM_CLASS_HOST, tail_len);
+	s->snd_end += (uint32_t)tail_len;
+	s->sndq_bytes += tail_len;
+	if (!held)
+		tcp_output_more(s);
 }
 
 int tcp_shutdown_send(struct tcp_sock *s)

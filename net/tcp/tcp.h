@@ -245,6 +245,8 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len);
  * cannot send), and tcp_send_placed(s, len) queues them; nothing else may touch s in between. */
 void *tcp_send_place(struct tcp_sock *s, size_t len, size_t more);
 void tcp_send_placed(struct tcp_sock *s, size_t len);
+/* tcp_send_placed then tcp_flush (the same segments), for a user done queueing. */
+void tcp_send_placed_flush(struct tcp_sock *s, size_t len);
 /* The common PDU in one room check: a header of len bytes built in place, then `entries`
  * send entries of zero-copy fragments (and anything else queued right after, e.g. a
  * digest) holding `more` bytes. tcp_send_place_frags is tcp_send_place that also asks
@@ -255,6 +257,21 @@ void tcp_send_placed(struct tcp_sock *s, size_t len);
  * released) with no second check: nothing else may touch s in between. Neither flushes. */
 void *tcp_send_place_frags(struct tcp_sock *s, size_t len, size_t more, unsigned entries);
 void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n);
+/* A PDU with zero-copy data and the short PDU right behind it (NVMe/TCP: a read's C2HData
+ * header, its data and its CapsuleResp) in one room check: tcp_send_place_frags that also
+ * asks room for tail_len (1..TCP_SEND_TAIL_MAX) more bytes in one more send entry, and
+ * returns in *tail where to build them. NULL when any of it does not fit, recorded as
+ * tcp_send_place's refusal (back-pressure: TCP_EV_SENT follows; nothing queued), or when
+ * the socket cannot send. tcp_send_placed_frags_tail(s, len, frags, n, tail, tail_len) then
+ * queues the header and the n fragments as tcp_send_placed_frags does and the tail behind
+ * them as tcp_send_placed would (the same send entries, the same segments as those calls:
+ * the fragments hold bytes), with no second check: nothing else may touch s in between.
+ * Neither flushes. */
+#define TCP_SEND_TAIL_MAX 32
+void *tcp_send_place_frags_tail(struct tcp_sock *s, size_t len, size_t more, unsigned entries, size_t tail_len,
+				void **tail);
+void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				void *tail, size_t tail_len);
 
 /* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
  * once but keep a last segment shorter than the MSS back, so that what the user queues

@@ -221,6 +221,27 @@ static inline void tcp_output(struct tcp_sock *s)
 /* s keeps a short tail back: on the list tcp_flush's poller (tcp_tx_poll) empties. */
 void tcp_output_hold(struct tcp_sock *s);
 
+/* tcp_output_more's tests (see there; keep them its), for callers that queue several pieces
+ * at once or flush right after (tcp.c: tcp_send_placed_frags_tail, tcp_send_placed_flush).
+ * tcp_output_held: a tail held already, with `more` bytes queued beyond what is queued now:
+ * while it holds, tcp_output_more returns at once, now and after those bytes are queued
+ * (nothing it reads changes in between but SND.END). tcp_output_would_hold: s not held, a
+ * tail shorter than the MSS the windows let go now: tcp_output_more would only put s on
+ * the held list for tcp_flush, whose every path takes it off first when no batch ACK is
+ * owed at the pass's end (!ack_pass_end): a caller flushing right after may skip both. */
+static inline bool tcp_output_held(const struct tcp_sock *s, uint32_t more)
+{
+	return !s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED && !list_empty(&s->held_node) &&
+	       s->snd_end + more - s->snd_nxt <= TCP_OUTPUT_BUDGET * (uint32_t)s->mss;
+}
+static inline bool tcp_output_would_hold(const struct tcp_sock *s)
+{
+	uint32_t wnd = s->snd_wnd < s->cwnd ? s->snd_wnd : s->cwnd, flight = s->snd_nxt - s->snd_una;
+	uint32_t unsent = s->snd_end - s->snd_nxt;
+	return !s->ack_now && !s->fin_queued && s->state == TCP_ESTABLISHED && list_empty(&s->held_node) &&
+	       unsent < s->mss && SEQ_LT(s->snd_nxt, s->snd_end) && wnd > flight && unsent <= wnd - flight;
+}
+
 /* tcp_output from tcp_send_*: a last segment shorter than the MSS may wait for tcp_flush
  * or the end of the poll pass (see tcp_out.c). A tail alone (a PDU header, a response)
  * is held here without a pass over the windows: tcp_flush makes that pass once. And

@@ -126,7 +126,8 @@ static inline bool conn_tx_due(const struct nvmet_tcp_conn *c)
 
 /*
  * A PDU of the backlog found no room: TCP refused it (tcp_send_place, or
- * tcp_send_place_frags for a C2HData header and its data fragments), and a socket that can
+ * tcp_send_place_frags for a C2HData header and its data fragments, or
+ * tcp_send_place_frags_tail for those and the response behind them), and a socket that can
  * still send recorded that refusal (tcp_send_refused), so TCP_EV_SENT is sure to follow
  * (tcp.h, back-pressure) and its conn_event_more sends the backlog: the connection waits
  * for it (c->tx_sent_owed) instead of being retried by every poll pass. A socket past
@@ -158,9 +159,11 @@ static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
 	return crc;
 }
 
-/* One C2HData PDU of r: header copied, data as fragments of r's buffer (zero copy, held
- * by TCP until acknowledged), digest copied. 1 sent, 0 no room, negative errno. */
-static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success)
+/* One C2HData PDU of r: header built in place, data as fragments of r's buffer (zero copy, held
+ * by TCP until acknowledged), digest copied; with resp (its last PDU, no data digest) r's
+ * CapsuleResp built in place behind it, the whole in one room check. PDUs sent (1, 2 with
+ * the response), 0 no room (nothing queued), negative errno. */
+static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success, bool resp)
 {
 	struct netdev_frag f[NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1];
 	uint32_t n = r->req.xfer_len - r->tx_off;
@@ -173,12 +176,18 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	 * whole PDU: its bytes (header, data, digest) and its send entries (a chunk for the
 	 * header, the data fragments, one for the digest), checked once by
 	 * tcp_send_place_frags. A header queued without room for its data would leave the
-	 * stream half a PDU long. */
+	 * stream half a PDU long. The response of a read rides with its last C2HData: room
+	 * for it too in the same check (tcp_send_place_frags_tail), where TCP keeps it. */
 	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
+	size_t rl = nvme_tcp_capsule_resp_len(&c->params);
+	resp = resp && last;
 	/* the common PDU: its data in one piece of the buffer (one fragment, no loop) */
 	bool one = nvmet_tcp_dbuf_one(r->dbuf, r->tx_off, n);
 	unsigned entries = 1 + (one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n)) + (c->params.ddgst ? 1 : 0);
-	uint8_t *hdr = tcp_send_place_frags(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0), entries - 1);
+	void *tail = NULL;
+	uint8_t *hdr = resp ? tcp_send_place_frags_tail(c->sock, hl, n, entries - 1, rl, &tail)
+			    : tcp_send_place_frags(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0),
+						   entries - 1);
 	if (!hdr) {
 		conn_tx_refused(c);
 		return 0;
@@ -189,6 +198,15 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 		nvmet_tcp_dbuf_frag1(r->dbuf, r->tx_off, n, f);
 	else
 		nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
+	r->tx_off += n;
+	nvmet_tcp.st.c2h_pdus++;
+	nvmet_tcp.st.c2h_bytes += n;
+	if (resp) {
+		nvme_tcp_build_capsule_resp(tail, &c->params, (const uint8_t *)&r->req.cqe);
+		tcp_send_placed_frags_tail(c->sock, hl, f, nf, tail, rl); /* (the socket takes the fragments) */
+		nvmet_tcp.st.responses++;
+		return 2;
+	}
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
 	tcp_send_placed_frags(c->sock, hl, f, nf); /* (the socket takes the fragments) */
 	if (c->params.ddgst) {
@@ -196,38 +214,43 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 		if ((rc = conn_send(c, d, sizeof(d))))
 			return rc;
 	}
-	r->tx_off += n;
-	nvmet_tcp.st.c2h_pdus++;
-	nvmet_tcp.st.c2h_bytes += n;
 	return 1;
 }
 
+_Static_assert(NVME_TCP_RESP_HLEN + NVME_TCP_DIGEST_LEN <= TCP_SEND_TAIL_MAX, "a CapsuleResp rides behind C2HData");
+
 /*
  * One request's PDUs, from where it is: its C2HData PDUs (NVMET_TCP_C2H_MAX data bytes each)
- * then its CapsuleResp, each only when the socket has room for the whole PDU. A successful
+ * then its CapsuleResp, each only when the socket has room for the whole PDU (the response
+ * with the last C2HData PDU in one room check, without a data digest). A successful
  * read on a queue without SQ flow control ends with C2HData SUCCESS instead of a
  * CapsuleResp. 1: all of r is queued (the caller gives r back); 0: no room (r keeps its
  * progress in r->tx_off, and TCP_EV_SENT or the poll loop comes back to it); negative errno
- * (the connection must be closed). *sent counts the PDUs queued. Not flushed.
+ * (the connection must be closed). *sent counts the PDUs queued. Not flushed; but with flushed
+ * (nothing is queued behind r: req_done) a response alone is queued and flushed in one step
+ * (tcp_send_placed_flush), which sets *flushed.
  */
 static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r,
-							     int *sent)
+							     int *sent, bool *flushed)
 {
 	int rc;
 	if (r->tx_off < r->req.xfer_len) {
 		/* NVMe/TCP 3.3.6 (C2HData SUCCESS): only when the host disabled SQ flow control,
 		 * for a command that completed with status 0 (phase bit apart) */
 		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && c->sqflow_off;
+		bool resp = !success && !c->params.ddgst; /* the response rides with the last PDU */
 		do {
-			if ((rc = conn_send_c2h(c, r, success)) <= 0)
+			if ((rc = conn_send_c2h(c, r, success, resp)) <= 0)
 				return rc;
-			(*sent)++;
+			*sent += rc;
 		} while (r->tx_off < r->req.xfer_len);
 		if (success) {
 			/* C2HData SUCCESS: the response capsule is implied */
 			nvmet_tcp.st.success_flags++;
 			return 1;
 		}
+		if (resp)
+			return 1; /* (sent with the last C2HData) */
 	}
 	/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
 	size_t hl = nvme_tcp_capsule_resp_len(&c->params);
@@ -237,7 +260,12 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 		return 0;
 	}
 	nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
-	tcp_send_placed(c->sock, hl);
+	if (flushed) {
+		tcp_send_placed_flush(c->sock, hl);
+		*flushed = true;
+	} else {
+		tcp_send_placed(c->sock, hl);
+	}
 	nvmet_tcp.st.responses++;
 	(*sent)++;
 	return 1;
@@ -259,12 +287,12 @@ static int conn_tx(struct nvmet_tcp_conn *c)
 	/* (after a refusal TCP owes TCP_EV_SENT for, only that event goes on: conn_event_more) */
 	while (!c->tx_sent_owed && !list_empty(&c->tx_backlog)) {
 		struct nvmet_tcp_req *r = container_of(c->tx_backlog.next, struct nvmet_tcp_req, tx_node);
-		if ((rc = conn_tx_req(c, r, &sent)) < 0)
+		if ((rc = conn_tx_req(c, r, &sent, NULL)) < 0)
 			return rc;
 		if (rc == 0)
 			break;
 		list_del(&r->tx_node);
-		nvmet_tcp_req_put(r);
+		nvmet_tcp_req_put_sent(r);
 	}
 	if (sent)
 		tcp_flush(c->sock);
@@ -418,20 +446,19 @@ static void req_done(struct nvmet_req *req, void *arg)
 	if (!c->in_rx && list_empty(&c->tx_backlog)) {
 		/* nothing queued before it: what conn_tx would do with r alone in the backlog,
 		 * without putting it there unless it has to wait */
-		int sent = 0, rc = conn_send_r2ts(c);
-		if (rc >= 0) {
-			sent = rc;
-			rc = conn_tx_req(c, r, &sent);
-		}
+		int sent = 0, rc = conn_send_r2ts(c); /* (flushed when it sent any) */
+		bool flushed = false;
+		if (rc >= 0)
+			rc = conn_tx_req(c, r, &sent, &flushed);
 		if (rc == 1)
-			nvmet_tcp_req_put(r);
+			nvmet_tcp_req_put_sent(r);
 		else
 			list_add_tail(&c->tx_backlog, &r->tx_node); /* waits (or goes with the connection) */
 		if (rc < 0) {
 			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
 			return;
 		}
-		if (sent)
+		if (sent && !flushed)
 			tcp_flush(c->sock);
 		if (rc == 0 && !c->tx_sent_owed)
 			conn_ready(c); /* the poll loop retries while the socket has no room (or TCP_EV_SENT) */

@@ -378,16 +378,10 @@ static __attribute__((noinline)) void req_unplace(struct nvmet_tcp_req *r)
 		nvme_tcp_rx_unplace(&r->conn->rx, r->table->frags, r->table->frags + NVMET_TCP_REQ_SEGS);
 }
 
-/* Give back everything r holds and make it free. */
-NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
+/* What nvmet_tcp_req_put gives back after the received fragments and the write budget (its
+ * table, its data buffer), and r made free. */
+static inline __attribute__((always_inline)) void req_put_rest(struct nvmet_tcp_req *r)
 {
-	/* a PDU the framer is placing where r keeps its fragments (conn_place) moves out first */
-	if (__builtin_expect(nvme_tcp_rx_placed(&r->conn->rx), 0))
-		req_unplace(r);
-	if (r->state == NVMET_TCP_REQ_WAIT)
-		nvmet_tcp_req_unwait(r);
-	nvmet_tcp_req_release_frags(r);
-	nvmet_tcp_req_unhold(r);
 	if (r->table) {
 		mm_pool_free(&nvmet_tcp.table_pool, r->table);
 		r->conn->ntables--;
@@ -407,6 +401,29 @@ NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
 	r->state = NVMET_TCP_REQ_FREE;
 	c->free_mask |= bit;
 	c->nfree++;
+}
+
+/* Give back everything r holds and make it free. */
+NVMET_HOT_INLINE void nvmet_tcp_req_put(struct nvmet_tcp_req *r)
+{
+	/* a PDU the framer is placing where r keeps its fragments (conn_place) moves out first */
+	if (__builtin_expect(nvme_tcp_rx_placed(&r->conn->rx), 0))
+		req_unplace(r);
+	if (r->state == NVMET_TCP_REQ_WAIT)
+		nvmet_tcp_req_unwait(r);
+	nvmet_tcp_req_release_frags(r);
+	nvmet_tcp_req_unhold(r);
+	req_put_rest(r);
+}
+
+/* nvmet_tcp_req_put of a request sent (TX): req_done gave back its received fragments and its
+ * write budget, and nothing gives it either again (data is placed only for a request in R2T,
+ * conn_place; the budget is taken in R2T), so only the rest is left. */
+NVMET_HOT_INLINE void nvmet_tcp_req_put_sent(struct nvmet_tcp_req *r)
+{
+	if (__builtin_expect(nvme_tcp_rx_placed(&r->conn->rx), 0))
+		req_unplace(r); /* (as nvmet_tcp_req_put) */
+	req_put_rest(r);
 }
 
 /* r waits for buffers, last in its connection's FIFO; the poll loop retries it when some

@@ -292,6 +292,9 @@ static inline void nvmet_tcp_req_release_frags(struct nvmet_tcp_req *r)
 void nvmet_tcp_req_unhold(struct nvmet_tcp_req *r);
 /* Give back everything r holds and make it free. */
 void nvmet_tcp_req_put(struct nvmet_tcp_req *r);
+/* nvmet_tcp_req_put of a request in TX, whose received fragments and write budget its
+ * completion gave back already (req_done). */
+void nvmet_tcp_req_put_sent(struct nvmet_tcp_req *r);
 /* r waits for buffers (FIFO) for the reason w. */
 void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
 /* Take the waiting r out of its connection's FIFO (r->state is the caller's to set);

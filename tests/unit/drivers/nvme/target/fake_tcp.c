@@ -207,6 +207,11 @@ void tcp_send_placed(struct tcp_sock *s, size_t len)
 	s->space -= len;
 }
 
+void tcp_send_placed_flush(struct tcp_sock *s, size_t len)
+{
+	tcp_send_placed(s, len);
+}
+
 unsigned tcp_send_frags_room(const struct tcp_sock *s)
 {
 	unsigned room = ftcp_open(s) ? FTCP_HELD - s->nheld : 0;
@@ -254,6 +259,34 @@ void tcp_send_placed_frags(struct tcp_sock *s, size_t len, const struct netdev_f
 	tcp_send_placed(s, len);
 	if (tcp_send_frags(s, frags, n))
 		ftcp_violation("fragments beyond what tcp_send_place_frags promised (or the fake TX buffer full: drop it in long runs)");
+}
+
+/* tcp_send_place_frags with room for a tail of tail_len bytes more in one more entry, built
+ * where it goes on the wire: behind the header and the `more` bytes of data (tcp.h). */
+void *tcp_send_place_frags_tail(struct tcp_sock *s, size_t len, size_t more, unsigned entries, size_t tail_len,
+				void **tail)
+{
+	if (!tail_len || tail_len > TCP_SEND_TAIL_MAX)
+		return NULL;
+	if (ftcp_open(s) && tcp_send_frags_room(s) <= entries + 1)
+		return NULL;
+	if (more > SIZE_MAX / 2 || !tcp_send_place(s, len, more + tail_len))
+		return NULL;
+	if (len + more + tail_len > FTCP_TX_MAX - s->tx_len)
+		ftcp_violation("fake TX buffer full: drop it in long runs");
+	*tail = s->tx + s->tx_len + len + more;
+	return s->tx + s->tx_len;
+}
+
+/* The header, its fragments (holding the `more` bytes promised), then the tail. */
+void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				void *tail, size_t tail_len)
+{
+	tcp_send_placed_frags(s, len, frags, n);
+	if (tail != s->tx + s->tx_len)
+		ftcp_violation("the fragments do not hold the bytes tcp_send_place_frags_tail was told");
+	s->tx_len += tail_len;
+	s->space -= tail_len;
 }
 
 static void release_held(struct tcp_sock *s)

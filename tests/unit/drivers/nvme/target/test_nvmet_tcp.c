@@ -602,6 +602,37 @@ Test(nvmet_tcp, c2h_data_waits_for_send_entries_not_only_bytes)
 	cr_assert_eq(got, sizeof(rbuf));
 }
 
+/* A 4 KiB read's C2HData and its CapsuleResp take one room check (tcp_send_place_frags_tail):
+ * with room for the C2HData PDU but not for the response behind it, neither is queued (before,
+ * the C2HData went and the response waited alone); the refusal is recorded (TCP owes
+ * TCP_EV_SENT), the poll passes leave the connection alone, and the event sends both. */
+Test(nvmet_tcp, a_read_and_its_response_wait_whole_for_room_for_both)
+{
+	static uint8_t rbuf[4096];
+	struct tcp_sock *q = io_queue_with(4096, false, false, false); /* (no data digest) */
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, 52, 1, sizeof(rbuf));
+	sqe.cdw10 = le32_make(0);
+	sqe.cdw12 = le32_make(7);
+	size_t before = q->tx_len;
+	uint64_t waits = nvmet_tcp_stats()->tx_waits, resps = nvmet_tcp_stats()->responses;
+	q->space = NVME_TCP_DATA_HLEN + sizeof(rbuf) + NVME_TCP_RESP_HLEN - 1;
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	nvmet_tcp_poll(8);
+	cr_assert(ftcp_open(q), "the connection lives");
+	cr_assert_eq(q->tx_len, before, "no C2HData without room for its response");
+	cr_assert_eq(nvmet_tcp_stats()->tx_waits, waits + 1, "one refusal");
+	for (int i = 0; i < 5; i++)
+		nvmet_tcp_poll(8);
+	cr_assert_eq(nvmet_tcp_stats()->tx_waits, waits + 1, "no retry per pass: TCP_EV_SENT is owed");
+	q->space = TCP_SND_BUF;
+	q->ops->event(q, q->ctx, TCP_EV_SENT);
+	cr_assert_eq(q->tx_len - before, NVME_TCP_DATA_HLEN + sizeof(rbuf) + NVME_TCP_RESP_HLEN, "both at once");
+	cr_assert_eq(nvmet_tcp_stats()->responses, resps + 1);
+	uint32_t got;
+	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "read");
+	cr_assert_eq(got, sizeof(rbuf));
+}
+
 /* A 64 KiB write through R2T + two H2CData PDUs, then read back. */
 static void write_through_r2t(size_t frag_size)
 {
