@@ -33,16 +33,16 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 4000,
-    "read-4k": 4100,
-    "write-128k": 34300,
-    "read-128k": 21800,
+    "write-4k": 3900,
+    "read-4k": 4000,
+    "write-128k": 34200,
+    "read-128k": 21700,
     "write-4k-ddgst": 37600,
     "read-4k-ddgst": 37300,
-    "read-4k-cmb": 4100,
-    "read-128k-cmb": 19200,
-    "write-4k-qd16": 4100,
-    "read-4k-qd16": 3800,
+    "read-4k-cmb": 4000,
+    "read-128k-cmb": 19100,
+    "write-4k-qd16": 4000,
+    "read-4k-qd16": 3700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
