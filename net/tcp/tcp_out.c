@@ -1682,16 +1682,6 @@ static bool tcp_ack_held(struct tcp_sock *s)
 	return true;
 }
 
-struct list_node tcp_rx_gro_mark = LIST_HEAD_INIT(tcp_rx_gro_mark);
-
-/* tcp_rx_gro became set: the mark at the head of tcp_held, so that the end-of-pass poller
- * flushes a batch nobody ended (tcp_rx_flush takes the mark off). */
-void tcp_rx_gro_hold(void)
-{
-	if (list_empty(&tcp_rx_gro_mark))
-		list_add_head(&tcp_held, &tcp_rx_gro_mark);
-}
-
 /* The end of a receive batch or poll pass: the turns of the sockets waiting for ring room
  * (tcp_txwait_mark first on the list), the batch's ACKs and every tail held back (a tail
  * queued by a poller that runs later in the pass goes in the next pass). */
@@ -1704,9 +1694,6 @@ int tcp_rx_batch_end(void)
 	while (!list_empty(&tcp_held)) {
 		struct list_node *it = tcp_held.next;
 		list_del(it);
-		if (it == &tcp_rx_gro_mark)
-			continue; /* (flushed above; its socket was freed, or an event handler of
-				   * a socket pushed below starts no receive batch) */
 		if (it == &tcp_txwait_mark) {
 			if (!turned) /* once a pass (a held socket may join the line after them) */
 				n += tcp_txwait_turns();
@@ -1759,11 +1746,13 @@ static void tcp_txwait_force(struct tcp_sock *s)
 	tcp_txwait_turn = false;
 }
 
-/* Every pass pays only the test. */
+/* Every pass pays only the tests: sockets held (tcp_held, with tcp_txwait_mark while
+ * sockets wait for ring room) or a receive batch nobody ended (tcp_rx_gro: tested here,
+ * once a pass, instead of a mark put on tcp_held and taken off again every batch). */
 static int tcp_tx_poll(unsigned budget)
 {
 	(void)budget;
-	return list_empty(&tcp_held) ? 0 : tcp_rx_batch_end();
+	return list_empty(&tcp_held) && !tcp_rx_gro ? 0 : tcp_rx_batch_end();
 }
 POLLER(tcp_tx, tcp_tx_poll);
 
