@@ -1669,8 +1669,10 @@ static int tcp_txwait_turns(void);
 
 /*
  * The batch ACK s owes may wait for the answer its user promised (tcp_ack_hold, tcp.h):
- * then t_delack is armed net.tcp_ack_hold_us ahead (or kept when due sooner) and true is
- * returned; any segment sent before carries the ACK and cancels it. The promise covers
+ * then t_delack is armed net.tcp_ack_hold_us after the batch's clock (last_rx_ns, when its
+ * last segment came: no clock is read, and the bound runs from the data's arrival, as the
+ * delayed ACK's does) or kept when due sooner, and true is returned; any segment sent
+ * before carries the ACK and cancels it. The promise covers
  * the bytes its user had taken: data that came after (RCV.NXT moved on) voids it. Never
  * for an ACK owed at once (ack_now: out of order, a hole filled, a duplicate, a FIN,
  * tcp_ack_every segments), SACK or D-SACK blocks to report, outside ESTABLISHED, nor when
@@ -1700,7 +1702,7 @@ static bool tcp_ack_held(struct tcp_sock *s)
 		most = tcp_rcv_window_max(s);
 	if (left < (most < lim ? most : lim) / 2)
 		return false; /* a window update the peer may be waiting for */
-	uint64_t due = clock_now_ns() + tcp_ack_hold_ns;
+	uint64_t due = s->last_rx_ns + tcp_ack_hold_ns;
 	s->ack_pass_end = false;
 	if (!s->ack_delayed || s->ack_due_ns > due)
 		s->ack_due_ns = due;
