@@ -15,15 +15,7 @@ static uint8_t pattern[16384];
 /* Take every queued byte as the NVMe/TCP target does (fragments, released). */
 static size_t drain(struct tcp_sock *s)
 {
-	struct netdev_frag f[64];
-	size_t total = 0;
-	int n;
-	while ((n = tcp_recv_frags(s, f, 64, SIZE_MAX)) > 0)
-		for (int i = 0; i < n; i++) {
-			total += f[i].len;
-			netdev_frag_release(&f[i]);
-		}
-	return total;
+	return drain_frags(s);
 }
 
 /* A 4 KiB write capsule's three segments from seq in one receive batch (not ended). */
