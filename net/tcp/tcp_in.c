@@ -1025,7 +1025,6 @@ static inline __attribute__((always_inline)) bool rcv_cap_may_grow(const struct 
 static __attribute__((noinline)) void rx_gro_end(struct tcp_sock *s)
 {
 	tcp_rx_gro = NULL;
-	list_del(&tcp_rx_gro_mark);
 	if (rcv_cap_may_grow(s))
 		tcp_rcv_cap_grow(s);
 	unsigned ev = s->pending_events; /* (tcp_deliver_events) */
@@ -1160,8 +1159,6 @@ static inline __attribute__((always_inline)) void rx_predicted(struct netbuf *nb
 	if (tcp_sock_frees == frees || tcp_sock_alive(slot, id)) {
 		unsigned ev = s->pending_events;
 		if (ev & TCP_EV_RECV) {
-			if (!tcp_rx_gro)
-				tcp_rx_gro_hold();
 			tcp_rx_gro = s;
 			if (ev != TCP_EV_RECV) {
 				s->pending_events = TCP_EV_RECV;
@@ -1326,14 +1323,14 @@ static inline __attribute__((always_inline)) bool rx_gro_first_ok(const struct t
 }
 
 /* The gathering of the batch's segments for s begins: what rx_predicted does once per
- * batch (the peer's last segment's clock, keep-alive) and the gathering's mark. */
+ * batch (the peer's last segment's clock, keep-alive). A batch nobody ends (no
+ * netdev_rx_end) the end-of-pass poller ends (tcp_out.c tcp_tx_poll tests tcp_rx_gro). */
 static inline __attribute__((always_inline)) void rx_gro_begin(struct tcp_sock *s)
 {
 	s->last_rx_ns = clock_now_ns();
 	s->keep_probes = 0;
 	if (!s->t_keep.armed)
 		tcp_keep_arm(s);
-	tcp_rx_gro_hold();
 	tcp_rx_gro = s;
 }
 

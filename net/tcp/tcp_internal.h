@@ -543,10 +543,6 @@ void tcp_deliver_events(struct tcp_sock *s);
 /* The socket whose in-order data segments the current receive batch gathers (its
  * TCP_EV_RECV and receive-window growth wait for tcp_rx_flush), or NULL. */
 extern struct tcp_sock *tcp_rx_gro;
-/* On tcp_out.c's list of held sockets while tcp_rx_gro is set: the end-of-pass poller
- * flushes a batch nobody ended (tcp_rx_batch_end). */
-extern struct list_node tcp_rx_gro_mark;
-void tcp_rx_gro_hold(void);
 
 /* tcp.c */
 extern struct mm_pool tcp_rxent_pool;

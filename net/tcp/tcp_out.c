@@ -38,6 +38,31 @@ static inline __attribute__((always_inline)) void ack_went(struct tcp_sock *s)
 	s->segs_unacked = 0;
 }
 
+/* What tcp_rcv_window_max(s) is with both of s's queues empty, and an upper bound of it
+ * whatever they hold, read from s's win_full (tcp_internal.h) while that is valid: not 0
+ * (every writer of rcv_cap and mss zeroes it), computed for the bytes per buffer of the
+ * interface's MTU now (win_bpb), and the device lends buffers (tcp_rcv_space then bounds
+ * by rcv_cap as win_full does); 0 when not known. Both callers (tcp_advertise,
+ * tcp_ack_held) compute tcp_rcv_window_max(s) when it is 0. Two compares with the device
+ * instead of tcp_rcv_space's sums and products. */
+static inline __attribute__((always_inline)) uint32_t rcv_window_max_known(const struct tcp_sock *s)
+{
+	const struct netdev *d = net_if0.dev;
+
+	if (!s->win_full || !d || !d->rx_bufs || d->mtu <= 40 || s->win_bpb != d->mtu - 40)
+		return 0;
+	return s->win_full;
+}
+
+/* Would a window of at most most bytes (scaled as WINDOW can say) leave the advertised
+ * edge where it is (tcp_advertise: it moves by an MSS or more)? No side effect. */
+static inline __attribute__((always_inline)) bool adv_edge_stays(const struct tcp_sock *s, uint32_t most)
+{
+	uint32_t lim = (uint32_t)0xffff << s->rcv_wscale, edge_max = s->rcv_nxt + (most < lim ? most : lim);
+
+	return !SEQ_GT(edge_max, s->rcv_adv) || edge_max - s->rcv_adv < s->mss;
+}
+
 /* The right edge to advertise: never shrinks (RFC 9293 3.8.6.2.2); moved only by at
  * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). */
 static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
@@ -51,12 +76,12 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 		 * every pass, a command capsule; after bulk data the edge moves and the test
 		 * would only cost). The edge moves only by an MSS or more: when even the
 		 * window's upper bound (queues and limit, no buffer budget) would not move it
-		 * that far, the budget's sums need not be walked. */
-		uint32_t most = tcp_rcv_window_max(s), lim = (uint32_t)0xffff << s->rcv_wscale;
-		if (most > lim)
-			most = lim;
-		uint32_t edge_max = s->rcv_nxt + most;
-		if (!SEQ_GT(edge_max, s->rcv_adv) || edge_max - s->rcv_adv < s->mss) {
+		 * that far, the budget's sums need not be walked. That bound is first taken
+		 * from win_full (rcv_window_max_known: exact with the queues empty, the common
+		 * case, at least it otherwise): when even that would not move the edge, the exact
+		 * bound would not either, and the answer is the same without computing it. */
+		uint32_t known = rcv_window_max_known(s);
+		if ((known && adv_edge_stays(s, known)) || adv_edge_stays(s, tcp_rcv_window_max(s))) {
 			s->adv_fresh = s->out_pass;
 			return s->rcv_adv - s->rcv_nxt;
 		}
@@ -1803,8 +1828,10 @@ static int tcp_txwait_turns(void);
 
 /*
  * The batch ACK s owes may wait for the answer its user promised (tcp_ack_hold, tcp.h):
- * then t_delack is armed net.tcp_ack_hold_us ahead (or kept when due sooner) and true is
- * returned; any segment sent before carries the ACK and cancels it. The promise covers
+ * then t_delack is armed net.tcp_ack_hold_us after the batch's clock (last_rx_ns, when its
+ * last segment came: no clock is read, and the bound runs from the data's arrival, as the
+ * delayed ACK's does) or kept when due sooner, and true is returned; any segment sent
+ * before carries the ACK and cancels it. The promise covers
  * the bytes its user had taken: data that came after (RCV.NXT moved on) voids it. Never
  * for an ACK owed at once (ack_now: out of order, a hole filled, a duplicate, a FIN,
  * tcp_ack_every segments), SACK or D-SACK blocks to report, outside ESTABLISHED, nor when
@@ -1826,10 +1853,15 @@ static bool tcp_ack_held(struct tcp_sock *s)
 	    s->state != TCP_ESTABLISHED || !list_empty(&s->ooo) || s->dsack || s->rwnd_starved)
 		return false;
 	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
-	uint32_t most = tcp_rcv_window_max(s), lim = (uint32_t)0xffff << s->rcv_wscale;
+	/* (the user took every byte: RCV.NXT is where it was promised, so the receive queue
+	 * holds no byte; with no fragment in either queue either, win_full is the bound) */
+	uint32_t most = (s->rxq_frags | s->ooo_frags) ? 0 : rcv_window_max_known(s);
+	uint32_t lim = (uint32_t)0xffff << s->rcv_wscale;
+	if (!most)
+		most = tcp_rcv_window_max(s);
 	if (left < (most < lim ? most : lim) / 2)
 		return false; /* a window update the peer may be waiting for */
-	uint64_t due = clock_now_ns() + tcp_ack_hold_ns;
+	uint64_t due = s->last_rx_ns + tcp_ack_hold_ns;
 	s->ack_pass_end = false;
 	if (!s->ack_delayed || s->ack_due_ns > due)
 		s->ack_due_ns = due;
@@ -1839,16 +1871,6 @@ static bool tcp_ack_held(struct tcp_sock *s)
 		timer_arm(&timer_default_queue, &s->t_delack, due);
 	tcp_counters.ack_holds++;
 	return true;
-}
-
-struct list_node tcp_rx_gro_mark = LIST_HEAD_INIT(tcp_rx_gro_mark);
-
-/* tcp_rx_gro became set: the mark at the head of tcp_held, so that the end-of-pass poller
- * flushes a batch nobody ended (tcp_rx_flush takes the mark off). */
-void tcp_rx_gro_hold(void)
-{
-	if (list_empty(&tcp_rx_gro_mark))
-		list_add_head(&tcp_held, &tcp_rx_gro_mark);
 }
 
 /* The end of a receive batch or poll pass: the turns of the sockets waiting for ring room
@@ -1863,9 +1885,6 @@ int tcp_rx_batch_end(void)
 	while (!list_empty(&tcp_held)) {
 		struct list_node *it = tcp_held.next;
 		list_del(it);
-		if (it == &tcp_rx_gro_mark)
-			continue; /* (flushed above; its socket was freed, or an event handler of
-				   * a socket pushed below starts no receive batch) */
 		if (it == &tcp_txwait_mark) {
 			if (!turned) /* once a pass (a held socket may join the line after them) */
 				n += tcp_txwait_turns();
@@ -1918,11 +1937,13 @@ static void tcp_txwait_force(struct tcp_sock *s)
 	tcp_txwait_turn = false;
 }
 
-/* Every pass pays only the test. */
+/* Every pass pays only the tests: sockets held (tcp_held, with tcp_txwait_mark while
+ * sockets wait for ring room) or a receive batch nobody ended (tcp_rx_gro: tested here,
+ * once a pass, instead of a mark put on tcp_held and taken off again every batch). */
 static int tcp_tx_poll(unsigned budget)
 {
 	(void)budget;
-	return list_empty(&tcp_held) ? 0 : tcp_rx_batch_end();
+	return list_empty(&tcp_held) && !tcp_rx_gro ? 0 : tcp_rx_batch_end();
 }
 POLLER(tcp_tx, tcp_tx_poll);
 

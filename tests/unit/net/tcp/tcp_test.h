@@ -129,6 +129,21 @@ static inline void sent_in_order_acked(struct tcp_sock *s, uint32_t iss, unsigne
 	cr_assert_eq(i.retransmits, 0, "nothing sent twice");
 }
 
+/* Take every queued byte of s as the NVMe/TCP target does (its fragments, released).
+ * Returns the bytes taken. */
+static inline size_t drain_frags(struct tcp_sock *s)
+{
+	struct netdev_frag f[64];
+	size_t total = 0;
+	int n;
+	while ((n = tcp_recv_frags(s, f, 64, SIZE_MAX)) > 0)
+		for (int i = 0; i < n; i++) {
+			total += f[i].len;
+			netdev_frag_release(&f[i]);
+		}
+	return total;
+}
+
 /* Passive open on SRV_PORT from a peer with initial sequence piss. Returns our ISS. */
 static inline uint32_t open_passive(struct tcp_sock **l, uint32_t piss, uint16_t wnd, const uint8_t *opts,
 				    size_t optlen)

@@ -15,15 +15,7 @@ static uint8_t pattern[16384];
 /* Take every queued byte as the NVMe/TCP target does (fragments, released). */
 static size_t drain(struct tcp_sock *s)
 {
-	struct netdev_frag f[64];
-	size_t total = 0;
-	int n;
-	while ((n = tcp_recv_frags(s, f, 64, SIZE_MAX)) > 0)
-		for (int i = 0; i < n; i++) {
-			total += f[i].len;
-			netdev_frag_release(&f[i]);
-		}
-	return total;
+	return drain_frags(s);
 }
 
 /* A 4 KiB write capsule's three segments from seq in one receive batch (not ended). */
@@ -224,5 +216,29 @@ Test(tcp_ackhold, batch_ack_owed_survives_a_pass_that_sends_nothing)
 	cr_assert_eq(fnd.ntx, 1, "the batch ACK goes at the batch's end, not 40 ms later");
 	cr_assert_eq(txseg(0)->len, 0);
 	cr_assert_eq(txseg(0)->ack, 1001 + 2920);
+	down(s, l);
+}
+
+/* The hold's bound runs from the batch's clock (its last segment's arrival), not from the
+ * batch's end: time spent between the two (the user's work, other pollers) counts. */
+Test(tcp_ackhold, the_bound_runs_from_the_data_s_arrival)
+{
+	struct tcp_sock *l;
+	uint32_t iss;
+	struct tcp_sock *s = up(&l, &iss);
+	const uint64_t hold = TCP_ACK_HOLD_US_DEFAULT * 1000ull, spent = hold / 4;
+
+	uint32_t end = capsule(1001, iss + 1);
+	advance(spent);
+	drain(s);
+	tcp_ack_hold(s);
+	tcp_rx_batch_end();
+	cr_assert_eq(fnd.ntx, 0, "held");
+	advance(hold - spent - 1000);
+	cr_assert_eq(fnd.ntx, 0);
+	advance(1000);
+	cr_assert_eq(fnd.ntx, 1, "sent alone net.tcp_ack_hold_us after the data came");
+	cr_assert_eq(lastseg()->ack, end);
+	cr_assert_eq(tcp_stats()->ack_hold_expired, 1);
 	down(s, l);
 }
