@@ -40,6 +40,21 @@ static void send_pattern(struct tcp_sock *s, size_t len)
 	tcp_flush(s);
 }
 
+/* The end of a capture: the frames sent in got[run] (none in a train when train is off),
+ * all len bytes acknowledged, each of the nfrags fragments' references released once, the
+ * connection and its listener l closed. */
+static void capture_end(unsigned run, bool train, struct tcp_sock *l, uint32_t iss, size_t len, unsigned nfrags)
+{
+	ngot[run] = fnd.ntx;
+	memcpy(got[run], fnd.tx, fnd.ntx * sizeof(fnd.tx[0]));
+	if (!train)
+		cr_assert_eq(fnd.tx_trains, 0);
+	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)len, 65535, NULL, 0, NULL, 0);
+	cr_assert_eq(frags_released, nfrags, "each fragment's reference released once");
+	tcp_abort(accepted);
+	close_listener(l);
+}
+
 /* On a fresh stack (trains on or off), len bytes in one pass: the frames captured in
  * got[run]; then everything acknowledged and the connection closed. */
 static void capture_run(unsigned run, size_t len, bool train)
@@ -52,14 +67,7 @@ static void capture_run(unsigned run, size_t len, bool train)
 	frags_released = 0;
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
 	send_pattern(accepted, len);
-	ngot[run] = fnd.ntx;
-	memcpy(got[run], fnd.tx, fnd.ntx * sizeof(fnd.tx[0]));
-	if (!train)
-		cr_assert_eq(fnd.tx_trains, 0);
-	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)len, 65535, NULL, 0, NULL, 0);
-	cr_assert_eq(frags_released, 1, "the fragment's reference frags_released once");
-	tcp_abort(accepted);
-	close_listener(l);
+	capture_end(run, train, l, iss, len, 1);
 }
 
 /* Frames of both runs equal byte for byte but for the IPv4 identification and header
@@ -107,11 +115,12 @@ Test(tcp_train, frames_on_the_wire_are_the_lone_frames_path)
 }
 
 /* Queue len bytes of pattern as three fragments, the middle one [a, b) in device memory
- * (the NIC gathers it by bus address: a pointer here), on a fresh stack (trains on or off),
- * and send them in one pass: the frames in got[run], the payload bytes TCP counted by
- * class in dev_bytes[run]; then everything acknowledged and the connection closed. */
+ * (the NIC gathers it by bus address: a pointer here, at most dev_max bytes a frame), on a
+ * fresh stack (trains on or off), and send them all: the frames in got[run], the payload
+ * bytes TCP counted by class in dev_bytes[run]; then everything acknowledged and the
+ * connection closed. */
 static uint64_t dev_bytes[2], host_bytes[2];
-static void capture_mixed(unsigned run, size_t len, size_t a, size_t b, bool train)
+static void capture_mixed(unsigned run, size_t len, size_t a, size_t b, bool train, unsigned dev_max)
 {
 	struct tcp_sock *l;
 	struct netdev_frag f[3] = {
@@ -125,7 +134,7 @@ static void capture_mixed(unsigned run, size_t len, size_t a, size_t b, bool tra
 		fnd.dev.features &= ~NETDEV_F_TX_TRAIN;
 	fnd.dev.features |= NETDEV_F_TX_GATHER_DEV;
 	fnd.dev.tx_dev_frags = 1;
-	fnd.dev.tx_dev_bytes = 4096;
+	fnd.dev.tx_dev_bytes = dev_max;
 	fnd.tx_trains = fnd.tx_train_dev_frames = 0;
 	frags_released = 0;
 	uint64_t dev0 = tcp_stats()->tx_payload_device, host0 = tcp_stats()->tx_payload_host;
@@ -133,17 +142,12 @@ static void capture_mixed(unsigned run, size_t len, size_t a, size_t b, bool tra
 	accepted->cwnd = 40 * 1460;
 	cr_assert_eq(tcp_send_frags(accepted, f, 3), 0);
 	tcp_flush(accepted);
-	ngot[run] = fnd.ntx;
-	memcpy(got[run], fnd.tx, fnd.ntx * sizeof(fnd.tx[0]));
+	while (accepted->snd_nxt != iss + 1 + (uint32_t)len && poll_pass()) /* (frames cut short: pass by pass) */
+		;
 	dev_bytes[run] = tcp_stats()->tx_payload_device - dev0;
 	host_bytes[run] = tcp_stats()->tx_payload_host - host0;
 	cr_assert_eq(fnd.tx_over_limit, 0, "no frame beyond the device's gather limits");
-	if (!train)
-		cr_assert_eq(fnd.tx_trains, 0);
-	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)len, 65535, NULL, 0, NULL, 0);
-	cr_assert_eq(frags_released, 3, "each fragment's reference released once");
-	tcp_abort(accepted);
-	close_listener(l);
+	capture_end(run, train, l, iss, len, 3);
 }
 
 /* Device-memory payload (the CMB mode's read data) goes in trains too, within the device's
@@ -157,10 +161,10 @@ Test(tcp_train, device_memory_payload_goes_in_trains_with_the_lone_frames_bytes)
 	fill();
 	for (unsigned c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
 		size_t a = cuts[c][0], b = cuts[c][1], len = b + 5 * 1460 + 99;
-		capture_mixed(0, len, a, b, false);
+		capture_mixed(0, len, a, b, false, 4096);
 		net_teardown();
 		net_test_start(TRAIN_FEATURES);
-		capture_mixed(1, len, a, b, true);
+		capture_mixed(1, len, a, b, true, 4096);
 		/* all but the device part's first frame (alone after the train before it: a
 		 * train's payload is of one class) and the one it shares with host memory */
 		cr_assert_geq(fnd.tx_train_dev_frames, (b - a) / 1460 - 2, "cut %u: %llu device frames in trains", c,
@@ -176,40 +180,18 @@ Test(tcp_train, device_memory_payload_goes_in_trains_with_the_lone_frames_bytes)
 }
 
 /* Nor does a train carry a device piece longer than tx_dev_bytes: with a limit under the
- * MSS, device-memory segments are cut to it on the lone-frame path, and stay there. */
+ * MSS, device-memory segments go alone, cut to it, as on the lone-frame path. */
 Test(tcp_train, no_train_of_device_pieces_past_the_devices_limit)
 {
 	fill();
 	size_t a = 1460, b = 1460 + 20 * 1460, len = b + 5 * 1460;
-	capture_mixed(0, len, a, b, false);
+	capture_mixed(0, len, a, b, false, 1000);
 	net_teardown();
 	net_test_start(TRAIN_FEATURES);
-	fnd.dev.tx_dev_bytes = 1000; /* (capture_mixed sets 4096: here by hand) */
-	struct tcp_sock *l;
-	struct netdev_frag f[3] = {
-		{ .addr = dma_addr_host(pattern), .len = (uint32_t)a, .owner = &counting_owner },
-		{ .addr = dma_addr_device((uint64_t)(uintptr_t)(pattern + a)), .len = (uint32_t)(b - a),
-		  .owner = &counting_owner, .provider = 2 },
-		{ .addr = dma_addr_host(pattern + b), .len = (uint32_t)(len - b), .owner = &counting_owner },
-	};
-	fnd.dev.features |= NETDEV_F_TX_GATHER_DEV;
-	fnd.dev.tx_dev_frags = 1;
-	fnd.tx_trains = 0;
-	frags_released = 0;
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	accepted->cwnd = 40 * 1460;
-	cr_assert_eq(tcp_send_frags(accepted, f, 3), 0);
-	tcp_flush(accepted);
-	cr_assert_eq(fnd.tx_over_limit, 0, "no device piece past tx_dev_bytes");
-	for (unsigned i = 0; i < fnd.ntx; i++)
-		cr_assert_leq(fnd.tx[i].len, 14 + 20 + 20 + 1460);
-	while (fnd.ntx && tcp_stats()->tx_payload_device < b - a) /* the rest, pass by pass */
-		if (!poll_pass())
-			break;
-	cr_assert_eq(tcp_stats()->tx_payload_device, b - a);
-	peer_seg(TCP_ACK, 1001, iss + 1 + (uint32_t)len, 65535, NULL, 0, NULL, 0);
-	tcp_abort(accepted);
-	close_listener(l);
+	capture_mixed(1, len, a, b, true, 1000); /* (no frame past the limit: asserted there) */
+	cr_assert_eq(fnd.tx_train_dev_frames, 0, "no device piece in a train");
+	assert_same_frames(len);
+	cr_assert_eq(dev_bytes[1], b - a);
 }
 
 /* A train the ring has no room for is refused whole: none of its frames goes out, SND.NXT
