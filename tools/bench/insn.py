@@ -36,11 +36,11 @@ BOUNDS = {
     "write-4k": 4000,
     "read-4k": 4100,
     "write-128k": 34300,
-    "read-128k": 21800,
+    "read-128k": 21500,
     "write-4k-ddgst": 37600,
     "read-4k-ddgst": 37300,
     "read-4k-cmb": 4100,
-    "read-128k-cmb": 19200,
+    "read-128k-cmb": 18700,
     "write-4k-qd16": 4100,
     "read-4k-qd16": 3800,
 }
