@@ -38,6 +38,22 @@ static unsigned take_all(struct tcp_sock *s, unsigned first)
 	}
 }
 
+static struct tcp_sock *lsn;
+
+/* An established socket with nothing queued (its listener in lsn). */
+static struct tcp_sock *sock_open(void)
+{
+	open_passive(&lsn, 1000, 65535, opt_mss1460, 4);
+	cr_assert_eq(accepted->sndents, 0);
+	return accepted;
+}
+
+static void sock_close(struct tcp_sock *s)
+{
+	tcp_abort(s);
+	close_listener(lsn);
+}
+
 static void give_all(struct tcp_sock *s, unsigned n, unsigned borrowed0)
 {
 	while (n)
@@ -49,28 +65,22 @@ static void give_all(struct tcp_sock *s, unsigned n, unsigned borrowed0)
 /* The per-socket bound: the reserve and TCP_SNDENT_BORROW_MAX more, exactly. */
 Test(tcp_sndent_share, a_socket_takes_its_reserve_and_borrow_max_exactly)
 {
-	struct tcp_sock *l;
-	open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
+	struct tcp_sock *s = sock_open();
 	unsigned borrowed0 = tcp_sndents_borrowed;
-	cr_assert_eq(s->sndents, 0);
 	cr_assert_eq(tcp_sndent_room(s), MOST);
 	unsigned n = take_all(s, 0);
 	cr_assert_eq(n, MOST);
 	cr_assert_eq(tcp_sndents_borrowed - borrowed0, TCP_SNDENT_BORROW_MAX);
 	give_all(s, n, borrowed0);
 	cr_assert_eq(tcp_sndent_room(s), MOST);
-	tcp_abort(s);
-	close_listener(l);
+	sock_close(s);
 }
 
 /* The shared bound: with other sockets holding all of the shared part but k entries, a
  * socket gets its reserve and k more, exactly; with all of it held, its reserve alone. */
 Test(tcp_sndent_share, the_shared_part_bounds_what_a_socket_borrows)
 {
-	struct tcp_sock *l;
-	open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
+	struct tcp_sock *s = sock_open();
 	unsigned borrowed0 = tcp_sndents_borrowed;
 	static const unsigned left[] = { 0, 1, 2, 7, TCP_SNDENT_BORROW_MAX - 1 };
 	for (unsigned i = 0; i < sizeof(left) / sizeof(left[0]); i++) {
@@ -82,17 +92,14 @@ Test(tcp_sndent_share, the_shared_part_bounds_what_a_socket_borrows)
 		give_all(s, n, others);
 	}
 	tcp_sndents_borrowed = borrowed0;
-	tcp_abort(s);
-	close_listener(l);
+	sock_close(s);
 }
 
 /* Entries taken past the reserve, some given back and taken again: the counts follow, and
  * the bound holds from any point (not only from an empty queue). */
 Test(tcp_sndent_share, borrowing_again_after_giving_back_keeps_the_bound)
 {
-	struct tcp_sock *l;
-	open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
+	struct tcp_sock *s = sock_open();
 	unsigned borrowed0 = tcp_sndents_borrowed;
 	unsigned n = take_all(s, 0);
 	cr_assert_eq(n, MOST);
@@ -109,6 +116,5 @@ Test(tcp_sndent_share, borrowing_again_after_giving_back_keeps_the_bound)
 	n += take_all(s, n);
 	cr_assert_eq(n, MOST);
 	give_all(s, n, borrowed0);
-	tcp_abort(s);
-	close_listener(l);
+	sock_close(s);
 }
