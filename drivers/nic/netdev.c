@@ -514,22 +514,61 @@ static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf 
 	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, true);
 }
 
-/* netbuf_free with fragments attached: each goes back to its owner first (the slots are not
- * cleared: past nfrags, 0 now, nothing is read). Two fragments and no header buffer (a
- * transmitted frame gathering a PDU header and a piece of payload): the netbuf goes back
- * to the pool first, then the fragments, the second's release a tail call; refused by the
- * pool, counted, and both fragments back all the same. */
-static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
+/* Is any of nb's fragments past the first (of n, 1 .. NETBUF_MAX_FRAGS) owned? Their owner
+ * pointers or-ed together, unrolled: one instruction a slot where a test and a branch in a
+ * loop took six. */
+static inline __attribute__((always_inline)) bool netbuf_owned_past_first(const struct netbuf *nb, unsigned n)
+{
+	const struct netdev_frag *f = nb->frags;
+	uintptr_t any = 0;
+
+	_Static_assert(NETBUF_MAX_FRAGS == 8, "netbuf_owned_past_first unrolls 8 slots");
+	switch (n) {
+	case 8: any |= (uintptr_t)f[7].owner; /* fall through */
+	case 7: any |= (uintptr_t)f[6].owner; /* fall through */
+	case 6: any |= (uintptr_t)f[5].owner; /* fall through */
+	case 5: any |= (uintptr_t)f[4].owner; /* fall through */
+	case 4: any |= (uintptr_t)f[3].owner; /* fall through */
+	case 3: any |= (uintptr_t)f[2].owner; /* fall through */
+	case 2: any |= (uintptr_t)f[1].owner; /* fall through */
+	default: break;
+	}
+	return any != 0;
+}
+
+/* netbuf_free with fragments attached (unlink: netbuf_free_end's). A frame train whose
+ * fragments past the first have no owner (tcp_out.c: a train's pieces of one entry hold one
+ * reference, the first's; most trains of a long read are one entry's) and no header
+ * buffer to give back (headers in the pool's storage) goes as a one-fragment frame does:
+ * the netbuf back to the pool, then the first fragment's release, a tail call, with no walk
+ * of the slots. Anything else: each fragment back to its owner in order (the slots are not
+ * cleared: past nfrags, 0 now, nothing is read), then netbuf_free_end. */
+static inline __attribute__((always_inline)) void netbuf_free_frags_walk(struct netbuf *nb, bool unlink)
 {
 	unsigned n = nb->nfrags;
 
 	nb->nfrags = 0;
+	if (!nb->hdr_owner && !netbuf_owned_past_first(nb, n))
+		return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token, unlink);
 	for (unsigned i = 0; i < n; i++) {
 		struct netdev_frag_owner *o = nb->frags[i].owner;
 		if (o)
 			o->release(o, nb->frags[i].token);
 	}
-	netbuf_free_end(nb);
+	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, unlink);
+}
+
+/* netbuf_free with three fragments or more, or a header buffer and fragments. */
+static __attribute__((noinline)) void netbuf_free_frags(struct netbuf *nb)
+{
+	netbuf_free_frags_walk(nb, true);
+}
+
+/* netbuf_free_frags for netbuf_tx_done (nb on no list: no unlink): every frame train's
+ * completion. */
+static __attribute__((noinline)) void netbuf_tx_free_frags(struct netbuf *nb)
+{
+	netbuf_free_frags_walk(nb, false);
 }
 
 /* netbuf_free of a pool netbuf, in one walk: without fragments (most received frames:
@@ -562,7 +601,7 @@ static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf
 		return netbuf_put_release(nb, o1, t1, unlink);
 	}
 	if (n)
-		return netbuf_free_frags(nb);
+		return unlink ? netbuf_free_frags(nb) : netbuf_tx_free_frags(nb);
 	netbuf_free_end(nb);
 }
 
