@@ -483,39 +483,19 @@ static inline void tcp_sndent_init(struct tcp_sndent *e, struct tcp_sock *s)
 	e->sock_id = s->id;
 	e->slot = s->slot;
 }
-/* tcp_sndent_alloc past s's share or with the pool empty (NULL, counted by the pool when
- * it is empty; otherwise as tcp_sndent_alloc). */
+/* tcp_sndent_alloc beyond s's reserve or with the pool empty (a borrowed entry, or NULL). */
 struct tcp_sndent *tcp_sndent_alloc_slow(struct tcp_sock *s);
-/* tcp_sndent_alloc's taking of an entry for s from a pool that has one;
- * borrowed: past the reserve, counted in the shared part as tcp_sndent_free_own uncounts it. */
-static inline __attribute__((always_inline)) struct tcp_sndent *tcp_sndent_take(struct tcp_sock *s, bool borrowed)
-{
-	struct tcp_sndent *e = mm_pool_take(&tcp_sndent_pool);
-	s->sndents++;
-	if (borrowed)
-		tcp_sndents_borrowed++;
-	tcp_sndent_init(e, s);
-	return e;
-}
 /* One send entry for s within its share (node, seq and frag for the caller to set), or
- * NULL. Inline, with no share summed: tcp_sndent_room(s) > 0 is, term by term, "within the
- * reserve (sndents < TCP_SNDENT_RESERVE), or below both the socket's borrowing bound
- * (sndents < TCP_SNDENT_RESERVE + TCP_SNDENT_BORROW_MAX) and the shared part's
- * (tcp_sndents_borrowed < TCP_SNDENT_SHARED)", told by comparisons: within the reserve
- * (every PDU's entries at queue depth 1) one, as before; past it (a socket at queue depth
- * 16 holds ~48) three, where the call into tcp_pools.c and the sums cost ~30 instructions
- * an entry (~94 a 4 KiB read at queue depth 16). Anything refused goes to
- * tcp_sndent_alloc_slow, which refuses it as before. */
+ * NULL. Inline: within the socket's reserve (every small PDU's entries) no share needs
+ * summing, and the call into tcp_pools.c cost ~15 instructions an entry, ~50 a 4 KiB read. */
 static inline struct tcp_sndent *tcp_sndent_alloc(struct tcp_sock *s)
 {
-	unsigned n = s->sndents;
-
-	if (__builtin_expect(n < TCP_SNDENT_RESERVE && mm_pool_has_free(&tcp_sndent_pool), 1))
-		return tcp_sndent_take(s, false);
-	if (n >= TCP_SNDENT_RESERVE && n < TCP_SNDENT_RESERVE + TCP_SNDENT_BORROW_MAX &&
-	    tcp_sndents_borrowed < TCP_SNDENT_SHARED && mm_pool_has_free(&tcp_sndent_pool))
-		return tcp_sndent_take(s, true);
-	return tcp_sndent_alloc_slow(s);
+	if (__builtin_expect(s->sndents >= TCP_SNDENT_RESERVE || !mm_pool_has_free(&tcp_sndent_pool), 0))
+		return tcp_sndent_alloc_slow(s);
+	struct tcp_sndent *e = mm_pool_take(&tcp_sndent_pool);
+	s->sndents++;
+	tcp_sndent_init(e, s);
+	return e;
 }
 
 /* Free e, an entry of s's send queue (s alive, e unlinked, no frame referring to it):
