@@ -548,7 +548,13 @@ static void window_update(struct tcp_sock *s)
 	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	/* The test is monotone in the window: when even the bound without the buffer budget
 	 * would not be announced, the budget's sums need not be walked (the usual case: a user
-	 * that takes each segment as it comes leaves the window where it was). */
+	 * that takes each segment as it comes leaves the window where it was). That bound is
+	 * first taken from win_full (tcp_rcv_window_max_known: at least the bound whatever the
+	 * queues hold) instead of tcp_rcv_space's sums: when even it is not announced, neither
+	 * is the exact bound. */
+	uint32_t known = tcp_rcv_window_max_known(s);
+	if (known && !window_update_due(s, known, adv))
+		return;
 	if (!window_update_due(s, tcp_rcv_window_max(s), adv))
 		return;
 	if (window_update_due(s, tcp_rcv_window(s), adv))

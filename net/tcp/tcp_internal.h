@@ -320,6 +320,21 @@ static inline uint32_t tcp_rcv_window_max(const struct tcp_sock *s)
 	bool budgeted;
 	return (uint32_t)tcp_rcv_space(s, &budgeted);
 }
+/* What tcp_rcv_window_max(s) is with both of s's queues empty, and an upper bound of it
+ * whatever they hold, read from s's win_full (above) while that is valid: not 0
+ * (every writer of rcv_cap and mss zeroes it), computed for the bytes per buffer of the
+ * interface's MTU now (win_bpb), and the device lends buffers (tcp_rcv_space then bounds
+ * by rcv_cap as win_full does); 0 when not known. Its callers (tcp_advertise,
+ * tcp_ack_held, window_update) compute tcp_rcv_window_max(s) when it is 0. Two compares
+ * with the device instead of tcp_rcv_space's sums and products. */
+static inline __attribute__((always_inline)) uint32_t tcp_rcv_window_max_known(const struct tcp_sock *s)
+{
+	const struct netdev *d = net_if0.dev;
+
+	if (!s->win_full || !d || !d->rx_bufs || d->mtu <= 40 || s->win_bpb != d->mtu - 40)
+		return 0;
+	return s->win_full;
+}
 /* s's state, RCV.NXT, advertised edge or out-of-order count changed: update the sums
  * every window is computed from (call after the change; cheap). */
 void tcp_budget_note(struct tcp_sock *s);

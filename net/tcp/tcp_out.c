@@ -38,22 +38,6 @@ static inline __attribute__((always_inline)) void ack_went(struct tcp_sock *s)
 	s->segs_unacked = 0;
 }
 
-/* What tcp_rcv_window_max(s) is with both of s's queues empty, and an upper bound of it
- * whatever they hold, read from s's win_full (tcp_internal.h) while that is valid: not 0
- * (every writer of rcv_cap and mss zeroes it), computed for the bytes per buffer of the
- * interface's MTU now (win_bpb), and the device lends buffers (tcp_rcv_space then bounds
- * by rcv_cap as win_full does); 0 when not known. Both callers (tcp_advertise,
- * tcp_ack_held) compute tcp_rcv_window_max(s) when it is 0. Two compares with the device
- * instead of tcp_rcv_space's sums and products. */
-static inline __attribute__((always_inline)) uint32_t rcv_window_max_known(const struct tcp_sock *s)
-{
-	const struct netdev *d = net_if0.dev;
-
-	if (!s->win_full || !d || !d->rx_bufs || d->mtu <= 40 || s->win_bpb != d->mtu - 40)
-		return 0;
-	return s->win_full;
-}
-
 /* Would a window of at most most bytes (scaled as WINDOW can say) leave the advertised
  * edge where it is (tcp_advertise: it moves by an MSS or more)? No side effect. */
 static inline __attribute__((always_inline)) bool adv_edge_stays(const struct tcp_sock *s, uint32_t most)
@@ -77,10 +61,10 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 		 * would only cost). The edge moves only by an MSS or more: when even the
 		 * window's upper bound (queues and limit, no buffer budget) would not move it
 		 * that far, the budget's sums need not be walked. That bound is first taken
-		 * from win_full (rcv_window_max_known: exact with the queues empty, the common
+		 * from win_full (tcp_rcv_window_max_known: exact with the queues empty, the common
 		 * case, at least it otherwise): when even that would not move the edge, the exact
 		 * bound would not either, and the answer is the same without computing it. */
-		uint32_t known = rcv_window_max_known(s);
+		uint32_t known = tcp_rcv_window_max_known(s);
 		if ((known && adv_edge_stays(s, known)) || adv_edge_stays(s, tcp_rcv_window_max(s))) {
 			s->adv_fresh = s->out_pass;
 			return s->rcv_adv - s->rcv_nxt;
@@ -1855,7 +1839,7 @@ static bool tcp_ack_held(struct tcp_sock *s)
 	uint32_t left = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	/* (the user took every byte: RCV.NXT is where it was promised, so the receive queue
 	 * holds no byte; with no fragment in either queue either, win_full is the bound) */
-	uint32_t most = (s->rxq_frags | s->ooo_frags) ? 0 : rcv_window_max_known(s);
+	uint32_t most = (s->rxq_frags | s->ooo_frags) ? 0 : tcp_rcv_window_max_known(s);
 	uint32_t lim = (uint32_t)0xffff << s->rcv_wscale;
 	if (!most)
 		most = tcp_rcv_window_max(s);
