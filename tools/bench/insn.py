@@ -35,7 +35,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 3900,
     "read-4k": 3900,
-    "write-128k": 34100,
+    "write-128k": 34000,
     "read-128k": 21300,
     "write-4k-ddgst": 37500,
     "read-4k-ddgst": 37200,
