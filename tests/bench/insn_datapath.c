@@ -158,7 +158,6 @@ static int run_job(const struct job *j, unsigned n)
 		rc = one_io(j, i, i >= WARMUP);
 	}
 	passes = d.passes - passes, in = d.frames_in - in, out = d.frames_out - out;
-	(void)qd_ios;
 	if (rc == 0 && j->cmb && dp_cmb_allocs < WARMUP + n) {
 		fprintf(stderr, "insn: %s: %u reads took device memory for their data, not %u\n", j->name,
 			dp_cmb_allocs, WARMUP + n);

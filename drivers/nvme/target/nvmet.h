@@ -208,8 +208,6 @@ struct nvmet_bdev {
 	const void *priv_hint;           /* the backend's own (NVMe: the namespace it last found) */
 	uint32_t priv_gen;               /* the backend's own (NVMe: the controller's gen when the
 					  * namespace and the I/O queues were last found usable) */
-	unsigned next_q;                 /* (unused: the NVMe backend's queue of the next command is
-					  * its route's next_q) */
 	char name[24];
 	/* the backend's own (NVMe: the controller, namespace and queue rotation of its
 	 * Reads/Writes, set at open, its c cleared at close) */

@@ -595,7 +595,7 @@ static void rr_bio_done(struct nvmet_bio *bio, int rc)
 	rr_done++;
 }
 
-/* Round robin over the controller's I/O queues is per namespace (nvmet_bdev.next_q), not
+/* Round robin over the controller's I/O queues is per namespace (the namespace route's next_q), not
  * one counter for the file: each namespace starts at queue 0 and alternates on its own,
  * whatever another namespace submitted meanwhile. */
 Test(durable, io_queue_round_robin_is_per_namespace)
