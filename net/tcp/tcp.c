@@ -879,10 +879,12 @@ static inline __attribute__((always_inline)) void *send_place_at(struct tcp_sock
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
 	if (!e || !e->cap || e->cap - e->frag.len < len) {
-		if (len <= TCP_SNDENT_INLINE && (!e || !e->cap)) {
-			/* a PDU header, a response behind a user fragment (data) or alone: in a
-			 * new entry itself (no chunk). Behind a chunk or a full such entry (PDUs
-			 * queued one after the other), a chunk that the next ones fill. */
+		if (len <= TCP_SNDENT_INLINE && (!e || !e->cap || s->snd_nxt == s->snd_end)) {
+			/* a PDU header, a response behind a user fragment (data), alone or behind
+			 * entries all sent (under queue depth, the last PDU's response still
+			 * unacknowledged): in a new entry itself (no chunk). Behind a chunk or a
+			 * full such entry still unsent (PDUs queued one after the other), a chunk
+			 * that the next ones fill. */
 			if (!(e = sndq_add_inline(s)))
 				return send_place_refused(s);
 			return e->buf;

@@ -948,6 +948,26 @@ static inline __attribute__((always_inline)) uint32_t tcp_run_payload(struct tcp
 #define TCP_SHORT_FIRST 1u
 #define TCP_SHORT_NEXT 2u
 
+/* The entry a short run starts in (tcp_short_head, tcp_short_lay), when the run has their
+ * shape: a PDU header's entry at SND.NXT, then its data's, then perhaps a response's, the
+ * last (the run is all that is unsent, up to SND.END): the entry before the data's is the
+ * third or the second from the queue's end. Found from the end, not from the socket's cursor
+ * (at or before SND.NXT): under queue depth the cursor was dropped with an acknowledged
+ * entry, or stays on the last run's response, and the queue's head is an older PDU still
+ * unacknowledged. Otherwise any entry (the callers test that it starts at SND.NXT and has
+ * one after it). */
+static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_entry(const struct tcp_sock *s)
+{
+	const struct list_node *n = s->sndq.prev->prev, *m; /* (tcp_flush: the queue is not empty) */
+
+	if (n == &s->sndq)
+		return container_of(s->sndq.next, struct tcp_sndent, node); /* (one entry) */
+	m = n->prev; /* (with a response: the header's, the third from the end) */
+	if (m != &s->sndq && container_of(m, struct tcp_sndent, node)->seq == s->snd_nxt)
+		return container_of(m, struct tcp_sndent, node);
+	return container_of(n, struct tcp_sndent, node);
+}
+
 /* tcp_output_short's first frame's payload (tcp_run_xmit, TCP_SHORT_FIRST): a PDU header its entry
  * holds itself (TCP_SNDENT_INLINE: a C2HData header), whole at SND.NXT, is copied behind the
  * TCP header (tcp_xmit_copy_inline) and the rest of the frame is one piece of the next
@@ -959,7 +979,7 @@ static inline __attribute__((always_inline)) uint32_t tcp_short_head(struct tcp_
 								     uint32_t len, uint32_t *pay)
 {
 	const struct netdev *d = net_if0.dev;
-	struct tcp_sndent *e = s->snd_cursor ? s->snd_cursor : container_of(s->sndq.next, struct tcp_sndent, node);
+	struct tcp_sndent *e = tcp_short_entry(s);
 	uint32_t seq = s->snd_nxt;
 
 	if (e->seq != seq || e->cap != TCP_SNDENT_INLINE || e->frag.len >= len || e->node.next == &s->sndq)
@@ -1600,7 +1620,7 @@ static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(st
 									      uint32_t *copied)
 {
 	uint32_t mss = s->mss, dev_bytes = dev->tx_dev_bytes, head, off, k = 1;
-	struct tcp_sndent *e = s->snd_cursor ? s->snd_cursor : container_of(s->sndq.next, struct tcp_sndent, node);
+	struct tcp_sndent *e = tcp_short_entry(s);
 
 	if (e->seq != s->snd_nxt || e->cap != TCP_SNDENT_INLINE || (head = e->frag.len) >= mss ||
 	    e->node.next == &s->sndq || dev->tx_train_max < (left + mss - 1) / mss + 1)

@@ -12,7 +12,10 @@
  *     (an eighth of it): a zero-window peer with a full 256 KiB send queue (chargen)
  *     holds at most that, and it takes at least eight of them to empty the shared part.
  * Received chunks always borrow (dropping a received segment is a loss the peer
- * repairs; a send that cannot queue is back-pressure, see tcp.h).
+ * repairs; a send that cannot queue is back-pressure, see tcp.h). A send entry of a
+ * socket's reserve that comes back stays the socket's for its next one
+ * (tcp_sndent_give: a 4 KiB read's three entries without the pool round trips); with the
+ * entries it holds they never exceed its reserve, and they go back to the pool with it.
  *
  * A chunk or entry records its socket, the socket's slot in the socket pool and its id:
  * when the slot no longer has that id, the socket is gone (the memory came back after it:
@@ -149,17 +152,16 @@ struct tcp_sndent *tcp_sndent_alloc_slow(struct tcp_sock *s)
 void tcp_sndent_free_unlocked(struct tcp_sndent *e)
 {
 	struct tcp_sock *s = e->sock;
+	if (e->frag.owner) /* (an entry holding its bytes itself has none) */
+		netdev_frag_release(&e->frag);
 	if (alive(e->slot, e->sock_id)) {
-		if (--s->sndents >= TCP_SNDENT_RESERVE)
-			tcp_sndents_borrowed--;
+		tcp_sndent_give(s, e);
 		if (s->send_refused)
 			tcp_send_wake(s); /* room came back after the ACK: tell the waiting user */
 	} else {
 		tcp_sndents_borrowed--;
+		mm_pool_free(&tcp_sndent_pool, e);
 	}
-	if (e->frag.owner) /* (an entry holding its bytes itself has none) */
-		netdev_frag_release(&e->frag);
-	mm_pool_free(&tcp_sndent_pool, e);
 }
 
 /* --- lifecycle ------------------------------------------------------------------- */
@@ -169,6 +171,7 @@ void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot)
 {
 	s->id = ++tcp_sock_ids;
 	s->slot = (uint16_t)slot;
+	s->snd_spare = NULL;
 	slot_ids[slot] = s->id;
 }
 
@@ -176,6 +179,11 @@ void tcp_pools_sock_new(struct tcp_sock *s, unsigned slot)
  * stays counted as borrowed until it comes back. */
 void tcp_pools_sock_gone(struct tcp_sock *s)
 {
+	while (s->snd_spare) { /* (the entries it kept, tcp_sndent_give: nobody refers to them) */
+		struct tcp_sndent *e = container_of(s->snd_spare, struct tcp_sndent, node);
+		s->snd_spare = e->node.next;
+		mm_pool_free(&tcp_sndent_pool, e);
+	}
 	tcp_chunks_borrowed += s->chunks_tx - tcp_pool_over(s->chunks_tx, TCP_CHUNK_RESERVE);
 	tcp_sndents_borrowed += s->sndents - tcp_pool_over(s->sndents, TCP_SNDENT_RESERVE);
 	slot_ids[s->slot] = 0;

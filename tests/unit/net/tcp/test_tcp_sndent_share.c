@@ -118,3 +118,55 @@ Test(tcp_sndent_share, borrowing_again_after_giving_back_keeps_the_bound)
 	give_all(s, n, borrowed0);
 	sock_close(s);
 }
+
+/* Entries of its reserve a socket gives back stay its own for its next ones (no pool round
+ * trip: the pool's takes do not move while it reuses them), borrowed ones go back to the
+ * pool; what it holds and keeps together never exceed the reserve, so the pool's objects out
+ * for it are at most what they were (the reserve, or what it holds past it); the shared
+ * bound holds as before; and the kept entries go back to the pool when the socket goes. */
+Test(tcp_sndent_share, a_socket_keeps_the_entries_of_its_reserve_for_its_next_ones)
+{
+	uint64_t in_use0 = tcp_sndent_pool.in_use;
+	struct tcp_sock *s = sock_open();
+	unsigned borrowed0 = tcp_sndents_borrowed;
+
+	struct tcp_sndent *e = tcp_sndent_alloc(s);
+	cr_assert_not_null(e);
+	memset(&e->frag, 0, sizeof(e->frag));
+	e->inflight = 2;
+	e->done = true;
+	e->cap = TCP_SNDENT_INLINE;
+	tcp_sndent_free_own(s, e);
+	cr_assert_eq(s->sndents, 0);
+	uint64_t allocs = tcp_sndent_pool.allocs;
+	struct tcp_sndent *again = tcp_sndent_alloc(s);
+	cr_assert_eq(again, e, "the entry given back is the next one");
+	cr_assert_eq(tcp_sndent_pool.allocs, allocs, "not from the pool");
+	cr_assert(again->inflight == 0 && !again->done && again->cap == 0 && again->sock == s &&
+		  again->sock_id == s->id && again->slot == s->slot, "as tcp_sndent_init leaves an entry");
+	memset(&again->frag, 0, sizeof(again->frag));
+	tcp_sndent_free_own(s, again);
+
+	for (unsigned round = 0; round < 3; round++) {
+		unsigned n = take_all(s, 0);
+		cr_assert_eq(n, MOST, "round %u: the reserve and the borrowing bound, exactly", round);
+		cr_assert_eq(tcp_sndent_pool.in_use - in_use0, MOST, "round %u: nothing out of the pool past them", round);
+		give_all(s, n, borrowed0);
+		cr_assert_eq(tcp_sndent_pool.in_use - in_use0, TCP_SNDENT_RESERVE,
+			     "round %u: the reserve kept, every borrowed entry back in the pool", round);
+		cr_assert_eq(tcp_sndent_room(s), MOST);
+	}
+	/* held and kept together within the reserve, from any point */
+	unsigned n = take_all(s, 0);
+	while (n > TCP_SNDENT_RESERVE + 5)
+		tcp_sndent_free_own(s, taken[--n]);
+	while (n > 3)
+		tcp_sndent_free_own(s, taken[--n]);
+	cr_assert_eq(tcp_sndent_pool.in_use - in_use0, TCP_SNDENT_RESERVE);
+	n += take_all(s, n);
+	cr_assert_eq(n, MOST);
+	cr_assert_eq(tcp_sndent_pool.in_use - in_use0, MOST);
+	give_all(s, n, borrowed0);
+	sock_close(s);
+	cr_assert_eq(tcp_sndent_pool.in_use, in_use0, "the kept entries back with the socket");
+}

@@ -309,13 +309,16 @@ static size_t queue_one(struct tcp_sock *s, enum one_kind kind, size_t len)
 	return len + 48;
 }
 
-/* On a fresh stack, after the peer's request of req bytes (owing its ACK) and with a first
- * tail already acknowledged when again, a tail of len bytes (kind) queued and pushed by
- * tcp_flush (one_step) or by tcp_output_work's pass (what tcp_flush called before): the
- * frames captured in got[run]; the socket's sequence and timing state and the counters
- * checked equal across the two runs by the caller through *info and *stats. */
-static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req, bool again, bool one_step,
-			struct tcp_info *info, struct tcp_stats *stats, uint64_t *dev_host)
+/* On a fresh stack, after the peer's request of req bytes (owing its ACK), with a first
+ * tail already acknowledged when again, and behind a response placed, sent and not yet
+ * acknowledged when behind (queue depth: the last PDU's response still in the send queue),
+ * a tail of len bytes (kind) queued and pushed by tcp_flush (one_step) or by
+ * tcp_output_work's pass (what tcp_flush called before): the frames captured in got[run];
+ * the socket's sequence and timing state and the counters checked equal across the two
+ * runs by the caller through *info and *stats. A placed header or response behind the sent
+ * response takes an entry of its own, no chunk. */
+static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req, bool again, bool behind,
+			bool one_step, struct tcp_info *info, struct tcp_stats *stats, uint64_t *dev_host)
 {
 	struct tcp_sock *l;
 
@@ -330,6 +333,15 @@ static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req
 		una += 24;
 		peer_seg(TCP_ACK, rcv, una, 65535, NULL, 0, NULL, 0);
 	}
+	size_t before = 0;
+	if (behind) { /* (a response: placed in an entry of its own, sent, unacknowledged) */
+		uint8_t *p = tcp_send_place(s, 24, 0);
+		cr_assert_not_null(p);
+		memcpy(p, pattern + 60, 24);
+		tcp_send_placed_flush(s, 24);
+		cr_assert_eq(tcp_output_idle(s), true, "the response went");
+		before = 24;
+	}
 	if (req) { /* (one segment: its ACK delayed, owed; the tail carries it) */
 		peer_seg(TCP_ACK | TCP_PSH, rcv, una, 65535, pattern + 100, req, NULL, 0);
 		rcv += (uint32_t)req;
@@ -340,6 +352,8 @@ static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req
 	}
 	fake_netdev_clear(&fnd);
 	size_t total = queue_one(s, kind, len);
+	if (kind != ONE_COPIED)
+		cr_assert_eq(s->chunks_tx, 0, "kind %u, %zu bytes: no chunk for what is placed", kind, len);
 	uint64_t host0 = fnd.dev.stats.tx_bytes_host;
 	if (one_step)
 		tcp_flush(s);
@@ -353,7 +367,7 @@ static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req
 	cr_assert(s->t_rexmit.armed, "the retransmission timer runs");
 	cr_assert(s->timing, "the segment is timed");
 	cr_assert(!s->ack_now && !s->ack_delayed && !s->ack_pass_end, "its ACK went with it");
-	peer_seg(TCP_ACK, rcv, una + (uint32_t)total, 65535, NULL, 0, NULL, 0);
+	peer_seg(TCP_ACK, rcv, una + (uint32_t)(before + total), 65535, NULL, 0, NULL, 0);
 	tcp_abort(s);
 	close_listener(l);
 }
@@ -364,8 +378,9 @@ static void capture_one(unsigned run, enum one_kind kind, size_t len, size_t req
  * window): a response placed in its entry (copied into the frame), bytes in a chunk and a
  * user fragment (one piece), short and MSS-sized; PDUs of two and three segments, their
  * data in host or device memory (frames cut to the device's limits: the pass sends the
- * rest); with and without an ACK owed, on a fresh socket and one that sent before; with
- * trains and with segmentation offload (the pass then sends the PDU as one TSO frame). A
+ * rest); with and without an ACK owed, on a fresh socket and one that sent before, behind a
+ * response sent and not yet acknowledged (queue depth: the PDU's header still in an entry of
+ * its own, its train found from the queue's end); with trains and with segmentation offload (the pass then sends the PDU as one TSO frame). A
  * PDU of two or three segments goes from tcp_output_short as one mixed train (netdev.h
  * NETBUF_TX_TRAIN_MIXED) on a device with trains, as lone frames without: both the pass's
  * frames. */
@@ -379,9 +394,9 @@ Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
 	for (unsigned f = 0; f < 2; f++)
 		for (unsigned k = ONE_PLACED; k <= ONE_PDU_DEV; k++)
 			for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
-				for (unsigned v = 0; v < 4; v++) {
+				for (unsigned v = 0; v < 8; v++) {
 					size_t len = lens[i], req = (v & 1) ? 200 : 0;
-					bool again = v & 2;
+					bool again = v & 2, behind = v & 4;
 					struct tcp_info info[2];
 					struct tcp_stats st[2];
 					uint64_t host[2];
@@ -390,7 +405,7 @@ Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
 						continue; /* (a placed PDU is small; larger ones are chunks, as copied) */
 					net_teardown();
 					net_test_start(feats[f]);
-					capture_one(0, (enum one_kind)k, len, req, again, false, &info[0], &st[0], &host[0]);
+					capture_one(0, (enum one_kind)k, len, req, again, behind, false, &info[0], &st[0], &host[0]);
 					memcpy(pass, got[0], ngot[0] * sizeof(got[0][0]));
 					for (unsigned t = 0; t < 2; t++) { /* (the one-step path without trains, with) */
 					memcpy(got[0], pass, ngot[0] * sizeof(got[0][0])); /* (assert_same_frames clears) */
@@ -398,7 +413,7 @@ Test(tcp_train, frames_on_the_wire_are_the_one_step_path)
 					net_test_start(feats[f]);
 					if (!t)
 						fnd.dev.features &= ~NETDEV_F_TX_TRAIN;
-					capture_one(1, (enum one_kind)k, len, req, again, true, &info[1], &st[1], &host[1]);
+					capture_one(1, (enum one_kind)k, len, req, again, behind, true, &info[1], &st[1], &host[1]);
 					bool mixed = t && f == 0 && k >= ONE_PDU && len + 48 > 1460;
 					cr_assert_eq(fnd.tx_trains_mixed, mixed ? 1u : 0u, "kind %u, %zu bytes: %s", k, len,
 						     mixed ? "one mixed train" : "no mixed train");
