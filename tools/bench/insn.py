@@ -41,7 +41,7 @@ BOUNDS = {
     "read-4k-ddgst": 37200,
     "read-4k-cmb": 3900,
     "read-128k-cmb": 18600,
-    "write-4k-qd16": 4000,
+    "write-4k-qd16": 3700,
     "read-4k-qd16": 3700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
