@@ -1465,7 +1465,10 @@ static void rx_ack_all_data(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
  * SEG.WND as before, the NIC's TCP checksum verdict good, nothing to send, a buffer
  * admitted; for the batch's first, no listener and nothing out of order), made without the
  * walk through three functions, and the same counters (eth_rx and ip_rx by
- * net_rx_fast_frames, TCP's segs_in). The source: the image is built only while the
+ * net_rx_fast_frames, TCP's segs_in). A segment that passes all of them but SEG.ACK =
+ * SND.UNA because it acknowledges everything sent (SEG.ACK = SND.MAX outside recovery: the
+ * host's next command with the ACK of our responses) goes to rx_ack_all_data, which takes
+ * it as header prediction would have. The source: the image is built only while the
  * peer's address is the source ipv4_rx last found good, and stays good until route_gen
  * moves (a frame from it after another source was found good went by ipv4_rx's slow path,
  * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,

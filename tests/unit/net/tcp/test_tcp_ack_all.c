@@ -223,6 +223,40 @@ static void data_with_another_new_ack_takes_the_general_path(void)
 	close_both(s, l);
 }
 
+/* In a receive batch: a data segment, then one that also acknowledges everything sent (the
+ * batch gathers for the connection already): TCP_EV_SENT at once, the RTT sampled on the
+ * second segment's clock, both segments' data with one TCP_EV_RECV at the batch's end. */
+static void data_with_the_ack_of_everything_sent_within_a_batch(void)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t sent0 = ev_count[3], recv0 = ev_count[2];
+
+	send_pdu(s, data, 1000);
+	fnd.rx_batch = true;
+	advance(2 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK, seq, iss + 1, 65535, data, 1460, NULL, 0);
+	cr_assert_eq(tcp_rx_gro, s, "the batch gathers for s");
+	advance(1 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK | TCP_PSH, seq + 1460, iss + 1 + 1024, 65535, data, 200, NULL, 0);
+	cr_assert_eq(ev_count[3], sent0 + 1, "TCP_EV_SENT at once");
+	cr_assert_eq(ev_count[2], recv0, "the data event waits for the batch's end");
+	cr_assert_eq(s->snd_una, iss + 1 + 1024);
+	cr_assert_eq(s->sndents, 0);
+	cr_assert_not(s->t_rexmit.armed);
+	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC, "sampled on this segment's clock");
+	cr_assert_eq(s->last_rx_ns, clock_now_ns());
+	cr_assert_eq(s->rcv_nxt, seq + 1660);
+	cr_assert_eq(s->segs_unacked, 2);
+	fake_netdev_rx_end(&fnd);
+	fnd.rx_batch = false;
+	cr_assert_eq(ev_count[2], recv0 + 1, "one TCP_EV_RECV for both");
+	cr_assert_null(tcp_rx_gro);
+	cr_assert_eq(tcp_recv_avail(s), 1660);
+	close_both(s, l);
+}
+
 /* Each case twice: without the NIC's checksum verdicts (the ACK through the stack's layers
  * and header prediction) and with them (tcp_rx_flow_bare takes it, rx_ack_all): the same
  * state, events and releases. */
@@ -271,4 +305,12 @@ Test(tcp_ack_all, data_with_another_new_ack_takes_the_general_path)
 Test(tcp_ack_all_flow, data_with_another_new_ack_takes_the_general_path)
 {
 	data_with_another_new_ack_takes_the_general_path();
+}
+Test(tcp_ack_all, data_with_the_ack_of_everything_sent_within_a_batch)
+{
+	data_with_the_ack_of_everything_sent_within_a_batch();
+}
+Test(tcp_ack_all_flow, data_with_the_ack_of_everything_sent_within_a_batch)
+{
+	data_with_the_ack_of_everything_sent_within_a_batch();
 }
