@@ -55,6 +55,25 @@ static void close_both(struct tcp_sock *s, struct tcp_sock *l)
 	close_listener(l);
 }
 
+/* What an ACK of everything sent (una, 1024 bytes timed 3 ms before) leaves, whichever path
+ * took it: the queue freed, its one zero-copy fragment released (rel0 before), no timer,
+ * the RTT sampled, slow start by the bytes acknowledged (cwnd before), the peer's clock. */
+static void assert_all_acked(const struct tcp_sock *s, uint32_t una, unsigned rel0, uint32_t cwnd)
+{
+	cr_assert_eq(s->snd_una, una);
+	cr_assert_eq(s->sndq_bytes, 0);
+	cr_assert(list_empty(&s->sndq));
+	cr_assert_null(s->snd_cursor);
+	cr_assert_eq(s->sndents, 0, "every entry back to the pool");
+	cr_assert_eq(frags_released, rel0 + 1, "the zero-copy fragment back to its owner once");
+	cr_assert_not(s->t_rexmit.armed, "nothing in flight: no retransmission timer");
+	cr_assert(s->rtt_valid && !s->timing, "the RTT sampled");
+	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC);
+	cr_assert_eq(s->cwnd, cwnd + 1024, "slow start by the bytes acknowledged");
+	cr_assert_eq(s->last_rx_ns, clock_now_ns(), "the peer's clock");
+	cr_assert_eq(s->snd_wl2, una);
+}
+
 static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 {
 	struct tcp_sock *l;
@@ -72,18 +91,7 @@ static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 	cr_assert(s->timing, "the segment is timed");
 	advance(3 * NSEC_PER_MSEC);
 	peer_seg(TCP_ACK, seq, iss + 1 + 1024, 65535, NULL, 0, NULL, 0);
-	cr_assert_eq(s->snd_una, iss + 1 + 1024);
-	cr_assert_eq(s->sndq_bytes, 0);
-	cr_assert(list_empty(&s->sndq));
-	cr_assert_null(s->snd_cursor);
-	cr_assert_eq(s->sndents, 0, "every entry back to the pool");
-	cr_assert_eq(frags_released, rel0 + 1, "the zero-copy fragment back to its owner once");
-	cr_assert_not(s->t_rexmit.armed, "nothing in flight: no retransmission timer");
-	cr_assert(s->rtt_valid && !s->timing, "the RTT sampled");
-	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC);
-	cr_assert_eq(s->cwnd, cwnd + 1024, "slow start by the bytes acknowledged");
-	cr_assert_eq(s->last_rx_ns, clock_now_ns(), "the peer's clock");
-	cr_assert_eq(s->snd_wl2, iss + 1 + 1024);
+	assert_all_acked(s, iss + 1 + 1024, rel0, cwnd);
 	cr_assert_eq(ev_count[3], sent0 + 1, "one TCP_EV_SENT");
 	cr_assert_eq(ev_last, TCP_EV_SENT);
 	cr_assert_eq(tcp_stats()->segs_in, segs + 1);
@@ -162,18 +170,8 @@ static void data_with_the_ack_of_everything_sent_does_both(void)
 	cr_assert(s->timing, "the segment is timed");
 	advance(3 * NSEC_PER_MSEC);
 	peer_seg(TCP_ACK | TCP_PSH, seq, iss + 1 + 1024, 65535, data + 7, 300, NULL, 0);
-	cr_assert_eq(s->snd_una, iss + 1 + 1024);
-	cr_assert_eq(s->sndq_bytes, 0);
-	cr_assert(list_empty(&s->sndq));
-	cr_assert_eq(s->sndents, 0, "every entry back to the pool");
-	cr_assert_eq(frags_released, rel0 + 1, "the zero-copy fragment back to its owner once");
-	cr_assert_not(s->t_rexmit.armed, "nothing in flight: no retransmission timer");
-	cr_assert(s->rtt_valid && !s->timing, "the RTT sampled");
-	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC);
-	cr_assert_eq(s->cwnd, cwnd + 1024, "slow start by the bytes acknowledged");
-	cr_assert_eq(s->last_rx_ns, clock_now_ns(), "the peer's clock");
+	assert_all_acked(s, iss + 1 + 1024, rel0, cwnd);
 	cr_assert_eq(s->snd_wl1, seq);
-	cr_assert_eq(s->snd_wl2, iss + 1 + 1024);
 	cr_assert_eq(s->rcv_nxt, seq + 300, "the data queued");
 	cr_assert_eq(s->segs_unacked, 1, "its ACK delayed");
 	cr_assert(s->t_delack.armed);
