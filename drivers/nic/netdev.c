@@ -426,7 +426,13 @@ void netbuf_rx_owned_init(struct netbuf *nb, void *buf, size_t size, struct netd
 }
 
 /* A driver's RX netbuf lent for a frame: netbuf_alloc_rx's fields, but head, end and the
- * buffer's owner, which stay from netbuf_rx_owned_init. */
+ * buffer's owner, which stay from netbuf_rx_owned_init. An idle one is kept as
+ * netbuf_reset leaves it in what a frame's receive never writes (its node on no list,
+ * no fragment, csum_start, csum_offset, gso_size, tx_done and tx_ctx zero): every way
+ * back to idle keeps that (netbuf_rx_owned_init; netbuf_free_owned resets them, for a
+ * netbuf the stack used otherwise, sent or listed; netbuf_rx_consumed takes only one on
+ * no list with no fragment, whose receive wrote none of the others). So only what each
+ * frame sets is set here: the device, flags and split point cleared, the host part. */
 struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
 {
 	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0)) {
@@ -434,7 +440,10 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len)
 			mm_pool_free_bad(&netdev_netbuf_pool);
 		return NULL;
 	}
-	netbuf_reset(nb, NETBUF_ORIGIN_OWNED_LENT);
+	nb->dev = NULL;
+	nb->flags = 0;
+	nb->hdr_len = 0;
+	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
 	nb->data = nb->head;
 	nb->tail = nb->head + len;
 	return nb;
@@ -472,6 +481,13 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
 	}
 	nb->node.prev->next = nb->node.next;
 	nb->node.next->prev = nb->node.prev;
+	/* idle as netbuf_rx_owned_get wants it (nfrags: 0 below either way) */
+	list_init(&nb->node);
+	nb->csum_start = 0;
+	nb->csum_offset = 0;
+	nb->gso_size = 0;
+	nb->tx_done = NULL;
+	nb->tx_ctx = NULL;
 	if (nb->nfrags)
 		return netbuf_free_owned_frags(nb);
 	nb->origin = NETBUF_ORIGIN_OWNED_IDLE;

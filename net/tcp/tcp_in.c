@@ -1450,6 +1450,8 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
 	return !(d[0] | d[1]);
 }
 
+static void rx_ack_all_data(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack, uint32_t plen);
+
 /* A frame from the device while a connection receives (net.c net_stack_rx): a data segment
  * of the socket gathering the batch's segments (tcp_rx_gro) or, while none does, of the
  * last segment's connection, the frame's header matched against the socket's image
@@ -1463,7 +1465,10 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
  * SEG.WND as before, the NIC's TCP checksum verdict good, nothing to send, a buffer
  * admitted; for the batch's first, no listener and nothing out of order), made without the
  * walk through three functions, and the same counters (eth_rx and ip_rx by
- * net_rx_fast_frames, TCP's segs_in). The source: the image is built only while the
+ * net_rx_fast_frames, TCP's segs_in). A segment that passes all of them but SEG.ACK =
+ * SND.UNA because it acknowledges everything sent (SEG.ACK = SND.MAX outside recovery: the
+ * host's next command with the ACK of our responses) goes to rx_ack_all_data, which takes
+ * it as header prediction would have. The source: the image is built only while the
  * peer's address is the source ipv4_rx last found good, and stays good until route_gen
  * moves (a frame from it after another source was found good went by ipv4_rx's slow path,
  * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,
@@ -1483,14 +1488,19 @@ __attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf
 	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
 	ack = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 8);
 	if (plen == 0 || seq != s->rcv_nxt ||
-	    ack != s->snd_una || (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
-	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || !tcp_output_idle(s) || !rx_buf_admit_fast())
+	    (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
+	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen || !tcp_output_idle(s) || !rx_buf_admit_fast() ||
+	    (!gro && !rx_gro_first_ok(s)))
 		goto other;
-	if (!gro) {
-		if (!rx_gro_first_ok(s))
+	if (ack != s->snd_una) {
+		/* a new ACK: of everything sent (output idle: every queued byte sent) outside
+		 * recovery, rx_ack_all_data's; any other, header prediction's */
+		if (ack != s->snd_max || s->in_recovery)
 			goto other;
-		rx_gro_begin(s);
+		return rx_ack_all_data(s, nb, seq, ack, plen);
 	}
+	if (!gro)
+		rx_gro_begin(s);
 	net_rx_fast_frames++;
 	tcp_counters.segs_in++;
 	nb->data = (uint8_t *)h + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
@@ -1608,30 +1618,18 @@ static inline __attribute__((always_inline)) bool rx_ack_all_ok(const struct tcp
 	       !s->fin_queued && s->snd_nxt == s->snd_end;
 }
 
-/* What header prediction (rx_predicted, rx_fast, process_ack_core) does for a segment that
- * rx_ack_all_ok passed, without the steps that cannot apply to it: the peer's clock and
- * keep-alive, the RTT sample, congestion control, SND.UNA to SND.MAX, the whole send queue
+/* process_ack_core's work for a new ACK of SND.MAX (ack) in a segment of SEG.SEQ seq with
+ * the window unchanged, outside recovery, every queued byte sent (rx_ack_all_ok's and
+ * rx_ack_all_data's conditions), now the segment's clock (s->last_rx_ns, set by the
+ * caller): the RTT sample, congestion control, SND.UNA to SND.MAX, the whole send queue
  * freed (every entry acknowledged: no sequence test per entry), the retransmission timer
- * stopped, SND.WL1/WL2 (the window, unchanged, needs no update), then TCP_EV_SENT. Nothing
- * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
- * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
- * taken. nb (trimmed, its padding released: rx_bare_trim) goes back before the user's
- * callback, which is the last thing done (so that nothing here touches s after it). A
- * fragment's release (its owner's code) never frees a socket: sndq_ack_inl's walk relies on
- * that as this one does. Consumes nb. */
-static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack)
+ * stopped, SND.WL1/WL2 (SND.WND and MAX.SND.WND stay). TCP_EV_SENT is the caller's. */
+static inline __attribute__((always_inline)) void rx_ack_everything(struct tcp_sock *s, uint32_t seq, uint32_t ack,
+								   uint64_t now)
 {
-	uint64_t now = clock_now_ns();
 	struct list_node *it = s->sndq.next;
 	uint32_t acked = ack - s->snd_una;
 
-	rx_bare_trim(nb);
-	tcp_counters.segs_in++;
-	s->segs_in++;
-	s->last_rx_ns = now;
-	s->keep_probes = 0;
-	if (!s->t_keep.armed)
-		tcp_keep_arm(s);
 	/* process_ack_core's new ACK */
 	if (s->timing && SEQ_GEQ(ack, s->rtt_seq)) {
 		s->timing = false;
@@ -1669,10 +1667,71 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 		if (s->snd_wnd)
 			s->zwnd_since_ns = 0;
 	}
+}
+
+/* What header prediction (rx_predicted, rx_fast, process_ack_core) does for a segment that
+ * rx_ack_all_ok passed, without the steps that cannot apply to it: the peer's clock and
+ * keep-alive, the RTT sample, congestion control, SND.UNA to SND.MAX, the whole send queue
+ * freed (every entry acknowledged: no sequence test per entry), the retransmission timer
+ * stopped, SND.WL1/WL2 (the window, unchanged, needs no update), then TCP_EV_SENT. Nothing
+ * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
+ * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
+ * taken. nb (trimmed, its padding released: rx_bare_trim) goes back before the user's
+ * callback, which is the last thing done (so that nothing here touches s after it). A
+ * fragment's release (its owner's code) never frees a socket: sndq_ack_inl's walk relies on
+ * that as this one does. Consumes nb. */
+static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack)
+{
+	uint64_t now = clock_now_ns();
+
+	rx_bare_trim(nb);
+	tcp_counters.segs_in++;
+	s->segs_in++;
+	s->last_rx_ns = now;
+	s->keep_probes = 0;
+	if (!s->t_keep.armed)
+		tcp_keep_arm(s);
+	rx_ack_everything(s, seq, ack, now);
 	netbuf_rx_consumed(nb);
 	unsigned ev = s->pending_events | TCP_EV_SENT; /* (deliver_events: ESTABLISHED) */
 	s->pending_events = 0;
 	tcp_notify(s, ev);
+}
+
+/* tcp_rx_flow_any for an in-order data segment of s (tcp_rx_gro, or none gathers and it
+ * is the batch's first) that acknowledges everything s sent: tcp_rx_flow_any's tests but
+ * SEG.ACK = SND.UNA passed, SEG.ACK a new ACK of SND.MAX outside recovery, every queued
+ * byte sent (tcp_output_idle), the window unchanged (what rx_ack_all_ok asks of a pure
+ * ACK). A host's next command carrying the ACK of our last responses (queue depth > 1).
+ * What header prediction (tcp_rx_more, rx_predicted, rx_fast) does for it, in its order,
+ * without the walk through net_stack_rx_ip, tcp_rx, tcp_rx_gathering and tcp_rx_more: the
+ * clock read for this segment and keep-alive (rx_gro_begin: the batch gathers for s, as
+ * rx_predicted's data event makes it), the ACK (rx_ack_everything, TCP_EV_SENT), the
+ * payload (rx_gro: queued, the ACK scheduled or sent, the budget's note, nb back), then the
+ * events as rx_predicted gives them: the data event waits for the batch's end, the others
+ * go now, the last thing done (nothing here touches s after the user's callback). Nothing
+ * queued (no receive entry): no batch begun by this segment, the events delivered as
+ * deliver_events does. Consumes nb. */
+static __attribute__((noinline)) void rx_ack_all_data(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
+						      uint32_t ack, uint32_t plen)
+{
+	bool first = !tcp_rx_gro;
+
+	rx_gro_begin(s);
+	net_rx_fast_frames++;
+	tcp_counters.segs_in++;
+	nb->data += ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
+	rx_ack_everything(s, seq, ack, s->last_rx_ns);
+	s->pending_events |= TCP_EV_SENT;
+	rx_gro(s, nb, seq, ack, plen);
+	unsigned ev = s->pending_events;
+	if (__builtin_expect(!(ev & TCP_EV_RECV), 0)) {
+		if (first)
+			tcp_rx_gro = NULL;
+		return deliver_events(s);
+	}
+	s->pending_events = TCP_EV_RECV;
+	tcp_notify(s, ev & ~TCP_EV_RECV); /* (ESTABLISHED: rx_flow_match) */
 }
 
 /* tcp_rx_flow_bare's general part, for s (rx_flow_match passed) and a pure ACK of SEG.SEQ

@@ -335,6 +335,71 @@ Test(netdev, owned_rx_netbuf_lifecycle)
 	cr_assert_eq(in_use2, in_use);
 }
 
+/* Lent again, a driver's RX netbuf is as netbuf_rx_owned_get always gave it, whatever the
+ * stack did with it before: sent with a completion callback, checksum offload and TSO
+ * fields set, put on a list, flags and a split point, fragments (netbuf_free), or its
+ * payload taken (netbuf_rx_consumed). */
+static void tx_done_nothing(struct netbuf *nb, void *ctx)
+{
+	(void)nb;
+	(void)ctx;
+}
+static void assert_lent_clean(struct netbuf *nb, const uint8_t *buf, size_t len)
+{
+	cr_assert_eq(nb->data, buf);
+	cr_assert_eq(netbuf_host_len(nb), len);
+	cr_assert_eq(nb->origin, NETBUF_ORIGIN_OWNED_LENT);
+	cr_assert_null(nb->dev);
+	cr_assert_eq(nb->flags, 0);
+	cr_assert_eq(nb->hdr_len, 0);
+	cr_assert_eq(nb->nfrags, 0);
+	cr_assert_eq(nb->csum_start, 0);
+	cr_assert_eq(nb->csum_offset, 0);
+	cr_assert_eq(nb->gso_size, 0);
+	cr_assert_null(nb->tx_done);
+	cr_assert_null(nb->tx_ctx);
+	cr_assert_eq(nb->node.next, &nb->node, "on no list");
+	cr_assert_eq(nb->node.prev, &nb->node);
+}
+Test(netdev, owned_rx_netbuf_lent_again_is_clean)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem, *nb;
+	struct list_node q;
+
+	memset(released, 0, sizeof(released));
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	nb = lent_with_fragment(own, 40, 0);
+	/* used for sending, listed, then freed with its fragment */
+	list_init(&q);
+	list_add_tail(&q, &nb->node);
+	nb->flags = NETBUF_RX_SPLIT | NETBUF_TX_CSUM_PARTIAL;
+	nb->hdr_len = 34;
+	nb->csum_start = 34;
+	nb->csum_offset = 16;
+	nb->gso_size = 1460;
+	nb->tx_done = tx_done_nothing;
+	nb->tx_ctx = &q;
+	nb->dev = &fnd.dev;
+	netbuf_free(nb);
+	cr_assert(list_empty(&q), "unlinked");
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[3], 1);
+	assert_lent_clean(netbuf_rx_owned_get(own, 20), hbuf, 20);
+	/* its payload taken by the stack, then back */
+	nb = own;
+	nb->dev = &fnd.dev;
+	nb->flags = NETBUF_RX_L4_CSUM_OK;
+	nb->hdr_len = 54;
+	nb->data += 54;
+	netbuf_rx_consumed(nb);
+	cr_assert_eq(released[3], 2);
+	assert_lent_clean(netbuf_rx_owned_get(own, 30), hbuf, 30);
+	netbuf_free(own);
+	cr_assert_eq(released[3], 3);
+}
+
 /* The fake NIC in both modes (its header buffers' netbufs, the pool's): the same frames
  * reach TCP, every buffer comes back. */
 Test(netdev, owned_and_pool_rx_alike)

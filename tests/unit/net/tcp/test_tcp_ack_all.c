@@ -55,6 +55,25 @@ static void close_both(struct tcp_sock *s, struct tcp_sock *l)
 	close_listener(l);
 }
 
+/* What an ACK of everything sent (una, 1024 bytes timed 3 ms before) leaves, whichever path
+ * took it: the queue freed, its one zero-copy fragment released (rel0 before), no timer,
+ * the RTT sampled, slow start by the bytes acknowledged (cwnd before), the peer's clock. */
+static void assert_all_acked(const struct tcp_sock *s, uint32_t una, unsigned rel0, uint32_t cwnd)
+{
+	cr_assert_eq(s->snd_una, una);
+	cr_assert_eq(s->sndq_bytes, 0);
+	cr_assert(list_empty(&s->sndq));
+	cr_assert_null(s->snd_cursor);
+	cr_assert_eq(s->sndents, 0, "every entry back to the pool");
+	cr_assert_eq(frags_released, rel0 + 1, "the zero-copy fragment back to its owner once");
+	cr_assert_not(s->t_rexmit.armed, "nothing in flight: no retransmission timer");
+	cr_assert(s->rtt_valid && !s->timing, "the RTT sampled");
+	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC);
+	cr_assert_eq(s->cwnd, cwnd + 1024, "slow start by the bytes acknowledged");
+	cr_assert_eq(s->last_rx_ns, clock_now_ns(), "the peer's clock");
+	cr_assert_eq(s->snd_wl2, una);
+}
+
 static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 {
 	struct tcp_sock *l;
@@ -72,18 +91,7 @@ static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 	cr_assert(s->timing, "the segment is timed");
 	advance(3 * NSEC_PER_MSEC);
 	peer_seg(TCP_ACK, seq, iss + 1 + 1024, 65535, NULL, 0, NULL, 0);
-	cr_assert_eq(s->snd_una, iss + 1 + 1024);
-	cr_assert_eq(s->sndq_bytes, 0);
-	cr_assert(list_empty(&s->sndq));
-	cr_assert_null(s->snd_cursor);
-	cr_assert_eq(s->sndents, 0, "every entry back to the pool");
-	cr_assert_eq(frags_released, rel0 + 1, "the zero-copy fragment back to its owner once");
-	cr_assert_not(s->t_rexmit.armed, "nothing in flight: no retransmission timer");
-	cr_assert(s->rtt_valid && !s->timing, "the RTT sampled");
-	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC);
-	cr_assert_eq(s->cwnd, cwnd + 1024, "slow start by the bytes acknowledged");
-	cr_assert_eq(s->last_rx_ns, clock_now_ns(), "the peer's clock");
-	cr_assert_eq(s->snd_wl2, iss + 1 + 1024);
+	assert_all_acked(s, iss + 1 + 1024, rel0, cwnd);
 	cr_assert_eq(ev_count[3], sent0 + 1, "one TCP_EV_SENT");
 	cr_assert_eq(ev_last, TCP_EV_SENT);
 	cr_assert_eq(tcp_stats()->segs_in, segs + 1);
@@ -142,6 +150,111 @@ static void congestion_avoidance_counts_the_bytes_acknowledged(void)
 	close_both(s, l);
 }
 
+/* A data segment at RCV.NXT that acknowledges everything sent (a host's next command
+ * carrying the ACK of our last response: rx_ack_all_data with the NIC's verdicts): the send
+ * queue freed, SND.UNA moved, the RTT sampled, the window grown, the retransmission timer
+ * stopped, TCP_EV_SENT at once, and the data queued with TCP_EV_RECV at the batch's end and
+ * its ACK delayed, as header prediction leaves it. */
+static void data_with_the_ack_of_everything_sent_does_both(void)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t cwnd = s->cwnd, sent0 = ev_count[3], recv0 = ev_count[2], rel0 = frags_released;
+	uint64_t segs = tcp_stats()->segs_in, own = s->segs_in;
+	uint8_t got[300];
+
+	fake_netdev_clear(&fnd);
+	send_pdu(s, data, 1000);
+	cr_assert_eq(fnd.ntx, 1, "one segment");
+	cr_assert(s->timing, "the segment is timed");
+	advance(3 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK | TCP_PSH, seq, iss + 1 + 1024, 65535, data + 7, 300, NULL, 0);
+	assert_all_acked(s, iss + 1 + 1024, rel0, cwnd);
+	cr_assert_eq(s->snd_wl1, seq);
+	cr_assert_eq(s->rcv_nxt, seq + 300, "the data queued");
+	cr_assert_eq(s->segs_unacked, 1, "its ACK delayed");
+	cr_assert(s->t_delack.armed);
+	cr_assert_eq(ev_count[3], sent0 + 1, "one TCP_EV_SENT");
+	cr_assert_eq(ev_count[2], recv0 + 1, "one TCP_EV_RECV");
+	cr_assert_eq(ev_last, TCP_EV_RECV, "the data event last, at the batch's end");
+	cr_assert_null(tcp_rx_gro, "the batch ended");
+	cr_assert_eq(tcp_stats()->segs_in, segs + 1);
+	cr_assert_eq(s->segs_in, own + 1);
+	cr_assert_eq(fnd.ntx, 1, "nothing sent in answer yet");
+	cr_assert_eq(tcp_recv_copy(s, got, sizeof(got)), (long)sizeof(got));
+	cr_assert_arr_eq(got, data + 7, sizeof(got));
+	/* the next one, full-sized, with the same ACK (header prediction's data path) */
+	peer_seg(TCP_ACK, seq + 300, iss + 1 + 1024, 65535, data, 1460, NULL, 0);
+	cr_assert_eq(s->rcv_nxt, seq + 1760);
+	cr_assert_eq(ev_count[3], sent0 + 1, "no second TCP_EV_SENT");
+	close_both(s, l);
+}
+
+/* Data that acknowledges everything sent while the window changes, or while part of what
+ * was sent stays unacknowledged, is header prediction's (or the full path's): the same
+ * state as before, one TCP_EV_SENT each. */
+static void data_with_another_new_ack_takes_the_general_path(void)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t sent0 = ev_count[3];
+
+	send_pdu(s, data, 1000);
+	send_pdu(s, data, 1000);
+	/* half of it */
+	peer_seg(TCP_ACK, seq, iss + 1 + 1024, 65535, data, 100, NULL, 0);
+	cr_assert_eq(s->snd_una, iss + 1 + 1024);
+	cr_assert_eq(s->sndq_bytes, 1024, "the second PDU stays queued");
+	cr_assert(s->t_rexmit.armed, "the rest in flight");
+	cr_assert_eq(ev_count[3], sent0 + 1);
+	cr_assert_eq(s->rcv_nxt, seq + 100);
+	/* the rest with a smaller window */
+	peer_seg(TCP_ACK, seq + 100, iss + 1 + 2048, 30000, data, 100, NULL, 0);
+	cr_assert_eq(s->snd_una, iss + 1 + 2048);
+	cr_assert_eq(s->snd_wnd, 30000);
+	cr_assert_eq(s->sndq_bytes, 0);
+	cr_assert_not(s->t_rexmit.armed);
+	cr_assert_eq(ev_count[3], sent0 + 2);
+	cr_assert_eq(s->rcv_nxt, seq + 200);
+	close_both(s, l);
+}
+
+/* In a receive batch: a data segment, then one that also acknowledges everything sent (the
+ * batch gathers for the connection already): TCP_EV_SENT at once, the RTT sampled on the
+ * second segment's clock, both segments' data with one TCP_EV_RECV at the batch's end. */
+static void data_with_the_ack_of_everything_sent_within_a_batch(void)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	uint32_t sent0 = ev_count[3], recv0 = ev_count[2];
+
+	send_pdu(s, data, 1000);
+	fnd.rx_batch = true;
+	advance(2 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK, seq, iss + 1, 65535, data, 1460, NULL, 0);
+	cr_assert_eq(tcp_rx_gro, s, "the batch gathers for s");
+	advance(1 * NSEC_PER_MSEC);
+	peer_seg(TCP_ACK | TCP_PSH, seq + 1460, iss + 1 + 1024, 65535, data, 200, NULL, 0);
+	cr_assert_eq(ev_count[3], sent0 + 1, "TCP_EV_SENT at once");
+	cr_assert_eq(ev_count[2], recv0, "the data event waits for the batch's end");
+	cr_assert_eq(s->snd_una, iss + 1 + 1024);
+	cr_assert_eq(s->sndents, 0);
+	cr_assert_not(s->t_rexmit.armed);
+	cr_assert_eq(s->srtt_ns, 3 * NSEC_PER_MSEC, "sampled on this segment's clock");
+	cr_assert_eq(s->last_rx_ns, clock_now_ns());
+	cr_assert_eq(s->rcv_nxt, seq + 1660);
+	cr_assert_eq(s->segs_unacked, 2);
+	fake_netdev_rx_end(&fnd);
+	fnd.rx_batch = false;
+	cr_assert_eq(ev_count[2], recv0 + 1, "one TCP_EV_RECV for both");
+	cr_assert_null(tcp_rx_gro);
+	cr_assert_eq(tcp_recv_avail(s), 1660);
+	close_both(s, l);
+}
+
 /* Each case twice: without the NIC's checksum verdicts (the ACK through the stack's layers
  * and header prediction) and with them (tcp_rx_flow_bare takes it, rx_ack_all): the same
  * state, events and releases. */
@@ -174,4 +287,28 @@ Test(tcp_ack_all, congestion_avoidance_counts_the_bytes_acknowledged)
 Test(tcp_ack_all_flow, congestion_avoidance_counts_the_bytes_acknowledged)
 {
 	congestion_avoidance_counts_the_bytes_acknowledged();
+}
+Test(tcp_ack_all, data_with_the_ack_of_everything_sent_does_both)
+{
+	data_with_the_ack_of_everything_sent_does_both();
+}
+Test(tcp_ack_all_flow, data_with_the_ack_of_everything_sent_does_both)
+{
+	data_with_the_ack_of_everything_sent_does_both();
+}
+Test(tcp_ack_all, data_with_another_new_ack_takes_the_general_path)
+{
+	data_with_another_new_ack_takes_the_general_path();
+}
+Test(tcp_ack_all_flow, data_with_another_new_ack_takes_the_general_path)
+{
+	data_with_another_new_ack_takes_the_general_path();
+}
+Test(tcp_ack_all, data_with_the_ack_of_everything_sent_within_a_batch)
+{
+	data_with_the_ack_of_everything_sent_within_a_batch();
+}
+Test(tcp_ack_all_flow, data_with_the_ack_of_everything_sent_within_a_batch)
+{
+	data_with_the_ack_of_everything_sent_within_a_batch();
 }
