@@ -35,13 +35,13 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 3800,
     "read-4k": 3800,
-    "write-128k": 34000,
-    "read-128k": 20900,
+    "write-128k": 33400,
+    "read-128k": 20800,
     "write-4k-ddgst": 37500,
     "read-4k-ddgst": 37100,
     "read-4k-cmb": 3800,
     "read-128k-cmb": 18400,
-    "write-4k-qd16": 3900,
+    "write-4k-qd16": 3600,
     "read-4k-qd16": 3200,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
