@@ -658,10 +658,12 @@ static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uin
 /* A Read/Write that rw_lean (in_cmb false) or rw_lean_in_cmb (in_cmb true) let through, in
  * one pass straight into its SQE and list: the command, list and slot map_data and
  * submit_one would make of it (SGL1 one Data Block, or a Last Segment over the Data Blocks
- * in the slot's host list, or in its CMB list for data in the CMB). Always 0. */
+ * in the slot's host list, or in its CMB list for data in the CMB). sq_dev: q->sq_in_cmb
+ * (the caller's test; a constant where it can be, so that a way is built for its SQ). Always 0. */
 static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpair *q, const struct nvme_rw_route *rt,
 								 uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
-								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb)
+								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb,
+								 bool sq_dev)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	const struct nvme_sg *sg = d.sg;
@@ -677,14 +679,12 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	/* (map_data_general's list class for data in the CMB, with a list or without) */
 	uint8_t list_cls = in_cmb ? (uint8_t)q->cmb_list_area.addr.cls : MEM_CLASS_HOST;
 	/* the entry at the tail (room checked: rw_lean; the doorbell below publishes it): in place
-	 * in an SQ in host memory; in dword stores in one in the CMB: straight, once SGL1 is
-	 * known, for data in the CMB (rw_sqe_put_dwords); from a copy for the common way
-	 * (nvme_ring_push, as submit_one: the straight stores there would cost its SQ in host
-	 * memory a few spilled registers) */
-	const bool dwords = in_cmb && q->sq_in_cmb;
+	 * in an SQ in host memory; in an SQ in the CMB in the dword stores nvme_ring_push makes
+	 * there, straight, once SGL1 is known (rw_sqe_put_dwords), whatever memory the data is
+	 * in: no local copy built first and copied */
+	const bool dwords = sq_dev;
 	volatile uint32_t *const dst = (volatile uint32_t *)(uintptr_t)&q->ring.sq[tail];
-	struct nvme_sqe local;
-	struct nvme_sqe *sqe = q->sq_in_cmb && !in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
 	if (!dwords) {
 		memset(sqe, 0, sizeof(*sqe));
 		sqe->opc = opc;
@@ -735,16 +735,11 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	if (dwords) {
-		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	if (dwords) /* (two constant counts, not one indexed by the test) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
-	} else if (sqe == &local) {
-		nvme_ring_push(&q->ring, &local); /* (its room checked: rw_lean) */
-		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
-	} else {
-		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	else
 		dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe));
-	}
 	if (list_bytes)
 		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, list and WC stores to the CMB drained before the doorbell */
@@ -762,7 +757,7 @@ static __attribute__((noinline, hot)) int submit_rw_other(struct nvme_qpair *q, 
 						     uint64_t bytes, uint64_t now, void *arg, enum rw_place place)
 {
 	if (place == RW_IN_CMB && rw_lean_in_cmb(q, q->ctrl, d.nsg))
-		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true);
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true, q->sq_in_cmb);
 	return submit_rw_general(q, d.write, rt->nsid, slba, cdw12, d.sg, d.nsg, bytes, d.checked, rt->done, arg);
 }
 
@@ -791,8 +786,11 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 			return 0;
 		goto refused;
 	}
-	/* the common command in one pass, straight into its SQ entry and list */
-	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false);
+	/* the common command in one pass, straight into its SQ entry and list (a way for each kind
+	 * of SQ: the one in host memory keeps its registers) */
+	if (__builtin_expect(q->sq_in_cmb, 0))
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, true);
+	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, false);
 refused:
 	if (rt->refused)
 		rt->refused(arg, rc, NULL);
