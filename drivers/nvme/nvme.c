@@ -810,7 +810,7 @@ void nvme_cmd_finish(struct nvme_qpair *q, struct nvme_cmd *slot, int rc, const 
 		done(arg, rc, cqe);
 }
 
-static void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
+static inline __attribute__((always_inline)) void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
 {
 	if (slot->data_bytes) {
 		dma_account(slot->data_cls, slot->dir, slot->data_bytes);
