@@ -772,6 +772,13 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
 	int rc = -EIO;
 
+	if (__builtin_expect(!c || c->state != NVME_CTRL_LIVE || rt->gen != c->gen, 0) && rt->check) {
+		/* (the owner's check, once per change of the controller: nvme_rw_route.check) */
+		if ((rc = rt->check(rt)))
+			goto refused;
+		c = rt->c;
+		rc = -EIO;
+	}
 	if (__builtin_expect(!c || !c->nio, 0))
 		goto refused;
 	unsigned qi = rt->next_q < c->nio ? rt->next_q : 0;

@@ -844,6 +844,62 @@ Test(ctrl, one_command_never_mixes_cmb_and_host_memory)
 	free(h);
 }
 
+/* A route's owner check (nvme_rw_route.check, the target's backend's): how often, what it answers. */
+static unsigned route_checks;
+static int route_check_rc;
+static int route_check(struct nvme_rw_route *rt)
+{
+	route_checks++;
+	if (route_check_rc == 0)
+		rt->gen = rt->c->gen;
+	return route_check_rc;
+}
+
+/* One Read of 4 KiB at slba through rt, polled to its completion: nvme_submit_rw's answer. */
+static int route_read(struct nvme_rw_route *rt, uint64_t slba, const struct nvme_sg *sg)
+{
+	unsigned before = rw_done_count;
+	int rc = nvme_submit_rw(rt, slba, 7, (struct nvme_rw_data){ sg, 1, false, true }, NULL);
+	for (int i = 0; rc == 0 && i < 100 && rw_done_count == before; i++)
+		nvme_qpair_poll(&c.io[0], 16);
+	if (rc == 0)
+		cr_assert_eq(rw_done_count, before + 1, "completed");
+	return rc;
+}
+
+/* nvme_submit_rw runs the route's check before a command only while the controller's gen is
+ * not the one of its last pass (the target's backend checks its namespace there once per
+ * change of the controller, not per command); its refusal is the command's, through the
+ * route's refused, nothing sent. */
+Test(ctrl, the_route_s_check_runs_once_per_change_of_the_controller)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *b = aligned_alloc(4096, 4096);
+	const struct nvme_sg sg = sg_host(b, 4096);
+	struct nvme_rw_route rt = rw_route;
+	rt.check = route_check;
+	rt.gen = c.gen - 1;
+	route_checks = 0;
+	route_check_rc = 0;
+	cr_assert_eq(route_read(&rt, 0, &sg), 0);
+	cr_assert_eq(route_checks, 1, "checked at the first command");
+	cr_assert_eq(route_read(&rt, 8, &sg), 0);
+	cr_assert_eq(route_checks, 1, "not again while nothing changed");
+	c.gen++; /* (what a reset or a namespace rescan does) */
+	route_check_rc = -ENODEV;
+	const unsigned sent = f.commands, refused = rw_refused_count;
+	cr_assert_eq(nvme_submit_rw(&rt, 0, 7, (struct nvme_rw_data){ &sg, 1, false, true }, NULL), -ENODEV);
+	cr_assert_eq(route_checks, 2);
+	cr_assert_eq(rw_refused_count, refused + 1);
+	cr_assert_eq(rw_refused_rc, -ENODEV);
+	cr_assert_eq(f.commands, sent, "nothing sent");
+	route_check_rc = 0;
+	cr_assert_eq(route_read(&rt, 16, &sg), 0);
+	cr_assert_eq(route_read(&rt, 24, &sg), 0);
+	cr_assert_eq(route_checks, 3, "checked once after the change");
+	free(b);
+}
+
 /* A drive's stray second CQE for a command already completed, posted with the first, is
  * read in the same poll and counted as spurious, and so never taken for the next command
  * that gets the same command ID (the free list hands the ID out again at once). A poll
