@@ -568,8 +568,8 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 
 /* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
  * bytes, none empty, one memory class) go one of nvme_submit_rw's lean ways, whose answers
- * are those map_data and submit_one would give it without their tests, and which? A live
- * controller, room in q, an I/O queue whose slots have host lists fit for SGL segments
+ * are those map_data and submit_one would give it without their tests, and which? (Its
+ * caller's: a live controller.) Room in q (the tail's next entry is not the head), an I/O queue whose slots have host lists fit for SGL segments
  * (q->sgl_lists), a byte-granular SGL drive, at most one list page of entries, within MDTS
  * (checked: there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY)
  * or all in it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL)
@@ -579,7 +579,7 @@ static inline __attribute__((always_inline)) enum rw_place rw_lean(const struct 
 								    const struct nvme_sg *sg, unsigned nsg,
 								    uint64_t bytes)
 {
-	if (c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && q->sgl_lists &&
+	if (q->nfree && nvme_ring_next_tail(&q->ring) != q->ring.sq_head && q->sgl_lists &&
 	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
 	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes && (!c->max_xfer || bytes <= c->max_xfer))
 		return sg_place(c, sg, nsg);
@@ -735,7 +735,7 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	q->ring.sq_tail = nvme_ring_next_tail(&q->ring);
 	if (dwords) /* (two constant counts, not one indexed by the test) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
 	else
@@ -771,13 +771,15 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_ctrl *c = rt->c;
 	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
 	int rc = -EIO;
+	bool live = c && c->state == NVME_CTRL_LIVE; /* (tested once: rw_lean's term too) */
 
-	if (__builtin_expect(!c || c->state != NVME_CTRL_LIVE || rt->gen != c->gen, 0) && rt->check) {
+	if (__builtin_expect(!live || rt->gen != c->gen, 0) && rt->check) {
 		/* (the owner's check, once per change of the controller: nvme_rw_route.check) */
 		if ((rc = rt->check(rt)))
 			goto refused;
 		c = rt->c;
 		rc = -EIO;
+		live = c && c->state == NVME_CTRL_LIVE;
 	}
 	if (__builtin_expect(!c || !c->nio, 0))
 		goto refused;
@@ -786,7 +788,7 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_qpair *q = &c->io[qi];
 	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
 				* from it (not rebuilt from the index at each use) */
-	const enum rw_place place = d.checked ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
+	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
 	if (__builtin_expect(place != RW_AWAY, 0)) {
 		rc = submit_rw_other(q, rt, slba, cdw12, d, bytes, now, arg, place);
 		if (rc == 0)

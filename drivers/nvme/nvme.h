@@ -186,6 +186,12 @@ static inline int nvme_ring_push(struct nvme_ring *r, const struct nvme_sqe *sqe
 	return 0;
 }
 
+/* The tail's next position (the ring has room while it is not the head: nvme_ring_space). */
+static inline uint16_t nvme_ring_next_tail(const struct nvme_ring *r)
+{
+	return (uint16_t)(r->sq_tail + 1 == r->depth ? 0 : r->sq_tail + 1);
+}
+
 /* The entry at the tail was written in place (its space checked): advance the tail. */
 static inline void nvme_ring_advance(struct nvme_ring *r)
 {
