@@ -568,8 +568,8 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 
 /* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
  * bytes, none empty, one memory class) go one of nvme_submit_rw's lean ways, whose answers
- * are those map_data and submit_one would give it without their tests, and which? A live
- * controller, room in q, an I/O queue whose slots have host lists fit for SGL segments
+ * are those map_data and submit_one would give it without their tests, and which? (Its
+ * caller's: a live controller.) Room in q (the tail's next entry is not the head), an I/O queue whose slots have host lists fit for SGL segments
  * (q->sgl_lists), a byte-granular SGL drive, at most one list page of entries, within MDTS
  * (checked: there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY)
  * or all in it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL)
@@ -579,7 +579,7 @@ static inline __attribute__((always_inline)) enum rw_place rw_lean(const struct 
 								    const struct nvme_sg *sg, unsigned nsg,
 								    uint64_t bytes)
 {
-	if (c && c->state == NVME_CTRL_LIVE && q->nfree && nvme_ring_space(&q->ring) && q->sgl_lists &&
+	if (q->nfree && nvme_ring_next_tail(&q->ring) != q->ring.sq_head && q->sgl_lists &&
 	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
 	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes && (!c->max_xfer || bytes <= c->max_xfer))
 		return sg_place(c, sg, nsg);
@@ -658,10 +658,12 @@ static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uin
 /* A Read/Write that rw_lean (in_cmb false) or rw_lean_in_cmb (in_cmb true) let through, in
  * one pass straight into its SQE and list: the command, list and slot map_data and
  * submit_one would make of it (SGL1 one Data Block, or a Last Segment over the Data Blocks
- * in the slot's host list, or in its CMB list for data in the CMB). Always 0. */
+ * in the slot's host list, or in its CMB list for data in the CMB). sq_dev: q->sq_in_cmb
+ * (the caller's test; a constant where it can be, so that a way is built for its SQ). Always 0. */
 static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpair *q, const struct nvme_rw_route *rt,
 								 uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
-								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb)
+								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb,
+								 bool sq_dev)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	const struct nvme_sg *sg = d.sg;
@@ -677,14 +679,12 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	/* (map_data_general's list class for data in the CMB, with a list or without) */
 	uint8_t list_cls = in_cmb ? (uint8_t)q->cmb_list_area.addr.cls : MEM_CLASS_HOST;
 	/* the entry at the tail (room checked: rw_lean; the doorbell below publishes it): in place
-	 * in an SQ in host memory; in dword stores in one in the CMB: straight, once SGL1 is
-	 * known, for data in the CMB (rw_sqe_put_dwords); from a copy for the common way
-	 * (nvme_ring_push, as submit_one: the straight stores there would cost its SQ in host
-	 * memory a few spilled registers) */
-	const bool dwords = in_cmb && q->sq_in_cmb;
+	 * in an SQ in host memory; in an SQ in the CMB in the dword stores nvme_ring_push makes
+	 * there, straight, once SGL1 is known (rw_sqe_put_dwords), whatever memory the data is
+	 * in: no local copy built first and copied */
+	const bool dwords = sq_dev;
 	volatile uint32_t *const dst = (volatile uint32_t *)(uintptr_t)&q->ring.sq[tail];
-	struct nvme_sqe local;
-	struct nvme_sqe *sqe = q->sq_in_cmb && !in_cmb ? &local : (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
+	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
 	if (!dwords) {
 		memset(sqe, 0, sizeof(*sqe));
 		sqe->opc = opc;
@@ -735,16 +735,11 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	if (dwords) {
-		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	q->ring.sq_tail = nvme_ring_next_tail(&q->ring);
+	if (dwords) /* (two constant counts, not one indexed by the test) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
-	} else if (sqe == &local) {
-		nvme_ring_push(&q->ring, &local); /* (its room checked: rw_lean) */
-		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
-	} else {
-		q->ring.sq_tail = (uint16_t)(tail + 1 == q->ring.depth ? 0 : tail + 1);
+	else
 		dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe));
-	}
 	if (list_bytes)
 		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, list and WC stores to the CMB drained before the doorbell */
@@ -762,7 +757,7 @@ static __attribute__((noinline, hot)) int submit_rw_other(struct nvme_qpair *q, 
 						     uint64_t bytes, uint64_t now, void *arg, enum rw_place place)
 {
 	if (place == RW_IN_CMB && rw_lean_in_cmb(q, q->ctrl, d.nsg))
-		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true);
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true, q->sq_in_cmb);
 	return submit_rw_general(q, d.write, rt->nsid, slba, cdw12, d.sg, d.nsg, bytes, d.checked, rt->done, arg);
 }
 
@@ -776,7 +771,16 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_ctrl *c = rt->c;
 	const uint64_t bytes = (uint64_t)((cdw12 & 0xffff) + 1) << rt->lba_shift;
 	int rc = -EIO;
+	bool live = c && c->state == NVME_CTRL_LIVE; /* (tested once: rw_lean's term too) */
 
+	if (__builtin_expect(!live || rt->gen != c->gen, 0) && rt->check) {
+		/* (the owner's check, once per change of the controller: nvme_rw_route.check) */
+		if ((rc = rt->check(rt)))
+			goto refused;
+		c = rt->c;
+		rc = -EIO;
+		live = c && c->state == NVME_CTRL_LIVE;
+	}
 	if (__builtin_expect(!c || !c->nio, 0))
 		goto refused;
 	unsigned qi = rt->next_q < c->nio ? rt->next_q : 0;
@@ -784,15 +788,18 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_qpair *q = &c->io[qi];
 	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
 				* from it (not rebuilt from the index at each use) */
-	const enum rw_place place = d.checked ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
+	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
 	if (__builtin_expect(place != RW_AWAY, 0)) {
 		rc = submit_rw_other(q, rt, slba, cdw12, d, bytes, now, arg, place);
 		if (rc == 0)
 			return 0;
 		goto refused;
 	}
-	/* the common command in one pass, straight into its SQ entry and list */
-	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false);
+	/* the common command in one pass, straight into its SQ entry and list (a way for each kind
+	 * of SQ: the one in host memory keeps its registers) */
+	if (__builtin_expect(q->sq_in_cmb, 0))
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, true);
+	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, false);
 refused:
 	if (rt->refused)
 		rt->refused(arg, rc, NULL);
@@ -812,7 +819,7 @@ void nvme_cmd_finish(struct nvme_qpair *q, struct nvme_cmd *slot, int rc, const 
 		done(arg, rc, cqe);
 }
 
-static void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
+static inline __attribute__((always_inline)) void account(struct nvme_ctrl *c, const struct nvme_cmd *slot)
 {
 	if (slot->data_bytes) {
 		dma_account(slot->data_cls, slot->dir, slot->data_bytes);

@@ -186,6 +186,12 @@ static inline int nvme_ring_push(struct nvme_ring *r, const struct nvme_sqe *sqe
 	return 0;
 }
 
+/* The tail's next position (the ring has room while it is not the head: nvme_ring_space). */
+static inline uint16_t nvme_ring_next_tail(const struct nvme_ring *r)
+{
+	return (uint16_t)(r->sq_tail + 1 == r->depth ? 0 : r->sq_tail + 1);
+}
+
 /* The entry at the tail was written in place (its space checked): advance the tail. */
 static inline void nvme_ring_advance(struct nvme_ring *r)
 {
@@ -495,9 +501,14 @@ struct nvme_rw_route {
 	uint32_t nsid;
 	unsigned lba_shift;   /* log2 of the namespace's block size */
 	unsigned next_q;      /* c->io[next_q] takes the next command (0 when past c->nio) */
+	uint32_t gen;         /* c->gen when check last passed (check's to set) */
 	nvme_done_fn done;    /* a submitted command's completion (from nvme_qpair_poll()) */
 	nvme_done_fn refused; /* a command not submitted: refused(arg, rc, NULL) before
 			       * nvme_submit_rw() returns rc (NULL: none) */
+	/* The owner's check that the route still leads where it was opened (NULL: none): run
+	 * before a command while c is NULL or not LIVE or its gen is not the route's; 0 (the
+	 * command goes on, gen set) or the errno the command is refused with. */
+	int (*check)(struct nvme_rw_route *rt);
 };
 
 /* A Read/Write's data for nvme_submit_rw() (16 bytes: passed in two registers). checked:
@@ -513,9 +524,9 @@ struct nvme_rw_data {
  * nvme_request {opc, nsid, cdw10/11 = slba, cdw12 (NLB - 1, FUA), sg/nsg, sgl_total = NLB <<
  * lba_shift, dir, count_payload, checked}, with the same checks and answers, built from the
  * arguments (the target's Read/Write on an NVMe namespace: no request struct of the
- * caller's). A refusal (nvme_submit()'s errno) also goes to rt->refused, so that a caller
- * may end with this call (the target's Read/Write is a chain of tail calls down to the
- * doorbell). */
+ * caller's), after rt->check when the controller changed since it last passed. A refusal
+ * (nvme_submit()'s errno, or check's) also goes to rt->refused, so that a caller may end
+ * with this call (the target's Read/Write is a chain of tail calls down to the doorbell). */
 int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d, void *arg);
 
 /* Reap up to budget completions and handle timeouts (Abort, then give up). Returns the number

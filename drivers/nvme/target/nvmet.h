@@ -179,6 +179,10 @@ struct nvmet_bdev_ops {
 	 * (submit's errno) is completed by the backend itself, through nvmet_rw_refused(req, rc,
 	 * NULL), before it returns rc: the core's call is its last (a tail call). */
 	int (*rw)(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua);
+	/* Optional, with rw: what rw calls, on b->route, with cdw12 the command's NLB - 1 and
+	 * FUA (NVMe: nvme_submit_rw(), the route's check included): the core may call it itself,
+	 * without rw's layer. */
+	int (*rw_route)(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d, void *arg);
 };
 
 /* The completion of a Read/Write a backend submitted through ops->rw (an nvme_done_fn, arg

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "../../../lib/list.h"
 #include "nvmet.h"
 
 static bool nvme_bdev_ready(const struct nvmet_bdev *b);
@@ -46,6 +47,7 @@ static int nvme_bdev_usable_slow(struct nvmet_bdev *b, struct nvme_ctrl *c)
 		b->priv_hint = nvme_ns_get(c, b->priv_id);
 	}
 	b->priv_gen = c->gen;
+	b->route.gen = c->gen;
 	return 0;
 }
 
@@ -64,38 +66,25 @@ static inline int nvme_bdev_usable(struct nvmet_bdev *b, struct nvme_ctrl *c)
 	return nvme_bdev_usable_known(b, c) ? 0 : nvme_bdev_usable_slow(b, c);
 }
 
-/* ops->rw's submission to the driver: nvme_bdev_rw's last call. */
-static inline __attribute__((always_inline)) int bdev_rw_submit(struct nvmet_bdev *b, struct nvmet_req *req, bool write,
-								 uint64_t slba, uint32_t nlb, bool fua)
+/* The route's check (nvme_rw_route.check): nvme_bdev_usable_slow's answer, the route's gen
+ * set with the backend's when it passes. A closed backend's commands are refused. */
+static int nvme_route_check(struct nvme_rw_route *rt)
+{
+	struct nvmet_bdev *b = container_of(rt, struct nvmet_bdev, route);
+	return b->priv ? nvme_bdev_usable_slow(b, b->priv) : -ENODEV;
+}
+
+/* ops->rw: the NVMe Read/Write built from the request's fields, completed by nvmet_rw_done
+ * (the same command nvme_bio_submit builds from a bio); the driver runs the backend's check
+ * (nvme_route_check) when the controller changed, and a refusal is completed by
+ * nvmet_rw_refused (nvme_rw_route.refused): the driver's call is the last, a tail call. The
+ * core makes the same call itself (ops->rw_route). */
+static int nvme_bdev_rw(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua)
 {
 	const struct nvme_rw_data d = {
 		.sg = req->data.sg, .nsg = req->data.nsg, .write = write, .checked = req->data.checked
 	};
 	return nvme_submit_rw(&b->route, slba, (nlb - 1) | (fua ? NVME_RW_FUA : 0), d, req);
-}
-
-/* nvme_bdev_rw past its common test (nvme_bdev_usable): the full check, then the submission or
- * the refusal (out of line: the common call keeps no frame). */
-static __attribute__((noinline)) int bdev_rw_checked(struct nvmet_bdev *b, struct nvmet_req *req, bool write,
-						     uint64_t slba, uint32_t nlb, bool fua)
-{
-	int rc = nvme_bdev_usable_slow(b, b->priv);
-	if (rc) {
-		nvmet_rw_refused(req, rc, NULL);
-		return rc;
-	}
-	return bdev_rw_submit(b, req, write, slba, nlb, fua);
-}
-
-/* ops->rw: the NVMe Read/Write built from the request's fields, completed by nvmet_rw_done
- * (the same command nvme_bio_submit builds from a bio); a refusal completed by
- * nvmet_rw_refused, here or by the driver (nvme_rw_route.refused): the driver's call is the
- * last, a tail call. */
-static int nvme_bdev_rw(struct nvmet_bdev *b, struct nvmet_req *req, bool write, uint64_t slba, uint32_t nlb, bool fua)
-{
-	if (!nvme_bdev_usable_known(b, b->priv))
-		return bdev_rw_checked(b, req, write, slba, nlb, fua);
-	return bdev_rw_submit(b, req, write, slba, nlb, fua);
 }
 
 static int nvme_bio_submit(struct nvmet_bdev *b, struct nvmet_bio *bio)
@@ -177,6 +166,7 @@ static const struct nvmet_bdev_ops nvme_bdev_ops = {
 	.flush_sync = nvme_bdev_flush_sync,
 	.ready = nvme_bdev_ready,
 	.rw = nvme_bdev_rw,
+	.rw_route = nvme_submit_rw,
 };
 
 int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, struct nvmet_bdev *out)
@@ -208,7 +198,8 @@ int nvmet_bdev_nvme_open(void *ctx, unsigned si, const struct nvmet_cfg_ns *ns, 
 	memcpy(out->uuid, ns->uuid, 16);
 	snprintf(out->name, sizeof(out->name), "%sn%u", c->name, ns->ctrl_nsid);
 	out->route = (struct nvme_rw_route){ .c = c, .nsid = ns->ctrl_nsid, .lba_shift = lns->lba_shift,
-					     .done = nvmet_rw_done, .refused = nvmet_rw_refused };
+					     .gen = out->priv_gen, .done = nvmet_rw_done, .refused = nvmet_rw_refused,
+					     .check = nvme_route_check };
 	return 0;
 }
 

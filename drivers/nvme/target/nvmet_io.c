@@ -96,10 +96,19 @@ static bool lba_ok(const struct nvmet_ns *ns, uint64_t slba, uint64_t nlb)
 	return slba <= ns->bdev.nblocks && nlb <= ns->bdev.nblocks - slba;
 }
 
+/* The backend's route of ns when ops->rw serves it (direct) and it says what ops->rw calls
+ * on it (ops->rw_route), else NULL: a call the core makes itself (struct nvmet_rw_fast). */
+static struct nvme_rw_route *rw_route(struct nvmet_ns *ns, bool direct)
+{
+	return direct && ns->bdev.ops->rw_route ? &ns->bdev.route : NULL;
+}
+
 /* A Read/Write to ns, its checks before the namespace's made: its LBA range, MDTS (mdts),
- * length, then the backend (ops->rw when direct). bit: ns's bit in ns_written. */
+ * length, then the backend (ops->rw when direct; ops->rw_route straight when f has the
+ * route: rw_route). bit: ns's bit in ns_written. */
 static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req, struct nvmet_ns *ns, bool write,
-							 uint32_t mdts, uint32_t bit, bool direct)
+							 uint32_t mdts, uint32_t bit, bool direct,
+							 const struct nvmet_rw_fast *f)
 {
 	struct nvmet_bio *bio = (struct nvmet_bio *)req->bio_space;
 	struct nvmet_subsys *s = req->q->ctrl->subsys;
@@ -128,6 +137,15 @@ static inline __attribute__((always_inline)) void exec_rw(struct nvmet_req *req,
 		/* straight to the device, completed by nvmet_rw_done (rw_direct), a refusal by
 		 * nvmet_rw_refused in the backend: nothing left to do here (a tail call) */
 		nvmet_tgt.st.rw_direct++;
+		if (f->route) {
+			/* (ops->rw's call, without the backend's layer: NVMe's driver runs the
+			 * backend's check when the controller changed, nvme_rw_route.check) */
+			const struct nvme_rw_data d = {
+				.sg = req->data.sg, .nsg = req->data.nsg, .write = write, .checked = req->data.checked
+			};
+			(void)f->rw_route(f->route, slba, le32_get(req->sqe.cdw12) & (0xffffu | NVME_RW_FUA), d, req);
+			return;
+		}
 		(void)ns->bdev.ops->rw(&ns->bdev, req, write, slba, nlb, fua);
 		return;
 	}
@@ -248,13 +266,15 @@ static inline __attribute__((always_inline)) void exec_rw_build(struct nvmet_req
 		f->mdts = nvmet_ctrl_mdts_inline(c);
 		f->ns_bit = ns_bit(c, ns);
 		f->direct = rw_direct(ns);
+		f->route = rw_route(ns, f->direct);
+		f->rw_route = ns->bdev.ops->rw_route;
 		/* what the callers checked, said again: the descriptor stands for it */
 		f->gen = nvmet_tgt.rw_fast_off || q->state != NVMET_Q_LIVE || !q->qid || c->state != NVMET_CTRL_ENABLED ||
 				 !ns->opened || !nvmet_ns_active(ns)
 			 ? 0
 			 : nvmet_tgt.rw_gen;
 	}
-	exec_rw(req, ns, write, f->mdts, f->ns_bit, f->direct);
+	exec_rw(req, ns, write, f->mdts, f->ns_bit, f->direct, f);
 }
 
 void nvmet_exec_rw(struct nvmet_req *req, struct nvmet_ns *ns)
@@ -270,7 +290,7 @@ void nvmet_exec_rw_fast(struct nvmet_req *req)
 	const struct nvmet_rw_fast *f = &req->q->rw_fast;
 
 	nvmet_tgt.st.rw_fast++;
-	exec_rw(req, f->ns, req->sqe.opc == NVME_CMD_WRITE, f->mdts, f->ns_bit, f->direct);
+	exec_rw(req, f->ns, req->sqe.opc == NVME_CMD_WRITE, f->mdts, f->ns_bit, f->direct, f);
 }
 
 void nvmet_exec_io(struct nvmet_req *req)

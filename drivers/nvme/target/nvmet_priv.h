@@ -87,6 +87,10 @@ struct nvmet_rw_fast {
 	uint32_t mdts;         /* nvmet_ctrl_mdts_inline() of the queue's controller */
 	uint32_t ns_bit;       /* the namespace's bit in nvmet_ctrl.ns_written */
 	bool direct;           /* the backend's ops->rw serves it (FUA honoured or nothing volatile) */
+	struct nvme_rw_route *route; /* direct, and the backend has ops->rw_route: its route (the core
+				      * makes ops->rw's call itself), else NULL */
+	int (*rw_route)(struct nvme_rw_route *rt, uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
+			void *arg);  /* the backend's ops->rw_route, with route */
 };
 
 struct nvmet_queue_stats {

@@ -345,6 +345,8 @@ static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
 		uint16_t st = sqid == 0 ? admin(f, &c, &dw0) : io(f, &c);
 		if (st != 0xffff)
 			post(f, sqid, cid, st, dw0);
+		if (st != 0xffff && sqid != 0 && f->dup_io_cqe)
+			post(f, sqid, cid, st, dw0);
 	}
 }
 

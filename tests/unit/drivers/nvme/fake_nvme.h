@@ -52,6 +52,8 @@ struct fake_nvme {
 	int drop_opc;            /* I/O opcode that never completes (-1: none) */
 	bool drop_aborts;        /* Abort itself never completes */
 	bool cfs_on_drop;        /* a dropped command sets CSTS.CFS */
+	bool dup_io_cqe;         /* each I/O completion posted twice (a drive's bug: the second
+				  * names a command already completed) */
 	uint32_t sgls;           /* Identify SGLS */
 	uint8_t mdts;            /* Identify MDTS (5: 128 KiB, the default) */
 	bool vwc;                /* Identify VWC bit 0 and the volatile cache model */

@@ -844,6 +844,94 @@ Test(ctrl, one_command_never_mixes_cmb_and_host_memory)
 	free(h);
 }
 
+/* A route's owner check (nvme_rw_route.check, the target's backend's): how often, what it answers. */
+static unsigned route_checks;
+static int route_check_rc;
+static int route_check(struct nvme_rw_route *rt)
+{
+	route_checks++;
+	if (route_check_rc == 0)
+		rt->gen = rt->c->gen;
+	return route_check_rc;
+}
+
+/* One Read of 4 KiB at slba through rt, polled to its completion: nvme_submit_rw's answer. */
+static int route_read(struct nvme_rw_route *rt, uint64_t slba, const struct nvme_sg *sg)
+{
+	unsigned before = rw_done_count;
+	int rc = nvme_submit_rw(rt, slba, 7, (struct nvme_rw_data){ sg, 1, false, true }, NULL);
+	for (int i = 0; rc == 0 && i < 100 && rw_done_count == before; i++)
+		nvme_qpair_poll(&c.io[0], 16);
+	if (rc == 0)
+		cr_assert_eq(rw_done_count, before + 1, "completed");
+	return rc;
+}
+
+/* nvme_submit_rw runs the route's check before a command only while the controller's gen is
+ * not the one of its last pass (the target's backend checks its namespace there once per
+ * change of the controller, not per command); its refusal is the command's, through the
+ * route's refused, nothing sent. */
+Test(ctrl, the_route_s_check_runs_once_per_change_of_the_controller)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	uint8_t *b = aligned_alloc(4096, 4096);
+	const struct nvme_sg sg = sg_host(b, 4096);
+	struct nvme_rw_route rt = rw_route;
+	rt.check = route_check;
+	rt.gen = c.gen - 1;
+	route_checks = 0;
+	route_check_rc = 0;
+	cr_assert_eq(route_read(&rt, 0, &sg), 0);
+	cr_assert_eq(route_checks, 1, "checked at the first command");
+	cr_assert_eq(route_read(&rt, 8, &sg), 0);
+	cr_assert_eq(route_checks, 1, "not again while nothing changed");
+	c.gen++; /* (what a reset or a namespace rescan does) */
+	route_check_rc = -ENODEV;
+	const unsigned sent = f.commands, refused = rw_refused_count;
+	cr_assert_eq(nvme_submit_rw(&rt, 0, 7, (struct nvme_rw_data){ &sg, 1, false, true }, NULL), -ENODEV);
+	cr_assert_eq(route_checks, 2);
+	cr_assert_eq(rw_refused_count, refused + 1);
+	cr_assert_eq(rw_refused_rc, -ENODEV);
+	cr_assert_eq(f.commands, sent, "nothing sent");
+	route_check_rc = 0;
+	cr_assert_eq(route_read(&rt, 16, &sg), 0);
+	cr_assert_eq(route_read(&rt, 24, &sg), 0);
+	cr_assert_eq(route_checks, 3, "checked once after the change");
+	free(b);
+}
+
+/* A drive's stray second CQE for a command already completed, posted with the first, is
+ * read in the same poll and counted as spurious, and so never taken for the next command
+ * that gets the same command ID (the free list hands the ID out again at once). A poll
+ * that stopped reading the CQ at its last command in flight would leave it there to
+ * complete that next command before the drive did (measured and dropped in issue 18). */
+Test(ctrl, a_stray_duplicate_completion_never_completes_the_next_command)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	struct nvme_qpair *q = &c.io[0];
+	uint8_t *b = aligned_alloc(4096, 4096);
+	const struct nvme_sg sg = sg_host(b, 4096);
+	f.dup_io_cqe = true;
+	const uint16_t head = q->ring.cq_head;
+	const unsigned done = rw_done_count;
+	const uint16_t cid = q->free_cids[q->nfree - 1];
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &sg, 1, true, true }, NULL), 0);
+	cr_assert_eq(nvme_qpair_poll(q, 16), 2, "the command's completion and the stray one");
+	cr_assert_eq(rw_done_count, done + 1);
+	cr_assert_eq(q->st.spurious, 1);
+	cr_assert_eq(q->ring.cq_head, (uint16_t)(head + 2));
+	f.dup_io_cqe = false;
+	f.drop_opc = NVME_CMD_READ; /* the next command is not answered */
+	cr_assert_eq(q->free_cids[q->nfree - 1], cid, "the next command gets the same ID");
+	cr_assert_eq(nvme_submit_rw(&rw_route, 8, 7, (struct nvme_rw_data){ &sg, 1, false, true }, NULL), 0);
+	cr_assert_eq(nvme_qpair_poll(q, 16), 0, "nothing completes it");
+	cr_assert_eq(rw_done_count, done + 1);
+	cr_assert_eq(q->outstanding, 1);
+	cr_assert_eq(q->st.completed, 1);
+	f.drop_opc = -1; /* (the held command goes with the controller at teardown) */
+	free(b);
+}
+
 Test(ctrl, many_commands_wrap_the_rings_and_flip_the_phase)
 {
 	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
