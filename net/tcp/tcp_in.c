@@ -365,9 +365,17 @@ static inline __attribute__((always_inline)) void sndq_ack_inl(struct tcp_sock *
  * slow it to one SMSS per round trip; not past ssthresh. Congestion avoidance: one SMSS
  * per cwnd of bytes acknowledged (RFC 5681 3.1, RFC 3465 2.1), however many ACKs carried
  * them; SMSS^2 / cwnd per ACK grew by ~30 bytes per round trip under those stretch ACKs
- * (128 KiB reads held at an 84 KiB cwnd). */
+ * (128 KiB reads held at an 84 KiB cwnd). Only while the window is in use (RFC 7661 4.1, as
+ * Linux's tcp_is_cwnd_limited in slow start): the flight this ACK ends (SND.MAX - SND.UNA
+ * before it) at least half of cwnd. A sender limited by its application (a request's answer
+ * at a time) otherwise grew cwnd without bound (146 MB measured on a 4 KiB read connection,
+ * 2026-11-29), so a burst after a quiet spell would have gone out with no congestion window
+ * at all; now cwnd stays within twice what was last in flight, and grows again as soon as
+ * the application fills it. */
 static inline __attribute__((always_inline)) void cwnd_grow(struct tcp_sock *s, uint32_t acked)
 {
+	if (2 * (s->snd_max - s->snd_una) < s->cwnd)
+		return;
 	if (s->cwnd < s->ssthresh) {
 		uint32_t room = s->ssthresh - s->cwnd;
 		s->cwnd += acked < room ? acked : room;

@@ -79,6 +79,7 @@ static void ack_of_everything_sent_frees_the_queue_with_one_sent_event(void)
 	struct tcp_sock *l;
 	uint32_t iss, seq;
 	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	s->cwnd = 2 * 1024; /* (the 1,024 bytes in flight use the window: it grows, RFC 7661) */
 	uint32_t cwnd = s->cwnd, sent0 = ev_count[3], rel0 = frags_released;
 	uint64_t segs = tcp_stats()->segs_in, own = s->segs_in;
 
@@ -136,7 +137,7 @@ static void congestion_avoidance_counts_the_bytes_acknowledged(void)
 	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
 	uint32_t una = iss + 1;
 
-	s->ssthresh = s->cwnd; /* (congestion avoidance from here) */
+	s->ssthresh = s->cwnd = 2 * 1024; /* (congestion avoidance from here, the window in use) */
 	uint32_t cwnd = s->cwnd;
 	for (unsigned k = 0; k * 1024 < cwnd; k++) {
 		cr_assert_eq(s->cwnd, cwnd, "not before a window's worth (%u)", k);
@@ -160,6 +161,7 @@ static void data_with_the_ack_of_everything_sent_does_both(void)
 	struct tcp_sock *l;
 	uint32_t iss, seq;
 	struct tcp_sock *s = open_with_request(&l, &iss, &seq);
+	s->cwnd = 2 * 1024; /* (the window in use: it grows) */
 	uint32_t cwnd = s->cwnd, sent0 = ev_count[3], recv0 = ev_count[2], rel0 = frags_released;
 	uint64_t segs = tcp_stats()->segs_in, own = s->segs_in;
 	uint8_t got[300];

@@ -945,6 +945,39 @@ Test(tcp_data, slow_start_counts_bytes_of_a_stretch_ack)
 	close_listener(l);
 }
 
+/* A sender limited by its application (one small answer at a time) does not grow cwnd
+ * (RFC 7661 4.1): 50 answers of 1,000 bytes, each ACKed, leave the initial window; once the
+ * application fills the window, slow start grows it again. Before, each ACK added its bytes
+ * and cwnd grew without bound (146 MB seen on a 4 KiB read connection). */
+Test(tcp_data, an_application_limited_sender_does_not_grow_cwnd)
+{
+	struct tcp_sock *l;
+	fill();
+	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	struct tcp_sock *s = accepted;
+	struct tcp_info i;
+	uint32_t una = iss + 1;
+	for (unsigned k = 0; k < 50; k++) {
+		cr_assert_eq(tcp_send_copy(s, pattern, 1000), 1000);
+		tcp_flush(s);
+		cr_assert_eq(fnd.ntx, 1);
+		una += 1000;
+		peer_seg(TCP_ACK, 1001, una, 65535, NULL, 0, NULL, 0);
+		cr_assert_eq(s->snd_una, una);
+		fake_netdev_clear(&fnd);
+	}
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 3 * 1460, "application-limited: cwnd %u", i.cwnd);
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(tcp_send_copy(s, pattern, 20 * 1460), 20 * 1460);
+	cr_assert_eq(fnd.ntx, 3, "the window limits");
+	peer_seg(TCP_ACK, 1001, una + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 6 * 1460, "the window in use grows: cwnd %u", i.cwnd);
+	tcp_abort(s);
+	close_listener(l);
+}
+
 /* Congestion avoidance grows by one SMSS per cwnd of bytes acknowledged, however few ACKs
  * carry them (RFC 5681 3.1, RFC 3465 2.1): SMSS^2 / cwnd per ACK held 128 KiB reads at
  * an 84 KiB cwnd under stretch ACKs. */
