@@ -40,7 +40,7 @@ BOUNDS = {
     "write-4k-ddgst": 37500,
     "read-4k-ddgst": 37100,
     "read-4k-cmb": 3800,
-    "read-128k-cmb": 18400,
+    "read-128k-cmb": 18300,
     "write-4k-qd16": 3600,
     "read-4k-qd16": 3200,
 }
