@@ -247,9 +247,9 @@ static inline bool nvmet_tcp_dbuf_one(const struct nvmet_tcp_dbuf *b, uint32_t o
 {
 	return b->device || off % NVMET_TCP_BUF_SIZE + len <= NVMET_TCP_BUF_SIZE;
 }
-/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), holding a
- * reference on b: what nvmet_tcp_dbuf_frags() makes for it, without its loop. */
-static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), taking no
+ * reference: the caller hands it one it holds (a request's own, which it then drops). */
+static inline void nvmet_tcp_dbuf_frag1_own(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
 {
 	if (b->device) {
 		*out = b->mem;
@@ -263,6 +263,12 @@ static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, 
 	out->len = len;
 	out->owner = &nvmet_tcp_dbuf_owner;
 	out->token = (uint64_t)(uintptr_t)b;
+}
+/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), holding a
+ * reference on b: what nvmet_tcp_dbuf_frags() makes for it, without its loop. */
+static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+{
+	nvmet_tcp_dbuf_frag1_own(b, off, len, out);
 	b->refs++;
 }
 /* Copy the n fragments f into b's chunks at byte off (counted CPU reads). 0, -EINVAL past
