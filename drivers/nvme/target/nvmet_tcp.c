@@ -671,7 +671,7 @@ static bool is_connect(const struct nvme_sqe *sqe)
 }
 
 /* A capsule's data fragments go back unused: in pdu (the framer's), or, without pdu, in r
- * (a whole capsule's, nvmet_tcp_req_took_frags). */
+ * (a whole capsule's, nvmet_tcp_req_take_batch). */
 static inline void capsule_drop_data(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 {
 	if (pdu)
@@ -780,12 +780,13 @@ _Static_assert(NVMET_TCP_RX_BATCH <= NVMET_TCP_INLINE_SEGS, "a whole capsule's d
 static bool conn_whole_capsule(struct nvmet_tcp_conn *c, struct netdev_frag *f, unsigned n, unsigned *used)
 {
 	struct nvme_tcp_rx_whole w;
+	struct netdev_frag rest;
 	struct nvmet_tcp_req *r;
-	unsigned nd;
+	unsigned first, nd;
 
 	if (!nvme_tcp_rx_whole_capsule(&c->rx, f, n, &w) || !(r = nvmet_tcp_req_get(c)))
 		return false;
-	int k = nvme_tcp_rx_whole_take(&c->rx, f, &w, (uint8_t *)&r->req.sqe, r->frags, &nd);
+	int k = nvme_tcp_rx_whole_take_at(&c->rx, f, &w, (uint8_t *)&r->req.sqe, &first, &nd, &rest);
 	if (k < 0) {
 		nvmet_tcp_req_put(r); /* (nothing held yet) */
 		return false;
@@ -793,7 +794,10 @@ static bool conn_whole_capsule(struct nvmet_tcp_conn *c, struct netdev_frag *f, 
 	*used = (unsigned)k;
 	nvmet_tcp.st.capsules++;
 	nvmet_tcp.st.whole_capsules++;
-	nvmet_tcp_req_took_frags(r, nd);
+	if (nd) /* (copied and made segments in one pass; none: r is fresh, nothing to note) */
+		nvmet_tcp_req_take_batch(r, f + first, nd);
+	if (rest.len)
+		f[k] = rest; /* the rest of the entry the PDU ended inside: the caller goes on there */
 	if (capsule_run(c, r, w.data_len, NULL))
 		conn_close(c, NVMET_TCP_CLOSING, false, "queue depth exceeded"); /* (as conn_pdu) */
 	return true;

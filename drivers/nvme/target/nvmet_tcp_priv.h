@@ -306,10 +306,10 @@ void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
 /* Take the waiting r out of its connection's FIFO (r->state is the caller's to set);
  * returns what it waited for. */
 enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r);
-/* The n (at most NVMET_TCP_INLINE_SEGS) data fragments of a whole PDU put straight into
- * r->frags of a request fresh from nvmet_tcp_req_get become r's segments, as
- * nvmet_tcp_req_add_data would make them. */
-void nvmet_tcp_req_took_frags(struct nvmet_tcp_req *r, unsigned n);
+/* The n (at most NVMET_TCP_INLINE_SEGS) data fragments of a whole PDU, where they lie in the
+ * receive batch (src), copied into r->frags of a request fresh from nvmet_tcp_req_get and made
+ * its segments, as nvmet_tcp_req_add_data would make them, in one pass. */
+void nvmet_tcp_req_take_batch(struct nvmet_tcp_req *r, const struct netdev_frag *src, unsigned n);
 /* Release a PDU's data fragments to their owner. Consumes pdu's fragments. */
 void nvmet_tcp_pdu_release(struct nvme_tcp_rx_pdu *pdu);
 /* The data of a PDU for r at byte off of the command's data: kept in the NIC's fragments,
