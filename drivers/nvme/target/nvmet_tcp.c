@@ -159,11 +159,37 @@ static uint32_t frags_crc(const struct netdev_frag *f, unsigned n)
 	return crc;
 }
 
-/* One C2HData PDU of r: header built in place, data as fragments of r's buffer (zero copy, held
- * by TCP until acknowledged), digest copied; with resp (its last PDU, no data digest) r's
- * CapsuleResp built in place behind it, the whole in one room check. PDUs sent (1, 2 with
- * the response), 0 no room (nothing queued), negative errno. */
-static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success, bool resp)
+/* Has c neither digest nor header alignment, so that its PDUs take the fixed shapes of
+ * nvme_tcp_build_c2h_data_plain and nvme_tcp_build_capsule_resp_plain? (c->params is set
+ * once, by the ICReq, before any command.) */
+static inline bool conn_plain(const struct nvmet_tcp_conn *c)
+{
+	return !(c->params.hdgst | c->params.ddgst | c->params.hpda);
+}
+
+/* The one fragment, or the fragments, of [off, off + n) of r's buffer into f (nvmet_tcp_dbuf_one
+ * said one): each holds a reference on it, the last PDU's one fragment r's own (nothing of r
+ * left to send reads the buffer then: the response is r's CQE; r->dbuf cleared, and r goes
+ * back with nothing to drop, nvmet_tcp_req_put_sent). Returns the fragments. */
+static inline unsigned c2h_frags(struct nvmet_tcp_req *r, uint32_t off, uint32_t n, bool one, bool last,
+				 struct netdev_frag *f)
+{
+	if (one && last) {
+		nvmet_tcp_dbuf_frag1_own(r->dbuf, off, n, f);
+		r->dbuf = NULL;
+		return 1;
+	}
+	if (one) {
+		nvmet_tcp_dbuf_frag1(r->dbuf, off, n, f);
+		return 1;
+	}
+	return nvmet_tcp_dbuf_frags(r->dbuf, off, n, f);
+}
+
+/* One C2HData PDU of r that no response rides behind (conn_send_c2h_resp has those): header
+ * built in place, data as fragments of r's buffer (zero copy, held by TCP until
+ * acknowledged), digest copied. 1 sent, 0 no room (nothing queued), negative errno. */
+static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool success)
 {
 	struct netdev_frag f[NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1];
 	uint32_t n = r->req.xfer_len - r->tx_off;
@@ -176,37 +202,25 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 	 * whole PDU: its bytes (header, data, digest) and its send entries (a chunk for the
 	 * header, the data fragments, one for the digest), checked once by
 	 * tcp_send_place_frags. A header queued without room for its data would leave the
-	 * stream half a PDU long. The response of a read rides with its last C2HData: room
-	 * for it too in the same check (tcp_send_place_frags_tail), where TCP keeps it. */
-	size_t hl = nvme_tcp_c2h_data_hdr_len(&c->params);
-	size_t rl = nvme_tcp_capsule_resp_len(&c->params);
-	resp = resp && last;
+	 * stream half a PDU long. */
+	const bool plain = conn_plain(c); /* (the header then in fixed stores) */
+	size_t hl = plain ? NVME_TCP_DATA_HLEN : nvme_tcp_c2h_data_hdr_len(&c->params);
 	/* the common PDU: its data in one piece of the buffer (one fragment, no loop) */
 	bool one = nvmet_tcp_dbuf_one(r->dbuf, r->tx_off, n);
 	unsigned entries = 1 + (one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, r->tx_off, n)) + (c->params.ddgst ? 1 : 0);
-	void *tail = NULL;
-	uint8_t *hdr = resp ? tcp_send_place_frags_tail(c->sock, hl, n, entries - 1, rl, &tail)
-			    : tcp_send_place_frags(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0),
-						   entries - 1);
+	uint8_t *hdr = tcp_send_place_frags(c->sock, hl, n + (c->params.ddgst ? NVME_TCP_DIGEST_LEN : 0), entries - 1);
 	if (!hdr) {
 		conn_tx_refused(c);
 		return 0;
 	}
-	nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
-	unsigned nf = 1;
-	if (one)
-		nvmet_tcp_dbuf_frag1(r->dbuf, r->tx_off, n, f);
+	if (plain)
+		nvme_tcp_build_c2h_data_plain(hdr, false, r->cccid, r->tx_off, n, last, success);
 	else
-		nf = nvmet_tcp_dbuf_frags(r->dbuf, r->tx_off, n, f);
+		nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, r->tx_off, n, last, last && success);
+	unsigned nf = c2h_frags(r, r->tx_off, n, one, last, f);
 	r->tx_off += n;
 	nvmet_tcp.st.c2h_pdus++;
 	nvmet_tcp.st.c2h_bytes += n;
-	if (resp) {
-		nvme_tcp_build_capsule_resp(tail, &c->params, (const uint8_t *)&r->req.cqe);
-		tcp_send_placed_frags_tail(c->sock, hl, f, nf, tail, rl); /* (the socket takes the fragments) */
-		nvmet_tcp.st.responses++;
-		return 2;
-	}
 	uint32_t crc = c->params.ddgst ? frags_crc(f, nf) : 0;
 	tcp_send_placed_frags(c->sock, hl, f, nf); /* (the socket takes the fragments) */
 	if (c->params.ddgst) {
@@ -218,6 +232,79 @@ static int conn_send_c2h(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r, bool
 }
 
 _Static_assert(NVME_TCP_RESP_HLEN + NVME_TCP_DIGEST_LEN <= TCP_SEND_TAIL_MAX, "a CapsuleResp rides behind C2HData");
+
+/*
+ * A read's last C2HData PDU, the rest of its data (at most NVMET_TCP_C2H_MAX bytes), with its
+ * CapsuleResp behind it (no data digest, no SUCCESS flag), in one room check
+ * (tcp_send_place_frags_tail), both built where TCP keeps them: on a plain connection
+ * (conn_plain) in fixed stores; the common read (all of its data in one piece of its
+ * buffer, plain) takes conn_send_read_whole instead. (Out of line: once per larger read.)
+ * 2 PDUs sent, 0 no room (nothing queued, r unchanged, the refusal recorded).
+ */
+static __attribute__((noinline)) int conn_send_c2h_resp(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r)
+{
+	struct netdev_frag f[NVMET_TCP_C2H_MAX / NVMET_TCP_BUF_SIZE + 1];
+	const uint32_t off = r->tx_off, n = r->req.xfer_len - off;
+	const bool plain = conn_plain(c);
+	size_t hl = plain ? NVME_TCP_DATA_HLEN : nvme_tcp_c2h_data_hdr_len(&c->params);
+	size_t rl = plain ? NVME_TCP_RESP_HLEN : nvme_tcp_capsule_resp_len(&c->params);
+	const bool one = nvmet_tcp_dbuf_one(r->dbuf, off, n);
+	void *tail = NULL;
+	uint8_t *hdr = tcp_send_place_frags_tail(c->sock, hl, n, one ? 1 : nvmet_tcp_dbuf_nfrags(r->dbuf, off, n), rl,
+						 &tail);
+	if (!hdr) {
+		conn_tx_refused(c);
+		return 0;
+	}
+	if (plain) {
+		nvme_tcp_build_c2h_data_plain(hdr, false, r->cccid, off, n, true, false);
+		nvme_tcp_build_capsule_resp_plain(tail, (const uint8_t *)&r->req.cqe);
+	} else {
+		nvme_tcp_build_c2h_data(hdr, &c->params, r->cccid, off, n, true, false);
+		nvme_tcp_build_capsule_resp(tail, &c->params, (const uint8_t *)&r->req.cqe);
+	}
+	unsigned nf = c2h_frags(r, off, n, one, true, f);
+	r->tx_off = off + n;
+	tcp_send_placed_frags_tail(c->sock, hl, f, nf, tail, rl); /* (the socket takes the fragments) */
+	nvmet_tcp.st.c2h_pdus++;
+	nvmet_tcp.st.c2h_bytes += n;
+	nvmet_tcp.st.responses++;
+	return 2;
+}
+
+/*
+ * The common read's whole answer in one step (conn_tx_req's first case): all of r's data in
+ * one C2HData PDU (at most NVMET_TCP_C2H_MAX bytes in one piece of its buffer, none sent yet)
+ * on a plain connection (conn_plain) and its CapsuleResp behind it: the two headers in fixed
+ * stores, r's own reference on its buffer handed to the data fragment (r->dbuf cleared: r is
+ * given back next), none of conn_send_c2h's general computations. The same bytes, send
+ * entries, room check and counters as conn_send_c2h gives it (a unit test compares them).
+ * 1: queued, 2 PDUs counted in *sent; 0: no room (nothing queued, r unchanged, the refusal
+ * recorded as conn_send_c2h records it).
+ */
+static inline __attribute__((always_inline)) int conn_send_read_whole(struct nvmet_tcp_conn *c,
+								      struct nvmet_tcp_req *r, int *sent)
+{
+	const uint32_t n = r->req.xfer_len;
+	struct netdev_frag f;
+	void *tail = NULL;
+	uint8_t *hdr = tcp_send_place_frags_tail(c->sock, NVME_TCP_DATA_HLEN, n, 1, NVME_TCP_RESP_HLEN, &tail);
+	if (!hdr) {
+		conn_tx_refused(c);
+		return 0;
+	}
+	nvme_tcp_build_c2h_data_plain(hdr, false, r->cccid, 0, n, true, false);
+	nvme_tcp_build_capsule_resp_plain(tail, (const uint8_t *)&r->req.cqe);
+	nvmet_tcp_dbuf_frag1_own(r->dbuf, 0, n, &f);
+	r->dbuf = NULL;
+	r->tx_off = n;
+	tcp_send_placed_frags_tail(c->sock, NVME_TCP_DATA_HLEN, &f, 1, tail, NVME_TCP_RESP_HLEN);
+	nvmet_tcp.st.c2h_pdus++;
+	nvmet_tcp.st.c2h_bytes += n;
+	nvmet_tcp.st.responses++;
+	*sent += 2;
+	return 1;
+}
 
 /*
  * One request's PDUs, from where it is: its C2HData PDUs (NVMET_TCP_C2H_MAX data bytes each)
@@ -239,8 +326,17 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 		 * for a command that completed with status 0 (phase bit apart) */
 		bool success = (le16_get(r->req.cqe.status) & 0xfffe) == 0 && c->sqflow_off;
 		bool resp = !success && !c->params.ddgst; /* the response rides with the last PDU */
+		if (resp && r->tx_off == 0 && r->req.xfer_len <= NVMET_TCP_C2H_MAX && conn_plain(c) &&
+		    nvmet_tcp_dbuf_one(r->dbuf, 0, r->req.xfer_len))
+			return conn_send_read_whole(c, r, sent);
 		do {
-			if ((rc = conn_send_c2h(c, r, success, resp)) <= 0)
+			if (resp && r->req.xfer_len - r->tx_off <= NVMET_TCP_C2H_MAX) {
+				if ((rc = conn_send_c2h_resp(c, r)) <= 0)
+					return rc;
+				*sent += rc;
+				return 1; /* (the response went with the last C2HData) */
+			}
+			if ((rc = conn_send_c2h(c, r, success)) <= 0)
 				return rc;
 			*sent += rc;
 		} while (r->tx_off < r->req.xfer_len);
@@ -249,8 +345,6 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 			nvmet_tcp.st.success_flags++;
 			return 1;
 		}
-		if (resp)
-			return 1; /* (sent with the last C2HData) */
 	}
 	/* the CapsuleResp is built where TCP keeps it (no copy, one room check) */
 	size_t hl = nvme_tcp_capsule_resp_len(&c->params);
@@ -259,7 +353,10 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 		conn_tx_refused(c);
 		return 0;
 	}
-	nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
+	if (hl == NVME_TCP_RESP_HLEN)
+		nvme_tcp_build_capsule_resp_plain(p, (const uint8_t *)&r->req.cqe);
+	else
+		nvme_tcp_build_capsule_resp(p, &c->params, (const uint8_t *)&r->req.cqe);
 	if (flushed) {
 		tcp_send_placed_flush(c->sock, hl);
 		*flushed = true;
@@ -574,7 +671,7 @@ static bool is_connect(const struct nvme_sqe *sqe)
 }
 
 /* A capsule's data fragments go back unused: in pdu (the framer's), or, without pdu, in r
- * (a whole capsule's, nvmet_tcp_req_took_frags). */
+ * (a whole capsule's, nvmet_tcp_req_take_batch). */
 static inline void capsule_drop_data(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 {
 	if (pdu)
@@ -683,12 +780,13 @@ _Static_assert(NVMET_TCP_RX_BATCH <= NVMET_TCP_INLINE_SEGS, "a whole capsule's d
 static bool conn_whole_capsule(struct nvmet_tcp_conn *c, struct netdev_frag *f, unsigned n, unsigned *used)
 {
 	struct nvme_tcp_rx_whole w;
+	struct netdev_frag rest;
 	struct nvmet_tcp_req *r;
-	unsigned nd;
+	unsigned first, nd;
 
 	if (!nvme_tcp_rx_whole_capsule(&c->rx, f, n, &w) || !(r = nvmet_tcp_req_get(c)))
 		return false;
-	int k = nvme_tcp_rx_whole_take(&c->rx, f, &w, (uint8_t *)&r->req.sqe, r->frags, &nd);
+	int k = nvme_tcp_rx_whole_take_at(&c->rx, f, &w, (uint8_t *)&r->req.sqe, &first, &nd, &rest);
 	if (k < 0) {
 		nvmet_tcp_req_put(r); /* (nothing held yet) */
 		return false;
@@ -696,7 +794,10 @@ static bool conn_whole_capsule(struct nvmet_tcp_conn *c, struct netdev_frag *f, 
 	*used = (unsigned)k;
 	nvmet_tcp.st.capsules++;
 	nvmet_tcp.st.whole_capsules++;
-	nvmet_tcp_req_took_frags(r, nd);
+	if (nd) /* (copied and made segments in one pass; none: r is fresh, nothing to note) */
+		nvmet_tcp_req_take_batch(r, f + first, nd);
+	if (rest.len)
+		f[k] = rest; /* the rest of the entry the PDU ended inside: the caller goes on there */
 	if (capsule_run(c, r, w.data_len, NULL))
 		conn_close(c, NVMET_TCP_CLOSING, false, "queue depth exceeded"); /* (as conn_pdu) */
 	return true;

@@ -513,12 +513,12 @@ static int req_take_frags(struct nvmet_tcp_req *r, struct nvme_tcp_rx_pdu *pdu)
 	return 0;
 }
 
-/* The n fragments a whole PDU's receive put straight into r->frags (a request fresh from
- * nvmet_tcp_req_get: from its first segment on) become r's, noted as req_take_frags notes
- * them. */
-void nvmet_tcp_req_took_frags(struct nvmet_tcp_req *r, unsigned n)
+/* The n data fragments of a whole PDU, where they lie in the receive batch (src), become r's
+ * (a request fresh from nvmet_tcp_req_get: from its first segment on): copied and noted as
+ * req_take_frags notes them, in one pass. */
+void nvmet_tcp_req_take_batch(struct nvmet_tcp_req *r, const struct netdev_frag *src, unsigned n)
 {
-	take_walk(r, r->frags, r->frags, n, true);
+	take_walk(r, r->frags, src, n, false);
 	r->nfrags = n;
 }
 

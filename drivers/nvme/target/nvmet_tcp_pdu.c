@@ -306,6 +306,30 @@ size_t nvme_tcp_build_c2h_data(uint8_t *buf, const struct nvme_tcp_params *p, ui
 	return pdo;
 }
 
+/* A C2HData header without header digest or pad (nvme_tcp_build_c2h_data_plain, the header):
+ * the common header, CCCID and DATAO, DATAL and the reserved bytes as three 8-byte stores. */
+void nvme_tcp_build_c2h_data_plain(uint8_t *buf, bool ddgst, uint16_t cccid, uint32_t datao, uint32_t datal,
+				   bool last, bool success)
+{
+	uint64_t flags = (ddgst ? NVME_TCP_F_DDGSTF : 0) | (last ? NVME_TCP_F_LAST_PDU : 0) |
+			 (last && success ? NVME_TCP_F_SUCCESS : 0);
+	uint64_t plen = (uint64_t)NVME_TCP_DATA_HLEN + datal + (ddgst ? NVME_TCP_DIGEST_LEN : 0);
+	_Static_assert(offsetof(struct nvme_tcp_data_pdu, cccid) == 8 && offsetof(struct nvme_tcp_data_pdu, datao) == 12 &&
+			       offsetof(struct nvme_tcp_data_pdu, datal) == 16,
+		       "C2HData fields where the stores put them");
+	le64_store(buf, NVME_TCP_C2H_DATA | flags << 8 | (uint64_t)NVME_TCP_DATA_HLEN << 16 |
+				(uint64_t)NVME_TCP_DATA_HLEN << 24 | plen << 32);
+	le64_store(buf + 8, cccid | (uint64_t)datao << 32); /* TTAG reserved in C2HData: 0 */
+	le64_store(buf + 16, datal);                          /* and the reserved bytes */
+}
+
+/* A CapsuleResp without header digest (nvme_tcp_build_capsule_resp_plain, the header). */
+void nvme_tcp_build_capsule_resp_plain(uint8_t *buf, const uint8_t cqe[16])
+{
+	le64_store(buf, NVME_TCP_CAPSULE_RESP | (uint64_t)NVME_TCP_RESP_HLEN << 16 | (uint64_t)NVME_TCP_RESP_HLEN << 32);
+	memcpy(buf + NVME_TCP_CH_LEN, cqe, 16);
+}
+
 /* R2T. */
 size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid, uint16_t ttag,
 			  uint32_t r2to, uint32_t r2tl)

@@ -224,6 +224,15 @@ static inline size_t nvme_tcp_c2h_data_hdr_len(const struct nvme_tcp_params *p)
 	return (hdr + align - 1) / align * align;
 }
 
+/* What nvme_tcp_build_c2h_data() and nvme_tcp_build_capsule_resp() build on a connection
+ * without header digests and header alignment (nvme_tcp_params hdgst and hpda 0), for
+ * callers that know that: the fixed shape in whole-word stores (NVME_TCP_DATA_HLEN and
+ * NVME_TCP_RESP_HLEN bytes). ddgst says whether a data digest follows the data (its flag,
+ * PLEN). */
+void nvme_tcp_build_c2h_data_plain(uint8_t *buf, bool ddgst, uint16_t cccid, uint32_t datao, uint32_t datal,
+				   bool last, bool success);
+void nvme_tcp_build_capsule_resp_plain(uint8_t *buf, const uint8_t cqe[16]);
+
 /* Build an R2T asking for r2tl bytes at r2to of command cccid with transfer tag ttag. */
 size_t nvme_tcp_build_r2t(uint8_t *buf, const struct nvme_tcp_params *p, uint16_t cccid, uint16_t ttag,
 			  uint32_t r2to, uint32_t r2tl);

@@ -247,9 +247,9 @@ static inline bool nvmet_tcp_dbuf_one(const struct nvmet_tcp_dbuf *b, uint32_t o
 {
 	return b->device || off % NVMET_TCP_BUF_SIZE + len <= NVMET_TCP_BUF_SIZE;
 }
-/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), holding a
- * reference on b: what nvmet_tcp_dbuf_frags() makes for it, without its loop. */
-static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), taking no
+ * reference: the caller hands it one it holds (a request's own, which it then drops). */
+static inline void nvmet_tcp_dbuf_frag1_own(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
 {
 	if (b->device) {
 		*out = b->mem;
@@ -263,6 +263,12 @@ static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, 
 	out->len = len;
 	out->owner = &nvmet_tcp_dbuf_owner;
 	out->token = (uint64_t)(uintptr_t)b;
+}
+/* The one fragment for [off, off + len) of b (nvmet_tcp_dbuf_one() said so), holding a
+ * reference on b: what nvmet_tcp_dbuf_frags() makes for it, without its loop. */
+static inline void nvmet_tcp_dbuf_frag1(struct nvmet_tcp_dbuf *b, uint32_t off, uint32_t len, struct netdev_frag *out)
+{
+	nvmet_tcp_dbuf_frag1_own(b, off, len, out);
 	b->refs++;
 }
 /* Copy the n fragments f into b's chunks at byte off (counted CPU reads). 0, -EINVAL past
@@ -300,10 +306,10 @@ void nvmet_tcp_req_wait(struct nvmet_tcp_req *r, enum nvmet_tcp_wait w);
 /* Take the waiting r out of its connection's FIFO (r->state is the caller's to set);
  * returns what it waited for. */
 enum nvmet_tcp_wait nvmet_tcp_req_unwait(struct nvmet_tcp_req *r);
-/* The n (at most NVMET_TCP_INLINE_SEGS) data fragments of a whole PDU put straight into
- * r->frags of a request fresh from nvmet_tcp_req_get become r's segments, as
- * nvmet_tcp_req_add_data would make them. */
-void nvmet_tcp_req_took_frags(struct nvmet_tcp_req *r, unsigned n);
+/* The n (at most NVMET_TCP_INLINE_SEGS) data fragments of a whole PDU, where they lie in the
+ * receive batch (src), copied into r->frags of a request fresh from nvmet_tcp_req_get and made
+ * its segments, as nvmet_tcp_req_add_data would make them, in one pass. */
+void nvmet_tcp_req_take_batch(struct nvmet_tcp_req *r, const struct netdev_frag *src, unsigned n);
 /* Release a PDU's data fragments to their owner. Consumes pdu's fragments. */
 void nvmet_tcp_pdu_release(struct nvme_tcp_rx_pdu *pdu);
 /* The data of a PDU for r at byte off of the command's data: kept in the NIC's fragments,

@@ -383,24 +383,22 @@ bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag 
 	return false;
 }
 
-/* Take the PDU nvme_tcp_rx_whole_capsule found (see the header). */
-int nvme_tcp_rx_whole_take(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
-			   uint8_t sqe[64], struct netdev_frag *out, unsigned *nout)
+/* Take the PDU nvme_tcp_rx_whole_capsule found, its data left where it lies (see the header). */
+int nvme_tcp_rx_whole_take_at(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
+			      uint8_t sqe[64], unsigned *first, unsigned *nout, struct netdev_frag *rest)
 {
-	struct netdev_frag *last = &f[w->nents - 1], rest;
+	struct netdev_frag *last = &f[w->nents - 1];
 	/* the entry that ends the PDU is cut where its data ends, as the framer cuts it (a PDU
 	 * without data lies in f[0], whose header bytes are consumed in place, not cut) */
 	bool cut = w->data_len && w->last_len < last->len;
-	unsigned n = 0;
 
-	if (cut && netdev_frag_split(last, w->last_len, &rest)) /* (the one step that can fail: first) */
+	rest->len = 0;
+	if (cut && netdev_frag_split(last, w->last_len, rest)) /* (the one step that can fail: first) */
 		return -ENOMEM;
 	netdev_frag_read(&f[0], NVME_TCP_CH_LEN, sqe, NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
 	frag_consume(&f[0], w->hdr_end); /* the header and pad (released when nothing is left) */
-	if (w->data_len)
-		for (unsigned i = f[0].len ? 0 : 1; i < w->nents; i++)
-			out[n++] = f[i];
-	*nout = n;
+	*first = f[0].len ? 0 : 1;
+	*nout = w->data_len ? w->nents - *first : 0;
 	rx->st.pdus++;
 	rx->st.header_bytes += NVME_TCP_CMD_HLEN;
 	rx->st.pad_bytes += w->data_len ? w->hdr_end - NVME_TCP_CMD_HLEN : 0;
@@ -408,9 +406,23 @@ int nvme_tcp_rx_whole_take(struct nvme_tcp_rx *rx, struct netdev_frag *f, const 
 	rx->st.splits += cut;
 	start_header(rx);
 	rx->skip = 0;
-	if (cut) {
-		*last = rest;
+	if (cut)
 		return (int)w->nents - 1;
-	}
 	return w->data_len || !f[0].len ? (int)w->nents : 0; /* (f[0] may hold the next PDU's bytes) */
+}
+
+/* nvme_tcp_rx_whole_take_at with the data fragments moved to out (see the header). */
+int nvme_tcp_rx_whole_take(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
+			   uint8_t sqe[64], struct netdev_frag *out, unsigned *nout)
+{
+	struct netdev_frag rest;
+	unsigned first;
+	int k = nvme_tcp_rx_whole_take_at(rx, f, w, sqe, &first, nout, &rest);
+	if (k < 0)
+		return k;
+	for (unsigned i = 0; i < *nout; i++)
+		out[i] = f[first + i];
+	if (rest.len)
+		f[k] = rest;
+	return k;
 }

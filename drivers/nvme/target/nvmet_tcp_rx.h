@@ -277,4 +277,14 @@ bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag 
 int nvme_tcp_rx_whole_take(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
 			   uint8_t sqe[64], struct netdev_frag *out, unsigned *nout);
 
+/*
+ * nvme_tcp_rx_whole_take without moving the data: its fragments are f[*first .. *first +
+ * *nout) as they lie in the batch, the entry the PDU ends inside cut there (f[] keeps the
+ * PDU's part) and the rest of it in *rest (len 0 when nothing is left of it), which the
+ * caller puts at f[returned] once it has taken the data. For a caller that walks the data
+ * fragments anyway (the transport's, one pass that copies them and makes its segments).
+ */
+int nvme_tcp_rx_whole_take_at(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
+			      uint8_t sqe[64], unsigned *first, unsigned *nout, struct netdev_frag *rest);
+
 #endif

@@ -633,6 +633,60 @@ Test(nvmet_tcp, a_read_and_its_response_wait_whole_for_room_for_both)
 	cr_assert_eq(got, sizeof(rbuf));
 }
 
+/* A read of len bytes at LBA 0 on q (SQ flow control on): every PDU the target sends for it
+ * is byte for byte what the general builders make for it on a connection without digests
+ * or header alignment (nvme_tcp_build_c2h_data, nvme_tcp_build_capsule_resp around the CQE
+ * sent), C2HData in order up to len, then the CapsuleResp. */
+static void read_matches_the_general_builders(struct tcp_sock *q, uint16_t cid, uint32_t len)
+{
+	const struct nvme_tcp_params plain = { .maxh2cdata = NVMET_TCP_MAXH2CDATA, .max_icd = NVMET_TCP_IN_CAPSULE };
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_READ, cid, 1, len);
+	sqe.cdw10 = le32_make(0);
+	sqe.cdw12 = le32_make(len / 512 - 1);
+	ftcp_capsule(q, false, false, &sqe, NULL, 0);
+	uint8_t want[NVME_TCP_DATA_HLEN];
+	struct nth_pdu p;
+	uint32_t got = 0;
+	while (got < len) {
+		cr_assert(host_next(q, &p), "C2HData at %u", got);
+		cr_assert_eq(p.type, NVME_TCP_C2H_DATA);
+		cr_assert_eq(nvme_tcp_build_c2h_data(want, &plain, cid, got, p.datal, got + p.datal == len, false),
+			     NVME_TCP_DATA_HLEN);
+		cr_assert_eq(memcmp(p.hdr, want, NVME_TCP_DATA_HLEN), 0, "C2HData header at %u", got);
+		got += p.datal;
+	}
+	cr_assert(host_next(q, &p), "the CapsuleResp");
+	cr_assert_eq(p.type, NVME_TCP_CAPSULE_RESP);
+	cr_assert_eq(nvme_tcp_build_capsule_resp(want, &plain, p.hdr + NVME_TCP_CH_LEN), NVME_TCP_RESP_HLEN);
+	cr_assert_eq(memcmp(p.hdr, want, NVME_TCP_RESP_HLEN), 0, "CapsuleResp");
+	cr_assert_eq(le16_load(p.hdr + NVME_TCP_CH_LEN + 12), cid);
+	cr_assert_eq(le16_load(p.hdr + NVME_TCP_CH_LEN + 14) >> 1, 0, "success");
+}
+
+/* On a connection without digests the common read (all of its data in one piece of its
+ * buffer) goes in one step (conn_send_read_whole) and a larger read's last PDU with its
+ * response in one (conn_send_c2h_resp), their headers written in fixed stores: the bytes
+ * are the general builders' (4 KiB: one step; 20 KiB: one PDU over two chunks; 128 KiB:
+ * two PDUs of four fragments), for DRAM and device-memory buffers alike. */
+static void plain_reads_match_the_general_builders(bool dev)
+{
+	struct tcp_sock *q = io_queue_with(4096, false, dev, false);
+	read_matches_the_general_builders(q, 70, 4096);
+	read_matches_the_general_builders(q, 71, 20480);
+	read_matches_the_general_builders(q, 72, 131072);
+	ftcp_ack(q);
+}
+
+Test(nvmet_tcp, plain_read_pdus_match_the_general_builders)
+{
+	plain_reads_match_the_general_builders(false);
+}
+
+Test(nvmet_tcp, plain_read_pdus_match_the_general_builders_from_device_memory)
+{
+	plain_reads_match_the_general_builders(true);
+}
+
 /* A 64 KiB write through R2T + two H2CData PDUs, then read back. */
 static void write_through_r2t(size_t frag_size)
 {
@@ -914,6 +968,25 @@ Test(nvmet_tcp, read_from_device_memory_released_on_ack)
 	cr_assert_gt(fcmb_in_use, 0, "held by TCP until acknowledged");
 	ftcp_ack(q);
 	cr_assert_eq(fcmb_in_use, 0, "freed on the acknowledgement");
+}
+
+/* The common read's one step hands the request's own reference on its buffer to the data
+ * fragment TCP holds: the buffer (device memory here) stays until TCP gives the fragment
+ * back on the acknowledgement, and goes then; again and again, nothing left over. */
+Test(nvmet_tcp, a_one_step_read_s_buffer_lives_until_the_ack)
+{
+	struct tcp_sock *q = io_queue_with(4096, false, true, false);
+	static uint8_t r[4096];
+	for (uint16_t i = 0; i < 4; i++) {
+		bool success;
+		cr_assert_eq(host_read(q, (uint16_t)(100 + i), 8 * i, r, sizeof(r), &success), 0);
+		cr_assert_not(success);
+		cr_assert_eq(q->frag_bytes[MEM_CLASS_DEVICE], (i + 1) * sizeof(r), "sent from device memory");
+		cr_assert_gt(fcmb_in_use, 0, "held by TCP until acknowledged");
+		ftcp_ack(q);
+		cr_assert_eq(fcmb_in_use, 0, "freed on the acknowledgement");
+	}
+	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
 /* SQ flow control disabled at Connect: a successful read ends with C2HData SUCCESS and

@@ -252,6 +252,37 @@ Test(tcp_pdu, c2h_data_plain_is_the_header_alone)
 		cr_assert_eq(b[i], 0xff, "byte %zu past the header untouched", i);
 }
 
+/* The fixed-shape builders (nvme_tcp_build_c2h_data_plain, nvme_tcp_build_capsule_resp_plain)
+ * write what the general ones write on a connection without header digests or alignment,
+ * byte for byte, for every flag combination, and nothing past the header. */
+Test(tcp_pdu, plain_builders_match_the_general_ones)
+{
+	static const uint32_t lens[] = { 1, 512, 4096, 65536, 0xfffffff0u };
+	uint8_t a[64], b[64];
+	for (int ddgst = 0; ddgst < 2; ddgst++) {
+		struct nvme_tcp_params p = params(false, ddgst);
+		for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+			for (int flags = 0; flags < 4; flags++) {
+				uint16_t cccid = (uint16_t)(0x1234 + i * 0x1111u);
+				uint32_t datao = lens[(i + 1) % 5] - 1;
+				memset(a, 0xee, sizeof(a));
+				memset(b, 0xee, sizeof(b));
+				cr_assert_eq(nvme_tcp_build_c2h_data(a, &p, cccid, datao, lens[i], flags & 1, flags & 2), 24);
+				nvme_tcp_build_c2h_data_plain(b, ddgst, cccid, datao, lens[i], flags & 1, flags & 2);
+				cr_assert_eq(memcmp(a, b, sizeof(a)), 0, "ddgst %d len %u flags %d", ddgst, lens[i], flags);
+			}
+	}
+	struct nvme_tcp_params p = params(false, false);
+	uint8_t cqe[16];
+	for (int i = 0; i < 16; i++)
+		cqe[i] = (uint8_t)(0xc0 ^ (i * 37));
+	memset(a, 0xee, sizeof(a));
+	memset(b, 0xee, sizeof(b));
+	cr_assert_eq(nvme_tcp_build_capsule_resp(a, &p, cqe), 24);
+	nvme_tcp_build_capsule_resp_plain(b, cqe);
+	cr_assert_eq(memcmp(a, b, sizeof(a)), 0, "CapsuleResp");
+}
+
 Test(tcp_pdu, builders_round_trip)
 {
 	uint8_t b[256];

@@ -511,6 +511,32 @@ static unsigned cut_stream(struct netdev_frag *f, unsigned max, size_t chunk)
 	return n;
 }
 
+/* The stream of the whole-capsule tests: a CapsuleCmd with 300 bytes of data after an 8-byte
+ * pad, one without data, and, with third, one with 1000 bytes; their parameters. */
+static struct nvme_tcp_params whole_capsules_stream(bool third)
+{
+	for (size_t i = 0; i < sizeof(payload_a); i++)
+		payload_a[i] = (uint8_t)(i * 13 + 1);
+	stream_len = 0;
+	put_capsule(0x01, 80, 300);
+	put_capsule(0x02, 0, 0);
+	if (third)
+		put_capsule(0x01, 72, 1000);
+	return (struct nvme_tcp_params){ .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
+}
+
+/* Two framers that took the same stream: the same counts and state. */
+static void assert_same_framing(const struct nvme_tcp_rx *a, const struct nvme_tcp_rx *b)
+{
+	cr_assert_eq(a->st.pdus, b->st.pdus);
+	cr_assert_eq(a->st.header_bytes, b->st.header_bytes);
+	cr_assert_eq(a->st.pad_bytes, b->st.pad_bytes);
+	cr_assert_eq(a->st.data_bytes, b->st.data_bytes);
+	cr_assert_eq(a->st.splits, b->st.splits);
+	cr_assert_eq(a->state, b->state);
+	cr_assert_eq(a->have, b->have);
+}
+
 /* Two CapsuleCmds (300 bytes of data after an 8-byte pad, then none) and a third cut short,
  * in fragments of 200 bytes: the first is taken in one step (its SQE, its data in two
  * fragments, the second fragment cut where the data ends), the second lies in the rest of
@@ -518,13 +544,7 @@ static unsigned cut_stream(struct netdev_frag *f, unsigned max, size_t chunk)
  * the framer, its common header kept); the counts are those of the framer alone. */
 Test(tcp_rx, a_whole_capsule_is_taken_in_one_step_as_the_framer_takes_it)
 {
-	struct nvme_tcp_params p = { .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
-	for (size_t i = 0; i < sizeof(payload_a); i++)
-		payload_a[i] = (uint8_t)(i * 13 + 1);
-	stream_len = 0;
-	put_capsule(0x01, 80, 300);
-	put_capsule(0x02, 0, 0);
-	put_capsule(0x01, 72, 1000);
+	struct nvme_tcp_params p = whole_capsules_stream(true);
 	stream_len -= 500; /* the third PDU goes on past the batch */
 	struct netdev_frag f[16], out[16];
 	unsigned n = cut_stream(f, 16, 200), nd;
@@ -565,17 +585,64 @@ Test(tcp_rx, a_whole_capsule_is_taken_in_one_step_as_the_framer_takes_it)
 	for (unsigned i = 0; i < m; i++)
 		cr_assert_eq(nvme_tcp_rx_feed(&ref, &f[i], consume, NULL), 0);
 	cr_assert_eq(npdus, 3);
-	cr_assert_eq(rx.st.pdus, ref.st.pdus);
-	cr_assert_eq(rx.st.header_bytes, ref.st.header_bytes);
-	cr_assert_eq(rx.st.pad_bytes, ref.st.pad_bytes);
-	cr_assert_eq(rx.st.data_bytes, ref.st.data_bytes);
-	cr_assert_eq(rx.st.splits, ref.st.splits);
-	cr_assert_eq(rx.state, ref.state);
-	cr_assert_eq(rx.have, ref.have);
+	assert_same_framing(&rx, &ref);
 	nvme_tcp_rx_reset(&rx);
 	nvme_tcp_rx_reset(&ref);
 	for (unsigned k = 0; k < n; k++)
 		cr_assert_eq(released[k], 2, "buffer %u (once per feed)", k);
+}
+
+/* The in-place take (nvme_tcp_rx_whole_take_at, the transport's) leaves the same PDU where
+ * nvme_tcp_rx_whole_take moves it: the data fragments in the batch from *first on (the cut
+ * entry holding the PDU's part), the rest of that entry apart until the caller puts it back
+ * (then the batch is the one the moving take leaves), the framer's state and counts the same. */
+Test(tcp_rx, a_whole_capsule_taken_in_place_is_the_one_moved_out)
+{
+	struct nvme_tcp_params p = whole_capsules_stream(false);
+	struct netdev_frag f[16], g[16], out[16], rest;
+	unsigned n = cut_stream(f, 16, 200), m = cut_stream(g, 16, 200), nd, first, ng;
+	struct nvme_tcp_rx rx, ry;
+	struct nvme_tcp_rx_whole w, v;
+	uint8_t sqe[64], sqf[64];
+	nvme_tcp_rx_init(&rx, &p);
+	nvme_tcp_rx_init(&ry, &p);
+	cr_assert_eq(n, m);
+
+	/* the first: data 120 + 180 bytes in f[0] and f[1], f[1] cut */
+	cr_assert(nvme_tcp_rx_whole_capsule(&rx, f, n, &w));
+	cr_assert(nvme_tcp_rx_whole_capsule(&ry, g, m, &v));
+	int k = nvme_tcp_rx_whole_take(&rx, f, &w, sqe, out, &nd);
+	int j = nvme_tcp_rx_whole_take_at(&ry, g, &v, sqf, &first, &ng, &rest);
+	cr_assert_eq(k, 1);
+	cr_assert_eq(j, k);
+	cr_assert_arr_eq(sqf, sqe, sizeof(sqe));
+	cr_assert_eq(ng, nd);
+	cr_assert_eq(first, 0);
+	for (unsigned i = 0; i < nd; i++) {
+		cr_assert_eq(g[first + i].addr.bus, out[i].addr.bus, "fragment %u", i);
+		cr_assert_eq(g[first + i].len, out[i].len, "fragment %u", i);
+		cr_assert_eq(g[first + i].owner, out[i].owner, "fragment %u (a split: each its own reference)", i);
+	}
+	cr_assert_eq(rest.len, 20, "the rest of the cut entry");
+	cr_assert_eq(rest.addr.bus, f[1].addr.bus);
+	for (unsigned i = 0; i < nd; i++) {
+		netdev_frag_release(&out[i]);
+		netdev_frag_release(&g[first + i]);
+	}
+	g[j] = rest;
+
+	/* the second (20 bytes in the rest of f[1], its header not in one fragment): neither takes it */
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&rx, f + 1, n - 1, &w));
+	cr_assert_not(nvme_tcp_rx_whole_capsule(&ry, g + 1, m - 1, &v));
+	cr_assert_eq(g[1].len, f[1].len);
+	cr_assert_eq(g[1].addr.bus, f[1].addr.bus);
+	assert_same_framing(&rx, &ry);
+	for (unsigned i = 1; i < n; i++) {
+		netdev_frag_release(&f[i]);
+		netdev_frag_release(&g[i]);
+	}
+	nvme_tcp_rx_reset(&rx);
+	nvme_tcp_rx_reset(&ry);
 }
 
 /* What the one-step path leaves to the framer: digests, a header not in the first fragment, a
