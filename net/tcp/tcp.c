@@ -868,13 +868,30 @@ long tcp_send_copy(struct tcp_sock *s, const void *buf, size_t len)
 	return done ? (long)done : (len ? -ENOBUFS : 0);
 }
 
+/* send_place_at's new chunk, empty until tcp_send_placed, at the end of the send queue: where
+ * its bytes go, or NULL (the refusal recorded). Out of line: a small PDU's header or response
+ * takes an entry of its own, and this path's locals cost register saves in every inlined
+ * send_place_at. */
+static __attribute__((noinline)) void *send_place_chunk(struct tcp_sock *s)
+{
+	static const uint8_t nothing;
+	struct netdev_frag f;
+
+	if (tcp_chunk_frag(s, false, &nothing, 0, &f))
+		return send_place_refused(s);
+	if (sndq_add(s, &f, TCP_CHUNK_SIZE)) {
+		netdev_frag_release(&f);
+		return send_place_refused(s);
+	}
+	return (void *)(uintptr_t)container_of(s->sndq.prev, struct tcp_sndent, node)->frag.addr.bus;
+}
+
 /* Where tcp_send_place builds len bytes, its room checked: in the last entry's room, in a new
  * entry holding them itself, or in a new chunk. NULL (the refusal recorded): no entry or chunk
  * left. Inline: tcp_send_place's body, shared with tcp_send_place_frags_tail. */
 static inline __attribute__((always_inline)) void *send_place_at(struct tcp_sock *s, size_t len)
 {
 	struct tcp_sndent *e = NULL;
-	struct netdev_frag f;
 
 	if (!list_empty(&s->sndq))
 		e = container_of(s->sndq.prev, struct tcp_sndent, node);
@@ -889,15 +906,7 @@ static inline __attribute__((always_inline)) void *send_place_at(struct tcp_sock
 				return send_place_refused(s);
 			return e->buf;
 		}
-		/* a new chunk, empty until tcp_send_placed */
-		static const uint8_t nothing;
-		if (tcp_chunk_frag(s, false, &nothing, 0, &f))
-			return send_place_refused(s);
-		if (sndq_add(s, &f, TCP_CHUNK_SIZE)) {
-			netdev_frag_release(&f);
-			return send_place_refused(s);
-		}
-		e = container_of(s->sndq.prev, struct tcp_sndent, node);
+		return send_place_chunk(s);
 	}
 	return (uint8_t *)(uintptr_t)e->frag.addr.bus + e->frag.len;
 }

@@ -1598,6 +1598,23 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 	tcp_direct_sent(s, seq, s->snd_end, false);
 }
 
+/* n bytes copied into nb's own storage at c as nb's next fragment (host memory, nothing to
+ * release): field by field, as tcp_run_train_piece writes one (a compound literal zeroed the
+ * whole fragment, then stored two fields again). */
+static inline __attribute__((always_inline)) void tcp_short_copied_piece(struct netbuf *nb, const uint8_t *c,
+									  uint32_t n)
+{
+	struct netdev_frag *f = &nb->frags[nb->nfrags++];
+
+	f->addr = dma_addr_host(c);
+	f->offset = 0;
+	f->len = n;
+	f->provider = NETDEV_PROVIDER_HOST;
+	f->pad = 0;
+	f->token = 0;
+	f->owner = NULL;
+}
+
 _Static_assert(NETBUF_HEADROOM + NETBUF_MAX_FRAGS * TCP_RUN_HDR_BYTES + 2 * TCP_SNDENT_INLINE <= NETBUF_HOST_SIZE,
 	       "tcp_short_lay: a response copied to the storage's end lies past the host part");
 
@@ -1659,7 +1676,7 @@ static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(st
 				 * host part, and sent from there: no reference, nothing to release) */
 				uint8_t *c = nb->end - TCP_SNDENT_INLINE;
 				memcpy(c, r->buf, TCP_SNDENT_INLINE);
-				nb->frags[nb->nfrags++] = (struct netdev_frag){ .addr = dma_addr_host(c), .len = rest };
+				tcp_short_copied_piece(nb, c, rest);
 				*copied += rest;
 			} else {
 				tcp_xmit_piece(nb, nb->nfrags, r, 0, rest);
