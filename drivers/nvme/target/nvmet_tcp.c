@@ -1589,6 +1589,7 @@ void nvmet_tcp_stop(void)
 	list_for_each(&nvmet_tcp.conns, it)
 		conn_close(container_of(it, struct nvmet_tcp_conn, node), NVMET_TCP_CLOSING, false, "stop");
 	nvmet_tcp.running = false;
+	nvmet_tcp_dbuf_spares_drain(); /* none kept from here on (nvmet_tcp_dbuf_unref) */
 	conns_reap();
 	pools_destroy_if_idle();
 }
