@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../../../lib/list.h"
+#include "../../../lib/timer.h"
 #include "../../../mm/pool.h"
 #include "nvmet.h"
 #include "nvmet_tcp.h"
@@ -202,8 +203,10 @@ struct nvmet_tcp_state {
 					  * pass nothing */
 	unsigned nready;
 	bool reap_due;                   /* a connection closed: conns_reap looks until none is left */
-	uint64_t next_timeout_ns;        /* no connection's timeout (Connect, late R2T data) is
-					  * due before then: the poll loop looks at them no sooner */
+	struct timer timeouts_timer;     /* fires when a connection's timeout (Connect, late R2T
+					  * data) may be due: sets timeouts_due */
+	bool timeouts_due;               /* the next pass looks at the timeouts (conns_timeouts);
+					  * set by the timer and by an accept or a start */
 	unsigned nlisteners;
 	uint64_t accept_seq;             /* accept order of connections */
 	bool in_poll;                    /* inside nvmet_tcp_poll (walking conns: free nothing) */
