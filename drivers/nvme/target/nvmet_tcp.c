@@ -31,6 +31,7 @@
 #include "../../../lib/list.h"
 #include "../../../lib/log.h"
 #include "../../../lib/poller.h"
+#include "../../../lib/timer.h"
 #include "../../../mm/pool.h"
 #include "../../../net/net.h"
 #include "../../../net/tcp/tcp.h"
@@ -1368,7 +1369,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		nvme_tcp_rx_set_place(&c->rx, conn_place, c);
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
-		nvmet_tcp.next_timeout_ns = 0; /* its timeouts from the next pass on */
+		nvmet_tcp.timeouts_due = true; /* its timeouts from the next pass on */
 		nvmet_tcp.st.accepted++;
 		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
 				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
@@ -1412,6 +1413,8 @@ static int check_addresses(void)
 	return 0;
 }
 
+static void timeouts_fire(struct timer *t, void *arg);
+
 /* Start the transport on every TCP port of the target. */
 int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 {
@@ -1433,7 +1436,8 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 	memset(nvmet_tcp.hosts, 0, sizeof(nvmet_tcp.hosts));
 	nvmet_tcp.write_waiting = 0;
 	nvmet_tcp.reap_due = false;
-	nvmet_tcp.next_timeout_ns = 0;
+	timer_init(&nvmet_tcp.timeouts_timer, "nvmet_tcp_timeouts", timeouts_fire, NULL);
+	nvmet_tcp.timeouts_due = true;
 	nvmet_tcp.nwaiting = 0;
 	nvmet_tcp.write_held = 0;
 	nvmet_tcp.freed = false;
@@ -1490,6 +1494,7 @@ fail_buf_pool:
 fail_conn_pool:
 	mm_pool_destroy(&nvmet_tcp.conn_pool);
 fail:
+	timer_cancel(&timer_default_queue, &nvmet_tcp.timeouts_timer);
 	nvmet_tcp.live = false;
 	nvmet_tcp.mops = NULL;
 	return rc;
@@ -1520,9 +1525,18 @@ static int conn_timeouts(struct nvmet_tcp_conn *c, uint64_t now)
 	return 1;
 }
 
+/* The timeouts timer: the next pass looks at the timeouts (no work inside the timer queue). */
+static void timeouts_fire(struct timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	nvmet_tcp.timeouts_due = true;
+}
+
 /* The timeouts of every connection (conn_timeouts), and when the next may be due: a
  * connection's Connect deadline until it is connected, and its next look for late R2T
- * data (every 100 ms). The poll loop calls this only once that time came. */
+ * data (every 100 ms): the timer is armed for it. The poll loop calls this only once that
+ * time came (the timer fired) or a connection came. */
 static int conns_timeouts(uint64_t now)
 {
 	struct list_node *it;
@@ -1539,7 +1553,8 @@ static int conns_timeouts(uint64_t now)
 		if ((!c->q || nvmet_queue_qid(c->q) < 0) && c->connect_deadline_ns < next)
 			next = c->connect_deadline_ns;
 	}
-	nvmet_tcp.next_timeout_ns = next;
+	if (next != UINT64_MAX)
+		timer_arm(&timer_default_queue, &nvmet_tcp.timeouts_timer, next);
 	return work;
 }
 
@@ -1574,6 +1589,7 @@ static void pools_destroy_if_idle(void)
 {
 	if (nvmet_tcp.live && !nvmet_tcp.running && nvmet_tcp.nconns == 0 && nvmet_tcp.dbuf_pool.in_use == 0) {
 		pools_destroy();
+		timer_cancel(&timer_default_queue, &nvmet_tcp.timeouts_timer);
 		nvmet_tcp.live = false;
 		nvmet_tcp.mops = NULL;
 	}
@@ -1589,6 +1605,7 @@ void nvmet_tcp_stop(void)
 	list_for_each(&nvmet_tcp.conns, it)
 		conn_close(container_of(it, struct nvmet_tcp_conn, node), NVMET_TCP_CLOSING, false, "stop");
 	nvmet_tcp.running = false;
+	nvmet_tcp_dbuf_spares_drain(); /* none kept from here on (nvmet_tcp_dbuf_unref) */
 	conns_reap();
 	pools_destroy_if_idle();
 }
@@ -1596,10 +1613,10 @@ void nvmet_tcp_stop(void)
 /*
  * The poll loop's work. A pass looks only at what has work: the connections in nvmet_tcp.ready
  * (received data, a kill, responses waiting for room), the timeouts once one may be due
- * (nvmet_tcp.next_timeout_ns), closed connections after a close, waiting commands while
+ * (nvmet_tcp.timeouts_due, set by its timer), closed connections after a close, waiting commands while
  * there are any. An idle connection costs a pass nothing, however many there are.
  */
-static __attribute__((noinline)) int poll_work(unsigned budget, uint64_t now)
+static __attribute__((noinline)) int poll_work(unsigned budget)
 {
 	int work = 0;
 
@@ -1629,8 +1646,10 @@ static __attribute__((noinline)) int poll_work(unsigned budget, uint64_t now)
 		if (conn_has_work(c))
 			conn_ready(c);
 	}
-	if (now >= nvmet_tcp.next_timeout_ns)
-		work += conns_timeouts(now);
+	if (nvmet_tcp.timeouts_due) {
+		nvmet_tcp.timeouts_due = false;
+		work += conns_timeouts(clock_now_ns());
+	}
 	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
 		work += resume_waiters(); /* buffers this pass gave back */
 	nvmet_tcp.in_poll = false;
@@ -1644,11 +1663,11 @@ int nvmet_tcp_poll(unsigned budget)
 {
 	if (!nvmet_tcp.live)
 		return 0;
-	uint64_t now = clock_now_ns();
-	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.reap_due) && now < nvmet_tcp.next_timeout_ns &&
+	/* no clock read: the timeouts come by their timer (the loop's timer queue) */
+	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.reap_due | (unsigned)nvmet_tcp.timeouts_due) &&
 	    nvmet_tcp.running)
 		return 0;
-	return poll_work(budget, now);
+	return poll_work(budget);
 }
 POLLER(nvmet_tcp, nvmet_tcp_poll);
 

@@ -116,6 +116,13 @@ static void chunks_free(void **chunks, unsigned n)
 		mm_pool_free(&nvmet_tcp.buf_pool, chunks[i]);
 }
 
+/* A one-chunk buffer and its chunk back to their pools. */
+static void dbuf_free_one(struct nvmet_tcp_dbuf *b)
+{
+	mm_pool_free(&nvmet_tcp.buf_pool, b->chunks[0]);
+	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+}
+
 /* n DRAM chunks into chunks, all or none. */
 static int chunks_alloc(void **chunks, unsigned n)
 {
@@ -129,6 +136,22 @@ static int chunks_alloc(void **chunks, unsigned n)
 	return 0;
 }
 
+/* Give every spare (one-chunk buffer kept with its chunk, see nvmet_tcp_dbuf_unref) back
+ * to the pools: when a take fails (the spares must not starve a larger buffer) and at stop
+ * (the pools then drain to zero). Returns how many. */
+unsigned nvmet_tcp_dbuf_spares_drain(void)
+{
+	unsigned n = nvmet_tcp.nspares;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct nvmet_tcp_dbuf *b = nvmet_tcp.spares[i];
+		mm_pool_free(&nvmet_tcp.buf_pool, b->chunks[0]);
+		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+	}
+	nvmet_tcp.nspares = 0;
+	return n;
+}
+
 NVMET_HOT_INLINE void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 {
 	if (--b->refs)
@@ -137,22 +160,29 @@ NVMET_HOT_INLINE void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b)
 	struct nvmet_tcp_conn *c = b->conn;
 	struct nvmet_tcp_host *h = c->host;
 	unsigned n = b->nchunks;
+	c->ndbufs--;
+	c->nchunks -= n;
+	h->held[HOST_DBUFS]--;
+	h->held[HOST_CHUNKS] -= n;
+	nvmet_tcp.freed = true;
 	if (b->device) {
 		if (nvmet_tcp.mops)
 			nvmet_tcp.mops->free(&b->mem);
 		c->dev_bytes -= b->len;
 		h->held[HOST_DEVICE] -= b->len;
+		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 	} else if (n == 1) {
-		mm_pool_free(&nvmet_tcp.buf_pool, b->chunks[0]);
+		/* the common read's buffer: kept with its chunk for the next one (a spare, at most
+		 * NVMET_TCP_DBUF_SPARES, none once stopped), instead of two pool frees now and two
+		 * takes then */
+		if (nvmet_tcp.nspares < NVMET_TCP_DBUF_SPARES && nvmet_tcp.running)
+			nvmet_tcp.spares[nvmet_tcp.nspares++] = b;
+		else
+			dbuf_free_one(b);
 	} else {
 		chunks_free(b->chunks, n);
+		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
 	}
-	c->ndbufs--;
-	c->nchunks -= n;
-	h->held[HOST_DBUFS]--;
-	h->held[HOST_CHUNKS] -= n;
-	mm_pool_free(&nvmet_tcp.dbuf_pool, b);
-	nvmet_tcp.freed = true;
 }
 
 /* TCP is done with a C2HData fragment (the peer acknowledged it, or the socket died). */
@@ -174,19 +204,24 @@ NVMET_HOT_INLINE struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn
 	 * of each pool; anything else the general path below */
 	if (n == 1 && h->held[HOST_DBUFS] < NVMET_TCP_DBUFS / NVMET_TCP_HOST_SHARE &&
 	    h->held[HOST_CHUNKS] < NVMET_TCP_BUFS / NVMET_TCP_HOST_SHARE) {
-		if (!(b = mm_pool_alloc(&nvmet_tcp.dbuf_pool)))
-			goto no_bufs;
-		if (!(b->chunks[0] = mm_pool_alloc(&nvmet_tcp.buf_pool))) {
-			mm_pool_free(&nvmet_tcp.dbuf_pool, b);
-			goto no_bufs;
+		if (nvmet_tcp.nspares) {
+			/* a spare: device, mem and nchunks as set when it was first taken */
+			b = nvmet_tcp.spares[--nvmet_tcp.nspares];
+		} else {
+			if (!(b = mm_pool_alloc(&nvmet_tcp.dbuf_pool)))
+				goto no_bufs;
+			if (!(b->chunks[0] = mm_pool_alloc(&nvmet_tcp.buf_pool))) {
+				mm_pool_free(&nvmet_tcp.dbuf_pool, b);
+				goto no_bufs;
+			}
+			b->device = false;
+			b->mem = (struct netdev_frag){ 0 };
+			b->nchunks = 1;
 		}
 		nvmet_tcp.st.dbuf_fast++;
 		b->refs = 1;
 		b->len = len;
 		b->conn = c;
-		b->device = false;
-		b->mem = (struct netdev_frag){ 0 };
-		b->nchunks = 1;
 		c->ndbufs++;
 		c->nchunks++;
 		h->held[HOST_DBUFS]++;
@@ -195,6 +230,9 @@ NVMET_HOT_INLINE struct nvmet_tcp_dbuf *nvmet_tcp_dbuf_get(struct nvmet_tcp_conn
 	}
 	if (n > NVMET_TCP_CHUNKS_PER_CMD || !host_may(c, HOST_DBUFS, 1) || (n && !host_may(c, HOST_CHUNKS, n)))
 		return NULL;
+	/* the spares give way to a buffer the pools cannot give otherwise */
+	if (nvmet_tcp.nspares && (!mm_pool_has_free(&nvmet_tcp.dbuf_pool) || nvmet_tcp.buf_pool.free_top < n))
+		nvmet_tcp_dbuf_spares_drain();
 	if (!(b = mm_pool_alloc(&nvmet_tcp.dbuf_pool))) {
 no_bufs:
 		nvmet_tcp.st.no_bufs++;

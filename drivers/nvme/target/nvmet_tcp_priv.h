@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../../../lib/list.h"
+#include "../../../lib/timer.h"
 #include "../../../mm/pool.h"
 #include "nvmet.h"
 #include "nvmet_tcp.h"
@@ -76,6 +77,10 @@ struct nvmet_tcp_dbuf {
 	unsigned nchunks;                /* else: DRAM chunks of NVMET_TCP_BUF_SIZE */
 	void *chunks[NVMET_TCP_CHUNKS_PER_CMD];
 };
+
+/* One-chunk data buffers kept with their chunk for the next common read, at most (a queue
+ * depth's worth of 4 KiB reads: 16 of the NVMET_TCP_BUFS chunks). */
+#define NVMET_TCP_DBUF_SPARES 16
 
 /* nvmet_tcp_req.place */
 #define NVMET_TCP_PLACE_DEV 0x1          /* a fragment in device memory */
@@ -198,8 +203,10 @@ struct nvmet_tcp_state {
 					  * pass nothing */
 	unsigned nready;
 	bool reap_due;                   /* a connection closed: conns_reap looks until none is left */
-	uint64_t next_timeout_ns;        /* no connection's timeout (Connect, late R2T data) is
-					  * due before then: the poll loop looks at them no sooner */
+	struct timer timeouts_timer;     /* fires when a connection's timeout (Connect, late R2T
+					  * data) may be due: sets timeouts_due */
+	bool timeouts_due;               /* the next pass looks at the timeouts (conns_timeouts);
+					  * set by the timer and by an accept or a start */
 	unsigned nlisteners;
 	uint64_t accept_seq;             /* accept order of connections */
 	bool in_poll;                    /* inside nvmet_tcp_poll (walking conns: free nothing) */
@@ -209,6 +216,10 @@ struct nvmet_tcp_state {
 	struct nvmet_tcp_host hosts[NVMET_TCP_MAX_CONNS]; /* one per host address with connections */
 	unsigned resume_turn;            /* the connection resume_waiters() starts with, round robin */
 	bool freed;                      /* buffers came back since the last resume */
+	struct nvmet_tcp_dbuf *spares[NVMET_TCP_DBUF_SPARES]; /* one-chunk buffers with their chunk,
+					  * charged to no one, for the next common read (given back
+					  * to the pools when a take fails and at stop) */
+	unsigned nspares;
 	uint32_t write_held;             /* bytes of writes between R2T and completion */
 	uint32_t write_budget;           /* ... at most (nvmet.write_budget_kib; 0: NVMET_TCP_WRITE_HELD_MAX) */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
@@ -226,7 +237,10 @@ void nvmet_tcp_req_refuse(struct nvmet_tcp_req *r);
 /* nvmet_tcp_buf.c */
 /* A payload goes through DRAM for reason why: count it, log why once per direction. */
 void nvmet_tcp_dram_fallback(struct nvmet_tcp_req *r, enum nvmet_tcp_dram_reason why, const char *detail);
-/* Drop a reference on b; the last one frees its memory (device allocation or chunks). */
+/* Give every spare one-chunk buffer back to the pools; how many. */
+unsigned nvmet_tcp_dbuf_spares_drain(void);
+/* Drop a reference on b; the last one frees its memory (device allocation or chunks; a
+ * one-chunk buffer may be kept as a spare for the next). */
 void nvmet_tcp_dbuf_unref(struct nvmet_tcp_dbuf *b);
 /* A data buffer of len bytes for connection c in DRAM chunks (dev NULL) or over the
  * device allocation dev (the buffer owns it from then on), charged to c. NULL when the

@@ -426,6 +426,12 @@ static void deliver(struct tcp_sock *s)
 	}
 }
 
+void ftcp_pass(void)
+{
+	timer_queue_run(&timer_default_queue, clock_now_ns());
+	nvmet_tcp_poll(64);
+}
+
 void ftcp_send(struct tcp_sock *s, const void *buf, size_t len)
 {
 	if (!ftcp_open(s))

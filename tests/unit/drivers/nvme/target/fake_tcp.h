@@ -100,6 +100,9 @@ struct tcp_sock *ftcp_connect(unsigned i, size_t frag_size);
  * transport took them all (it receives from the poll loop); nothing when s is closed,
  * bytes beyond the buffer are dropped. */
 void ftcp_send(struct tcp_sock *s, const void *buf, size_t len);
+/* The timers due now (core/loop.c runs them after each pass), then a pass of
+ * nvmet_tcp_poll(): what the loop does once the clock moved (a timeout's pass). */
+void ftcp_pass(void);
 /* The host's FIN (delivered as ftcp_send() delivers bytes). */
 void ftcp_eof(struct tcp_sock *s);
 /* The host acknowledged everything: held fragments released, send space whole (TCP_EV_SENT). */
