@@ -33,11 +33,11 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 3800,
+    "write-4k": 3700,
     "read-4k": 3700,
-    "write-128k": 33400,
+    "write-128k": 32900,
     "read-128k": 20800,
-    "write-4k-ddgst": 37500,
+    "write-4k-ddgst": 37400,
     "read-4k-ddgst": 37100,
     "read-4k-cmb": 3700,
     "read-128k-cmb": 18300,
