@@ -683,7 +683,6 @@ static void rx_check_units(struct e1000e *dev)
 /* One completed descriptor into a netbuf for the stack, or dropped and its buffers recycled. */
 static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e1000e_rx_slot *s)
 {
-	struct netbuf *nb;
 	unsigned h = (unsigned)s->hdr;
 
 	if (dev->rx_discard || !in->eop || in->frame_error || in->len0 > dev->hdr.size ||
@@ -700,19 +699,16 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 		rx_recycle(dev, s);
 		return;
 	}
-	nb = netbuf_rx_owned_get(hdr_nb(dev, h), in->len0);
-	if (!nb) {
-		dev->c.rx_no_netbuf++;
-		dev->ndev.stats.rx_dropped++;
-		rx_recycle(dev, s);
-		return;
-	}
+	/* both buffers lent before the hand-over (the stack may give them back within it; a
+	 * refusal by netdev_rx_owned gives them back through hdr_release and data_release) */
 	dev->hdr.state[h] = E1000E_BUF_OUT;
 	s->hdr = -1;
-	nb->flags = in->nb_flags;
-	nb->hdr_len = (uint16_t)in->hdr_len;
 	dev->c.rx_hdr_bytes += in->len0;
 	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, in->len0);
+	if (in->split)
+		dev->c.rx_split++;
+	else
+		dev->c.rx_nonsplit++;
 	if (s->data >= 0 && in->len1) {
 		unsigned d = (unsigned)s->data;
 		struct netdev_frag f = {
@@ -723,21 +719,18 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 			.token = d,
 			.owner = &dev->data_owner,
 		};
-		netbuf_add_frag(nb, &f); /* a fresh netbuf has room */
 		dev->data.state[d] = E1000E_BUF_OUT;
 		dev->ndev.rx_bufs_out++;
 		s->data = -1;
 		dev->c.rx_data_bytes[f.addr.cls] += in->len1;
 		dma_account(f.addr.cls, DMA_FROM_DEVICE, in->len1);
-	} else if (s->data >= 0) {
+		return netdev_rx_owned(&dev->ndev, hdr_nb(dev, h), in->len0, in->nb_flags, (uint16_t)in->hdr_len, &f);
+	}
+	if (s->data >= 0) {
 		bufs_push(&dev->data, (uint32_t)s->data);
 		s->data = -1;
 	}
-	if (in->split)
-		dev->c.rx_split++;
-	else
-		dev->c.rx_nonsplit++;
-	netdev_rx(&dev->ndev, nb);
+	netdev_rx_owned(&dev->ndev, hdr_nb(dev, h), in->len0, in->nb_flags, (uint16_t)in->hdr_len, NULL);
 }
 
 static unsigned rx_poll(struct e1000e *dev, unsigned budget)

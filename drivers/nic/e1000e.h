@@ -88,7 +88,6 @@ struct e1000e_counters {
 	uint64_t rx_data_bytes[MEM_CLASS_COUNT]; /* bytes the NIC wrote into data buffers */
 	uint64_t rx_errors;                  /* frames with CE/SE/SEQ/CXE/RXE */
 	uint64_t rx_chained;                 /* frames spanning descriptors (must not happen): dropped */
-	uint64_t rx_no_netbuf;               /* netbuf pool empty: frame dropped */
 	uint64_t rx_ring_empty;              /* refill found no free buffer */
 	uint64_t rx_bad_release;             /* a token that was not out */
 	uint64_t rx_units_mismatch;          /* RDH moved in other units than configured */

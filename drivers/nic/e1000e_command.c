@@ -57,9 +57,9 @@ static void print_dev(struct e1000e *dev)
 	printf("  rx: frames %llu bytes host %llu device %llu split %llu non-split %llu csum ok %llu bad %llu dropped %llu\n",
 	       ull(s->rx_frames), ull(s->rx_bytes_host), ull(s->rx_bytes_device), ull(c->rx_split), ull(c->rx_nonsplit),
 	       ull(s->rx_csum_ok), ull(s->rx_csum_bad), ull(s->rx_dropped));
-	printf("  rx dma: header buffers %llu B (DRAM), data buffers DRAM %llu B device %llu B; errors %llu chained %llu no-netbuf %llu ring-empty %llu bad-release %llu units-mismatch %llu\n",
+	printf("  rx dma: header buffers %llu B (DRAM), data buffers DRAM %llu B device %llu B; errors %llu chained %llu ring-empty %llu bad-release %llu units-mismatch %llu\n",
 	       ull(c->rx_hdr_bytes), ull(c->rx_data_bytes[MEM_CLASS_HOST]), ull(c->rx_data_bytes[MEM_CLASS_DEVICE]),
-	       ull(c->rx_errors), ull(c->rx_chained), ull(c->rx_no_netbuf), ull(c->rx_ring_empty), ull(c->rx_bad_release),
+	       ull(c->rx_errors), ull(c->rx_chained), ull(c->rx_ring_empty), ull(c->rx_bad_release),
 	       ull(c->rx_units_mismatch));
 	printf("  tx: frames %llu bytes host %llu device %llu csum-offload %llu context-descs %llu (reused %llu) done %llu ring-full %llu bad %llu errors %llu\n",
 	       ull(s->tx_frames), ull(s->tx_bytes_host), ull(s->tx_bytes_device), ull(s->tx_csum_offload), ull(c->tx_ctx),

@@ -145,34 +145,85 @@ void netdev_stats_sync(struct netdev *dev)
 	}
 }
 
-/* A frame from the driver, counted as plain additions: a fragment's bytes to its memory
+/* netdev_rx's and netdev_rx_owned's count of a frame: a fragment's bytes to its memory
  * class's counter by index (rx_bytes_device follows rx_bytes_host), the frame by its flags
  * (rx_by_flags: netdev_stats_sync sums them). */
-void netdev_rx(struct netdev *dev, struct netbuf *nb)
+static inline __attribute__((always_inline)) void rx_count_frag(struct netdev *dev, const struct netdev_frag *f)
 {
-	uint32_t flags = nb->flags;
-	unsigned nfrags = nb->nfrags;
-
 	_Static_assert(offsetof(struct netdev_stats, rx_bytes_device) ==
 			       offsetof(struct netdev_stats, rx_bytes_host) + sizeof(uint64_t),
 		       "netdev_rx counts a fragment's bytes by class as an index");
-	_Static_assert((NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD |
-			NETBUF_RX_L3_CSUM_BAD) == 31,
-		       "netdev_rx counts frames by their flags' five low bits");
-	nb->dev = dev;
-	dev->stats.rx_bytes_host += netbuf_host_len(nb);
-	if (nfrags) {
-		(&dev->stats.rx_bytes_host)[nb->frags[0].addr.cls == MEM_CLASS_DEVICE] += nb->frags[0].len;
-		for (unsigned i = 1; i < nfrags; i++)
-			(&dev->stats.rx_bytes_host)[nb->frags[i].addr.cls == MEM_CLASS_DEVICE] += nb->frags[i].len;
-	}
-	dev->rx_by_flags[flags & 31]++;
+	(&dev->stats.rx_bytes_host)[f->addr.cls == MEM_CLASS_DEVICE] += f->len;
+}
+
+/* The hand-over's end: nb to the stack's receive function (a tail call), or dropped
+ * while none is installed. */
+static inline __attribute__((always_inline)) void rx_hand_over(struct netdev *dev, struct netbuf *nb)
+{
 	if (__builtin_expect(!dev->rx_handler, 0)) {
 		dev->stats.rx_dropped++;
 		netbuf_free(nb);
 		return;
 	}
 	dev->rx_handler(dev, nb);
+}
+
+/* A frame from the driver, counted as plain additions (rx_count_frag, rx_by_flags). */
+void netdev_rx(struct netdev *dev, struct netbuf *nb)
+{
+	uint32_t flags = nb->flags;
+	unsigned nfrags = nb->nfrags;
+
+	_Static_assert((NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK | NETBUF_RX_L4_CSUM_BAD |
+			NETBUF_RX_L3_CSUM_BAD) == 31,
+		       "netdev_rx counts frames by their flags' five low bits");
+	nb->dev = dev;
+	dev->stats.rx_bytes_host += netbuf_host_len(nb);
+	if (nfrags) {
+		rx_count_frag(dev, &nb->frags[0]);
+		for (unsigned i = 1; i < nfrags; i++)
+			rx_count_frag(dev, &nb->frags[i]);
+	}
+	dev->rx_by_flags[flags & 31]++;
+	rx_hand_over(dev, nb);
+}
+
+/* netdev_rx_owned's refusal (nb still lent, or len beyond its buffer): counted as
+ * netbuf_rx_owned_get counts it and as a dropped frame, then the fragment and the header
+ * buffer go back to their owners, which the driver marked lent, as a frame's free would. */
+static __attribute__((noinline, cold)) void rx_owned_refused(struct netdev *dev, struct netbuf *nb, size_t len,
+							     const struct netdev_frag *f)
+{
+	(void)netbuf_rx_owned_get(nb, len);
+	dev->stats.rx_dropped++;
+	if (f && f->owner)
+		f->owner->release(f->owner, f->token);
+	if (nb->hdr_owner)
+		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
+}
+
+/* netbuf_rx_owned_get, the fragment's netbuf_add_frag and netdev_rx in one crossing: an
+ * idle netbuf has no fragment (netbuf_rx_owned_get's rule), so frags[0] is written
+ * straight; each field is written once; the stack's receive function a tail call. */
+void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
+		     const struct netdev_frag *f)
+{
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0))
+		return rx_owned_refused(dev, nb, len, f);
+	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
+	nb->dev = dev;
+	nb->flags = flags;
+	nb->hdr_len = hdr_len;
+	nb->data = nb->head;
+	nb->tail = nb->head + len;
+	dev->stats.rx_bytes_host += len;
+	if (f) {
+		nb->frags[0] = *f;
+		nb->nfrags = 1;
+		rx_count_frag(dev, f);
+	}
+	dev->rx_by_flags[flags & 31]++;
+	rx_hand_over(dev, nb);
 }
 
 void (*netdev_stack_rx_end)(struct netdev *dev);

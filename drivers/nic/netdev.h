@@ -449,6 +449,14 @@ void netbuf_rx_owned_init(struct netbuf *nb, void *buf, size_t size, struct netd
  * netdev_rx. */
 struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 
+/* Driver: netbuf_rx_owned_get(nb, len), its flags and hdr_len set, f (NULL: none) its one
+ * payload fragment, then netdev_rx, in one call: one crossing a frame. The driver marks
+ * the header buffer and f's lent first: where netbuf_rx_owned_get would return NULL the
+ * frame is dropped (counted in rx_dropped and as the pool's refused free) and both go
+ * back through their owners' release, as a frame's free gives them back. */
+void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
+		     const struct netdev_frag *f);
+
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);
 

@@ -444,6 +444,72 @@ static int inject_plain(struct fake_netdev *fd, const void *frame, size_t len)
 	return 0;
 }
 
+/* The receive checksum verdicts the e1000e's offload would give frame b of len bytes
+ * (none without the offload), as netbuf flags. */
+static uint32_t rx_csum_flags(const struct fake_netdev *fd, const uint8_t *b, size_t len)
+{
+	uint32_t flags = 0;
+
+	if (fd->rx_csum && len >= 34 && b[12] == 8 && b[13] == 0 && (b[14] >> 4) == 4) {
+		size_t ihl = (size_t)(b[14] & 15) * 4;
+		if (ihl >= 20 && 14 + ihl <= len) {
+			flags |= fake_csum(b + 14, ihl, 0) == 0xffff ? NETBUF_RX_L3_CSUM_OK : NETBUF_RX_L3_CSUM_BAD;
+			uint16_t tot = (uint16_t)(b[16] << 8 | b[17]);
+			uint8_t proto = b[23];
+			if ((proto == IP_PROTO_TCP || proto == IP_PROTO_UDP) && tot >= ihl && 14 + (size_t)tot <= len &&
+			    (((b[20] << 8) | b[21]) & 0x3fff) == 0) {
+				uint32_t l4 = tot - (uint32_t)ihl;
+				uint32_t ps = (uint32_t)(b[26] << 8 | b[27]) + (uint32_t)(b[28] << 8 | b[29]) +
+					      (uint32_t)(b[30] << 8 | b[31]) + (uint32_t)(b[32] << 8 | b[33]) + proto + l4;
+				bool ok = fake_csum(b + 14 + ihl, l4, ps) == 0xffff;
+				flags |= ok ? NETBUF_RX_L4_CSUM_OK : NETBUF_RX_L4_CSUM_BAD;
+			}
+		}
+	}
+	if (fd->rx_csum_trust)
+		flags = (flags & ~(uint32_t)(NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_BAD)) | NETBUF_RX_L3_CSUM_OK |
+			NETBUF_RX_L4_CSUM_OK;
+	return flags;
+}
+
+/* A data buffer for the frame's bytes [off, off + n) as a fragment in f; false: none free. */
+static bool data_frag(struct fake_netdev *fd, const uint8_t *b, size_t off, size_t n, struct netdev_frag *f)
+{
+	int d = take(fd->data_used, FAKE_DATA_BUFS);
+
+	if (d < 0)
+		return false;
+	fd->data_out++;
+	fd->dev.rx_bufs_out = fd->data_out;
+	memcpy(fd->data_buf[d], b + off, n);
+	memset(f, 0, sizeof(*f));
+	f->addr = dma_addr_device((uint64_t)(uintptr_t)fd->data_buf[d]);
+	f->offset = (uint64_t)d * FAKE_DATA_SIZE;
+	f->len = (uint32_t)n;
+	f->provider = 1;
+	f->token = (uint64_t)d;
+	f->owner = &fd->data_owner;
+	return true;
+}
+
+/* The e1000e's one descriptor a frame (header buffer h holding its first bytes, at most one
+ * data buffer for the rest): to the stack in one netdev_rx_owned call, as rx_one does. */
+static int inject_owned(struct fake_netdev *fd, const uint8_t *b, size_t len, int h, size_t first, size_t hdr_len)
+{
+	uint32_t flags = rx_csum_flags(fd, b, len) | (hdr_len ? NETBUF_RX_SPLIT : 0);
+	struct netdev_frag f;
+	bool frag = first < len;
+
+	if (frag && !data_frag(fd, b, first, len - first, &f)) {
+		fd->hdr_used[h] = false;
+		return -ENOBUFS;
+	}
+	fd->hdr_out++;
+	netdev_rx_owned(&fd->dev, (struct netbuf *)fd->hdr_nb[h], first, flags, (uint16_t)hdr_len, frag ? &f : NULL);
+	end_of_batch(fd);
+	return 0;
+}
+
 int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 {
 	const uint8_t *b = frame;
@@ -461,6 +527,8 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 	if ((h = take(fd->hdr_used, FAKE_HDR_BUFS)) < 0)
 		return -ENOBUFS;
 	memcpy(fd->hdr_buf[h], b, first);
+	if (!fd->rx_pool && len - first <= FAKE_DATA_SIZE)
+		return inject_owned(fd, b, len, h, first, hdr_len);
 	if (fd->rx_pool)
 		nb = netbuf_alloc_rx(fd->hdr_buf[h], FAKE_HDR_SIZE, first, &fd->hdr_owner, (uint64_t)h);
 	else
@@ -476,46 +544,15 @@ int fake_netdev_inject(struct fake_netdev *fd, const void *frame, size_t len)
 	}
 	for (size_t off = first; off < len;) {
 		size_t n = len - off < FAKE_DATA_SIZE ? len - off : FAKE_DATA_SIZE;
-		int d = take(fd->data_used, FAKE_DATA_BUFS);
 		struct netdev_frag f;
-		if (d < 0 || nb->nfrags >= NETBUF_MAX_FRAGS) {
-			if (d >= 0)
-				fd->data_used[d] = false;
+		if (nb->nfrags >= NETBUF_MAX_FRAGS || !data_frag(fd, b, off, n, &f)) {
 			netbuf_free(nb);
 			return -ENOBUFS;
 		}
-		fd->data_out++;
-		fd->dev.rx_bufs_out = fd->data_out;
-		memcpy(fd->data_buf[d], b + off, n);
-		memset(&f, 0, sizeof(f));
-		f.addr = dma_addr_device((uint64_t)(uintptr_t)fd->data_buf[d]);
-		f.offset = (uint64_t)d * FAKE_DATA_SIZE;
-		f.len = (uint32_t)n;
-		f.provider = 1;
-		f.token = (uint64_t)d;
-		f.owner = &fd->data_owner;
 		netbuf_add_frag(nb, &f);
 		off += n;
 	}
-	if (fd->rx_csum && len >= 34 && b[12] == 8 && b[13] == 0 && (b[14] >> 4) == 4) {
-		size_t ihl = (size_t)(b[14] & 15) * 4;
-		if (ihl >= 20 && 14 + ihl <= len) {
-			nb->flags |= fake_csum(b + 14, ihl, 0) == 0xffff ? NETBUF_RX_L3_CSUM_OK : NETBUF_RX_L3_CSUM_BAD;
-			uint16_t tot = (uint16_t)(b[16] << 8 | b[17]);
-			uint8_t proto = b[23];
-			if ((proto == IP_PROTO_TCP || proto == IP_PROTO_UDP) && tot >= ihl && 14 + (size_t)tot <= len &&
-			    (((b[20] << 8) | b[21]) & 0x3fff) == 0) {
-				uint32_t l4 = tot - (uint32_t)ihl;
-				uint32_t ps = (uint32_t)(b[26] << 8 | b[27]) + (uint32_t)(b[28] << 8 | b[29]) +
-					      (uint32_t)(b[30] << 8 | b[31]) + (uint32_t)(b[32] << 8 | b[33]) + proto + l4;
-				bool ok = fake_csum(b + 14 + ihl, l4, ps) == 0xffff;
-				nb->flags |= ok ? NETBUF_RX_L4_CSUM_OK : NETBUF_RX_L4_CSUM_BAD;
-			}
-		}
-	}
-	if (fd->rx_csum_trust)
-		nb->flags = (nb->flags & ~(uint32_t)(NETBUF_RX_L3_CSUM_BAD | NETBUF_RX_L4_CSUM_BAD)) |
-			    NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK;
+	nb->flags |= rx_csum_flags(fd, b, len);
 	netdev_rx(&fd->dev, nb);
 	end_of_batch(fd);
 	return 0;

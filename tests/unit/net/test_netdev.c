@@ -501,3 +501,83 @@ Test(netdev, rx_consumed_as_free)
 	cr_assert_eq(pool->in_use, in_use0, "back in the pool");
 	cr_assert_eq(pool->bad_frees - bad0, 1);
 }
+
+static struct netbuf *rx_owned_got;
+static void rx_owned_catch(struct netdev *dev, struct netbuf *nb)
+{
+	(void)dev;
+	rx_owned_got = nb;
+}
+
+/* netdev_rx_owned is netbuf_rx_owned_get, netbuf_add_frag and netdev_rx in one call: the
+ * stack gets the driver's netbuf lent with the flags, split point, host part and the one
+ * fragment, counted as netdev_rx counts it; without a fragment, none. Still lent or longer
+ * than its buffer: dropped and counted (rx_dropped, the pool's refused free), nothing handed
+ * up, the fragment and the header buffer back to their owners. */
+Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem;
+	const struct mm_pool *pool = NULL;
+	void (*stack_rx)(struct netdev *, struct netbuf *) = fnd.dev.rx_handler;
+	const uint32_t flags = NETBUF_RX_SPLIT | NETBUF_RX_L3_CSUM_OK | NETBUF_RX_L4_CSUM_OK;
+	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .offset = 7, .len = 100,
+				 .provider = 1, .token = 0, .owner = &owner };
+
+	memset(released, 0, sizeof(released));
+	mm_pool_foreach(find_netbuf_pool, &pool);
+	cr_assert_not_null(pool);
+	uint64_t bad0 = pool->bad_frees;
+	netdev_stats_sync(&fnd.dev);
+	struct netdev_stats st0 = fnd.dev.stats;
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	fnd.dev.rx_handler = rx_owned_catch;
+	rx_owned_got = NULL;
+	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
+	cr_assert_eq(rx_owned_got, own);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_LENT);
+	cr_assert_eq(own->dev, &fnd.dev);
+	cr_assert_eq(own->flags, flags);
+	cr_assert_eq(own->hdr_len, 54);
+	cr_assert_eq(own->data, hbuf);
+	cr_assert_eq(netbuf_host_len(own), 54);
+	cr_assert_eq(own->nfrags, 1);
+	cr_assert_eq(memcmp(&own->frags[0], &f, sizeof(f)), 0);
+	cr_assert_null(own->tx_done);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_split - st0.rx_split, 1);
+	cr_assert_eq(fnd.dev.stats.rx_csum_ok - st0.rx_csum_ok, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host - st0.rx_bytes_host, 54);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
+	/* still lent: refused, the second frame's fragment and header buffer given back */
+	f.token = 1;
+	rx_owned_got = NULL;
+	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
+	cr_assert_null(rx_owned_got);
+	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 1);
+	cr_assert_eq(pool->bad_frees - bad0, 1);
+	cr_assert_eq(released[1], 1);
+	cr_assert_eq(released[3], 1);
+	cr_assert_eq(own->frags[0].token, 0, "the lent frame untouched");
+	netbuf_free(own);
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[3], 2);
+	/* longer than the buffer: refused, the header buffer back, the netbuf idle */
+	netdev_rx_owned(&fnd.dev, own, sizeof(hbuf) + 1, flags, 0, NULL);
+	cr_assert_null(rx_owned_got);
+	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 2);
+	cr_assert_eq(released[3], 3);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	/* no fragment */
+	netdev_rx_owned(&fnd.dev, own, 42, 0, 0, NULL);
+	cr_assert_eq(rx_owned_got, own);
+	cr_assert_eq(own->nfrags, 0);
+	cr_assert_eq(netbuf_host_len(own), 42);
+	cr_assert_eq(own->flags, 0);
+	netbuf_rx_consumed(own);
+	cr_assert_eq(released[3], 4);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	fnd.dev.rx_handler = stack_rx;
+}
