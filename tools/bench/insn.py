@@ -33,16 +33,16 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 3800,
-    "read-4k": 3600,
-    "write-128k": 33400,
-    "read-128k": 20800,
-    "write-4k-ddgst": 37500,
-    "read-4k-ddgst": 37100,
-    "read-4k-cmb": 3700,
-    "read-128k-cmb": 18300,
-    "write-4k-qd16": 3600,
-    "read-4k-qd16": 3100,
+    "write-4k": 3700,
+    "read-4k": 3500,
+    "write-128k": 32800,
+    "read-128k": 20700,
+    "write-4k-ddgst": 37400,
+    "read-4k-ddgst": 36900,
+    "read-4k-cmb": 3600,
+    "read-128k-cmb": 18200,
+    "write-4k-qd16": 3500,
+    "read-4k-qd16": 3000,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
