@@ -910,6 +910,7 @@ static int conn_icreq(struct nvmet_tcp_conn *c, struct nvme_tcp_rx_pdu *pdu)
 	c->params.hpda = h->u.ic.pda;
 	c->params.maxh2cdata = NVMET_TCP_MAXH2CDATA;
 	c->params.max_icd = NVMET_TCP_IN_CAPSULE;
+	c->rx.kept_end = 0; /* checked against the old params (the general path takes it) */
 	set_state(c, NVMET_TCP_ESTABLISHED);
 	return 0;
 }

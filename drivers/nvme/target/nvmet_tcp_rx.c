@@ -313,12 +313,13 @@ static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_r
 {
 	const struct nvme_tcp_params *p = rx->params;
 	struct nvme_tcp_error err;
-	uint32_t plen, hdr_end;
+	uint32_t plen, hdr_end = 0;
 	int hdr = NVME_TCP_CMD_HLEN;
 
 	/* the common PDU (a CapsuleCmd the framer takes, no digests): one expression, its PLEN
 	 * within what the checks below allow (PDO and the in-capsule data bounded) */
 	if (p->hdgst || p->ddgst || !plain_capsule(ch, p, &plen, &hdr_end)) {
+		hdr_end = 0; /* (plain_capsule may have written it) */
 		if (ch[0] != NVME_TCP_CAPSULE_CMD && ch[0] != NVME_TCP_H2C_DATA)
 			return 0;
 		hdr = nvme_tcp_header_size(ch, NVME_TCP_CH_LEN, p, &err);
@@ -335,6 +336,7 @@ static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_r
 	rx->have = NVME_TCP_CH_LEN;
 	rx->need = (size_t)hdr;
 	rx->skip = NVME_TCP_CH_LEN;
+	rx->kept_end = hdr_end;
 	return plen;
 }
 
@@ -360,14 +362,21 @@ bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag 
 	const uint8_t *ch = rx->hdr; /* kept by nvme_tcp_rx_peek_len (rx->skip) */
 	uint32_t plen, before = 0;
 	unsigned k = 0;
+	bool plain;
 
 	if (p->hdgst || p->ddgst || !n || f[0].len < NVME_TCP_CMD_HLEN)
 		return false;
-	if (!rx->skip) {
+	if (rx->skip) {
+		/* nvme_tcp_rx_peek_len checked it (rx->kept_end): not again */
+		plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+		w->hdr_end = rx->kept_end;
+		plain = rx->kept_end != 0;
+	} else {
 		netdev_frag_read(&f[0], 0, local, NVME_TCP_CH_LEN); /* where it lies */
 		ch = local;
+		plain = plain_capsule(ch, p, &plen, &w->hdr_end);
 	}
-	if (plain_capsule(ch, p, &plen, &w->hdr_end) && f[0].len >= w->hdr_end) {
+	if (plain && f[0].len >= w->hdr_end) {
 		/* the entries that hold its PLEN bytes (plain_capsule bounded PLEN) */
 		while (k < n && f[k].len < plen - before)
 			before += f[k++].len;

@@ -73,6 +73,11 @@ struct nvme_tcp_rx {
 	uint8_t hdr[NVME_TCP_MAX_HEADER];
 	size_t have, need;
 	uint32_t skip;              /* stream bytes already in hdr (nvme_tcp_rx_peek_len): passed over */
+	uint32_t kept_end;          /* while skip: the kept common header's hdr_end when it is a
+				     * CapsuleCmd's the one-step path takes (nvme_tcp_rx_whole_capsule
+				     * does not check it again), else 0; written by every
+				     * nvme_tcp_rx_peek_len (the one writer of skip), cleared when
+				     * the params it was checked against change (ICReq) */
 	uint32_t pad_left, data_left, ddgst_have;
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint32_t crc;               /* running data digest */

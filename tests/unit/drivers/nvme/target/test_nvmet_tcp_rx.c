@@ -693,3 +693,46 @@ Test(tcp_rx, the_one_step_path_leaves_everything_else_to_the_framer)
 	netdev_frag_release(&f[0]);
 	nvme_tcp_rx_reset(&rx);
 }
+
+/* A common header kept from a peek (nvme_tcp_rx_peek_len, whose verdict the one-step path
+ * reads instead of checking the header again) gives nvme_tcp_rx_whole_capsule the answer and
+ * layout that reading it in place gives: a CapsuleCmd it takes, one with a PDO the framer
+ * refuses, a CapsuleCmd with digests, an H2CData PDU. */
+Test(tcp_rx, a_peeked_header_gives_the_one_step_path_the_answer_read_in_place_gives)
+{
+	struct nvme_tcp_params p = { .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
+	struct nvme_tcp_rx rx, ry;
+	struct nvme_tcp_rx_whole w, v;
+	struct netdev_frag f[16];
+	const struct { uint8_t type, pdo, hdgst; bool whole; } cases[] = {
+		{ NVME_TCP_CAPSULE_CMD, 80, 0, true },
+		{ NVME_TCP_CAPSULE_CMD, 76, 0, false },
+		{ NVME_TCP_CAPSULE_CMD, 80, NVME_TCP_F_HDGSTF, false },
+		{ NVME_TCP_H2C_DATA, 80, 0, false },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		stream_len = 0;
+		put_capsule(0x01, 80, 1000);
+		stream[0] = cases[i].type;
+		stream[1] = cases[i].hdgst;
+		stream[3] = cases[i].pdo;
+		unsigned n = cut_stream(f, 16, 4096);
+		nvme_tcp_rx_init(&rx, &p);
+		nvme_tcp_rx_init(&ry, &p);
+		(void)nvme_tcp_rx_peek_len(&rx, stream);
+		bool peeked = nvme_tcp_rx_whole_capsule(&rx, f, n, &w);
+		bool in_place = nvme_tcp_rx_whole_capsule(&ry, f, n, &v);
+		cr_assert_eq(peeked, cases[i].whole, "case %u", i);
+		cr_assert_eq(in_place, cases[i].whole, "case %u", i);
+		if (peeked) {
+			cr_assert_eq(w.hdr_end, v.hdr_end);
+			cr_assert_eq(w.data_len, v.data_len);
+			cr_assert_eq(w.nents, v.nents);
+			cr_assert_eq(w.last_len, v.last_len);
+		}
+		for (unsigned k = 0; k < n; k++)
+			netdev_frag_release(&f[k]);
+		nvme_tcp_rx_reset(&rx);
+		nvme_tcp_rx_reset(&ry);
+	}
+}
