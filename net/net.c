@@ -180,10 +180,11 @@ slow:
 /* A frame from the device. While a TCP connection receives (a batch gathers its segments,
  * or its segment was the last), TCP's flow match first: a data segment to tcp_rx_flow (while
  * a batch gathers: it tests the frame's shape itself and passes any other to
- * net_stack_rx_flow) or tcp_rx_flow_any, a segment without data (a pure ACK) of the last
- * segment's connection to tcp_rx_flow_bare, each taking it past every layer's checks in one
- * go or passing it on to net_stack_rx_ip, which takes every other frame. (Each a jump.)
- * Consumes nb. */
+ * net_stack_rx_flow) or, while none gathers, to tcp_rx_flow_first (likewise): there a data
+ * segment that fails their tests goes to tcp_rx_flow_any, a segment without data (a pure
+ * ACK) of the last segment's connection to tcp_rx_flow_bare, each taking it past every
+ * layer's checks in one go or passing it on to net_stack_rx_ip, which takes every other
+ * frame. (Each a jump.) Consumes nb. */
 static inline __attribute__((always_inline)) void stack_rx_flow(struct netdev *dev, struct netbuf *nb)
 {
 	int shape = tcp_rx_flow_shape(nb);
@@ -205,7 +206,7 @@ static void net_stack_rx(struct netdev *dev, struct netbuf *nb)
 	if (tcp_rx_gro)
 		return tcp_rx_flow(dev, nb); /* (tests the frame's shape itself) */
 	if (tcp_rx_last)
-		return stack_rx_flow(dev, nb);
+		return tcp_rx_flow_first(dev, nb); /* (the same, for a batch's first frame) */
 	net_stack_rx_ip(dev, nb);
 }
 

@@ -92,11 +92,13 @@ struct tcp_sock;
 extern struct tcp_sock *tcp_rx_gro, *tcp_rx_last;
 void tcp_rx_flow(struct netdev *dev, struct netbuf *nb);
 void tcp_rx_flow_any(struct netdev *dev, struct netbuf *nb);
+void tcp_rx_flow_first(struct netdev *dev, struct netbuf *nb);
 void tcp_rx_flow_bare(struct netdev *dev, struct netbuf *nb);
 void net_stack_rx_ip(struct netdev *dev, struct netbuf *nb);
 /* net_stack_rx's dispatch of a frame while a connection receives, by its shape
  * (tcp_rx_flow_shape): 1 to tcp_rx_flow_any, 2 to tcp_rx_flow_bare, else net_stack_rx_ip;
- * for tcp_rx_flow, which tests the shape itself, the way back for any other frame. */
+ * for tcp_rx_flow and tcp_rx_flow_first, which test the shape themselves, the way back for
+ * any other frame. */
 void net_stack_rx_flow(struct netdev *dev, struct netbuf *nb);
 extern uint64_t net_rx_fast_frames;
 /* The shape of the frames tcp_rx_flow (1) and tcp_rx_flow_bare (2) take, tested before the

@@ -916,6 +916,16 @@ static __attribute__((noinline)) struct tcp_rxent *rxent_pool_get(void)
 	return mm_pool_alloc(&tcp_rxent_pool);
 }
 
+/* The cached receive entry c, the first of tcp_rxent_cache (not its head), taken off it. */
+static inline __attribute__((always_inline)) struct tcp_rxent *rxent_cache_pop(struct list_node *c)
+{
+	struct list_node *n = c->next;
+	tcp_rxent_cache.next = n;
+	n->prev = &tcp_rxent_cache;
+	tcp_rxent_cached--;
+	return container_of(c, struct tcp_rxent, node);
+}
+
 /* A receive entry for header prediction: rxent_new's test and rxent_get, the cache's
  * pop inline (frags: s's queued fragments, in order and out of order, counted so far). */
 static inline __attribute__((always_inline)) struct tcp_rxent *rxent_take(unsigned frags)
@@ -1460,6 +1470,22 @@ static inline __attribute__((always_inline)) bool rx_flow_match(const struct net
 
 static void rx_ack_all_data(struct tcp_sock *s, struct netbuf *nb, uint32_t seq, uint32_t ack, uint32_t plen);
 
+/* tcp_rx_flow's tests of s and a frame of tcp_rx_flow_shape's first shape but those of
+ * segs_unacked, in its order, true when one fails: output idle but its state test
+ * (rx_flow_match's ESTABLISHED is one of its two), the reserve's test of receive entries,
+ * rx_flow_match, at most half the device's buffers lent (dev: net_if0's, an image needs
+ * one). For tcp_rx_flow_first (tcp_rx_flow writes them out: with this, gcc gave it a
+ * register move more per frame). No side effect. */
+static inline __attribute__((always_inline)) bool rx_flow_busy_or_other(const struct netdev *dev,
+									const struct netbuf *nb,
+									const struct tcp_sock *s)
+{
+	return s->ack_now || s->fin_queued || SEQ_LT(s->snd_nxt, s->snd_end) ||
+	       !(s->rxq_frags < TCP_RXENT_RESERVE || rxents_held() < TCP_RXENTS - TCP_SOCKETS * TCP_RXENT_RESERVE) ||
+	       !rx_flow_match(dev, nb, s) || !rx_buf_admit_half(dev);
+}
+
+
 /* A frame from the device while a connection receives (net.c net_stack_rx): a data segment
  * of the socket gathering the batch's segments (tcp_rx_gro) or, while none does, of the
  * last segment's connection, the frame's header matched against the socket's image
@@ -1482,11 +1508,15 @@ static void rx_ack_all_data(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
  * which let it through all the same; rx_src_ok, a cache, is left as it is). Anything else,
  * with nothing changed, goes on to net_stack_rx_ip as if this had not looked (which takes
  * tcp_rx_gathering and the rest). Consumes nb. */
+uint64_t tcp_rx_flow_any_frames;
+
 __attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf *nb)
 {
 	struct tcp_sock *gro = tcp_rx_gro, *s = gro ? gro : tcp_rx_last;
 	const uint8_t *h = nb->data;
 	uint32_t plen, seq, ack;
+
+	tcp_rx_flow_any_frames++;
 
 	/* (net_stack_rx asked tcp_rx_flow_shape: 54 bytes in the host part, one fragment of
 	 * plen bytes, the IPv4 total length 40 + plen) */
@@ -1516,6 +1546,75 @@ __attribute__((noinline)) void tcp_rx_flow_any(struct netdev *dev, struct netbuf
 	return;
 other:
 	net_stack_rx_ip(dev, nb);
+}
+
+/* rx_gro_begin's and rx_gro's work for the batch's first frame, nb, of s (tcp_rx_flow_first
+ * passed it: seq at RCV.NXT, ack SND.UNA, plen bytes in its one fragment, c a cached receive
+ * entry), in their order: the batch's clock and keep-alive, the gathering begun, the
+ * counters, the fragment queued, the ACK scheduled (schedule_ack: neither owed now nor
+ * sent here, as tcp_rx_flow_first asked segs_unacked + 1 < tcp_ack_every), the budget's
+ * note left waiting. Out of line, a jump. Consumes nb. */
+static __attribute__((noinline)) void rx_flow_start(struct tcp_sock *s, struct netbuf *nb, uint32_t seq,
+						   uint32_t ack, uint32_t plen, struct list_node *c)
+{
+	rx_gro_begin(s);
+	net_rx_fast_frames++;
+	tcp_counters.segs_in++;
+	nb->data += ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
+	s->segs_in++;
+	s->snd_wl1 = seq;
+	s->snd_wl2 = ack;
+	uint32_t nxt = rx_queue_one(s, nb, rxent_cache_pop(c), seq, plen); /* (rxent_take's pop) */
+	schedule_ack(s, false);
+	if (s->bud_nxt != nxt)
+		tcp_budget_note_later(s);
+	netbuf_rx_consumed(nb);
+}
+
+/* A frame from the device while no receive batch gathers and the last segment's connection
+ * is known (net.c net_stack_rx; tcp_rx_gro NULL, tcp_rx_last set): net_stack_rx_flow's
+ * dispatch by shape (a segment without data to tcp_rx_flow_bare, a frame of neither shape
+ * to net_stack_rx_ip), then, for a data segment, the batch's first, tcp_rx_flow_any's tests
+ * with rx_gro_first_ok's and tcp_rx_flow's (output idle, the reserve's test of receive
+ * entries, the header image, at most half the device's buffers lent, a cached receive
+ * entry; no side effect, in tcp_rx_flow's order) and one more: no ACK owed now after this
+ * segment (segs_unacked + 1 < tcp_ack_every: rx_gro sends nothing). A segment that passes
+ * them goes to rx_flow_start, which begins the gathering; one that also acknowledges
+ * everything sent outside recovery to rx_ack_all_data, as from tcp_rx_flow_any; any other
+ * (a FIN, a RST, out of order, another new ACK, an ACK owed now, no cached entry, ...),
+ * nothing changed, to tcp_rx_flow_any. Consumes nb. */
+__attribute__((noinline)) void tcp_rx_flow_first(struct netdev *dev, struct netbuf *nb)
+{
+	struct tcp_sock *s = tcp_rx_last;
+	const uint8_t *h = nb->data;
+	uint32_t plen, seq, ack;
+	struct list_node *c;
+
+	/* net_stack_rx_flow's dispatch (net_stack_rx calls while the last segment's connection is
+	 * known, with no test of its own) */
+	int shape = tcp_rx_flow_shape(nb);
+	if (shape != 1)
+		return shape == 2 ? tcp_rx_flow_bare(dev, nb) : net_stack_rx_ip(dev, nb);
+	if (s->segs_unacked + 1 >= tcp_ack_every || rx_flow_busy_or_other(dev, nb, s) || !rx_gro_first_ok(s))
+		return tcp_rx_flow_any(dev, nb);
+	c = tcp_rxent_cache.next;
+	plen = nb->frags[0].len;
+	seq = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 4);
+	ack = be32_load(h + ETH_HLEN + IPV4_HLEN_MIN + 8);
+	if (plen == 0 || seq != s->rcv_nxt ||
+	    (uint32_t)be16_load(h + ETH_HLEN + IPV4_HLEN_MIN + 14) << s->snd_wscale != s->snd_wnd ||
+	    (int32_t)(s->rcv_adv - seq) < (int32_t)plen)
+		return tcp_rx_flow_any(dev, nb);
+	if (ack != s->snd_una) {
+		/* tcp_rx_flow_any's test of a new ACK (its others passed): one of everything
+		 * sent outside recovery to rx_ack_all_data, any other to header prediction */
+		if (ack != s->snd_max || s->in_recovery)
+			return tcp_rx_flow_any(dev, nb);
+		return rx_ack_all_data(s, nb, seq, ack, plen);
+	}
+	if (c == &tcp_rxent_cache)
+		return tcp_rx_flow_any(dev, nb);
+	rx_flow_start(s, nb, seq, ack, plen, c);
 }
 
 /* The end of tcp_rx_flow for a frame whose rx_gro work needs calls, made after that work

@@ -587,6 +587,8 @@ void tcp_deliver_events(struct tcp_sock *s);
 /* The socket whose in-order data segments the current receive batch gathers (its
  * TCP_EV_RECV and receive-window growth wait for tcp_rx_flush), or NULL. */
 extern struct tcp_sock *tcp_rx_gro;
+/* Frames tcp_rx_flow_any looked at (the receive flow's general path). */
+extern uint64_t tcp_rx_flow_any_frames;
 
 /* tcp.c */
 extern struct mm_pool tcp_rxent_pool;

@@ -35,7 +35,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 3700,
     "read-4k": 3500,
-    "write-128k": 32800,
+    "write-128k": 32700,
     "read-128k": 20700,
     "write-4k-ddgst": 37400,
     "read-4k-ddgst": 36900,

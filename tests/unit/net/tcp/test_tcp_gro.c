@@ -533,3 +533,91 @@ Test(tcp_gro_flow, the_flow_paths_fallbacks_take_the_segments_alike)
 	fnd.dev.rx_bufs_out = fnd.data_out;
 	down(l, s);
 }
+
+/* A connection (up) after a batch of four segments the user took (its receive entries
+ * cached for the next ones), the event log cleared; the next seq in *seq. */
+static struct tcp_sock *up_after_a_batch(struct tcp_sock **l, uint32_t *iss, uint32_t *seq)
+{
+	struct tcp_sock *s = up(l, iss);
+	*seq = four_segments_taken(s, *iss, 1001);
+	drain(s);
+	nlog = 0;
+	return s;
+}
+
+/* A receive batch's first data segment of the last segment's connection (no batch
+ * gathering yet: tcp_rx_gro NULL) begins the gathering on the one-step path
+ * (tcp_rx_flow_first), not through tcp_rx_flow_any: the segment before it, the batch's
+ * end, left the header image built. The events as before: none until the batch ends, then
+ * one data event with every byte of it, then its one ACK. */
+Test(tcp_gro_flow, a_batchs_first_segment_takes_the_one_step_path)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = up_after_a_batch(&l, &iss, &seq);
+	uint64_t any = tcp_rx_flow_any_frames, fast = net_rx_fast_frames;
+
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	cr_assert_eq(tcp_rx_flow_any_frames, any, "the batch's first frame past tcp_rx_flow_any");
+	cr_assert_eq(net_rx_fast_frames, fast + 1, "taken past the layers");
+	cr_assert_eq(tcp_rx_gro, s, "the gathering begun");
+	cr_assert_eq(nlog, 0, "its data event held");
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 1, 1000);
+	seq += 1000;
+	cr_assert_eq(nlog, 0);
+	cr_assert_eq(tcp_recv_avail(s), 2000);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 1, "one data event for the batch");
+	cr_assert_eq(evlog[0].ev, TCP_EV_RECV);
+	cr_assert_eq(evlog[0].avail, 2000);
+	cr_assert_eq(lastseg()->ack, seq, "the batch's ACK");
+
+	/* a FIN as a batch's first frame: the general path, the data and the FIN at once */
+	any = tcp_rx_flow_any_frames;
+	seg_from(PEER_PORT, TCP_ACK | TCP_FIN, seq, iss + 1, 1000);
+	cr_assert_eq(tcp_rx_gro, NULL);
+	cr_assert_eq(tcp_rx_flow_any_frames, any + 1, "a FIN: the general path");
+	cr_assert_eq(nlog, 2);
+	cr_assert(evlog[1].ev & TCP_EV_RECV);
+	cr_assert_eq(evlog[1].avail, 3000);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(lastseg()->ack, seq + 1001, "the FIN acknowledged");
+	down(l, s);
+}
+
+/* A batch's first data segment that acknowledges everything we sent (a host's next command
+ * with the ACK of our responses) goes from tcp_rx_flow_first to rx_ack_all_data, not
+ * through tcp_rx_flow_any: the acknowledged bytes' event at once, the data event at the
+ * batch's end, with the segment after it gathered. */
+Test(tcp_gro_flow, a_batchs_first_segment_acknowledging_all_takes_the_one_step_path)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = up_after_a_batch(&l, &iss, &seq);
+	cr_assert_eq(tcp_send_copy(s, data, 200), 200);
+	tcp_flush(s);
+	uint64_t any = tcp_rx_flow_any_frames;
+
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 201, 1000);
+	seq += 1000;
+	cr_assert_eq(tcp_rx_flow_any_frames, any, "the batch's first frame past tcp_rx_flow_any");
+	cr_assert_eq(nlog, 1, "the acknowledged bytes' event at once");
+	cr_assert_eq(evlog[0].ev, TCP_EV_SENT);
+	seg_from(PEER_PORT, TCP_ACK, seq, iss + 201, 1000);
+	seq += 1000;
+	cr_assert_eq(nlog, 1, "the data event held");
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.snd_una, iss + 201);
+	cr_assert_eq(i.sndq_bytes, 0);
+	fake_netdev_rx_end(&fnd);
+	tcp_rx_batch_end();
+	cr_assert_eq(nlog, 2);
+	cr_assert_eq(evlog[1].ev, TCP_EV_RECV);
+	cr_assert_eq(evlog[1].avail, 2000);
+	cr_assert_eq(lastseg()->ack, seq, "the batch's ACK");
+	down(l, s);
+}
