@@ -1012,13 +1012,25 @@ void *tcp_send_place_frags_tail(struct tcp_sock *s, size_t len, size_t more, uns
 	return hdr;
 }
 
-void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
-				void *tail, size_t tail_len)
+/* The tail t of tcp_send_place_frags_tail queued behind what is queued (no output). */
+static inline __attribute__((always_inline)) void send_placed_tail(struct tcp_sock *s, struct tcp_sndent *t,
+								   size_t tail_len)
 {
-	struct tcp_sndent *t = container_of(tail, struct tcp_sndent, buf);
-	/* the header's output first, as tcp_send_placed_frags's */
-	send_placed_bytes(s, len);
-	tcp_output_more(s);
+	t->seq = s->snd_end;
+	t->frag.len = (uint32_t)tail_len;
+	list_add_tail(&s->sndq, &t->node);
+	dma_account_cpu(MEM_CLASS_HOST, tail_len);
+	s->snd_end += (uint32_t)tail_len;
+	s->sndq_bytes += tail_len;
+}
+
+/* tcp_send_placed_frags_tail after the header's bytes and output: the fragments, then the
+ * tail, each with the output tcp_send_placed_frags and tcp_send_placed give it. */
+static inline __attribute__((always_inline)) void send_placed_frags_tail_rest(struct tcp_sock *s,
+									      const struct netdev_frag *frags,
+									      unsigned n, struct tcp_sndent *t,
+									      size_t tail_len)
+{
 	send_placed_frags_data(s, frags, n);
 	/* the outputs of tcp_send_placed_frags and tcp_send_placed after it, unless the header's
 	 * held the tail already: then both would return at once (tcp_output_held) */
@@ -1026,14 +1038,46 @@ void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct net
 	if (!held)
 		tcp_output_more(s);
 	/* then the tail, as tcp_send_placed queues a response built behind the data */
-	t->seq = s->snd_end;
-	t->frag.len = (uint32_t)tail_len;
-	list_add_tail(&s->sndq, &t->node);
-	dma_account_cpu(MEM_CLASS_HOST, tail_len);
-	s->snd_end += (uint32_t)tail_len;
-	s->sndq_bytes += tail_len;
+	send_placed_tail(s, t, tail_len);
 	if (!held)
 		tcp_output_more(s);
+}
+
+void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				void *tail, size_t tail_len)
+{
+	struct tcp_sndent *t = container_of(tail, struct tcp_sndent, buf);
+	/* the header's output first, as tcp_send_placed_frags's */
+	send_placed_bytes(s, len);
+	tcp_output_more(s);
+	send_placed_frags_tail_rest(s, frags, n, t, tail_len);
+}
+
+void tcp_send_placed_frags_tail_flush(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				      void *tail, size_t tail_len)
+{
+	struct tcp_sndent *t = container_of(tail, struct tcp_sndent, buf);
+	send_placed_bytes(s, len);
+	if (s->ack_pass_end || !tcp_output_would_hold(s)) {
+		tcp_output_more(s);
+		send_placed_frags_tail_rest(s, frags, n, t, tail_len);
+	} else {
+		/* the header's output would only hold it (tcp_output_would_hold), and the
+		 * fragments' and the tail's would return at once while all of it fits one pass
+		 * (tcp_output_held): the flush alone, whose every path takes s off the held list
+		 * first (!ack_pass_end), as tcp_send_placed_flush. Beyond one pass: held, then
+		 * the outputs after the header's, as tcp_send_placed_frags_tail. */
+		send_placed_frags_data(s, frags, n);
+		if (s->snd_end + (uint32_t)tail_len - s->snd_nxt <= TCP_OUTPUT_BUDGET * (uint32_t)s->mss) {
+			send_placed_tail(s, t, tail_len);
+		} else {
+			tcp_output_hold(s);
+			tcp_output_more(s);
+			send_placed_tail(s, t, tail_len);
+			tcp_output_more(s);
+		}
+	}
+	tcp_flush(s);
 }
 
 int tcp_shutdown_send(struct tcp_sock *s)

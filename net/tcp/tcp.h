@@ -272,6 +272,9 @@ void *tcp_send_place_frags_tail(struct tcp_sock *s, size_t len, size_t more, uns
 				void **tail);
 void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
 				void *tail, size_t tail_len);
+/* tcp_send_placed_frags_tail then tcp_flush (the same segments), for a user done queueing. */
+void tcp_send_placed_frags_tail_flush(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				      void *tail, size_t tail_len);
 
 /* Send what can be sent now. tcp_send_frags and tcp_send_copy send full segments at
  * once but keep a last segment shorter than the MSS back, so that what the user queues

@@ -42,7 +42,7 @@ BOUNDS = {
     "read-4k-cmb": 3600,
     "read-128k-cmb": 18200,
     "write-4k-qd16": 3500,
-    "read-4k-qd16": 3000,
+    "read-4k-qd16": 2900,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15

@@ -280,11 +280,12 @@ static __attribute__((noinline)) int conn_send_c2h_resp(struct nvmet_tcp_conn *c
  * stores, r's own reference on its buffer handed to the data fragment (r->dbuf cleared: r is
  * given back next), none of conn_send_c2h's general computations. The same bytes, send
  * entries, room check and counters as conn_send_c2h gives it (a unit test compares them).
- * 1: queued, 2 PDUs counted in *sent; 0: no room (nothing queued, r unchanged, the refusal
- * recorded as conn_send_c2h records it).
+ * 1: queued, 2 PDUs counted in *sent (with flushed, conn_tx_req's: flushed in the same step,
+ * tcp_send_placed_frags_tail_flush, and *flushed set); 0: no room (nothing queued, r
+ * unchanged, the refusal recorded as conn_send_c2h records it).
  */
 static inline __attribute__((always_inline)) int conn_send_read_whole(struct nvmet_tcp_conn *c,
-								      struct nvmet_tcp_req *r, int *sent)
+								      struct nvmet_tcp_req *r, int *sent, bool *flushed)
 {
 	const uint32_t n = r->req.xfer_len;
 	struct netdev_frag f;
@@ -299,7 +300,12 @@ static inline __attribute__((always_inline)) int conn_send_read_whole(struct nvm
 	nvmet_tcp_dbuf_frag1_own(r->dbuf, 0, n, &f);
 	r->dbuf = NULL;
 	r->tx_off = n;
-	tcp_send_placed_frags_tail(c->sock, NVME_TCP_DATA_HLEN, &f, 1, tail, NVME_TCP_RESP_HLEN);
+	if (flushed) { /* (conn_tx_req's) */
+		tcp_send_placed_frags_tail_flush(c->sock, NVME_TCP_DATA_HLEN, &f, 1, tail, NVME_TCP_RESP_HLEN);
+		*flushed = true;
+	} else {
+		tcp_send_placed_frags_tail(c->sock, NVME_TCP_DATA_HLEN, &f, 1, tail, NVME_TCP_RESP_HLEN);
+	}
 	nvmet_tcp.st.c2h_pdus++;
 	nvmet_tcp.st.c2h_bytes += n;
 	nvmet_tcp.st.responses++;
@@ -316,7 +322,8 @@ static inline __attribute__((always_inline)) int conn_send_read_whole(struct nvm
  * progress in r->tx_off, and TCP_EV_SENT or the poll loop comes back to it); negative errno
  * (the connection must be closed). *sent counts the PDUs queued. Not flushed; but with flushed
  * (nothing is queued behind r: req_done) a response alone is queued and flushed in one step
- * (tcp_send_placed_flush), which sets *flushed.
+ * (tcp_send_placed_flush), as is the common read's whole answer (conn_send_read_whole), which
+ * sets *flushed.
  */
 static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_conn *c, struct nvmet_tcp_req *r,
 							     int *sent, bool *flushed)
@@ -329,7 +336,7 @@ static inline __attribute__((always_inline)) int conn_tx_req(struct nvmet_tcp_co
 		bool resp = !success && !c->params.ddgst; /* the response rides with the last PDU */
 		if (resp && r->tx_off == 0 && r->req.xfer_len <= NVMET_TCP_C2H_MAX && conn_plain(c) &&
 		    nvmet_tcp_dbuf_one(r->dbuf, 0, r->req.xfer_len))
-			return conn_send_read_whole(c, r, sent);
+			return conn_send_read_whole(c, r, sent, flushed);
 		do {
 			if (resp && r->req.xfer_len - r->tx_off <= NVMET_TCP_C2H_MAX) {
 				if ((rc = conn_send_c2h_resp(c, r)) <= 0)

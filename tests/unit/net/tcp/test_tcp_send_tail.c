@@ -17,7 +17,7 @@ static void tail_setup(void)
 
 TestSuite(tcp_send_tail, .init = tail_setup, .fini = net_teardown);
 
-static uint8_t pattern[16384];
+static uint8_t pattern[131072];
 static struct netdev_frag_owner counting = { "test", frag_count_release };
 static const uint8_t hdr[24] = { 7, 0, 24, 24, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 static const uint8_t resp[28] = { 5, 0, 24, 0, 24, 0, 0, 0, 21, 22, 23, 24, 25, 26, 27, 28, 29,
@@ -47,8 +47,8 @@ struct scenario {
 };
 
 /* How a run queues and flushes: the separate calls then tcp_flush (OLD), the one-check calls
- * then tcp_flush (ONE), a response alone flushed by tcp_send_placed_flush (ONE_FLUSH; the
- * PDU with data as ONE). */
+ * then tcp_flush (ONE), the one-check calls that flush (ONE_FLUSH: tcp_send_placed_flush for
+ * a response alone, tcp_send_placed_frags_tail_flush for the PDU with data). */
 enum way { OLD, ONE, ONE_FLUSH };
 
 /* Queue the scenario's PDU and tail (or its response alone) one way, and flush. */
@@ -79,6 +79,10 @@ static void queue_pdu(struct tcp_sock *s, const struct scenario *sc, enum way wa
 		cr_assert_not_null(t);
 		memcpy(h, hdr, sc->hl);
 		memcpy(t, resp, sc->tl);
+		if (way == ONE_FLUSH) {
+			tcp_send_placed_frags_tail_flush(s, sc->hl, f, sc->nfrags, t, sc->tl);
+			return;
+		}
 		tcp_send_placed_frags_tail(s, sc->hl, f, sc->nfrags, t, sc->tl);
 		tcp_flush(s);
 		return;
@@ -189,15 +193,16 @@ static void assert_same_shape(const struct scenario *sc)
 	cr_assert_eq(a->tx_host, b->tx_host);
 }
 
-/* Short and long data (held for tcp_flush, full segments at once), one and two fragments,
- * 24 and 28-byte tails (a header digest's), behind nothing, an acknowledged response or
- * one still queued (the header into a chunk), with and without an ACK owed, windows that
- * take it all or hold it back; a response alone (tcp_send_placed_flush): queued and flushed
- * by the one-check calls, the same entries, frames, held state and counters as by the
- * separate calls and tcp_flush. */
+/* Short and long data (held for tcp_flush, full segments at once, more than one pass
+ * sends), one and two fragments, 24 and 28-byte tails (a header digest's), behind nothing,
+ * an acknowledged response or one still queued (the header into a chunk), with and without
+ * an ACK owed, windows that take it all or hold it back; queued and flushed by the one-check
+ * calls (then tcp_flush, or tcp_send_placed_flush and tcp_send_placed_frags_tail_flush): the
+ * same entries, frames, held state and counters as by the separate calls and tcp_flush. */
 Test(tcp_send_tail, the_entries_and_frames_are_those_of_the_separate_calls)
 {
-	static const size_t lens[] = { 0, 1, 100, 1400, 1460, 4096, 9000 };
+	/* (100000: more than one pass sends, TCP_OUTPUT_BUDGET segments) */
+	static const size_t lens[] = { 0, 1, 100, 1400, 1460, 4096, 9000, 100000 };
 	static const uint16_t wnds[] = { 65535, 10, 3000 };
 
 	for (size_t i = 0; i < sizeof(pattern); i++)

@@ -289,6 +289,13 @@ void tcp_send_placed_frags_tail(struct tcp_sock *s, size_t len, const struct net
 	s->space -= tail_len;
 }
 
+void tcp_send_placed_frags_tail_flush(struct tcp_sock *s, size_t len, const struct netdev_frag *frags, unsigned n,
+				      void *tail, size_t tail_len)
+{
+	tcp_send_placed_frags_tail(s, len, frags, n, tail, tail_len);
+	tcp_flush(s);
+}
+
 static void release_held(struct tcp_sock *s)
 {
 	for (unsigned i = 0; i < s->nheld; i++)
