@@ -922,6 +922,23 @@ Test(tcp_data, fast_retransmit_on_three_dup_acks)
 	close_listener(l);
 }
 
+/* From the initial window (RFC 5681) with SND.UNA at una, 20 segments to send: 3 go, one ACK
+ * of the 3 opens cwnd by the bytes it covers (RFC 3465) and 6 more go. */
+static void slow_start_from_the_initial_window(struct tcp_sock *s, uint32_t una)
+{
+	struct tcp_info i;
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 3 * 1460, "RFC 5681 initial window: cwnd %u", i.cwnd);
+	fake_netdev_clear(&fnd);
+	cr_assert_eq(tcp_send_copy(s, pattern, 20 * 1460), 20 * 1460);
+	cr_assert_eq(fnd.ntx, 3, "the window limits");
+	fake_netdev_clear(&fnd);
+	peer_seg(TCP_ACK, 1001, una + 3 * 1460, 65535, NULL, 0, NULL, 0);
+	tcp_get_info(s, &i);
+	cr_assert_eq(i.cwnd, 6 * 1460, "one ACK for 3 segments: cwnd %u", i.cwnd);
+	cr_assert_eq(fnd.ntx, 6);
+}
+
 /* Slow start counts the bytes an ACK covers (RFC 3465), not the ACKs: a peer that ACKs a
  * whole flight at once (a TCG guest coalescing 45 segments, measured 2026-11-28) must not
  * hold the window to one SMSS more per round trip. */
@@ -930,18 +947,8 @@ Test(tcp_data, slow_start_counts_bytes_of_a_stretch_ack)
 	struct tcp_sock *l;
 	fill();
 	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
-	struct tcp_sock *s = accepted;
-	struct tcp_info i;
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.cwnd, 3 * 1460, "RFC 5681 initial window");
-	cr_assert_eq(tcp_send_copy(s, pattern, 20 * 1460), 20 * 1460);
-	cr_assert_eq(fnd.ntx, 3);
-	fake_netdev_clear(&fnd);
-	peer_seg(TCP_ACK, 1001, iss + 1 + 3 * 1460, 65535, NULL, 0, NULL, 0);
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.cwnd, 6 * 1460, "one ACK for 3 segments: cwnd %u", i.cwnd);
-	cr_assert_eq(fnd.ntx, 6);
-	tcp_abort(s);
+	slow_start_from_the_initial_window(accepted, iss + 1);
+	tcp_abort(accepted);
 	close_listener(l);
 }
 
@@ -953,10 +960,8 @@ Test(tcp_data, an_application_limited_sender_does_not_grow_cwnd)
 {
 	struct tcp_sock *l;
 	fill();
-	uint32_t iss = open_passive(&l, 1000, 65535, opt_mss1460, 4);
+	uint32_t una = open_passive(&l, 1000, 65535, opt_mss1460, 4) + 1;
 	struct tcp_sock *s = accepted;
-	struct tcp_info i;
-	uint32_t una = iss + 1;
 	for (unsigned k = 0; k < 50; k++) {
 		cr_assert_eq(tcp_send_copy(s, pattern, 1000), 1000);
 		tcp_flush(s);
@@ -966,14 +971,8 @@ Test(tcp_data, an_application_limited_sender_does_not_grow_cwnd)
 		cr_assert_eq(s->snd_una, una);
 		fake_netdev_clear(&fnd);
 	}
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.cwnd, 3 * 1460, "application-limited: cwnd %u", i.cwnd);
-	fake_netdev_clear(&fnd);
-	cr_assert_eq(tcp_send_copy(s, pattern, 20 * 1460), 20 * 1460);
-	cr_assert_eq(fnd.ntx, 3, "the window limits");
-	peer_seg(TCP_ACK, 1001, una + 3 * 1460, 65535, NULL, 0, NULL, 0);
-	tcp_get_info(s, &i);
-	cr_assert_eq(i.cwnd, 6 * 1460, "the window in use grows: cwnd %u", i.cwnd);
+	/* application-limited: still the initial window; then filled, it grows */
+	slow_start_from_the_initial_window(s, una);
 	tcp_abort(s);
 	close_listener(l);
 }
