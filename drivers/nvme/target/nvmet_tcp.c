@@ -1126,7 +1126,32 @@ static int conn_recv(struct nvmet_tcp_conn *c)
  * socket size up to which it still holds, and a segment below it costs no tcp_get_info().
  * conn_recv forgets it (taking bytes changes the sums).
  */
-static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q);
+static bool conn_rx_may_wait_left(struct nvmet_tcp_conn *c, size_t q, uint32_t left);
+
+/* conn_rx_may_wait between PDUs (the framer at a PDU's start, nothing looked at since
+ * conn_recv last took bytes; out of line: once per PDU): the common header where it lies
+ * tells the PDU's length, so the PDU is taken in one pass once all of it is in (not its
+ * first segment alone); looked at once per PDU (c->rx_peek_len until conn_recv takes
+ * bytes), and the framer keeps it (not read again when the bytes are taken). Apart from the
+ * answer inside a PDU (conn_rx_may_wait_slow): the common case goes straight here, without
+ * asking the framer for the bytes left of a PDU it is not in. */
+static __attribute__((noinline)) bool conn_rx_may_wait_start(struct nvmet_tcp_conn *c, size_t q)
+{
+	uint8_t ch[NVME_TCP_CH_LEN];
+	_Static_assert(NVME_TCP_CH_LEN == 8, "tcp_peek8 reads one common header");
+	if (tcp_peek8(c->sock, ch) != 0)
+		return false;
+	return conn_rx_may_wait_left(c, q, c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch));
+}
+
+/* conn_rx_may_wait inside a PDU (its header parsed or looked at: the framer knows the bytes
+ * left) past the socket size it already knows to hold (out of line: once per PDU or so). */
+static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q)
+{
+	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
+	return conn_rx_may_wait_left(c, q, left ? left : c->rx_peek_len);
+}
+
 static inline bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 {
 	size_t q = tcp_recv_avail(c->sock);
@@ -1137,29 +1162,19 @@ static inline bool conn_rx_may_wait(struct nvmet_tcp_conn *c)
 		if (c->rx_wait_whole)
 			return false; /* the socket holds the rest of the PDU: the pass takes it */
 	}
-	if (q <= NVMET_TCP_PEEK_MIN && c->rx.state == NVME_TCP_RX_HEADER && !c->rx_peek_len)
-		return false; /* no header parsed, none to look at (a read's capsule): what the slow
-			       * path answers for it, without the call */
+	if (c->rx.state == NVME_TCP_RX_HEADER && !c->rx_peek_len) {
+		/* no header parsed, none looked at: only a common header at the front of the
+		 * socket can tell (none when it holds no more than a read's capsule) */
+		if (q <= NVMET_TCP_PEEK_MIN || !nvme_tcp_rx_at_pdu_start(&c->rx))
+			return false;
+		return conn_rx_may_wait_start(c, q);
+	}
 	return conn_rx_may_wait_slow(c, q);
 }
 
-/* conn_rx_may_wait past the socket size it already knows to hold (out of line: once per PDU
- * or so, while the common case stays a leaf). */
-static __attribute__((noinline)) bool conn_rx_may_wait_slow(struct nvmet_tcp_conn *c, size_t q)
+/* The rest of conn_rx_may_wait, with the PDU's bytes left (0: unknown, nothing to wait for). */
+static bool conn_rx_may_wait_left(struct nvmet_tcp_conn *c, size_t q, uint32_t left)
 {
-	uint32_t left = nvme_tcp_rx_pdu_left(&c->rx);
-	if (!left && c->rx_peek_len) {
-		left = c->rx_peek_len;
-	} else if (!left && q > NVMET_TCP_PEEK_MIN && nvme_tcp_rx_at_pdu_start(&c->rx)) {
-		/* between PDUs: the common header where it lies tells the PDU's length, so the
-		 * PDU is taken in one pass once all of it is in (not its first segment alone);
-		 * looked at once per PDU (c->rx_peek_len until conn_recv takes bytes), and the
-		 * framer keeps it (not read again when the bytes are taken) */
-		uint8_t ch[NVME_TCP_CH_LEN];
-		_Static_assert(NVME_TCP_CH_LEN == 8, "tcp_peek8 reads one common header");
-		if (tcp_peek8(c->sock, ch) == 0)
-			left = c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch);
-	}
 	if (!left || c->state != NVMET_TCP_ESTABLISHED || c->kill_pending || c->on_ready || q >= left)
 		return false; /* nothing to wait for, or the PDU is complete: the pass takes it */
 	uint32_t rcv_wnd;
