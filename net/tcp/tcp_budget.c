@@ -363,6 +363,21 @@ static __attribute__((noinline)) uint32_t rcv_window_full(struct tcp_sock *s)
 	return rcv_window_held(s, by_budget, space, avail, share, per);
 }
 
+/* In unit builds: the steady window w is the full computation's (rwnd_starved left false). */
+static inline __attribute__((always_inline)) void steady_check(struct tcp_sock *s, uint32_t w)
+{
+#ifdef TCP_BUDGET_CHECK
+	uint32_t full = rcv_window_full(s);
+	if (full != w || s->rwnd_starved) {
+		log_err("steady receive window %u, computed %u", w, full);
+		__builtin_trap();
+	}
+#else
+	(void)s;
+	(void)w;
+#endif
+}
+
 /* The window we can offer (tcp_internal.h): rcv_window_steady's, else rcv_window_full's. */
 uint32_t tcp_rcv_window(struct tcp_sock *s)
 {
@@ -370,14 +385,69 @@ uint32_t tcp_rcv_window(struct tcp_sock *s)
 
 	if (!w)
 		return rcv_window_full(s);
+	steady_check(s, w);
+	return w;
+}
+
+/* s's share of the sums after its edge moved to RCV.NXT + win, win the steady window
+ * (win_full) or the WINDOW field's limit below it: promised() is then ceil(win / win_bpb)
+ * (the queues are empty: no out-of-order buffer to take off), win_full_bufs for win_full,
+ * when receiving, else 0. tcp_budget_note's tests of the MTU are not made again
+ * (rcv_window_steady compared budget_bpb and win_bpb with it). Checked against promised()
+ * in unit builds. */
+static inline __attribute__((always_inline)) void note_steady_edge(struct tcp_sock *s, uint32_t win)
+{
+	bool r;
+	unsigned p;
+
+	if (tcp_budget_pending == s)
+		tcp_budget_pending = NULL; /* (the note that waited: made now) */
+	if (!s->bud_listed)
+		return;
+	r = receiving(s);
+	p = !r ? 0 : win == s->win_full ? s->win_full_bufs : (win + s->win_bpb - 1) / s->win_bpb;
 #ifdef TCP_BUDGET_CHECK
-	uint32_t full = rcv_window_full(s);
-	if (full != w || s->rwnd_starved) {
-		log_err("steady receive window %u, computed %u", w, full);
+	if (p != promised(s)) {
+		log_err("steady edge promises %u, computed %u", p, promised(s));
 		__builtin_trap();
 	}
 #endif
-	return w;
+	s->bud_nxt = s->rcv_nxt;
+	budget_promised = budget_promised - s->bud_promised + p;
+	budget_receivers = budget_receivers - s->bud_receiving + r;
+	s->bud_promised = p;
+	s->bud_receiving = r;
+}
+
+/* tcp_advertise's window and, when it is the steady one, its edge (tcp_internal.h). With
+ * the steady window (win_full, at most the WINDOW field's limit) RFC 9293's rules are
+ * tcp_advertise's: the edge never goes back (an edge behind RCV.NXT is first brought to
+ * it), and moves to RCV.NXT + the window only by an MSS or more, or from RCV.NXT itself
+ * (receiver SWS avoidance). Moved there, the note is note_steady_edge's. */
+uint32_t tcp_rcv_window_advertise(struct tcp_sock *s, uint32_t *win)
+{
+	uint32_t w = rcv_window_steady(s, net_if0.dev), lim = (uint32_t)0xffff << s->rcv_wscale, adv, edge;
+
+	if (!w) {
+		*win = rcv_window_full(s);
+		return 0;
+	}
+	steady_check(s, w);
+	if (w > lim)
+		w = lim;
+	s->win_nxt = s->rcv_nxt;
+	adv = SEQ_LT(s->rcv_adv, s->rcv_nxt) ? s->rcv_nxt : s->rcv_adv;
+	edge = s->rcv_nxt + w;
+	if (SEQ_GT(edge, adv) && (edge - adv >= s->mss || adv == s->rcv_nxt))
+		adv = edge;
+	if (adv != s->rcv_adv) {
+		s->rcv_adv = adv;
+		if (adv == edge)
+			note_steady_edge(s, w);
+		else
+			tcp_budget_note(s);
+	}
+	return adv - s->rcv_nxt;
 }
 
 /* Buffers came back (or not yet): give starved sockets their window and tell their

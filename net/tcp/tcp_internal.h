@@ -290,6 +290,12 @@ uint32_t tcp_frame_max(const struct tcp_sock *s);
 void tcp_budget_init(void);
 void tcp_budget_fini(void);
 uint32_t tcp_rcv_window(struct tcp_sock *s);
+/* tcp_advertise's window (not a SYN's): when tcp_rcv_window's steady case holds (its
+ * queues empty, win_full valid, the budget lets s promise win_full_bufs), s's advertised
+ * edge is moved as tcp_advertise would for that window (at most the WINDOW field's limit)
+ * and noted in the budget, and the window advertised is returned (rcv_adv - RCV.NXT, never
+ * 0); else 0, with *win tcp_rcv_window's answer for tcp_advertise's general path. */
+uint32_t tcp_rcv_window_advertise(struct tcp_sock *s, uint32_t *win);
 /* Payload bytes one receive buffer holds at most: the MSS we announce. */
 static inline uint32_t tcp_rcv_bpb(void)
 {

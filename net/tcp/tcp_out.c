@@ -47,8 +47,12 @@ static inline __attribute__((always_inline)) bool adv_edge_stays(const struct tc
 	return !SEQ_GT(edge_max, s->rcv_adv) || edge_max - s->rcv_adv < s->mss;
 }
 
+static uint32_t advertise_window(struct tcp_sock *s, bool syn);
+
 /* The right edge to advertise: never shrinks (RFC 9293 3.8.6.2.2); moved only by at
- * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). */
+ * least min(RCV.BUFF/2, MSS) (receiver silly-window avoidance). The window computed only
+ * when the edge may move (advertise_window, out of line: the tests before it, taken on
+ * most calls, save no register for it). */
 static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 {
 	/* Within one tcp_output pass RCV.NXT and the queues stay put: the first segment's
@@ -70,7 +74,24 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 			return s->rcv_adv - s->rcv_nxt;
 		}
 	}
-	uint32_t win = tcp_rcv_window(s);
+	return advertise_window(s, syn);
+}
+
+/* tcp_advertise's window computed, the edge moved as it says. */
+static __attribute__((noinline)) uint32_t advertise_window(struct tcp_sock *s, bool syn)
+{
+	uint32_t win = 0; /* (set by both calls below; initialised for the compiler) */
+	if (syn)
+		win = tcp_rcv_window(s);
+	else {
+		/* The steady window (queues empty, the budget lets s promise it): its edge
+		 * and budget note are settled with the window, in one call. */
+		uint32_t adv_wnd = tcp_rcv_window_advertise(s, &win);
+		if (adv_wnd) {
+			s->adv_fresh = s->out_pass;
+			return adv_wnd;
+		}
+	}
 	s->win_nxt = s->rcv_nxt;
 	uint32_t max = syn ? 0xffff : (uint32_t)0xffff << s->rcv_wscale; /* a SYN's window is never scaled */
 	uint32_t edge, adv = s->rcv_adv;

@@ -39,9 +39,9 @@ BOUNDS = {
     "read-128k": 20700,
     "write-4k-ddgst": 37400,
     "read-4k-ddgst": 36900,
-    "read-4k-cmb": 3600,
+    "read-4k-cmb": 3500,
     "read-128k-cmb": 18200,
-    "write-4k-qd16": 3500,
+    "write-4k-qd16": 3400,
     "read-4k-qd16": 2900,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded

@@ -121,3 +121,129 @@ Test(tcp_win_known, a_hold_sees_the_grown_limit)
 	cr_assert_gt(lastseg()->wnd, w0, "to the new limit");
 	down(s, l);
 }
+
+/* tcp_advertise's general computation, as tcp_rcv_window_advertise must match it: the
+ * window (at most what WINDOW can say), the edge never back and moved only by an MSS or
+ * from RCV.NXT, the note when it moved. Returns the window advertised. */
+static uint32_t advertise_reference(struct tcp_sock *s)
+{
+	uint32_t win = tcp_rcv_window(s), lim = (uint32_t)0xffff << s->rcv_wscale, adv0 = s->rcv_adv, edge;
+
+	if (win > lim)
+		win = lim;
+	edge = s->rcv_nxt + win;
+	if (SEQ_LT(s->rcv_adv, s->rcv_nxt))
+		s->rcv_adv = s->rcv_nxt;
+	if (SEQ_GT(edge, s->rcv_adv) && (edge - s->rcv_adv >= s->mss || s->rcv_adv == s->rcv_nxt))
+		s->rcv_adv = edge;
+	if (s->rcv_adv != adv0)
+		tcp_budget_note(s);
+	s->win_nxt = s->rcv_nxt;
+	return s->rcv_adv - s->rcv_nxt;
+}
+
+/* What the two computations leave behind. */
+struct adv_outcome {
+	uint32_t ret, rcv_adv, win_nxt, bud_nxt;
+	unsigned bud_promised;
+	bool bud_receiving, starved, pending;
+};
+
+static struct adv_outcome adv_outcome_of(const struct tcp_sock *s, uint32_t ret)
+{
+	return (struct adv_outcome){ ret, s->rcv_adv, s->win_nxt, s->bud_nxt, s->bud_promised, s->bud_receiving,
+				     s->rwnd_starved, tcp_budget_pending == s };
+}
+
+/* One case, from s's state set up by the caller (rcv_adv, state, wscale, pending note,
+ * device buffers out): the reference first, then the state put back (the sums with it:
+ * a note after the edge is restored) and tcp_rcv_window_advertise, then the same outcome
+ * asked for. Returns whether the steady case answered. */
+static bool adv_case(struct tcp_sock *s, bool pending)
+{
+	uint32_t adv = s->rcv_adv, wnxt = s->win_nxt;
+
+	tcp_budget_note(s);
+	if (pending)
+		tcp_budget_note_later(s);
+	struct adv_outcome ref = adv_outcome_of(s, advertise_reference(s));
+
+	s->rcv_adv = adv;
+	s->win_nxt = wnxt;
+	tcp_budget_note(s);
+	if (pending)
+		tcp_budget_note_later(s);
+	uint32_t win = 0, got = tcp_rcv_window_advertise(s, &win);
+	if (!got) {
+		cr_assert_eq(s->rcv_adv, adv, "nothing moved when the steady case does not hold");
+		cr_assert_eq(win, tcp_rcv_window(s), "the window for the general path");
+		s->rcv_adv = adv;
+		s->win_nxt = wnxt;
+		tcp_budget_note(s);
+		return false;
+	}
+	struct adv_outcome now = adv_outcome_of(s, got);
+	cr_assert_eq(now.ret, ref.ret, "window %u, computed %u", now.ret, ref.ret);
+	cr_assert_eq(now.rcv_adv, ref.rcv_adv);
+	cr_assert_eq(now.win_nxt, ref.win_nxt);
+	cr_assert_eq(now.bud_promised, ref.bud_promised, "promised %u, computed %u", now.bud_promised,
+		     ref.bud_promised);
+	cr_assert_eq(now.bud_receiving, ref.bud_receiving);
+	cr_assert_eq(now.bud_nxt, ref.bud_nxt);
+	cr_assert_eq(now.starved, ref.starved);
+	cr_assert_eq(now.pending, ref.pending, "the socket's own waiting note made when the edge moved");
+	s->rcv_adv = adv;
+	s->win_nxt = wnxt;
+	tcp_budget_note(s);
+	return true;
+}
+
+/* tcp_advertise's steady case (tcp_rcv_window_advertise: window, edge and budget note in
+ * one call) against the full computation, in every case these can make: the edge ahead,
+ * at or behind RCV.NXT by less or more than an MSS, the window above WINDOW's limit
+ * (no scale, the limit grown) or not (scale 7, or the first limit), a socket that still receives or not (CLOSE_WAIT), its own
+ * note waiting or not, and the device's buffers lent out so that the steady case does
+ * not hold (then nothing moves and the general path's window is handed back). */
+Test(tcp_win_known, the_steady_edge_is_the_full_computations)
+{
+	struct tcp_sock *l;
+	uint32_t iss, seq;
+	struct tcp_sock *s = up(&l, &iss, &seq);
+	const int32_t offs[] = { -3000, -1, 0, 1, 100, 1459, 1460, 1461, 3000, (int32_t)w0 - 1460, (int32_t)w0 - 1,
+				 (int32_t)w0, (int32_t)w0 + 1460, 70000 };
+	const uint8_t scales[] = { 0, 7 };
+	const enum tcp_state states[] = { TCP_ESTABLISHED, TCP_CLOSE_WAIT };
+	uint32_t nxt = s->rcv_nxt, adv = s->rcv_adv;
+	uint8_t wscale = s->rcv_wscale;
+	enum tcp_state state = s->state;
+	unsigned out = fnd.dev.rx_bufs_out, steady = 0, general = 0;
+
+	for (unsigned grown = 0; grown < 2; grown++)
+	for (unsigned lent = 0; lent < 2; lent++)
+		for (unsigned si = 0; si < 2; si++)
+			for (unsigned wi = 0; wi < 2; wi++)
+				for (unsigned oi = 0; oi < sizeof(offs) / sizeof(offs[0]); oi++)
+					for (unsigned pi = 0; pi < 2; pi++) {
+						while (grown && s->rcv_cap * tcp_rcv_bpb() <= 0xffff)
+							limit_doubles(s); /* win_full above WINDOW's unscaled limit */
+						fnd.dev.rx_bufs_out = lent ? fnd.dev.rx_bufs - 1 : out;
+						s->state = states[si];
+						s->rcv_wscale = scales[wi];
+						s->rcv_nxt = nxt + 5000;
+						s->rcv_adv = s->rcv_nxt + (uint32_t)offs[oi];
+						if (adv_case(s, pi))
+							steady++;
+						else
+							general++;
+					}
+	cr_assert_gt(s->win_full, 0xffff, "a window above the unscaled limit was tried");
+	cr_assert_gt(steady, 0, "the steady case was tried");
+	cr_assert_gt(general, 0, "the general one too");
+	fnd.dev.rx_bufs_out = out;
+	s->state = state;
+	s->rcv_wscale = wscale;
+	s->rcv_nxt = nxt;
+	s->rcv_adv = adv;
+	tcp_budget_note(s);
+	down(s, l);
+}
