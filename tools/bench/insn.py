@@ -37,7 +37,7 @@ BOUNDS = {
     "read-4k": 3400,
     "write-128k": 32700,
     "read-128k": 20700,
-    "write-4k-ddgst": 37400,
+    "write-4k-ddgst": 37300,
     "read-4k-ddgst": 36900,
     "read-4k-cmb": 3500,
     "read-128k-cmb": 18200,
