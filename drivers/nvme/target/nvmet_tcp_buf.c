@@ -143,11 +143,8 @@ unsigned nvmet_tcp_dbuf_spares_drain(void)
 {
 	unsigned n = nvmet_tcp.nspares;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct nvmet_tcp_dbuf *b = nvmet_tcp.spares[i];
-		mm_pool_free(&nvmet_tcp.buf_pool, b->chunks[0]);
-		mm_pool_free(&nvmet_tcp.dbuf_pool, b);
-	}
+	for (unsigned i = 0; i < n; i++)
+		dbuf_free_one(nvmet_tcp.spares[i]);
 	nvmet_tcp.nspares = 0;
 	return n;
 }
