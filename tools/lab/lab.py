@@ -248,6 +248,12 @@ class Guest:
         except pexpect.EOF:
             raise LabError(f"{self.name}: command port closed (did QEMU exit?) running {_summary(cmd)!r}")
         out = self.chan.before.replace("\r\n", "\n").replace("\r", "")
+        # The guest's shell may echo what was typed (its line editor awake again under load: seen
+        # once in CI, 2026-11-29, the heredoc and command line ahead of the output); the command
+        # line ends with this unique path, so whatever precedes it is echo, not output.
+        typed = f"; rm -f {path}\n"
+        if typed in out:
+            out = out[out.rindex(typed) + len(typed):]
         res = Result(cmd, int(self.chan.match.group(1)), out, time.monotonic() - t0)
         if check and res.rc != 0:
             raise LabError(f"{self.name}: exit {res.rc} from {_summary(cmd)!r}; output: {out[-1500:]!r}")
