@@ -123,6 +123,7 @@ struct tcp_sock {
 	bool ack_pass_end;            /* an ACK is owed at the end of this receive batch (tcp_ack_every) */
 	bool ack_hold;                  /* the user promised an answer for the bytes up to ack_hold_seq */
 	bool ack_held;                  /* t_delack is that hold's bound (tcp_ack_hold_ns) */
+	bool ack_held_edge;             /* ... and its answer's ACK leaves the edge (tcp_ack_held) */
 	uint64_t ack_due_ns;            /* while ack_delayed: when that ACK must go (t_delack may be
 					 * armed sooner: it is left armed after an ACK went out, and
 					 * re-arms itself for this when it fires early, tcp.c) */

@@ -59,6 +59,13 @@ static uint32_t tcp_advertise(struct tcp_sock *s, bool syn)
 	 * window is every segment's (computed ~90 instructions per frame before). */
 	if (s->adv_fresh && s->out_pass && !syn)
 		return s->rcv_adv - s->rcv_nxt;
+	if (s->ack_held && s->ack_held_edge && s->rcv_nxt == s->ack_hold_seq && !syn) {
+		/* A held ACK going out with the answer its user promised (a write's response):
+		 * the edge stays, as tcp_ack_held decided (ack_held_edge), with no window
+		 * computed. */
+		s->adv_fresh = s->out_pass;
+		return s->rcv_adv - s->rcv_nxt;
+	}
 	if (!syn && s->rcv_nxt - s->win_nxt < s->mss && SEQ_GT(s->rcv_adv, s->rcv_nxt)) {
 		/* Less than a segment received since the last window (an ACK-clocked sender's
 		 * every pass, a command capsule; after bulk data the edge moves and the test
@@ -1901,8 +1908,24 @@ static bool tcp_ack_held(struct tcp_sock *s)
 	uint32_t lim = (uint32_t)0xffff << s->rcv_wscale;
 	if (!most)
 		most = tcp_rcv_window_max(s);
-	if (left < (most < lim ? most : lim) / 2)
+	if (most > lim)
+		most = lim;
+	if (left < most / 2)
 		return false; /* a window update the peer may be waiting for */
+	/* The answer's ACK may leave the edge where it is while three quarters of the largest
+	 * window is left (tcp_advertise): it carries no window update the peer waits for, and
+	 * moving the edge by the request's bytes is the full window computation's work (~150
+	 * instructions a 4 KiB write: the budget's sums and note). RFC 9293 3.8.6.2.2 (RFC 1122
+	 * 4.2.3.3): the receiver keeps the edge until it can move by at least min(RCV.BUFF / 2,
+	 * MSS); keeping it longer never shrinks the window, and an edge left in place promises
+	 * no buffer the budget has not counted. The quarter's margin leaves the next request's
+	 * hold half of the window (up to a quarter of it in one batch: 16 4 KiB writes of a
+	 * 256 KiB window), so no hold is refused for it. Valid while ack_held and RCV.NXT is
+	 * ack_hold_seq (tcp_advertise tests both): data after moves RCV.NXT, any segment we send
+	 * ends the hold (ack_went) and is the only writer of the edge meanwhile; a change of the
+	 * budget or of win_full meanwhile voids nothing (an edge left in place is always
+	 * allowed, and win_full changes only with data, rcv_cap or the MSS). */
+	s->ack_held_edge = left >= most - most / 4;
 	uint64_t due = s->last_rx_ns + tcp_ack_hold_ns;
 	s->ack_pass_end = false;
 	if (!s->ack_delayed || s->ack_due_ns > due)

@@ -242,3 +242,57 @@ Test(tcp_ackhold, the_bound_runs_from_the_data_s_arrival)
 	cr_assert_eq(tcp_stats()->ack_hold_expired, 1);
 	down(s, l);
 }
+
+/* s's window left to the peer (RCV.ADV - RCV.NXT); *unit: what one step of its WINDOW field is
+ * (1 << rcv_wscale). */
+static uint32_t window_left(const struct tcp_sock *s, uint32_t *unit)
+{
+	struct tcp_info ti;
+	tcp_get_info(s, &ti);
+	*unit = 1u << ti.rcv_wscale;
+	return ti.rcv_wnd;
+}
+
+/* The right edge the last segment we sent advertised (its WINDOW field scaled back: the
+ * field drops the low bits, so the edge may lie up to a step short of RCV.ADV). */
+static uint32_t advertised_edge(const struct tcp_sock *s)
+{
+	uint32_t unit;
+	window_left(s, &unit);
+	return lastseg()->ack + lastseg()->wnd * unit;
+}
+
+/* A held ACK's answer leaves the edge where it was while three quarters of the window are
+ * left (tcp_ack_held decides, tcp_advertise keeps it: no window computation), and moves it
+ * as any ACK does once less is left; every hold still finds half of the window. */
+Test(tcp_ackhold, the_answer_leaves_the_edge_while_three_quarters_are_left)
+{
+	struct tcp_sock *l;
+	uint32_t iss, step, seq = 1001;
+	struct tcp_sock *s = up(&l, &iss);
+	uint32_t wnd = window_left(s, &step), edge = seq + wnd;
+	unsigned n = 0;
+
+	cr_assert_gt(wnd, 4u * 4168, "a window of more than four capsules");
+	for (;;) {
+		seq = capsule(seq, iss + 1);
+		cr_assert_eq(drain(s), 4168);
+		tcp_ack_hold(s);
+		tcp_rx_batch_end();
+		cr_assert_eq(fnd.ntx, n, "held");
+		cr_assert_eq(tcp_send_copy(s, pattern, 24), 24);
+		tcp_flush(s);
+		cr_assert_eq(fnd.ntx, ++n, "one frame: the answer");
+		cr_assert_eq(lastseg()->ack, seq);
+		uint32_t e = advertised_edge(s);
+		if (edge - seq < wnd - wnd / 4) {
+			/* less than three quarters left at this hold: the edge moved on */
+			cr_assert_geq(e, seq + wnd - step, "answer %u: the window computed again", n);
+			break;
+		}
+		cr_assert(e <= edge && edge - e < step, "answer %u: edge %u kept (advertised %u)", n, edge, e);
+	}
+	cr_assert_geq(n, 2u);
+	cr_assert_eq(tcp_stats()->ack_holds, n, "every ACK was held");
+	down(s, l);
+}
