@@ -66,6 +66,13 @@ static void set_state(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state s)
 
 static void queue_kill(void *tctx, int reason);
 
+/* nvmet_tcp.pass_due again from what it sums up: after every write of nvmet_tcp.live,
+ * .running, .reap_due or .timeouts_due (nvmet_tcp_poll's idle pass reads it alone). */
+static inline void pass_due_note(void)
+{
+	nvmet_tcp.pass_due = nvmet_tcp.live && (nvmet_tcp.reap_due || nvmet_tcp.timeouts_due || !nvmet_tcp.running);
+}
+
 /* c has work for the poll loop (received data, a kill, responses waiting for room): queue
  * it once, behind the others. */
 static void conn_ready(struct nvmet_tcp_conn *c)
@@ -456,6 +463,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 	c->rx_wait_max = 0;
 	c->rx_peek_len = 0;
 	nvmet_tcp.reap_due = true;
+	pass_due_note();
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
 		struct tcp_sock *s = c->sock;
@@ -1393,6 +1401,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.timeouts_due = true; /* its timeouts from the next pass on */
+		pass_due_note();
 		nvmet_tcp.st.accepted++;
 		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
 				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
@@ -1505,6 +1514,7 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 		log_info("tcp: portid %u listening on %s:%u", p->portid, p->traddr ? a : "any", p->trsvcid);
 	}
 	nvmet_tcp.running = true;
+	pass_due_note();
 	return 0;
 
 fail_listeners:
@@ -1519,6 +1529,7 @@ fail_conn_pool:
 fail:
 	timer_cancel(&timer_default_queue, &nvmet_tcp.timeouts_timer);
 	nvmet_tcp.live = false;
+	pass_due_note();
 	nvmet_tcp.mops = NULL;
 	return rc;
 }
@@ -1554,6 +1565,7 @@ static void timeouts_fire(struct timer *t, void *arg)
 	(void)t;
 	(void)arg;
 	nvmet_tcp.timeouts_due = true;
+	pass_due_note();
 }
 
 /* The timeouts of every connection (conn_timeouts), and when the next may be due: a
@@ -1603,6 +1615,7 @@ static int conns_reap(void)
 		}
 	}
 	nvmet_tcp.reap_due = left;
+	pass_due_note();
 	return work;
 }
 
@@ -1614,6 +1627,7 @@ static void pools_destroy_if_idle(void)
 		pools_destroy();
 		timer_cancel(&timer_default_queue, &nvmet_tcp.timeouts_timer);
 		nvmet_tcp.live = false;
+		pass_due_note();
 		nvmet_tcp.mops = NULL;
 	}
 }
@@ -1628,6 +1642,7 @@ void nvmet_tcp_stop(void)
 	list_for_each(&nvmet_tcp.conns, it)
 		conn_close(container_of(it, struct nvmet_tcp_conn, node), NVMET_TCP_CLOSING, false, "stop");
 	nvmet_tcp.running = false;
+	pass_due_note();
 	nvmet_tcp_dbuf_spares_drain(); /* none kept from here on (nvmet_tcp_dbuf_unref) */
 	conns_reap();
 	pools_destroy_if_idle();
@@ -1671,6 +1686,7 @@ static __attribute__((noinline)) int poll_work(unsigned budget)
 	}
 	if (nvmet_tcp.timeouts_due) {
 		nvmet_tcp.timeouts_due = false;
+		pass_due_note();
 		work += conns_timeouts(clock_now_ns());
 	}
 	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
@@ -1684,11 +1700,9 @@ static __attribute__((noinline)) int poll_work(unsigned budget)
 /* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
 int nvmet_tcp_poll(unsigned budget)
 {
-	if (!nvmet_tcp.live)
-		return 0;
-	/* no clock read: the timeouts come by their timer (the loop's timer queue) */
-	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.reap_due | (unsigned)nvmet_tcp.timeouts_due) &&
-	    nvmet_tcp.running)
+	/* no clock read: the timeouts come by their timer (the loop's timer queue); the rest
+	 * of what a pass looks at besides connections and waiters in one flag (pass_due) */
+	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.pass_due) || !nvmet_tcp.live)
 		return 0;
 	return poll_work(budget);
 }
