@@ -1216,7 +1216,7 @@ static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, 
 	}
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
-	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
+	if (nvmet_tcp.nwaiting && nvmet_tcp.freed)
 		resume_waiters();
 }
 
@@ -1240,7 +1240,7 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 	 * freed send room when nothing waits for it: no event owed (c->tx_sent_owed, which
 	 * conn_event_more would clear: false already) and nothing to send (conn_tx_due) */
 	if ((events & TCP_EV_CLOSED) || ((events & TCP_EV_SENT) && (c->tx_sent_owed || conn_tx_due(c))) ||
-	    (nvmet_tcp.freed && nvmet_tcp.nwaiting))
+	    (nvmet_tcp.nwaiting && nvmet_tcp.freed))
 		conn_event_more(c, events);
 }
 
@@ -1648,6 +1648,57 @@ void nvmet_tcp_stop(void)
 	pools_destroy_if_idle();
 }
 
+/* One turn of a connection queued on nvmet_tcp.ready (the first): its received data, a
+ * kill, its backlog; queued again, behind the others, while it still has work. Inline:
+ * poll_work's and poll_ready's loop. The work done. */
+static inline __attribute__((always_inline)) int conn_turn(struct nvmet_tcp_conn *c)
+{
+	int work = 0;
+	conn_unready(c);
+	if (c->rx_ready && c->sock)
+		work += conn_recv(c);
+	if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
+		log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
+		conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
+		work++;
+	} else if (c->sock && !list_empty(&c->tx_backlog)) {
+		int rc = conn_tx(c);
+		if (rc < 0)
+			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+		work += rc > 0;
+	}
+	if (conn_has_work(c))
+		conn_ready(c);
+	return work;
+}
+
+/* Each connection queued when the pass began, once, in turn (conn_turn), while work is under
+ * budget: out of budget, the rest stay first for the next pass, and one that still has work
+ * goes behind them. Inline: poll_work's and poll_ready's. work: done so far; returns it. */
+static inline __attribute__((always_inline)) int conns_turns(unsigned budget, int work)
+{
+	for (unsigned n = nvmet_tcp.nready; n && (unsigned)work < budget; n--)
+		work += conn_turn(container_of(nvmet_tcp.ready.next, struct nvmet_tcp_conn, ready_node));
+	return work;
+}
+
+/* The end of a pass: the timeouts once one may be due, the waiting commands when buffers
+ * came back, and once stopped the pools when all came back. work: done so far; returns it. */
+static __attribute__((noinline)) int poll_end(int work)
+{
+	if (nvmet_tcp.timeouts_due) {
+		nvmet_tcp.timeouts_due = false;
+		pass_due_note();
+		work += conns_timeouts(clock_now_ns());
+	}
+	if (nvmet_tcp.nwaiting && nvmet_tcp.freed)
+		work += resume_waiters(); /* buffers this pass gave back */
+	nvmet_tcp.in_poll = false;
+	if (!nvmet_tcp.running)
+		pools_destroy_if_idle();
+	return work;
+}
+
 /*
  * The poll loop's work. A pass looks only at what has work: the connections in nvmet_tcp.ready
  * (received data, a kill, responses waiting for room), the timeouts once one may be due
@@ -1664,47 +1715,32 @@ static __attribute__((noinline)) int poll_work(unsigned budget)
 	work += conns_reap();
 	if (nvmet_tcp.nwaiting)
 		work += resume_waiters();
-	/* each connection queued when the pass began, once, in turn: out of budget, the
-	 * rest stay first for the next pass, and one that still has work goes behind them */
-	for (unsigned n = nvmet_tcp.nready; n && (unsigned)work < budget; n--) {
-		struct nvmet_tcp_conn *c = container_of(nvmet_tcp.ready.next, struct nvmet_tcp_conn, ready_node);
-		conn_unready(c);
-		if (c->rx_ready && c->sock)
-			work += conn_recv(c);
-		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
-			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
-			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
-			work++;
-		} else if (c->sock && !list_empty(&c->tx_backlog)) {
-			int rc = conn_tx(c);
-			if (rc < 0)
-				conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
-			work += rc > 0;
-		}
-		if (conn_has_work(c))
-			conn_ready(c);
-	}
-	if (nvmet_tcp.timeouts_due) {
-		nvmet_tcp.timeouts_due = false;
-		pass_due_note();
-		work += conns_timeouts(clock_now_ns());
-	}
-	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
-		work += resume_waiters(); /* buffers this pass gave back */
+	return poll_end(conns_turns(budget, work));
+}
+
+/* poll_work's pass when only connections are queued (nothing to reap, no waiting command, no
+ * timeout due, running: nvmet_tcp.pass_due and nwaiting clear): their turns, then poll_end
+ * only if the turns made any of that due (a close, a waiting command, a stop). */
+static __attribute__((noinline)) int poll_ready(unsigned budget)
+{
+	nvmet_tcp.in_poll = true;
+	int work = conns_turns(budget, 0);
+	if (nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.pass_due)
+		return poll_end(work);
 	nvmet_tcp.in_poll = false;
-	if (!nvmet_tcp.running)
-		pools_destroy_if_idle();
 	return work;
 }
 
-/* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
+/* Poll-loop work (poll_work, or poll_ready when only connections are queued); a pass with
+ * nothing to do returns at once. */
 int nvmet_tcp_poll(unsigned budget)
 {
 	/* no clock read: the timeouts come by their timer (the loop's timer queue); the rest
 	 * of what a pass looks at besides connections and waiters in one flag (pass_due) */
-	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.pass_due) || !nvmet_tcp.live)
+	unsigned more = nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.pass_due;
+	if (!(nvmet_tcp.nready | more) || !nvmet_tcp.live)
 		return 0;
-	return poll_work(budget);
+	return more ? poll_work(budget) : poll_ready(budget);
 }
 POLLER(nvmet_tcp, nvmet_tcp_poll);
 
