@@ -1203,9 +1203,59 @@ static bool conn_rx_may_wait_left(struct nvmet_tcp_conn *c, size_t q, uint32_t l
 	return true;
 }
 
-/* Socket events: received data only marks the connection (the poll loop drains it under
- * its budget, nvmet_tcp_poll; while the rest of a PDU may wait in the socket, not even
- * that: conn_rx_may_wait); send space and resets are handled here. */
+/* What a connection with work does in its turn (conn_turn) or at once (conn_rx_at_once): its
+ * received data, a kill, its backlog; queued on nvmet_tcp.ready, behind the others, while it
+ * still has work. The work done. */
+static inline __attribute__((always_inline)) int conn_serve(struct nvmet_tcp_conn *c)
+{
+	int work = 0;
+	if (c->rx_ready && c->sock)
+		work += conn_recv(c);
+	if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
+		log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
+		conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
+		work++;
+	} else if (c->sock && !list_empty(&c->tx_backlog)) {
+		int rc = conn_tx(c);
+		if (rc < 0)
+			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+		work += rc > 0;
+	}
+	if (conn_has_work(c))
+		conn_ready(c);
+	return work;
+}
+
+/*
+ * May c's received data be taken at once, inside its TCP_EV_RECV, rather than in a turn of
+ * the next pass? Only for a connection whose turn would do nothing else first: connected
+ * (Connect done: authorised), no kill, no backlog, not queued (the caller's test), not
+ * inside a pass (in_poll) nor inside its own receive (in_rx), and no buffers back that
+ * waiting commands have not been offered yet (nwaiting and freed: a pass resumes those
+ * before new commands take what came back, poll_work). Its turn's work is then the same, one pass earlier, and bounded as a
+ * turn is (conn_recv's NVMET_TCP_RX_BATCHES); what is left queues it (conn_serve), and
+ * while it is queued its events only mark it. TCP lets a callback receive, send, flush and
+ * close its socket (tcp.h; net/tcp/tcp_service.c does all four); teardown stays with the
+ * pass (a kill only marks, conns_reap frees).
+ */
+static inline bool conn_rx_at_once_ok(const struct nvmet_tcp_conn *c)
+{
+	return c->authorised && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->in_rx &&
+	       !nvmet_tcp.in_poll && !(nvmet_tcp.nwaiting && nvmet_tcp.freed) && list_empty(&c->tx_backlog);
+}
+
+/* conn_serve inside the event (conn_rx_at_once_ok said so); out of line: conn_event's other
+ * cases keep their small frame. */
+static __attribute__((noinline)) void conn_rx_at_once(struct nvmet_tcp_conn *c)
+{
+	nvmet_tcp.st.rx_at_once++;
+	(void)conn_serve(c);
+}
+
+/* Socket events: received data marks the connection (the poll loop drains it under its
+ * budget, nvmet_tcp_poll; while the rest of a PDU may wait in the socket, not even that:
+ * conn_rx_may_wait), or, on a connected queue with nothing else to do, is taken at once
+ * (conn_rx_at_once); send space and resets are handled here. */
 /* conn_event's less common part: send space, a reset, buffers to hand to waiters. */
 static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, unsigned events)
 {
@@ -1233,6 +1283,8 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 			; /* queued already: the pass takes it (conn_rx_may_wait would say no) */
 		else if (conn_rx_may_wait(c))
 			nvmet_tcp.st.rx_waits++;
+		else if (conn_rx_at_once_ok(c))
+			conn_rx_at_once(c); /* (c may be closed after it: c->sock NULL) */
 		else
 			conn_ready(c);
 	}
@@ -1648,28 +1700,12 @@ void nvmet_tcp_stop(void)
 	pools_destroy_if_idle();
 }
 
-/* One turn of a connection queued on nvmet_tcp.ready (the first): its received data, a
- * kill, its backlog; queued again, behind the others, while it still has work. Inline:
+/* One turn of a connection queued on nvmet_tcp.ready (the first): conn_serve. Inline:
  * poll_work's and poll_ready's loop. The work done. */
 static inline __attribute__((always_inline)) int conn_turn(struct nvmet_tcp_conn *c)
 {
-	int work = 0;
 	conn_unready(c);
-	if (c->rx_ready && c->sock)
-		work += conn_recv(c);
-	if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
-		log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
-		conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
-		work++;
-	} else if (c->sock && !list_empty(&c->tx_backlog)) {
-		int rc = conn_tx(c);
-		if (rc < 0)
-			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
-		work += rc > 0;
-	}
-	if (conn_has_work(c))
-		conn_ready(c);
-	return work;
+	return conn_serve(c);
 }
 
 /* Each connection queued when the pass began, once, in turn (conn_turn), while work is under
