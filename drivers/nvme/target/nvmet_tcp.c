@@ -66,6 +66,13 @@ static void set_state(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state s)
 
 static void queue_kill(void *tctx, int reason);
 
+/* nvmet_tcp.pass_due again from what it sums up: after every write of nvmet_tcp.live,
+ * .running, .reap_due or .timeouts_due (nvmet_tcp_poll's idle pass reads it alone). */
+static inline void pass_due_note(void)
+{
+	nvmet_tcp.pass_due = nvmet_tcp.live && (nvmet_tcp.reap_due || nvmet_tcp.timeouts_due || !nvmet_tcp.running);
+}
+
 /* c has work for the poll loop (received data, a kill, responses waiting for room): queue
  * it once, behind the others. */
 static void conn_ready(struct nvmet_tcp_conn *c)
@@ -456,6 +463,7 @@ static void conn_close(struct nvmet_tcp_conn *c, enum nvmet_tcp_conn_state to, b
 	c->rx_wait_max = 0;
 	c->rx_peek_len = 0;
 	nvmet_tcp.reap_due = true;
+	pass_due_note();
 	nvmet_tcp.st.closed++;
 	if (c->sock) {
 		struct tcp_sock *s = c->sock;
@@ -1195,9 +1203,59 @@ static bool conn_rx_may_wait_left(struct nvmet_tcp_conn *c, size_t q, uint32_t l
 	return true;
 }
 
-/* Socket events: received data only marks the connection (the poll loop drains it under
- * its budget, nvmet_tcp_poll; while the rest of a PDU may wait in the socket, not even
- * that: conn_rx_may_wait); send space and resets are handled here. */
+/* What a connection with work does in its turn (conn_turn) or at once (conn_rx_at_once): its
+ * received data, a kill, its backlog; queued on nvmet_tcp.ready, behind the others, while it
+ * still has work. The work done. */
+static inline __attribute__((always_inline)) int conn_serve(struct nvmet_tcp_conn *c)
+{
+	int work = 0;
+	if (c->rx_ready && c->sock)
+		work += conn_recv(c);
+	if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
+		log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
+		conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
+		work++;
+	} else if (c->sock && !list_empty(&c->tx_backlog)) {
+		int rc = conn_tx(c);
+		if (rc < 0)
+			conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
+		work += rc > 0;
+	}
+	if (conn_has_work(c))
+		conn_ready(c);
+	return work;
+}
+
+/*
+ * May c's received data be taken at once, inside its TCP_EV_RECV, rather than in a turn of
+ * the next pass? Only for a connection whose turn would do nothing else first: connected
+ * (Connect done: authorised), no kill, no backlog, not queued (the caller's test), not
+ * inside a pass (in_poll) nor inside its own receive (in_rx), and no buffers back that
+ * waiting commands have not been offered yet (nwaiting and freed: a pass resumes those
+ * before new commands take what came back, poll_work). Its turn's work is then the same, one pass earlier, and bounded as a
+ * turn is (conn_recv's NVMET_TCP_RX_BATCHES); what is left queues it (conn_serve), and
+ * while it is queued its events only mark it. TCP lets a callback receive, send, flush and
+ * close its socket (tcp.h; net/tcp/tcp_service.c does all four); teardown stays with the
+ * pass (a kill only marks, conns_reap frees).
+ */
+static inline bool conn_rx_at_once_ok(const struct nvmet_tcp_conn *c)
+{
+	return c->authorised && c->state == NVMET_TCP_ESTABLISHED && !c->kill_pending && !c->in_rx &&
+	       !nvmet_tcp.in_poll && !(nvmet_tcp.nwaiting && nvmet_tcp.freed) && list_empty(&c->tx_backlog);
+}
+
+/* conn_serve inside the event (conn_rx_at_once_ok said so); out of line: conn_event's other
+ * cases keep their small frame. */
+static __attribute__((noinline)) void conn_rx_at_once(struct nvmet_tcp_conn *c)
+{
+	nvmet_tcp.st.rx_at_once++;
+	(void)conn_serve(c);
+}
+
+/* Socket events: received data marks the connection (the poll loop drains it under its
+ * budget, nvmet_tcp_poll; while the rest of a PDU may wait in the socket, not even that:
+ * conn_rx_may_wait), or, on a connected queue with nothing else to do, is taken at once
+ * (conn_rx_at_once); send space and resets are handled here. */
 /* conn_event's less common part: send space, a reset, buffers to hand to waiters. */
 static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, unsigned events)
 {
@@ -1208,7 +1266,7 @@ static __attribute__((noinline)) void conn_event_more(struct nvmet_tcp_conn *c, 
 	}
 	if (c->sock && (events & TCP_EV_CLOSED))
 		conn_close(c, NVMET_TCP_CLOSING, false, "connection reset or timed out");
-	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
+	if (nvmet_tcp.nwaiting && nvmet_tcp.freed)
 		resume_waiters();
 }
 
@@ -1225,6 +1283,8 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 			; /* queued already: the pass takes it (conn_rx_may_wait would say no) */
 		else if (conn_rx_may_wait(c))
 			nvmet_tcp.st.rx_waits++;
+		else if (conn_rx_at_once_ok(c))
+			conn_rx_at_once(c); /* (c may be closed after it: c->sock NULL) */
 		else
 			conn_ready(c);
 	}
@@ -1232,7 +1292,7 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 	 * freed send room when nothing waits for it: no event owed (c->tx_sent_owed, which
 	 * conn_event_more would clear: false already) and nothing to send (conn_tx_due) */
 	if ((events & TCP_EV_CLOSED) || ((events & TCP_EV_SENT) && (c->tx_sent_owed || conn_tx_due(c))) ||
-	    (nvmet_tcp.freed && nvmet_tcp.nwaiting))
+	    (nvmet_tcp.nwaiting && nvmet_tcp.freed))
 		conn_event_more(c, events);
 }
 
@@ -1393,6 +1453,7 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		list_add_tail(&nvmet_tcp.conns, &c->node);
 		nvmet_tcp.nconns++;
 		nvmet_tcp.timeouts_due = true; /* its timeouts from the next pass on */
+		pass_due_note();
 		nvmet_tcp.st.accepted++;
 		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
 				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
@@ -1505,6 +1566,7 @@ int nvmet_tcp_start(const struct nvmet_tcp_mem_ops *mops)
 		log_info("tcp: portid %u listening on %s:%u", p->portid, p->traddr ? a : "any", p->trsvcid);
 	}
 	nvmet_tcp.running = true;
+	pass_due_note();
 	return 0;
 
 fail_listeners:
@@ -1519,6 +1581,7 @@ fail_conn_pool:
 fail:
 	timer_cancel(&timer_default_queue, &nvmet_tcp.timeouts_timer);
 	nvmet_tcp.live = false;
+	pass_due_note();
 	nvmet_tcp.mops = NULL;
 	return rc;
 }
@@ -1554,6 +1617,7 @@ static void timeouts_fire(struct timer *t, void *arg)
 	(void)t;
 	(void)arg;
 	nvmet_tcp.timeouts_due = true;
+	pass_due_note();
 }
 
 /* The timeouts of every connection (conn_timeouts), and when the next may be due: a
@@ -1603,6 +1667,7 @@ static int conns_reap(void)
 		}
 	}
 	nvmet_tcp.reap_due = left;
+	pass_due_note();
 	return work;
 }
 
@@ -1614,6 +1679,7 @@ static void pools_destroy_if_idle(void)
 		pools_destroy();
 		timer_cancel(&timer_default_queue, &nvmet_tcp.timeouts_timer);
 		nvmet_tcp.live = false;
+		pass_due_note();
 		nvmet_tcp.mops = NULL;
 	}
 }
@@ -1628,9 +1694,45 @@ void nvmet_tcp_stop(void)
 	list_for_each(&nvmet_tcp.conns, it)
 		conn_close(container_of(it, struct nvmet_tcp_conn, node), NVMET_TCP_CLOSING, false, "stop");
 	nvmet_tcp.running = false;
+	pass_due_note();
 	nvmet_tcp_dbuf_spares_drain(); /* none kept from here on (nvmet_tcp_dbuf_unref) */
 	conns_reap();
 	pools_destroy_if_idle();
+}
+
+/* One turn of a connection queued on nvmet_tcp.ready (the first): conn_serve. Inline:
+ * poll_work's and poll_ready's loop. The work done. */
+static inline __attribute__((always_inline)) int conn_turn(struct nvmet_tcp_conn *c)
+{
+	conn_unready(c);
+	return conn_serve(c);
+}
+
+/* Each connection queued when the pass began, once, in turn (conn_turn), while work is under
+ * budget: out of budget, the rest stay first for the next pass, and one that still has work
+ * goes behind them. Inline: poll_work's and poll_ready's. work: done so far; returns it. */
+static inline __attribute__((always_inline)) int conns_turns(unsigned budget, int work)
+{
+	for (unsigned n = nvmet_tcp.nready; n && (unsigned)work < budget; n--)
+		work += conn_turn(container_of(nvmet_tcp.ready.next, struct nvmet_tcp_conn, ready_node));
+	return work;
+}
+
+/* The end of a pass: the timeouts once one may be due, the waiting commands when buffers
+ * came back, and once stopped the pools when all came back. work: done so far; returns it. */
+static __attribute__((noinline)) int poll_end(int work)
+{
+	if (nvmet_tcp.timeouts_due) {
+		nvmet_tcp.timeouts_due = false;
+		pass_due_note();
+		work += conns_timeouts(clock_now_ns());
+	}
+	if (nvmet_tcp.nwaiting && nvmet_tcp.freed)
+		work += resume_waiters(); /* buffers this pass gave back */
+	nvmet_tcp.in_poll = false;
+	if (!nvmet_tcp.running)
+		pools_destroy_if_idle();
+	return work;
 }
 
 /*
@@ -1649,48 +1751,32 @@ static __attribute__((noinline)) int poll_work(unsigned budget)
 	work += conns_reap();
 	if (nvmet_tcp.nwaiting)
 		work += resume_waiters();
-	/* each connection queued when the pass began, once, in turn: out of budget, the
-	 * rest stay first for the next pass, and one that still has work goes behind them */
-	for (unsigned n = nvmet_tcp.nready; n && (unsigned)work < budget; n--) {
-		struct nvmet_tcp_conn *c = container_of(nvmet_tcp.ready.next, struct nvmet_tcp_conn, ready_node);
-		conn_unready(c);
-		if (c->rx_ready && c->sock)
-			work += conn_recv(c);
-		if (c->kill_pending && (c->state == NVMET_TCP_WAIT_ICREQ || c->state == NVMET_TCP_ESTABLISHED)) {
-			log_info("tcp: port %u: controller gone (%d): closing its connection", c->port, c->kill_reason);
-			conn_close(c, NVMET_TCP_CLOSING, true, "queue killed");
-			work++;
-		} else if (c->sock && !list_empty(&c->tx_backlog)) {
-			int rc = conn_tx(c);
-			if (rc < 0)
-				conn_close(c, NVMET_TCP_CLOSING, false, "send failed");
-			work += rc > 0;
-		}
-		if (conn_has_work(c))
-			conn_ready(c);
-	}
-	if (nvmet_tcp.timeouts_due) {
-		nvmet_tcp.timeouts_due = false;
-		work += conns_timeouts(clock_now_ns());
-	}
-	if (nvmet_tcp.freed && nvmet_tcp.nwaiting)
-		work += resume_waiters(); /* buffers this pass gave back */
+	return poll_end(conns_turns(budget, work));
+}
+
+/* poll_work's pass when only connections are queued (nothing to reap, no waiting command, no
+ * timeout due, running: nvmet_tcp.pass_due and nwaiting clear): their turns, then poll_end
+ * only if the turns made any of that due (a close, a waiting command, a stop). */
+static __attribute__((noinline)) int poll_ready(unsigned budget)
+{
+	nvmet_tcp.in_poll = true;
+	int work = conns_turns(budget, 0);
+	if (nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.pass_due)
+		return poll_end(work);
 	nvmet_tcp.in_poll = false;
-	if (!nvmet_tcp.running)
-		pools_destroy_if_idle();
 	return work;
 }
 
-/* Poll-loop work (poll_work); a pass with nothing to do returns at once. */
+/* Poll-loop work (poll_work, or poll_ready when only connections are queued); a pass with
+ * nothing to do returns at once. */
 int nvmet_tcp_poll(unsigned budget)
 {
-	if (!nvmet_tcp.live)
+	/* no clock read: the timeouts come by their timer (the loop's timer queue); the rest
+	 * of what a pass looks at besides connections and waiters in one flag (pass_due) */
+	unsigned more = nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.pass_due;
+	if (!(nvmet_tcp.nready | more) || !nvmet_tcp.live)
 		return 0;
-	/* no clock read: the timeouts come by their timer (the loop's timer queue) */
-	if (!(nvmet_tcp.nready | nvmet_tcp.nwaiting | (unsigned)nvmet_tcp.reap_due | (unsigned)nvmet_tcp.timeouts_due) &&
-	    nvmet_tcp.running)
-		return 0;
-	return poll_work(budget);
+	return more ? poll_work(budget) : poll_ready(budget);
 }
 POLLER(nvmet_tcp, nvmet_tcp_poll);
 

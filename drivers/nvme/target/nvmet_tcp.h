@@ -158,6 +158,8 @@ struct nvmet_tcp_stats {
 	uint64_t waits, resumed;              /* commands that waited for buffers, and resumed */
 	uint64_t waiting_high;                /* most commands waiting at once */
 	uint64_t data_dropped;                /* write data lost for want of DRAM (command failed) */
+	uint64_t rx_at_once;                  /* received data taken inside its TCP_EV_RECV (no pass:
+					       * conn_rx_at_once) */
 };
 
 /*

@@ -224,6 +224,9 @@ struct nvmet_tcp_state {
 	uint32_t write_budget;           /* ... at most (nvmet.write_budget_kib; 0: NVMET_TCP_WRITE_HELD_MAX) */
 	bool reason_logged[2][NVMET_TCP_DRAM_REASON_COUNT]; /* [write?][reason] */
 	struct nvmet_tcp_stats st;
+	bool pass_due;                   /* a pass has work besides ready connections and waiters:
+					  * live and (reap_due, timeouts_due or stopped); kept by
+					  * every writer of those four (nvmet_tcp.c, pass_due_note) */
 };
 
 extern struct nvmet_tcp_state nvmet_tcp;

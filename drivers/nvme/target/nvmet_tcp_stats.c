@@ -21,14 +21,14 @@ static void nvmet_tcp_stats_show(void)
 		       (unsigned long long)st->dram_cmds[r], (unsigned long long)st->dram_bytes[r]);
 	printf("\n  nvmet-tcp buffers: waits %llu resumed %llu waiting %u (high %llu) gathers %llu dropped %llu "
 	       "success-flag %llu c2h %llu (%llu B) r2t %llu h2c %llu (%llu B) host-share %llu write-lent %llu "
-	       "whole-capsules %llu\n",
+	       "whole-capsules %llu rx-at-once %llu\n",
 	       (unsigned long long)st->waits, (unsigned long long)st->resumed, nvmet_tcp_waiting(),
 	       (unsigned long long)st->waiting_high, (unsigned long long)st->gathers,
 	       (unsigned long long)st->data_dropped, (unsigned long long)st->success_flags,
 	       (unsigned long long)st->c2h_pdus, (unsigned long long)st->c2h_bytes, (unsigned long long)st->r2ts,
 	       (unsigned long long)st->h2c_pdus, (unsigned long long)st->h2c_bytes,
 	       (unsigned long long)st->host_share, (unsigned long long)st->write_lent,
-	       (unsigned long long)st->whole_capsules);
+	       (unsigned long long)st->whole_capsules, (unsigned long long)st->rx_at_once);
 	printf("  nvmet-tcp timeouts: %llu (no ICReq/Connect in %u ms, or R2T data not in %u ms)\n",
 	       (unsigned long long)st->timeouts, NVMET_TCP_CONNECT_TIMEOUT_MS, NVMET_TCP_R2T_TIMEOUT_MS);
 	printf("  nvmet-tcp admission: %u of %u connections (%u per host address), refused %llu (pool) %llu "

@@ -516,6 +516,41 @@ Test(nvmet_tcp, capsules_whole_in_a_batch_are_taken_in_one_step)
 	cr_assert_eq(nvmet_tcp_stats()->whole_capsules, whole + 4);
 }
 
+/* A connected queue's received data is taken inside its TCP_EV_RECV (conn_rx_at_once): the
+ * read runs and its answer is queued before any poll pass; the connection is not left
+ * queued for a pass. Before Connect (the ICReq, the Connect itself) data waits for the pass,
+ * as it always did. */
+Test(nvmet_tcp, a_connected_queue_takes_its_data_inside_the_event)
+{
+	struct tcp_sock *q = io_queue_with(1000, false, false, false);
+	ftcp_pass(); /* (the Connect's turn queued it again: a pass that finds nothing to do) */
+	uint64_t at_once = nvmet_tcp_stats()->rx_at_once;
+	static uint8_t pdu[NVME_TCP_CMD_HLEN];
+	struct nvme_sqe r = ft_sqe(NVME_CMD_READ, 50, 1, 512);
+	size_t n = nth_capsule(pdu, sizeof(pdu), false, false, &r, NULL, 0);
+	memcpy(q->rx + q->rx_len, pdu, n);
+	q->rx_len += n;
+	q->ops->event(q, q->ctx, TCP_EV_RECV);
+	cr_assert_eq(q->rx_off, q->rx_len, "taken inside the event");
+	cr_assert_eq(nvmet_tcp_stats()->rx_at_once, at_once + 1);
+	cr_assert_eq(nvmet_tcp_poll(64), 0, "nothing left for a pass");
+	uint8_t rbuf[512];
+	uint32_t got;
+	cr_assert_eq(host_resp(q, NULL, rbuf, &got), 0, "the read's answer");
+	cr_assert_eq(got, sizeof(rbuf));
+
+	/* before the ICReq: the event only marks the connection */
+	struct tcp_sock *s = ftcp_connect(2, 4096);
+	s->rx_len = nth_icreq(s->rx, FTCP_RX_MAX, 0, 0, 0, 0);
+	at_once = nvmet_tcp_stats()->rx_at_once;
+	s->ops->event(s, s->ctx, TCP_EV_RECV);
+	cr_assert_eq(s->rx_off, 0, "nothing received inside the event");
+	cr_assert_gt(nvmet_tcp_poll(64), 0);
+	cr_assert_eq(s->rx_off, s->rx_len, "the pass took it");
+	cr_assert_eq(nvmet_tcp_stats()->rx_at_once, at_once);
+	cr_assert_eq(ftcp_released, ftcp_handed);
+}
+
 Test(nvmet_tcp, capsules_with_digests_go_through_the_framer)
 {
 	struct tcp_sock *q = io_queue(1000); /* data digests */
