@@ -535,16 +535,21 @@ static bool window_update_due(const struct tcp_sock *s, uint32_t now, uint32_t a
 	return now - adv >= 2u * s->mss || (adv < s->mss && now >= s->mss) || now >= TCP_RCV_BUF / 2 + adv;
 }
 
-/* After the user consumed bytes: announce a window that opened by enough beyond the
- * one advertised (receiver silly-window avoidance, RFC 9293 3.8.6.2.2). */
-static void window_update(struct tcp_sock *s)
+/* Might window_update announce anything for s? Not outside the states that receive, nor
+ * while the receive batch's ACK, owed at its end, carries the window (tcp_rx_batch_end;
+ * held for an answer only while the window is not small, tcp_out.c). No side effect. */
+static inline __attribute__((always_inline)) bool window_update_may(const struct tcp_sock *s)
+{
+	return (s->state == TCP_ESTABLISHED || s->state == TCP_FIN_WAIT_1 || s->state == TCP_FIN_WAIT_2) &&
+	       !(s->ack_pass_end && !list_empty(&s->held_node));
+}
+
+/* After the user consumed bytes, and window_update_may said yes: announce a window that
+ * opened by enough beyond the one advertised (receiver silly-window avoidance, RFC 9293
+ * 3.8.6.2.2). */
+static __attribute__((noinline)) void window_update(struct tcp_sock *s)
 {
 	uint32_t adv;
-	if (s->state != TCP_ESTABLISHED && s->state != TCP_FIN_WAIT_1 && s->state != TCP_FIN_WAIT_2)
-		return;
-	if (s->ack_pass_end && !list_empty(&s->held_node))
-		return; /* the receive batch's ACK, owed at its end, carries the window (tcp_rx_batch_end;
-			 * held for an answer only while the window is not small, tcp_out.c) */
 	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	/* The test is monotone in the window: when even the bound without the buffer budget
 	 * would not be announced, the budget's sums need not be walked (the usual case: a user
@@ -616,7 +621,9 @@ static inline __attribute__((always_inline)) int recv_frags(struct tcp_sock *s, 
 			r->seq += (uint32_t)want;
 		}
 	}
-	if (n)
+	/* window_update's first tests inline (the usual answer: the batch's held ACK carries the
+	 * window), its call only past them */
+	if (n && window_update_may(s))
 		window_update(s);
 	*took = taken;
 	return (int)n;
@@ -656,7 +663,7 @@ size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len)
 			r->seq += (uint32_t)n;
 		}
 	}
-	if (done)
+	if (done && window_update_may(s))
 		window_update(s);
 	return done;
 }
