@@ -1617,6 +1617,16 @@ __attribute__((noinline)) void tcp_rx_flow_first(struct netdev *dev, struct netb
 	rx_flow_start(s, nb, seq, ack, plen, c);
 }
 
+/* tcp_budget_note_later's work when another socket's note waits (made first, then s's left
+ * waiting), then nb back: rx_flow_finish's rare case, out of line so that rx_flow_finish
+ * keeps no register across a call. Consumes nb. */
+static __attribute__((noinline, cold)) void rx_flow_note_other(struct tcp_sock *s, struct netbuf *nb)
+{
+	tcp_budget_note_pending();
+	tcp_budget_pending = s;
+	netbuf_rx_consumed(nb);
+}
+
 /* The end of tcp_rx_flow for a frame whose rx_gro work needs calls, made after that work
  * in schedule_ack's and the budget's order: the ACK held for the batch's end (the second
  * segment not acknowledged: held_node not linked yet), the budget's note left waiting for
@@ -1625,8 +1635,11 @@ static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct 
 {
 	if (list_empty(&s->held_node)) /* (schedule_ack's) */
 		tcp_output_hold(s);
-	if (s->bud_nxt != s->rcv_nxt)
-		tcp_budget_note_later(s);
+	if (s->bud_nxt != s->rcv_nxt && tcp_budget_pending != s) { /* (tcp_budget_note_later) */
+		if (tcp_budget_pending)
+			return rx_flow_note_other(s, nb);
+		tcp_budget_pending = s;
+	}
 	netbuf_rx_consumed(nb);
 }
 
