@@ -1706,15 +1706,11 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	netbuf_rx_consumed(nb);
 }
 
-/* net_rx_trim's work for a segment without data that tcp_rx_flow_bare takes (nb's host
- * part the Ethernet, IPv4 and TCP headers, its fragment, if any, the Ethernet padding):
- * the data at the TCP header, the padding released, the frame counted as the fast path's. */
-static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb)
+/* rx_bare_trim's work but the moves of nb's data and tail: the frame counted as the fast
+ * path's, the padding fragment, if any, released. For rx_ack_all, which gives nb back at
+ * once (nothing reads its data or tail: netbuf_rx_consumed, or netbuf_free, resets them). */
+static inline __attribute__((always_inline)) void rx_bare_release(struct netbuf *nb)
 {
-	uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
-
-	nb->tail = th + TCP_HLEN_MIN;
-	nb->data = th;
 	net_rx_fast_frames++;
 	if (nb->nfrags) {
 		struct netdev_frag_owner *o = nb->frags[0].owner;
@@ -1724,6 +1720,17 @@ static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb
 	}
 }
 
+/* net_rx_trim's work for a segment without data that tcp_rx_flow_bare takes (nb's host
+ * part the Ethernet, IPv4 and TCP headers, its fragment, if any, the Ethernet padding):
+ * the data at the TCP header, the padding released, the frame counted as the fast path's. */
+static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb)
+{
+	uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
+
+	nb->tail = th + TCP_HLEN_MIN;
+	nb->data = th;
+	rx_bare_release(nb);
+}
 /* Does a pure ACK at RCV.NXT (SEG.ACK ack, SEG.WND wnd unscaled) of s, which rx_flow_match
  * passed and no receive batch gathers for, acknowledge everything s sent while s has nothing
  * else to do: a new ACK of SND.MAX with the window unchanged, outside recovery, no listener,
@@ -1796,7 +1803,7 @@ static inline __attribute__((always_inline)) void rx_ack_everything(struct tcp_s
  * stopped, SND.WL1/WL2 (the window, unchanged, needs no update), then TCP_EV_SENT. Nothing
  * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
  * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
- * taken. nb (trimmed, its padding released: rx_bare_trim) goes back before the user's
+ * taken. nb (its padding released: rx_bare_release) goes back before the user's
  * callback, which is the last thing done (so that nothing here touches s after it). A
  * fragment's release (its owner's code) never frees a socket: sndq_ack_inl's walk relies on
  * that as this one does. Consumes nb. */
@@ -1804,7 +1811,7 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 {
 	uint64_t now = clock_now_ns();
 
-	rx_bare_trim(nb);
+	rx_bare_release(nb);
 	tcp_counters.segs_in++;
 	s->segs_in++;
 	s->last_rx_ns = now;
