@@ -535,16 +535,21 @@ static bool window_update_due(const struct tcp_sock *s, uint32_t now, uint32_t a
 	return now - adv >= 2u * s->mss || (adv < s->mss && now >= s->mss) || now >= TCP_RCV_BUF / 2 + adv;
 }
 
-/* After the user consumed bytes: announce a window that opened by enough beyond the
- * one advertised (receiver silly-window avoidance, RFC 9293 3.8.6.2.2). */
-static void window_update(struct tcp_sock *s)
+/* Might window_update announce anything for s? Not outside the states that receive, nor
+ * while the receive batch's ACK, owed at its end, carries the window (tcp_rx_batch_end;
+ * held for an answer only while the window is not small, tcp_out.c). No side effect. */
+static inline __attribute__((always_inline)) bool window_update_may(const struct tcp_sock *s)
+{
+	return (s->state == TCP_ESTABLISHED || s->state == TCP_FIN_WAIT_1 || s->state == TCP_FIN_WAIT_2) &&
+	       !(s->ack_pass_end && !list_empty(&s->held_node));
+}
+
+/* After the user consumed bytes, and window_update_may said yes: announce a window that
+ * opened by enough beyond the one advertised (receiver silly-window avoidance, RFC 9293
+ * 3.8.6.2.2). */
+static __attribute__((noinline)) void window_update(struct tcp_sock *s)
 {
 	uint32_t adv;
-	if (s->state != TCP_ESTABLISHED && s->state != TCP_FIN_WAIT_1 && s->state != TCP_FIN_WAIT_2)
-		return;
-	if (s->ack_pass_end && !list_empty(&s->held_node))
-		return; /* the receive batch's ACK, owed at its end, carries the window (tcp_rx_batch_end;
-			 * held for an answer only while the window is not small, tcp_out.c) */
 	adv = SEQ_GT(s->rcv_adv, s->rcv_nxt) ? s->rcv_adv - s->rcv_nxt : 0;
 	/* The test is monotone in the window: when even the bound without the buffer budget
 	 * would not be announced, the budget's sums need not be walked (the usual case: a user
@@ -561,27 +566,63 @@ static void window_update(struct tcp_sock *s)
 		tcp_send_ack_now(s);
 }
 
-/* tcp_recv_frags and tcp_recv_frags_len in one body (the bytes taken are summed anyway). */
+/* The fragments of s's whole entries from the head of its queue into out, at most max, all
+ * of them fitting (the caller's max_bytes at least RXQ bytes): the count, *it the first entry
+ * left (the queue's head when none is), *taken the bytes. The queue is left as it was. */
+static inline __attribute__((always_inline)) unsigned rxq_copy_all(const struct tcp_sock *s, struct netdev_frag *out,
+								  unsigned max, struct list_node **it, size_t *taken)
+{
+	struct list_node *i = s->rxq.next;
+	size_t t = 0;
+	unsigned n = 0;
+
+	/* the count and the queue's end alone bound the walk */
+	while (n < max && i != &s->rxq) {
+		struct tcp_rxent *r = container_of(i, struct tcp_rxent, node);
+		i = i->next;
+		tcp_frag_copy(&out[n++], &r->frag);
+		t += r->frag.len;
+	}
+	*it = i;
+	*taken = t;
+	return n;
+}
+
+/* The n (> 0) entries before it, taken bytes in all, from the head of s's queue to the
+ * entry cache in one splice (tcp_rxent_cache: the next segments take them), the socket's
+ * sums written once. */
+static inline __attribute__((always_inline)) void rxq_drop_head(struct tcp_sock *s, struct list_node *it, unsigned n,
+								 size_t taken)
+{
+	struct list_node *first = s->rxq.next, *last = it->prev, *c = tcp_rxent_cache.next;
+
+	s->rxq.next = it;
+	it->prev = &s->rxq;
+	last->next = c;
+	c->prev = last;
+	tcp_rxent_cache.next = first;
+	first->prev = &tcp_rxent_cache;
+	tcp_rxent_cached += n;
+	s->rxq_bytes -= taken;
+	s->rxq_frags -= n;
+}
+
+/* tcp_recv_frags's general case and tcp_recv_frags_len in one body (the bytes taken are
+ * summed anyway). */
 static inline __attribute__((always_inline)) int recv_frags(struct tcp_sock *s, struct netdev_frag *out,
 							    unsigned max, size_t max_bytes, size_t *took)
 {
-	struct list_node *it = s->rxq.next;
-	size_t taken = 0;
-	unsigned n = 0;
+	struct list_node *it;
+	size_t taken;
+	unsigned n;
 
-	/* Whole entries from the head, moved from the queue to the entry cache in one splice
-	 * after the walk (tcp_rxent_cache: the next segments take them) and the socket's sums
-	 * written once. */
+	/* Whole entries from the head, moved from the queue to the entry cache after the walk. */
 	if (max_bytes >= s->rxq_bytes) {
-		/* every entry fits (the usual caller's SIZE_MAX): the count and the queue's end
-		 * alone bound the walk */
-		while (n < max && it != &s->rxq) {
-			struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
-			it = it->next;
-			tcp_frag_copy(&out[n++], &r->frag);
-			taken += r->frag.len;
-		}
+		n = rxq_copy_all(s, out, max, &it, &taken); /* (every entry fits) */
 	} else {
+		it = s->rxq.next;
+		taken = 0;
+		n = 0;
 		while (n < max && it != &s->rxq) {
 			struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
 			if (r->frag.len > max_bytes - taken)
@@ -591,18 +632,8 @@ static inline __attribute__((always_inline)) int recv_frags(struct tcp_sock *s, 
 			taken += r->frag.len;
 		}
 	}
-	if (n) {
-		struct list_node *first = s->rxq.next, *last = it->prev, *c = tcp_rxent_cache.next;
-		s->rxq.next = it;
-		it->prev = &s->rxq;
-		last->next = c;
-		c->prev = last;
-		tcp_rxent_cache.next = first;
-		first->prev = &tcp_rxent_cache;
-		tcp_rxent_cached += n;
-		s->rxq_bytes -= taken;
-		s->rxq_frags -= n;
-	}
+	if (n)
+		rxq_drop_head(s, it, n, taken);
 	/* The front of an entry longer than what is left of max_bytes. */
 	if (n < max && it != &s->rxq && max_bytes > taken) {
 		struct tcp_rxent *r = container_of(it, struct tcp_rxent, node);
@@ -616,16 +647,49 @@ static inline __attribute__((always_inline)) int recv_frags(struct tcp_sock *s, 
 			r->seq += (uint32_t)want;
 		}
 	}
-	if (n)
+	/* window_update's first tests inline (the usual answer: the batch's held ACK carries the
+	 * window), its call only past them */
+	if (n && window_update_may(s))
 		window_update(s);
 	*took = taken;
 	return (int)n;
 }
 
-int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
+/* recv_frags for a call that takes less than s holds (max_bytes < RXQ bytes: an entry may
+ * be cut), out of line. */
+static __attribute__((noinline)) int recv_frags_bounded(struct tcp_sock *s, struct netdev_frag *out, unsigned max,
+							size_t max_bytes)
 {
 	size_t took;
 	return recv_frags(s, out, max, max_bytes, &took);
+}
+
+/* window_update(s), then n: the tail of tcp_recv_frags, which keeps no register for n. */
+static __attribute__((noinline)) int window_update_then(struct tcp_sock *s, int n)
+{
+	window_update(s);
+	return n;
+}
+
+/* recv_frags when every entry fits max_bytes (the usual caller's SIZE_MAX: its first walk,
+ * rxq_copy_all, and no entry cut, as the walk stops at the queue's end or at max), each call a
+ * jump, so that it keeps no register: the general case to recv_frags_bounded, window_update
+ * (when window_update_may) through window_update_then. */
+int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes)
+{
+	struct list_node *it;
+	size_t taken;
+	unsigned n;
+
+	if (__builtin_expect(max_bytes < s->rxq_bytes, 0))
+		return recv_frags_bounded(s, out, max, max_bytes);
+	n = rxq_copy_all(s, out, max, &it, &taken);
+	if (!n)
+		return 0;
+	rxq_drop_head(s, it, n, taken);
+	if (window_update_may(s))
+		return window_update_then(s, (int)n);
+	return (int)n;
 }
 
 int tcp_recv_frags_len(struct tcp_sock *s, struct netdev_frag *out, unsigned max, size_t max_bytes, size_t *took)
@@ -656,7 +720,7 @@ size_t tcp_recv_copy(struct tcp_sock *s, void *buf, size_t len)
 			r->seq += (uint32_t)n;
 		}
 	}
-	if (done)
+	if (done && window_update_may(s))
 		window_update(s);
 	return done;
 }

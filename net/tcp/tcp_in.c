@@ -1617,6 +1617,16 @@ __attribute__((noinline)) void tcp_rx_flow_first(struct netdev *dev, struct netb
 	rx_flow_start(s, nb, seq, ack, plen, c);
 }
 
+/* tcp_budget_note_later's work when another socket's note waits (made first, then s's left
+ * waiting), then nb back: rx_flow_finish's rare case, out of line so that rx_flow_finish
+ * keeps no register across a call. Consumes nb. */
+static __attribute__((noinline, cold)) void rx_flow_note_other(struct tcp_sock *s, struct netbuf *nb)
+{
+	tcp_budget_note_pending();
+	tcp_budget_pending = s;
+	netbuf_rx_consumed(nb);
+}
+
 /* The end of tcp_rx_flow for a frame whose rx_gro work needs calls, made after that work
  * in schedule_ack's and the budget's order: the ACK held for the batch's end (the second
  * segment not acknowledged: held_node not linked yet), the budget's note left waiting for
@@ -1625,8 +1635,11 @@ static __attribute__((noinline)) void rx_flow_finish(struct tcp_sock *s, struct 
 {
 	if (list_empty(&s->held_node)) /* (schedule_ack's) */
 		tcp_output_hold(s);
-	if (s->bud_nxt != s->rcv_nxt)
-		tcp_budget_note_later(s);
+	if (s->bud_nxt != s->rcv_nxt && tcp_budget_pending != s) { /* (tcp_budget_note_later) */
+		if (tcp_budget_pending)
+			return rx_flow_note_other(s, nb);
+		tcp_budget_pending = s;
+	}
 	netbuf_rx_consumed(nb);
 }
 
@@ -1693,15 +1706,11 @@ __attribute__((noinline)) void tcp_rx_flow(struct netdev *dev, struct netbuf *nb
 	netbuf_rx_consumed(nb);
 }
 
-/* net_rx_trim's work for a segment without data that tcp_rx_flow_bare takes (nb's host
- * part the Ethernet, IPv4 and TCP headers, its fragment, if any, the Ethernet padding):
- * the data at the TCP header, the padding released, the frame counted as the fast path's. */
-static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb)
+/* rx_bare_trim's work but the moves of nb's data and tail: the frame counted as the fast
+ * path's, the padding fragment, if any, released. For rx_ack_all, which gives nb back at
+ * once (nothing reads its data or tail: netbuf_rx_consumed, or netbuf_free, resets them). */
+static inline __attribute__((always_inline)) void rx_bare_release(struct netbuf *nb)
 {
-	uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
-
-	nb->tail = th + TCP_HLEN_MIN;
-	nb->data = th;
 	net_rx_fast_frames++;
 	if (nb->nfrags) {
 		struct netdev_frag_owner *o = nb->frags[0].owner;
@@ -1711,6 +1720,17 @@ static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb
 	}
 }
 
+/* net_rx_trim's work for a segment without data that tcp_rx_flow_bare takes (nb's host
+ * part the Ethernet, IPv4 and TCP headers, its fragment, if any, the Ethernet padding):
+ * the data at the TCP header, the padding released, the frame counted as the fast path's. */
+static inline __attribute__((always_inline)) void rx_bare_trim(struct netbuf *nb)
+{
+	uint8_t *th = nb->data + ETH_HLEN + IPV4_HLEN_MIN;
+
+	nb->tail = th + TCP_HLEN_MIN;
+	nb->data = th;
+	rx_bare_release(nb);
+}
 /* Does a pure ACK at RCV.NXT (SEG.ACK ack, SEG.WND wnd unscaled) of s, which rx_flow_match
  * passed and no receive batch gathers for, acknowledge everything s sent while s has nothing
  * else to do: a new ACK of SND.MAX with the window unchanged, outside recovery, no listener,
@@ -1783,7 +1803,7 @@ static inline __attribute__((always_inline)) void rx_ack_everything(struct tcp_s
  * stopped, SND.WL1/WL2 (the window, unchanged, needs no update), then TCP_EV_SENT. Nothing
  * to queue, no ACK to schedule, no budget note (RCV.NXT and the queues stay), no receive
  * batch begun, and tcp_output would send nothing (rx_ack_all_ok): none of those steps is
- * taken. nb (trimmed, its padding released: rx_bare_trim) goes back before the user's
+ * taken. nb (its padding released: rx_bare_release) goes back before the user's
  * callback, which is the last thing done (so that nothing here touches s after it). A
  * fragment's release (its owner's code) never frees a socket: sndq_ack_inl's walk relies on
  * that as this one does. Consumes nb. */
@@ -1791,7 +1811,7 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 {
 	uint64_t now = clock_now_ns();
 
-	rx_bare_trim(nb);
+	rx_bare_release(nb);
 	tcp_counters.segs_in++;
 	s->segs_in++;
 	s->last_rx_ns = now;

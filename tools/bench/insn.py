@@ -35,7 +35,7 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 3500,
     "read-4k": 3400,
-    "write-128k": 32700,
+    "write-128k": 32600,
     "read-128k": 20700,
     "write-4k-ddgst": 37200,
     "read-4k-ddgst": 36900,
