@@ -35,14 +35,14 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 BOUNDS = {
     "write-4k": 3600,
     "read-4k": 3400,
-    "write-128k": 32700,
-    "read-128k": 20700,
+    "write-128k": 32600,
+    "read-128k": 20600,
     "write-4k-ddgst": 37300,
     "read-4k-ddgst": 36900,
     "read-4k-cmb": 3500,
-    "read-128k-cmb": 18200,
+    "read-128k-cmb": 18100,
     "write-4k-qd16": 3400,
-    "read-4k-qd16": 2900,
+    "read-4k-qd16": 2800,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
