@@ -1162,6 +1162,15 @@ static __attribute__((noinline)) bool conn_rx_may_wait_start(struct nvmet_tcp_co
 	_Static_assert(NVME_TCP_CH_LEN == 8, "tcp_peek8 reads one common header");
 	if (tcp_peek8(c->sock, ch) != 0)
 		return false;
+	uint32_t plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+	if (plen <= q && c->state == NVMET_TCP_ESTABLISHED && !c->params.hdgst && !c->params.ddgst) {
+		/* whatever the header says, the socket holds all of its PDU (the common case: a
+		 * capsule's frames came in one batch), so the answer is no: the pass takes it, and
+		 * the step that takes it checks the header it keeps (not checked twice) */
+		nvme_tcp_rx_keep_unchecked(&c->rx, ch);
+		c->rx_peek_len = plen;
+		return false;
+	}
 	return conn_rx_may_wait_left(c, q, c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch));
 }
 

@@ -341,6 +341,27 @@ static __attribute__((noinline)) void keep_common_header(struct nvme_tcp_rx *rx,
 	(void)peek_len(rx, ch);
 }
 
+/* The common header nvme_tcp_rx_keep_unchecked kept, checked now that the framer is to take
+ * it: kept as nvme_tcp_rx_peek_len keeps it, or, when it would not keep it, given back to the
+ * stream (the framer reads it and decides). Out of line: not the common case. */
+static __attribute__((noinline)) void settle_unchecked(struct nvme_tcp_rx *rx)
+{
+	if (!peek_len(rx, rx->hdr)) {
+		rx->have = 0;
+		rx->skip = 0;
+	}
+	rx->kept_end = rx->skip ? rx->kept_end : 0;
+}
+
+/* Keep the common header at the front of the stream unchecked (see the header). */
+void nvme_tcp_rx_keep_unchecked(struct nvme_tcp_rx *rx, const uint8_t ch[NVME_TCP_CH_LEN])
+{
+	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
+	rx->have = NVME_TCP_CH_LEN;
+	rx->skip = NVME_TCP_CH_LEN;
+	rx->kept_end = NVME_TCP_RX_UNCHECKED;
+}
+
 /* The header of a whole CapsuleCmd at the front of a batch (see the header). */
 bool nvme_tcp_rx_whole_head(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
 			    struct nvme_tcp_rx_whole *w)
@@ -350,15 +371,19 @@ bool nvme_tcp_rx_whole_head(struct nvme_tcp_rx *rx, const struct netdev_frag *f,
 	uint32_t plen;
 	bool plain;
 
-	if (p->hdgst || p->ddgst || !n || f[0].len < NVME_TCP_CMD_HLEN)
+	if (p->hdgst || p->ddgst || !n || f[0].len < NVME_TCP_CMD_HLEN) {
+		if (rx->skip && rx->kept_end == NVME_TCP_RX_UNCHECKED)
+			settle_unchecked(rx);
 		return false;
-	if (rx->skip) {
+	}
+	if (rx->skip && rx->kept_end != NVME_TCP_RX_UNCHECKED) {
 		/* nvme_tcp_rx_peek_len checked it (rx->kept_end): not again */
 		plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
 		w->hdr_end = rx->kept_end;
 		plain = rx->kept_end != 0;
 	} else {
-		netdev_frag_read(&f[0], 0, rx->hdr, NVME_TCP_CH_LEN); /* where it lies */
+		if (!rx->skip) /* (kept unchecked: in rx->hdr already) */
+			netdev_frag_read(&f[0], 0, rx->hdr, NVME_TCP_CH_LEN); /* where it lies */
 		plain = plain_capsule(ch, p, &plen, &w->hdr_end);
 	}
 	if (plain && f[0].len >= w->hdr_end) {
@@ -374,6 +399,8 @@ void nvme_tcp_rx_whole_refused(struct nvme_tcp_rx *rx)
 {
 	if (!rx->skip)
 		keep_common_header(rx, rx->hdr); /* the framer keeps what it can: not read twice */
+	else if (rx->kept_end == NVME_TCP_RX_UNCHECKED)
+		settle_unchecked(rx);
 }
 
 /* Where a whole CapsuleCmd nvme_tcp_rx_whole_head took ends in the batch (see the header). */

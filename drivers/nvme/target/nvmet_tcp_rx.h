@@ -76,9 +76,12 @@ struct nvme_tcp_rx {
 	uint32_t skip;              /* stream bytes already in hdr (nvme_tcp_rx_peek_len): passed over */
 	uint32_t kept_end;          /* while skip: the kept common header's hdr_end when it is a
 				     * CapsuleCmd's the one-step path takes (nvme_tcp_rx_whole_capsule
-				     * does not check it again), else 0; written by every
-				     * nvme_tcp_rx_peek_len (the one writer of skip), cleared when
-				     * the params it was checked against change (ICReq) */
+				     * does not check it again), NVME_TCP_RX_UNCHECKED when kept
+				     * unchecked (nvme_tcp_rx_keep_unchecked: the one-step path checks
+				     * it, or settles it before the framer sees it), else 0; written
+				     * with skip by nvme_tcp_rx_peek_len and nvme_tcp_rx_keep_unchecked
+				     * (its writers), cleared when the params it was checked against
+				     * change (ICReq) */
 	uint32_t pad_left, data_left, ddgst_have;
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint32_t crc;               /* running data digest */
@@ -230,6 +233,20 @@ static inline bool nvme_tcp_rx_at_pdu_start(const struct nvme_tcp_rx *rx)
  * bytes are passed over when fed, not read again (so they must be those of ch).
  */
 uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch);
+
+/* rx->kept_end of a common header kept unchecked (no header's hdr_end: PDO is one byte). */
+#define NVME_TCP_RX_UNCHECKED UINT32_MAX
+
+/*
+ * Keep the common header ch (the stream's next NVME_TCP_CH_LEN bytes, looked at where they lie
+ * while nvme_tcp_rx_at_pdu_start) without checking it: for a caller that knows the whole PDU is
+ * in the socket whatever the header says (its PLEN, unchecked, within what the socket holds), so
+ * that only the step that takes it checks it. Only on a connection past ICReq without digests,
+ * whose next batch goes to nvme_tcp_rx_whole_head first (which checks it, and settles it for the
+ * framer when it does not take the PDU: kept as nvme_tcp_rx_peek_len keeps it, or given back to
+ * the stream); the framer is never fed while a header is kept unchecked.
+ */
+void nvme_tcp_rx_keep_unchecked(struct nvme_tcp_rx *rx, const uint8_t ch[NVME_TCP_CH_LEN]);
 
 /*
  * The one-step path for the common PDU: a CapsuleCmd that lies whole in a batch of fragments
