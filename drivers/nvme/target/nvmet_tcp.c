@@ -1415,6 +1415,8 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
 			c->reqs[i].conn = c;
 			c->reqs[i].slot = (uint8_t)i;
+			c->reqs[i].frags = c->reqs[i].ifrags; /* (what nvmet_tcp_req_get finds in a free one) */
+			c->reqs[i].sg = c->reqs[i].isg;
 		}
 		list_init(&c->tx_backlog);
 		list_init(&c->waitq);
