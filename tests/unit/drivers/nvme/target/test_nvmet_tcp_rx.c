@@ -694,6 +694,15 @@ Test(tcp_rx, the_one_step_path_leaves_everything_else_to_the_framer)
 	nvme_tcp_rx_reset(&rx);
 }
 
+/* Two one-step answers for the same PDU: the same layout. */
+static void assert_same_whole(const struct nvme_tcp_rx_whole *w, const struct nvme_tcp_rx_whole *v)
+{
+	cr_assert_eq(w->hdr_end, v->hdr_end);
+	cr_assert_eq(w->data_len, v->data_len);
+	cr_assert_eq(w->nents, v->nents);
+	cr_assert_eq(w->last_len, v->last_len);
+}
+
 /* A common header kept from a peek (nvme_tcp_rx_peek_len, whose verdict the one-step path
  * reads instead of checking the header again) gives nvme_tcp_rx_whole_capsule the answer and
  * layout that reading it in place gives: a CapsuleCmd it takes, one with a PDO the framer
@@ -724,12 +733,8 @@ Test(tcp_rx, a_peeked_header_gives_the_one_step_path_the_answer_read_in_place_gi
 		bool in_place = nvme_tcp_rx_whole_capsule(&ry, f, n, &v);
 		cr_assert_eq(peeked, cases[i].whole, "case %u", i);
 		cr_assert_eq(in_place, cases[i].whole, "case %u", i);
-		if (peeked) {
-			cr_assert_eq(w.hdr_end, v.hdr_end);
-			cr_assert_eq(w.data_len, v.data_len);
-			cr_assert_eq(w.nents, v.nents);
-			cr_assert_eq(w.last_len, v.last_len);
-		}
+		if (peeked)
+			assert_same_whole(&w, &v);
 		for (unsigned k = 0; k < n; k++)
 			netdev_frag_release(&f[k]);
 		nvme_tcp_rx_reset(&rx);
@@ -791,10 +796,7 @@ Test(tcp_rx, a_header_kept_unchecked_is_checked_by_the_step_that_takes_it)
 		cr_assert_eq(kept, cases[i].whole, "case %u", i);
 		cr_assert_eq(in_place, cases[i].whole, "case %u", i);
 		if (kept) {
-			cr_assert_eq(w.hdr_end, v.hdr_end);
-			cr_assert_eq(w.data_len, v.data_len);
-			cr_assert_eq(w.nents, v.nents);
-			cr_assert_eq(w.last_len, v.last_len);
+			assert_same_whole(&w, &v);
 			for (unsigned k = 0; k < n; k++) {
 				netdev_frag_release(&f[k]);
 				netdev_frag_release(&g[k]);
