@@ -784,9 +784,10 @@ _Static_assert(NVMET_TCP_RX_BATCH <= NVMET_TCP_INLINE_SEGS, "a whole capsule's d
 
 /*
  * The one-step path of the common PDU: a CapsuleCmd whose bytes are all in the batch f[0..n)
- * taken at once (nvme_tcp_rx_whole_capsule, on an established connection with the framer
+ * taken at once (nvme_tcp_rx_whole_head, on an established connection with the framer
  * between PDUs): its SQE read straight into a request, its data fragments moved straight
- * into the request's segments, and the command run (capsule_run), with the checks, errors and
+ * into the request's segments (nvme_tcp_rx_whole_ends, _cut, _head_take), and the
+ * command run (capsule_run), with the checks, errors and
  * counters the framer and conn_pdu give it, without stepping the framer per fragment or going
  * through its PDU object. false: the framer takes it (anything else, or no request or split
  * reference left: the framer then gives the same answer, the error included). true: *used
@@ -798,23 +799,43 @@ static bool conn_whole_capsule(struct nvmet_tcp_conn *c, struct netdev_frag *f, 
 	struct nvme_tcp_rx_whole w;
 	struct netdev_frag rest;
 	struct nvmet_tcp_req *r;
-	unsigned first, nd;
+	int cut, rc;
 
-	if (!nvme_tcp_rx_whole_capsule(&c->rx, f, n, &w) || !(r = nvmet_tcp_req_get(c)))
+	if (!nvme_tcp_rx_whole_head(&c->rx, f, n, &w))
 		return false;
-	int k = nvme_tcp_rx_whole_take_at(&c->rx, f, &w, (uint8_t *)&r->req.sqe, &first, &nd, &rest);
-	if (k < 0) {
-		nvmet_tcp_req_put(r); /* (nothing held yet) */
-		return false;
+	if (!w.data_len) {
+		/* no data (a read, an R2T write, most admin commands): all of it in f[0], nothing
+		 * to walk or cut, and capsule_run's data checks fold */
+		if (!(r = nvmet_tcp_req_get(c))) {
+			nvme_tcp_rx_whole_refused(&c->rx);
+			return false;
+		}
+		nvme_tcp_rx_whole_head_take(&c->rx, &f[0], &w, (uint8_t *)&r->req.sqe, false);
+		*used = f[0].len ? 0 : 1; /* (f[0] may hold the next PDU's bytes) */
+		rc = capsule_run(c, r, 0, NULL);
+	} else {
+		if (!nvme_tcp_rx_whole_ends(&c->rx, f, n, &w))
+			return false;
+		if (!(r = nvmet_tcp_req_get(c))) {
+			nvme_tcp_rx_whole_refused(&c->rx);
+			return false;
+		}
+		if ((cut = nvme_tcp_rx_whole_cut(f, &w, &rest)) < 0) {
+			nvmet_tcp_req_put(r); /* (nothing held yet) */
+			nvme_tcp_rx_whole_refused(&c->rx);
+			return false;
+		}
+		nvme_tcp_rx_whole_head_take(&c->rx, &f[0], &w, (uint8_t *)&r->req.sqe, cut);
+		*used = nvme_tcp_rx_whole_used(f, &w, cut);
+		unsigned first = f[0].len ? 0 : 1; /* (f[0] empty: released, the data starts in f[1]) */
+		nvmet_tcp_req_take_batch(r, f + first, w.nents - first); /* (copied, made segments, one pass) */
+		if (cut)
+			f[*used] = rest; /* the rest of the entry the PDU ended inside: the caller goes on there */
+		rc = capsule_run(c, r, w.data_len, NULL);
 	}
-	*used = (unsigned)k;
 	nvmet_tcp.st.capsules++;
 	nvmet_tcp.st.whole_capsules++;
-	if (nd) /* (copied and made segments in one pass; none: r is fresh, nothing to note) */
-		nvmet_tcp_req_take_batch(r, f + first, nd);
-	if (rest.len)
-		f[k] = rest; /* the rest of the entry the PDU ended inside: the caller goes on there */
-	if (capsule_run(c, r, w.data_len, NULL))
+	if (rc)
 		conn_close(c, NVMET_TCP_CLOSING, false, "queue depth exceeded"); /* (as conn_pdu) */
 	return true;
 }
@@ -1149,6 +1170,15 @@ static __attribute__((noinline)) bool conn_rx_may_wait_start(struct nvmet_tcp_co
 	_Static_assert(NVME_TCP_CH_LEN == 8, "tcp_peek8 reads one common header");
 	if (tcp_peek8(c->sock, ch) != 0)
 		return false;
+	uint32_t plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
+	if (plen <= q && c->state == NVMET_TCP_ESTABLISHED && !c->params.hdgst && !c->params.ddgst) {
+		/* whatever the header says, the socket holds all of its PDU (the common case: a
+		 * capsule's frames came in one batch), so the answer is no: the pass takes it, and
+		 * the step that takes it checks the header it keeps (not checked twice) */
+		nvme_tcp_rx_keep_unchecked(&c->rx, ch);
+		c->rx_peek_len = plen;
+		return false;
+	}
 	return conn_rx_may_wait_left(c, q, c->rx_peek_len = nvme_tcp_rx_peek_len(&c->rx, ch));
 }
 
@@ -1445,6 +1475,8 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		for (unsigned i = 0; i < NVMET_TCP_QUEUE_DEPTH; i++) {
 			c->reqs[i].conn = c;
 			c->reqs[i].slot = (uint8_t)i;
+			c->reqs[i].frags = c->reqs[i].ifrags; /* (what nvmet_tcp_req_get finds in a free one) */
+			c->reqs[i].sg = c->reqs[i].isg;
 		}
 		list_init(&c->tx_backlog);
 		list_init(&c->waitq);

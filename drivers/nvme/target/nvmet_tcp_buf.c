@@ -356,10 +356,9 @@ NVMET_HOT_INLINE struct nvmet_tcp_req *nvmet_tcp_req_get(struct nvmet_tcp_conn *
 	r->place = 0;
 	r->taken = 0;
 	r->cap = NVMET_TCP_INLINE_SEGS;
-	r->table = NULL;
-	r->frags = r->ifrags;
-	r->sg = r->isg;
-	r->dbuf = NULL;
+	/* table NULL, frags and sg the inline arrays, dbuf NULL: as every free request holds
+	 * them (req_put_rest, the one writer of NVMET_TCP_REQ_FREE, leaves them so, and the
+	 * connection's creation sets them) */
 	r->bdev = NULL;
 	r->tx_off = 0;
 	r->len = 0;

@@ -8,15 +8,7 @@
 #include "../../../lib/crc32.h"
 #include "nvmet_tcp_rx.h"
 
-/* Drop the first n bytes of f (they were read or skipped); release it when empty. */
-static void frag_consume(struct netdev_frag *f, uint32_t n)
-{
-	f->addr = dma_addr_add(f->addr, n);
-	f->offset += n;
-	f->len -= n;
-	if (f->len == 0)
-		netdev_frag_release(f);
-}
+#define frag_consume nvme_tcp_rx_frag_consume
 
 static void release_cur(struct nvme_tcp_rx *rx)
 {
@@ -58,12 +50,7 @@ static int fail(struct nvme_tcp_rx *rx, uint16_t fes, uint32_t fei, const char *
 	return rc;
 }
 
-static void start_header(struct nvme_tcp_rx *rx)
-{
-	rx->state = NVME_TCP_RX_HEADER;
-	rx->have = 0;
-	rx->need = NVME_TCP_CH_LEN;
-}
+#define start_header nvme_tcp_rx_start_header
 
 /* Initialise. */
 void nvme_tcp_rx_init(struct nvme_tcp_rx *rx, const struct nvme_tcp_params *p)
@@ -332,7 +319,8 @@ static inline __attribute__((always_inline)) uint32_t peek_len(struct nvme_tcp_r
 			return 0;
 	}
 	/* the framer goes on from here when the stream is fed (rx->skip) */
-	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
+	if (ch != rx->hdr) /* (nvme_tcp_rx_whole_head read it there already) */
+		memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
 	rx->have = NVME_TCP_CH_LEN;
 	rx->need = (size_t)hdr;
 	rx->skip = NVME_TCP_CH_LEN;
@@ -353,71 +341,105 @@ static __attribute__((noinline)) void keep_common_header(struct nvme_tcp_rx *rx,
 	(void)peek_len(rx, ch);
 }
 
-/* A whole CapsuleCmd at the front of a batch (see the header). */
-bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
-			       struct nvme_tcp_rx_whole *w)
+/* The common header nvme_tcp_rx_keep_unchecked kept, checked now that the framer is to take
+ * it: kept as nvme_tcp_rx_peek_len keeps it, or, when it would not keep it, given back to the
+ * stream (the framer reads it and decides). Out of line: not the common case. */
+static __attribute__((noinline)) void settle_unchecked(struct nvme_tcp_rx *rx)
+{
+	if (!peek_len(rx, rx->hdr)) {
+		rx->have = 0;
+		rx->skip = 0;
+	}
+	rx->kept_end = rx->skip ? rx->kept_end : 0;
+}
+
+/* Keep the common header at the front of the stream unchecked (see the header). */
+void nvme_tcp_rx_keep_unchecked(struct nvme_tcp_rx *rx, const uint8_t ch[NVME_TCP_CH_LEN])
+{
+	memcpy(rx->hdr, ch, NVME_TCP_CH_LEN);
+	rx->have = NVME_TCP_CH_LEN;
+	rx->skip = NVME_TCP_CH_LEN;
+	rx->kept_end = NVME_TCP_RX_UNCHECKED;
+}
+
+/* The header of a whole CapsuleCmd at the front of a batch (see the header). */
+bool nvme_tcp_rx_whole_head(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			    struct nvme_tcp_rx_whole *w)
 {
 	const struct nvme_tcp_params *p = rx->params;
-	uint8_t local[NVME_TCP_CH_LEN];
-	const uint8_t *ch = rx->hdr; /* kept by nvme_tcp_rx_peek_len (rx->skip) */
-	uint32_t plen, before = 0;
-	unsigned k = 0;
+	const uint8_t *ch = rx->hdr; /* kept by nvme_tcp_rx_peek_len (rx->skip), or read there */
+	uint32_t plen;
 	bool plain;
 
-	if (p->hdgst || p->ddgst || !n || f[0].len < NVME_TCP_CMD_HLEN)
+	if (p->hdgst || p->ddgst || !n || f[0].len < NVME_TCP_CMD_HLEN) {
+		if (rx->skip && rx->kept_end == NVME_TCP_RX_UNCHECKED)
+			settle_unchecked(rx);
 		return false;
-	if (rx->skip) {
+	}
+	if (rx->skip && rx->kept_end != NVME_TCP_RX_UNCHECKED) {
 		/* nvme_tcp_rx_peek_len checked it (rx->kept_end): not again */
 		plen = le32_load(ch + offsetof(struct nvme_tcp_ch, plen));
 		w->hdr_end = rx->kept_end;
 		plain = rx->kept_end != 0;
 	} else {
-		netdev_frag_read(&f[0], 0, local, NVME_TCP_CH_LEN); /* where it lies */
-		ch = local;
+		if (!rx->skip) /* (kept unchecked: in rx->hdr already) */
+			netdev_frag_read(&f[0], 0, rx->hdr, NVME_TCP_CH_LEN); /* where it lies */
 		plain = plain_capsule(ch, p, &plen, &w->hdr_end);
 	}
 	if (plain && f[0].len >= w->hdr_end) {
-		/* the entries that hold its PLEN bytes (plain_capsule bounded PLEN) */
-		while (k < n && f[k].len < plen - before)
-			before += f[k++].len;
-		if (k < n) {
-			w->data_len = plen == NVME_TCP_CMD_HLEN ? 0 : plen - w->hdr_end;
-			w->nents = k + 1;
-			w->last_len = plen - before;
-			return true;
-		}
+		w->data_len = plen == NVME_TCP_CMD_HLEN ? 0 : plen - w->hdr_end;
+		return true;
 	}
-	if (ch == local)
-		keep_common_header(rx, local); /* the framer keeps what it can: not read twice */
+	nvme_tcp_rx_whole_refused(rx);
 	return false;
+}
+
+/* The one-step path leaves the PDU nvme_tcp_rx_whole_head looked at to the framer (see the header). */
+void nvme_tcp_rx_whole_refused(struct nvme_tcp_rx *rx)
+{
+	if (!rx->skip)
+		keep_common_header(rx, rx->hdr); /* the framer keeps what it can: not read twice */
+	else if (rx->kept_end == NVME_TCP_RX_UNCHECKED)
+		settle_unchecked(rx);
+}
+
+/* Where a whole CapsuleCmd nvme_tcp_rx_whole_head took ends in the batch (see the header). */
+bool nvme_tcp_rx_whole_ends(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			    struct nvme_tcp_rx_whole *w)
+{
+	/* the entries that hold its PLEN bytes (plain_capsule bounded PLEN) */
+	uint32_t plen = w->hdr_end + w->data_len, before = 0;
+	unsigned k = 0;
+
+	while (k < n && f[k].len < plen - before)
+		before += f[k++].len;
+	if (k < n) {
+		w->nents = k + 1;
+		w->last_len = plen - before;
+		return true;
+	}
+	nvme_tcp_rx_whole_refused(rx);
+	return false;
+}
+
+/* A whole CapsuleCmd at the front of a batch (see the header). */
+bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			       struct nvme_tcp_rx_whole *w)
+{
+	return nvme_tcp_rx_whole_head(rx, f, n, w) && nvme_tcp_rx_whole_ends(rx, f, n, w);
 }
 
 /* Take the PDU nvme_tcp_rx_whole_capsule found, its data left where it lies (see the header). */
 int nvme_tcp_rx_whole_take_at(struct nvme_tcp_rx *rx, struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
 			      uint8_t sqe[64], unsigned *first, unsigned *nout, struct netdev_frag *rest)
 {
-	struct netdev_frag *last = &f[w->nents - 1];
-	/* the entry that ends the PDU is cut where its data ends, as the framer cuts it (a PDU
-	 * without data lies in f[0], whose header bytes are consumed in place, not cut) */
-	bool cut = w->data_len && w->last_len < last->len;
-
-	rest->len = 0;
-	if (cut && netdev_frag_split(last, w->last_len, rest)) /* (the one step that can fail: first) */
-		return -ENOMEM;
-	netdev_frag_read(&f[0], NVME_TCP_CH_LEN, sqe, NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
-	frag_consume(&f[0], w->hdr_end); /* the header and pad (released when nothing is left) */
+	int cut = nvme_tcp_rx_whole_cut(f, w, rest);
+	if (cut < 0)
+		return cut;
+	nvme_tcp_rx_whole_head_take(rx, &f[0], w, sqe, cut);
 	*first = f[0].len ? 0 : 1;
 	*nout = w->data_len ? w->nents - *first : 0;
-	rx->st.pdus++;
-	rx->st.header_bytes += NVME_TCP_CMD_HLEN;
-	rx->st.pad_bytes += w->data_len ? w->hdr_end - NVME_TCP_CMD_HLEN : 0;
-	rx->st.data_bytes += w->data_len;
-	rx->st.splits += cut;
-	start_header(rx);
-	rx->skip = 0;
-	if (cut)
-		return (int)w->nents - 1;
-	return w->data_len || !f[0].len ? (int)w->nents : 0; /* (f[0] may hold the next PDU's bytes) */
+	return (int)nvme_tcp_rx_whole_used(f, w, cut);
 }
 
 /* nvme_tcp_rx_whole_take_at with the data fragments moved to out (see the header). */

@@ -13,6 +13,7 @@
 #ifndef DRIVERS_NVME_TARGET_NVMET_TCP_RX_H
 #define DRIVERS_NVME_TARGET_NVMET_TCP_RX_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "../../nic/netdev.h"
@@ -75,9 +76,12 @@ struct nvme_tcp_rx {
 	uint32_t skip;              /* stream bytes already in hdr (nvme_tcp_rx_peek_len): passed over */
 	uint32_t kept_end;          /* while skip: the kept common header's hdr_end when it is a
 				     * CapsuleCmd's the one-step path takes (nvme_tcp_rx_whole_capsule
-				     * does not check it again), else 0; written by every
-				     * nvme_tcp_rx_peek_len (the one writer of skip), cleared when
-				     * the params it was checked against change (ICReq) */
+				     * does not check it again), NVME_TCP_RX_UNCHECKED when kept
+				     * unchecked (nvme_tcp_rx_keep_unchecked: the one-step path checks
+				     * it, or settles it before the framer sees it), else 0; written
+				     * with skip by nvme_tcp_rx_peek_len and nvme_tcp_rx_keep_unchecked
+				     * (its writers), cleared when the params it was checked against
+				     * change (ICReq) */
 	uint32_t pad_left, data_left, ddgst_have;
 	uint8_t ddgst[NVME_TCP_DIGEST_LEN];
 	uint32_t crc;               /* running data digest */
@@ -230,6 +234,20 @@ static inline bool nvme_tcp_rx_at_pdu_start(const struct nvme_tcp_rx *rx)
  */
 uint32_t nvme_tcp_rx_peek_len(struct nvme_tcp_rx *rx, const uint8_t *ch);
 
+/* rx->kept_end of a common header kept unchecked (no header's hdr_end: PDO is one byte). */
+#define NVME_TCP_RX_UNCHECKED UINT32_MAX
+
+/*
+ * Keep the common header ch (the stream's next NVME_TCP_CH_LEN bytes, looked at where they lie
+ * while nvme_tcp_rx_at_pdu_start) without checking it: for a caller that knows the whole PDU is
+ * in the socket whatever the header says (its PLEN, unchecked, within what the socket holds), so
+ * that only the step that takes it checks it. Only on a connection past ICReq without digests,
+ * whose next batch goes to nvme_tcp_rx_whole_head first (which checks it, and settles it for the
+ * framer when it does not take the PDU: kept as nvme_tcp_rx_peek_len keeps it, or given back to
+ * the stream); the framer is never fed while a header is kept unchecked.
+ */
+void nvme_tcp_rx_keep_unchecked(struct nvme_tcp_rx *rx, const uint8_t ch[NVME_TCP_CH_LEN]);
+
 /*
  * The one-step path for the common PDU: a CapsuleCmd that lies whole in a batch of fragments
  * taken from the socket, taken without stepping the framer through each fragment or going
@@ -268,6 +286,97 @@ static inline bool nvme_tcp_rx_at_whole_start(const struct nvme_tcp_rx *rx)
  */
 bool nvme_tcp_rx_whole_capsule(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
 			       struct nvme_tcp_rx_whole *w);
+
+/*
+ * nvme_tcp_rx_whole_capsule's checks of the header alone (then nvme_tcp_rx_whole_ends, or for a
+ * PDU without data, all in f[0], nvme_tcp_rx_whole_head_take straight away): true
+ * and w->hdr_end, w->data_len (w->nents and w->last_len: nvme_tcp_rx_whole_ends) when the
+ * one-step path takes a CapsuleCmd with this header whose header and pad lie in f[0]. The
+ * common header is read into rx->hdr unless nvme_tcp_rx_peek_len kept it; false leaves it
+ * to the framer as nvme_tcp_rx_whole_capsule does.
+ */
+bool nvme_tcp_rx_whole_head(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			    struct nvme_tcp_rx_whole *w);
+
+/* The caller of nvme_tcp_rx_whole_head leaves the PDU to the framer (no request for it): its
+ * common header kept as nvme_tcp_rx_peek_len keeps it (not read from the stream again). */
+void nvme_tcp_rx_whole_refused(struct nvme_tcp_rx *rx);
+
+/* After nvme_tcp_rx_whole_head: true when all of the PDU's bytes are in the batch f[0..n),
+ * with w->nents and w->last_len (nvme_tcp_rx_whole_capsule's answer); false leaves it to the
+ * framer (nvme_tcp_rx_whole_refused). */
+bool nvme_tcp_rx_whole_ends(struct nvme_tcp_rx *rx, const struct netdev_frag *f, unsigned n,
+			    struct nvme_tcp_rx_whole *w);
+
+/* Drop the first n bytes of f (they were read or skipped); release it when empty (the framer's
+ * step, inline here for nvme_tcp_rx_whole_head_take). */
+static inline void nvme_tcp_rx_frag_consume(struct netdev_frag *f, uint32_t n)
+{
+	f->addr = dma_addr_add(f->addr, n);
+	f->offset += n;
+	f->len -= n;
+	if (f->len == 0)
+		netdev_frag_release(f);
+}
+
+/* The framer between PDUs: the next stream byte starts a common header. */
+static inline void nvme_tcp_rx_start_header(struct nvme_tcp_rx *rx)
+{
+	rx->state = NVME_TCP_RX_HEADER;
+	rx->have = 0;
+	rx->need = NVME_TCP_CH_LEN;
+}
+
+/*
+ * The header part of taking a whole CapsuleCmd (nvme_tcp_rx_whole_head said yes and all its
+ * bytes are in the batch, the entry it ends inside already cut there when cut): its SQE read
+ * into sqe from f0 (the batch's first entry, the header at its front), the header and pad
+ * consumed from f0 (released when nothing is left: a PDU without data, or data that starts in
+ * the next entry), the framer between PDUs again with its counters as if it had framed the
+ * PDU. (Inline: the transport's two shapes, with data and without, each fold it.)
+ */
+static inline __attribute__((always_inline)) void nvme_tcp_rx_whole_head_take(struct nvme_tcp_rx *rx,
+									      struct netdev_frag *f0,
+									      const struct nvme_tcp_rx_whole *w,
+									      uint8_t sqe[64], bool cut)
+{
+	netdev_frag_read(f0, NVME_TCP_CH_LEN, sqe, NVME_TCP_CMD_HLEN - NVME_TCP_CH_LEN);
+	nvme_tcp_rx_frag_consume(f0, w->hdr_end); /* the header and pad */
+	rx->st.pdus++;
+	rx->st.header_bytes += NVME_TCP_CMD_HLEN;
+	rx->st.pad_bytes += w->data_len ? w->hdr_end - NVME_TCP_CMD_HLEN : 0;
+	rx->st.data_bytes += w->data_len;
+	rx->st.splits += cut;
+	nvme_tcp_rx_start_header(rx);
+	rx->skip = 0;
+}
+
+/*
+ * The first step of taking the whole CapsuleCmd nvme_tcp_rx_whole_capsule (or _head and _ends)
+ * found at the front of f: the entry it ends inside cut where it ends (netdev_frag_split, as
+ * the framer cuts it; the rest in *rest, else rest->len 0). 1 when cut, 0 when nothing was to
+ * cut (a PDU without data lies in f[0], whose header bytes are consumed in place), -ENOMEM
+ * when no split reference is left (nothing changed). The one step of the take that can fail.
+ */
+static inline int nvme_tcp_rx_whole_cut(struct netdev_frag *f, const struct nvme_tcp_rx_whole *w,
+					struct netdev_frag *rest)
+{
+	struct netdev_frag *last = &f[w->nents - 1];
+	rest->len = 0;
+	if (!w->data_len || w->last_len >= last->len)
+		return 0;
+	return netdev_frag_split(last, w->last_len, rest) ? -ENOMEM : 1;
+}
+
+/* The batch entries a whole CapsuleCmd taken from the front of f used up (nvme_tcp_rx_whole_cut
+ * said cut, then nvme_tcp_rx_whole_head_take ran): the caller goes on at f[returned], where the
+ * rest of a cut entry goes, or f[0] when it holds the next PDU's bytes. */
+static inline unsigned nvme_tcp_rx_whole_used(const struct netdev_frag *f, const struct nvme_tcp_rx_whole *w, bool cut)
+{
+	if (cut)
+		return w->nents - 1;
+	return w->data_len || !f[0].len ? w->nents : 0;
+}
 
 /*
  * Take the PDU nvme_tcp_rx_whole_capsule found at the front of f: its SQE (64 bytes) read into

@@ -694,6 +694,15 @@ Test(tcp_rx, the_one_step_path_leaves_everything_else_to_the_framer)
 	nvme_tcp_rx_reset(&rx);
 }
 
+/* Two one-step answers for the same PDU: the same layout. */
+static void assert_same_whole(const struct nvme_tcp_rx_whole *w, const struct nvme_tcp_rx_whole *v)
+{
+	cr_assert_eq(w->hdr_end, v->hdr_end);
+	cr_assert_eq(w->data_len, v->data_len);
+	cr_assert_eq(w->nents, v->nents);
+	cr_assert_eq(w->last_len, v->last_len);
+}
+
 /* A common header kept from a peek (nvme_tcp_rx_peek_len, whose verdict the one-step path
  * reads instead of checking the header again) gives nvme_tcp_rx_whole_capsule the answer and
  * layout that reading it in place gives: a CapsuleCmd it takes, one with a PDO the framer
@@ -724,14 +733,83 @@ Test(tcp_rx, a_peeked_header_gives_the_one_step_path_the_answer_read_in_place_gi
 		bool in_place = nvme_tcp_rx_whole_capsule(&ry, f, n, &v);
 		cr_assert_eq(peeked, cases[i].whole, "case %u", i);
 		cr_assert_eq(in_place, cases[i].whole, "case %u", i);
-		if (peeked) {
-			cr_assert_eq(w.hdr_end, v.hdr_end);
-			cr_assert_eq(w.data_len, v.data_len);
-			cr_assert_eq(w.nents, v.nents);
-			cr_assert_eq(w.last_len, v.last_len);
-		}
+		if (peeked)
+			assert_same_whole(&w, &v);
 		for (unsigned k = 0; k < n; k++)
 			netdev_frag_release(&f[k]);
+		nvme_tcp_rx_reset(&rx);
+		nvme_tcp_rx_reset(&ry);
+	}
+}
+
+/* Feed f[0..n) to rx (the framer), stopping at the first error; returns it (0: none). */
+static int feed_all(struct nvme_tcp_rx *rx, struct netdev_frag *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int rc = nvme_tcp_rx_feed(rx, &f[i], consume, NULL);
+		if (rc) {
+			while (++i < n)
+				netdev_frag_release(&f[i]);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* A common header kept unchecked (nvme_tcp_rx_keep_unchecked, when the socket holds all of its
+ * PDU whatever it says) is checked by the one-step path: the answer and layout of a header read
+ * in place, and, for one it does not take, the framer then gives what it gives a stream it was
+ * never kept from (the same PDUs, errors and counters): a CapsuleCmd it takes, one with a PDO
+ * the framer refuses, with HDGSTF, with a wrong HLEN, an H2CData PDU, an ICReq, and a CapsuleCmd
+ * whose first fragment is shorter than its header. */
+Test(tcp_rx, a_header_kept_unchecked_is_checked_by_the_step_that_takes_it)
+{
+	struct nvme_tcp_params p = { .cpda = 1, .maxh2cdata = 32768, .max_icd = 8192 };
+	const struct { uint8_t type, hlen, pdo, flags; size_t cut; bool whole; } cases[] = {
+		{ NVME_TCP_CAPSULE_CMD, 72, 80, 0, 4096, true },
+		{ NVME_TCP_CAPSULE_CMD, 72, 76, 0, 4096, false },
+		{ NVME_TCP_CAPSULE_CMD, 72, 80, NVME_TCP_F_HDGSTF, 4096, false },
+		{ NVME_TCP_CAPSULE_CMD, 24, 80, 0, 4096, false },
+		{ NVME_TCP_H2C_DATA, 24, 80, 0, 4096, false },
+		{ NVME_TCP_ICREQ, 128, 0, 0, 4096, false },
+		{ NVME_TCP_CAPSULE_CMD, 72, 80, 0, 40, false },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nvme_tcp_rx rx, ry;
+		struct nvme_tcp_rx_whole w, v;
+		struct netdev_frag f[64], g[64];
+		stream_len = 0;
+		put_capsule(0x01, 80, 1000);
+		stream[0] = cases[i].type;
+		stream[1] = cases[i].flags;
+		stream[2] = cases[i].hlen;
+		stream[3] = cases[i].pdo;
+		unsigned n = cut_stream(f, 64, cases[i].cut), m = cut_stream(g, 64, cases[i].cut);
+		nvme_tcp_rx_init(&rx, &p);
+		nvme_tcp_rx_init(&ry, &p);
+		npdus = 0;
+
+		nvme_tcp_rx_keep_unchecked(&rx, stream);
+		cr_assert(nvme_tcp_rx_at_whole_start(&rx), "case %u", i);
+		bool kept = nvme_tcp_rx_whole_capsule(&rx, f, n, &w);
+		bool in_place = nvme_tcp_rx_whole_capsule(&ry, g, m, &v);
+		cr_assert_eq(kept, cases[i].whole, "case %u", i);
+		cr_assert_eq(in_place, cases[i].whole, "case %u", i);
+		if (kept) {
+			assert_same_whole(&w, &v);
+			for (unsigned k = 0; k < n; k++) {
+				netdev_frag_release(&f[k]);
+				netdev_frag_release(&g[k]);
+			}
+		} else {
+			cr_assert_neq(rx.kept_end, NVME_TCP_RX_UNCHECKED, "case %u: settled for the framer", i);
+			int a = feed_all(&rx, f, n), b = feed_all(&ry, g, m);
+			cr_assert_eq(a, b, "case %u", i);
+			cr_assert_eq(rx.err.fes, ry.err.fes, "case %u", i);
+			cr_assert_eq(rx.err.fei, ry.err.fei, "case %u", i);
+			cr_assert_eq(npdus, a ? 0 : 2, "case %u", i);
+			assert_same_framing(&rx, &ry);
+		}
 		nvme_tcp_rx_reset(&rx);
 		nvme_tcp_rx_reset(&ry);
 	}
