@@ -136,6 +136,7 @@ static int run_job(const struct job *j, unsigned n)
 			     .nic_features = NETDEV_F_RX_SPLIT | NETDEV_F_RX_CSUM | NETDEV_F_TX_CSUM |
 					     NETDEV_F_TX_GATHER_DEV,
 			     .cmb_reads = j->cmb,
+			     .drive_later = true,
 			     .host_ack_bytes = j->qd ? 2 * DP_MSS : 0 };
 	int rc = dp_start_opts(&d, &o);
 	if (rc) {

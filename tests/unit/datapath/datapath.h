@@ -109,6 +109,10 @@ struct dp_opts {
 	bool cmb_reads;                      /* read data in the drive's CMB (device memory the drive
 					      * writes and the NIC gathers from), as the CMB mode
 					      * serves reads; default: through DRAM */
+	bool drive_later;                    /* the drive runs the I/O commands rung in a pass at the
+					      * start of the next (fake_nvme.io_later), as QEMU's and a
+					      * real drive answer microseconds after the doorbell, long
+					      * after the pass that rang it; default: at the doorbell */
 };
 
 /* dp_start with the options of o. */

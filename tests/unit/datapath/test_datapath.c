@@ -332,6 +332,24 @@ Test(datapath, the_ack_of_a_write_rides_on_its_response)
 	down();
 }
 
+/* The instruction count's drive (tests/bench/insn_datapath.c): one that runs what a pass
+ * rang at the start of the next, as QEMU's and a real drive answer long after the pass
+ * that rang them. The command still runs inside its data's event, but its response can
+ * no longer go before the batch's end: the batch ACK is held for it, and the response
+ * carries it. */
+Test(datapath, a_drive_that_answers_a_pass_later_gets_each_write_s_ack_held)
+{
+	struct dp_opts o = { .nic_features = NETDEV_F_RX_SPLIT, .drive_later = true };
+	up_opts(&o);
+	cr_assert_leq(frames_out_per_write(8), 9.0 / 8, "the CapsuleResp carries the ACK");
+	uint64_t held = tcp_stats()->ack_holds, commands = d.drive.io_commands, passes = d.passes;
+	cr_assert_eq(frames_out_per_write(8), 1.0, "the CapsuleResp carries the ACK");
+	cr_assert_eq(tcp_stats()->ack_holds - held, 8, "each write's batch ACK held for its response");
+	cr_assert_eq(d.drive.io_commands - commands, 8);
+	cr_assert_geq(d.passes - passes, 2 * 8, "a pass to submit, a later one to complete");
+	down();
+}
+
 /* The harness's other mode: every segment a receive batch of its own (the batch ACK goes
  * after the 2nd of the capsule's 3 segments, before the capsule is whole: nothing to hold
  * it for). Writes and reads are served the same. */

@@ -318,12 +318,12 @@ static uint16_t io(struct fake_nvme *f, const struct nvme_sqe *c)
 	}
 }
 
-static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
+/* Run what sqid holds between its head and its tail. */
+static void run_sq(struct fake_nvme *f, unsigned sqid)
 {
 	struct fake_q *sq = &f->sq[sqid];
 	if (!sq->live || !(f->csts & NVME_CSTS_RDY))
 		return;
-	sq->tail = tail;
 	while (sq->head != sq->tail) {
 		struct nvme_sqe c = ((struct nvme_sqe *)(uintptr_t)sq->base)[sq->head];
 		sq->head = (uint16_t)((sq->head + 1) % sq->depth);
@@ -348,6 +348,25 @@ static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
 		if (st != 0xffff && sqid != 0 && f->dup_io_cqe)
 			post(f, sqid, cid, st, dw0);
 	}
+}
+
+/* A submission queue's doorbell: the new tail, run at once, or at fake_nvme_run for an
+ * I/O queue of a drive that answers later (io_later). */
+static void ring_sq(struct fake_nvme *f, unsigned sqid, uint16_t tail)
+{
+	struct fake_q *sq = &f->sq[sqid];
+	if (!sq->live || !(f->csts & NVME_CSTS_RDY))
+		return;
+	sq->tail = tail;
+	if (!f->io_later || sqid == 0)
+		run_sq(f, sqid);
+}
+
+void fake_nvme_run(struct fake_nvme *f)
+{
+	for (unsigned q = 1; q < sizeof(f->sq) / sizeof(f->sq[0]); q++)
+		if (f->sq[q].live && f->sq[q].head != f->sq[q].tail)
+			run_sq(f, q);
 }
 
 /* --- registers --- */
@@ -494,10 +513,13 @@ static void dma_free(void *ctx, void *p, size_t bytes)
 	f->dma_live--;
 }
 
+/* The driver waits: time passes, and a drive that answers later has answered. */
 static void delay(void *ctx, uint64_t ns)
 {
-	(void)ctx;
+	struct fake_nvme *f = ctx;
 	fake_clock_advance(ns);
+	if (f->io_later)
+		fake_nvme_run(f);
 }
 
 /* A healthy controller. */

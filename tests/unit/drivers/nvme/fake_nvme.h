@@ -62,6 +62,9 @@ struct fake_nvme {
 	bool removed;            /* surprise removal: registers read all-ones, writes are lost */
 	uint16_t err_status;     /* I/O status returned for commands touching [err_slba, +err_nlb) */
 	uint64_t err_slba, err_nlb;
+	bool io_later;           /* an I/O queue's doorbell only records the tail: the commands
+				  * run at the next fake_nvme_run() (a drive that answers after
+				  * the poll-loop pass that rang it, as QEMU's and any real one) */
 	/* state */
 	struct fake_q sq[8], cq[8];
 	uint8_t *media;          /* what reads return (cache and media) */
@@ -87,6 +90,10 @@ struct fake_nvme {
 /* Reset the fake to a healthy 1.4 controller with one namespace and SGL support. */
 void fake_nvme_init(struct fake_nvme *f);
 void fake_nvme_fini(struct fake_nvme *f);
+
+/* With io_later set: run the I/O commands whose doorbells were rung since the last call
+ * (their completions posted). */
+void fake_nvme_run(struct fake_nvme *f);
 
 /* Power is cut: unflushed cached blocks are lost (media := durable), the controller
  * resets (queues gone, CC/CSTS zero). */
