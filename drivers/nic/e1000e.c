@@ -705,10 +705,8 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 	s->hdr = -1;
 	dev->c.rx_hdr_bytes += in->len0;
 	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, in->len0);
-	if (in->split)
-		dev->c.rx_split++;
-	else
-		dev->c.rx_nonsplit++;
+	/* the frame's counts (bytes by class, split and checksum by flags) are the netdev's
+	 * alone, made here (netdev_rx_count): e1000e_command derives its own from them */
 	if (s->data >= 0 && in->len1) {
 		unsigned d = (unsigned)s->data;
 		struct netdev_frag f = {
@@ -722,14 +720,15 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 		dev->data.state[d] = E1000E_BUF_OUT;
 		dev->ndev.rx_bufs_out++;
 		s->data = -1;
-		dev->c.rx_data_bytes[f.addr.cls] += in->len1;
 		dma_account(f.addr.cls, DMA_FROM_DEVICE, in->len1);
+		netdev_rx_count(&dev->ndev, in->len0, in->nb_flags, &f);
 		return netdev_rx_owned(&dev->ndev, hdr_nb(dev, h), in->len0, in->nb_flags, (uint16_t)in->hdr_len, &f);
 	}
 	if (s->data >= 0) {
 		bufs_push(&dev->data, (uint32_t)s->data);
 		s->data = -1;
 	}
+	netdev_rx_count(&dev->ndev, in->len0, in->nb_flags, NULL);
 	netdev_rx_owned(&dev->ndev, hdr_nb(dev, h), in->len0, in->nb_flags, (uint16_t)in->hdr_len, NULL);
 }
 

@@ -189,13 +189,18 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 }
 
 /* netdev_rx_owned's refusal (nb still lent, or len beyond its buffer): counted as
- * netbuf_rx_owned_get counts it and as a dropped frame, then the fragment and the header
- * buffer go back to their owners, which the driver marked lent, as a frame's free would. */
+ * netbuf_rx_owned_get counts it and as a dropped frame, the driver's netdev_rx_count taken
+ * back (a frame not handed over is not received), then the fragment and the header buffer
+ * go back to their owners, which the driver marked lent, as a frame's free would. */
 static __attribute__((noinline, cold)) void rx_owned_refused(struct netdev *dev, struct netbuf *nb, size_t len,
-							     const struct netdev_frag *f)
+							     uint32_t flags, const struct netdev_frag *f)
 {
 	(void)netbuf_rx_owned_get(nb, len);
 	dev->stats.rx_dropped++;
+	dev->stats.rx_bytes_host -= len;
+	if (f)
+		(&dev->stats.rx_bytes_host)[f->addr.cls == MEM_CLASS_DEVICE] -= f->len;
+	dev->rx_by_flags[flags & 31]--;
 	if (f && f->owner)
 		f->owner->release(f->owner, f->token);
 	if (nb->hdr_owner)
@@ -204,25 +209,23 @@ static __attribute__((noinline, cold)) void rx_owned_refused(struct netdev *dev,
 
 /* netbuf_rx_owned_get, the fragment's netbuf_add_frag and netdev_rx in one crossing: an
  * idle netbuf has no fragment (netbuf_rx_owned_get's rule), so frags[0] is written
- * straight; each field is written once; the stack's receive function a tail call. */
+ * straight; each field is written once; the frame counted by the driver (netdev_rx_count),
+ * which counted its bytes anyway; the stack's receive function a tail call. */
 void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
 		     const struct netdev_frag *f)
 {
 	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0))
-		return rx_owned_refused(dev, nb, len, f);
+		return rx_owned_refused(dev, nb, len, flags, f);
 	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
 	nb->dev = dev;
 	nb->flags = flags;
 	nb->hdr_len = hdr_len;
 	nb->data = nb->head;
 	nb->tail = nb->head + len;
-	dev->stats.rx_bytes_host += len;
 	if (f) {
 		nb->frags[0] = *f;
 		nb->nfrags = 1;
-		rx_count_frag(dev, f);
 	}
-	dev->rx_by_flags[flags & 31]++;
 	rx_hand_over(dev, nb);
 }
 

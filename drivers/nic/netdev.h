@@ -451,11 +451,30 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 
 /* Driver: netbuf_rx_owned_get(nb, len), its flags and hdr_len set, f (NULL: none) its one
  * payload fragment, then netdev_rx, in one call: one crossing a frame. The driver marks
- * the header buffer and f's lent first: where netbuf_rx_owned_get would return NULL the
- * frame is dropped (counted in rx_dropped and as the pool's refused free) and both go
- * back through their owners' release, as a frame's free gives them back. */
+ * the header buffer and f's lent first and counts the frame itself, with netdev_rx_count
+ * (the same arguments), before the call: netdev_rx_owned counts nothing on its way. Where
+ * netbuf_rx_owned_get would return NULL the frame is dropped (counted in rx_dropped and as
+ * the pool's refused free, netdev_rx_count's count taken back) and both buffers go back
+ * through their owners' release, as a frame's free gives them back. */
 void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
 		     const struct netdev_frag *f);
+
+/* Driver: the count of a frame it hands over with netdev_rx_owned, the same one netdev_rx
+ * makes: len bytes of host part to rx_bytes_host, f's bytes (NULL: none) to its memory
+ * class's counter by index (rx_bytes_device follows rx_bytes_host), the frame by its flags'
+ * low bits (rx_by_flags, summed by netdev_stats_sync). The driver's own receive counters are
+ * these (e1000e: no second count of the same bytes), and where it knows the class at once a
+ * frame costs it three additions. */
+static inline void netdev_rx_count(struct netdev *dev, size_t len, uint32_t flags, const struct netdev_frag *f)
+{
+	_Static_assert(offsetof(struct netdev_stats, rx_bytes_device) ==
+			       offsetof(struct netdev_stats, rx_bytes_host) + sizeof(uint64_t),
+		       "netdev_rx_count counts a fragment's bytes by class as an index");
+	dev->stats.rx_bytes_host += len;
+	if (f)
+		(&dev->stats.rx_bytes_host)[f->addr.cls == MEM_CLASS_DEVICE] += f->len;
+	dev->rx_by_flags[flags & 31]++;
+}
 
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);

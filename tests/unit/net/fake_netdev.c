@@ -505,6 +505,7 @@ static int inject_owned(struct fake_netdev *fd, const uint8_t *b, size_t len, in
 		return -ENOBUFS;
 	}
 	fd->hdr_out++;
+	netdev_rx_count(&fd->dev, first, flags, frag ? &f : NULL); /* the driver counts, as rx_one */
 	netdev_rx_owned(&fd->dev, (struct netbuf *)fd->hdr_nb[h], first, flags, (uint16_t)hdr_len, frag ? &f : NULL);
 	end_of_batch(fd);
 	return 0;
