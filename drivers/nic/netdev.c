@@ -670,8 +670,16 @@ static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf
 			o0->release(o0, t0);
 		return netbuf_put_release(nb, o1, t1, unlink);
 	}
-	if (n)
+	if (n) {
+		/* a frame train's completion (netbuf_tx_done): netbuf_free_frags_walk's train case
+		 * here, where no register is saved, instead of in a call that saves them for its
+		 * walk */
+		if (!unlink && !nb->hdr_owner && !netbuf_owned_past_first(nb, n)) {
+			nb->nfrags = 0;
+			return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token, false);
+		}
 		return unlink ? netbuf_free_frags(nb) : netbuf_tx_free_frags(nb);
+	}
 	netbuf_free_end(nb);
 }
 
