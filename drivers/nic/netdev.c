@@ -229,6 +229,36 @@ void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t
 	rx_hand_over(dev, nb);
 }
 
+/* netdev_rx_owned_slot's refusal: a frame longer than nb's buffer with its fragment in the
+ * slot (nb idle: netbuf_rx_owned_slot), refused as netdev_rx_owned refuses it, the slot's
+ * fragment given back. nb lent (a driver that wrote into the stack's slot, against
+ * netbuf_rx_owned_slot's answer): refused and counted the same, but the slot's fragment is
+ * left to the stack, which holds nb. */
+static __attribute__((noinline, cold)) void rx_owned_slot_refused(struct netdev *dev, struct netbuf *nb, size_t len,
+								  uint32_t flags)
+{
+	struct netdev_frag f = nb->frags[0];
+
+	if (nb->origin != NETBUF_ORIGIN_OWNED_IDLE)
+		f.owner = NULL; /* counted back below, not released */
+	rx_owned_refused(dev, nb, len, flags, &f);
+}
+
+/* netdev_rx_owned with the fragment already in nb's slot: the same stores but the copy. */
+void netdev_rx_owned_slot(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len)
+{
+	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0))
+		return rx_owned_slot_refused(dev, nb, len, flags);
+	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
+	nb->dev = dev;
+	nb->flags = flags;
+	nb->hdr_len = hdr_len;
+	nb->data = nb->head;
+	nb->tail = nb->head + len;
+	nb->nfrags = 1;
+	rx_hand_over(dev, nb);
+}
+
 void (*netdev_stack_rx_end)(struct netdev *dev);
 
 void netdev_set_stack_rx_end(void (*rx_end)(struct netdev *dev))

@@ -459,6 +459,23 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
 		     const struct netdev_frag *f);
 
+/* Driver: the payload fragment slot of its netbuf nb (netbuf_rx_owned_init) while nb is idle
+ * (not lent: the slot is the driver's then, and an idle netbuf has no fragment), for it to
+ * write a frame's fragment into before netdev_rx_owned_slot; NULL while nb is lent (the slot
+ * is the stack's: a driver that hands a buffer out twice then calls netdev_rx_owned with a
+ * fragment of its own, which refuses the frame). */
+static inline struct netdev_frag *netbuf_rx_owned_slot(struct netbuf *nb)
+{
+	return nb->origin == NETBUF_ORIGIN_OWNED_IDLE ? &nb->frags[0] : NULL;
+}
+
+/* Driver: netdev_rx_owned(dev, nb, len, flags, hdr_len, f) for a frame whose one payload
+ * fragment the driver wrote into netbuf_rx_owned_slot(nb) (nb idle when it did), so that the
+ * fragment is written once, where the stack reads it, not built by the driver and copied
+ * here. The same contract otherwise (counted by the driver's netdev_rx_count first; longer
+ * than the buffer: refused, the slot's fragment and the header buffer given back). */
+void netdev_rx_owned_slot(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len);
+
 /* Driver: the count of a frame it hands over with netdev_rx_owned, the same one netdev_rx
  * makes: len bytes of host part to rx_bytes_host, f's bytes (NULL: none) to its memory
  * class's counter by index (rx_bytes_device follows rx_bytes_host), the frame by its flags'

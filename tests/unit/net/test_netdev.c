@@ -634,3 +634,64 @@ Test(netdev, rx_owned_counts_nothing_the_driver_counts_once)
 	cr_assert_eq(released[3], 2);
 	fnd.dev.rx_handler = stack_rx;
 }
+
+/* netdev_rx_owned_slot: the driver writes the frame's fragment into its idle netbuf's slot
+ * (netbuf_rx_owned_slot), the stack gets it there, uncopied; the slot is refused (NULL) while
+ * the netbuf is lent; a frame longer than the buffer is refused with the slot's fragment and
+ * the header buffer given back, its count taken back. */
+Test(netdev, rx_owned_slot_hands_over_the_fragment_written_in_place)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem;
+	void (*stack_rx)(struct netdev *, struct netbuf *) = fnd.dev.rx_handler;
+	const uint32_t flags = NETBUF_RX_SPLIT | NETBUF_RX_L4_CSUM_OK;
+	struct netdev_frag *slot;
+
+	memset(released, 0, sizeof(released));
+	netdev_stats_sync(&fnd.dev);
+	struct netdev_stats st0 = fnd.dev.stats;
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	fnd.dev.rx_handler = rx_owned_catch;
+	rx_owned_got = NULL;
+	slot = netbuf_rx_owned_slot(own);
+	cr_assert_eq(slot, &own->frags[0]);
+	*slot = (struct netdev_frag){ .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .offset = 9, .len = 100,
+				      .provider = 1, .token = 0, .owner = &owner };
+	netdev_rx_count(&fnd.dev, 54, flags, slot);
+	netdev_rx_owned_slot(&fnd.dev, own, 54, flags, 54);
+	cr_assert_eq(rx_owned_got, own);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_LENT);
+	cr_assert_eq(own->nfrags, 1);
+	cr_assert_eq(own->frags[0].len, 100);
+	cr_assert_eq(own->frags[0].offset, 9);
+	cr_assert_eq(own->frags[0].owner, &owner);
+	cr_assert_eq(own->hdr_len, 54);
+	cr_assert_eq(own->flags, flags);
+	cr_assert_eq(netbuf_host_len(own), 54);
+	cr_assert_null(netbuf_rx_owned_slot(own), "the slot is the stack's while lent");
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
+	netbuf_free(own);
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[3], 1);
+	/* longer than the buffer: refused, both given back, the count taken back */
+	rx_owned_got = NULL;
+	slot = netbuf_rx_owned_slot(own);
+	cr_assert_not_null(slot);
+	*slot = (struct netdev_frag){ .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[1]), .len = 50, .token = 1,
+				      .owner = &owner };
+	netdev_rx_count(&fnd.dev, sizeof(hbuf) + 1, flags, slot);
+	netdev_rx_owned_slot(&fnd.dev, own, sizeof(hbuf) + 1, flags, 54);
+	cr_assert_null(rx_owned_got);
+	cr_assert_eq(released[1], 1);
+	cr_assert_eq(released[3], 2);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	cr_assert_eq(own->nfrags, 0);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
+	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 1);
+	fnd.dev.rx_handler = stack_rx;
+}
