@@ -707,7 +707,8 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, in->len0);
 	/* the frame's counts (bytes by class, split and checksum by flags) are the netdev's
 	 * alone, made here (netdev_rx_count): e1000e_command derives its own from them */
-	if (s->data >= 0 && in->len1) {
+	if (s->data >= 0 && in->len1 &&
+	    (in->len0 + in->len1 > 60 || !netdev_rx_tail_is_padding(hdr_nb(dev, h)->head, in->len0, in->len0 + in->len1))) {
 		unsigned d = (unsigned)s->data;
 		struct netbuf *nb = hdr_nb(dev, h);
 		struct netdev_frag own, *f = netbuf_rx_owned_slot(nb);
@@ -733,7 +734,8 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 			return netdev_rx_owned(&dev->ndev, nb, in->len0, in->nb_flags, (uint16_t)in->hdr_len, f);
 		return netdev_rx_owned_slot(&dev->ndev, nb, in->len0, in->nb_flags, (uint16_t)in->hdr_len);
 	}
-	if (s->data >= 0) {
+	if (s->data >= 0) { /* unused, or only the padding of a short frame in it: kept */
+		dma_account(dev->data.dma.cls, DMA_FROM_DEVICE, in->len1);
 		bufs_push(&dev->data, (uint32_t)s->data);
 		s->data = -1;
 	}

@@ -459,6 +459,18 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
 		     const struct netdev_frag *f);
 
+/* Driver: is all that a received frame of frame_len bytes has past the first len0 (its header
+ * buffer's, hdr) Ethernet padding? A frame under Ethernet's minimum (60 bytes without the FCS)
+ * carrying an IPv4 datagram whose total length lies whole in those len0 bytes: a pure ACK that
+ * the NIC split after its TCP header, its padding in a data buffer. The stack reads no byte
+ * past an IPv4 datagram, so the driver keeps that buffer (lent, it would only come back) and
+ * hands the frame up without a fragment, the padding uncounted. */
+static inline bool netdev_rx_tail_is_padding(const uint8_t *hdr, size_t len0, size_t frame_len)
+{
+	return frame_len <= 60 && len0 >= 14 + 20 && hdr[12] == 0x08 && hdr[13] == 0x00 &&
+	       14u + ((size_t)hdr[16] << 8 | hdr[17]) <= len0;
+}
+
 /* Driver: the payload fragment slot of its netbuf nb (netbuf_rx_owned_init) while nb is idle
  * (not lent: the slot is the driver's then, and an idle netbuf has no fragment), for it to
  * write a frame's fragment into before netdev_rx_owned_slot; NULL while nb is lent (the slot

@@ -499,7 +499,7 @@ static int inject_owned(struct fake_netdev *fd, const uint8_t *b, size_t len, in
 	uint32_t flags = rx_csum_flags(fd, b, len) | (hdr_len ? NETBUF_RX_SPLIT : 0);
 	struct netbuf *nb = (struct netbuf *)fd->hdr_nb[h];
 	struct netdev_frag own, *f = netbuf_rx_owned_slot(nb); /* written in place, as rx_one */
-	bool frag = first < len;
+	bool frag = first < len && !netdev_rx_tail_is_padding(b, first, len); /* padding kept, as rx_one */
 
 	if (!f)
 		f = &own;
