@@ -207,6 +207,23 @@ static __attribute__((noinline, cold)) void rx_owned_refused(struct netdev *dev,
 		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
 }
 
+/* netdev_rx_owned's and netdev_rx_owned_slot's lending of nb for a frame: false (nothing
+ * written) when nb is still lent or len beyond its buffer, else nb lent with the frame's
+ * fields but its fragment, each written once. */
+static inline __attribute__((always_inline)) bool rx_owned_lend(struct netdev *dev, struct netbuf *nb, size_t len,
+								uint32_t flags, uint16_t hdr_len)
+{
+	if (nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head))
+		return false;
+	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
+	nb->dev = dev;
+	nb->flags = flags;
+	nb->hdr_len = hdr_len;
+	nb->data = nb->head;
+	nb->tail = nb->head + len;
+	return true;
+}
+
 /* netbuf_rx_owned_get, the fragment's netbuf_add_frag and netdev_rx in one crossing: an
  * idle netbuf has no fragment (netbuf_rx_owned_get's rule), so frags[0] is written
  * straight; each field is written once; the frame counted by the driver (netdev_rx_count),
@@ -214,14 +231,8 @@ static __attribute__((noinline, cold)) void rx_owned_refused(struct netdev *dev,
 void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
 		     const struct netdev_frag *f)
 {
-	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0))
+	if (__builtin_expect(!rx_owned_lend(dev, nb, len, flags, hdr_len), 0))
 		return rx_owned_refused(dev, nb, len, flags, f);
-	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
-	nb->dev = dev;
-	nb->flags = flags;
-	nb->hdr_len = hdr_len;
-	nb->data = nb->head;
-	nb->tail = nb->head + len;
 	if (f) {
 		nb->frags[0] = *f;
 		nb->nfrags = 1;
@@ -247,14 +258,8 @@ static __attribute__((noinline, cold)) void rx_owned_slot_refused(struct netdev 
 /* netdev_rx_owned with the fragment already in nb's slot: the same stores but the copy. */
 void netdev_rx_owned_slot(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len)
 {
-	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0))
+	if (__builtin_expect(!rx_owned_lend(dev, nb, len, flags, hdr_len), 0))
 		return rx_owned_slot_refused(dev, nb, len, flags);
-	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
-	nb->dev = dev;
-	nb->flags = flags;
-	nb->hdr_len = hdr_len;
-	nb->data = nb->head;
-	nb->tail = nb->head + len;
 	nb->nfrags = 1;
 	rx_hand_over(dev, nb);
 }

@@ -594,24 +594,42 @@ Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
 	fnd.dev.rx_handler = stack_rx;
 }
 
+/* The two tests below: a driver's netbuf over a 64-byte header buffer (owner token 3), the
+ * stack's receive function replaced by rx_owned_catch (put back by owned_catch_end), the
+ * releases cleared and the counters as they stand in *st0. */
+static void (*owned_catch_saved)(struct netdev *, struct netbuf *);
+static struct netbuf *owned_catch_begin(struct netdev_stats *st0)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem;
+
+	memset(released, 0, sizeof(released));
+	netdev_stats_sync(&fnd.dev);
+	*st0 = fnd.dev.stats;
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	owned_catch_saved = fnd.dev.rx_handler;
+	fnd.dev.rx_handler = rx_owned_catch;
+	rx_owned_got = NULL;
+	return own;
+}
+
+static void owned_catch_end(void)
+{
+	fnd.dev.rx_handler = owned_catch_saved;
+}
+
 /* A driver counts the frames it hands over with netdev_rx_owned (netdev_rx_count: the bytes
  * by class and the frame by flags, where the e1000e had counted its bytes a second time):
  * netdev_rx_owned itself counts nothing. */
 Test(netdev, rx_owned_counts_nothing_the_driver_counts_once)
 {
-	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
-	static uint8_t hbuf[64];
-	struct netbuf *own = (struct netbuf *)mem;
-	void (*stack_rx)(struct netdev *, struct netbuf *) = fnd.dev.rx_handler;
 	const uint32_t flags = NETBUF_RX_SPLIT | NETBUF_RX_L4_CSUM_OK;
 	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .len = 100, .token = 0,
 				 .owner = &owner };
+	struct netdev_stats st0;
+	struct netbuf *own = owned_catch_begin(&st0);
 
-	memset(released, 0, sizeof(released));
-	netdev_stats_sync(&fnd.dev);
-	struct netdev_stats st0 = fnd.dev.stats;
-	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
-	fnd.dev.rx_handler = rx_owned_catch;
 	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
 	cr_assert_eq(rx_owned_got, own);
 	netdev_stats_sync(&fnd.dev);
@@ -632,7 +650,7 @@ Test(netdev, rx_owned_counts_nothing_the_driver_counts_once)
 	cr_assert_eq(released[0], 1);
 	cr_assert_eq(released[1], 1);
 	cr_assert_eq(released[3], 2);
-	fnd.dev.rx_handler = stack_rx;
+	owned_catch_end();
 }
 
 /* netdev_rx_owned_slot: the driver writes the frame's fragment into its idle netbuf's slot
@@ -641,19 +659,11 @@ Test(netdev, rx_owned_counts_nothing_the_driver_counts_once)
  * the header buffer given back, its count taken back. */
 Test(netdev, rx_owned_slot_hands_over_the_fragment_written_in_place)
 {
-	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
-	static uint8_t hbuf[64];
-	struct netbuf *own = (struct netbuf *)mem;
-	void (*stack_rx)(struct netdev *, struct netbuf *) = fnd.dev.rx_handler;
 	const uint32_t flags = NETBUF_RX_SPLIT | NETBUF_RX_L4_CSUM_OK;
 	struct netdev_frag *slot;
+	struct netdev_stats st0;
+	struct netbuf *own = owned_catch_begin(&st0);
 
-	memset(released, 0, sizeof(released));
-	netdev_stats_sync(&fnd.dev);
-	struct netdev_stats st0 = fnd.dev.stats;
-	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
-	fnd.dev.rx_handler = rx_owned_catch;
-	rx_owned_got = NULL;
 	slot = netbuf_rx_owned_slot(own);
 	cr_assert_eq(slot, &own->frags[0]);
 	*slot = (struct netdev_frag){ .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .offset = 9, .len = 100,
@@ -682,8 +692,8 @@ Test(netdev, rx_owned_slot_hands_over_the_fragment_written_in_place)
 	cr_assert_not_null(slot);
 	*slot = (struct netdev_frag){ .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[1]), .len = 50, .token = 1,
 				      .owner = &owner };
-	netdev_rx_count(&fnd.dev, sizeof(hbuf) + 1, flags, slot);
-	netdev_rx_owned_slot(&fnd.dev, own, sizeof(hbuf) + 1, flags, 54);
+	netdev_rx_count(&fnd.dev, 64 + 1, flags, slot);
+	netdev_rx_owned_slot(&fnd.dev, own, 64 + 1, flags, 54);
 	cr_assert_null(rx_owned_got);
 	cr_assert_eq(released[1], 1);
 	cr_assert_eq(released[3], 2);
@@ -693,5 +703,5 @@ Test(netdev, rx_owned_slot_hands_over_the_fragment_written_in_place)
 	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
 	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
 	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 1);
-	fnd.dev.rx_handler = stack_rx;
+	owned_catch_end();
 }
