@@ -584,7 +584,7 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
 		o->release(o, nb->hdr_token);
 }
 
-/* netbuf_free_end for a netbuf the pool refuses (double free, foreign pointer): counted by
+/* netbuf_put_release for a netbuf the pool refuses (double free, foreign pointer): counted by
  * the pool; the header buffer goes back all the same, as it always did. */
 static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_owner *o, uint64_t token)
 {
@@ -613,12 +613,6 @@ static inline __attribute__((always_inline)) void netbuf_put_release(struct netb
 		o->release(o, token);
 }
 
-/* The end of every free, nb's fragments released: its header buffer goes back last. */
-static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
-{
-	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, true);
-}
-
 /* Is any of nb's fragments past the first (of n, 1 .. NETBUF_MAX_FRAGS) owned? Their owner
  * pointers or-ed together, unrolled: one instruction a slot where a test and a branch in a
  * loop took six. */
@@ -641,13 +635,13 @@ static inline __attribute__((always_inline)) bool netbuf_owned_past_first(const 
 	return any != 0;
 }
 
-/* netbuf_free with fragments attached (unlink: netbuf_free_end's). A frame train whose
+/* netbuf_free with fragments attached (unlink: netbuf_free's, not netbuf_tx_done's). A frame train whose
  * fragments past the first have no owner (tcp_out.c: a train's pieces of one entry hold one
  * reference, the first's; most trains of a long read are one entry's) and no header
  * buffer to give back (headers in the pool's storage) goes as a one-fragment frame does:
  * the netbuf back to the pool, then the first fragment's release, a tail call, with no walk
  * of the slots. Anything else: each fragment back to its owner in order (the slots are not
- * cleared: past nfrags, 0 now, nothing is read), then netbuf_free_end. */
+ * cleared: past nfrags, 0 now, nothing is read), then the netbuf, its header buffer last. */
 static inline __attribute__((always_inline)) void netbuf_free_frags_walk(struct netbuf *nb, bool unlink)
 {
 	unsigned n = nb->nfrags;
@@ -715,7 +709,9 @@ static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf
 		}
 		return unlink ? netbuf_free_frags(nb) : netbuf_tx_free_frags(nb);
 	}
-	netbuf_free_end(nb);
+	/* no fragment: the netbuf back, its header buffer last (netbuf_tx_done's nb, on no list,
+	 * not unlinked) */
+	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, unlink);
 }
 
 /* Release everything: a driver's RX netbuf back with its header buffer, a pool netbuf
