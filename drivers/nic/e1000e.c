@@ -705,31 +705,41 @@ static void rx_one(struct e1000e *dev, const struct e1000e_rx_info *in, struct e
 	s->hdr = -1;
 	dev->c.rx_hdr_bytes += in->len0;
 	dma_account(MEM_CLASS_HOST, DMA_FROM_DEVICE, in->len0);
-	if (in->split)
-		dev->c.rx_split++;
-	else
-		dev->c.rx_nonsplit++;
-	if (s->data >= 0 && in->len1) {
+	/* the frame's counts (bytes by class, split and checksum by flags) are the netdev's
+	 * alone, made here (netdev_rx_count): e1000e_command derives its own from them */
+	if (s->data >= 0 && in->len1 &&
+	    (in->len0 + in->len1 > 60 || !netdev_rx_tail_is_padding(hdr_nb(dev, h)->head, in->len0, in->len0 + in->len1))) {
 		unsigned d = (unsigned)s->data;
-		struct netdev_frag f = {
-			.addr = dma_addr_add(dev->data.dma, (uint64_t)d * dev->data.size),
-			.offset = dev->data.offset + (uint64_t)d * dev->data.size,
-			.len = in->len1,
-			.provider = dev->data.provider,
-			.token = d,
-			.owner = &dev->data_owner,
-		};
+		struct netbuf *nb = hdr_nb(dev, h);
+		struct netdev_frag own, *f = netbuf_rx_owned_slot(nb);
+
+		/* the fragment written once, into the netbuf's own slot (no copy by the netdev);
+		 * a netbuf still lent (never, while hdr.state says the buffer was free) gets it
+		 * through netdev_rx_owned, which refuses the frame */
+		if (__builtin_expect(!f, 0))
+			f = &own;
+		f->addr = dma_addr_add(dev->data.dma, (uint64_t)d * dev->data.size);
+		f->offset = dev->data.offset + (uint64_t)d * dev->data.size;
+		f->len = in->len1;
+		f->provider = dev->data.provider;
+		f->pad = 0;
+		f->token = d;
+		f->owner = &dev->data_owner;
 		dev->data.state[d] = E1000E_BUF_OUT;
 		dev->ndev.rx_bufs_out++;
 		s->data = -1;
-		dev->c.rx_data_bytes[f.addr.cls] += in->len1;
-		dma_account(f.addr.cls, DMA_FROM_DEVICE, in->len1);
-		return netdev_rx_owned(&dev->ndev, hdr_nb(dev, h), in->len0, in->nb_flags, (uint16_t)in->hdr_len, &f);
+		dma_account(f->addr.cls, DMA_FROM_DEVICE, in->len1);
+		netdev_rx_count(&dev->ndev, in->len0, in->nb_flags, f);
+		if (__builtin_expect(f == &own, 0))
+			return netdev_rx_owned(&dev->ndev, nb, in->len0, in->nb_flags, (uint16_t)in->hdr_len, f);
+		return netdev_rx_owned_slot(&dev->ndev, nb, in->len0, in->nb_flags, (uint16_t)in->hdr_len);
 	}
-	if (s->data >= 0) {
+	if (s->data >= 0) { /* unused, or only the padding of a short frame in it: kept */
+		dma_account(dev->data.dma.cls, DMA_FROM_DEVICE, in->len1);
 		bufs_push(&dev->data, (uint32_t)s->data);
 		s->data = -1;
 	}
+	netdev_rx_count(&dev->ndev, in->len0, in->nb_flags, NULL);
 	netdev_rx_owned(&dev->ndev, hdr_nb(dev, h), in->len0, in->nb_flags, (uint16_t)in->hdr_len, NULL);
 }
 

@@ -83,9 +83,8 @@ struct e1000e_rx_sizes {
 
 /* Driver counters beyond the netdev's (those count frames and bytes by memory class). */
 struct e1000e_counters {
-	uint64_t rx_split, rx_nonsplit;      /* frames with and without HDRSP */
-	uint64_t rx_hdr_bytes;               /* bytes the NIC wrote into header buffers (DRAM) */
-	uint64_t rx_data_bytes[MEM_CLASS_COUNT]; /* bytes the NIC wrote into data buffers */
+	uint64_t rx_hdr_bytes;               /* bytes the NIC wrote into header buffers (DRAM); its data
+					      * buffers' are the netdev's rx_bytes_* less these */
 	uint64_t rx_errors;                  /* frames with CE/SE/SEQ/CXE/RXE */
 	uint64_t rx_chained;                 /* frames spanning descriptors (must not happen): dropped */
 	uint64_t rx_ring_empty;              /* refill found no free buffer */

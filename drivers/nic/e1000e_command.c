@@ -55,10 +55,11 @@ static void print_dev(struct e1000e *dev)
 	       dev->data.nfree, dev->data.n, od, dev->loopback ? " LOOPBACK" : "");
 	printf("  tx ring: %u x 16 B, in flight %u\n", dev->tx_n, tx_inflight);
 	printf("  rx: frames %llu bytes host %llu device %llu split %llu non-split %llu csum ok %llu bad %llu dropped %llu\n",
-	       ull(s->rx_frames), ull(s->rx_bytes_host), ull(s->rx_bytes_device), ull(c->rx_split), ull(c->rx_nonsplit),
+	       ull(s->rx_frames), ull(s->rx_bytes_host), ull(s->rx_bytes_device), ull(s->rx_split),
+	       ull(s->rx_frames - s->rx_split),
 	       ull(s->rx_csum_ok), ull(s->rx_csum_bad), ull(s->rx_dropped));
 	printf("  rx dma: header buffers %llu B (DRAM), data buffers DRAM %llu B device %llu B; errors %llu chained %llu ring-empty %llu bad-release %llu units-mismatch %llu\n",
-	       ull(c->rx_hdr_bytes), ull(c->rx_data_bytes[MEM_CLASS_HOST]), ull(c->rx_data_bytes[MEM_CLASS_DEVICE]),
+	       ull(c->rx_hdr_bytes), ull(s->rx_bytes_host > c->rx_hdr_bytes ? s->rx_bytes_host - c->rx_hdr_bytes : 0), ull(s->rx_bytes_device),
 	       ull(c->rx_errors), ull(c->rx_chained), ull(c->rx_ring_empty), ull(c->rx_bad_release),
 	       ull(c->rx_units_mismatch));
 	printf("  tx: frames %llu bytes host %llu device %llu csum-offload %llu context-descs %llu (reused %llu) done %llu ring-full %llu bad %llu errors %llu\n",

@@ -189,40 +189,78 @@ void netdev_rx(struct netdev *dev, struct netbuf *nb)
 }
 
 /* netdev_rx_owned's refusal (nb still lent, or len beyond its buffer): counted as
- * netbuf_rx_owned_get counts it and as a dropped frame, then the fragment and the header
- * buffer go back to their owners, which the driver marked lent, as a frame's free would. */
+ * netbuf_rx_owned_get counts it and as a dropped frame, the driver's netdev_rx_count taken
+ * back (a frame not handed over is not received), then the fragment and the header buffer
+ * go back to their owners, which the driver marked lent, as a frame's free would. */
 static __attribute__((noinline, cold)) void rx_owned_refused(struct netdev *dev, struct netbuf *nb, size_t len,
-							     const struct netdev_frag *f)
+							     uint32_t flags, const struct netdev_frag *f)
 {
 	(void)netbuf_rx_owned_get(nb, len);
 	dev->stats.rx_dropped++;
+	dev->stats.rx_bytes_host -= len;
+	if (f)
+		(&dev->stats.rx_bytes_host)[f->addr.cls == MEM_CLASS_DEVICE] -= f->len;
+	dev->rx_by_flags[flags & 31]--;
 	if (f && f->owner)
 		f->owner->release(f->owner, f->token);
 	if (nb->hdr_owner)
 		nb->hdr_owner->release(nb->hdr_owner, nb->hdr_token);
 }
 
-/* netbuf_rx_owned_get, the fragment's netbuf_add_frag and netdev_rx in one crossing: an
- * idle netbuf has no fragment (netbuf_rx_owned_get's rule), so frags[0] is written
- * straight; each field is written once; the stack's receive function a tail call. */
-void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
-		     const struct netdev_frag *f)
+/* netdev_rx_owned's and netdev_rx_owned_slot's lending of nb for a frame: false (nothing
+ * written) when nb is still lent or len beyond its buffer, else nb lent with the frame's
+ * fields but its fragment, each written once. */
+static inline __attribute__((always_inline)) bool rx_owned_lend(struct netdev *dev, struct netbuf *nb, size_t len,
+								uint32_t flags, uint16_t hdr_len)
 {
-	if (__builtin_expect(nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head), 0))
-		return rx_owned_refused(dev, nb, len, f);
+	if (nb->origin != NETBUF_ORIGIN_OWNED_IDLE || len > (size_t)(nb->end - nb->head))
+		return false;
 	nb->origin = NETBUF_ORIGIN_OWNED_LENT;
 	nb->dev = dev;
 	nb->flags = flags;
 	nb->hdr_len = hdr_len;
 	nb->data = nb->head;
 	nb->tail = nb->head + len;
-	dev->stats.rx_bytes_host += len;
+	return true;
+}
+
+/* netbuf_rx_owned_get, the fragment's netbuf_add_frag and netdev_rx in one crossing: an
+ * idle netbuf has no fragment (netbuf_rx_owned_get's rule), so frags[0] is written
+ * straight; each field is written once; the frame counted by the driver (netdev_rx_count),
+ * which counted its bytes anyway; the stack's receive function a tail call. */
+void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
+		     const struct netdev_frag *f)
+{
+	if (__builtin_expect(!rx_owned_lend(dev, nb, len, flags, hdr_len), 0))
+		return rx_owned_refused(dev, nb, len, flags, f);
 	if (f) {
 		nb->frags[0] = *f;
 		nb->nfrags = 1;
-		rx_count_frag(dev, f);
 	}
-	dev->rx_by_flags[flags & 31]++;
+	rx_hand_over(dev, nb);
+}
+
+/* netdev_rx_owned_slot's refusal: a frame longer than nb's buffer with its fragment in the
+ * slot (nb idle: netbuf_rx_owned_slot), refused as netdev_rx_owned refuses it, the slot's
+ * fragment given back. nb lent (a driver that wrote into the stack's slot, against
+ * netbuf_rx_owned_slot's answer): refused and counted the same, but the slot's fragment is
+ * left to the stack, which holds nb. */
+static __attribute__((noinline, cold)) void rx_owned_slot_refused(struct netdev *dev, struct netbuf *nb, size_t len,
+								  uint32_t flags)
+{
+	struct netdev_frag f = nb->frags[0];
+
+	if (nb->origin != NETBUF_ORIGIN_OWNED_IDLE)
+		f.owner = NULL; /* counted back below, not released */
+	rx_owned_refused(dev, nb, len, flags, &f);
+}
+
+/* netdev_rx_owned with the fragment already in nb's slot: the same stores but the copy. */
+void netdev_rx_owned_slot(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len)
+{
+	if (__builtin_expect(!rx_owned_lend(dev, nb, len, flags, hdr_len), 0))
+		return rx_owned_slot_refused(dev, nb, len, flags);
+	nb->nfrags = 1;
 	rx_hand_over(dev, nb);
 }
 
@@ -546,7 +584,7 @@ static inline __attribute__((always_inline)) void netbuf_free_owned(struct netbu
 		o->release(o, nb->hdr_token);
 }
 
-/* netbuf_free_end for a netbuf the pool refuses (double free, foreign pointer): counted by
+/* netbuf_put_release for a netbuf the pool refuses (double free, foreign pointer): counted by
  * the pool; the header buffer goes back all the same, as it always did. */
 static __attribute__((noinline, cold)) void netbuf_free_bad(struct netdev_frag_owner *o, uint64_t token)
 {
@@ -575,12 +613,6 @@ static inline __attribute__((always_inline)) void netbuf_put_release(struct netb
 		o->release(o, token);
 }
 
-/* The end of every free, nb's fragments released: its header buffer goes back last. */
-static inline __attribute__((always_inline)) void netbuf_free_end(struct netbuf *nb)
-{
-	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, true);
-}
-
 /* Is any of nb's fragments past the first (of n, 1 .. NETBUF_MAX_FRAGS) owned? Their owner
  * pointers or-ed together, unrolled: one instruction a slot where a test and a branch in a
  * loop took six. */
@@ -603,13 +635,13 @@ static inline __attribute__((always_inline)) bool netbuf_owned_past_first(const 
 	return any != 0;
 }
 
-/* netbuf_free with fragments attached (unlink: netbuf_free_end's). A frame train whose
+/* netbuf_free with fragments attached (unlink: netbuf_free's, not netbuf_tx_done's). A frame train whose
  * fragments past the first have no owner (tcp_out.c: a train's pieces of one entry hold one
  * reference, the first's; most trains of a long read are one entry's) and no header
  * buffer to give back (headers in the pool's storage) goes as a one-fragment frame does:
  * the netbuf back to the pool, then the first fragment's release, a tail call, with no walk
  * of the slots. Anything else: each fragment back to its owner in order (the slots are not
- * cleared: past nfrags, 0 now, nothing is read), then netbuf_free_end. */
+ * cleared: past nfrags, 0 now, nothing is read), then the netbuf, its header buffer last. */
 static inline __attribute__((always_inline)) void netbuf_free_frags_walk(struct netbuf *nb, bool unlink)
 {
 	unsigned n = nb->nfrags;
@@ -667,9 +699,19 @@ static inline __attribute__((always_inline)) void netbuf_free_pool(struct netbuf
 			o0->release(o0, t0);
 		return netbuf_put_release(nb, o1, t1, unlink);
 	}
-	if (n)
+	if (n) {
+		/* a frame train's completion (netbuf_tx_done): netbuf_free_frags_walk's train case
+		 * here, where no register is saved, instead of in a call that saves them for its
+		 * walk */
+		if (!unlink && !nb->hdr_owner && !netbuf_owned_past_first(nb, n)) {
+			nb->nfrags = 0;
+			return netbuf_put_release(nb, nb->frags[0].owner, nb->frags[0].token, false);
+		}
 		return unlink ? netbuf_free_frags(nb) : netbuf_tx_free_frags(nb);
-	netbuf_free_end(nb);
+	}
+	/* no fragment: the netbuf back, its header buffer last (netbuf_tx_done's nb, on no list,
+	 * not unlinked) */
+	netbuf_put_release(nb, nb->hdr_owner, nb->hdr_token, unlink);
 }
 
 /* Release everything: a driver's RX netbuf back with its header buffer, a pool netbuf

@@ -451,11 +451,59 @@ struct netbuf *netbuf_rx_owned_get(struct netbuf *nb, size_t len);
 
 /* Driver: netbuf_rx_owned_get(nb, len), its flags and hdr_len set, f (NULL: none) its one
  * payload fragment, then netdev_rx, in one call: one crossing a frame. The driver marks
- * the header buffer and f's lent first: where netbuf_rx_owned_get would return NULL the
- * frame is dropped (counted in rx_dropped and as the pool's refused free) and both go
- * back through their owners' release, as a frame's free gives them back. */
+ * the header buffer and f's lent first and counts the frame itself, with netdev_rx_count
+ * (the same arguments), before the call: netdev_rx_owned counts nothing on its way. Where
+ * netbuf_rx_owned_get would return NULL the frame is dropped (counted in rx_dropped and as
+ * the pool's refused free, netdev_rx_count's count taken back) and both buffers go back
+ * through their owners' release, as a frame's free gives them back. */
 void netdev_rx_owned(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len,
 		     const struct netdev_frag *f);
+
+/* Driver: is all that a received frame of frame_len bytes has past the first len0 (its header
+ * buffer's, hdr) Ethernet padding? A frame under Ethernet's minimum (60 bytes without the FCS)
+ * carrying an IPv4 datagram whose total length lies whole in those len0 bytes: a pure ACK that
+ * the NIC split after its TCP header, its padding in a data buffer. The stack reads no byte
+ * past an IPv4 datagram, so the driver keeps that buffer (lent, it would only come back) and
+ * hands the frame up without a fragment, the padding uncounted. */
+static inline bool netdev_rx_tail_is_padding(const uint8_t *hdr, size_t len0, size_t frame_len)
+{
+	return frame_len <= 60 && len0 >= 14 + 20 && hdr[12] == 0x08 && hdr[13] == 0x00 &&
+	       14u + ((size_t)hdr[16] << 8 | hdr[17]) <= len0;
+}
+
+/* Driver: the payload fragment slot of its netbuf nb (netbuf_rx_owned_init) while nb is idle
+ * (not lent: the slot is the driver's then, and an idle netbuf has no fragment), for it to
+ * write a frame's fragment into before netdev_rx_owned_slot; NULL while nb is lent (the slot
+ * is the stack's: a driver that hands a buffer out twice then calls netdev_rx_owned with a
+ * fragment of its own, which refuses the frame). */
+static inline struct netdev_frag *netbuf_rx_owned_slot(struct netbuf *nb)
+{
+	return nb->origin == NETBUF_ORIGIN_OWNED_IDLE ? &nb->frags[0] : NULL;
+}
+
+/* Driver: netdev_rx_owned(dev, nb, len, flags, hdr_len, f) for a frame whose one payload
+ * fragment the driver wrote into netbuf_rx_owned_slot(nb) (nb idle when it did), so that the
+ * fragment is written once, where the stack reads it, not built by the driver and copied
+ * here. The same contract otherwise (counted by the driver's netdev_rx_count first; longer
+ * than the buffer: refused, the slot's fragment and the header buffer given back). */
+void netdev_rx_owned_slot(struct netdev *dev, struct netbuf *nb, size_t len, uint32_t flags, uint16_t hdr_len);
+
+/* Driver: the count of a frame it hands over with netdev_rx_owned, the same one netdev_rx
+ * makes: len bytes of host part to rx_bytes_host, f's bytes (NULL: none) to its memory
+ * class's counter by index (rx_bytes_device follows rx_bytes_host), the frame by its flags'
+ * low bits (rx_by_flags, summed by netdev_stats_sync). The driver's own receive counters are
+ * these (e1000e: no second count of the same bytes), and where it knows the class at once a
+ * frame costs it three additions. */
+static inline void netdev_rx_count(struct netdev *dev, size_t len, uint32_t flags, const struct netdev_frag *f)
+{
+	_Static_assert(offsetof(struct netdev_stats, rx_bytes_device) ==
+			       offsetof(struct netdev_stats, rx_bytes_host) + sizeof(uint64_t),
+		       "netdev_rx_count counts a fragment's bytes by class as an index");
+	dev->stats.rx_bytes_host += len;
+	if (f)
+		(&dev->stats.rx_bytes_host)[f->addr.cls == MEM_CLASS_DEVICE] += f->len;
+	dev->rx_by_flags[flags & 31]++;
+}
 
 /* Release everything nb holds (host part, every fragment still attached) and free it. */
 void netbuf_free(struct netbuf *nb);

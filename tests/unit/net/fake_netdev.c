@@ -497,15 +497,22 @@ static bool data_frag(struct fake_netdev *fd, const uint8_t *b, size_t off, size
 static int inject_owned(struct fake_netdev *fd, const uint8_t *b, size_t len, int h, size_t first, size_t hdr_len)
 {
 	uint32_t flags = rx_csum_flags(fd, b, len) | (hdr_len ? NETBUF_RX_SPLIT : 0);
-	struct netdev_frag f;
-	bool frag = first < len;
+	struct netbuf *nb = (struct netbuf *)fd->hdr_nb[h];
+	struct netdev_frag own, *f = netbuf_rx_owned_slot(nb); /* written in place, as rx_one */
+	bool frag = first < len && !netdev_rx_tail_is_padding(b, first, len); /* padding kept, as rx_one */
 
-	if (frag && !data_frag(fd, b, first, len - first, &f)) {
+	if (!f)
+		f = &own;
+	if (frag && !data_frag(fd, b, first, len - first, f)) {
 		fd->hdr_used[h] = false;
 		return -ENOBUFS;
 	}
 	fd->hdr_out++;
-	netdev_rx_owned(&fd->dev, (struct netbuf *)fd->hdr_nb[h], first, flags, (uint16_t)hdr_len, frag ? &f : NULL);
+	netdev_rx_count(&fd->dev, first, flags, frag ? f : NULL); /* the driver counts, as rx_one */
+	if (frag && f != &own)
+		netdev_rx_owned_slot(&fd->dev, nb, first, flags, (uint16_t)hdr_len);
+	else
+		netdev_rx_owned(&fd->dev, nb, first, flags, (uint16_t)hdr_len, frag ? f : NULL);
 	end_of_batch(fd);
 	return 0;
 }

@@ -511,9 +511,10 @@ static void rx_owned_catch(struct netdev *dev, struct netbuf *nb)
 
 /* netdev_rx_owned is netbuf_rx_owned_get, netbuf_add_frag and netdev_rx in one call: the
  * stack gets the driver's netbuf lent with the flags, split point, host part and the one
- * fragment, counted as netdev_rx counts it; without a fragment, none. Still lent or longer
- * than its buffer: dropped and counted (rx_dropped, the pool's refused free), nothing handed
- * up, the fragment and the header buffer back to their owners. */
+ * fragment, counted by the driver's netdev_rx_count as netdev_rx counts it; without a
+ * fragment, none. Still lent or longer than its buffer: dropped and counted (rx_dropped, the
+ * pool's refused free, the driver's count taken back), nothing handed up, the fragment and
+ * the header buffer back to their owners. */
 Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
 {
 	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
@@ -534,6 +535,7 @@ Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
 	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
 	fnd.dev.rx_handler = rx_owned_catch;
 	rx_owned_got = NULL;
+	netdev_rx_count(&fnd.dev, 54, flags, &f);
 	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
 	cr_assert_eq(rx_owned_got, own);
 	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_LENT);
@@ -554,9 +556,14 @@ Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
 	/* still lent: refused, the second frame's fragment and header buffer given back */
 	f.token = 1;
 	rx_owned_got = NULL;
+	netdev_rx_count(&fnd.dev, 54, flags, &f);
 	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
 	cr_assert_null(rx_owned_got);
 	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 1);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1, "the refused frame's count taken back");
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host - st0.rx_bytes_host, 54);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
 	cr_assert_eq(pool->bad_frees - bad0, 1);
 	cr_assert_eq(released[1], 1);
 	cr_assert_eq(released[3], 1);
@@ -565,12 +572,17 @@ Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
 	cr_assert_eq(released[0], 1);
 	cr_assert_eq(released[3], 2);
 	/* longer than the buffer: refused, the header buffer back, the netbuf idle */
+	netdev_rx_count(&fnd.dev, sizeof(hbuf) + 1, flags, NULL);
 	netdev_rx_owned(&fnd.dev, own, sizeof(hbuf) + 1, flags, 0, NULL);
 	cr_assert_null(rx_owned_got);
 	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 2);
 	cr_assert_eq(released[3], 3);
 	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host - st0.rx_bytes_host, 54);
 	/* no fragment */
+	netdev_rx_count(&fnd.dev, 42, 0, NULL);
 	netdev_rx_owned(&fnd.dev, own, 42, 0, 0, NULL);
 	cr_assert_eq(rx_owned_got, own);
 	cr_assert_eq(own->nfrags, 0);
@@ -580,4 +592,116 @@ Test(netdev, rx_owned_hands_over_in_one_call_and_refuses_as_get)
 	cr_assert_eq(released[3], 4);
 	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
 	fnd.dev.rx_handler = stack_rx;
+}
+
+/* The two tests below: a driver's netbuf over a 64-byte header buffer (owner token 3), the
+ * stack's receive function replaced by rx_owned_catch (put back by owned_catch_end), the
+ * releases cleared and the counters as they stand in *st0. */
+static void (*owned_catch_saved)(struct netdev *, struct netbuf *);
+static struct netbuf *owned_catch_begin(struct netdev_stats *st0)
+{
+	static _Alignas(16) uint8_t mem[sizeof(struct netbuf)];
+	static uint8_t hbuf[64];
+	struct netbuf *own = (struct netbuf *)mem;
+
+	memset(released, 0, sizeof(released));
+	netdev_stats_sync(&fnd.dev);
+	*st0 = fnd.dev.stats;
+	netbuf_rx_owned_init(own, hbuf, sizeof(hbuf), &owner, 3);
+	owned_catch_saved = fnd.dev.rx_handler;
+	fnd.dev.rx_handler = rx_owned_catch;
+	rx_owned_got = NULL;
+	return own;
+}
+
+static void owned_catch_end(void)
+{
+	fnd.dev.rx_handler = owned_catch_saved;
+}
+
+/* A driver counts the frames it hands over with netdev_rx_owned (netdev_rx_count: the bytes
+ * by class and the frame by flags, where the e1000e had counted its bytes a second time):
+ * netdev_rx_owned itself counts nothing. */
+Test(netdev, rx_owned_counts_nothing_the_driver_counts_once)
+{
+	const uint32_t flags = NETBUF_RX_SPLIT | NETBUF_RX_L4_CSUM_OK;
+	struct netdev_frag f = { .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .len = 100, .token = 0,
+				 .owner = &owner };
+	struct netdev_stats st0;
+	struct netbuf *own = owned_catch_begin(&st0);
+
+	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
+	cr_assert_eq(rx_owned_got, own);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames, st0.rx_frames, "not counted without the driver's count");
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host, st0.rx_bytes_host);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device, st0.rx_bytes_device);
+	netbuf_free(own);
+	netdev_rx_count(&fnd.dev, 54, flags, &f);
+	f.token = 1;
+	netdev_rx_owned(&fnd.dev, own, 54, flags, 54, &f);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1, "counted once");
+	cr_assert_eq(fnd.dev.stats.rx_split - st0.rx_split, 1);
+	cr_assert_eq(fnd.dev.stats.rx_csum_ok - st0.rx_csum_ok, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_host - st0.rx_bytes_host, 54);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
+	netbuf_free(own);
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[1], 1);
+	cr_assert_eq(released[3], 2);
+	owned_catch_end();
+}
+
+/* netdev_rx_owned_slot: the driver writes the frame's fragment into its idle netbuf's slot
+ * (netbuf_rx_owned_slot), the stack gets it there, uncopied; the slot is refused (NULL) while
+ * the netbuf is lent; a frame longer than the buffer is refused with the slot's fragment and
+ * the header buffer given back, its count taken back. */
+Test(netdev, rx_owned_slot_hands_over_the_fragment_written_in_place)
+{
+	const uint32_t flags = NETBUF_RX_SPLIT | NETBUF_RX_L4_CSUM_OK;
+	struct netdev_frag *slot;
+	struct netdev_stats st0;
+	struct netbuf *own = owned_catch_begin(&st0);
+
+	slot = netbuf_rx_owned_slot(own);
+	cr_assert_eq(slot, &own->frags[0]);
+	*slot = (struct netdev_frag){ .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[0]), .offset = 9, .len = 100,
+				      .provider = 1, .token = 0, .owner = &owner };
+	netdev_rx_count(&fnd.dev, 54, flags, slot);
+	netdev_rx_owned_slot(&fnd.dev, own, 54, flags, 54);
+	cr_assert_eq(rx_owned_got, own);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_LENT);
+	cr_assert_eq(own->nfrags, 1);
+	cr_assert_eq(own->frags[0].len, 100);
+	cr_assert_eq(own->frags[0].offset, 9);
+	cr_assert_eq(own->frags[0].owner, &owner);
+	cr_assert_eq(own->hdr_len, 54);
+	cr_assert_eq(own->flags, flags);
+	cr_assert_eq(netbuf_host_len(own), 54);
+	cr_assert_null(netbuf_rx_owned_slot(own), "the slot is the stack's while lent");
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
+	netbuf_free(own);
+	cr_assert_eq(released[0], 1);
+	cr_assert_eq(released[3], 1);
+	/* longer than the buffer: refused, both given back, the count taken back */
+	rx_owned_got = NULL;
+	slot = netbuf_rx_owned_slot(own);
+	cr_assert_not_null(slot);
+	*slot = (struct netdev_frag){ .addr = dma_addr_device((uint64_t)(uintptr_t)devmem[1]), .len = 50, .token = 1,
+				      .owner = &owner };
+	netdev_rx_count(&fnd.dev, 64 + 1, flags, slot);
+	netdev_rx_owned_slot(&fnd.dev, own, 64 + 1, flags, 54);
+	cr_assert_null(rx_owned_got);
+	cr_assert_eq(released[1], 1);
+	cr_assert_eq(released[3], 2);
+	cr_assert_eq(own->origin, NETBUF_ORIGIN_OWNED_IDLE);
+	cr_assert_eq(own->nfrags, 0);
+	netdev_stats_sync(&fnd.dev);
+	cr_assert_eq(fnd.dev.stats.rx_frames - st0.rx_frames, 1);
+	cr_assert_eq(fnd.dev.stats.rx_bytes_device - st0.rx_bytes_device, 100);
+	cr_assert_eq(fnd.dev.stats.rx_dropped - st0.rx_dropped, 1);
+	owned_catch_end();
 }
