@@ -553,6 +553,14 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 	const struct nvme_cmb *m = &c->cmb;
 	if (m->scheme == NVME_CMB_NONE || m->size == 0)
 		return RW_AWAY;
+	if (nsg == 1) {
+		/* the walk's answer for one entry in two tests: its offset into the CMB (below the
+		 * CMB it wraps, so one compare for both ends) */
+		const uint64_t bus = sg[0].addr.bus, len = sg[0].len, off = bus - m->bus;
+		if (off < m->size)
+			return len <= m->size - off ? RW_IN_CMB : RW_GENERAL;
+		return bus < m->bus && bus + len > m->bus ? RW_GENERAL : RW_AWAY;
+	}
 	unsigned near = 0, inside = 0;
 	for (unsigned i = 0; i < nsg; i++) {
 		const uint64_t bus = sg[i].addr.bus, len = sg[i].len;
@@ -748,10 +756,11 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	return 0;
 }
 
-/* nvme_submit_rw past its lean way for data away from the CMB: the lean way for data in the
- * CMB, else the general way (out of line: the common way keeps its registers; hot: reached
- * from an unlikely branch, the compiler would build it for size, its SQE zeroed byte by
- * byte). Returns nvme_submit's answer; the caller tells a refusal to the route. */
+/* nvme_submit_rw past its two one-pass ways (data away from the CMB; the CMB mode's read, one
+ * entry in the CMB with the SQ there): the lean way for the rest of the data in the CMB
+ * (gathers, an SQ in DRAM), else the general way (out of line: the common ways keep their
+ * registers; hot: reached from an unlikely branch, the compiler would build it for size, its
+ * SQE zeroed byte by byte). Returns nvme_submit's answer; the caller tells a refusal to the route. */
 static __attribute__((noinline, hot)) int submit_rw_other(struct nvme_qpair *q, const struct nvme_rw_route *rt,
 						     uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
 						     uint64_t bytes, uint64_t now, void *arg, enum rw_place place)
@@ -790,6 +799,10 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 				* from it (not rebuilt from the index at each use) */
 	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
 	if (__builtin_expect(place != RW_AWAY, 0)) {
+		/* the CMB mode's read (one entry in the drive's own CMB, the SQ there too) in one
+		 * pass here as well; every other shape out of line */
+		if (place == RW_IN_CMB && d.nsg == 1 && q->sq_in_cmb && rw_lean_in_cmb(q, c, 1))
+			return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true, true);
 		rc = submit_rw_other(q, rt, slba, cdw12, d, bytes, now, arg, place);
 		if (rc == 0)
 			return 0;

@@ -746,7 +746,7 @@ Test(ctrl, the_lean_read_write_of_cmb_data_with_the_sq_in_dram_is_the_command_of
 }
 
 /* nvme_submit_rw of checked data in the CMB keeps the CMB's rules whatever way it goes: a mix
- * of the CMB and host memory, an entry across the CMB's end, data in a CMB whose transfers
+ * of the CMB and host memory, an entry across either end of the CMB, data in a CMB whose transfers
  * are not enabled (CMSE: usable cleared after the queue's CMB lists were set up) are refused,
  * nothing sent; a drive without SGLs gets PRPs with the PRP list in the CMB (the general
  * way), the right bytes moved. */
@@ -763,17 +763,20 @@ Test(ctrl, cmb_data_by_submit_rw_keeps_the_cmb_rules)
 	const struct nvme_sg mix[2] = { sg_cmb(off, 2048), sg_host(h, 2048) };
 	const struct nvme_sg mix2[2] = { sg_host(h, 2048), sg_cmb(off, 2048) };
 	const struct nvme_sg straddle = sg_cmb(FAKE_CMB_SIZE - 2048, 4096);
+	/* (one entry from below the CMB into it: its address taken as a bus address, never sent) */
+	const struct nvme_sg into = { dma_addr_device(c.cmb.bus - 2048), 4096 };
 	const struct nvme_sg two[2] = { sg_cmb(off, 2048), sg_cmb(off + 8192, 2048) };
 	unsigned before = f.commands, refused = rw_refused_count;
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ mix, 2, true, true }, NULL), -EINVAL);
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ mix2, 2, false, true }, NULL), -EINVAL);
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &straddle, 1, false, true }, NULL), -EINVAL);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &into, 1, false, true }, NULL), -EINVAL);
 	c.cmb.usable = false;
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &one, 1, false, true }, NULL), -EINVAL);
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ two, 2, true, true }, NULL), -EINVAL);
 	c.cmb.usable = true;
 	cr_assert_eq(f.commands, before, "none sent");
-	cr_assert_eq(rw_refused_count, refused + 5);
+	cr_assert_eq(rw_refused_count, refused + 6);
 	/* PRPs (no SGLs): the general way, its PRP list in the CMB */
 	c.sgls = 0;
 	const struct nvme_sg prp = sg_cmb(off + 65536, 16384);
