@@ -172,6 +172,9 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 		q->host_lists = (struct nvme_list_mem){ hl, hl_addr, list_bytes };
 	/* every slot's host list is hl + i * list_bytes (a multiple of 16): one test for all */
 	q->sgl_lists = qid != 0 && hl && list_bytes >= NVME_PAGE_SIZE && !(hl_addr.bus & 15);
+	/* (Identify Controller, SGLS and MDTS, is read before the I/O queues at every bring-up) */
+	q->lean_max = !q->sgl_lists || (c->sgls & NVME_SGLS_SUPPORTED_MASK) != NVME_SGLS_BYTE ? 0
+		      : c->max_xfer ? c->max_xfer : UINT64_MAX;
 	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
 	q->cq_db = nvme_cq_doorbell(qid, c->dstrd);
 
@@ -577,19 +580,19 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 /* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
  * bytes, none empty, one memory class) go one of nvme_submit_rw's lean ways, whose answers
  * are those map_data and submit_one would give it without their tests, and which? (Its
- * caller's: a live controller.) Room in q (the tail's next entry is not the head), an I/O queue whose slots have host lists fit for SGL segments
- * (q->sgl_lists), a byte-granular SGL drive, at most one list page of entries, within MDTS
- * (checked: there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY)
- * or all in it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL)
- * goes the general way, which answers it. */
+ * caller's: a live controller.) Room in q (next, the tail's next entry, is not the head), 1
+ * to bytes within the queue's lean_max (an I/O queue whose slots have host lists fit for SGL
+ * segments on a byte-granular SGL drive, MDTS), at most one list page of entries (checked:
+ * there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY) or all in
+ * it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL) goes the
+ * general way, which answers it. */
 static inline __attribute__((always_inline)) enum rw_place rw_lean(const struct nvme_qpair *q,
 								    const struct nvme_ctrl *c,
 								    const struct nvme_sg *sg, unsigned nsg,
-								    uint64_t bytes)
+								    uint64_t bytes, uint16_t next)
 {
-	if (q->nfree && nvme_ring_next_tail(&q->ring) != q->ring.sq_head && q->sgl_lists &&
-	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
-	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes && (!c->max_xfer || bytes <= c->max_xfer))
+	if (q->nfree && next != q->ring.sq_head && bytes - 1 < q->lean_max &&
+	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc))
 		return sg_place(c, sg, nsg);
 	return RW_GENERAL;
 }
@@ -670,8 +673,8 @@ static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uin
  * (the caller's test; a constant where it can be, so that a way is built for its SQ). Always 0. */
 static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpair *q, const struct nvme_rw_route *rt,
 								 uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
-								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb,
-								 bool sq_dev)
+								 uint64_t bytes, uint64_t now, void *arg, uint16_t next,
+								 bool in_cmb, bool sq_dev)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	const struct nvme_sg *sg = d.sg;
@@ -743,7 +746,7 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	q->ring.sq_tail = nvme_ring_next_tail(&q->ring);
+	q->ring.sq_tail = next;
 	if (dwords) /* (two constant counts, not one indexed by the test) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
 	else
@@ -752,7 +755,7 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, list and WC stores to the CMB drained before the doorbell */
 	q->st.submitted++;
-	wr32(c, q->sq_db, q->ring.sq_tail);
+	wr32(c, q->sq_db, next);
 	return 0;
 }
 
@@ -766,7 +769,8 @@ static __attribute__((noinline, hot)) int submit_rw_other(struct nvme_qpair *q, 
 						     uint64_t bytes, uint64_t now, void *arg, enum rw_place place)
 {
 	if (place == RW_IN_CMB && rw_lean_in_cmb(q, q->ctrl, d.nsg))
-		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true, q->sq_in_cmb);
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, nvme_ring_next_tail(&q->ring), true,
+				      q->sq_in_cmb);
 	return submit_rw_general(q, d.write, rt->nsid, slba, cdw12, d.sg, d.nsg, bytes, d.checked, rt->done, arg);
 }
 
@@ -797,12 +801,13 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_qpair *q = &c->io[qi];
 	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
 				* from it (not rebuilt from the index at each use) */
-	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
+	const uint16_t next = nvme_ring_next_tail(&q->ring);
+	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes, next) : RW_GENERAL;
 	if (__builtin_expect(place != RW_AWAY, 0)) {
 		/* the CMB mode's read (one entry in the drive's own CMB, the SQ there too) in one
 		 * pass here as well; every other shape out of line */
 		if (place == RW_IN_CMB && d.nsg == 1 && q->sq_in_cmb && rw_lean_in_cmb(q, c, 1))
-			return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true, true);
+			return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, next, true, true);
 		rc = submit_rw_other(q, rt, slba, cdw12, d, bytes, now, arg, place);
 		if (rc == 0)
 			return 0;
@@ -811,8 +816,8 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	/* the common command in one pass, straight into its SQ entry and list (a way for each kind
 	 * of SQ: the one in host memory keeps its registers) */
 	if (__builtin_expect(q->sq_in_cmb, 0))
-		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, true);
-	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, false);
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, next, false, true);
+	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, next, false, false);
 refused:
 	if (rt->refused)
 		rt->refused(arg, rc, NULL);

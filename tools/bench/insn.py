@@ -39,7 +39,7 @@ BOUNDS = {
     "read-128k": 20700,
     "write-4k-ddgst": 37300,
     "read-4k-ddgst": 36900,
-    "read-4k-cmb": 3500,
+    "read-4k-cmb": 3400,
     "read-128k-cmb": 18100,
     "write-4k-qd16": 3400,
     "read-4k-qd16": 2900,

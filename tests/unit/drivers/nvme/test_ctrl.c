@@ -779,6 +779,7 @@ Test(ctrl, cmb_data_by_submit_rw_keeps_the_cmb_rules)
 	cr_assert_eq(rw_refused_count, refused + 6);
 	/* PRPs (no SGLs): the general way, its PRP list in the CMB */
 	c.sgls = 0;
+	c.io[0].lean_max = 0; /* (what a bring-up of a drive without SGLs sets: qpair_alloc) */
 	const struct nvme_sg prp = sg_cmb(off + 65536, 16384);
 	uint64_t device_lists = c.st.list_bytes[MEM_CLASS_DEVICE], host_lists = c.st.list_bytes[MEM_CLASS_HOST];
 	cmb_round_trip(300, &prp, 1, 16384, 32);
