@@ -36,7 +36,7 @@ BOUNDS = {
     "write-4k": 3600,
     "read-4k": 3400,
     "write-128k": 32600,
-    "read-128k": 20700,
+    "read-128k": 20600,
     "write-4k-ddgst": 37300,
     "read-4k-ddgst": 36900,
     "read-4k-cmb": 3400,
