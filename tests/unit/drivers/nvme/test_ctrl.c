@@ -334,6 +334,29 @@ static int submit_rw_write(uint64_t slba, const struct nvme_sg *sg, unsigned nsg
 	return rw_done_rc;
 }
 
+/* nvme_submit_rw's lean ways open on an I/O queue as far as MDTS on a byte-granular SGL drive
+ * (q->lean_max, set when the queue is created): a bring-up after the drive changed (a reset
+ * reads Identify again before it creates the queues) closes them on a dword-SGL drive, whose
+ * misaligned entry the general way then refuses, nothing sent. */
+Test(ctrl, the_lean_ways_follow_sgls_and_mdts_read_at_each_bring_up)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(c.io[0].lean_max, c.max_xfer);
+	cr_assert_eq(c.admin.lean_max, 0, "never the admin queue");
+	uint8_t *b = aligned_alloc(4096, 8192);
+	cr_assert_not_null(b);
+	fill(b, 8192, 6);
+	const struct nvme_sg odd = sg_host(b + 1, 4096);
+	cr_assert_eq(submit_rw_write(0, &odd, 1, 8, true), 0, "byte-granular: any address");
+	f.sgls = 2;
+	cr_assert_eq(nvme_ctrl_reset(&c, "test"), 0);
+	cr_assert_eq(c.io[0].lean_max, 0);
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &odd, 1, true, true }, NULL), -EINVAL);
+	cr_assert_eq(f.commands, before, "nothing sent");
+	free(b);
+}
+
 /* A gather its caller vouches for (nvme_request.checked: summed to the command's bytes, no
  * empty entry, one memory class) has its list written without the checking walk: the same
  * command, list and bytes on the drive as the list that is checked; the drive's other
