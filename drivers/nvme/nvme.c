@@ -554,8 +554,8 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 								     const struct nvme_sg *sg, unsigned nsg)
 {
 	const struct nvme_cmb *m = &c->cmb;
-	if (m->scheme == NVME_CMB_NONE || m->size == 0)
-		return RW_AWAY;
+	if (m->size == 0)
+		return RW_AWAY; /* (also without a CMB: cmb_setup sets size only after scheme) */
 	if (nsg == 1) {
 		/* the walk's answer for one entry in two tests: its offset into the CMB (below the
 		 * CMB it wraps, so one compare for both ends) */
@@ -633,37 +633,28 @@ static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, boo
 	return submit_one(q, &rq, done, arg, true);
 }
 
-/* One dword of an SQE as the drive reads it (little-endian). */
-static inline __attribute__((always_inline)) uint32_t sqe_dword(uint32_t v)
-{
-	uint32_t d;
-	le32_store(&d, v);
-	return d;
-}
-
 /* rw_lean_submit's SQE (PSDT SGL, SGL1 one descriptor of sgl_type over sgl_len bytes at
- * sgl_addr, the rest zero) written straight into an SQ in device memory, in the dword stores
- * nvme_ring_push makes there, without building it in a local first and copying it: the
- * same 64 bytes as the SQE written in host memory. */
-static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uint32_t *dst, uint8_t opc, uint16_t cid,
+ * sgl_addr, the rest zero) written straight into an SQ in device memory as eight aligned
+ * quadword stores (as nvme_sgl_desc_put writes a list there), without building it in a local
+ * first and copying it: the same 64 bytes as the SQE written in host memory. */
+static inline __attribute__((always_inline)) void rw_sqe_put_qwords(volatile uint64_t *dst, uint8_t opc, uint16_t cid,
 								     uint32_t nsid, uint64_t slba, uint32_t cdw12,
 								     uint64_t sgl_addr, uint32_t sgl_len,
 								     unsigned sgl_type)
 {
-	_Static_assert(offsetof(struct nvme_sqe, dptr) == 6 * 4 && offsetof(struct nvme_sqe, cdw10) == 10 * 4 &&
+	_Static_assert(offsetof(struct nvme_sqe, dptr) == 3 * 8 && offsetof(struct nvme_sqe, cdw10) == 5 * 8 &&
 			       offsetof(struct nvme_sgl_desc, id) == 15,
-		       "SQE layout: DPTR at dword 6, CDW10 at dword 10, the SGL Identifier in DPTR's last byte");
-	dst[0] = sqe_dword(opc | (uint32_t)NVME_SQE_PSDT_SGL << 8 | (uint32_t)cid << 16);
-	dst[1] = sqe_dword(nsid);
-	dst[2] = 0, dst[3] = 0, dst[4] = 0, dst[5] = 0; /* CDW2, CDW3, MPTR */
-	dst[6] = sqe_dword((uint32_t)sgl_addr);
-	dst[7] = sqe_dword((uint32_t)(sgl_addr >> 32));
-	dst[8] = sqe_dword(sgl_len);
-	dst[9] = sqe_dword((uint32_t)NVME_SGL_ID(sgl_type) << 24);
-	dst[10] = sqe_dword((uint32_t)slba);
-	dst[11] = sqe_dword((uint32_t)(slba >> 32));
-	dst[12] = sqe_dword(cdw12);
-	dst[13] = 0, dst[14] = 0, dst[15] = 0;
+		       "SQE layout: DPTR at quadword 3, CDW10 at quadword 5, the SGL Identifier in DPTR's last byte");
+	uint64_t q[8];
+	le64_store(&q[0], opc | (uint64_t)NVME_SQE_PSDT_SGL << 8 | (uint64_t)cid << 16 | (uint64_t)nsid << 32);
+	le64_store(&q[3], sgl_addr);
+	le64_store(&q[4], (uint64_t)sgl_len | (uint64_t)NVME_SGL_ID(sgl_type) << 56);
+	le64_store(&q[5], slba);
+	le64_store(&q[6], cdw12); /* CDW13 zero */
+	dst[0] = q[0];
+	dst[1] = 0, dst[2] = 0; /* CDW2, CDW3, MPTR */
+	dst[3] = q[3], dst[4] = q[4], dst[5] = q[5], dst[6] = q[6];
+	dst[7] = 0; /* CDW14, CDW15 */
 }
 
 /* A Read/Write that rw_lean (in_cmb false) or rw_lean_in_cmb (in_cmb true) let through, in
@@ -690,13 +681,13 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	/* (map_data_general's list class for data in the CMB, with a list or without) */
 	uint8_t list_cls = in_cmb ? (uint8_t)q->cmb_list_area.addr.cls : MEM_CLASS_HOST;
 	/* the entry at the tail (room checked: rw_lean; the doorbell below publishes it): in place
-	 * in an SQ in host memory; in an SQ in the CMB in the dword stores nvme_ring_push makes
-	 * there, straight, once SGL1 is known (rw_sqe_put_dwords), whatever memory the data is
-	 * in: no local copy built first and copied */
-	const bool dwords = sq_dev;
-	volatile uint32_t *const dst = (volatile uint32_t *)(uintptr_t)&q->ring.sq[tail];
+	 * in an SQ in host memory; in an SQ in the CMB in eight quadword stores, straight, once
+	 * SGL1 is known (rw_sqe_put_qwords), whatever memory the data is in: no local copy built
+	 * first and copied */
+	const bool qwords = sq_dev;
+	volatile uint64_t *const dst = (volatile uint64_t *)(uintptr_t)&q->ring.sq[tail];
 	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
-	if (!dwords) {
+	if (!qwords) {
 		memset(sqe, 0, sizeof(*sqe));
 		sqe->opc = opc;
 		sqe->flags = NVME_SQE_PSDT_SGL;
@@ -708,8 +699,8 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	}
 	if (nsg == 1) {
 		/* SGL1 is the one Data Block: no list */
-		if (dwords)
-			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, sg[0].addr.bus, sg[0].len,
+		if (qwords)
+			rw_sqe_put_qwords(dst, opc, slot->cid, nsid, slba, cdw12, sg[0].addr.bus, sg[0].len,
 					  NVME_SGL_TYPE_DATA_BLOCK);
 		else
 			nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
@@ -725,8 +716,8 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		if (!in_cmb)
 			list_cls = (uint8_t)q->host_lists.addr.cls;
 		const uint64_t list_bus = in_cmb ? cl.addr.bus : slot->host_list_bus;
-		if (dwords)
-			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, list_bus, list_bytes,
+		if (qwords)
+			rw_sqe_put_qwords(dst, opc, slot->cid, nsid, slba, cdw12, list_bus, list_bytes,
 					  NVME_SGL_TYPE_LAST_SEGMENT);
 		else
 			nvme_sgl_desc_put(&sqe->dptr.sgl1, list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
@@ -747,7 +738,7 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
 	q->ring.sq_tail = next;
-	if (dwords) /* (two constant counts, not one indexed by the test) */
+	if (qwords) /* (two constant counts, not one indexed by the test) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
 	else
 		dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe));
