@@ -172,6 +172,9 @@ static int qpair_alloc(struct nvme_ctrl *c, struct nvme_qpair *q, uint16_t qid, 
 		q->host_lists = (struct nvme_list_mem){ hl, hl_addr, list_bytes };
 	/* every slot's host list is hl + i * list_bytes (a multiple of 16): one test for all */
 	q->sgl_lists = qid != 0 && hl && list_bytes >= NVME_PAGE_SIZE && !(hl_addr.bus & 15);
+	/* (Identify Controller, SGLS and MDTS, is read before the I/O queues at every bring-up) */
+	q->lean_max = !q->sgl_lists || (c->sgls & NVME_SGLS_SUPPORTED_MASK) != NVME_SGLS_BYTE ? 0
+		      : c->max_xfer ? c->max_xfer : UINT64_MAX;
 	q->sq_db = nvme_sq_doorbell(qid, c->dstrd);
 	q->cq_db = nvme_cq_doorbell(qid, c->dstrd);
 
@@ -551,8 +554,16 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 								     const struct nvme_sg *sg, unsigned nsg)
 {
 	const struct nvme_cmb *m = &c->cmb;
-	if (m->scheme == NVME_CMB_NONE || m->size == 0)
-		return RW_AWAY;
+	if (m->size == 0)
+		return RW_AWAY; /* (also without a CMB: cmb_setup sets size only after scheme) */
+	if (nsg == 1) {
+		/* the walk's answer for one entry in two tests: its offset into the CMB (below the
+		 * CMB it wraps, so one compare for both ends) */
+		const uint64_t bus = sg[0].addr.bus, len = sg[0].len, off = bus - m->bus;
+		if (off < m->size)
+			return len <= m->size - off ? RW_IN_CMB : RW_GENERAL;
+		return bus < m->bus && bus + len > m->bus ? RW_GENERAL : RW_AWAY;
+	}
 	unsigned near = 0, inside = 0;
 	for (unsigned i = 0; i < nsg; i++) {
 		const uint64_t bus = sg[i].addr.bus, len = sg[i].len;
@@ -569,19 +580,19 @@ static inline __attribute__((always_inline)) enum rw_place sg_place(const struct
 /* Does a Read/Write of nsg entries its caller checked (nvme_request.checked: summed to
  * bytes, none empty, one memory class) go one of nvme_submit_rw's lean ways, whose answers
  * are those map_data and submit_one would give it without their tests, and which? (Its
- * caller's: a live controller.) Room in q (the tail's next entry is not the head), an I/O queue whose slots have host lists fit for SGL segments
- * (q->sgl_lists), a byte-granular SGL drive, at most one list page of entries, within MDTS
- * (checked: there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY)
- * or all in it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL)
- * goes the general way, which answers it. */
+ * caller's: a live controller.) Room in q (next, the tail's next entry, is not the head), 1
+ * to bytes within the queue's lean_max (an I/O queue whose slots have host lists fit for SGL
+ * segments on a byte-granular SGL drive, MDTS), at most one list page of entries (checked:
+ * there are entries, sg is not NULL), and its entries away from the CMB (RW_AWAY) or all in
+ * it (RW_IN_CMB, whose own terms rw_lean_in_cmb adds). Anything else (RW_GENERAL) goes the
+ * general way, which answers it. */
 static inline __attribute__((always_inline)) enum rw_place rw_lean(const struct nvme_qpair *q,
 								    const struct nvme_ctrl *c,
 								    const struct nvme_sg *sg, unsigned nsg,
-								    uint64_t bytes)
+								    uint64_t bytes, uint16_t next)
 {
-	if (q->nfree && nvme_ring_next_tail(&q->ring) != q->ring.sq_head && q->sgl_lists &&
-	    (c->sgls & NVME_SGLS_SUPPORTED_MASK) == NVME_SGLS_BYTE &&
-	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc) && bytes && (!c->max_xfer || bytes <= c->max_xfer))
+	if (q->nfree && next != q->ring.sq_head && bytes - 1 < q->lean_max &&
+	    nsg - 1u < NVME_PAGE_SIZE / sizeof(struct nvme_sgl_desc))
 		return sg_place(c, sg, nsg);
 	return RW_GENERAL;
 }
@@ -622,37 +633,28 @@ static __attribute__((noinline)) int submit_rw_general(struct nvme_qpair *q, boo
 	return submit_one(q, &rq, done, arg, true);
 }
 
-/* One dword of an SQE as the drive reads it (little-endian). */
-static inline __attribute__((always_inline)) uint32_t sqe_dword(uint32_t v)
-{
-	uint32_t d;
-	le32_store(&d, v);
-	return d;
-}
-
 /* rw_lean_submit's SQE (PSDT SGL, SGL1 one descriptor of sgl_type over sgl_len bytes at
- * sgl_addr, the rest zero) written straight into an SQ in device memory, in the dword stores
- * nvme_ring_push makes there, without building it in a local first and copying it: the
- * same 64 bytes as the SQE written in host memory. */
-static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uint32_t *dst, uint8_t opc, uint16_t cid,
+ * sgl_addr, the rest zero) written straight into an SQ in device memory as eight aligned
+ * quadword stores (as nvme_sgl_desc_put writes a list there), without building it in a local
+ * first and copying it: the same 64 bytes as the SQE written in host memory. */
+static inline __attribute__((always_inline)) void rw_sqe_put_qwords(volatile uint64_t *dst, uint8_t opc, uint16_t cid,
 								     uint32_t nsid, uint64_t slba, uint32_t cdw12,
 								     uint64_t sgl_addr, uint32_t sgl_len,
 								     unsigned sgl_type)
 {
-	_Static_assert(offsetof(struct nvme_sqe, dptr) == 6 * 4 && offsetof(struct nvme_sqe, cdw10) == 10 * 4 &&
+	_Static_assert(offsetof(struct nvme_sqe, dptr) == 3 * 8 && offsetof(struct nvme_sqe, cdw10) == 5 * 8 &&
 			       offsetof(struct nvme_sgl_desc, id) == 15,
-		       "SQE layout: DPTR at dword 6, CDW10 at dword 10, the SGL Identifier in DPTR's last byte");
-	dst[0] = sqe_dword(opc | (uint32_t)NVME_SQE_PSDT_SGL << 8 | (uint32_t)cid << 16);
-	dst[1] = sqe_dword(nsid);
-	dst[2] = 0, dst[3] = 0, dst[4] = 0, dst[5] = 0; /* CDW2, CDW3, MPTR */
-	dst[6] = sqe_dword((uint32_t)sgl_addr);
-	dst[7] = sqe_dword((uint32_t)(sgl_addr >> 32));
-	dst[8] = sqe_dword(sgl_len);
-	dst[9] = sqe_dword((uint32_t)NVME_SGL_ID(sgl_type) << 24);
-	dst[10] = sqe_dword((uint32_t)slba);
-	dst[11] = sqe_dword((uint32_t)(slba >> 32));
-	dst[12] = sqe_dword(cdw12);
-	dst[13] = 0, dst[14] = 0, dst[15] = 0;
+		       "SQE layout: DPTR at quadword 3, CDW10 at quadword 5, the SGL Identifier in DPTR's last byte");
+	uint64_t q[8];
+	le64_store(&q[0], opc | (uint64_t)NVME_SQE_PSDT_SGL << 8 | (uint64_t)cid << 16 | (uint64_t)nsid << 32);
+	le64_store(&q[3], sgl_addr);
+	le64_store(&q[4], (uint64_t)sgl_len | (uint64_t)NVME_SGL_ID(sgl_type) << 56);
+	le64_store(&q[5], slba);
+	le64_store(&q[6], cdw12); /* CDW13 zero */
+	dst[0] = q[0];
+	dst[1] = 0, dst[2] = 0; /* CDW2, CDW3, MPTR */
+	dst[3] = q[3], dst[4] = q[4], dst[5] = q[5], dst[6] = q[6];
+	dst[7] = 0; /* CDW14, CDW15 */
 }
 
 /* A Read/Write that rw_lean (in_cmb false) or rw_lean_in_cmb (in_cmb true) let through, in
@@ -662,8 +664,8 @@ static inline __attribute__((always_inline)) void rw_sqe_put_dwords(volatile uin
  * (the caller's test; a constant where it can be, so that a way is built for its SQ). Always 0. */
 static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpair *q, const struct nvme_rw_route *rt,
 								 uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
-								 uint64_t bytes, uint64_t now, void *arg, bool in_cmb,
-								 bool sq_dev)
+								 uint64_t bytes, uint64_t now, void *arg, uint16_t next,
+								 bool in_cmb, bool sq_dev)
 {
 	struct nvme_ctrl *c = q->ctrl;
 	const struct nvme_sg *sg = d.sg;
@@ -679,13 +681,13 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	/* (map_data_general's list class for data in the CMB, with a list or without) */
 	uint8_t list_cls = in_cmb ? (uint8_t)q->cmb_list_area.addr.cls : MEM_CLASS_HOST;
 	/* the entry at the tail (room checked: rw_lean; the doorbell below publishes it): in place
-	 * in an SQ in host memory; in an SQ in the CMB in the dword stores nvme_ring_push makes
-	 * there, straight, once SGL1 is known (rw_sqe_put_dwords), whatever memory the data is
-	 * in: no local copy built first and copied */
-	const bool dwords = sq_dev;
-	volatile uint32_t *const dst = (volatile uint32_t *)(uintptr_t)&q->ring.sq[tail];
+	 * in an SQ in host memory; in an SQ in the CMB in eight quadword stores, straight, once
+	 * SGL1 is known (rw_sqe_put_qwords), whatever memory the data is in: no local copy built
+	 * first and copied */
+	const bool qwords = sq_dev;
+	volatile uint64_t *const dst = (volatile uint64_t *)(uintptr_t)&q->ring.sq[tail];
 	struct nvme_sqe *sqe = (struct nvme_sqe *)(uintptr_t)&q->ring.sq[tail];
-	if (!dwords) {
+	if (!qwords) {
 		memset(sqe, 0, sizeof(*sqe));
 		sqe->opc = opc;
 		sqe->flags = NVME_SQE_PSDT_SGL;
@@ -697,8 +699,8 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 	}
 	if (nsg == 1) {
 		/* SGL1 is the one Data Block: no list */
-		if (dwords)
-			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, sg[0].addr.bus, sg[0].len,
+		if (qwords)
+			rw_sqe_put_qwords(dst, opc, slot->cid, nsid, slba, cdw12, sg[0].addr.bus, sg[0].len,
 					  NVME_SGL_TYPE_DATA_BLOCK);
 		else
 			nvme_sgl_desc_put(&sqe->dptr.sgl1, sg[0].addr.bus, sg[0].len, NVME_SGL_TYPE_DATA_BLOCK);
@@ -714,8 +716,8 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		if (!in_cmb)
 			list_cls = (uint8_t)q->host_lists.addr.cls;
 		const uint64_t list_bus = in_cmb ? cl.addr.bus : slot->host_list_bus;
-		if (dwords)
-			rw_sqe_put_dwords(dst, opc, slot->cid, nsid, slba, cdw12, list_bus, list_bytes,
+		if (qwords)
+			rw_sqe_put_qwords(dst, opc, slot->cid, nsid, slba, cdw12, list_bus, list_bytes,
 					  NVME_SGL_TYPE_LAST_SEGMENT);
 		else
 			nvme_sgl_desc_put(&sqe->dptr.sgl1, list_bus, list_bytes, NVME_SGL_TYPE_LAST_SEGMENT);
@@ -735,8 +737,8 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		c->st.fua++;
 	if (deadline < q->next_timeout_ns)
 		q->next_timeout_ns = deadline;
-	q->ring.sq_tail = nvme_ring_next_tail(&q->ring);
-	if (dwords) /* (two constant counts, not one indexed by the test) */
+	q->ring.sq_tail = next;
+	if (qwords) /* (two constant counts, not one indexed by the test) */
 		dma_account_cpu(MEM_CLASS_DEVICE, sizeof(*sqe));
 	else
 		dma_account_cpu(MEM_CLASS_HOST, sizeof(*sqe));
@@ -744,20 +746,22 @@ static inline __attribute__((always_inline)) int rw_lean_submit(struct nvme_qpai
 		dma_account_cpu((enum mem_class)list_cls, list_bytes); /* the CPU wrote the list */
 	__sync_synchronize(); /* SQE, list and WC stores to the CMB drained before the doorbell */
 	q->st.submitted++;
-	wr32(c, q->sq_db, q->ring.sq_tail);
+	wr32(c, q->sq_db, next);
 	return 0;
 }
 
-/* nvme_submit_rw past its lean way for data away from the CMB: the lean way for data in the
- * CMB, else the general way (out of line: the common way keeps its registers; hot: reached
- * from an unlikely branch, the compiler would build it for size, its SQE zeroed byte by
- * byte). Returns nvme_submit's answer; the caller tells a refusal to the route. */
+/* nvme_submit_rw past its two one-pass ways (data away from the CMB; the CMB mode's read, one
+ * entry in the CMB with the SQ there): the lean way for the rest of the data in the CMB
+ * (gathers, an SQ in DRAM), else the general way (out of line: the common ways keep their
+ * registers; hot: reached from an unlikely branch, the compiler would build it for size, its
+ * SQE zeroed byte by byte). Returns nvme_submit's answer; the caller tells a refusal to the route. */
 static __attribute__((noinline, hot)) int submit_rw_other(struct nvme_qpair *q, const struct nvme_rw_route *rt,
 						     uint64_t slba, uint32_t cdw12, struct nvme_rw_data d,
 						     uint64_t bytes, uint64_t now, void *arg, enum rw_place place)
 {
 	if (place == RW_IN_CMB && rw_lean_in_cmb(q, q->ctrl, d.nsg))
-		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, true, q->sq_in_cmb);
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, nvme_ring_next_tail(&q->ring), true,
+				      q->sq_in_cmb);
 	return submit_rw_general(q, d.write, rt->nsid, slba, cdw12, d.sg, d.nsg, bytes, d.checked, rt->done, arg);
 }
 
@@ -788,8 +792,13 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	struct nvme_qpair *q = &c->io[qi];
 	__asm__("" : "+r"(q)); /* the queue's address in a register, its fields at fixed offsets
 				* from it (not rebuilt from the index at each use) */
-	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes) : RW_GENERAL;
+	const uint16_t next = nvme_ring_next_tail(&q->ring);
+	const enum rw_place place = d.checked && live ? rw_lean(q, c, d.sg, d.nsg, bytes, next) : RW_GENERAL;
 	if (__builtin_expect(place != RW_AWAY, 0)) {
+		/* the CMB mode's read (one entry in the drive's own CMB, the SQ there too) in one
+		 * pass here as well; every other shape out of line */
+		if (place == RW_IN_CMB && d.nsg == 1 && q->sq_in_cmb && rw_lean_in_cmb(q, c, 1))
+			return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, next, true, true);
 		rc = submit_rw_other(q, rt, slba, cdw12, d, bytes, now, arg, place);
 		if (rc == 0)
 			return 0;
@@ -798,8 +807,8 @@ __attribute__((noipa)) int nvme_submit_rw(struct nvme_rw_route *rt, uint64_t slb
 	/* the common command in one pass, straight into its SQ entry and list (a way for each kind
 	 * of SQ: the one in host memory keeps its registers) */
 	if (__builtin_expect(q->sq_in_cmb, 0))
-		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, true);
-	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, false, false);
+		return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, next, false, true);
+	return rw_lean_submit(q, rt, slba, cdw12, d, bytes, now, arg, next, false, false);
 refused:
 	if (rt->refused)
 		rt->refused(arg, rc, NULL);
@@ -886,6 +895,7 @@ static inline __attribute__((always_inline)) void complete_lean(struct nvme_qpai
 	if (__builtin_expect(cid >= q->ring.depth - 1, 0))
 		return complete(q, e);
 	struct nvme_cmd *slot = &q->cmds[cid];
+	__asm__("" : "+r"(slot)); /* (its address in a register: not rebuilt from cid at each use) */
 	if (__builtin_expect(slot->state != NVME_CMD_ACTIVE || (le16_get(e->status) & 0xfffe), 0))
 		return complete(q, e);
 	struct nvme_ctrl *c = q->ctrl;

@@ -288,6 +288,10 @@ struct nvme_qpair {
 	struct nvme_list_mem cmb_list_area; /* the same in the CMB once cmb_lists (else cpu NULL) */
 	bool sgl_lists;          /* an I/O queue whose slots' host lists are fit for SGL segments
 				  * (map_data's fast shapes): set by qpair_alloc, fixed till freed */
+	uint64_t lean_max;       /* nvme_submit_rw's lean ways take 1 to lean_max bytes: MDTS (or
+				  * UINT64_MAX) when sgl_lists on a byte-granular SGL drive, else 0;
+				  * set by qpair_alloc from SGLS and MDTS (read before the I/O queues
+				  * at every bring-up), fixed till freed */
 	dma_addr_t cmb_lists_addr;
 	size_t cmb_lists_bytes;
 	uint16_t free_cids[NVME_MAX_QDEPTH];

@@ -334,6 +334,29 @@ static int submit_rw_write(uint64_t slba, const struct nvme_sg *sg, unsigned nsg
 	return rw_done_rc;
 }
 
+/* nvme_submit_rw's lean ways open on an I/O queue as far as MDTS on a byte-granular SGL drive
+ * (q->lean_max, set when the queue is created): a bring-up after the drive changed (a reset
+ * reads Identify again before it creates the queues) closes them on a dword-SGL drive, whose
+ * misaligned entry the general way then refuses, nothing sent. */
+Test(ctrl, the_lean_ways_follow_sgls_and_mdts_read_at_each_bring_up)
+{
+	cr_assert_eq(nvme_ctrl_init(&c, "nvme0", &f.bus, 1), 0);
+	cr_assert_eq(c.io[0].lean_max, c.max_xfer);
+	cr_assert_eq(c.admin.lean_max, 0, "never the admin queue");
+	uint8_t *b = aligned_alloc(4096, 8192);
+	cr_assert_not_null(b);
+	fill(b, 8192, 6);
+	const struct nvme_sg odd = sg_host(b + 1, 4096);
+	cr_assert_eq(submit_rw_write(0, &odd, 1, 8, true), 0, "byte-granular: any address");
+	f.sgls = 2;
+	cr_assert_eq(nvme_ctrl_reset(&c, "test"), 0);
+	cr_assert_eq(c.io[0].lean_max, 0);
+	unsigned before = f.commands;
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &odd, 1, true, true }, NULL), -EINVAL);
+	cr_assert_eq(f.commands, before, "nothing sent");
+	free(b);
+}
+
 /* A gather its caller vouches for (nvme_request.checked: summed to the command's bytes, no
  * empty entry, one memory class) has its list written without the checking walk: the same
  * command, list and bytes on the drive as the list that is checked; the drive's other
@@ -746,7 +769,7 @@ Test(ctrl, the_lean_read_write_of_cmb_data_with_the_sq_in_dram_is_the_command_of
 }
 
 /* nvme_submit_rw of checked data in the CMB keeps the CMB's rules whatever way it goes: a mix
- * of the CMB and host memory, an entry across the CMB's end, data in a CMB whose transfers
+ * of the CMB and host memory, an entry across either end of the CMB, data in a CMB whose transfers
  * are not enabled (CMSE: usable cleared after the queue's CMB lists were set up) are refused,
  * nothing sent; a drive without SGLs gets PRPs with the PRP list in the CMB (the general
  * way), the right bytes moved. */
@@ -763,19 +786,23 @@ Test(ctrl, cmb_data_by_submit_rw_keeps_the_cmb_rules)
 	const struct nvme_sg mix[2] = { sg_cmb(off, 2048), sg_host(h, 2048) };
 	const struct nvme_sg mix2[2] = { sg_host(h, 2048), sg_cmb(off, 2048) };
 	const struct nvme_sg straddle = sg_cmb(FAKE_CMB_SIZE - 2048, 4096);
+	/* (one entry from below the CMB into it: its address taken as a bus address, never sent) */
+	const struct nvme_sg into = { dma_addr_device(c.cmb.bus - 2048), 4096 };
 	const struct nvme_sg two[2] = { sg_cmb(off, 2048), sg_cmb(off + 8192, 2048) };
 	unsigned before = f.commands, refused = rw_refused_count;
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ mix, 2, true, true }, NULL), -EINVAL);
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ mix2, 2, false, true }, NULL), -EINVAL);
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &straddle, 1, false, true }, NULL), -EINVAL);
+	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &into, 1, false, true }, NULL), -EINVAL);
 	c.cmb.usable = false;
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ &one, 1, false, true }, NULL), -EINVAL);
 	cr_assert_eq(nvme_submit_rw(&rw_route, 0, 7, (struct nvme_rw_data){ two, 2, true, true }, NULL), -EINVAL);
 	c.cmb.usable = true;
 	cr_assert_eq(f.commands, before, "none sent");
-	cr_assert_eq(rw_refused_count, refused + 5);
+	cr_assert_eq(rw_refused_count, refused + 6);
 	/* PRPs (no SGLs): the general way, its PRP list in the CMB */
 	c.sgls = 0;
+	c.io[0].lean_max = 0; /* (what a bring-up of a drive without SGLs sets: qpair_alloc) */
 	const struct nvme_sg prp = sg_cmb(off + 65536, 16384);
 	uint64_t device_lists = c.st.list_bytes[MEM_CLASS_DEVICE], host_lists = c.st.list_bytes[MEM_CLASS_HOST];
 	cmb_round_trip(300, &prp, 1, 16384, 32);
