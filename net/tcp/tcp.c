@@ -1121,6 +1121,7 @@ void tcp_send_placed_frags_tail_flush(struct tcp_sock *s, size_t len, const stru
 				      void *tail, size_t tail_len)
 {
 	struct tcp_sndent *t = container_of(tail, struct tcp_sndent, buf);
+	bool alone = s->snd_nxt == s->snd_end; /* (nothing unsent before it) */
 	send_placed_bytes(s, len);
 	if (s->ack_pass_end || !tcp_output_would_hold(s)) {
 		tcp_output_more(s);
@@ -1134,6 +1135,9 @@ void tcp_send_placed_frags_tail_flush(struct tcp_sock *s, size_t len, const stru
 		send_placed_frags_data(s, frags, n);
 		if (s->snd_end + (uint32_t)tail_len - s->snd_nxt <= TCP_OUTPUT_BUDGET * (uint32_t)s->mss) {
 			send_placed_tail(s, t, tail_len);
+			/* the PDU alone unsent, in three entries: its train built from them */
+			if (alone && n == 1 && frags[0].len && tcp_flush_pdu(s, t))
+				return;
 		} else {
 			tcp_output_hold(s);
 			tcp_output_more(s);

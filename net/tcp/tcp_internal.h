@@ -204,6 +204,8 @@ extern uint64_t tcp_ack_hold_ns;
 /* tcp_out.c */
 #define TCP_OUTPUT_BUDGET 64 /* frames one tcp_output pass sends at most */
 void tcp_output_work(struct tcp_sock *s, bool hold);
+/* tcp_flush for a PDU queued whole behind nothing unsent, t its tail (tcp_out.c); false: not sent. */
+bool tcp_flush_pdu(struct tcp_sock *s, struct tcp_sndent *t);
 
 /* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
  * would send nothing (most calls, after a segment that needs no reply). */

@@ -1722,6 +1722,50 @@ static inline __attribute__((always_inline)) struct tcp_sndent *tcp_short_lay(st
 	return d;
 }
 
+/* A short train's frame header at h (tcp_short_train, tcp_flush_pdu): the run template
+ * (tcp_run_first) with SEG.SEQ seq and the next IPv4 identification; the last frame
+ * (last_len: its payload bytes, all that is left; 0 for a full segment) with PSH and its
+ * length fields (tcp_output_short's). */
+static inline __attribute__((always_inline)) void tcp_short_hdr(struct tcp_sock *s, uint8_t *h, uint32_t seq,
+								 uint32_t last_len)
+{
+	uint32_t base = s->tx_hdr_ipbase;
+
+	memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
+	be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), seq);
+	if (last_len) {
+		h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = TCP_ACK | TCP_PSH;
+		base = tcp_run_len_fields(s, h, last_len);
+	}
+	uint16_t ident = ipv4_ident++;
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
+	be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum), (uint16_t)~net_csum_fold(base + ident));
+}
+
+/* A short train laid and headed (tcp_short_train, tcp_flush_pdu), left bytes from seq, its
+ * payload by memory class in pay[]: handed to the device, then the counters (tcp_run_count)
+ * or the refusal (tcp_run_train_refused, then the pure ACK owed as the pass sends it), RTT
+ * timing, the retransmission timer, SND.NXT and SND.MAX (tcp_direct_sent). */
+static inline __attribute__((always_inline)) void tcp_short_train_go(struct tcp_sock *s, struct netdev *dev,
+								      struct netbuf *nb, uint32_t seq, uint32_t left,
+								      const uint32_t *pay)
+{
+	unsigned frames = nb->train_frames;
+	int rc = netdev_tx_train(dev, nb);
+
+	if (__builtin_expect(rc != 0, 0)) {
+		if (tcp_run_train_refused(s, nb, rc, left, pay[1]) < 0) {
+			if (s->ack_now)
+				tcp_send_ack_now(s); /* (the pass's last check after a refusal) */
+			return;
+		}
+	} else {
+		const struct tcp_run_sums sums = { frames, { pay[0], pay[1] } };
+		tcp_run_count(s, dev, &sums);
+	}
+	tcp_direct_sent(s, seq, seq + left, true);
+}
+
 /*
  * tcp_output_short's run as one train (netdev.h NETBUF_TX_TRAIN_MIXED), for a device with
  * NETDEV_F_TX_TRAIN: the frames tcp_run_xmit sends one netbuf each (full segments, then the
@@ -1758,31 +1802,11 @@ static inline __attribute__((always_inline)) bool tcp_short_train(struct tcp_soc
 	ack_went(s); /* (flags have TCP_ACK: tcp_xmit's bookkeeping) */
 	uint8_t *h = nb->data;
 	for (unsigned k = 0; k < frames; k++) {
-		uint32_t base = s->tx_hdr_ipbase, fseq = seq + k * s->mss;
-		memcpy(h, s->tx_hdr, TCP_RUN_HDR_BYTES);
-		be32_store(h + ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, seq), fseq);
-		if (k + 1 == frames) { /* the last, all that is left: PSH (tcp_output_short's) */
-			h[ETH_HLEN + IPV4_HLEN_MIN + offsetof(struct tcp_hdr, flags)] = TCP_ACK | TCP_PSH;
-			base = tcp_run_len_fields(s, h, end - fseq);
-		}
-		uint16_t ident = ipv4_ident++;
-		be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, identification), ident);
-		be16_store(h + ETH_HLEN + offsetof(struct ipv4_hdr, header_checksum),
-			   (uint16_t)~net_csum_fold(base + ident));
+		uint32_t fseq = seq + k * s->mss;
+		tcp_short_hdr(s, h, fseq, k + 1 == frames ? end - fseq : 0);
 		h += nb->train_hlen[k];
 	}
-	int rc = netdev_tx_train(dev, nb);
-	if (__builtin_expect(rc != 0, 0)) {
-		if (tcp_run_train_refused(s, nb, rc, left, pay[1]) < 0) {
-			if (s->ack_now)
-				tcp_send_ack_now(s); /* (the pass's last check after a refusal) */
-			return true;
-		}
-	} else {
-		const struct tcp_run_sums sums = { frames, { pay[0], pay[1] } };
-		tcp_run_count(s, dev, &sums);
-	}
-	tcp_direct_sent(s, seq, end, true);
+	tcp_short_train_go(s, dev, nb, seq, left, pay);
 	return true;
 }
 
@@ -1853,6 +1877,77 @@ static __attribute__((noinline)) void tcp_output_short(struct tcp_sock *s)
 		tcp_output_work(s, false); /* (the rest of a cut frame, and what follows it) */
 	else if (n < 0 && s->ack_now)
 		tcp_send_ack_now(s); /* (the pass's last check after a refusal) */
+}
+
+/*
+ * tcp_flush for a PDU just queued whole behind nothing unsent (tcp.c,
+ * tcp_send_placed_frags_tail_flush: a 4 KiB read's C2HData header, data and response),
+ * t its tail's entry, the last: the train tcp_output_short would send (tcp_short_train),
+ * built from the three entries the caller queued instead of found again (tcp_flush's
+ * dispatch, tcp_output_short's, tcp_short_entry's search and tcp_short_lay's shape checks
+ * per frame and piece). Taken when the run is tcp_output_short's (two or three segments,
+ * no segmentation offload, tcp_flush_direct), the device takes it as one train
+ * (NETDEV_F_TX_TRAIN, tx_train_max, tx_dev_bytes for data in device memory) and it has
+ * tcp_short_lay's shape: the header an entry holding its bytes itself, shorter than an MSS,
+ * at SND.NXT, then the data's one entry, then the tail's (TCP_SNDENT_INLINE), whole in the
+ * last frame. The same frames, references, copies and bookkeeping as tcp_short_train: the
+ * header copied behind frame 0's headers, the data one piece a frame (one reference: the
+ * first piece's), the tail copied to the end of the netbuf's storage. s is not held (the
+ * caller's tcp_output_would_hold). Returns false, nothing changed, for anything else (or
+ * no netbuf): then tcp_flush.
+ */
+__attribute__((noinline)) bool tcp_flush_pdu(struct tcp_sock *s, struct tcp_sndent *t)
+{
+	struct netdev *dev = net_if0.dev;
+	struct tcp_sndent *d = container_of(t->node.prev, struct tcp_sndent, node);
+	struct tcp_sndent *e = container_of(d->node.prev, struct tcp_sndent, node);
+	uint32_t mss = s->mss, seq = s->snd_nxt, left = s->snd_end - seq, head = e->frag.len, tl = t->frag.len;
+	uint32_t dlen = d->frag.len, frames = left > 2 * mss ? 3 : 2, off = mss - head, k;
+	bool dd = d->frag.addr.cls == MEM_CLASS_DEVICE;
+
+	if (left <= mss || left > 3 * mss || e->seq != seq || e->cap != TCP_SNDENT_INLINE || head >= mss ||
+	    head + dlen + tl != left || head + dlen < (frames - 1) * mss || !(dev->features & NETDEV_F_TX_TRAIN) ||
+	    dev->tx_train_max < frames + 1 || (dd && dev->tx_dev_bytes && mss > dev->tx_dev_bytes) ||
+	    tcp_frame_max(s) != mss || !tcp_flush_direct(s, dev, left))
+		return false;
+	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
+						 sizeof(s->route.hdr), TCP_HLEN_MIN);
+	if (!nb)
+		return false;
+	tcp_run_first(s);
+	ack_went(s); /* (flags have TCP_ACK: tcp_xmit's bookkeeping) */
+	/* frame 0: the header's bytes copied behind its headers, then the data's first piece */
+	tcp_short_hdr(s, nb->data, seq, 0);
+	memcpy(nb->tail, e->buf, TCP_SNDENT_INLINE); /* (tcp_xmit_copy_inline's) */
+	nb->tail += head;
+	tcp_xmit_piece(nb, 0, d, 0, off);
+	nb->train_hlen[0] = (uint16_t)(TCP_RUN_HDR_BYTES + head);
+	nb->train_nfrags[0] = 1;
+	for (k = 1; k + 1 < frames; k++, off += mss) { /* full segments of data */
+		tcp_short_hdr(s, nb->tail, seq + k * mss, 0);
+		nb->tail += TCP_RUN_HDR_BYTES;
+		tcp_run_train_piece(nb, d, off, mss);
+		nb->train_hlen[k] = TCP_RUN_HDR_BYTES;
+		nb->train_nfrags[k] = 1;
+	}
+	/* the last: the data's rest (if any), then the tail copied to the storage's end */
+	uint32_t in = dlen - off;
+	uint8_t *c = nb->end - TCP_SNDENT_INLINE;
+	tcp_short_hdr(s, nb->tail, seq + k * mss, in + tl);
+	nb->tail += TCP_RUN_HDR_BYTES;
+	if (in)
+		tcp_run_train_piece(nb, d, off, in);
+	memcpy(c, t->buf, TCP_SNDENT_INLINE);
+	tcp_short_copied_piece(nb, c, tl);
+	nb->train_hlen[k] = TCP_RUN_HDR_BYTES;
+	nb->train_nfrags[k] = (uint8_t)(in ? 2 : 1);
+	dma_account_cpu(MEM_CLASS_HOST, head + tl); /* (the copies') */
+	s->snd_cursor = t;
+	nb->flags = NETBUF_TX_CSUM_PARTIAL | NETBUF_TX_TRAIN | NETBUF_TX_TRAIN_MIXED;
+	nb->train_frames = (uint8_t)frames;
+	const uint32_t pay[2] = { head + tl + (dd ? 0 : dlen), dd ? dlen : 0 };
+	tcp_short_train_go(s, dev, nb, seq, left, pay);
+	return true;
 }
 
 /* tcp.h. One segment or less unsent (a response, an R2T): tcp_output_one, in one step; up

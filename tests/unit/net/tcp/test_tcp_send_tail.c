@@ -132,6 +132,7 @@ static void run_scenario(unsigned run, const struct scenario *sc, enum way way)
 			;
 	}
 	fake_netdev_clear(&fnd);
+	ipv4_ident = 0x4321; /* (every run's frames from the same identification) */
 	uint64_t cpu0 = dma_counters()->cpu_bytes[MEM_CLASS_HOST];
 	queue_pdu(s, sc, way);
 	o->cpu_host = dma_counters()->cpu_bytes[MEM_CLASS_HOST] - cpu0;
@@ -224,6 +225,44 @@ Test(tcp_send_tail, the_entries_and_frames_are_those_of_the_separate_calls)
 							run_scenario(1, &sc, (enum way)way);
 							assert_same_shape(&sc);
 						}
+}
+
+/* A PDU queued whole behind nothing unsent and flushed at once (tcp_send_placed_frags_tail_flush),
+ * whose train tcp_flush_pdu builds from the three entries it queued (tcp_out.c), against the
+ * same PDU queued without the flush, then tcp_flush (tcp_output_short, tcp_short_lay): the
+ * same frames byte for byte, the IPv4 identification and checksum included (both runs from
+ * the same identification), and the same entries, state and counters. Data putting the PDU
+ * in two or three segments, ending inside a frame or on a frame's boundary (the last frame
+ * the tail alone), or so that the tail straddles two frames, or four segments (both: the
+ * general paths); 24 and 28-byte tails; with and without an ACK owed; windows that take it
+ * all or not. */
+Test(tcp_send_tail, a_pdu_flushed_at_once_is_the_general_paths_train_byte_for_byte)
+{
+	static const size_t lens[] = { 1000, 1435, 1436, 1437, 1500, 2895, 2896, 2897, 4096, 4328, 4332, 4333 };
+	static const uint16_t wnds[] = { 65535, 3000 };
+	static const size_t reqs[] = { 0, 200, 2920 };
+
+	for (size_t i = 0; i < sizeof(pattern); i++)
+		pattern[i] = (uint8_t)(i * 31 + (i >> 8));
+	for (unsigned li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+		for (unsigned w = 0; w < sizeof(wnds) / sizeof(wnds[0]); w++)
+			for (unsigned v = 0; v < 6; v++) {
+				struct scenario sc = { .len = lens[li], .hl = 24, .tl = (v & 1) ? 28 : 24,
+						       .req = reqs[v / 2], .nfrags = 1, .prior = 0, .wnd = wnds[w] };
+				run_scenario(0, &sc, ONE);
+				run_scenario(1, &sc, ONE_FLUSH);
+				struct shape *a = &shapes[0], *b = &shapes[1];
+				cr_assert_eq(a->nframes, b->nframes, "%zu bytes: %u frames, %u flushed at once", sc.len,
+					     a->nframes, b->nframes);
+				for (unsigned k = 0; k < a->nframes; k++) {
+					cr_assert_eq(a->frames[k].len, b->frames[k].len, "%zu bytes: frame %u's length",
+						     sc.len, k);
+					cr_assert_eq(memcmp(a->frames[k].b, b->frames[k].b, a->frames[k].len), 0,
+						     "%zu bytes, tail %zu, window %u, req %zu: frame %u", sc.len, sc.tl,
+						     sc.wnd, sc.req, k);
+				}
+				assert_same_shape(&sc);
+			}
 }
 
 /* Room for the header and its data (what tcp_send_place_frags asks) but not for the tail:
