@@ -147,6 +147,7 @@ static void sendwake_timer(struct timer *t, void *arg)
 	if (!s->send_refused || s->state == TCP_CLOSED)
 		return;
 	s->send_refused = false;
+	s->ack_sent_ev = s->ack_sent_idle; /* (the event owed: this one) */
 	tcp_notify(s, TCP_EV_SENT);
 }
 
@@ -159,6 +160,7 @@ static void sendwake_timer(struct timer *t, void *arg)
 void tcp_send_refused(struct tcp_sock *s)
 {
 	s->send_refused = true;
+	s->ack_sent_ev = TCP_EV_SENT; /* (owed: the next ACK of new bytes raises it) */
 	tcp_counters.send_refused++;
 	if (s->sndents == 0 && !s->t_sendwake.armed)
 		timer_arm(&timer_default_queue, &s->t_sendwake, clock_now_ns() + TCP_TX_RETRY_NS);
@@ -199,6 +201,7 @@ struct tcp_sock *tcp_sock_new(void)
 	timer_init(&s->t_delack, "tcp-delack", delack_timer, s);
 	timer_init(&s->t_keep, "tcp-keep", keep_timer, s);
 	timer_init(&s->t_sendwake, "tcp-sendwake", sendwake_timer, s);
+	s->ack_sent_ev = s->ack_sent_idle = TCP_EV_SENT; /* (every ACK of new bytes: the default) */
 	s->rto_ns = TCP_RTO_INITIAL_NS;
 	s->mss = TCP_MSS_DEFAULT;
 	s->rcv_cap = TCP_RCV_CAP_INIT;
@@ -499,6 +502,13 @@ void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx)
 	s->ctx = ctx;
 	if (s->pending_events)
 		tcp_deliver_events(s);
+}
+
+void tcp_set_sent_when_owed(struct tcp_sock *s)
+{
+	s->ack_sent_idle = 0;
+	if (!s->send_refused)
+		s->ack_sent_ev = 0;
 }
 
 void tcp_set_keepalive(struct tcp_sock *s, uint64_t idle_ns, uint64_t intvl_ns, unsigned count)

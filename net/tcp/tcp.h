@@ -387,4 +387,12 @@ void tcp_foreach(void (*fn)(const struct tcp_sock *s, void *ctx), void *ctx);
 int tcp_services_start(void);
 void tcp_services_stop(void);
 
+/* From now on s raises TCP_EV_SENT only when it is owed: after a refused send (each is
+ * followed by one, as above: the ACK of what is in flight, entries coming back, or the
+ * retry) and the first one that tcp_set_ops delivers after tcp_accept. An ACK of new bytes
+ * with no refusal since the last TCP_EV_SENT raises none. For a user that waits for send
+ * space only after a refusal (the default, every ACK of new bytes, suits one that watches
+ * the space grow). */
+void tcp_set_sent_when_owed(struct tcp_sock *s);
+
 #endif

@@ -394,6 +394,15 @@ static __attribute__((noinline)) void sndq_ack(struct tcp_sock *s, uint32_t ack)
 	sndq_ack_inl(s, ack);
 }
 
+/* An ACK of new bytes: TCP_EV_SENT goes to the user when every such ACK raises it (the
+ * default) or one is owed (a refusal since the last one: tcp_set_sent_when_owed), and what
+ * the next such ACK raises is set back (tcp_sock's ack_sent_ev). */
+static inline __attribute__((always_inline)) void ack_sent_raise(struct tcp_sock *s)
+{
+	s->pending_events |= s->ack_sent_ev;
+	s->ack_sent_ev = s->ack_sent_idle;
+}
+
 /* Process an acceptable ACK (RFC 9293 3.10.7.4 fifth check, RFC 5681). Returns false
  * when the segment must be dropped. predicted (a constant): header prediction took the
  * segment (rx_fast_ok), whose ACK lies in [SND.UNA, SND.MAX] (inside RFC 5961's range, as
@@ -458,7 +467,7 @@ static inline __attribute__((always_inline)) bool process_ack_core(struct tcp_so
 			timer_arm(&timer_default_queue, &s->t_rexmit,
 				  (predicted ? s->last_rx_ns : clock_now_ns()) + s->rto_ns);
 		}
-		s->pending_events |= TCP_EV_SENT;
+		ack_sent_raise(s);
 	} else if (g->ack == s->snd_una && g->len == 0 && (predicted || !(g->flags & (TCP_SYN | TCP_FIN))) &&
 		   s->snd_max != s->snd_una && wnd == s->snd_wnd &&
 		   (predicted || !(g->opts.has_sack && SEQ_LEQ(g->opts.sack_right, g->ack)))) {
@@ -1820,9 +1829,11 @@ static __attribute__((noinline)) void rx_ack_all(struct tcp_sock *s, struct netb
 		tcp_keep_arm(s);
 	rx_ack_everything(s, seq, ack, now);
 	netbuf_rx_consumed(nb);
-	unsigned ev = s->pending_events | TCP_EV_SENT; /* (deliver_events: ESTABLISHED) */
+	ack_sent_raise(s);
+	unsigned ev = s->pending_events; /* (deliver_events: ESTABLISHED) */
 	s->pending_events = 0;
-	tcp_notify(s, ev);
+	if (ev) /* (none: a user that takes TCP_EV_SENT only when owed, none owed) */
+		tcp_notify(s, ev);
 }
 
 /* tcp_rx_flow_any for an in-order data segment of s (tcp_rx_gro, or none gathers and it
@@ -1849,7 +1860,7 @@ static __attribute__((noinline)) void rx_ack_all_data(struct tcp_sock *s, struct
 	tcp_counters.segs_in++;
 	nb->data += ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN;
 	rx_ack_everything(s, seq, ack, s->last_rx_ns);
-	s->pending_events |= TCP_EV_SENT;
+	ack_sent_raise(s);
 	rx_gro(s, nb, seq, ack, plen);
 	unsigned ev = s->pending_events;
 	if (__builtin_expect(!(ev & TCP_EV_RECV), 0)) {
@@ -1858,7 +1869,8 @@ static __attribute__((noinline)) void rx_ack_all_data(struct tcp_sock *s, struct
 		return deliver_events(s);
 	}
 	s->pending_events = TCP_EV_RECV;
-	tcp_notify(s, ev & ~TCP_EV_RECV); /* (ESTABLISHED: rx_flow_match) */
+	if (ev != TCP_EV_RECV) /* (only it: TCP_EV_SENT taken only when owed, none owed) */
+		tcp_notify(s, ev & ~TCP_EV_RECV); /* (ESTABLISHED: rx_flow_match) */
 }
 
 /* tcp_rx_flow_bare's general part, for s (rx_flow_match passed) and a pure ACK of SEG.SEQ

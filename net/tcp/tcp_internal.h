@@ -188,6 +188,13 @@ struct tcp_sock {
 	 * t_sendwake brings it when what frees the room is not an ACK (tcp_send_refused). */
 	bool send_refused;
 	struct timer t_sendwake;
+	/* The TCP_EV_SENT (or 0) that the next ACK of new bytes raises, and what it is set back
+	 * to after that ACK: both TCP_EV_SENT (every such ACK raises it, the default), or
+	 * ack_sent_idle 0 on a socket whose user takes the event only when owed
+	 * (tcp_set_sent_when_owed): then ack_sent_ev is TCP_EV_SENT from a refusal
+	 * (tcp_send_refused) until the ACK or t_sendwake that delivers it. Writers: tcp_sock_new,
+	 * tcp_set_sent_when_owed, tcp_send_refused, sendwake_timer, the ACK paths (tcp_in.c). */
+	unsigned ack_sent_ev, ack_sent_idle;
 
 	/* counters */
 	uint64_t retransmits, fast_retransmits, timeouts, segs_in, segs_out, dup_segs, ooo_segs;

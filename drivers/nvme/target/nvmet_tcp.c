@@ -1318,9 +1318,11 @@ static void conn_event(struct tcp_sock *s, void *ctx, unsigned events)
 		else
 			conn_ready(c);
 	}
-	/* a segment that only carried data (most of them) ends here, and so does an ACK that
-	 * freed send room when nothing waits for it: no event owed (c->tx_sent_owed, which
-	 * conn_event_more would clear: false already) and nothing to send (conn_tx_due) */
+	/* a segment that only carried data (most of them) ends here, and so does a TCP_EV_SENT
+	 * that nothing waits for (the first, or one after a refusal whose send went since):
+	 * no event owed (c->tx_sent_owed, which conn_event_more would clear: false already)
+	 * and nothing to send (conn_tx_due). ACKs with no refusal before raise none
+	 * (tcp_set_sent_when_owed, listener_event). */
 	if ((events & TCP_EV_CLOSED) || ((events & TCP_EV_SENT) && (c->tx_sent_owed || conn_tx_due(c))) ||
 	    (nvmet_tcp.nwaiting && nvmet_tcp.freed))
 		conn_event_more(c, events);
@@ -1489,6 +1491,10 @@ static void listener_event(struct tcp_sock *ls, void *ctx, unsigned events)
 		nvmet_tcp.st.accepted++;
 		tcp_set_keepalive(s, NVMET_TCP_KEEPALIVE_IDLE_MS * NSEC_PER_MSEC,
 				  NVMET_TCP_KEEPALIVE_INTVL_MS * NSEC_PER_MSEC, NVMET_TCP_KEEPALIVE_PROBES);
+		/* TCP_EV_SENT only when owed (after a refusal): nothing here waits for send space
+		 * otherwise (conn_event: tx_sent_owed and r2t_due follow a refusal; a backlog
+		 * not owed one, waiting commands, the write budget are the poll loop's) */
+		tcp_set_sent_when_owed(s);
 		tcp_set_ops(s, &conn_tcp_ops, c); /* may deliver events: c last */
 	}
 }

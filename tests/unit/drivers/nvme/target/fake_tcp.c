@@ -79,6 +79,11 @@ void tcp_set_ops(struct tcp_sock *s, const struct tcp_ops *ops, void *ctx)
 	s->ctx = ctx;
 }
 
+void tcp_set_sent_when_owed(struct tcp_sock *s)
+{
+	s->sent_when_owed = true; /* (the fake's TCP_EV_SENT comes when a test says so: ftcp_ack) */
+}
+
 void tcp_set_authorised(struct tcp_sock *s)
 {
 	if (!ftcp_open(s))
@@ -360,6 +365,7 @@ static struct tcp_sock *arrive(unsigned i, size_t frag_size, uint32_t laddr, uin
 	s->raddr = raddr;
 	s->authorised = false;
 	s->keepalive_idle_ns = 0;
+	s->sent_when_owed = false;
 	s->rx_len = s->rx_off = s->tx_len = s->tx_read = 0;
 	s->nheld = s->flushes = s->frag_room = 0;
 	memset(s->frag_bytes, 0, sizeof(s->frag_bytes));

@@ -42,6 +42,7 @@ struct tcp_sock {
 	uint32_t raddr;            /* the host's address (FTCP_PEER_ADDR unless chosen) */
 	bool authorised;           /* tcp_set_authorised() was called */
 	uint64_t keepalive_idle_ns; /* tcp_set_keepalive()'s idle time, 0 none */
+	bool sent_when_owed;       /* tcp_set_sent_when_owed() was called */
 	const struct tcp_ops *ops;
 	void *ctx;
 	uint8_t *rx;               /* the byte stream from the host (FTCP_RX_MAX bytes, allocated

@@ -580,6 +580,15 @@ Test(nvmet_tcp, tx_refused_by_tcp_waits_for_sent_event_not_every_pass)
 	cr_assert_eq(got, 4096);
 }
 
+/* A connection takes TCP_EV_SENT only when owed (tcp_set_sent_when_owed): it waits for the
+ * event only after a refusal (the test above), so ACKs that no refusal preceded need not
+ * wake it. */
+Test(nvmet_tcp, connections_take_sent_events_only_when_owed)
+{
+	struct tcp_sock *q = io_queue(4096);
+	cr_assert(q->sent_when_owed);
+}
+
 /* An I/O queue whose 64 KiB read (128 blocks of 512: 4 DRAM chunks of 16 KiB) finds fewer
  * send entries than a header chunk and 4 data fragments. *before: what was sent until then. */
 static struct tcp_sock *read_short_of_send_entries(uint16_t cid, size_t *before)
