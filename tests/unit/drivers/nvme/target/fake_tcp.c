@@ -133,9 +133,11 @@ int tcp_recv_frags(struct tcp_sock *s, struct netdev_frag *out, unsigned max, si
 			len = max_bytes;
 		out[n] = (struct netdev_frag){ .addr = dma_addr_host(s->rx + s->rx_off), .offset = s->rx_off,
 					       .len = (uint32_t)len, .token = ftcp_handed++, .owner = &ftcp_owner };
-		if (s->dev_frags && !(s->dev_mix == 2 && (out[n].token & 1))) {
+		if (s->dev_frags && !(s->dev_mix >= 2 && (out[n].token & 1))) {
 			out[n].addr.cls = MEM_CLASS_DEVICE;
 			out[n].provider = s->dev_mix == 1 && (out[n].token & 1) ? 2 : 1;
+		} else if (s->dev_frags && s->dev_mix == 3) {
+			out[n].provider = 1; /* DRAM, yet the device fragments' provider id */
 		}
 		s->rx_off += len;
 		max_bytes -= len;

@@ -51,7 +51,8 @@ struct tcp_sock {
 	size_t frag_size;          /* cut into fragments of this size */
 	bool dev_frags;            /* hand them out as device memory (a CMB) of provider 1 */
 	unsigned dev_mix;          /* with dev_frags, every second fragment (odd token) is of
-				    * provider 2 (1) or in DRAM (2) instead; 0: all alike */
+				    * provider 2 (1) or in DRAM (2; 3: DRAM marked with provider 1)
+				    * instead; 0: all alike */
 	uint8_t *tx;               /* what the transport sent, FTCP_TX_MAX bytes (ftcp_tx_drop()
 				    * forgets it) */
 	size_t tx_len, tx_read;

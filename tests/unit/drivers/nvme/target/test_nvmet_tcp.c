@@ -947,6 +947,46 @@ Test(nvmet_tcp, write_fragments_of_two_providers_or_memories_go_through_dram)
 	cr_assert_eq(ftcp_released, ftcp_handed);
 }
 
+/* An in-capsule write taken in one step (nvmet_tcp_req_take_batch) whose fragments, in one
+ * receive batch, mix providers (dev_mix 1) or device memory and DRAM (dev_mix 2; 3: the DRAM
+ * ones marked with the device ones' provider id, so only the class tells them apart), the first
+ * fragment's memory unlike some later one's: the drive never gets them where they are (the
+ * P2P refusal counted, the data copied to DRAM), as over H2CData; all of one provider, the
+ * drive reads them in place. */
+Test(nvmet_tcp, whole_capsule_write_of_mixed_fragments_goes_through_dram)
+{
+	struct tcp_sock *q = io_queue_with(1448, false, true, false);
+	const struct nvmet_tcp_stats *st = nvmet_tcp_stats();
+	static uint8_t w[4096], r[4096];
+	bool success;
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = pattern(i, 5);
+	for (unsigned mix = 1; mix <= 3; mix++) {
+		uint64_t whole = st->whole_capsules, refused = st->dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED];
+		q->dev_mix = mix;
+		struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, (uint16_t)(100 + mix), 1, sizeof(w));
+		sqe.cdw10 = le32_make(32 * mix);
+		sqe.cdw12 = le32_make(7); /* 8 blocks of 512 */
+		ftcp_capsule(q, false, false, &sqe, w, sizeof(w));
+		cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
+		cr_assert_eq(st->whole_capsules, whole + 1, "taken in one step");
+		cr_assert_eq(st->dram_cmds[NVMET_TCP_DRAM_P2P_REFUSED], refused + 1, "mix %u refused", mix);
+		cr_assert_eq(last_cls, MEM_CLASS_HOST, "copied to DRAM (mix %u)", mix);
+		q->dev_mix = 0;
+		cr_assert_eq(host_read(q, (uint16_t)(110 + mix), 32 * mix, r, sizeof(r), &success), 0);
+		cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
+	}
+	struct nvme_sqe sqe = ft_sqe(NVME_CMD_WRITE, 120, 1, sizeof(w));
+	sqe.cdw12 = le32_make(7);
+	ftcp_capsule(q, false, false, &sqe, w, sizeof(w));
+	cr_assert_eq(host_resp(q, NULL, NULL, NULL), 0, "write");
+	cr_assert_eq(last_cls, MEM_CLASS_DEVICE, "one provider: straight from device memory");
+	cr_assert_eq(host_read(q, 121, 0, r, sizeof(r), &success), 0);
+	cr_assert_eq(memcmp(r, w, sizeof(r)), 0);
+	ftcp_ack(q);
+	cr_assert_eq(ftcp_released, ftcp_handed);
+}
+
 /* More fragments than one PDU may arrive in (128): a 128 KiB write in two H2CData PDUs of
  * ~100 fragments each, still one command with ~200 segments. */
 Test(nvmet_tcp, write_in_200_fragments_over_two_pdus_is_one_command)
