@@ -1014,6 +1014,9 @@ void tcp_send_placed(struct tcp_sock *s, size_t len)
 void tcp_send_placed_flush(struct tcp_sock *s, size_t len)
 {
 	send_placed_bytes(s, len);
+	/* a response alone unsent in an entry of its own, s idle otherwise: its frame at once */
+	if (tcp_flush_one(s))
+		return;
 	/* tcp_send_placed's output would only hold the tail for this flush (tcp_output_would_hold:
 	 * the flush takes it off the list first): the flush alone */
 	if (s->ack_pass_end || !tcp_output_would_hold(s))

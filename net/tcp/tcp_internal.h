@@ -213,6 +213,8 @@ extern uint64_t tcp_ack_hold_ns;
 void tcp_output_work(struct tcp_sock *s, bool hold);
 /* tcp_flush for a PDU queued whole behind nothing unsent, t its tail (tcp_out.c); false: not sent. */
 bool tcp_flush_pdu(struct tcp_sock *s, struct tcp_sndent *t);
+/* tcp_flush for a response placed alone in an entry of its own (tcp_out.c); false: not sent. */
+bool tcp_flush_one(struct tcp_sock *s);
 
 /* Nothing to send: no unsent byte, no FIN, no ACK owed, in a state where tcp_output_work
  * would send nothing (most calls, after a segment that needs no reply). */

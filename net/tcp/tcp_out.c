@@ -644,7 +644,7 @@ static int tcp_xmit(struct tcp_sock *s, uint32_t seq, uint32_t len, uint8_t flag
  * connection, an MSS frame fits the MTU and no SACK blocks are owed (no options). Asked
  * once a pass: none of this changes while the pass sends (the route's freshness, which a
  * refused or slow frame may renew, is asked per frame). */
-static inline bool tcp_pass_fast(const struct tcp_sock *s, const struct netdev *dev)
+static inline __attribute__((always_inline)) bool tcp_pass_fast(const struct tcp_sock *s, const struct netdev *dev)
 {
 	return dev && (dev->features & NETDEV_F_TX_CSUM) && s->tx_tmpl && s->route.dst == s->raddr &&
 	       s->route.src == s->laddr && s->route.proto == IP_PROTO_TCP && s->mss + 40u <= dev->mtu &&
@@ -1563,39 +1563,14 @@ static inline __attribute__((always_inline)) void tcp_direct_sent(struct tcp_soc
 		s->snd_max = end;
 }
 
-/*
- * tcp_flush in one step (issue 18): all that is unsent is one segment at the end of the send
- * queue's last entry (a response, an R2T, placed and held back by tcp_output_more), the
- * windows take it, and nothing of tcp_output_work's pass would decide otherwise: ESTABLISHED,
- * no FIN queued, nobody waiting for ring room (tcp_txwait), the pass's fast frames allowed
- * (tcp_pass_fast: checksum offload, no SACK blocks owed), the route fresh, the link up and a
- * netbuf free. Then the frame that pass would send (its run's one frame, tcp_run_xmit's;
- * with TSO the loop's tcp_xmit_fast frame, the same bytes) is built here from the run
- * template (tcp_run_first) and handed to the device, with the pass's bookkeeping for it:
- * the ACK it carries (RCV.NXT, tcp_window_field's window, ack_went), RTT timing, the
- * retransmission timer (persist cleared), SND.NXT and SND.MAX, the counters; refused, it
- * ends as a refused run frame (tcp_run_refused), then the pure ACK owed as the pass sends
- * it. The entry stays queued for retransmission; bytes it holds itself (TCP_SNDENT_INLINE)
- * are copied behind the headers (tcp_xmit_copy_inline). What it leaves out: the
- * pass's setup and last checks (held list, states, turns, TSO, budget, the run's and the
- * loop's decisions, tcp_xmit_payload's search, the probe and ACK checks): ~140 instructions
- * a 4 KiB write's response. Anything else takes tcp_output_work.
- */
-static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
+/* tcp_output_one's frame (tcp_output_one, tcp_flush_one): len bytes from seq, SND.NXT, all
+ * that is unsent, the end of e (device: in device memory), built from the run template and
+ * handed to the device, with the pass's bookkeeping for it (see tcp_output_one). */
+static inline __attribute__((always_inline)) void tcp_one_frame(struct tcp_sock *s, struct netdev *dev,
+								 struct tcp_sndent *e, uint32_t seq, uint32_t len,
+								 bool device)
 {
-	struct netdev *dev = net_if0.dev;
-	uint32_t seq = s->snd_nxt, len = s->snd_end - seq; /* (1 .. MSS: tcp_flush) */
 	const uint8_t flags = TCP_ACK | TCP_PSH;
-
-	if (!tcp_flush_direct(s, dev, len) || !mm_pool_has_free(&netdev_netbuf_pool))
-		return tcp_output_work(s, false);
-	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
-	bool device = e->frag.addr.cls == MEM_CLASS_DEVICE;
-	if (len > e->frag.len || (device && dev->tx_dev_bytes && len > dev->tx_dev_bytes))
-		return tcp_output_work(s, false); /* (over two entries: tcp_xmit_payload's gather) */
-
-	if (!s->ack_pass_end && !list_empty(&s->held_node))
-		list_del(&s->held_node); /* (as tcp_output_work) */
 	struct netbuf *nb = netbuf_alloc_tx_span(sizeof(s->route.hdr), offsetof(struct tcp_hdr, checksum),
 						 sizeof(s->route.hdr), TCP_HLEN_MIN);
 	uint8_t *h = nb->data;
@@ -1624,6 +1599,66 @@ static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
 		tcp_run_count(s, dev, &sums);
 	}
 	tcp_direct_sent(s, seq, s->snd_end, false);
+}
+
+/*
+ * tcp_flush in one step (issue 18): all that is unsent is one segment at the end of the send
+ * queue's last entry (a response, an R2T, placed and held back by tcp_output_more), the
+ * windows take it, and nothing of tcp_output_work's pass would decide otherwise: ESTABLISHED,
+ * no FIN queued, nobody waiting for ring room (tcp_txwait), the pass's fast frames allowed
+ * (tcp_pass_fast: checksum offload, no SACK blocks owed), the route fresh, the link up and a
+ * netbuf free. Then the frame that pass would send (its run's one frame, tcp_run_xmit's;
+ * with TSO the loop's tcp_xmit_fast frame, the same bytes) is built here from the run
+ * template (tcp_run_first) and handed to the device, with the pass's bookkeeping for it:
+ * the ACK it carries (RCV.NXT, tcp_window_field's window, ack_went), RTT timing, the
+ * retransmission timer (persist cleared), SND.NXT and SND.MAX, the counters; refused, it
+ * ends as a refused run frame (tcp_run_refused), then the pure ACK owed as the pass sends
+ * it. The entry stays queued for retransmission; bytes it holds itself (TCP_SNDENT_INLINE)
+ * are copied behind the headers (tcp_xmit_copy_inline). What it leaves out: the
+ * pass's setup and last checks (held list, states, turns, TSO, budget, the run's and the
+ * loop's decisions, tcp_xmit_payload's search, the probe and ACK checks): ~140 instructions
+ * a 4 KiB write's response. Anything else takes tcp_output_work.
+ */
+static __attribute__((noinline)) void tcp_output_one(struct tcp_sock *s)
+{
+	struct netdev *dev = net_if0.dev;
+	uint32_t seq = s->snd_nxt, len = s->snd_end - seq; /* (1 .. MSS: tcp_flush) */
+
+	if (!tcp_flush_direct(s, dev, len) || !mm_pool_has_free(&netdev_netbuf_pool))
+		return tcp_output_work(s, false);
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	bool device = e->frag.addr.cls == MEM_CLASS_DEVICE;
+	if (len > e->frag.len || (device && dev->tx_dev_bytes && len > dev->tx_dev_bytes))
+		return tcp_output_work(s, false); /* (over two entries: tcp_xmit_payload's gather) */
+
+	if (!s->ack_pass_end && !list_empty(&s->held_node))
+		list_del(&s->held_node); /* (as tcp_output_work) */
+	tcp_one_frame(s, dev, e, seq, len, device);
+}
+
+/*
+ * tcp_flush for a response just placed alone (tcp.c, tcp_send_placed_flush: a 4 KiB write's
+ * CapsuleResp, an R2T): the frame tcp_output_one sends, without the steps between that
+ * decide nothing for it (tcp_send_placed_flush's tcp_output_would_hold, tcp_flush's
+ * tcp_output_idle and dispatch, tcp_output_one's entry tests). Taken when all that is unsent
+ * is the last entry's bytes, held in the entry itself (TCP_SNDENT_INLINE), shorter than the
+ * MSS, no ACK owed at once or at the batch's end, s not held (then tcp_output_would_hold is
+ * true: tcp_send_placed_flush would skip tcp_output_more), and tcp_output_one's direct path
+ * applies (tcp_flush_direct, a netbuf free): the same frame byte for byte, the same
+ * bookkeeping. Returns false, nothing changed, for anything else: then the general path.
+ */
+__attribute__((noinline)) bool tcp_flush_one(struct tcp_sock *s)
+{
+	struct netdev *dev = net_if0.dev;
+	struct tcp_sndent *e = container_of(s->sndq.prev, struct tcp_sndent, node);
+	uint32_t seq = s->snd_nxt, len = s->snd_end - seq;
+
+	if (s->ack_now || s->ack_pass_end || !list_empty(&s->held_node) || e->cap != TCP_SNDENT_INLINE ||
+	    len != e->frag.len || !len || len >= s->mss || !tcp_flush_direct(s, dev, len) ||
+	    !mm_pool_has_free(&netdev_netbuf_pool))
+		return false;
+	tcp_one_frame(s, dev, e, seq, len, false);
+	return true;
 }
 
 /* n bytes copied into nb's own storage at c as nb's next fragment (host memory, nothing to

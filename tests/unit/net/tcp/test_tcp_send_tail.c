@@ -332,3 +332,35 @@ Test(tcp_send_tail, a_tail_past_its_limit_is_not_taken)
 	tcp_abort(s);
 	close_listener(l);
 }
+
+/* A response placed alone and flushed at once (tcp_send_placed_flush), whose frame
+ * tcp_flush_one sends (tcp_out.c), against the same response placed, then tcp_flush
+ * (tcp_output_one or tcp_output_work): the same frames byte for byte, the IPv4
+ * identification and checksum included (both runs from the same identification), and the
+ * same entries, state and counters. 24 and 28-byte responses (a header digest's) behind
+ * nothing, an acknowledged response or one still queued (not alone: the general path);
+ * with and without an ACK owed (at once, or the batch's: s held); windows that take it or not. */
+Test(tcp_send_tail, a_response_flushed_at_once_is_the_general_paths_frame_byte_for_byte)
+{
+	static const uint16_t wnds[] = { 65535, 3000, 10 };
+	static const size_t reqs[] = { 0, 200, 2920 };
+
+	for (unsigned prior = 0; prior < 3; prior++)
+		for (unsigned w = 0; w < sizeof(wnds) / sizeof(wnds[0]); w++)
+			for (unsigned v = 0; v < 6; v++) {
+				struct scenario sc = { .len = 0, .hl = 24, .tl = (v & 1) ? 28 : 24, .req = reqs[v / 2],
+						       .nfrags = 1, .prior = prior, .wnd = wnds[w] };
+				run_scenario(0, &sc, ONE);
+				run_scenario(1, &sc, ONE_FLUSH);
+				struct shape *a = &shapes[0], *b = &shapes[1];
+				cr_assert_eq(a->nframes, b->nframes, "prior %u, req %zu: %u frames, %u flushed at once",
+					     prior, sc.req, a->nframes, b->nframes);
+				for (unsigned k = 0; k < a->nframes; k++) {
+					cr_assert_eq(a->frames[k].len, b->frames[k].len, "frame %u's length", k);
+					cr_assert_eq(memcmp(a->frames[k].b, b->frames[k].b, a->frames[k].len), 0,
+						     "tail %zu, window %u, req %zu, prior %u: frame %u", sc.tl, sc.wnd,
+						     sc.req, prior, k);
+				}
+				assert_same_shape(&sc);
+			}
+}
