@@ -33,16 +33,16 @@ BIN = os.path.join(os.environ.get("BUILD", os.path.join(TOP, "build")), "bench",
 # figures of docs/bench-insn.md plus ~8 % headroom (so a real regression of a few hundred
 # instructions per 4 KiB I/O trips it, a reformatting does not). Lower them when the code gets faster.
 BOUNDS = {
-    "write-4k": 3400,
-    "read-4k": 3300,
-    "write-128k": 30600,
+    "write-4k": 3300,
+    "read-4k": 3200,
+    "write-128k": 30400,
     "read-128k": 20300,
-    "write-4k-ddgst": 37100,
+    "write-4k-ddgst": 37000,
     "read-4k-ddgst": 36800,
-    "read-4k-cmb": 3400,
-    "read-128k-cmb": 17800,
-    "write-4k-qd16": 3200,
-    "read-4k-qd16": 2800,
+    "read-4k-cmb": 3200,
+    "read-128k-cmb": 17600,
+    "write-4k-qd16": 3100,
+    "read-4k-qd16": 2700,
 }
 AIM_4K = 3000  # the aim per 4 KiB I/O, digests excluded
 TOP_N = 15
