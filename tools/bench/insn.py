@@ -250,7 +250,9 @@ after 4 of warm-up, under callgrind. The fake NIC offers the e1000e's offloads (
 software; write data stays in the NIC's buffers; read data goes through DRAM, except in the `-cmb` jobs, where the
 drive (its CMB enabled as QEMU's nvme offers it, NVMe 1.4 CMBMSC, I/O submission queues in it) writes it into its
 CMB and the NIC gathers it from there, as the CMB mode serves reads (the harness hands out the CMB's upper half
-in 4 KiB pieces: the image's own P2P allocator does that on the appliance and is not counted here). The `-qd16`
+in 4 KiB pieces: the image's own P2P allocator does that on the appliance and is not counted here). The fake
+drive runs the commands rung in a poll-loop pass at the start of the next one, as QEMU's nvme and a real drive
+answer microseconds after the doorbell, long after the pass that rang it. The `-qd16`
 jobs keep 16 commands outstanding against a host that acknowledges as Linux's does (every second full segment,
 else after its delayed-ACK time): writes as rounds of 16 in-capsule CapsuleCmds sent back to back, reads as a
 stream that sends a new Read as each completes (the judge's queue depth; the other jobs run one I/O at a time). Counted: every instruction executed in the appliance's own functions (any source outside tests/: net/,
