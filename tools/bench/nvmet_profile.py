@@ -3,7 +3,8 @@
 during the NVMe/TCP jobs of `make bench BENCH=nvmet` (issue 18), in a shorter run.
 
 Boots the labs of tools/bench/nvmet.py (the judge stays BENCH=nvmet) for each mode in
-BENCH_PROFILE_MODES (default "cmb linux"; also "dram", "cmb-poll": the CMB mode with `loop.halt_us = 0`,
+BENCH_PROFILE_MODES (default "cmb linux"; also "dram", "cmb-rxdram": the CMB mode with its receive
+descriptors in host DRAM, "cmb-poll": the CMB mode with `loop.halt_us = 0`,
 never halting; "cmb-512k": `nvmet.write_budget_kib = 512`, the budget of before; "linux": Linux
 nvmet-tcp in a target guest, perf only), and runs the same four fio jobs (BENCH_FIO_SECS, default here
 10 s; BENCH_FIO_QD, default 16). Around each job it takes:
@@ -48,6 +49,10 @@ nvmet.MODES.setdefault("cmb-noirq", ("appliance, CMB mode, devices polled (pci.m
                                      nvmet.MODES["cmb"][1] + "pci.msix_wake = off\n"))
 nvmet.MODES.setdefault("cmb-512k", ("appliance, CMB mode, nvmet.write_budget_kib = 512",
                                     nvmet.MODES["cmb"][1] + "nvmet.write_budget_kib = 512\n"))
+# ... and with the NIC's receive descriptors in host DRAM instead of behind the data in the CMB (the
+# descriptor reads and write-backs then cost host-DRAM bytes instead of device-memory accesses)
+nvmet.MODES.setdefault("cmb-rxdram", ("appliance, CMB mode, nic.rx_ring = dram",
+                                      nvmet.MODES["cmb"][1] + "nic.rx_ring = dram\n"))
 PROF_HZ = 1000
 TOP_FUNCS = 15
 SYMBOLIZE = os.path.join(bl.TOP, "tools", "symbolize")
