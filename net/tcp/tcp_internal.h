@@ -236,7 +236,8 @@ static inline void tcp_output(struct tcp_sock *s)
 void tcp_output_hold(struct tcp_sock *s);
 
 /* tcp_output_more's tests (see there; keep them its), for callers that queue several pieces
- * at once or flush right after (tcp.c: tcp_send_placed_frags_tail, tcp_send_placed_flush).
+ * at once or flush right after (tcp.c: tcp_send_placed_frags_tail, tcp_send_placed_frags_tail_flush,
+ * tcp_send_placed_flush).
  * tcp_output_held: a tail held already, with `more` bytes queued beyond what is queued now:
  * while it holds, tcp_output_more returns at once, now and after those bytes are queued
  * (nothing it reads changes in between but SND.END). tcp_output_would_hold: s not held, a
